@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Runs `fcorr ci` for the composite action (action.yml, step "fcorr").
+#
+# Inputs arrive as environment variables (IN_*), never as ${{ }} text inside a script, so a PR
+# title or branch name cannot inject shell. This script only maps them to flags; fcorr validates
+# the values itself (exit 2 with a message naming the flag).
+#
+# fcorr writes its own step outputs (verdict, score, passed, failed, skipped, results-file,
+# junit-file, ctrf-file, summary-file, comment-url) to $GITHUB_OUTPUT. This script adds:
+#   exit-code    fcorr's exit code (0 pass, 1 gate failed, 2 usage/config, 3 infrastructure)
+#   upload       "true" when the results should be uploaded as the baseline artifact
+#   upload-path  absolute path of <out>/results.json
+# It always exits 0 so that the upload step runs; action.yml's last step re-raises exit-code.
+set -euo pipefail
+
+out_line() {
+  if [[ -n ${GITHUB_OUTPUT:-} ]]; then
+    printf '%s=%s\n' "$1" "$2" >>"$GITHUB_OUTPUT"
+  else
+    printf '%s=%s\n' "$1" "$2" >&2
+  fi
+}
+
+fail() {
+  # fail CODE MESSAGE: report, record the exit code for the last step, and stop
+  printf '::error title=fcorr::%s\n' "$2"
+  out_line exit-code "$1"
+  out_line upload false
+  exit 0
+}
+
+# bool NAME VALUE -> prints true|false, or fails with a usage error (exit 2)
+bool() {
+  local v
+  v=$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]' | tr -d '[:space:]')
+  case "$v" in
+    true | yes | on | 1) echo true ;;
+    false | no | off | 0) echo false ;;
+    *) return 1 ;;
+  esac
+}
+
+to_unix() { if command -v cygpath >/dev/null 2>&1; then cygpath -u "$1"; else printf '%s' "$1"; fi; }
+to_native() { if command -v cygpath >/dev/null 2>&1; then cygpath -w "$1"; else printf '%s' "$1"; fi; }
+
+bin=${FCORR_BIN:-}
+[[ -n $bin ]] || bin=$(command -v fcorr || true)
+[[ -n $bin ]] || fail 3 "fcorr is not installed (the install step did not report a binary)"
+bin=$(to_unix "$bin")
+[[ -x $bin ]] || fail 3 "fcorr binary '$bin' does not exist or is not executable"
+
+check_run=$(bool check-run "${IN_CHECK_RUN:-false}") ||
+  fail 2 "input 'check-run' must be true or false, got '${IN_CHECK_RUN:-}'"
+annotations=$(bool annotations "${IN_ANNOTATIONS:-true}") ||
+  fail 2 "input 'annotations' must be true or false, got '${IN_ANNOTATIONS:-}'"
+
+out_dir=${IN_OUT:-fcorr-out}
+
+args=(ci)
+[[ -n ${IN_CONFIG:-} ]] && args+=(--config "$IN_CONFIG")
+[[ -n ${IN_POLICY:-} ]] && args+=(--policy "$IN_POLICY")
+[[ -n ${IN_FAIL_ON:-} ]] && args+=(--fail-on "$IN_FAIL_ON")
+args+=(--baseline "${IN_BASELINE:-github}")
+args+=(--comment "${IN_COMMENT:-update}")
+[[ -n ${IN_COMMENT_WHEN:-} ]] && args+=(--comment-when "$IN_COMMENT_WHEN")
+[[ -n ${IN_COMMENT_TAG:-} ]] && args+=(--comment-tag "$IN_COMMENT_TAG")
+[[ $check_run == true ]] && args+=(--check-run)
+if [[ $annotations == true ]]; then args+=(--annotations); else args+=(--no-annotations); fi
+args+=(--out "$out_dir")
+
+# paths: one per line (a path may contain spaces); blank lines and "# comments" are ignored.
+# Passed after "--" so a path that starts with "-" is never read as a flag.
+paths=()
+while IFS= read -r line || [[ -n $line ]]; do
+  line=${line%$'\r'}
+  line="${line#"${line%%[![:space:]]*}"}"
+  line="${line%"${line##*[![:space:]]}"}"
+  [[ -z $line || $line == \#* ]] && continue
+  paths+=("$line")
+done <<<"${IN_PATHS:-}"
+if ((${#paths[@]})); then
+  args+=(-- "${paths[@]}")
+fi
+
+# Upload the results as the baseline artifact? auto = on a push to the default branch.
+upload=$(printf '%s' "${IN_UPLOAD_BASELINE:-auto}" | tr '[:upper:]' '[:lower:]')
+if [[ $upload == auto ]]; then
+  upload=false
+  if [[ ${GITHUB_EVENT_NAME:-} == push && -n ${DEFAULT_BRANCH:-} && ${GITHUB_REF:-} == "refs/heads/$DEFAULT_BRANCH" ]]; then
+    upload=true
+  fi
+else
+  upload=$(bool upload-baseline "$upload") ||
+    fail 2 "input 'upload-baseline' must be auto, true or false, got '${IN_UPLOAD_BASELINE:-}'"
+fi
+
+case "$out_dir" in
+  /* | [A-Za-z]:[\\/]*) results="$out_dir/results.json" ;;
+  *) results="$(pwd)/$out_dir/results.json" ;;
+esac
+
+export FCORR_ARTIFACT_NAME="${IN_ARTIFACT_NAME:-fcorr-results}"
+
+printf 'fcorr'
+printf ' %q' "${args[@]}"
+printf '\n'
+
+set +e
+"$bin" "${args[@]}"
+code=$?
+set -e
+
+case $code in
+  0) ;;
+  1) echo "fcorr: a gate failed (exit 1); the check fails after the results are uploaded" ;;
+  2) echo "fcorr: usage or configuration error (exit 2)" ;;
+  3) echo "fcorr: harness or infrastructure error (exit 3)" ;;
+  *) echo "fcorr: exited with $code" ;;
+esac
+
+if [[ $upload == true && ! -f $results ]]; then
+  echo "fcorr: $results was not written; nothing to upload as the baseline"
+  upload=false
+fi
+
+out_line exit-code "$code"
+out_line upload "$upload"
+out_line upload-path "$(to_native "$results")"
+exit 0
