@@ -1,0 +1,3 @@
+module example.com/fcorr/examples/gostack
+
+go 1.21
