@@ -55,10 +55,38 @@ else
   echo "actionlint: no workflow files"
 fi
 
-# --- action.yml ----------------------------------------------------------------------------------
-echo "== action.yml"
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+
+# --- the workflows in docs/github-action.md must stay copy-pasteable --------------------------
+if [[ -f docs/github-action.md ]]; then
+  echo "== docs/github-action.md"
+  mkdir -p "$scratch/docs/.github/workflows"
+  python3 - docs/github-action.md "$scratch/docs/.github/workflows" <<'PY'
+import re
+import sys
+
+src, dest = sys.argv[1], sys.argv[2]
+text = open(src, encoding="utf-8").read()
+n = 0
+for block in re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M):
+    # whole workflows only; fragments (a few steps) are not workflows
+    if re.search(r"^on:", block, re.M) and re.search(r"^jobs:", block, re.M):
+        n += 1
+        with open(f"{dest}/doc-{n}.yml", "w", encoding="utf-8") as f:
+            f.write(block)
+print(f"extracted {n} workflow(s)")
+PY
+  doc_workflows=("$scratch"/docs/.github/workflows/*.yml)
+  if ((${#doc_workflows[@]})) && ! (cd "$scratch/docs" && actionlint .github/workflows/*.yml); then
+    status=1
+  elif ((${#doc_workflows[@]})); then
+    echo "actionlint: ${#doc_workflows[@]} documented workflow(s) OK"
+  fi
+fi
+
+# --- action.yml ----------------------------------------------------------------------------------
+echo "== action.yml"
 if ! python3 - "$root/action.yml" "$scratch" <<'PY'; then
 import os
 import re
