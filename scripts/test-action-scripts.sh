@@ -34,6 +34,16 @@ expect_true() {
 # output NAME FILE -> value of NAME=... in a GITHUB_OUTPUT file (last one wins)
 output() { sed -n "s/^$1=//p" "$2" | tail -n 1; }
 
+# Windows (Git Bash): native tools want D:/... paths, and the scripts report D:\... paths.
+native() { if command -v cygpath >/dev/null 2>&1; then cygpath -w "$1"; else printf '%s' "$1"; fi; }
+file_url() { if command -v cygpath >/dev/null 2>&1; then printf 'file:///%s' "$(cygpath -m "$1")"; else printf 'file://%s' "$1"; fi; }
+# Run the scripts without whatever the calling job's environment says about actions or inputs.
+isolate=(env -u GITHUB_ACTION_PATH -u GITHUB_ACTION_REPOSITORY -u GITHUB_EVENT_NAME -u GITHUB_REF
+  -u GITHUB_TOKEN -u GITHUB_SERVER_URL -u DEFAULT_BRANCH -u FCORR_VERSION -u FCORR_BIN
+  -u FCORR_ACTION_PATH -u FCORR_ACTION_REPOSITORY -u FCORR_RELEASE_BASE_URL -u FCORR_ARTIFACT_NAME
+  -u IN_CONFIG -u IN_PATHS -u IN_POLICY -u IN_FAIL_ON -u IN_BASELINE -u IN_COMMENT -u IN_COMMENT_WHEN
+  -u IN_COMMENT_TAG -u IN_CHECK_RUN -u IN_ANNOTATIONS -u IN_OUT -u IN_UPLOAD_BASELINE -u IN_ARTIFACT_NAME)
+
 sha() { if command -v sha256sum >/dev/null; then sha256sum "$1" | awk '{print $1}'; else shasum -a 256 "$1" | awk '{print $1}'; fi; }
 
 # --- a fake action checkout: Cargo.toml (version 0.4.2), a tiny fcorr crate, dist/ -----------
@@ -72,11 +82,11 @@ run_install() {
   log="$tmp/$case.log"
   : >"$out"
   rc=0
-  env -i PATH="$PATH" HOME="$HOME" CARGO_HOME="${CARGO_HOME:-$HOME/.cargo}" RUSTUP_HOME="${RUSTUP_HOME:-$HOME/.rustup}" \
-    RUNNER_OS=Linux RUNNER_ARCH=X64 RUNNER_TEMP="$tmp/runner-$case" GITHUB_OUTPUT="$out" GITHUB_PATH="$tmp/$case.path" \
-    FCORR_ACTION_PATH="$action" FCORR_ACTION_REPOSITORY=example/fcorr FCORR_RELEASE_BASE_URL="file://$release" \
-    "$@" bash "$install_sh" >"$log" 2>&1 || rc=$?
   mkdir -p "$tmp/runner-$case"
+  "${isolate[@]}" \
+    RUNNER_OS=Linux RUNNER_ARCH=X64 RUNNER_TEMP="$tmp/runner-$case" GITHUB_OUTPUT="$out" GITHUB_PATH="$tmp/$case.path" \
+    FCORR_ACTION_PATH="$action" FCORR_ACTION_REPOSITORY=example/fcorr FCORR_RELEASE_BASE_URL="$(file_url "$release")" \
+    "$@" bash "$install_sh" >"$log" 2>&1 || rc=$?
 }
 
 # 1. the action's own version, listed in the table -> verified release asset
@@ -155,7 +165,7 @@ run_run() {
   rm -f "$args_file" "$args_file.env"
   mkdir -p "$tmp/ws-$case"
   rc=0
-  (cd "$tmp/ws-$case" && env -i PATH="$PATH" HOME="$HOME" FCORR_BIN="$stub" STUB_ARGS="$args_file" \
+  (cd "$tmp/ws-$case" && "${isolate[@]}" FCORR_BIN="$stub" STUB_ARGS="$args_file" \
     GITHUB_OUTPUT="$out" GITHUB_EVENT_NAME=pull_request GITHUB_REF=refs/pull/7/merge DEFAULT_BRANCH=main \
     "$@" bash "$run_sh" >"$tmp/run-$case.log" 2>&1) || rc=$?
 }
@@ -177,7 +187,7 @@ expect_eq "run all inputs: argv" \
   "ci|--config|ci/fcorr.toml|--policy|weighted|--fail-on|critical|--baseline|none|--comment|recreate|--comment-when|on-change|--comment-tag|linux py|--check-run|--no-annotations|--out|out/x|--|examples/a|examples/with space|-dash" \
   "$(argv)"
 expect_eq "run all inputs: token reaches fcorr" "token=t0k3n" "$(grep token= "$args_file.env")"
-expect_eq "run all inputs: upload-path" "$tmp/ws-all/out/x/results.json" "$(output upload-path "$out")"
+expect_eq "run all inputs: upload-path" "$(native "$(cd "$tmp/ws-all" && pwd)/out/x/results.json")" "$(output upload-path "$out")"
 
 run_run gate STUB_EXIT=1
 expect_eq "gate failed: step still exits 0 (uploads run first)" 0 "$rc"
