@@ -1,0 +1,325 @@
+//! Language ecosystems: how to recognise a project and which commands install, build and test it.
+//!
+//! Each ecosystem is one file implementing [`Ecosystem`], registered in [`registry`]. Detection
+//! reads a [`ProjectFiles`] listing (walked once, ignore rules applied); planning returns the
+//! commands per phase; collecting turns the test phase's reports into cases.
+
+use std::path::{Path, PathBuf};
+
+use crate::collect::{self, ReportSpec};
+use crate::execute::process::{CommandSpec, Outcome};
+use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity};
+
+pub mod command;
+
+/// Every ecosystem fcorr knows, in detection priority order for ties.
+pub fn registry() -> Vec<Box<dyn Ecosystem>> {
+    vec![Box::new(command::CommandRunner)]
+}
+
+/// Looks up an ecosystem by its config name.
+pub fn by_name(name: &str) -> Option<Box<dyn Ecosystem>> {
+    registry().into_iter().find(|e| e.name() == name)
+}
+
+/// A language ecosystem: detection, commands and result collection for one family of projects.
+pub trait Ecosystem: Send + Sync {
+    /// Name used in `runner = "..."` and in `Detection::ecosystem`.
+    fn name(&self) -> &'static str;
+
+    /// Looks for this ecosystem's markers; `None` when there are none.
+    ///
+    /// `framework` is the user's forced framework, if any. A candidate may carry a `problem`
+    /// (e.g. a malformed manifest): it still wins detection, and the suite reports the problem.
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate>;
+
+    /// The commands for each phase of a project this ecosystem detected.
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String>;
+
+    /// Turns the test phase's outputs into cases. The default parses the planned report files.
+    fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
+        collect::collect_reports(ctx)
+    }
+
+    /// Extracts file/line errors from a failed build's output.
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        let _ = root;
+        generic_build_diagnostics(output)
+    }
+}
+
+/// A detection result, possibly with a problem that makes the project unrunnable.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    pub detection: Detection,
+    /// A reason the project cannot be run as detected (malformed manifest...).
+    pub problem: Option<String>,
+}
+
+/// What a planner knows about the project.
+pub struct PlanContext<'a> {
+    /// Directory the commands run in.
+    pub root: &'a Path,
+    pub files: &'a ProjectFiles,
+    pub detection: &'a Detection,
+    /// Private directory for this suite's reports and scratch files (absolute).
+    pub work_dir: &'a Path,
+    /// Shared cache for virtualenvs and the like (absolute).
+    pub cache_dir: &'a Path,
+    /// False with `--no-install`: plan no install phase commands.
+    pub install: bool,
+}
+
+/// The commands of one phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PhasePlan {
+    pub kind: PhaseKind,
+    pub commands: Vec<CommandSpec>,
+    /// Set when the phase need not run (e.g. dependencies already installed): the reason.
+    pub skip: Option<String>,
+    /// Report files the test phase writes.
+    pub reports: Vec<ReportSpec>,
+}
+
+impl PhasePlan {
+    /// A phase that runs the given commands.
+    pub fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
+        PhasePlan { kind, commands, skip: None, reports: Vec::new() }
+    }
+
+    /// A phase that is skipped for the given reason.
+    pub fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
+        PhasePlan { kind, commands: Vec::new(), skip: Some(reason.into()), reports: Vec::new() }
+    }
+
+    /// Declares the report files the phase writes.
+    pub fn with_reports(mut self, reports: Vec<ReportSpec>) -> PhasePlan {
+        self.reports = reports;
+        self
+    }
+}
+
+/// What a collector sees after the test phase ran.
+pub struct CollectContext<'a> {
+    pub root: &'a Path,
+    pub work_dir: &'a Path,
+    pub suite_id: &'a str,
+    pub reports: &'a [ReportSpec],
+    /// Outcome of the last test command (exit, capped output).
+    pub outcome: &'a Outcome,
+    /// Complete stdout of the test command, when the plan asked for it.
+    pub stdout_file: Option<&'a Path>,
+}
+
+/// Cases and evidence gathered from a test phase.
+#[derive(Debug, Clone)]
+pub struct Collected {
+    pub cases: Vec<Case>,
+    pub source: ResultsSource,
+    /// True when the tool demonstrably ran (a report was written, a summary printed), even if it
+    /// reported zero tests. Without it, zero cases is an error rather than "no tests".
+    pub ran: bool,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl Collected {
+    /// Nothing collected and no evidence of a run.
+    pub fn nothing() -> Collected {
+        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new() }
+    }
+}
+
+/// Directories detection never enters, whatever `.gitignore` says.
+pub const NEVER_WALK: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "vendor",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".gradle",
+    ".idea",
+    "fcorr-out",
+];
+
+/// How deep detection looks below the project root.
+const MAX_DEPTH: usize = 6;
+/// How many files detection lists at most (a guard against huge trees).
+const MAX_FILES: usize = 20_000;
+
+/// The files of a project, walked once with ignore rules applied.
+#[derive(Debug, Clone, Default)]
+pub struct ProjectFiles {
+    pub root: PathBuf,
+    /// Paths relative to `root`, `/`-separated, sorted.
+    pub files: Vec<String>,
+    /// True when the walk stopped at [`MAX_FILES`].
+    pub truncated: bool,
+}
+
+impl ProjectFiles {
+    /// Lists a project's files, skipping [`NEVER_WALK`] directories and anything ignored by
+    /// `.gitignore`/`.ignore` files (whether or not the project is a git checkout).
+    pub fn scan(root: &Path) -> std::io::Result<ProjectFiles> {
+        let meta = std::fs::metadata(root)?;
+        if !meta.is_dir() {
+            return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"));
+        }
+        let walker = ignore::WalkBuilder::new(root)
+            .max_depth(Some(MAX_DEPTH))
+            .hidden(false)
+            .require_git(false)
+            .filter_entry(|entry| {
+                let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                !(is_dir && entry.file_name().to_str().is_some_and(|name| NEVER_WALK.contains(&name)))
+            })
+            .build();
+        let mut files = Vec::new();
+        let mut truncated = false;
+        for entry in walker.flatten() {
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                continue;
+            }
+            if let Ok(rel) = entry.path().strip_prefix(root) {
+                files.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+            if files.len() >= MAX_FILES {
+                truncated = true;
+                break;
+            }
+        }
+        files.sort();
+        Ok(ProjectFiles { root: root.to_path_buf(), files, truncated })
+    }
+
+    /// True when `rel` exists in the listing.
+    pub fn has(&self, rel: &str) -> bool {
+        self.files.binary_search_by(|f| f.as_str().cmp(rel)).is_ok()
+    }
+
+    /// Files whose path matches a glob (e.g. `**/test_*.py`).
+    pub fn matching(&self, glob: &str) -> Vec<&str> {
+        match globset::Glob::new(glob) {
+            Ok(g) => {
+                let matcher = g.compile_matcher();
+                self.files.iter().map(String::as_str).filter(|f| matcher.is_match(f)).collect()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Reads a listed file as text (at most 4 MiB; larger manifests are not plausible).
+    pub fn read(&self, rel: &str) -> Option<String> {
+        let path = self.root.join(rel);
+        let meta = std::fs::metadata(&path).ok()?;
+        if meta.len() > 4 * 1024 * 1024 {
+            return None;
+        }
+        std::fs::read_to_string(path).ok()
+    }
+}
+
+/// Finds `path:line[:col]: message` lines in compiler output (a fallback for any toolchain).
+pub fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
+    use std::sync::OnceLock;
+    static PATTERN: OnceLock<regex::Regex> = OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        // The pattern is a literal; it compiles.
+        regex::Regex::new(r"(?m)^\s*(?:\./)?([\w./\-]+\.[A-Za-z]{1,5})[:(](\d+)(?:[:,](\d+))?\)?:?\s*(?:error|Error|ERROR)?:?\s*(.+)$")
+            .expect("valid regex")
+    });
+    pattern
+        .captures_iter(output)
+        .take(50)
+        .map(|c| Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message: c[4].trim().to_string(),
+            file: Some(c[1].to_string()),
+            line: c[2].parse().ok(),
+            column: c.get(3).and_then(|m| m.as_str().parse().ok()),
+        })
+        .collect()
+}
+
+/// Picks the best candidate across every ecosystem, with an explanation of the choice.
+pub fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
+    let mut candidates: Vec<Candidate> = Vec::new();
+    for ecosystem in registry() {
+        let skip = match forced {
+            Some(name) => name != ecosystem.name(),
+            // The command runner matches anything; it is only ever chosen explicitly.
+            None => ecosystem.name() == "command",
+        };
+        if skip {
+            continue;
+        }
+        if let Some(candidate) = ecosystem.detect(files, framework) {
+            candidates.push(candidate);
+        }
+    }
+    // Stable sort keeps registry order among equal confidences.
+    candidates.sort_by(|a, b| b.detection.confidence.total_cmp(&a.detection.confidence));
+    let explanation = match candidates.as_slice() {
+        [] if forced.is_some() => format!("runner `{}` found none of its markers here", forced.unwrap_or_default()),
+        [] => "no ecosystem's markers were found (looked for pyproject.toml, setup.py, requirements.txt, \
+               test_*.py, package.json, go.mod, Cargo.toml, pom.xml, build.gradle); set `runner` and \
+               `commands` in fcorr.toml to run it anyway"
+            .to_string(),
+        [only] => format!("{} ({}) is the only match", only.detection.ecosystem, only.detection.framework),
+        [best, second, ..] if best.detection.confidence == second.detection.confidence => format!(
+            "tie between {} and {} at confidence {:.2}; {} wins by registry order — set `runner` to choose",
+            best.detection.framework, second.detection.framework, best.detection.confidence, best.detection.framework
+        ),
+        [best, second, ..] => format!(
+            "{} ({:.2}) beats {} ({:.2})",
+            best.detection.framework,
+            best.detection.confidence,
+            second.detection.framework,
+            second.detection.confidence
+        ),
+    };
+    DetectReport { best: candidates.first().cloned(), candidates, explanation, truncated: files.truncated }
+}
+
+/// Every candidate found, the winner and why.
+#[derive(Debug, Clone)]
+pub struct DetectReport {
+    pub best: Option<Candidate>,
+    pub candidates: Vec<Candidate>,
+    pub explanation: String,
+    pub truncated: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scan_skips_never_walk_and_gitignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("node_modules/x")).unwrap();
+        std::fs::write(root.join("node_modules/x/package.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("gen")).unwrap();
+        std::fs::write(root.join("gen/a.py"), "").unwrap();
+        std::fs::write(root.join(".gitignore"), "gen/\n").unwrap();
+        std::fs::write(root.join("package.json"), "{}").unwrap();
+        let files = ProjectFiles::scan(root).unwrap();
+        assert_eq!(files.files, vec![".gitignore", "package.json"]);
+        assert!(files.has("package.json"));
+    }
+
+    #[test]
+    fn generic_diagnostics_find_file_and_line() {
+        let diags = generic_build_diagnostics("src/main.ts(3,7): error TS2322: Type 'string' is not assignable\n");
+        assert_eq!(diags.len(), 1);
+        assert_eq!(diags[0].file.as_deref(), Some("src/main.ts"));
+        assert_eq!(diags[0].line, Some(3));
+        assert_eq!(diags[0].column, Some(7));
+    }
+}

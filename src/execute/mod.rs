@@ -1,0 +1,615 @@
+//! Execute: run planned suites, `-j` at a time, through detect → install → build → test →
+//! collect, and apply the truthfulness guards.
+//!
+//! Each suite ends as a scored [`Suite`] whatever happens to it: a missing path, a missing tool or
+//! a hung test becomes that suite's status and error, and the other suites carry on.
+
+pub mod process;
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::collect::{self, ReportSpec};
+use crate::ecosystems::{self, CollectContext, Collected, PhasePlan, PlanContext, ProjectFiles};
+use crate::events::{Event, EventSink};
+use crate::model::{
+    Diagnostic, Phase, PhaseKind, PhaseStatus, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind,
+    SuiteStatus,
+};
+use crate::plan::SuitePlan;
+use crate::score;
+use process::{CommandSpec, Exit, LogSink, Outcome};
+
+/// Where and how suites run.
+#[derive(Debug, Clone)]
+pub struct ExecContext {
+    /// Absolute output directory (logs, work dirs).
+    pub out_dir: PathBuf,
+    /// Absolute cache directory (virtualenvs...).
+    pub cache_dir: PathBuf,
+    pub jobs: usize,
+    /// Time between SIGTERM and SIGKILL on timeout.
+    pub grace: Duration,
+}
+
+/// Bytes of each phase's output kept in `results.json`.
+const PHASE_TAIL_BYTES: usize = 8 * 1024;
+
+/// Runs every suite, `jobs` at a time; results come back in plan order.
+pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
+    let jobs = ctx.jobs.clamp(1, plans.len().max(1));
+    sink.emit(Event::RunStarted { suites: plans.len(), jobs });
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Suite>>> = plans.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(plan) = plans.get(i) else { break };
+                    let suite = run_suite(plan, ctx, sink);
+                    sink.emit(Event::SuiteFinished { suite: Box::new(suite.clone()) });
+                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(suite);
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .zip(plans)
+        .map(|(slot, plan)| {
+            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
+                failed_suite(
+                    plan,
+                    SuiteErrorKind::Harness,
+                    "the worker running this suite stopped unexpectedly".into(),
+                    None,
+                )
+            })
+        })
+        .collect()
+}
+
+/// Runs one suite to a scored result.
+pub fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+    let started = Instant::now();
+    sink.emit(Event::SuiteStarted { suite_id: plan.id.clone(), name: plan.name.clone() });
+    let mut suite = if process::is_cancelled() {
+        let mut s = new_suite(plan);
+        s.status = SuiteStatus::Cancelled;
+        s
+    } else {
+        match plan.kind {
+            SuiteKind::Project => run_project(plan, ctx, sink),
+            SuiteKind::Import => run_import(plan),
+            other => failed_suite(
+                plan,
+                SuiteErrorKind::Input,
+                format!("suites of kind `{}` are not supported by this version of fcorr", kind_label(other)),
+                Some("use kind = \"project\" or \"import\"".into()),
+            ),
+        }
+    };
+    suite.duration_ms = started.elapsed().as_millis() as u64;
+    suite.score = score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
+    suite
+}
+
+fn kind_label(kind: SuiteKind) -> &'static str {
+    match kind {
+        SuiteKind::Project => "project",
+        SuiteKind::Benchmark => "benchmark",
+        SuiteKind::Eval => "eval",
+        SuiteKind::Bank => "bank",
+        SuiteKind::Import => "import",
+    }
+}
+
+fn new_suite(plan: &SuitePlan) -> Suite {
+    let mut suite = Suite::new(plan.id.clone(), plan.name.clone(), plan.kind);
+    suite.path = Some(plan.display_path.clone());
+    suite.weight = plan.weight;
+    suite.critical = plan.critical;
+    suite.score.policy = plan.policy;
+    suite.score.threshold = plan.threshold;
+    suite
+}
+
+fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: String, hint: Option<String>) -> Suite {
+    let mut suite = new_suite(plan);
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError { kind, message, hint });
+    suite
+}
+
+/// Imports report files as a suite.
+fn run_import(plan: &SuitePlan) -> Suite {
+    let mut suite = new_suite(plan);
+    let outcome = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
+    let ctx = CollectContext {
+        root: &plan.root,
+        work_dir: &plan.root,
+        suite_id: &plan.id,
+        reports: &plan.reports,
+        outcome: &outcome,
+        stdout_file: None,
+    };
+    let collected = collect::collect_reports(&ctx);
+    apply_collected(&mut suite, collected, None);
+    suite
+}
+
+/// A directory name safe for any suite id.
+pub fn safe_name(id: &str) -> String {
+    let cleaned: String = id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
+        .collect();
+    let cleaned = cleaned.trim_matches('.').to_string();
+    if cleaned.is_empty() { "suite".into() } else { cleaned }
+}
+
+fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+    let mut suite = new_suite(plan);
+    let name = safe_name(&plan.id);
+    let work_dir = ctx.out_dir.join("work").join(&name);
+    let log_path = ctx.out_dir.join("logs").join(format!("{name}.log"));
+    if let Err(e) = fs::create_dir_all(&work_dir).and_then(|_| fs::create_dir_all(ctx.out_dir.join("logs"))) {
+        return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
+    }
+    let log = match File::create(&log_path) {
+        Ok(file) => process::file_log(file),
+        Err(e) => {
+            return failed_suite(
+                plan,
+                SuiteErrorKind::Harness,
+                format!("cannot create {}: {e}", log_path.display()),
+                None,
+            );
+        }
+    };
+    suite.log_file = Some(format!("logs/{name}.log"));
+
+    let root = match prepare_root(plan, &work_dir) {
+        Ok(root) => root,
+        Err(error) => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(error);
+            return suite;
+        }
+    };
+    let files = match ProjectFiles::scan(&root) {
+        Ok(files) => files,
+        Err(e) => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::Input,
+                message: format!("{}: {e}", plan.display_path),
+                hint: Some("check the suite's `path`".into()),
+            });
+            return suite;
+        }
+    };
+
+    let forced = plan.runner.as_deref().or_else(|| {
+        // Only a test command and no runner: the user describes the project fully.
+        plan.commands.test.as_ref().map(|_| "command")
+    });
+    let report = ecosystems::detect_best(&files, forced, plan.framework.as_deref());
+    let Some(candidate) = report.best else {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::Input,
+            message: format!("{}: no project detected: {}", plan.display_path, report.explanation),
+            hint: None,
+        });
+        return suite;
+    };
+    sink.emit(Event::Detected { suite_id: plan.id.clone(), detection: candidate.detection.clone() });
+    suite.detection = Some(candidate.detection.clone());
+    if let Some(problem) = candidate.problem {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message: problem, hint: None });
+        return suite;
+    }
+    let Some(ecosystem) = ecosystems::by_name(&candidate.detection.ecosystem) else {
+        return failed_suite(
+            plan,
+            SuiteErrorKind::Harness,
+            format!("unknown runner `{}`", candidate.detection.ecosystem),
+            None,
+        );
+    };
+    let plan_ctx = PlanContext {
+        root: &root,
+        files: &files,
+        detection: &candidate.detection,
+        work_dir: &work_dir,
+        cache_dir: &ctx.cache_dir,
+        install: plan.install,
+    };
+    let mut phases = match ecosystem.plan(&plan_ctx) {
+        Ok(phases) => phases,
+        Err(message) => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message, hint: None });
+            return suite;
+        }
+    };
+    apply_overrides(&mut phases, plan, &root);
+
+    let mut test_reports: Vec<ReportSpec> = Vec::new();
+    let mut stdout_file: Option<PathBuf> = None;
+    let mut blocked: Option<&'static str> = None;
+    let mut last_test_outcome: Option<Outcome> = None;
+
+    for phase_plan in &phases {
+        let kind = phase_plan.kind;
+        if let Some(reason) = blocked {
+            let phase = skipped_phase(phase_plan, reason.to_string());
+            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+            suite.phases.push(phase);
+            continue;
+        }
+        if let Some(reason) = &phase_plan.skip {
+            let phase = skipped_phase(phase_plan, reason.clone());
+            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+            suite.phases.push(phase);
+            continue;
+        }
+        if kind == PhaseKind::Install && !plan.install {
+            let phase = skipped_phase(phase_plan, "--no-install".into());
+            suite.phases.push(phase);
+            continue;
+        }
+        let timeout = match kind {
+            PhaseKind::Install => plan.timeouts.install,
+            PhaseKind::Build => plan.timeouts.build,
+            PhaseKind::Test => plan.timeouts.test,
+        };
+        let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
+        sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
+        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &plan.env, &log);
+        sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+
+        if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
+            suite.phases.push(phase);
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+                message: format!("{} phase: {message}", kind.label()),
+                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+            });
+            blocked = Some("an earlier phase could not start");
+            continue;
+        }
+        match (kind, phase.status) {
+            (_, PhaseStatus::Cancelled) => {
+                suite.status = SuiteStatus::Cancelled;
+                blocked = Some("cancelled");
+            }
+            (PhaseKind::Test, _) => {
+                test_reports = phase_plan.reports.clone();
+                stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
+                last_test_outcome = Some(outcome);
+            }
+            (_, PhaseStatus::Timeout) => {
+                suite.status = SuiteStatus::Timeout;
+                blocked = Some("an earlier phase timed out");
+            }
+            (PhaseKind::Install, PhaseStatus::Failed) => {
+                suite.status = SuiteStatus::InstallFailed;
+                blocked = Some("install failed");
+            }
+            (PhaseKind::Build, PhaseStatus::Failed) => {
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, &root));
+                blocked = Some("build failed");
+            }
+            _ => {}
+        }
+        suite.phases.push(phase);
+    }
+
+    if let Some(outcome) = last_test_outcome {
+        let collect_ctx = CollectContext {
+            root: &root,
+            work_dir: &work_dir,
+            suite_id: &plan.id,
+            reports: &test_reports,
+            outcome: &outcome,
+            stdout_file: stdout_file.as_deref(),
+        };
+        let collected = ecosystem.collect(&collect_ctx);
+        apply_collected(&mut suite, collected, Some(&outcome));
+    } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::Harness,
+            message: "no test phase was planned for this project".into(),
+            hint: Some("set `commands.test` in fcorr.toml".into()),
+        });
+    }
+    suite
+}
+
+/// In samples mode, copies `expected/` and `tests/` into a scratch root; else the suite's root.
+fn prepare_root(plan: &SuitePlan, work_dir: &Path) -> Result<PathBuf, SuiteError> {
+    if !plan.root.exists() {
+        return Err(SuiteError {
+            kind: SuiteErrorKind::Input,
+            message: format!("{}: no such directory", plan.display_path),
+            hint: Some("check the path (config paths are relative to the config file)".into()),
+        });
+    }
+    if plan.copy_from.is_empty() {
+        return Ok(plan.root.clone());
+    }
+    let scratch = work_dir.join("src");
+    let _ = fs::remove_dir_all(&scratch);
+    for from in &plan.copy_from {
+        copy_tree(from, &scratch).map_err(|e| SuiteError {
+            kind: SuiteErrorKind::Harness,
+            message: format!("cannot copy {} into {}: {e}", from.display(), scratch.display()),
+            hint: None,
+        })?;
+    }
+    Ok(scratch)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            if ecosystems::NEVER_WALK.contains(&entry.file_name().to_string_lossy().as_ref()) {
+                continue;
+            }
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces planned commands with the user's `commands.*` overrides.
+fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &SuitePlan, root: &Path) {
+    let overrides = [
+        (PhaseKind::Install, &plan.commands.install),
+        (PhaseKind::Build, &plan.commands.build),
+        (PhaseKind::Test, &plan.commands.test),
+    ];
+    for (kind, script) in overrides {
+        let Some(script) = script else { continue };
+        let replacement = PhasePlan::run(kind, vec![CommandSpec::shell(script, root)]);
+        match phases.iter_mut().find(|p| p.kind == kind) {
+            Some(existing) => {
+                let reports = std::mem::take(&mut existing.reports);
+                *existing = replacement.with_reports(reports);
+            }
+            None => phases.push(replacement),
+        }
+    }
+    if !plan.reports.is_empty()
+        && let Some(test) = phases.iter_mut().find(|p| p.kind == PhaseKind::Test)
+    {
+        test.reports = plan.reports.clone();
+    }
+    phases.sort_by_key(|p| p.kind);
+}
+
+fn skipped_phase(plan: &PhasePlan, note: String) -> Phase {
+    Phase {
+        kind: plan.kind,
+        command: plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && "),
+        status: PhaseStatus::Skipped,
+        exit_code: None,
+        duration_ms: 0,
+        log_tail: String::new(),
+        note: Some(note),
+    }
+}
+
+/// Runs a phase's commands in order within one time budget; stops at the first failure.
+fn run_phase(
+    plan: &PhasePlan,
+    command_line: &str,
+    timeout: Duration,
+    grace: Duration,
+    env: &[(String, String)],
+    log: &LogSink,
+) -> (Phase, Outcome) {
+    let started = Instant::now();
+    let mut output = String::new();
+    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
+    for command in &plan.commands {
+        let mut command = command.clone();
+        command.env.extend(env.iter().cloned());
+        let left = timeout.saturating_sub(started.elapsed());
+        last = process::run(&command, left, grace, log);
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(&last.output);
+        // Tests report failures through their exit code; every test command still runs.
+        if !last.exit.success() && plan.kind != PhaseKind::Test {
+            break;
+        }
+    }
+    let status = match &last.exit {
+        Exit::Code(0) => PhaseStatus::Passed,
+        Exit::Code(_) | Exit::Signal(_) => PhaseStatus::Failed,
+        Exit::TimedOut => PhaseStatus::Timeout,
+        Exit::Cancelled => PhaseStatus::Cancelled,
+        Exit::SpawnFailed { .. } => PhaseStatus::Error,
+    };
+    let note = match &last.exit {
+        Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
+        Exit::Signal(signal) => Some(format!("killed by signal {signal}")),
+        Exit::SpawnFailed { message, .. } => Some(message.clone()),
+        _ => None,
+    };
+    let phase = Phase {
+        kind: plan.kind,
+        command: command_line.to_string(),
+        status,
+        exit_code: last.exit.code(),
+        duration_ms: started.elapsed().as_millis() as u64,
+        log_tail: tail(&output, PHASE_TAIL_BYTES),
+        note,
+    };
+    last.output = output;
+    (phase, last)
+}
+
+/// The last `max` bytes of `text`, starting on a line (or at least a character) boundary.
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    let slice = &text[start..];
+    let slice = slice.find('\n').map(|i| &slice[i + 1..]).unwrap_or(slice);
+    format!("[... {} bytes earlier ...]\n{slice}", text.len() - slice.len())
+}
+
+/// Applies collected cases to a suite and decides its status with the truthfulness guards.
+///
+/// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing
+/// case is an error; zero tests that ran is `no-tests`. None of these can ever pass.
+fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
+    suite.cases = collected.cases;
+    suite.results_source = collected.source;
+    suite.diagnostics.extend(collected.diagnostics);
+    suite.finalize_cases();
+    if matches!(suite.status, SuiteStatus::Cancelled) {
+        return;
+    }
+    let exit = outcome.map(|o| &o.exit);
+    let timed_out = matches!(exit, Some(Exit::TimedOut));
+    let exit_code = exit.and_then(Exit::code);
+    let counts = suite.counts;
+
+    if timed_out {
+        suite.status = SuiteStatus::Timeout;
+        return;
+    }
+    if counts.total == 0 {
+        if collected.ran {
+            suite.status = SuiteStatus::NoTests;
+        } else {
+            suite.status = SuiteStatus::Error;
+            let how = match exit {
+                Some(Exit::Code(0)) | None => "the test command succeeded".to_string(),
+                Some(Exit::Code(code)) => format!("the test command exited with code {code}"),
+                Some(other) => format!("the test command ended with {other:?}"),
+            };
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::NoResults,
+                message: format!("no test results found: {how} but no parsable report or summary was produced"),
+                hint: Some(
+                    "check the log; if the project uses another test tool, set `commands.test` and `reports`".into(),
+                ),
+            });
+        }
+        return;
+    }
+    if counts.ran() == 0 {
+        suite.status = SuiteStatus::NoTests;
+        return;
+    }
+    if counts.failures() > 0 {
+        suite.status = SuiteStatus::Failed;
+        if exit_code == Some(0) {
+            suite.diagnostics.push(Diagnostic {
+                severity: Severity::Warning,
+                source: "collect".into(),
+                message: "the test command exited 0 although failures were reported".into(),
+                file: None,
+                line: None,
+                column: None,
+            });
+        }
+        return;
+    }
+    match exit_code {
+        Some(code) if code != 0 => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::NoResults,
+                message: format!(
+                    "the test command exited with code {code} but every reported test passed: results are incomplete \
+                     (a crash, a file that failed to load, or a failure outside any test)"
+                ),
+                hint: Some("read the test phase's log tail".into()),
+            });
+        }
+        _ => suite.status = SuiteStatus::Passed,
+    }
+    if matches!(suite.results_source, ResultsSource::None) {
+        suite.results_source = ResultsSource::ConsoleText { pattern: "unknown".into() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, CaseStatus};
+
+    fn outcome(code: i32) -> Outcome {
+        Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), output_bytes: 0 }
+    }
+
+    fn collected(statuses: &[CaseStatus], ran: bool) -> Collected {
+        Collected {
+            cases: statuses
+                .iter()
+                .enumerate()
+                .map(|(i, s)| Case { name: format!("t{i}"), status: *s, ..Case::default() })
+                .collect(),
+            source: ResultsSource::Report { format: "junit".into(), files: vec!["r.xml".into()] },
+            ran,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    fn status_of(c: Collected, code: i32) -> (SuiteStatus, Option<SuiteErrorKind>) {
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        apply_collected(&mut suite, c, Some(&outcome(code)));
+        (suite.status, suite.error.map(|e| e.kind))
+    }
+
+    #[test]
+    fn guards_never_let_missing_results_pass() {
+        use CaseStatus::*;
+        assert_eq!(status_of(collected(&[], false), 0), (SuiteStatus::Error, Some(SuiteErrorKind::NoResults)));
+        assert_eq!(status_of(collected(&[], true), 5), (SuiteStatus::NoTests, None));
+        assert_eq!(status_of(collected(&[Passed], true), 1), (SuiteStatus::Error, Some(SuiteErrorKind::NoResults)));
+        assert_eq!(status_of(collected(&[Skipped], true), 0), (SuiteStatus::NoTests, None));
+        assert_eq!(status_of(collected(&[Passed, Failed], true), 1), (SuiteStatus::Failed, None));
+        assert_eq!(status_of(collected(&[Passed], true), 0), (SuiteStatus::Passed, None));
+    }
+
+    #[test]
+    fn tail_keeps_whole_lines() {
+        let text = "line one\nline two\nline three\n";
+        let t = tail(text, 12);
+        assert!(t.ends_with("line three\n"), "{t}");
+        assert!(!t.contains("two"));
+    }
+
+    #[test]
+    fn safe_names() {
+        assert_eq!(safe_name("sdk/sample one"), "sdk_sample_one");
+        assert_eq!(safe_name(".."), "suite");
+    }
+}

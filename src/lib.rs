@@ -1,0 +1,21 @@
+//! fcorr measures whether code works and reports it where engineers look: in CI.
+//!
+//! The pipeline, one module per stage: [`config`] and [`plan`] decide what to run; [`execute`]
+//! runs it (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
+//! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
+
+pub mod cli;
+pub mod collect;
+pub mod commands;
+pub mod compare;
+pub mod config;
+pub mod ecosystems;
+pub mod errors;
+pub mod events;
+pub mod execute;
+pub mod gate;
+pub mod git;
+pub mod model;
+pub mod plan;
+pub mod report;
+pub mod score;

@@ -1,0 +1,721 @@
+//! The result model: the contract between every pipeline stage.
+//!
+//! A [`Run`] holds [`Suite`]s, a suite holds [`Case`]s. Execution and import fill it, scoring and
+//! comparison annotate it, reports and publishing only read it. `results.json` is this model
+//! serialised; its JSON Schema is generated from these types (`fcorr schema`).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::compare::Comparison;
+
+/// Version of the `results.json` layout; bumped only on incompatible changes.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One invocation of fcorr: every suite it ran or imported, scored and judged.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Run {
+    pub schema_version: u32,
+    pub fcorr_version: String,
+    /// RFC 3339 start time.
+    pub started_at: String,
+    /// RFC 3339 finish time.
+    pub finished_at: String,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git: Option<GitInfo>,
+    /// sha256 of the effective configuration, so runs with different settings are told apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_hash: Option<String>,
+    pub suites: Vec<Suite>,
+    pub totals: Counts,
+    /// Weighted mean of suite scores (0–100); `None` when no suite was scored.
+    pub score: Option<f64>,
+    pub health: Health,
+    pub verdict: Verdict,
+    /// Differences against a baseline run, when one was available.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comparison: Option<Comparison>,
+}
+
+/// Where the code under test came from.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct GitInfo {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(default)]
+    pub dirty: bool,
+}
+
+/// What kind of work a suite stands for.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuiteKind {
+    /// A project fcorr detects, installs, builds and tests.
+    #[default]
+    Project,
+    /// A suite of benchmark tasks, each with its own test command.
+    Benchmark,
+    /// A dataset of prompts with expected answers, run against a system under test.
+    Eval,
+    /// A graded test bank with primary/secondary expectations.
+    Bank,
+    /// Test reports produced by another tool and imported.
+    Import,
+}
+
+/// One project, task suite, dataset or imported report set.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Suite {
+    /// Stable id: the configured name, else the project path relative to the config/cwd.
+    pub id: String,
+    pub name: String,
+    pub kind: SuiteKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detection: Option<Detection>,
+    #[serde(default)]
+    pub phases: Vec<Phase>,
+    #[serde(default)]
+    pub cases: Vec<Case>,
+    pub counts: Counts,
+    pub status: SuiteStatus,
+    /// Where the case results came from (a report file, console text, nothing).
+    pub results_source: ResultsSource,
+    /// Problems found outside test cases: build errors, harness errors, parse errors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<Diagnostic>,
+    /// Why the suite could not be measured, when it could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<SuiteError>,
+    pub score: Score,
+    /// Weight of this suite in the combined score.
+    pub weight: f64,
+    /// A failure of this suite makes the whole run CRITICAL.
+    #[serde(default)]
+    pub critical: bool,
+    pub duration_ms: u64,
+    /// Full log of every command, relative to the output directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_file: Option<String>,
+    /// Token/call/cost totals for kinds that have them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// How a suite ended, before any scoring policy is applied.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuiteStatus {
+    /// Tests ran and every one passed (skips allowed).
+    Passed,
+    /// Tests ran and at least one failed or errored.
+    Failed,
+    /// Dependency installation failed; nothing further ran.
+    InstallFailed,
+    /// The build gate failed; tests did not run.
+    BuildFailed,
+    /// The test tool ran and collected zero tests. Never a pass.
+    NoTests,
+    /// A phase exceeded its timeout and was killed.
+    Timeout,
+    /// The suite could not be measured (see `error`).
+    Error,
+    /// Interrupted by the user.
+    Cancelled,
+}
+
+impl SuiteStatus {
+    /// Lower-case label used in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            SuiteStatus::Passed => "passed",
+            SuiteStatus::Failed => "failed",
+            SuiteStatus::InstallFailed => "install failed",
+            SuiteStatus::BuildFailed => "build failed",
+            SuiteStatus::NoTests => "no tests",
+            SuiteStatus::Timeout => "timeout",
+            SuiteStatus::Error => "error",
+            SuiteStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Why a suite could not be measured; `kind` decides the exit code.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct SuiteError {
+    pub kind: SuiteErrorKind,
+    pub message: String,
+    /// What the user can do about it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hint: Option<String>,
+}
+
+/// Classes of suite errors.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum SuiteErrorKind {
+    /// The suite's input is wrong: path missing, nothing detectable, malformed manifest.
+    Input,
+    /// A tool fcorr needs is not installed.
+    ToolMissing,
+    /// The tests ran but produced no parsable results, or results contradict the exit code.
+    NoResults,
+    /// A report file could not be read or parsed.
+    BadReport,
+    /// fcorr itself failed (I/O, spawn failure).
+    Harness,
+}
+
+/// The language/framework chosen for a project and the evidence for it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Detection {
+    /// Ecosystem (runner) name: `python`, `node`, `go`, `rust`, `java`, `command`.
+    pub ecosystem: String,
+    /// Language shown to people: `Python`, `TypeScript`, `Go`...
+    pub language: String,
+    /// Test framework: `pytest`, `jest`, `go test`, `maven`...
+    pub framework: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package_manager: Option<String>,
+    /// 0.0–1.0.
+    pub confidence: f64,
+    /// Files and facts that led to this choice.
+    pub markers: Vec<String>,
+}
+
+/// The stages of a project suite.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseKind {
+    Install,
+    Build,
+    Test,
+}
+
+impl PhaseKind {
+    /// Lower-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            PhaseKind::Install => "install",
+            PhaseKind::Build => "build",
+            PhaseKind::Test => "test",
+        }
+    }
+}
+
+/// Outcome of one phase.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum PhaseStatus {
+    Passed,
+    Failed,
+    Timeout,
+    /// Not run: disabled, not needed, already up to date, or an earlier phase failed.
+    Skipped,
+    /// Could not be started (tool missing, spawn error).
+    Error,
+    Cancelled,
+}
+
+/// One phase (install, build or test) and the commands it ran.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Phase {
+    pub kind: PhaseKind,
+    /// The commands as a shell would show them, joined with ` && `.
+    pub command: String,
+    pub status: PhaseStatus,
+    /// Exit code of the last command run; `None` when killed by a signal or not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Head and tail of the combined output, capped.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub log_tail: String,
+    /// Why the phase was skipped or what went wrong, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// Where a suite's cases came from.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+#[serde(tag = "type", rename_all = "kebab-case")]
+pub enum ResultsSource {
+    /// Machine-readable report files in the given format.
+    Report { format: String, files: Vec<String> },
+    /// Counts scraped from console text; less trustworthy.
+    ConsoleText { pattern: String },
+    /// No results at all (the suite did not get that far, or nothing was found).
+    None,
+}
+
+/// A problem that is not a test case: a build error, a parse error, a warning.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Diagnostic {
+    pub severity: Severity,
+    /// Which phase or stage it came from (`build`, `collect`...).
+    pub source: String,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub column: Option<u32>,
+}
+
+/// Severity of a diagnostic.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Severity {
+    Error,
+    Warning,
+    Notice,
+}
+
+/// Outcome of one test case.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum CaseStatus {
+    Passed,
+    Failed,
+    /// The default, so a parser that forgets to set a status can never report a pass.
+    #[default]
+    Error,
+    Skipped,
+    Timeout,
+    /// Failed at least once, then passed on a retry.
+    Flaky,
+}
+
+impl CaseStatus {
+    /// True for outcomes that count against the suite.
+    pub fn is_failure(self) -> bool {
+        matches!(self, CaseStatus::Failed | CaseStatus::Error | CaseStatus::Timeout)
+    }
+
+    /// Lower-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            CaseStatus::Passed => "passed",
+            CaseStatus::Failed => "failed",
+            CaseStatus::Error => "error",
+            CaseStatus::Skipped => "skipped",
+            CaseStatus::Timeout => "timeout",
+            CaseStatus::Flaky => "flaky",
+        }
+    }
+}
+
+/// One test case, task, dataset item or bank item.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+pub struct Case {
+    /// Stable across runs and machines: see [`case_id`].
+    pub id: String,
+    pub name: String,
+    /// Class, describe-path or package the case belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classname: Option<String>,
+    /// Path relative to the suite's root, `/`-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    /// First line or short form of the failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Stack trace or long form of the failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
+    /// Captured output, capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// Number of re-runs after the first attempt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub retries: u32,
+    /// Earlier attempts when the case was re-run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<Attempt>,
+    /// Graded score 0–100 for kinds that grade (banks, evals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// A failure of this case makes the run CRITICAL.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub critical: bool,
+    /// Free-form tags: `category`, `topic`, `difficulty`...
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tags: BTreeMap<String, String>,
+    /// Machine-readable reasons for the outcome (`incorrect`, `timeout`...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<Reason>,
+    /// Where the expectation came from (file, version, human override).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expectation_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+/// An earlier attempt of a re-run case.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Attempt {
+    pub status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<String>,
+}
+
+/// A machine-readable reason code with optional expected/actual values.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Reason {
+    /// e.g. `incorrect`, `safety-mismatch`, `posix-mismatch`, `backend-error`, `timeout`.
+    pub code: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// LLM usage for kinds that call models.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Usage {
+    #[serde(default)]
+    pub tokens: u64,
+    #[serde(default)]
+    pub llm_calls: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+}
+
+/// Case counts by status.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct Counts {
+    pub total: u64,
+    pub passed: u64,
+    pub failed: u64,
+    pub error: u64,
+    pub skipped: u64,
+    pub timeout: u64,
+    pub flaky: u64,
+}
+
+impl Counts {
+    /// Counts of a slice of cases.
+    pub fn of(cases: &[Case]) -> Counts {
+        let mut counts = Counts::default();
+        for case in cases {
+            counts.add(case.status);
+        }
+        counts
+    }
+
+    /// Counts one more case.
+    pub fn add(&mut self, status: CaseStatus) {
+        self.total += 1;
+        match status {
+            CaseStatus::Passed => self.passed += 1,
+            CaseStatus::Failed => self.failed += 1,
+            CaseStatus::Error => self.error += 1,
+            CaseStatus::Skipped => self.skipped += 1,
+            CaseStatus::Timeout => self.timeout += 1,
+            CaseStatus::Flaky => self.flaky += 1,
+        }
+    }
+
+    /// Sums two counts.
+    pub fn merge(&mut self, other: &Counts) {
+        self.total += other.total;
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.error += other.error;
+        self.skipped += other.skipped;
+        self.timeout += other.timeout;
+        self.flaky += other.flaky;
+    }
+
+    /// Cases that actually ran (everything but skips).
+    pub fn ran(&self) -> u64 {
+        self.total - self.skipped
+    }
+
+    /// Cases that count as failures.
+    pub fn failures(&self) -> u64 {
+        self.failed + self.error + self.timeout
+    }
+
+    /// Cases that count as passes (flaky cases passed in the end).
+    pub fn passes(&self) -> u64 {
+        self.passed + self.flaky
+    }
+}
+
+/// Scoring policy of a suite.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum Policy {
+    /// 100 when install and build passed and at least one test ran and all passed; else 0.
+    #[default]
+    Strict,
+    /// passed / ran × 100.
+    PassRate,
+    /// build 25 + pass rate × 50 + runtime score × 25.
+    Weighted,
+    /// Mean of per-case scores (graded kinds).
+    Graded,
+}
+
+impl Policy {
+    /// Kebab-case name as used in config and CLI.
+    pub fn label(self) -> &'static str {
+        match self {
+            Policy::Strict => "strict",
+            Policy::PassRate => "pass-rate",
+            Policy::Weighted => "weighted",
+            Policy::Graded => "graded",
+        }
+    }
+}
+
+/// A suite's score under its policy, with the parts that produced it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Score {
+    pub policy: Policy,
+    /// 0–100.
+    pub value: f64,
+    /// Minimum value that meets the policy.
+    pub threshold: f64,
+    /// `value >= threshold`.
+    pub met: bool,
+    pub components: Vec<ScoreComponent>,
+}
+
+/// One named contribution to a score.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ScoreComponent {
+    pub name: String,
+    /// Raw value of the measure (e.g. a pass rate 0–1, or 1/0 for a gate).
+    pub value: f64,
+    /// Points this component can contribute at most.
+    pub weight: f64,
+    /// Points it contributed.
+    pub points: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+/// Overall health of a run (seed 004).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Health {
+    Excellent,
+    Good,
+    Fair,
+    Poor,
+    Critical,
+}
+
+impl Health {
+    /// Upper-case label.
+    pub fn label(self) -> &'static str {
+        match self {
+            Health::Excellent => "EXCELLENT",
+            Health::Good => "GOOD",
+            Health::Fair => "FAIR",
+            Health::Poor => "POOR",
+            Health::Critical => "CRITICAL",
+        }
+    }
+}
+
+/// The gate's decision.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    /// Every reason the gate failed or could not judge; empty on a pass.
+    #[serde(default)]
+    pub reasons: Vec<GateReason>,
+    /// Gates that were evaluated.
+    #[serde(default)]
+    pub gates: Vec<String>,
+    /// Gates that were skipped and why (e.g. regression without a fresh baseline).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skipped: Vec<String>,
+}
+
+/// Pass, fail, or could not judge.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    /// Usage or configuration error (exit 2).
+    UsageError,
+    /// Harness or infrastructure error (exit 3).
+    HarnessError,
+}
+
+impl Outcome {
+    /// Process exit code for this outcome.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Outcome::Pass => 0,
+            Outcome::Fail => 1,
+            Outcome::UsageError => 2,
+            Outcome::HarnessError => 3,
+        }
+    }
+}
+
+/// One reason behind a verdict.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct GateReason {
+    /// Gate name: `strict`, `critical`, `score`, `regression`, `empty`, `error`.
+    pub gate: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Option<String>,
+    pub message: String,
+}
+
+/// Stable id of a case: same test, same id, on any machine and in any run.
+///
+/// Derived from the suite id, the `/`-separated file path relative to the suite root, the class
+/// path and the full name (parameters included). Absolute paths must be made relative before
+/// calling this, or ids would differ between machines.
+pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> String {
+    let mut hasher = Sha256::new();
+    for part in [suite_id, file.unwrap_or(""), classname.unwrap_or(""), name] {
+        hasher.update(part.as_bytes());
+        // A separator that cannot occur in names keeps ("a","bc") and ("ab","c") apart.
+        hasher.update([0u8]);
+    }
+    let digest = hasher.finalize();
+    hex::encode(&digest[..8])
+}
+
+impl Run {
+    /// A run of `suites` that started at `started_at`, finishing now; the caller scores and judges it.
+    pub fn assemble(
+        suites: Vec<Suite>,
+        started_at: time::OffsetDateTime,
+        config_hash: Option<String>,
+        git: Option<GitInfo>,
+    ) -> Run {
+        let finished_at = time::OffsetDateTime::now_utc();
+        let mut run = Run {
+            schema_version: SCHEMA_VERSION,
+            fcorr_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: rfc3339(started_at),
+            finished_at: rfc3339(finished_at),
+            duration_ms: (finished_at - started_at).whole_milliseconds().max(0) as u64,
+            git,
+            config_hash,
+            suites,
+            totals: Counts::default(),
+            score: None,
+            health: Health::Poor,
+            verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
+            comparison: None,
+        };
+        crate::score::summarize(&mut run);
+        run
+    }
+}
+
+/// RFC 3339 text of a timestamp.
+pub fn rfc3339(t: time::OffsetDateTime) -> String {
+    t.format(&time::format_description::well_known::Rfc3339).unwrap_or_else(|_| t.unix_timestamp().to_string())
+}
+
+impl Suite {
+    /// A suite with nothing run yet; stages fill it in.
+    pub fn new(id: impl Into<String>, name: impl Into<String>, kind: SuiteKind) -> Suite {
+        Suite {
+            id: id.into(),
+            name: name.into(),
+            kind,
+            path: None,
+            detection: None,
+            phases: Vec::new(),
+            cases: Vec::new(),
+            counts: Counts::default(),
+            status: SuiteStatus::Error,
+            results_source: ResultsSource::None,
+            diagnostics: Vec::new(),
+            error: None,
+            score: Score { policy: Policy::Strict, value: 0.0, threshold: 100.0, met: false, components: Vec::new() },
+            weight: 1.0,
+            critical: false,
+            duration_ms: 0,
+            log_file: None,
+            usage: None,
+        }
+    }
+
+    /// Assigns stable ids to every case and recomputes counts.
+    ///
+    /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
+    /// appended in order, so ids stay unique and still stable across runs.
+    pub fn finalize_cases(&mut self) {
+        let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        for case in &mut self.cases {
+            let base = case_id(&self.id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+            let n = seen.entry(base.clone()).or_insert(0);
+            *n += 1;
+            case.id = if *n == 1 { base } else { format!("{base}#{n}") };
+        }
+        self.counts = Counts::of(&self.cases);
+    }
+
+    /// The phase of the given kind, if it was planned.
+    pub fn phase(&self, kind: PhaseKind) -> Option<&Phase> {
+        self.phases.iter().find(|p| p.kind == kind)
+    }
+
+    /// Cases that failed, errored or timed out.
+    pub fn failures(&self) -> impl Iterator<Item = &Case> {
+        self.cases.iter().filter(|c| c.status.is_failure())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn case_id_is_stable_and_separates_parts() {
+        let a = case_id("s", Some("t.py"), None, "test_x[1-2]");
+        assert_eq!(a, case_id("s", Some("t.py"), None, "test_x[1-2]"));
+        assert_ne!(a, case_id("s", Some("t.py"), None, "test_x[1-3]"));
+        assert_ne!(case_id("s", Some("ab"), Some("c"), "n"), case_id("s", Some("a"), Some("bc"), "n"));
+        assert_eq!(a.len(), 16);
+    }
+
+    #[test]
+    fn duplicate_cases_get_suffixes() {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        for _ in 0..3 {
+            suite.cases.push(Case { name: "dup".into(), status: CaseStatus::Passed, ..Case::default() });
+        }
+        suite.finalize_cases();
+        assert!(suite.cases[1].id.ends_with("#2"));
+        assert!(suite.cases[2].id.ends_with("#3"));
+        assert_eq!(suite.counts.total, 3);
+    }
+}

@@ -1,0 +1,235 @@
+//! Score: per-suite policy scores, the combined run score and the run's health.
+//!
+//! Rules come from the seeds: strict F-CORR is all-or-nothing and zero tests is never a pass;
+//! pass rate counts only tests that ran; weighted F-CORR is build 25 + tests 50 + runtime 25 with
+//! the runtime score losing 0.1 per runtime error.
+
+use crate::config::Weights;
+use crate::model::{Health, PhaseKind, PhaseStatus, Policy, Run, Score, ScoreComponent, Suite, SuiteStatus};
+
+/// Scores a suite under `policy`; `threshold` is the score that meets it.
+pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weights) -> Score {
+    let counts = &suite.counts;
+    let ran = counts.ran();
+    let install_ok = phase_ok(suite, PhaseKind::Install);
+    let build_ok = phase_ok(suite, PhaseKind::Build);
+    let pass_rate = if ran > 0 { counts.passes() as f64 / ran as f64 } else { 0.0 };
+    // A suite that could not be measured scores 0 under every policy: no evidence, no points.
+    let measurable = !matches!(suite.status, SuiteStatus::Error | SuiteStatus::Cancelled);
+
+    let (value, components) = match policy {
+        Policy::Strict => {
+            let all_passed = measurable
+                && install_ok
+                && build_ok
+                && suite.status == SuiteStatus::Passed
+                && ran > 0
+                && counts.failures() == 0;
+            let components = vec![
+                gate_component("install", install_ok, None),
+                gate_component("build", build_ok, None),
+                ScoreComponent {
+                    name: "tests".into(),
+                    value: if ran > 0 && counts.failures() == 0 { 1.0 } else { 0.0 },
+                    weight: 100.0,
+                    points: if all_passed { 100.0 } else { 0.0 },
+                    detail: Some(format!("{} of {} tests that ran passed", counts.passes(), ran)),
+                },
+            ];
+            (if all_passed { 100.0 } else { 0.0 }, components)
+        }
+        Policy::PassRate => {
+            let value = if measurable { pass_rate * 100.0 } else { 0.0 };
+            let component = ScoreComponent {
+                name: "pass-rate".into(),
+                value: pass_rate,
+                weight: 100.0,
+                points: value,
+                detail: Some(format!("{} passed / {} ran", counts.passes(), ran)),
+            };
+            (value, vec![component])
+        }
+        Policy::Weighted => {
+            let build_points = if install_ok && build_ok && measurable { weights.build } else { 0.0 };
+            // Tests run only when the build succeeded, so a failed build leaves no test points.
+            let test_rate = if build_points > 0.0 { pass_rate } else { 0.0 };
+            let build_errors = suite
+                .diagnostics
+                .iter()
+                .filter(|d| d.source == "build" && d.severity == crate::model::Severity::Error)
+                .count() as u64;
+            let build_errors = if build_ok { build_errors } else { build_errors.max(1) };
+            let runtime_errors = build_errors + counts.failures();
+            let runtime_score =
+                if measurable { (1.0 - weights.runtime_decay * runtime_errors as f64).max(0.0) } else { 0.0 };
+            let components = vec![
+                ScoreComponent {
+                    name: "build".into(),
+                    value: if build_points > 0.0 { 1.0 } else { 0.0 },
+                    weight: weights.build,
+                    points: build_points,
+                    detail: None,
+                },
+                ScoreComponent {
+                    name: "tests".into(),
+                    value: test_rate,
+                    weight: weights.tests,
+                    points: test_rate * weights.tests,
+                    detail: Some(format!("{} passed / {} ran", counts.passes(), ran)),
+                },
+                ScoreComponent {
+                    name: "runtime".into(),
+                    value: runtime_score,
+                    weight: weights.runtime,
+                    points: runtime_score * weights.runtime,
+                    detail: Some(format!("{runtime_errors} runtime errors (build errors + failed tests)")),
+                },
+            ];
+            let total: f64 = components.iter().map(|c| c.points).sum();
+            let max: f64 = weights.build + weights.tests + weights.runtime;
+            let value = if max > 0.0 { total / max * 100.0 } else { 0.0 };
+            (value, components)
+        }
+        Policy::Graded => {
+            let graded: Vec<f64> = suite.cases.iter().filter_map(|c| c.score).collect();
+            let mean = if graded.is_empty() { 0.0 } else { graded.iter().sum::<f64>() / graded.len() as f64 };
+            let value = if measurable { mean } else { 0.0 };
+            let component = ScoreComponent {
+                name: "graded".into(),
+                value: mean / 100.0,
+                weight: 100.0,
+                points: value,
+                detail: Some(format!("mean of {} graded cases", graded.len())),
+            };
+            (value, vec![component])
+        }
+    };
+    let value = round2(value.clamp(0.0, 100.0));
+    Score { policy, value, threshold, met: value >= threshold, components }
+}
+
+fn gate_component(name: &str, ok: bool, detail: Option<String>) -> ScoreComponent {
+    ScoreComponent { name: name.into(), value: if ok { 1.0 } else { 0.0 }, weight: 0.0, points: 0.0, detail }
+}
+
+/// A phase that did not fail (passed, skipped as up to date, or not planned).
+fn phase_ok(suite: &Suite, kind: PhaseKind) -> bool {
+    suite.phase(kind).is_none_or(|p| matches!(p.status, PhaseStatus::Passed | PhaseStatus::Skipped))
+}
+
+/// Rounds to two decimals so scores compare and print stably.
+pub fn round2(x: f64) -> f64 {
+    (x * 100.0).round() / 100.0
+}
+
+/// Weighted mean of suite scores; `None` when there are no suites or no weight.
+pub fn combined_score(suites: &[Suite]) -> Option<f64> {
+    let weight: f64 = suites.iter().map(|s| s.weight).sum();
+    if suites.is_empty() || weight <= 0.0 {
+        return None;
+    }
+    Some(round2(suites.iter().map(|s| s.score.value * s.weight).sum::<f64>() / weight))
+}
+
+/// Health (seed 004): CRITICAL if any critical case or suite failed; then by combined score.
+pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
+    let critical_failed = suites
+        .iter()
+        .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.critical && c.status.is_failure()));
+    if critical_failed {
+        return Health::Critical;
+    }
+    let score = combined.unwrap_or(0.0);
+    let hard_fail = suites.iter().any(|s| s.score.value <= 0.0);
+    if score >= 90.0 && !hard_fail {
+        Health::Excellent
+    } else if score >= 80.0 {
+        Health::Good
+    } else if score >= 70.0 {
+        Health::Fair
+    } else {
+        Health::Poor
+    }
+}
+
+/// Recomputes totals, combined score and health of a run from its suites.
+pub fn summarize(run: &mut Run) {
+    let mut totals = crate::model::Counts::default();
+    for suite in &run.suites {
+        totals.merge(&suite.counts);
+    }
+    run.totals = totals;
+    run.score = combined_score(&run.suites);
+    run.health = health(&run.suites, run.score);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, CaseStatus, Phase, SuiteKind};
+
+    fn suite(statuses: &[CaseStatus], status: SuiteStatus) -> Suite {
+        let mut s = Suite::new("s", "s", SuiteKind::Project);
+        s.cases = statuses.iter().map(|st| Case { name: format!("{st:?}"), status: *st, ..Case::default() }).collect();
+        s.finalize_cases();
+        s.status = status;
+        s
+    }
+
+    fn build_failed(mut s: Suite) -> Suite {
+        s.phases.push(Phase {
+            kind: PhaseKind::Build,
+            command: "make".into(),
+            status: PhaseStatus::Failed,
+            exit_code: Some(2),
+            duration_ms: 1,
+            log_tail: String::new(),
+            note: None,
+        });
+        s
+    }
+
+    #[test]
+    fn strict_is_all_or_nothing_and_zero_tests_fail() {
+        let w = Weights::default();
+        use CaseStatus::*;
+        assert_eq!(
+            score_suite(&suite(&[Passed, Passed, Skipped], SuiteStatus::Passed), Policy::Strict, 100.0, &w).value,
+            100.0
+        );
+        assert_eq!(score_suite(&suite(&[Passed, Failed], SuiteStatus::Failed), Policy::Strict, 100.0, &w).value, 0.0);
+        assert_eq!(score_suite(&suite(&[], SuiteStatus::NoTests), Policy::Strict, 100.0, &w).value, 0.0);
+        assert_eq!(score_suite(&suite(&[Skipped], SuiteStatus::Passed), Policy::Strict, 100.0, &w).value, 0.0);
+    }
+
+    #[test]
+    fn pass_rate_ignores_skips() {
+        use CaseStatus::*;
+        let s = suite(&[Passed, Passed, Passed, Failed, Skipped], SuiteStatus::Failed);
+        let score = score_suite(&s, Policy::PassRate, 100.0, &Weights::default());
+        assert_eq!(score.value, 75.0);
+        assert!(!score.met);
+    }
+
+    #[test]
+    fn weighted_matches_the_seed_formula() {
+        use CaseStatus::*;
+        // 3 of 4 pass, 1 failure: 25 + 0.75*50 + (1-0.1)*25 = 25 + 37.5 + 22.5 = 85.
+        let s = suite(&[Passed, Passed, Passed, Failed], SuiteStatus::Failed);
+        assert_eq!(score_suite(&s, Policy::Weighted, 100.0, &Weights::default()).value, 85.0);
+        // Build failure: no build points, no test points, runtime 1 error -> 0.9*25 = 22.5.
+        let s = build_failed(suite(&[], SuiteStatus::BuildFailed));
+        assert_eq!(score_suite(&s, Policy::Weighted, 100.0, &Weights::default()).value, 22.5);
+    }
+
+    #[test]
+    fn health_levels() {
+        use CaseStatus::*;
+        let mut good = suite(&[Passed], SuiteStatus::Passed);
+        good.score = score_suite(&good, Policy::Strict, 100.0, &Weights::default());
+        assert_eq!(health(std::slice::from_ref(&good), Some(100.0)), Health::Excellent);
+        let mut bad = suite(&[Failed], SuiteStatus::Failed);
+        bad.cases[0].critical = true;
+        assert_eq!(health(&[good, bad], Some(50.0)), Health::Critical);
+    }
+}
