@@ -49,7 +49,10 @@ fcorr=( "$FCORR_BIN" run --no-install "$PROJECT" --out "$tmp/fcorr-out" )
 
 echo "$(machine_line)"
 echo "timer: $([ "$USE_HF" = 1 ] && hyperfine --version || echo 'date +%s.%N loop'), N=$N alternating runs each after one warm-up"
-echo "native: $(cd "$PROJECT" && "$PY" --version 2>&1), pytest $("$PY" -m pytest --version 2>&1 | awk '{print $2}')"
+echo "native: $(cd "$PROJECT" && "$PY" --version 2>&1), pytest $("$PY" -m pytest --version 2>&1 | awk '{print $2}'), \`$PY\` is $(command -v "$PY")"
+case "$(command -v "$PY")" in
+  */shims/*) echo "note: \`$PY\` is a version-manager shim; it adds its own start-up to every run, native and fcorr alike" ;;
+esac
 echo
 
 have_fcorr || echo "fcorr: skipped (binary not built)"

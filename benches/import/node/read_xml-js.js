@@ -2,7 +2,7 @@
 // Competitor reader: xml-js, the way mikepenz/action-junit-report reads a report:
 // readFileSync(file, 'utf8'), JSON.parse(xml2json(data, {compact: true})), then a recursive walk
 // over testsuite(s) building one annotation-like record per <testcase> (message, trace, file/line).
-// Usage: node read_xml-js.js FILE   Prints: cases=N failures=F skipped=S
+// Usage: node read_xml-js.js FILE   Prints: cases=N failures=F skipped=S (stderr: phases: ...)
 'use strict'
 const fs = require('fs')
 const parser = require('xml-js')
@@ -43,10 +43,14 @@ function walk(node, out) {
 
 const file = process.argv[2]
 if (process.argv.length !== 3) { console.error('usage: read_xml-js.js FILE'); process.exit(2) }
+const t0 = process.hrtime.bigint()
 const data = fs.readFileSync(file, 'utf8')
 const report = JSON.parse(parser.xml2json(data, {compact: true}))
+const t1 = process.hrtime.bigint()
 const cases = []
 walk(report, cases)
+const t2 = process.hrtime.bigint()
+console.error(`phases: parse=${(Number(t1 - t0) / 1e9).toFixed(2)}s walk=${(Number(t2 - t1) / 1e9).toFixed(2)}s`)
 const failures = cases.filter(c => c.status === 'failure').length
 const skipped = cases.filter(c => c.status === 'skipped').length
 console.log(`cases=${cases.length} failures=${failures} skipped=${skipped}`)

@@ -2,14 +2,16 @@
 // Competitor reader: xml2js, the way dorny/test-reporter's java-junit parser reads a report:
 // the whole file as one string, parseStringPromise(content) with default options, then a walk
 // over testsuites.testsuite[].testcase[] building name/result/time/error per case.
-// Usage: node read_xml2js.js FILE   Prints: cases=N failures=F skipped=S
+// Usage: node read_xml2js.js FILE   Prints: cases=N failures=F skipped=S (stderr: phases: ...)
 'use strict'
 const fs = require('fs')
 const {parseStringPromise} = require('xml2js')
 
 async function main(file) {
+  const t0 = process.hrtime.bigint()
   const content = fs.readFileSync(file, 'utf8')
   const doc = await parseStringPromise(content)
+  const t1 = process.hrtime.bigint()
   const root = doc.testsuites !== undefined ? doc.testsuites : {testsuite: [doc.testsuite]}
   const cases = []
   for (const ts of root.testsuite || []) {
@@ -35,6 +37,8 @@ async function main(file) {
       cases.push({group: className, name: tc.$.name.trim(), result, time: parseFloat(tc.$.time) * 1000, error})
     }
   }
+  const t2 = process.hrtime.bigint()
+  console.error(`phases: parse=${(Number(t1 - t0) / 1e9).toFixed(2)}s walk=${(Number(t2 - t1) / 1e9).toFixed(2)}s`)
   const failures = cases.filter(c => c.result === 'failed').length
   const skipped = cases.filter(c => c.result === 'skipped').length
   console.log(`cases=${cases.length} failures=${failures} skipped=${skipped}`)
