@@ -82,7 +82,7 @@ for i in "${!names[@]}"; do
 done
 
 echo
-echo "| reader | wall (s), run 1 / run 2 | CPU user+sys (s) | parse in-process (s) | peak RSS (MB) | peak / file size | wall vs fcorr |"
+echo "| reader | wall (s), per run | CPU user+sys (s), per run | parse in-process (s), per run | peak RSS (MB) | peak / file size | wall vs fcorr |"
 echo "|---|---|---|---|---|---|---|"
 for i in "${!names[@]}"; do
   best=$(tr ' ' '\n' <<<"${walls[$i]}" | sort -g | head -1)
