@@ -19,19 +19,21 @@ DIR="$(cd "$DIR" && pwd)"
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
 USE_HF=0; have_hyperfine && USE_HF=1
 
-# bench LABEL CMD...  -> "median min max" in ms, on stdout; all runs on stderr
+# bench LABEL CMD...  -> "median min max" in ms, on stdout; all runs on stderr.
+# IGNORE_FAIL=1 times the command even when it exits non-zero.
 bench() {
   local label="$1"; shift
   if [ "$USE_HF" = 1 ]; then
-    hyperfine -N --warmup 2 --runs "$RUNS" --style none --export-json "$tmp/hf.json" -- "$(printf '%q ' "$@")" \
-      >"$tmp/$label.log" 2>&1 || { echo "$label failed:" >&2; tail -n 5 "$tmp/$label.log" >&2; return 1; }
+    hyperfine -N --warmup 2 --runs "$RUNS" --style none --output "$tmp/$label.cmdout" ${IGNORE_FAIL:+-i} \
+      --export-json "$tmp/hf.json" -- "$(printf '%q ' "$@")" \
+      >"$tmp/$label.log" 2>&1 || { echo "$label failed:" >&2; tail -n 5 "$tmp/$label.log" "$tmp/$label.cmdout" >&2 2>/dev/null; return 1; }
     python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; label=sys.argv[2]; t=sorted(x*1000 for x in r["times"]); print("%.1f %.1f %.1f" % (r["median"]*1000, t[0], t[-1])); print(label + " runs (ms): " + " ".join("%.1f" % (x*1000) for x in r["times"]), file=sys.stderr)' "$tmp/hf.json" "$label"
   else
     local i t0 t1
-    for i in 1 2; do "$@" >/dev/null 2>&1; done
+    for i in 1 2; do "$@" >/dev/null 2>&1 || [ -n "${IGNORE_FAIL:-}" ] || { echo "$label failed" >&2; return 1; }; done
     : >"$tmp/times"
     for ((i = 1; i <= RUNS; i++)); do
-      t0=$(now); "$@" >"$tmp/$label.log" 2>&1 || { echo "$label failed:" >&2; tail -n 5 "$tmp/$label.log" >&2; return 1; }; t1=$(now)
+      t0=$(now); "$@" >"$tmp/$label.log" 2>&1 || [ -n "${IGNORE_FAIL:-}" ] || { echo "$label failed:" >&2; tail -n 5 "$tmp/$label.log" >&2; return 1; }; t1=$(now)
       awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f\n", (b-a)*1000}' >>"$tmp/times"
     done
     echo "$label runs (ms): $(paste -sd' ' "$tmp/times")" >&2
@@ -46,8 +48,11 @@ echo
 
 rows=()
 if have_fcorr; then
-  "$FCORR_BIN" detect "$DIR" >"$tmp/detect.out" 2>&1; echo "fcorr detect said (exit $?):"; sed 's/^/  /' "$tmp/detect.out" | head -20; echo
-  r=$(bench fcorr "$FCORR_BIN" detect "$DIR") || exit 1; rows+=("| \`fcorr detect\` | ${r// / | } |")
+  "$FCORR_BIN" detect "$DIR" >"$tmp/detect.out" 2>&1; rc=$?
+  echo "fcorr detect said (exit $rc):"; sed 's/^/  /' "$tmp/detect.out" | head -20; echo
+  # still timed when it exits non-zero (e.g. nothing detected), but the row says so
+  note=""; [ "$rc" = 0 ] || note=" (exit $rc — check what it said above)"
+  r=$(IGNORE_FAIL=1 bench fcorr "$FCORR_BIN" detect "$DIR") || exit 1; rows+=("| \`fcorr detect\`$note | ${r// / | } |")
 else
   echo "fcorr: skipped (binary not built)"
   rows+=("| \`fcorr detect\` | pending: fcorr binary not built yet | | |")

@@ -32,7 +32,7 @@ time_one() {
   local label="$1"; shift
   local rc=0 t
   if [ "$USE_HF" = 1 ]; then
-    (cd "$PROJECT" && hyperfine -N --runs 1 --style none --export-json "$tmp/hf.json" -- "$(printf '%q ' "$@")" \
+    (cd "$PROJECT" && hyperfine -N --runs 1 --style none --output "$tmp/$label.cmdout" --export-json "$tmp/hf.json" -- "$(printf '%q ' "$@")" \
         >"$tmp/$label.log" 2>&1) || rc=$?
     t=$(python3 -c 'import json,sys; print("%.3f" % json.load(open(sys.argv[1]))["results"][0]["mean"])' "$tmp/hf.json" 2>/dev/null)
   else
@@ -40,7 +40,7 @@ time_one() {
     t0=$(now); (cd "$PROJECT" && "$@" >"$tmp/$label.log" 2>&1) || rc=$?; t1=$(now)
     t=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b-a}')
   fi
-  if [ "$rc" != 0 ]; then echo "$label failed (exit $rc); last lines:" >&2; tail -n 5 "$tmp/$label.log" >&2; return 1; fi
+  if [ "$rc" != 0 ]; then echo "$label failed (exit $rc); last lines:" >&2; tail -n 15 "$tmp/$label.log" >&2; [ -f "$tmp/$label.cmdout" ] && tail -n 15 "$tmp/$label.cmdout" >&2; return 1; fi
   echo "$t"
 }
 
