@@ -14,6 +14,7 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_filter("code_block", |v: Value, info: Option<String>| code_block(&text_of(&v), info.as_deref().unwrap_or("")));
     env.add_filter("truncate", |v: Value, max: usize| truncate_chars(&text_of(&v), max));
     env.add_filter("first_line", |v: Value| first_line(&text_of(&v)).to_string());
+    env.add_filter("last_lines", |v: Value, n: usize| last_lines(&text_of(&v), n).to_string());
     env.add_filter("duration", |v: Option<f64>| v.map(format_duration).unwrap_or_else(|| "-".into()));
     env.add_filter("num", |v: Option<f64>| v.map(format_number).unwrap_or_else(|| "-".into()));
     env.add_filter("delta", |v: Option<f64>, unit: Option<String>| {
@@ -110,6 +111,24 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 /// The first line of a text.
 pub fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
+}
+
+/// The last `n` lines of a text (a log's tail holds the error).
+pub fn last_lines(text: &str, n: usize) -> &str {
+    let text = text.trim_end_matches(['\n', '\r']);
+    if n == 0 {
+        return "";
+    }
+    let mut seen = 0;
+    for (i, b) in text.bytes().enumerate().rev() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &text[i + 1..];
+            }
+        }
+    }
+    text
 }
 
 /// `340ms`, `1.2s`, `2m05s`, `1h02m`.
@@ -215,6 +234,8 @@ mod tests {
         assert_eq!(truncate_chars("héllo", 10), "héllo");
         assert_eq!(truncate_chars("😀😀😀😀", 3), "😀😀…");
         assert_eq!(truncate_chars("abc", 0), "…");
+        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(last_lines("a", 5), "a");
     }
 
     #[test]
