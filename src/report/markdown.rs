@@ -97,15 +97,11 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
     let engine = engine(env.templates.as_deref())?;
     let max_cases = budget.limit / MIN_CASE_SIZE;
     let total = run.suites.iter().map(|s| s.cases.len()).sum::<usize>();
-    let failing = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let mut last = None;
     for detail in [Detail::All, Detail::Failures, Detail::Summary] {
-        let listed = match detail {
-            Detail::All => total,
-            Detail::Failures => failing,
-            Detail::Summary => 0,
-        };
-        if listed > max_cases {
+        // Listing every case cannot fit when there are more than the budget holds at its least
+        // size each; failures are instead capped in the context (see `context`).
+        if detail == Detail::All && total > max_cases {
             continue;
         }
         let notice = notice(detail, &budget);
@@ -488,7 +484,7 @@ pub fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String
             let failing = case.status.is_failure();
             let listed = match detail {
                 Detail::All => true,
-                Detail::Failures => failing,
+                Detail::Failures => failing && all_failures.len() + failures.len() < max,
                 Detail::Summary => false,
             };
             if !listed {
@@ -558,11 +554,13 @@ pub fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String
         outcome_word,
         passed: run.verdict.outcome == crate::model::Outcome::Pass,
     };
+    let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let comparison = run.comparison.as_ref().map(|c| Value::from(Serde(comparison_view(run, c, max))));
     minijinja::context! {
         run => Value::from(Serde(run_view)),
         suites => suites,
         cases => all_cases,
+        failures_omitted => failing_total - all_failures.len(),
         failures => all_failures,
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
