@@ -53,7 +53,9 @@ fn assert_required_attributes(xml: &str) {
     let mut suites = 0;
     loop {
         match reader.read_event().unwrap() {
-            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e) if e.name().as_ref() == "testsuite" => {
+            quick_xml::events::Event::Start(e) | quick_xml::events::Event::Empty(e)
+                if e.name().as_ref() == "testsuite" =>
+            {
                 suites += 1;
                 let names: Vec<String> = e.attributes().map(|a| a.unwrap().key.as_ref().to_string()).collect();
                 for required in ["name", "tests", "failures", "errors"] {
@@ -125,7 +127,8 @@ fn junit_and_ctrf_from_real_pytest_runs() {
     assert_eq!(suite.failures as u64, count(&mixed, "failed"));
     assert_eq!(suite.errors as u64, count(&mixed, "error"));
     assert_eq!(suite.skipped as u64, count(&mixed, "skipped"));
-    let prop = |name: &str| suite.properties.iter().find(|p| p.name.as_str() == name).map(|p| p.value.as_str().to_string());
+    let prop =
+        |name: &str| suite.properties.iter().find(|p| p.name.as_str() == name).map(|p| p.value.as_str().to_string());
     assert_eq!(prop("fcorr.policy").as_deref(), Some("strict"));
     assert_eq!(prop("fcorr.score").as_deref(), Some("0"));
     assert_eq!(prop("fcorr.status").as_deref(), Some("failed"));
@@ -135,7 +138,8 @@ fn junit_and_ctrf_from_real_pytest_runs() {
     for case in mixed["cases"].as_array().unwrap() {
         let full = case["name"].as_str().unwrap();
         let short = full.rsplit("::").next().unwrap();
-        let tc = suite.test_cases.iter().find(|t| t.name.as_str() == short).unwrap_or_else(|| panic!("{short} missing"));
+        let tc =
+            suite.test_cases.iter().find(|t| t.name.as_str() == short).unwrap_or_else(|| panic!("{short} missing"));
         let status = match &tc.status {
             quick_junit::TestCaseStatus::Success { .. } => "passed",
             quick_junit::TestCaseStatus::Skipped { .. } => "skipped",
@@ -231,7 +235,13 @@ fn junit_and_ctrf_from_real_pytest_runs() {
         .output()
         .unwrap();
     assert!(!String::from_utf8(plain.stdout).unwrap().contains('\x1b'), "NO_COLOR is respected");
-    let never = fcorr().args(["report", "--color", "never", "--results"]).arg(out.join("results.json")).arg("--out").arg(&again).output().unwrap();
+    let never = fcorr()
+        .args(["report", "--color", "never", "--results"])
+        .arg(out.join("results.json"))
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .unwrap();
     assert!(!String::from_utf8(never.stdout).unwrap().contains('\x1b'));
     for file in ["summary.md", "comment.md", "report.html"] {
         assert!(again.join(file).is_file(), "{file} written by default");
@@ -243,7 +253,8 @@ fn junit_and_ctrf_from_real_pytest_runs() {
 fn junitparser_python() -> Option<PathBuf> {
     let venv = repo().join("target/junitparser-venv");
     let python = venv.join("bin/python");
-    let has = |p: &Path| StdCommand::new(p).args(["-c", "import junitparser"]).output().is_ok_and(|o| o.status.success());
+    let has =
+        |p: &Path| StdCommand::new(p).args(["-c", "import junitparser"]).output().is_ok_and(|o| o.status.success());
     if has(&python) {
         return Some(python);
     }

@@ -285,7 +285,8 @@ pub fn build(run: &Run, env: &ReportEnv) -> Document {
 }
 
 fn frameworks(run: &Run) -> Vec<String> {
-    let mut names: Vec<String> = run.suites.iter().filter_map(|s| s.detection.as_ref().map(|d| d.framework.clone())).collect();
+    let mut names: Vec<String> =
+        run.suites.iter().filter_map(|s| s.detection.as_ref().map(|d| d.framework.clone())).collect();
     names.sort();
     names.dedup();
     names
@@ -369,7 +370,11 @@ fn test(run: &Run, suite: &Suite, case: &Case) -> Test {
         flaky: case.status == CaseStatus::Flaky,
         tags: case.tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
         labels: case.tags.clone(),
-        stdout: case.output.as_deref().map(|o| cap_text(o, OUTPUT_CAP).lines().map(str::to_string).collect()).unwrap_or_default(),
+        stdout: case
+            .output
+            .as_deref()
+            .map(|o| cap_text(o, OUTPUT_CAP).lines().map(str::to_string).collect())
+            .unwrap_or_default(),
         extra: json!({ "fcorr": extra }),
     }
 }
@@ -416,7 +421,10 @@ fn suite_error_test(suite: &Suite) -> Test {
         test_id: crate::model::case_id(&suite.id, None, Some(super::junit::SUITE_ERROR_CLASSNAME), "suite"),
         name: format!("{} ({})", suite.name, suite.status.label()),
         status: "failed".into(),
-        raw_status: serde_json::to_value(suite.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        raw_status: serde_json::to_value(suite.status)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
         duration: suite.duration_ms,
         suite: vec![suite.name.clone()],
         file_path: None,
@@ -463,12 +471,15 @@ fn insights(run: &Run, c: &Comparison) -> Insights {
     let both = ran_now > 0.0 && ran_then > 0.0;
     let mut changes = BTreeMap::new();
     for x in &c.cases {
-        *changes.entry(serde_json::to_value(x.change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()).or_insert(0u64) += 1;
+        *changes
+            .entry(serde_json::to_value(x.change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default())
+            .or_insert(0u64) += 1;
     }
     Insights {
         pass_rate: both.then(|| MetricDelta::new(rate(now.passes() as f64, ran_now), rate(passes_then, ran_then))),
         fail_rate: both.then(|| MetricDelta::new(rate(now.failures() as f64, ran_now), rate(failures_then, ran_then))),
-        flaky_rate: both.then(|| MetricDelta::new(rate(now.flaky as f64, ran_now), rate(then(now.flaky, d.flaky), ran_then))),
+        flaky_rate: both
+            .then(|| MetricDelta::new(rate(now.flaky as f64, ran_now), rate(then(now.flaky, d.flaky), ran_then))),
         average_run_duration: MetricDelta::new(
             run.duration_ms as f64,
             (run.duration_ms as i64 - c.duration_delta_ms).max(0) as f64,

@@ -11,7 +11,9 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
     env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
     env.add_filter("code_cell", |v: Value| inline_code(&text_of(&v), true));
-    env.add_filter("code_block", |v: Value, info: Option<String>| code_block(&text_of(&v), info.as_deref().unwrap_or("")));
+    env.add_filter("code_block", |v: Value, info: Option<String>| {
+        code_block(&text_of(&v), info.as_deref().unwrap_or(""))
+    });
     env.add_filter("truncate", |v: Value, max: usize| truncate_chars(&text_of(&v), max));
     env.add_filter("first_line", |v: Value| first_line(&text_of(&v)).to_string());
     env.add_filter("last_lines", |v: Value, n: usize| last_lines(&text_of(&v), n).to_string());
@@ -61,7 +63,8 @@ pub fn escape_cell(text: &str) -> String {
 /// longest run inside. Newlines become spaces (a span is one line); in a table cell pipes are
 /// escaped, which GFM undoes inside code spans.
 pub fn inline_code(text: &str, in_table: bool) -> String {
-    let mut body: String = text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
+    let mut body: String =
+        text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
     if in_table {
         body = body.replace('|', "\\|");
     }

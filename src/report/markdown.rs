@@ -193,8 +193,7 @@ pub fn engine(dir: Option<&Path>) -> Result<Environment<'static>, String> {
 
 fn load_template(dir: Option<&Path>, name: &str) -> Result<Option<String>, minijinja::Error> {
     // Template names are plain relative paths; nothing may escape the templates directory.
-    let safe = !name.is_empty()
-        && Path::new(name).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    let safe = !name.is_empty() && Path::new(name).components().all(|c| matches!(c, std::path::Component::Normal(_)));
     if let (Some(dir), true) = (dir, safe) {
         let path = dir.join(name);
         if path.is_file() {
@@ -434,10 +433,12 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
             change: x,
             suite: suite.map(|s| s.name.as_str()).unwrap_or(&x.suite_id),
             message: case.and_then(|k| k.message.as_deref()),
-            location: case.and_then(|k| k.file.as_ref().map(|f| match k.line {
-                Some(l) => format!("{f}:{l}"),
-                None => f.clone(),
-            })),
+            location: case.and_then(|k| {
+                k.file.as_ref().map(|f| match k.line {
+                    Some(l) => format!("{f}:{l}"),
+                    None => f.clone(),
+                })
+            }),
         }))
     };
     let pick = |kind: Change| -> Vec<Value> {

@@ -288,7 +288,12 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 (Some(f), None) => format!(" ({f})"),
                 _ => String::new(),
             };
-            lines.push(format!("  {} {}{}", paint.code("31", case.status.label()), case.name, paint.code("2", &location)));
+            lines.push(format!(
+                "  {} {}{}",
+                paint.code("31", case.status.label()),
+                case.name,
+                paint.code("2", &location)
+            ));
             if let Some(message) = case.message.as_deref().or(case.details.as_deref()) {
                 for line in message.lines().take(3) {
                     lines.push(format!("      {line}"));

@@ -120,8 +120,12 @@ pub fn mixed_failures() -> Run {
     }];
     let mut retried = failing("test_retry_then_fail", CaseStatus::Failed, "AssertionError: still broken");
     retried.retries = 1;
-    retried.attempts =
-        vec![Attempt { status: CaseStatus::Failed, duration_ms: Some(5.0), message: Some("first".into()), details: None }];
+    retried.attempts = vec![Attempt {
+        status: CaseStatus::Failed,
+        duration_ms: Some(5.0),
+        message: Some("first".into()),
+        details: None,
+    }];
     let cases = vec![
         case("test_ok", CaseStatus::Passed),
         failing("test_word_count", CaseStatus::Failed, "AssertionError: expected 4 words\nassert 3 == 4"),
@@ -133,10 +137,7 @@ pub fn mixed_failures() -> Run {
     ];
     let other = vec![case("test_other", CaseStatus::Passed)];
     run(
-        vec![
-            suite("textutil", SuiteStatus::Failed, cases, vec![]),
-            suite("other", SuiteStatus::Passed, other, vec![]),
-        ],
+        vec![suite("textutil", SuiteStatus::Failed, cases, vec![]), suite("other", SuiteStatus::Passed, other, vec![])],
         None,
     )
 }
@@ -253,7 +254,15 @@ pub fn with_comparison(commits_behind: u32) -> Run {
                 score: Some(0.0),
                 score_delta: Some(-100.0),
                 pass_rate_delta: Some(-42.86),
-                counts_delta: CountsDelta { total: 1, passed: -2, failed: 1, error: 1, skipped: 0, timeout: 0, flaky: 1 },
+                counts_delta: CountsDelta {
+                    total: 1,
+                    passed: -2,
+                    failed: 1,
+                    error: 1,
+                    skipped: 0,
+                    timeout: 0,
+                    flaky: 1,
+                },
                 duration_delta_ms: 1200,
             },
             SuiteDelta {
