@@ -24,6 +24,8 @@ pub enum Command {
     Detect(commands::detect::DetectArgs),
     /// Print the JSON Schema of results.json.
     Schema,
+    /// Re-render reports (JUnit, CTRF, Markdown, HTML) from a saved results.json.
+    Report(commands::report::ReportArgs),
 }
 
 impl Command {
@@ -33,6 +35,7 @@ impl Command {
             Command::Run(args) => commands::run::execute(args),
             Command::Detect(args) => commands::detect::execute(args),
             Command::Schema => commands::schema::execute(),
+            Command::Report(args) => commands::report::execute(args),
         }
     }
 }
