@@ -1,8 +1,9 @@
 //! `report.html`: the summary Markdown rendered with comrak into one self-contained page.
 //!
-//! GFM extensions on (tables, strikethrough, autolinks, task lists, footnotes); raw HTML from the
-//! Markdown is not passed through (comrak's `unsafe` stays off), so nothing a test name contains
-//! can inject markup. Inline stylesheet, no scripts, no external assets: readable offline.
+//! GFM extensions on (tables, strikethrough, autolinks, task lists, footnotes). Raw HTML passes
+//! only when it is made of the few structural tags fcorr's templates use (`<details>`,
+//! `<summary>`, `<br>`, `<sub>`); any other raw HTML is shown as text, so nothing a test name
+//! contains can inject markup. Inline stylesheet, no scripts, no external assets: readable offline.
 
 use super::budget::Budget;
 use super::markdown::{SUMMARY_TEMPLATE, render_within};
@@ -29,6 +30,9 @@ impl Reporter for HtmlPage {
 }
 
 /// comrak options used for every rendering: GitHub-flavoured, raw HTML omitted.
+///
+/// Tests and other callers that only parse use these; the page itself is rendered by [`to_html`],
+/// which lets allow-listed raw HTML through.
 pub fn options() -> comrak::Options<'static> {
     let mut options = comrak::Options::default();
     options.extension.table = true;
@@ -55,7 +59,7 @@ h2,h3,h4{border-bottom:1px solid var(--line);padding-bottom:4px}sub{color:var(--
 
 /// The full page around the rendered Markdown.
 pub fn page(run: &Run, markdown: &str) -> String {
-    let body = comrak::markdown_to_html(markdown, &options());
+    let body = to_html(markdown);
     let title = format!(
         "fcorr {} · score {}",
         match run.verdict.outcome {
@@ -74,6 +78,66 @@ pub fn page(run: &Run, markdown: &str) -> String {
     )
 }
 
+/// Structural tags the templates emit; raw HTML made only of these (and text) is kept.
+fn allowed_tags() -> &'static regex::Regex {
+    static TAGS: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // A literal pattern; it compiles.
+    TAGS.get_or_init(|| {
+        regex::Regex::new(
+            r"(?i)</?(?:details|summary|sub|sup|b|strong|em|code|kbd)>|<details open>|<br\s*/?>|<!--[^<>]*-->",
+        )
+        .expect("valid regex")
+    })
+}
+
+/// True when `html` is only allowed tags and text (text has no `<` once the tags are removed).
+fn is_allowed_html(html: &str) -> bool {
+    !allowed_tags().replace_all(html, "").contains('<')
+}
+
+/// Renders Markdown to HTML, passing through allow-listed raw HTML and escaping the rest.
+pub fn to_html(markdown: &str) -> String {
+    use comrak::nodes::NodeValue;
+    let mut options = options();
+    options.render.r#unsafe = true;
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, markdown, &options);
+    for node in root.descendants() {
+        let mut ast = node.data.borrow_mut();
+        let replacement = match &ast.value {
+            NodeValue::HtmlInline(html) if !is_allowed_html(html) => Some(NodeValue::Text(html.clone().into())),
+            NodeValue::HtmlBlock(block) if !is_allowed_html(&block.literal) => {
+                let mut escaped = block.clone();
+                escaped.literal = format!("<p>{}</p>\n", escape_html(block.literal.trim_end()));
+                Some(NodeValue::HtmlBlock(escaped))
+            }
+            _ => None,
+        };
+        if let Some(value) = replacement {
+            ast.value = value;
+        }
+    }
+    let mut html = String::new();
+    // Writing into a String cannot fail.
+    comrak::format_html(root, &options, &mut html).expect("formatting into a String");
+    html
+}
+
 fn escape_html(text: &str) -> String {
     text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn structural_tags_pass_and_other_html_is_escaped() {
+        let md = "<details open><summary>Failures &amp; more</summary>\n\ntext <script>alert(1)</script>\n\n</details>\n\n<img src=x onerror=alert(1)>\n";
+        let html = to_html(md);
+        assert!(html.contains("<details open><summary>Failures &amp; more</summary>"), "{html}");
+        assert!(html.contains("</details>"), "{html}");
+        assert!(!html.contains("<script>") && html.contains("&lt;script&gt;"), "{html}");
+        assert!(!html.contains("<img") && html.contains("&lt;img"), "{html}");
+    }
 }
