@@ -81,7 +81,7 @@ impl Ecosystem for Java {
         if build_text.contains("maven-failsafe-plugin") {
             markers.push("pom.xml: maven-failsafe-plugin (integration tests run with `verify`)".into());
         }
-        let kotlin = files.matching("**/*.kt").first().is_some() || build_file.ends_with(".kts");
+        let kotlin = !files.matching("**/*.kt").is_empty() || build_file.ends_with(".kts");
         Some(Candidate {
             detection: Detection {
                 ecosystem: "java".into(),

@@ -243,10 +243,13 @@ fn choose_framework(
     (None, 0.3, Vec::new())
 }
 
+/// True when one of the script's commands is `node ... --test ...`.
 fn script_runs_node_test(script: &str) -> bool {
-    let words: Vec<&str> = script.split_whitespace().collect();
-    words.windows(2).any(|w| w[0] == "node" && w[1..].iter().any(|a| *a == "--test"))
-        || (words.first() == Some(&"node") && words.contains(&"--test"))
+    script.split(['&', '|', ';']).any(|command| {
+        let words: Vec<&str> =
+            command.split_whitespace().skip_while(|w| w.contains('=') && !w.starts_with('-')).collect();
+        words.first().is_some_and(|w| *w == "node" || w.ends_with("/node")) && words.contains(&"--test")
+    })
 }
 
 /// A test file that uses the built-in runner (looked for only when no framework is declared).
@@ -641,6 +644,8 @@ mod tests {
         assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
         assert_eq!(script_args("react-scripts test", Framework::Jest), None);
         assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);
+        assert!(script_runs_node_test("tsc && NODE_ENV=test node --enable-source-maps --test dist/"));
+        assert!(!script_runs_node_test("jest --test-path-pattern x"));
     }
 
     #[test]
