@@ -3,6 +3,10 @@
 //! Only what the model needs is decoded: testcase attributes, failure/error/skipped messages and
 //! text, and captured output of cases that did not pass. Nested `<testsuite>`s, missing counts and
 //! missing attributes are tolerated; mismatched end tags are not fatal.
+//!
+//! [`NodeTestJunit`] reads the same XML in the dialect of `node --test --test-reporter=junit`: its
+//! testcases all say `classname="test"`, so the nested `<testsuite>` names (the `describe` path) name
+//! the case instead, and the failure message comes from the element text (the attribute is mangled).
 
 use std::io::BufRead;
 
@@ -35,6 +39,35 @@ impl ReportParser for Junit {
     }
 }
 
+/// `node --test`'s JUnit reporter (chosen by name only: its output is ordinary JUnit on sight).
+pub struct NodeTestJunit;
+
+impl ReportParser for NodeTestJunit {
+    fn format(&self) -> &'static str {
+        "node-junit"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["node-test-junit"]
+    }
+
+    fn sniff(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+        parse_dialect(input, options, Dialect::NodeTest)
+    }
+}
+
+/// Whose JUnit flavour a file is written in.
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    Generic,
+    /// Suites are `describe` blocks; `classname` is always `test`; no file attribute.
+    NodeTest,
+}
+
 /// Which child of a testcase we are inside, if any.
 #[derive(Clone, Copy, PartialEq)]
 enum Inside {
@@ -56,9 +89,14 @@ struct Open {
     attempt: Option<Attempt>,
     /// The final status came from `<rerun*>` (still failing) or `<flaky*>` (passed on retry).
     passed_on_retry: bool,
+    dialect: Dialect,
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+    parse_dialect(input, options, Dialect::Generic)
+}
+
+fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, String> {
     let mut reader = Reader::from_reader(input);
     let config = reader.config_mut();
     config.check_end_names = false;
@@ -93,7 +131,10 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                             // A testcase opened inside another: an unclosed case; keep both.
                             report.cases.push(finish(previous));
                         }
-                        let case = start_case(e, suites.last().map(String::as_str), options);
+                        let case = match dialect {
+                            Dialect::Generic => start_case(e, suites.last().map(String::as_str), options),
+                            Dialect::NodeTest => start_node_case(e, &suites),
+                        };
                         if empty {
                             report.cases.push(case);
                         } else {
@@ -105,6 +146,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                                 output: String::new(),
                                 attempt: None,
                                 passed_on_retry: false,
+                                dialect,
                             });
                         }
                     }
@@ -241,6 +283,20 @@ fn start_case(e: &BytesStart<'_>, suite: Option<&str>, options: &ParseOptions) -
     case
 }
 
+/// A `node --test` case: named by its `describe` path, as node's own spec reporter nests it.
+fn start_node_case(e: &BytesStart<'_>, suites: &[String]) -> Case {
+    let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
+    let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
+    let path: Vec<&str> = suites.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+    case.classname = (!path.is_empty()).then(|| path.join(" > "));
+    case.name = match &case.classname {
+        Some(parents) => format!("{parents} > {title}"),
+        None => title,
+    };
+    case.duration_ms = attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0);
+    case
+}
+
 fn looks_like_source_path(s: &str) -> bool {
     const EXTENSIONS: &[&str] = &[
         ".js", ".mjs", ".cjs", ".ts", ".mts", ".cts", ".tsx", ".jsx", ".py", ".go", ".rs", ".java", ".kt", ".php",
@@ -313,6 +369,13 @@ fn child_end(current: &mut Open) {
     let text = text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
+            if current.dialect == Dialect::NodeTest && current.inside != Inside::Skipped && !text.is_empty() {
+                // Node flattens newlines out of the message attribute; the text's first line is clean.
+                current.case.message = text
+                    .lines()
+                    .next()
+                    .map(|l| l.trim().trim_start_matches("Error [ERR_TEST_FAILURE]:").trim().to_string());
+            }
             if !text.is_empty() {
                 if current.case.message.is_none() {
                     current.case.message = text.lines().next().map(|l| l.trim().to_string());
@@ -416,6 +479,48 @@ mod tests {
         let c = parse_str(xml).unwrap().cases;
         assert_eq!(c[0].classname.as_deref(), Some("src/math.test.ts"));
         assert_eq!(c[0].file.as_deref(), Some("src/math.test.ts"));
+    }
+
+    #[test]
+    fn node_test_dialect_names_cases_by_describe_path() {
+        // Shape of `node --test --test-reporter=junit` (Node 20), shortened.
+        let xml = r#"<?xml version="1.0" encoding="utf-8"?>
+<testsuites>
+	<testsuite name="temperature" time="0.02" disabled="0" errors="0" tests="2" failures="1" skipped="1" hostname="vm">
+		<testsuite name="toF" time="0.01" disabled="0" errors="0" tests="1" failures="0" skipped="0" hostname="vm">
+			<testcase name="freezes" time="0.001570" classname="test"/>
+		</testsuite>
+		<testcase name="rounds" time="0.002" classname="test" failure="expected 37.8C+ actual - expected+ 37.7">
+			<failure type="testCodeFailure" message="expected 37.8C+ actual - expected+ 37.7">
+Error [ERR_TEST_FAILURE]: expected 37.8C
++ actual - expected
+      at TestContext.&lt;anonymous> (/repo/test/t.test.js:23:14)
+			</failure>
+		</testcase>
+		<testcase name="minus forty" time="0.0004" classname="test"><skipped type="skipped" message="flaky on purpose"/></testcase>
+	</testsuite>
+	<testcase name="top level" time="0.0003" classname="test"/>
+	<!-- tests 4 -->
+</testsuites>"#;
+        let options = ParseOptions { root: Some("/repo".into()) };
+        let c = NodeTestJunit.parse(&mut xml.as_bytes(), &options).unwrap().cases;
+        let names: Vec<_> = c.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(
+            names,
+            [
+                ("temperature > toF > freezes", CaseStatus::Passed),
+                ("temperature > rounds", CaseStatus::Failed),
+                ("temperature > minus forty", CaseStatus::Skipped),
+                ("top level", CaseStatus::Passed),
+            ]
+        );
+        assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
+        assert_eq!(c[3].classname, None);
+        assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
+        assert!(c[1].details.as_deref().unwrap().contains("t.test.js:23:14"));
+        assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
+        // The generic reader keeps node's meaningless classname; that is why the dialect exists.
+        assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
     }
 
     #[test]

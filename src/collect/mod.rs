@@ -11,11 +11,18 @@ use std::path::{Path, PathBuf};
 use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
+pub mod jest_json;
 pub mod junit;
+pub mod mocha_json;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
-    vec![Box::new(junit::Junit)]
+    vec![
+        Box::new(junit::Junit),
+        Box::new(jest_json::JestJson),
+        Box::new(mocha_json::MochaJson),
+        Box::new(junit::NodeTestJunit),
+    ]
 }
 
 /// Looks up a parser by format name.
