@@ -11,11 +11,13 @@ use std::path::{Path, PathBuf};
 use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
+pub mod go_test_json;
 pub mod junit;
+pub mod libtest;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
-    vec![Box::new(junit::Junit)]
+    vec![Box::new(junit::Junit), Box::new(go_test_json::GoTestJson), Box::new(libtest::Libtest)]
 }
 
 /// Looks up a parser by format name.
