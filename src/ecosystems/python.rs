@@ -80,7 +80,12 @@ impl Manifest {
                 } else {
                     format!("{}: {message}", files.root.join("pyproject.toml").display())
                 };
-                Manifest { pyproject: None, problem: Some(format!("malformed pyproject.toml: {problem}")) }
+                Manifest {
+                    pyproject: None,
+                    problem: Some(format!(
+                        "malformed pyproject.toml: {problem} (fix the TOML: pip and pytest cannot read it either)"
+                    )),
+                }
             }
         }
     }
@@ -324,7 +329,11 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
     } else {
         let venv_arg = venv.to_string_lossy().into_owned();
         let py = python_in_venv.as_str();
-        let mut commands = vec![with_env(CommandSpec::new("python3", &["-m", "venv", "--clear", &venv_arg], root))];
+        // A venv left by a failed install is reused (pip finishes the job) unless it is broken.
+        let mut commands = Vec::new();
+        if !(venv_python(&venv).is_file() && venv.join("pyvenv.cfg").is_file()) {
+            commands.push(with_env(CommandSpec::new("python3", &["-m", "venv", "--clear", &venv_arg], root)));
+        }
         let mut declared: Vec<String> = Vec::new();
         for file in REQUIREMENT_FILES {
             if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
