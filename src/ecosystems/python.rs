@@ -299,6 +299,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
     let env = vec![
         ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
         ("PIP_NO_INPUT".to_string(), "1".to_string()),
+        // Progress must reach the pipe as it happens: a killed process never flushes its buffers.
+        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
         ("VIRTUAL_ENV".to_string(), venv.to_string_lossy().into_owned()),
         // Bytecode goes to the work dir, not into the user's tree.
         ("PYTHONPYCACHEPREFIX".to_string(), ctx.work_dir.join("pycache").to_string_lossy().into_owned()),
