@@ -23,6 +23,14 @@ fn expected(name: &str) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// The hang test runs alone: with a 3 s budget, pytest must get through start-up on a machine
+/// that the other fixtures (compiling, installing) are not also loading.
+static EXCLUSIVE: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
+    EXCLUSIVE.read().unwrap_or_else(|p| p.into_inner())
+}
+
 /// Runs `fcorr run <fixture> --json` and returns the run and the exit code.
 fn run(name: &str, extra: &[&str], env: &[(&str, &Path)]) -> (Run, i32) {
     let out = tempfile::tempdir().unwrap();
@@ -87,6 +95,7 @@ fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
 
 #[test]
 fn py_pass_scores_100_and_reuses_its_virtualenv() {
+    let _guard = shared();
     let want = expected("py-pass");
     let (first, code) = run("py-pass", &[], &[]);
     let suite = &first.suites[0];
@@ -115,6 +124,7 @@ fn py_pass_scores_100_and_reuses_its_virtualenv() {
 
 #[test]
 fn py_mixed_reports_every_case_as_pytest_did() {
+    let _guard = shared();
     let want = expected("py-mixed");
     let (run, code) = run("py-mixed", &[], &[]);
     let suite = &run.suites[0];
@@ -135,6 +145,7 @@ fn py_mixed_reports_every_case_as_pytest_did() {
 
 #[test]
 fn py_unittest_is_detected_without_markers_and_run_through_pytest() {
+    let _guard = shared();
     let want = expected("py-unittest");
     let (run, code) = run("py-unittest", &[], &[]);
     let suite = &run.suites[0];
@@ -150,6 +161,7 @@ fn py_unittest_is_detected_without_markers_and_run_through_pytest() {
 
 #[test]
 fn py_install_fail_stops_before_build_and_test() {
+    let _guard = shared();
     let want = expected("py-install-fail");
     assert!(want["counts"].is_null());
     let (run, code) = run("py-install-fail", &[], &[]);
@@ -168,6 +180,7 @@ fn py_install_fail_stops_before_build_and_test() {
 
 #[test]
 fn py_syntax_error_fails_the_build_with_a_located_diagnostic() {
+    let _guard = shared();
     let (run, code) = run("py-syntax-error", &[], &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::BuildFailed);
@@ -184,6 +197,7 @@ fn py_syntax_error_fails_the_build_with_a_located_diagnostic() {
 
 #[test]
 fn py_no_tests_is_never_a_pass() {
+    let _guard = shared();
     let want = expected("py-no-tests");
     assert!(want["counts"].is_null());
     let (run, code) = run("py-no-tests", &[], &[]);
@@ -206,6 +220,7 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn py_hang_times_out_and_kills_the_whole_process_group() {
+    let _guard = EXCLUSIVE.write().unwrap_or_else(|p| p.into_inner());
     let want = expected("py-hang");
     let scratch = tempfile::tempdir().unwrap();
     let pidfile = scratch.path().join("hang.pid");
