@@ -87,7 +87,9 @@ fn go_mixed_reports_tests_and_subtests_as_go_test_did() {
     // A subtest keeps its parent's file whatever its outcome, so its id never depends on it.
     assert_eq!(case("TestClamp/inside").file.as_deref(), Some("mathx/mathx_test.go"));
     assert_eq!(case("TestReverse").file.as_deref(), Some("strx/strx_test.go"));
-    assert!(matches!(&suite.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "go-test-json"));
+    assert!(
+        matches!(&suite.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "go-test-json")
+    );
 }
 
 #[test]

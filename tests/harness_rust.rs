@@ -58,7 +58,8 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     assert!(test.command.contains("--no-fail-fast"), "{}", test.command);
 
     // expected.json's `target` is `lib` (the unit tests in src/lib.rs) or the integration binary.
-    let target_file = |target: &str| if target == "lib" { "src/lib.rs".to_string() } else { format!("tests/{target}.rs") };
+    let target_file =
+        |target: &str| if target == "lib" { "src/lib.rs".to_string() } else { format!("tests/{target}.rs") };
     let ours: BTreeMap<(String, String), CaseStatus> =
         suite.cases.iter().map(|c| ((c.file.clone().unwrap_or_default(), c.name.clone()), c.status)).collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]

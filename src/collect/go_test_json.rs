@@ -195,7 +195,10 @@ fn own_lines(output: &str) -> Vec<&str> {
         .lines()
         .filter(|l| {
             let t = l.trim_start();
-            !(t.starts_with("=== ") || t.starts_with("--- PASS") || t.starts_with("--- FAIL") || t.starts_with("--- SKIP"))
+            !(t.starts_with("=== ")
+                || t.starts_with("--- PASS")
+                || t.starts_with("--- FAIL")
+                || t.starts_with("--- SKIP"))
         })
         .filter(|l| !l.trim().is_empty())
         .collect()

@@ -86,7 +86,8 @@ impl Ecosystem for Go {
         let report = ctx.work_dir.join("go-test.json");
         let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", "./..."], root);
         test.stdout_file = Some(report.clone());
-        let test = PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "go-test-json")]);
+        let test =
+            PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "go-test-json")]);
         Ok(vec![install, build, test])
     }
 
@@ -102,7 +103,10 @@ fn module_path(go_mod: &str) -> Option<String> {
 
 /// True when go.mod has a `require` directive (single or block form).
 fn has_requires(go_mod: &str) -> bool {
-    go_mod.lines().map(|l| l.split("//").next().unwrap_or("").trim()).any(|l| l.starts_with("require ") || l == "require(")
+    go_mod
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+        .any(|l| l.starts_with("require ") || l == "require(")
 }
 
 /// `./greet_test.go:7:14: message` and `vet: ./x.go:3:1: message` lines.

@@ -20,8 +20,13 @@ pub struct Python;
 /// Name of the file that marks a virtualenv as completely installed; it holds the hash.
 const COMPLETE_MARKER: &str = ".fcorr-complete";
 /// Requirement files installed with `pip install -r`, in this order.
-const REQUIREMENT_FILES: &[&str] =
-    &["requirements.txt", "requirements-dev.txt", "requirements-test.txt", "test-requirements.txt", "dev-requirements.txt"];
+const REQUIREMENT_FILES: &[&str] = &[
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "test-requirements.txt",
+    "dev-requirements.txt",
+];
 /// Optional-dependency groups that hold test tools.
 const TEST_EXTRAS: &[&str] = &["test", "tests", "testing", "dev"];
 /// Above this many files, compileall walks the tree instead of taking a file list.

@@ -43,9 +43,12 @@ impl Ecosystem for Rust {
             NextestChoice::NotInstalled => {
                 markers.push(format!("{NEXTEST_CONFIG} (cargo-nextest is not installed: using cargo test)"))
             }
-            NextestChoice::NoJunit => markers
-                .push(format!("{NEXTEST_CONFIG} (no profile sets junit.path, so nextest has no report: using cargo test)")),
-            NextestChoice::Use { profile, .. } => markers.push(format!("{NEXTEST_CONFIG} (profile `{profile}` with JUnit)")),
+            NextestChoice::NoJunit => markers.push(format!(
+                "{NEXTEST_CONFIG} (no profile sets junit.path, so nextest has no report: using cargo test)"
+            )),
+            NextestChoice::Use { profile, .. } => {
+                markers.push(format!("{NEXTEST_CONFIG} (profile `{profile}` with JUnit)"))
+            }
         }
         Some(Candidate {
             detection: Detection {
@@ -83,7 +86,11 @@ impl Ecosystem for Rust {
         let use_nextest = ctx.detection.framework == "cargo nextest" || ctx.detection.framework == "nextest";
         let test = match (use_nextest, nextest_choice(ctx.files)) {
             (true, NextestChoice::Use { profile, report }) => {
-                let spec = no_color(CommandSpec::new("cargo", &["nextest", "run", "--no-fail-fast", "--profile", &profile], root));
+                let spec = no_color(CommandSpec::new(
+                    "cargo",
+                    &["nextest", "run", "--no-fail-fast", "--profile", &profile],
+                    root,
+                ));
                 let report = root.join(report);
                 // A report left by an earlier run must not be read as this run's.
                 let _ = std::fs::remove_file(&report);
@@ -93,8 +100,7 @@ impl Ecosystem for Rust {
                 // cargo prints `Running <target>` on stderr and results on stdout; merged, the
                 // parser knows which binary each result came from. Without --no-fail-fast cargo
                 // stops after the first failing binary and the rest never run.
-                let mut spec =
-                    no_color(CommandSpec::shell("exec cargo test --no-fail-fast --color never 2>&1", root));
+                let mut spec = no_color(CommandSpec::shell("exec cargo test --no-fail-fast --color never 2>&1", root));
                 let report = ctx.work_dir.join("cargo-test.txt");
                 spec.stdout_file = Some(report.clone());
                 PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "libtest")])
@@ -116,7 +122,10 @@ enum NextestChoice {
     NotInstalled,
     NoJunit,
     /// Run with this profile; its JUnit report lands at `report` (relative to the root).
-    Use { profile: String, report: String },
+    Use {
+        profile: String,
+        report: String,
+    },
 }
 
 fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
@@ -128,9 +137,8 @@ fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
     }
     let config: Option<toml::Table> = files.read(NEXTEST_CONFIG).and_then(|t| toml::from_str(&t).ok());
     let profiles = config.as_ref().and_then(|c| c.get("profile")).and_then(|p| p.as_table());
-    let junit_path = |name: &str| -> Option<String> {
-        profiles?.get(name)?.get("junit")?.get("path")?.as_str().map(str::to_string)
-    };
+    let junit_path =
+        |name: &str| -> Option<String> { profiles?.get(name)?.get("junit")?.get("path")?.as_str().map(str::to_string) };
     let store = config
         .as_ref()
         .and_then(|c| c.get("store"))
@@ -227,6 +235,26 @@ error: could not compile `x` (lib test) due to 1 previous error
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].message, "E0308: mismatched types: expected `String`, found `usize`");
         assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("src/lib.rs"), Some(19), Some(25)));
+    }
+
+    #[test]
+    fn nextest_config_falls_back_to_cargo_test_when_nextest_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".config")).unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        std::fs::write(dir.path().join(NEXTEST_CONFIG), "[profile.ci.junit]\npath = \"junit.xml\"\n").unwrap();
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        let detection = Rust.detect(&files, None).unwrap().detection;
+        if on_path("cargo-nextest") {
+            assert_eq!(detection.framework, "cargo nextest");
+            assert_eq!(
+                nextest_choice(&files),
+                NextestChoice::Use { profile: "ci".into(), report: "target/nextest/ci/junit.xml".into() }
+            );
+        } else {
+            assert_eq!(detection.framework, "cargo test");
+            assert!(detection.markers.iter().any(|m| m.contains("cargo-nextest is not installed")), "{detection:?}");
+        }
     }
 
     #[test]
