@@ -11,16 +11,20 @@ use std::path::{Path, PathBuf};
 use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
+pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
+pub mod libtest;
 pub mod mocha_json;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
     vec![
         Box::new(junit::Junit),
+        Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
         Box::new(mocha_json::MochaJson),
+        Box::new(libtest::Libtest),
         Box::new(junit::NodeTestJunit),
     ]
 }
