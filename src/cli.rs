@@ -24,6 +24,12 @@ pub enum Command {
     Detect(commands::detect::DetectArgs),
     /// Print the JSON Schema of results.json.
     Schema,
+    /// In CI: run, compare with the baseline, write reports, publish to GitHub, gate.
+    Ci(commands::ci::CiArgs),
+    /// Compare a saved run with a baseline run.
+    Compare(commands::compare::CompareArgs),
+    /// Publish saved results to GitHub (job summary, outputs, annotations, PR comment, check run).
+    Publish(commands::publish::PublishArgs),
 }
 
 impl Command {
@@ -33,6 +39,9 @@ impl Command {
             Command::Run(args) => commands::run::execute(args),
             Command::Detect(args) => commands::detect::execute(args),
             Command::Schema => commands::schema::execute(),
+            Command::Ci(args) => commands::ci::execute(args),
+            Command::Compare(args) => commands::compare::execute(args),
+            Command::Publish(args) => commands::publish::execute(args),
         }
     }
 }
