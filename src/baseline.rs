@@ -55,9 +55,8 @@ pub struct Baseline {
 
 /// Parses `results.json` text; `label` names it in messages.
 pub fn parse_results(text: &str, label: &str) -> Result<Run, String> {
-    let run: Run = serde_json::from_str(text).map_err(|e| {
-        format!("{label}: line {}, column {}: not an fcorr results file: {e}", e.line(), e.column())
-    })?;
+    let run: Run = serde_json::from_str(text)
+        .map_err(|e| format!("{label}: line {}, column {}: not an fcorr results file: {e}", e.line(), e.column()))?;
     if run.schema_version != SCHEMA_VERSION {
         return Err(format!(
             "{label}: schema version {} is not supported (this fcorr reads version {SCHEMA_VERSION})",
@@ -95,9 +94,7 @@ fn safe_entry_name(name: &str) -> bool {
     if name.as_bytes().get(1) == Some(&b':') {
         return false;
     }
-    Path::new(&name.replace('\\', "/"))
-        .components()
-        .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    Path::new(&name.replace('\\', "/")).components().all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
 }
 
 /// Reads `results.json` out of a zip (an Actions artifact). The whole zip is rejected when any
@@ -127,7 +124,10 @@ pub fn read_zip(bytes: &[u8], label: &str) -> Result<Run, String> {
     let (_, index) = best.ok_or_else(|| format!("{label}: the zip holds no results.json"))?;
     let entry = archive.by_index(index).map_err(|e| format!("{label}: {e}"))?;
     if entry.size() > MAX_RESULTS_BYTES {
-        return Err(format!("{label}: results.json is {} bytes, more than the {MAX_RESULTS_BYTES} allowed", entry.size()));
+        return Err(format!(
+            "{label}: results.json is {} bytes, more than the {MAX_RESULTS_BYTES} allowed",
+            entry.size()
+        ));
     }
     let mut text = String::new();
     // The declared size can lie; the reader is capped as well.

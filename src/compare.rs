@@ -270,7 +270,14 @@ fn change_of(
     before: Option<CaseStatus>,
     after: Option<CaseStatus>,
 ) -> CaseChange {
-    CaseChange { suite_id: suite_id.to_string(), case_id: case.id.clone(), name: case.name.clone(), change, before, after }
+    CaseChange {
+        suite_id: suite_id.to_string(),
+        case_id: case.id.clone(),
+        name: case.name.clone(),
+        change,
+        before,
+        after,
+    }
 }
 
 impl Comparison {
@@ -334,10 +341,8 @@ mod tests {
 
     #[test]
     fn new_failures_come_first_and_suites_are_matched_by_id() {
-        let base = run(vec![
-            suite("a", &[("x", Passed), ("y", Failed), ("gone", Passed)]),
-            suite("old", &[("z", Passed)]),
-        ]);
+        let base =
+            run(vec![suite("a", &[("x", Passed), ("y", Failed), ("gone", Passed)]), suite("old", &[("z", Passed)])]);
         let now = run(vec![suite("a", &[("x", Failed), ("y", Passed), ("new", Passed)]), suite("b", &[])]);
         let c = compare(&now, &base, BaselineInfo::default());
         let changes: Vec<_> = c.cases.iter().map(|x| (x.name.as_str(), x.change)).collect();

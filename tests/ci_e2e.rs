@@ -98,7 +98,9 @@ fn workspace(with_node: bool) -> tempfile::TempDir {
     }
     std::fs::create_dir_all(ws.path().join("imported")).unwrap();
     std::fs::write(ws.path().join("imported/report.xml"), IMPORTED).unwrap();
-    config.push_str("[[suite]]\nname = \"imported\"\nkind = \"import\"\npath = \"imported\"\nreports = [\"report.xml\"]\n");
+    config.push_str(
+        "[[suite]]\nname = \"imported\"\nkind = \"import\"\npath = \"imported\"\nreports = [\"report.xml\"]\n",
+    );
     std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
     ws
 }
@@ -150,7 +152,11 @@ fn node_expected() -> Value {
 }
 
 async fn get(server: &MockServer, route: &str, body: Value) {
-    Mock::given(method("GET")).and(path(route)).respond_with(ResponseTemplate::new(200).set_body_json(body)).mount(server).await;
+    Mock::given(method("GET"))
+        .and(path(route))
+        .respond_with(ResponseTemplate::new(200).set_body_json(body))
+        .mount(server)
+        .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -162,18 +168,14 @@ async fn ci_runs_compares_publishes_and_gates() {
     fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "base-out", "--json"]).assert().code(1);
     let mut base: Run =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join("base-out/results.json")).unwrap()).unwrap();
-    let failing = node_expected()["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["status"] == "failed")
-        .unwrap()["name"]
-        .as_str()
-        .unwrap()
-        .rsplit(" > ")
-        .next()
-        .unwrap()
-        .to_string();
+    let failing =
+        node_expected()["cases"].as_array().unwrap().iter().find(|c| c["status"] == "failed").unwrap()["name"]
+            .as_str()
+            .unwrap()
+            .rsplit(" > ")
+            .next()
+            .unwrap()
+            .to_string();
     let node = base.suites.iter_mut().find(|s| s.id == "node").unwrap();
     node.cases.iter_mut().find(|c| c.name == failing).expect("the failing case is in the results").status =
         CaseStatus::Passed;
@@ -213,7 +215,9 @@ async fn ci_runs_compares_publishes_and_gates() {
         .await;
     Mock::given(method("GET"))
         .and(path("/user"))
-        .respond_with(ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
         .mount(&server)
         .await;
     get(&server, "/repos/org/app/issues/5/comments", json!([])).await;
@@ -321,7 +325,9 @@ async fn publish_from_a_workflow_run_comments_on_the_fork_pr() {
     let server = MockServer::start().await;
     Mock::given(method("GET"))
         .and(path("/user"))
-        .respond_with(ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
         .mount(&server)
         .await;
     get(&server, "/repos/org/app/issues/5/comments", json!([])).await;

@@ -76,7 +76,9 @@ async fn runs_on(server: &MockServer, sha: &str, runs: Vec<Value>) {
         .and(path("/repos/org/app/actions/workflows/7/runs"))
         .and(query_param("head_sha", sha))
         .and(query_param("status", "success"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"total_count": runs.len(), "workflow_runs": runs})))
+        .respond_with(
+            ResponseTemplate::new(200).set_body_json(json!({"total_count": runs.len(), "workflow_runs": runs})),
+        )
         .mount(server)
         .await;
 }
@@ -105,7 +107,9 @@ async fn artifact(server: &MockServer, run_id: u64, zip: Vec<u8>) {
     .await;
     Mock::given(method("GET"))
         .and(path("/repos/org/app/actions/artifacts/42/zip"))
-        .respond_with(ResponseTemplate::new(302).insert_header("location", format!("{}/blob/42.zip?sig=x", server.uri())))
+        .respond_with(
+            ResponseTemplate::new(302).insert_header("location", format!("{}/blob/42.zip?sig=x", server.uri())),
+        )
         .expect(1)
         .mount(server)
         .await;
@@ -159,8 +163,12 @@ async fn merge_commit_runs_use_the_pr_base_sha() {
         .mount(&server)
         .await;
     runs_on(&server, "base1", vec![workflow_run(501, "base1")]).await;
-    artifact(&server, 501, zip_of(&[("results.json", serde_json::to_string(&sample_run(CaseStatus::Failed)).unwrap().as_bytes())]))
-        .await;
+    artifact(
+        &server,
+        501,
+        zip_of(&[("results.json", serde_json::to_string(&sample_run(CaseStatus::Failed)).unwrap().as_bytes())]),
+    )
+    .await;
     let found = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap();
     assert!(matches!(found, Lookup::Found(ref b) if b.info.commit.as_deref() == Some("base1")), "{found:?}");
 }
@@ -176,8 +184,12 @@ async fn stale_baseline_two_commits_behind() {
     runs_on(&server, "p1", vec![]).await;
     parent(&server, "p1", "p2").await;
     runs_on(&server, "p2", vec![workflow_run(502, "p2")]).await;
-    artifact(&server, 502, zip_of(&[("results.json", serde_json::to_string(&sample_run(CaseStatus::Passed)).unwrap().as_bytes())]))
-        .await;
+    artifact(
+        &server,
+        502,
+        zip_of(&[("results.json", serde_json::to_string(&sample_run(CaseStatus::Passed)).unwrap().as_bytes())]),
+    )
+    .await;
 
     let found = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap();
     let Lookup::Found(b) = found else { panic!("expected a baseline, got {found:?}") };
@@ -219,7 +231,9 @@ async fn forbidden_artifact_listing_names_actions_read() {
     this_run(&server).await;
     Mock::given(method("GET"))
         .and(path("/repos/org/app/actions/workflows/7/runs"))
-        .respond_with(ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
         .mount(&server)
         .await;
     let err = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap_err();

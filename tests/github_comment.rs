@@ -38,13 +38,11 @@ fn comment_json(server: &MockServer, id: u64, login: &str, body: &str) -> Value 
 async fn user_forbidden(server: &MockServer) {
     Mock::given(method("GET"))
         .and(path("/user"))
-        .respond_with(
-            ResponseTemplate::new(403).set_body_json(json!({
-                "message": "Resource not accessible by integration",
-                "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
-                "status": "403"
-            })),
-        )
+        .respond_with(ResponseTemplate::new(403).set_body_json(json!({
+            "message": "Resource not accessible by integration",
+            "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+            "status": "403"
+        })))
         .mount(server)
         .await;
 }

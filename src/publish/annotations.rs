@@ -141,7 +141,7 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                 (false, Level::Error) => 2,
                 _ => 5,
             };
-            let mut message = case.message.clone().unwrap_or_else(|| format!("{}", case.status.label()));
+            let mut message = case.message.clone().unwrap_or_else(|| case.status.label().to_string());
             if let Some(details) = &case.details
                 && !details.trim().is_empty()
                 && !message.contains(details.trim())
@@ -150,7 +150,11 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                 message.push_str(details.trim());
             }
             if case.status == CaseStatus::Flaky {
-                message = format!("passed after {} retr{}: {message}", case.retries, if case.retries == 1 { "y" } else { "ies" });
+                message = format!(
+                    "passed after {} retr{}: {message}",
+                    case.retries,
+                    if case.retries == 1 { "y" } else { "ies" }
+                );
             }
             let critical = if case.critical { "critical " } else { "" };
             ranked.push((
@@ -303,8 +307,7 @@ mod tests {
     fn paths_are_relative_to_the_workspace_with_a_prefix() {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         suite.path = Some("pkg/./api".into());
-        let mut mapper =
-            PathMapper { base: "/ws/sub".into(), workspace: Some("/ws".into()), ..PathMapper::default() };
+        let mut mapper = PathMapper { base: "/ws/sub".into(), workspace: Some("/ws".into()), ..PathMapper::default() };
         assert_eq!(mapper.map(&suite, "tests/t.py"), "sub/pkg/api/tests/t.py");
         mapper.prefix = Some("-sub".into());
         assert_eq!(mapper.map(&suite, "tests/t.py"), "pkg/api/tests/t.py");

@@ -130,7 +130,8 @@ impl Api {
 
     /// One request, no retries; any HTTP status is `Ok`.
     pub async fn send_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
-        let err = |message: String| ApiError { method: method.to_string(), path: path.to_string(), status: None, message };
+        let err =
+            |message: String| ApiError { method: method.to_string(), path: path.to_string(), status: None, message };
         let response = match *method {
             Method::GET => self.octo._get(path).await,
             Method::POST => self.octo._post(path, body).await,

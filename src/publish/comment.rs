@@ -80,8 +80,12 @@ pub struct User {
 /// What happened to the comment.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
-    Created { url: String },
-    Updated { url: String },
+    Created {
+        url: String,
+    },
+    Updated {
+        url: String,
+    },
     /// Not written, and why.
     Skipped(String),
 }
@@ -140,7 +144,14 @@ fn url_of(c: &IssueComment) -> String {
 /// Creates or updates the sticky comment. `wanted` says whether the `comment-when` condition
 /// holds: when it does not, an existing comment is still updated (so it is never stale) but no
 /// new one is posted.
-pub async fn upsert(api: &Api, pr: u64, tag: &str, markdown: &str, mode: Mode, wanted: bool) -> Result<Outcome, ApiError> {
+pub async fn upsert(
+    api: &Api,
+    pr: u64,
+    tag: &str,
+    markdown: &str,
+    mode: Mode,
+    wanted: bool,
+) -> Result<Outcome, ApiError> {
     if mode == Mode::Off {
         return Ok(Outcome::Skipped("comment: off".into()));
     }
@@ -178,7 +189,9 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
                 return Ok(Outcome::Created { url: url_of(&created) });
             }
             Err(e) if e.may_have_landed() && attempt == 0 => {
-                eprintln!("fcorr: warning: creating the PR comment failed ({e}); checking whether it was created anyway");
+                eprintln!(
+                    "fcorr: warning: creating the PR comment failed ({e}); checking whether it was created anyway"
+                );
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                 if let Some(c) = find_ours(api, pr, marker, login).await? {
                     return Ok(Outcome::Created { url: url_of(&c) });

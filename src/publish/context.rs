@@ -82,7 +82,10 @@ impl GithubContext {
     }
 
     /// Reads the context from a map of environment variables (tests pass their own).
-    pub fn from_vars(vars: &HashMap<String, String>, event_file: Option<&Path>) -> Result<Option<GithubContext>, String> {
+    pub fn from_vars(
+        vars: &HashMap<String, String>,
+        event_file: Option<&Path>,
+    ) -> Result<Option<GithubContext>, String> {
         let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
         let Some(repository) = get("GITHUB_REPOSITORY") else {
             return Ok(None);
@@ -110,8 +113,14 @@ impl GithubContext {
             workflow_file,
             job: get("GITHUB_JOB").unwrap_or_default(),
             run_id: get("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
-            api_url: get("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into()).trim_end_matches('/').into(),
-            server_url: get("GITHUB_SERVER_URL").unwrap_or_else(|| "https://github.com".into()).trim_end_matches('/').into(),
+            api_url: get("GITHUB_API_URL")
+                .unwrap_or_else(|| "https://api.github.com".into())
+                .trim_end_matches('/')
+                .into(),
+            server_url: get("GITHUB_SERVER_URL")
+                .unwrap_or_else(|| "https://github.com".into())
+                .trim_end_matches('/')
+                .into(),
             step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
             output: get("GITHUB_OUTPUT").map(PathBuf::from),
             token: get("GITHUB_TOKEN").or_else(|| get("GH_TOKEN")),
@@ -166,7 +175,8 @@ impl GithubContext {
 }
 
 fn read_event(path: &Path) -> Result<Event, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the event file: {e}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the event file: {e}", path.display()))?;
     serde_json::from_str(&text).map_err(|e| {
         format!("{}: line {}, column {}: not a GitHub event payload: {e}", path.display(), e.line(), e.column())
     })

@@ -148,7 +148,7 @@ mod tests {
         let first = text.lines().next().unwrap();
         let delimiter = first.strip_prefix("verdict<<").unwrap();
         assert!(delimiter.len() > 20);
-        assert!(text.contains(&format!("x<<")));
+        assert!(text.contains("x<<"));
         assert!(text.contains("\na\nb\n"));
         assert_ne!(random_token(), random_token());
     }
