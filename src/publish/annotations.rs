@@ -12,6 +12,9 @@ use crate::model::{CaseStatus, Run, Severity, Suite};
 /// GitHub shows at most this many workflow-command annotations per level and step.
 pub const PER_LEVEL_LIMIT: usize = 10;
 
+/// Lines of a stack trace kept in an annotation; the rest is in the reports.
+const DETAIL_LINES: usize = 20;
+
 /// Annotation level.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Level {
@@ -142,12 +145,14 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                 _ => 5,
             };
             let mut message = case.message.clone().unwrap_or_else(|| case.status.label().to_string());
-            if let Some(details) = &case.details
-                && !details.trim().is_empty()
-                && !message.contains(details.trim())
-            {
-                message.push('\n');
-                message.push_str(details.trim());
+            if let Some(details) = case.details.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+                // Tools often repeat the message as the first line of the trace.
+                let details: String = details.lines().take(DETAIL_LINES).collect::<Vec<_>>().join("\n");
+                if details.starts_with(message.trim()) {
+                    message = details;
+                } else if !message.contains(&details) {
+                    message = format!("{message}\n{details}");
+                }
             }
             if case.status == CaseStatus::Flaky {
                 message = format!(

@@ -249,7 +249,7 @@ pub fn minimal_markdown(run: &Run, full: bool) -> String {
             let delta = c.score_delta.map(|d| format!(", score {d:+.1}")).unwrap_or_default();
             let _ = writeln!(md, "Compared with `{commit}`{stale}{delta}.\n");
         }
-        None => md.push_str("No baseline: deltas are not shown and the regression gate was skipped.\n\n"),
+        None => md.push_str("No baseline to compare with: deltas are not shown.\n\n"),
     }
     md.push_str("| suite | status | score | passed | failed | skipped |\n|---|---|---|---|---|---|\n");
     for s in &run.suites {
@@ -283,6 +283,9 @@ pub fn minimal_markdown(run: &Run, full: bool) -> String {
                 let _ = writeln!(md, "  - {}", first.replace('`', "'"));
             }
         }
+    }
+    for skipped in &run.verdict.skipped {
+        let _ = writeln!(md, "\n> skipped gate: {skipped}");
     }
     for reason in &run.verdict.reasons {
         if md.len() > 60_000 {
