@@ -1,40 +1,28 @@
 //! Bad input and missing tools: each becomes a clear suite error with the right exit code
 //! (2 for input the user must fix, 3 for a missing tool), and other suites still run and score.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-use assert_cmd::prelude::*;
 use fcorr::model::{Outcome, Run, SuiteErrorKind, SuiteStatus};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+mod support;
+use support::*;
 
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn fcorr(out: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("fcorr").unwrap();
-    cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
+fn fcorr_run(out: &Path) -> Command {
+    let mut cmd = fcorr();
     cmd.arg("run").arg("--out").arg(out).arg("--json");
     cmd
 }
 
 fn finish(cmd: &mut Command) -> (Run, i32) {
-    let output = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("stdout is not a Run ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
-    });
-    (run, output.status.code().unwrap_or(-1))
+    parse_run(&cmd.output().unwrap())
 }
 
 #[test]
 fn a_nonexistent_path_is_an_input_error() {
     let out = tempfile::tempdir().unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg("/nonexistent/fcorr-project"));
+    let (run, code) = finish(fcorr_run(out.path()).arg("/nonexistent/fcorr-project"));
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::Error);
     let error = suite.error.as_ref().unwrap();
@@ -49,7 +37,7 @@ fn a_directory_with_nothing_detectable_is_an_input_error() {
     let out = tempfile::tempdir().unwrap();
     let project = tempfile::tempdir().unwrap();
     std::fs::write(project.path().join("README.md"), "# notes\n").unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg(project.path()));
+    let (run, code) = finish(fcorr_run(out.path()).arg(project.path()));
     let error = run.suites[0].error.as_ref().unwrap();
     assert_eq!(error.kind, SuiteErrorKind::Input);
     assert!(error.message.contains("no project detected"), "{}", error.message);
@@ -60,7 +48,7 @@ fn a_directory_with_nothing_detectable_is_an_input_error() {
 #[test]
 fn a_malformed_pyproject_names_file_line_and_column() {
     let out = tempfile::tempdir().unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg(fixture("py-bad-pyproject")));
+    let (run, code) = finish(fcorr_run(out.path()).arg(fixture("py-bad-pyproject")));
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::Error);
     let error = suite.error.as_ref().unwrap();
@@ -70,7 +58,7 @@ fn a_malformed_pyproject_names_file_line_and_column() {
     assert!(suite.phases.is_empty(), "nothing runs on a manifest nobody can read: {:?}", suite.phases);
     assert_eq!(code, 2);
 
-    let detect = Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture("py-bad-pyproject")).output().unwrap();
+    let detect = fcorr().arg("detect").arg(fixture("py-bad-pyproject")).output().unwrap();
     let text = String::from_utf8_lossy(&detect.stdout);
     assert!(text.contains("problem: malformed pyproject.toml"), "{text}");
 }
@@ -78,7 +66,7 @@ fn a_malformed_pyproject_names_file_line_and_column() {
 #[test]
 fn one_bad_suite_does_not_stop_the_others() {
     let out = tempfile::tempdir().unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg(fixture("go-panic")).arg("/nonexistent/fcorr-project"));
+    let (run, code) = finish(fcorr_run(out.path()).arg(fixture("go-panic")).arg("/nonexistent/fcorr-project"));
     assert_eq!(run.suites.len(), 2);
     let good = &run.suites[0];
     assert_eq!(good.status, SuiteStatus::Failed);
@@ -100,7 +88,7 @@ fn a_missing_test_command_is_a_missing_tool_not_a_test_failure() {
         "[[suite]]\nname = \"missing\"\npath = \".\"\nrunner = \"command\"\ncommands = { test = \"fcorr-no-such-tool --all\" }\n",
     )
     .unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg("--config").arg(&config));
+    let (run, code) = finish(fcorr_run(out.path()).arg("--config").arg(&config));
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::Error);
     let error = suite.error.as_ref().unwrap();
@@ -114,7 +102,7 @@ fn a_missing_test_command_is_a_missing_tool_not_a_test_failure() {
 fn a_missing_toolchain_is_reported_with_its_name() {
     let out = tempfile::tempdir().unwrap();
     let empty_path = tempfile::tempdir().unwrap();
-    let (run, code) = finish(fcorr(out.path()).arg(fixture("go-build-error")).env("PATH", empty_path.path()));
+    let (run, code) = finish(fcorr_run(out.path()).arg(fixture("go-build-error")).env("PATH", empty_path.path()));
     let error = run.suites[0].error.as_ref().unwrap();
     assert_eq!(error.kind, SuiteErrorKind::ToolMissing);
     assert!(error.message.contains("`go` was not found on PATH"), "{}", error.message);

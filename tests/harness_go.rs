@@ -2,48 +2,12 @@
 //! `go test -json` reported in each fixture's `expected.json`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 
-use assert_cmd::prelude::*;
-use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
+use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, Suite, SuiteStatus};
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn expected(name: &str) -> Value {
-    let text = std::fs::read_to_string(fixture(name).join("expected.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn run(name: &str) -> (Run, i32) {
-    let out = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .arg("run")
-        .arg(fixture(name))
-        .arg("--out")
-        .arg(out.path())
-        .arg("--json")
-        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("stdout is not a Run ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
-    });
-    (run, output.status.code().unwrap_or(-1))
-}
-
-fn status_of(text: &str) -> CaseStatus {
-    serde_json::from_value(Value::String(text.to_string())).unwrap()
-}
+mod support;
+use support::*;
 
 /// Cases keyed by (package, test) — go's own identity of a test — with their statuses.
 fn assert_cases(suite: &Suite, want: &Value) {
@@ -130,8 +94,7 @@ fn go_panic_keeps_the_tests_that_reported_and_fails() {
 
 #[test]
 fn detect_lists_markers_and_confidence_as_json() {
-    let output =
-        Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture("go-mixed")).arg("--json").output().unwrap();
+    let output = fcorr().arg("detect").arg(fixture("go-mixed")).arg("--json").output().unwrap();
     assert_eq!(output.status.code(), Some(0));
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     let best = &value["best"];

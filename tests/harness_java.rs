@@ -2,24 +2,14 @@
 //! reports (Gradle itself is not installed here). Expected results come from `expected.json`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn expected(name: &str) -> Value {
-    let path = fixture(name).join("expected.json");
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+mod support;
+use support::*;
 
 /// Runs `fcorr run ARGS --json`; returns the exit code and the run.
 fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {
@@ -68,10 +58,6 @@ fn assert_matches_expected(suite: &Suite, expected: &Value) {
     );
 }
 
-fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
-    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:#?}", suite.phases))
-}
-
 #[test]
 fn maven_fixture_matches_expected() {
     let name = "maven-mixed";
@@ -108,26 +94,11 @@ fn maven_fixture_matches_expected() {
     assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        if entry.file_name() == "target" {
-            continue;
-        }
-        if entry.file_type().unwrap().is_dir() {
-            copy_tree(&entry.path(), &to.join(entry.file_name()));
-        } else {
-            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
-        }
-    }
-}
-
 #[test]
 fn maven_compile_error_is_build_failed_with_a_diagnostic() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("maven-broken");
-    copy_tree(&fixture("maven-mixed"), &project);
+    copy_project(&fixture("maven-mixed"), &project);
     let rel = "src/test/java/dev/fcorr/fixture/SmokeTest.java";
     let mut source = std::fs::read_to_string(project.join(rel)).unwrap();
     if !source.ends_with('\n') {

@@ -2,24 +2,14 @@
 //! `node --test`. Expected counts and statuses come from each fixture's `expected.json`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use fcorr::model::{PhaseKind, PhaseStatus, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn expected(name: &str) -> Value {
-    let path = fixture(name).join("expected.json");
-    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
-}
+mod support;
+use support::*;
 
 /// Runs `fcorr run PATHS --json` with installs enabled; returns the exit code and the run.
 fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {
@@ -65,10 +55,6 @@ fn assert_matches_expected(suite: &Suite, expected: &Value) {
     );
 }
 
-fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
-    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:#?}", suite.phases))
-}
-
 /// Checks a run of one failing fixture: statuses, counts, exit code, report format.
 fn check_failing_fixture(name: &str, format: &str) -> Suite {
     let out = tempfile::tempdir().unwrap();
@@ -111,22 +97,6 @@ fn node_test_fixture_matches_expected() {
     assert_eq!(phase(&suite, PhaseKind::Install).status, PhaseStatus::Skipped);
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.message.as_deref(), Some("expected 100F to be 37.8C"));
-}
-
-fn copy_project(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let name = entry.file_name();
-        if name == "node_modules" || name == "target" {
-            continue;
-        }
-        if entry.file_type().unwrap().is_dir() {
-            copy_project(&entry.path(), &to.join(&name));
-        } else {
-            std::fs::copy(entry.path(), to.join(&name)).unwrap();
-        }
-    }
 }
 
 #[test]

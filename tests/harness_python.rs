@@ -2,26 +2,13 @@
 //! with what the native tools reported in each fixture's `expected.json`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use assert_cmd::prelude::*;
-use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
+use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Suite, SuiteStatus};
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn expected(name: &str) -> Value {
-    let text = std::fs::read_to_string(fixture(name).join("expected.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
+mod support;
+use support::*;
 
 /// The hang test runs alone: with a 3 s budget, pytest must get through start-up on a machine
 /// that the other fixtures (compiling, installing) are not also loading.
@@ -29,23 +16,6 @@ static EXCLUSIVE: std::sync::RwLock<()> = std::sync::RwLock::new(());
 
 fn shared() -> std::sync::RwLockReadGuard<'static, ()> {
     EXCLUSIVE.read().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Runs `fcorr run <fixture> --json` and returns the run and the exit code.
-fn run(name: &str, extra: &[&str], env: &[(&str, &Path)]) -> (Run, i32) {
-    let out = tempfile::tempdir().unwrap();
-    let mut cmd = Command::cargo_bin("fcorr").unwrap();
-    cmd.arg("run").arg(fixture(name)).arg("--out").arg(out.path()).arg("--json").args(extra);
-    cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let output = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("stdout is not a Run ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
-    });
-    (run, output.status.code().unwrap_or(-1))
 }
 
 /// pytest's node id of a case read from the xunit1 JUnit report: file, classes, name.
@@ -60,10 +30,6 @@ fn node_id(case: &Case) -> String {
         id.push_str(class);
     }
     format!("{id}::{}", case.name)
-}
-
-fn status_of(text: &str) -> CaseStatus {
-    serde_json::from_value(Value::String(text.to_string())).unwrap()
 }
 
 /// Every expected case is present with its status, and nothing else is.
@@ -89,15 +55,11 @@ fn assert_counts(suite: &Suite, counts: &Value) {
     assert_eq!(suite.counts.total, n("passed") + n("failed") + n("skipped") + n("error"));
 }
 
-fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
-    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:?}", suite.phases))
-}
-
 #[test]
 fn py_pass_scores_100_and_reuses_its_virtualenv() {
     let _guard = shared();
     let want = expected("py-pass");
-    let (first, code) = run("py-pass", &[], &[]);
+    let (first, code) = run_with("py-pass", &[], &[]);
     let suite = &first.suites[0];
     assert_eq!(suite.status, SuiteStatus::Passed, "{suite:#?}");
     assert_eq!(code, 0);
@@ -110,7 +72,7 @@ fn py_pass_scores_100_and_reuses_its_virtualenv() {
     assert!(detection.markers.iter().any(|m| m.contains("[tool.pytest.ini_options]")), "{:?}", detection.markers);
 
     // Same project, same dependency files: the virtualenv is complete, so nothing is reinstalled.
-    let (second, code) = run("py-pass", &[], &[]);
+    let (second, code) = run_with("py-pass", &[], &[]);
     let suite = &second.suites[0];
     let install = phase(suite, PhaseKind::Install);
     assert_eq!(install.status, PhaseStatus::Skipped, "{install:#?}");
@@ -126,7 +88,7 @@ fn py_pass_scores_100_and_reuses_its_virtualenv() {
 fn py_mixed_reports_every_case_as_pytest_did() {
     let _guard = shared();
     let want = expected("py-mixed");
-    let (run, code) = run("py-mixed", &[], &[]);
+    let (run, code) = run_with("py-mixed", &[], &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::Failed);
     assert_eq!(code, 1);
@@ -147,7 +109,7 @@ fn py_mixed_reports_every_case_as_pytest_did() {
 fn py_unittest_is_detected_without_markers_and_run_through_pytest() {
     let _guard = shared();
     let want = expected("py-unittest");
-    let (run, code) = run("py-unittest", &[], &[]);
+    let (run, code) = run_with("py-unittest", &[], &[]);
     let suite = &run.suites[0];
     let detection = suite.detection.as_ref().unwrap();
     assert_eq!(detection.framework, "unittest");
@@ -164,7 +126,7 @@ fn py_install_fail_stops_before_build_and_test() {
     let _guard = shared();
     let want = expected("py-install-fail");
     assert!(want["counts"].is_null());
-    let (run, code) = run("py-install-fail", &[], &[]);
+    let (run, code) = run_with("py-install-fail", &[], &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::InstallFailed);
     assert_eq!(code, 1);
@@ -181,7 +143,7 @@ fn py_install_fail_stops_before_build_and_test() {
 #[test]
 fn py_syntax_error_fails_the_build_with_a_located_diagnostic() {
     let _guard = shared();
-    let (run, code) = run("py-syntax-error", &[], &[]);
+    let (run, code) = run_with("py-syntax-error", &[], &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::BuildFailed);
     assert_eq!(code, 1);
@@ -200,7 +162,7 @@ fn py_no_tests_is_never_a_pass() {
     let _guard = shared();
     let want = expected("py-no-tests");
     assert!(want["counts"].is_null());
-    let (run, code) = run("py-no-tests", &[], &[]);
+    let (run, code) = run_with("py-no-tests", &[], &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::NoTests);
     assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
@@ -229,7 +191,7 @@ fn py_hang_times_out_and_kills_the_whole_process_group() {
     // three times) until the hanging test itself, and its grandchild, were running.
     for attempt in 1..=3 {
         let started = Instant::now();
-        let (run, code) = run("py-hang", &["--timeout-test", "3"], &[("FCORR_FIXTURE_PIDFILE", &pidfile)]);
+        let (run, code) = run_with("py-hang", &["--timeout-test", "3"], &[("FCORR_FIXTURE_PIDFILE", &pidfile)]);
         let elapsed = started.elapsed();
         let suite = &run.suites[0];
         assert_eq!(suite.status, SuiteStatus::Timeout, "{suite:#?}");

@@ -2,48 +2,11 @@
 //! `cargo test --no-fail-fast` reported in each fixture's `expected.json`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Command;
 
-use assert_cmd::prelude::*;
-use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, Run, SuiteStatus};
-use serde_json::Value;
+use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, SuiteStatus};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn fixture(name: &str) -> PathBuf {
-    repo().join("tests/fixtures").join(name)
-}
-
-fn expected(name: &str) -> Value {
-    let text = std::fs::read_to_string(fixture(name).join("expected.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn run(name: &str) -> (Run, i32) {
-    let out = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .arg("run")
-        .arg(fixture(name))
-        .arg("--out")
-        .arg(out.path())
-        .arg("--json")
-        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| {
-        panic!("stdout is not a Run ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
-    });
-    (run, output.status.code().unwrap_or(-1))
-}
-
-fn status_of(text: &str) -> CaseStatus {
-    serde_json::from_value(Value::String(text.to_string())).unwrap()
-}
+mod support;
+use support::*;
 
 #[test]
 fn rust_mixed_reports_every_binary_with_no_fail_fast() {

@@ -1,0 +1,89 @@
+//! Shared by the integration tests that run the real fcorr binary on fixtures: fixture paths,
+//! each fixture's `expected.json` (what the native tool itself reported) and fcorr's JSON output.
+//! Each test file uses a subset, hence the `dead_code` allowance.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::prelude::*;
+use fcorr::model::{CaseStatus, Phase, PhaseKind, Run, Suite};
+use serde_json::Value;
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fixture project under `tests/fixtures/`.
+pub fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+/// The fixture's `expected.json`.
+pub fn expected(name: &str) -> Value {
+    let path = fixture(name).join("expected.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// The fcorr binary with the shared test cache, so virtualenvs are made once per machine.
+pub fn fcorr() -> Command {
+    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
+    cmd
+}
+
+/// Parses `fcorr ... --json` output; panics with stderr when stdout is not a run.
+pub fn parse_run(output: &Output) -> (Run, i32) {
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a Run ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (run, output.status.code().unwrap_or(-1))
+}
+
+/// `fcorr run <fixture> --json` with extra arguments and environment.
+pub fn run_with(name: &str, extra: &[&str], env: &[(&str, &Path)]) -> (Run, i32) {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = fcorr();
+    cmd.arg("run").arg(fixture(name)).arg("--out").arg(out.path()).arg("--json").args(extra);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    parse_run(&cmd.output().unwrap())
+}
+
+/// `fcorr run <fixture> --json`.
+pub fn run(name: &str) -> (Run, i32) {
+    run_with(name, &[], &[])
+}
+
+/// A status as `expected.json` writes it.
+pub fn status_of(text: &str) -> CaseStatus {
+    serde_json::from_value(Value::String(text.to_string())).unwrap()
+}
+
+/// The suite's phase of this kind; panics when it was not planned.
+pub fn phase(suite: &Suite, kind: PhaseKind) -> &Phase {
+    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:?}", suite.phases))
+}
+
+/// Copies a project without its installed dependencies or build outputs.
+pub fn copy_project(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "node_modules" || name == "target" || name == ".venv" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_project(&entry.path(), &to.join(&name));
+        } else {
+            std::fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
