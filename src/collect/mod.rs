@@ -11,11 +11,16 @@ use std::path::{Path, PathBuf};
 use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
+pub mod ctrf;
 pub mod junit;
+pub mod tap;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
+///
+/// JSON formats sniff for their own top-level keys, TAP for its first line; JUnit, which only
+/// looks for `<testsuite`/`<testcase` anywhere in the head, comes last.
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
-    vec![Box::new(junit::Junit)]
+    vec![Box::new(ctrf::Ctrf), Box::new(tap::Tap), Box::new(junit::Junit)]
 }
 
 /// Looks up a parser by format name.
