@@ -366,7 +366,10 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
             let status = current.case.status;
             if status == CaseStatus::Passed || (status == CaseStatus::Skipped && current.case.message.is_none()) {
                 current.case.status = CaseStatus::Skipped;
-                current.case.message = attr(e, "message").filter(|m| !m.is_empty());
+                // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
+                let name = current.case.name.clone();
+                current.case.message =
+                    attr(e, "message").and_then(|m| first_meaningful_line(&m, &name).map(str::to_string));
             }
         }
         Inside::Attempt => {
@@ -436,6 +439,7 @@ fn first_meaningful_line<'t>(text: &'t str, case_name: &str) -> Option<&'t str> 
         !line.is_empty()
             && !line.starts_with("=== RUN")
             && !line.starts_with("--- FAIL")
+            && !line.starts_with("--- SKIP")
             && !(line.ends_with(case_name) && line.contains("::") && !line.contains(' '))
     })
 }
