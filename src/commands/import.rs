@@ -114,12 +114,15 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), "");
     if args.timings {
+        // Same counting words as the benchmark's other readers print, so run.sh can check them.
         eprintln!(
-            "phases: parse={:.3}s report={:.3}s total={:.3}s cases={}",
+            "phases: parse={:.3}s report={:.3}s total={:.3}s cases={} failures={} skipped={}",
             parse_time.as_secs_f64(),
             report_time.as_secs_f64(),
             started.elapsed().as_secs_f64(),
-            run.totals.total
+            run.totals.total,
+            run.totals.failures(),
+            run.totals.skipped
         );
     }
     Ok(run.verdict.outcome.exit_code())
