@@ -49,6 +49,7 @@ fn every_dialect_fixture_matches_its_sidecar() {
         .filter(|p| p.extension().is_some_and(|e| e == "xml"))
         .collect();
     entries.sort();
+    let timestamps = regex::Regex::new(r#"\stimestamp="[^"]*""#).unwrap();
     for path in entries {
         let sidecar = path.with_extension("expected.json");
         let expected: Value = serde_json::from_str(
@@ -96,7 +97,7 @@ fn every_dialect_fixture_matches_its_sidecar() {
         };
         // quick-junit's (experimental) reader rejects timestamps without a zone (jest-junit, mocha)
         // and character references in text (gotestsum's &#xA;): neutralise both, nothing counted.
-        let wrapped = regex::Regex::new(r#"\stimestamp="[^"]*""#).unwrap().replace_all(&wrapped, "");
+        let wrapped = timestamps.replace_all(&wrapped, "");
         let wrapped = wrapped.replace("&#xA;", "\n").replace("&#x0A;", "\n").replace("&#10;", "\n");
         if let Some((tests, failing, skipped)) = quick_junit_counts(&wrapped) {
             // quick-junit does not read googletest's result= attribute, and counts only the

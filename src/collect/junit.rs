@@ -435,12 +435,11 @@ fn child_end(current: &mut Open) {
 /// The first line of a failure text that says something: not go's `=== RUN` banner, not
 /// PHPUnit's leading `Class::method` line.
 fn first_meaningful_line<'t>(text: &'t str, case_name: &str) -> Option<&'t str> {
+    const BANNERS: [&str; 3] = ["=== RUN", "--- FAIL", "--- SKIP"];
     text.lines().map(str::trim).find(|line| {
-        !line.is_empty()
-            && !line.starts_with("=== RUN")
-            && !line.starts_with("--- FAIL")
-            && !line.starts_with("--- SKIP")
-            && !(line.ends_with(case_name) && line.contains("::") && !line.contains(' '))
+        let banner = BANNERS.iter().any(|b| line.starts_with(b));
+        let phpunit_id = line.ends_with(case_name) && line.contains("::") && !line.contains(' ');
+        !(line.is_empty() || banner || phpunit_id)
     })
 }
 

@@ -45,7 +45,7 @@ struct Point {
     name: String,
     /// Names of the enclosing subtests, outermost first.
     parents: Vec<String>,
-    directive: Option<(Directive, String)>,
+    directive: Option<DirectiveWithReason>,
     yaml: Vec<(String, String)>,
 }
 
@@ -203,8 +203,11 @@ fn parse_plan(content: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
+/// A directive and its reason.
+type DirectiveWithReason = (Directive, String);
+
 /// `ok 3 - description # SKIP reason` → (ok, description, directive).
-fn parse_point(content: &str) -> Option<(bool, String, Option<(Directive, String)>)> {
+fn parse_point(content: &str) -> Option<(bool, String, Option<DirectiveWithReason>)> {
     let (ok, rest) = if let Some(rest) = content.strip_prefix("not ok") {
         (false, rest)
     } else if let Some(rest) = content.strip_prefix("ok") {
@@ -229,7 +232,7 @@ fn parse_point(content: &str) -> Option<(bool, String, Option<(Directive, String
 }
 
 /// Splits at the first unescaped `#` followed by SKIP/TODO (case-insensitive).
-fn split_directive(text: &str) -> (&str, Option<(Directive, String)>) {
+fn split_directive(text: &str) -> (&str, Option<DirectiveWithReason>) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
