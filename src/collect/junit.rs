@@ -522,6 +522,24 @@ mod tests {
     }
 
     #[test]
+    fn references_in_output_stay_in_the_output() {
+        let xml = r#"<testsuite><testcase name="t"><failure message="m">trace &lt;here&gt;</failure>
+<system-out>a &amp; b &#x263A;</system-out></testcase></testsuite>"#;
+        let c = parse_str(xml).unwrap().cases;
+        assert_eq!(c[0].details.as_deref(), Some("trace <here>"));
+        assert_eq!(c[0].output.as_deref(), Some("a & b \u{263A}"));
+    }
+
+    #[test]
+    fn placeholder_messages_give_way_to_the_text() {
+        let xml = r#"<testsuite><testcase name="TestX"><failure message="Failed" type="">=== RUN   TestX
+    x_test.go:9: got 1, want 2
+--- FAIL: TestX (0.00s)</failure></testcase></testsuite>"#;
+        let c = parse_str(xml).unwrap().cases;
+        assert_eq!(c[0].message.as_deref(), Some("x_test.go:9: got 1, want 2"));
+    }
+
+    #[test]
     fn broken_xml_is_an_error_not_a_panic() {
         assert!(parse_str("<testsuite><testcase name=\"a\" <<<").is_err());
         assert!(parse_str("<html><body/></html>").is_err());
