@@ -7,6 +7,7 @@
 //! `<testsuite>`s, missing counts and attributes, BOMs, DOCTYPEs and comments are tolerated;
 //! mismatched end tags are not fatal.
 
+use std::borrow::Cow;
 use std::io::BufRead;
 
 use quick_xml::XmlVersion;
@@ -86,6 +87,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut open: Option<Open> = None;
     let mut saw_root = false;
     let mut buf = Vec::with_capacity(64 * 1024);
+    let mut paths = PathCache { options, last: None };
+    let mut spare = Spare::default();
 
     loop {
         let event = match reader.read_event_into(&mut buf) {
@@ -97,8 +100,14 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 let empty = matches!(event, Event::Empty(_));
                 let name = e.local_name();
                 match name.as_ref() {
-                    "testsuites" => saw_root = true,
+                    "testsuites" => {
+                        saw_root = true;
+                        reserve_for(&mut report, e);
+                    }
                     "testsuite" => {
+                        if !saw_root {
+                            reserve_for(&mut report, e);
+                        }
                         saw_root = true;
                         if !empty {
                             suites.push(suite_frame(e));
@@ -108,22 +117,22 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                         saw_root = true;
                         if let Some(previous) = open.take() {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            report.cases.push(finish(previous));
+                            report.cases.push(finish(previous, &mut spare));
                         }
-                        let case = start_case(e, &suites, options);
+                        let case = start_case(e, &suites, &mut paths);
                         let current = Open {
                             case,
                             failure_type: None,
                             inside: Inside::Nothing,
                             depth_in_child: 0,
                             muted_from: None,
-                            text: String::new(),
-                            output: String::new(),
+                            text: std::mem::take(&mut spare.text),
+                            output: std::mem::take(&mut spare.output),
                             attempt: None,
                             passed_on_retry: false,
                         };
                         if empty {
-                            report.cases.push(finish(current));
+                            report.cases.push(finish(current, &mut spare));
                         } else {
                             open = Some(current);
                         }
@@ -151,7 +160,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 match name.as_ref() {
                     "testcase" => {
                         if let Some(current) = open.take() {
-                            report.cases.push(finish(current));
+                            report.cases.push(finish(current, &mut spare));
                         }
                     }
                     "testsuite" => {
@@ -204,12 +213,20 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     }
     if let Some(current) = open.take() {
         report.warnings.push(format!("the report ends inside testcase `{}`: it may be truncated", current.case.name));
-        report.cases.push(finish(current));
+        report.cases.push(finish(current, &mut spare));
     }
     if !saw_root {
         return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
     }
     Ok(report)
+}
+
+/// Reserves room for the root element's `tests=` count (capped: the count is not trusted), so
+/// 100,000 cases are not copied through a dozen reallocations.
+fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
+    if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
+        report.cases.reserve(tests.min(1 << 20));
+    }
 }
 
 /// The open case when its text is being kept (inside a child, not in a muted nested element).
@@ -250,18 +267,20 @@ fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
     frame
 }
 
-fn value_of(attribute: &quick_xml::events::attributes::Attribute<'_>) -> String {
-    attribute
-        .normalized_value(XmlVersion::Implicit1_0)
-        .map(|v| v.into_owned())
-        .unwrap_or_else(|_| attribute.value.to_string())
+fn cow_value<'a>(attribute: &'a quick_xml::events::attributes::Attribute<'a>) -> Cow<'a, str> {
+    attribute.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| Cow::Borrowed(&attribute.value))
 }
 
-fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], options: &ParseOptions) -> Case {
+fn value_of(attribute: &quick_xml::events::attributes::Attribute<'_>) -> String {
+    cow_value(attribute).into_owned()
+}
+
+fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'_>) -> Case {
     let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
-    let mut file = None;
+    let mut file: Option<Cow<'_, str>> = None;
     let mut class = None;
-    for attribute in e.attributes().flatten() {
+    // Duplicate-attribute checks cost a scan per attribute; a duplicate just overwrites.
+    for attribute in e.attributes().with_checks(false).flatten() {
         let key = attribute.key.local_name();
         let wanted = matches!(
             key.as_ref(),
@@ -270,13 +289,14 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], options: &ParseOptions)
         if !wanted {
             continue;
         }
-        let value = value_of(&attribute);
+        // Borrowed unless the value holds references: only kept values are copied.
+        let value = cow_value(&attribute);
         match key.as_ref() {
-            "name" => case.name = value,
-            "classname" if !value.is_empty() => case.classname = Some(value),
+            "name" => case.name = value.into_owned(),
+            "classname" if !value.is_empty() => case.classname = Some(value.into_owned()),
             // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
-            "class" if !value.is_empty() => class = Some(value),
-            "file" | "filepath" if !value.is_empty() => file = Some(value),
+            "class" if !value.is_empty() => class = Some(value.into_owned()),
+            "file" | "filepath" if !value.is_empty() => file = Some(Cow::Owned(value.into_owned())),
             "line" | "lineno" => case.line = value.trim().parse().ok(),
             "time" => case.duration_ms = parse_seconds(&value).map(|s| s * 1000.0),
             "status" | "result" => {
@@ -292,7 +312,7 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], options: &ParseOptions)
         case.classname = class.or_else(|| suite_name.map(str::to_string));
     }
     if file.is_none() {
-        file = suites.iter().rev().find_map(|s| s.file.clone());
+        file = suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed);
     }
     if file.is_none() {
         // vitest and node:test put the test file in classname or the suite name.
@@ -300,13 +320,32 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], options: &ParseOptions)
             .into_iter()
             .flatten()
             .find(|s| looks_like_source_path(s))
-            .map(str::to_string);
+            .map(|s| Cow::Owned(s.to_string()));
     }
-    case.file = file.map(|f| options.relative_path(&f));
+    case.file = file.map(|f| paths.relative(&f));
     if case.name.is_empty() {
         case.name = "(unnamed)".into();
     }
     case
+}
+
+/// Consecutive cases nearly always share a file: relativize each distinct path once.
+struct PathCache<'o> {
+    options: &'o ParseOptions,
+    last: Option<(String, String)>,
+}
+
+impl PathCache<'_> {
+    fn relative(&mut self, file: &str) -> String {
+        match &self.last {
+            Some((raw, relative)) if raw == file => relative.clone(),
+            _ => {
+                let relative = self.options.relative_path(file);
+                self.last = Some((file.to_string(), relative.clone()));
+                relative
+            }
+        }
+    }
 }
 
 /// Statuses some writers put on the testcase itself (googletest/Bazel `result=`, Ant `status=`).
@@ -329,8 +368,10 @@ fn looks_like_source_path(s: &str) -> bool {
 }
 
 fn parse_seconds(value: &str) -> Option<f64> {
-    let cleaned: String = value.trim().chars().filter(|c| *c != ',').collect();
-    cleaned.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0)
+    let value = value.trim();
+    // Some writers format times with thousands separators ("1,200.5").
+    let seconds = if value.contains(',') { value.replace(',', "").parse::<f64>() } else { value.parse::<f64>() };
+    seconds.ok().filter(|s| s.is_finite() && *s >= 0.0)
 }
 
 fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
@@ -398,8 +439,8 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
 }
 
 fn child_end(current: &mut Open) {
-    let text = std::mem::take(&mut current.text);
-    let text = text.trim();
+    // Borrowed, not taken: the buffer keeps its capacity for the next child and the next case.
+    let text = current.text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             let deciding = current.case.details.is_none();
@@ -427,6 +468,7 @@ fn child_end(current: &mut Open) {
         }
         Inside::Nothing => {}
     }
+    current.text.clear();
     current.inside = Inside::Nothing;
     current.depth_in_child = 0;
     current.muted_from = None;
@@ -443,7 +485,14 @@ fn first_meaningful_line<'t>(text: &'t str, case_name: &str) -> Option<&'t str> 
     })
 }
 
-fn finish(mut current: Open) -> Case {
+/// Text buffers handed from one case to the next, so reading a case allocates only what it keeps.
+#[derive(Default)]
+struct Spare {
+    text: String,
+    output: String,
+}
+
+fn finish(mut current: Open, spare: &mut Spare) -> Case {
     if current.inside != Inside::Nothing {
         child_end(&mut current);
     }
@@ -460,6 +509,10 @@ fn finish(mut current: Open) -> Case {
     if case.status != CaseStatus::Passed && !current.output.trim().is_empty() {
         case.output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
     }
+    current.text.clear();
+    current.output.clear();
+    spare.text = current.text;
+    spare.output = current.output;
     current.case
 }
 

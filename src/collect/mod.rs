@@ -208,7 +208,12 @@ pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
             match parse_file(&path, spec.format.as_deref(), &options) {
                 Ok((format, report)) => {
                     collected.ran = true;
-                    collected.cases.extend(report.cases);
+                    if collected.cases.is_empty() {
+                        // One big report: move its cases rather than copy them.
+                        collected.cases = report.cases;
+                    } else {
+                        collected.cases.extend(report.cases);
+                    }
                     for warning in report.warnings {
                         collected.diagnostics.push(collect_diagnostic(Severity::Warning, &path, warning));
                     }
