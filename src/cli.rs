@@ -26,6 +26,14 @@ pub enum Command {
     Import(commands::import::ImportArgs),
     /// Print the JSON Schema of results.json.
     Schema,
+    /// Re-render reports (JUnit, CTRF, Markdown, HTML) from a saved results.json.
+    Report(commands::report::ReportArgs),
+    /// In CI: run, compare with the baseline, write reports, publish to GitHub, gate.
+    Ci(commands::ci::CiArgs),
+    /// Compare a saved run with a baseline run.
+    Compare(commands::compare::CompareArgs),
+    /// Publish saved results to GitHub (job summary, outputs, annotations, PR comment, check run).
+    Publish(commands::publish::PublishArgs),
 }
 
 impl Command {
@@ -36,6 +44,10 @@ impl Command {
             Command::Detect(args) => commands::detect::execute(args),
             Command::Import(args) => commands::import::execute(args),
             Command::Schema => commands::schema::execute(),
+            Command::Report(args) => commands::report::execute(args),
+            Command::Ci(args) => commands::ci::execute(args),
+            Command::Compare(args) => commands::compare::execute(args),
+            Command::Publish(args) => commands::publish::execute(args),
         }
     }
 }

@@ -178,6 +178,8 @@ pub struct GithubConfig {
     pub artifact_name: Option<String>,
     /// How many first-parent ancestors to search for a baseline.
     pub baseline_depth: Option<u32>,
+    /// Baseline source for `fcorr ci`: `github`, a path, or `none`.
+    pub baseline: Option<String>,
 }
 
 impl Config {

@@ -4,6 +4,7 @@
 //! runs it (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
+pub mod baseline;
 pub mod cli;
 pub mod collect;
 pub mod commands;
@@ -17,5 +18,6 @@ pub mod gate;
 pub mod git;
 pub mod model;
 pub mod plan;
+pub mod publish;
 pub mod report;
 pub mod score;

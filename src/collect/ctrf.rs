@@ -130,9 +130,14 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
 fn status_of(status: &str, raw: Option<&str>) -> Result<CaseStatus, String> {
     Ok(match status {
-        "passed" => CaseStatus::Passed,
+        // fcorr's own CTRF keeps the model's status in rawStatus (flaky passed, error/timeout failed).
+        "passed" => match raw {
+            Some("flaky") => CaseStatus::Flaky,
+            _ => CaseStatus::Passed,
+        },
         "failed" => match raw.map(str::to_ascii_lowercase).as_deref() {
             Some("timedout" | "timeout" | "timed-out") => CaseStatus::Timeout,
+            Some("error" | "errored" | "broken") => CaseStatus::Error,
             _ => CaseStatus::Failed,
         },
         "skipped" | "pending" => CaseStatus::Skipped,
@@ -151,21 +156,32 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, String> {
     if status == CaseStatus::Passed && test.flaky == Some(true) {
         status = CaseStatus::Flaky;
     }
+    let fcorr = test.extra.as_ref().and_then(|e| e.get("fcorr"));
+    // fcorr writes the suite path as [suite name, classname]: the suite is the one being imported.
+    let written_by_fcorr = fcorr.is_some_and(|f| f.get("suiteId").is_some());
     let classname = match &test.suite {
         Some(serde_json::Value::String(s)) if !s.is_empty() => Some(s.clone()),
         Some(serde_json::Value::Array(parts)) => {
             let parts: Vec<&str> = parts.iter().filter_map(|p| p.as_str()).collect();
+            let parts = if written_by_fcorr { parts.get(1..).unwrap_or_default() } else { &parts[..] };
             (!parts.is_empty()).then(|| parts.join(" > "))
         }
         _ => None,
     };
-    let mut tags: BTreeMap<String, String> = test.tags.iter().map(|t| (t.clone(), String::new())).collect();
+    let mut tags: BTreeMap<String, String> = BTreeMap::new();
     for (key, value) in &test.labels {
         let text = match value {
             serde_json::Value::String(s) => s.clone(),
             other => other.to_string(),
         };
         tags.insert(key.clone(), text);
+    }
+    for tag in &test.tags {
+        // `key:value` tags that repeat a label are the same fact written twice.
+        let repeats_label = tag.split_once(':').is_some_and(|(k, v)| tags.get(k).is_some_and(|l| l == v));
+        if !repeats_label && !tags.contains_key(tag) {
+            tags.insert(tag.clone(), String::new());
+        }
     }
     let mut attempts: Vec<(u32, Attempt)> = Vec::new();
     for attempt in &test.retry_attempts {
@@ -201,7 +217,7 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, String> {
         tags,
         ..Case::default()
     };
-    if let Some(fcorr) = test.extra.as_ref().and_then(|e| e.get("fcorr")) {
+    if let Some(fcorr) = fcorr {
         case = overlay(case, fcorr)?;
     }
     Ok(case)
@@ -216,13 +232,29 @@ fn overlay(case: Case, fcorr: &serde_json::Value) -> Result<Case, String> {
     let mut merged = serde_json::to_value(&case).map_err(|e| e.to_string())?;
     if let serde_json::Value::Object(target) = &mut merged {
         for (key, value) in fields {
+            // fcorr's CTRF writes camelCase (`expectationSource`); the model is snake_case. Keys
+            // the model does not have (`suiteId`, `change`...) are ignored by its deserializer.
+            let key = snake_case(key);
             // Ids are recomputed from the suite, so a renamed suite still gets consistent ids.
             if key != "id" {
-                target.insert(key.clone(), value.clone());
+                target.insert(key, value.clone());
             }
         }
     }
     serde_json::from_value(merged).map_err(|e| format!("extra.fcorr does not fit the result model: {e}"))
+}
+
+fn snake_case(key: &str) -> String {
+    let mut out = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            out.push('_');
+            out.push(c.to_ascii_lowercase());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

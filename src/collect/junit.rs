@@ -6,6 +6,10 @@
 //! nextest, mocha-junit-reporter, vitest, node:test, PHPUnit and Bazel/googletest. Nested
 //! `<testsuite>`s, missing counts and attributes, BOMs, DOCTYPEs and comments are tolerated;
 //! mismatched end tags are not fatal.
+//!
+//! [`NodeTestJunit`] reads the same XML in the dialect of `node --test --test-reporter=junit`: its
+//! testcases all say `classname="test"`, so the nested `<testsuite>` names (the `describe` path) name
+//! the case instead, and the failure message comes from the element text (the attribute is mangled).
 
 use std::borrow::Cow;
 use std::io::BufRead;
@@ -37,6 +41,35 @@ impl ReportParser for Junit {
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
         parse(input, options)
     }
+}
+
+/// `node --test`'s JUnit reporter (chosen by name only: its output is ordinary JUnit on sight).
+pub struct NodeTestJunit;
+
+impl ReportParser for NodeTestJunit {
+    fn format(&self) -> &'static str {
+        "node-junit"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["node-test-junit"]
+    }
+
+    fn sniff(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+        parse_dialect(input, options, Dialect::NodeTest)
+    }
+}
+
+/// Whose JUnit flavour a file is written in.
+#[derive(Clone, Copy, PartialEq)]
+enum Dialect {
+    Generic,
+    /// Suites are `describe` blocks; `classname` is always `test`; no file attribute.
+    NodeTest,
 }
 
 /// Which child of a testcase we are inside, if any.
@@ -73,9 +106,14 @@ struct Open {
     attempt: Option<Attempt>,
     /// A `<flaky*>` child: the case failed at first and passed on a retry.
     passed_on_retry: bool,
+    dialect: Dialect,
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+    parse_dialect(input, options, Dialect::Generic)
+}
+
+fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, String> {
     let mut reader = Reader::from_reader(input);
     let config = reader.config_mut();
     config.check_end_names = false;
@@ -119,7 +157,10 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                             // A testcase opened inside another: an unclosed case; keep both.
                             report.cases.push(finish(previous, &mut spare));
                         }
-                        let case = start_case(e, &suites, &mut paths);
+                        let case = match dialect {
+                            Dialect::Generic => start_case(e, &suites, &mut paths),
+                            Dialect::NodeTest => start_node_case(e, &suites),
+                        };
                         let current = Open {
                             case,
                             failure_type: None,
@@ -130,6 +171,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                             output: std::mem::take(&mut spare.output),
                             attempt: None,
                             passed_on_retry: false,
+                            dialect,
                         };
                         if empty {
                             report.cases.push(finish(current, &mut spare));
@@ -329,6 +371,20 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
     case
 }
 
+/// A `node --test` case: named by its `describe` path, as node's own spec reporter nests it.
+fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
+    let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
+    let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
+    let path: Vec<&str> = suites.iter().filter_map(|s| s.name.as_deref()).collect();
+    case.classname = (!path.is_empty()).then(|| path.join(" > "));
+    case.name = match &case.classname {
+        Some(parents) => format!("{parents} > {title}"),
+        None => title,
+    };
+    case.duration_ms = attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0);
+    case
+}
+
 /// Consecutive cases nearly always share a file: relativize each distinct path once.
 struct PathCache<'o> {
     options: &'o ParseOptions,
@@ -443,6 +499,13 @@ fn child_end(current: &mut Open) {
     let text = current.text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
+            if current.dialect == Dialect::NodeTest && current.inside != Inside::Skipped && !text.is_empty() {
+                // Node flattens newlines out of the message attribute; the text's first line is clean.
+                current.case.message = text
+                    .lines()
+                    .next()
+                    .map(|l| l.trim().trim_start_matches("Error [ERR_TEST_FAILURE]:").trim().to_string());
+            }
             let deciding = current.case.details.is_none();
             if current.case.message.is_none() && deciding {
                 current.case.message = first_meaningful_line(text, &current.case.name)
@@ -590,6 +653,48 @@ mod tests {
 --- FAIL: TestX (0.00s)</failure></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
         assert_eq!(c[0].message.as_deref(), Some("x_test.go:9: got 1, want 2"));
+    }
+
+    #[test]
+    fn node_test_dialect_names_cases_by_describe_path() {
+        // Shape of `node --test --test-reporter=junit` (Node 20), shortened.
+        let xml = r#"<?xml version="1.0" encoding="utf-8"?>
+<testsuites>
+	<testsuite name="temperature" time="0.02" disabled="0" errors="0" tests="2" failures="1" skipped="1" hostname="vm">
+		<testsuite name="toF" time="0.01" disabled="0" errors="0" tests="1" failures="0" skipped="0" hostname="vm">
+			<testcase name="freezes" time="0.001570" classname="test"/>
+		</testsuite>
+		<testcase name="rounds" time="0.002" classname="test" failure="expected 37.8C+ actual - expected+ 37.7">
+			<failure type="testCodeFailure" message="expected 37.8C+ actual - expected+ 37.7">
+Error [ERR_TEST_FAILURE]: expected 37.8C
++ actual - expected
+      at TestContext.&lt;anonymous> (/repo/test/t.test.js:23:14)
+			</failure>
+		</testcase>
+		<testcase name="minus forty" time="0.0004" classname="test"><skipped type="skipped" message="flaky on purpose"/></testcase>
+	</testsuite>
+	<testcase name="top level" time="0.0003" classname="test"/>
+	<!-- tests 4 -->
+</testsuites>"#;
+        let options = ParseOptions { root: Some("/repo".into()) };
+        let c = NodeTestJunit.parse(&mut xml.as_bytes(), &options).unwrap().cases;
+        let names: Vec<_> = c.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(
+            names,
+            [
+                ("temperature > toF > freezes", CaseStatus::Passed),
+                ("temperature > rounds", CaseStatus::Failed),
+                ("temperature > minus forty", CaseStatus::Skipped),
+                ("top level", CaseStatus::Passed),
+            ]
+        );
+        assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
+        assert_eq!(c[3].classname, None);
+        assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
+        assert!(c[1].details.as_deref().unwrap().contains("t.test.js:23:14"));
+        assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
+        // The generic reader keeps node's meaningless classname; that is why the dialect exists.
+        assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
     }
 
     #[test]

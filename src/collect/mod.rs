@@ -12,15 +12,29 @@ use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
 pub mod ctrf;
+pub mod go_test_json;
+pub mod jest_json;
 pub mod junit;
+pub mod libtest;
+pub mod mocha_json;
 pub mod tap;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 ///
-/// JSON formats sniff for their own top-level keys, TAP for its first line; JUnit, which only
-/// looks for `<testsuite`/`<testcase` anywhere in the head, comes last.
+/// CTRF and TAP look at how the document starts, so they go before JUnit, which accepts
+/// `<testsuite`/`<testcase` anywhere in the head; the other JSON and text formats sniff for their
+/// own keys or lines. `node-junit` never sniffs: it is chosen by name.
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
-    vec![Box::new(ctrf::Ctrf), Box::new(tap::Tap), Box::new(junit::Junit)]
+    vec![
+        Box::new(ctrf::Ctrf),
+        Box::new(tap::Tap),
+        Box::new(junit::Junit),
+        Box::new(go_test_json::GoTestJson),
+        Box::new(jest_json::JestJson),
+        Box::new(mocha_json::MochaJson),
+        Box::new(libtest::Libtest),
+        Box::new(junit::NodeTestJunit),
+    ]
 }
 
 /// Looks up a parser by format name.

@@ -1,6 +1,10 @@
 //! One module per subcommand: its arguments and what it does, composed from the pipeline stages.
 
+pub mod ci;
+pub mod compare;
 pub mod detect;
 pub mod import;
+pub mod publish;
+pub mod report;
 pub mod run;
 pub mod schema;

@@ -11,10 +11,22 @@ use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity};
 
 pub mod command;
+pub mod go;
+pub mod java;
+pub mod node;
+pub mod python;
+pub mod rust;
 
 /// Every ecosystem fcorr knows, in detection priority order for ties.
 pub fn registry() -> Vec<Box<dyn Ecosystem>> {
-    vec![Box::new(command::CommandRunner)]
+    vec![
+        Box::new(python::Python),
+        Box::new(node::Node),
+        Box::new(go::Go),
+        Box::new(rust::Rust),
+        Box::new(java::Java),
+        Box::new(command::CommandRunner),
+    ]
 }
 
 /// Looks up an ecosystem by its config name.

@@ -433,6 +433,9 @@ fn run_phase(
         command.env.extend(env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
         last = process::run(&command, left, grace, log);
+        if let Some(message) = shell_command_not_found(&command, &last) {
+            last.exit = Exit::SpawnFailed { message, not_found: true };
+        }
         if !output.is_empty() {
             output.push('\n');
         }
@@ -466,6 +469,16 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
+/// test failure, so it is reported like a program that could not be started (exit 3).
+fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<String> {
+    if command.program != "sh" || outcome.exit != Exit::Code(127) {
+        return None;
+    }
+    let line = outcome.output.lines().rev().find(|l| l.contains("not found"))?;
+    Some(format!("`{}`: command not found (sh exit 127: {})", command.display(), line.trim()))
 }
 
 /// The last `max` bytes of `text`, starting on a line (or at least a character) boundary.

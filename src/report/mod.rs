@@ -8,7 +8,13 @@ use std::path::{Path, PathBuf};
 use crate::errors::FcorrError;
 use crate::model::Run;
 
+pub mod budget;
+pub mod ctrf;
+pub mod filters;
+pub mod html;
 pub mod json;
+pub mod junit;
+pub mod markdown;
 pub mod terminal;
 
 /// Extra context reports may show (CI links, repository names); all optional.
@@ -38,7 +44,14 @@ pub trait Reporter: Send + Sync {
 
 /// Every file format, in writing order.
 pub fn reporters() -> Vec<Box<dyn Reporter>> {
-    vec![Box::new(json::ResultsJson)]
+    vec![
+        Box::new(json::ResultsJson),
+        Box::new(junit::JunitXml),
+        Box::new(ctrf::CtrfJson),
+        Box::new(markdown::SummaryMarkdown),
+        Box::new(markdown::CommentMarkdown),
+        Box::new(html::HtmlPage),
+    ]
 }
 
 /// Names of every format, for help and errors.

@@ -199,11 +199,21 @@ fn phase_cell(suite: &Suite, kind: PhaseKind) -> String {
     }
 }
 
+/// ANSI color of a suite status: green passed, yellow nothing to judge, red everything else.
+fn status_color(status: crate::model::SuiteStatus) -> &'static str {
+    use crate::model::SuiteStatus;
+    match status {
+        SuiteStatus::Passed => "32",
+        SuiteStatus::NoTests | SuiteStatus::Cancelled => "33",
+        _ => "31",
+    }
+}
+
 struct Paint(bool);
 
 impl Paint {
     fn code(&self, code: &str, text: &str) -> String {
-        if self.0 { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
+        if self.0 && !text.is_empty() { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     }
 }
 
@@ -245,7 +255,11 @@ pub fn render_table(run: &Run, color: bool) -> String {
             .enumerate()
             .map(|(i, cell)| {
                 let padded = pad(cell, widths[i]);
-                if i == 6 { paint.code(if suite.score.met { "32" } else { "31" }, &padded) } else { padded }
+                match i {
+                    5 => paint.code(if suite.score.met { "32" } else { "31" }, &padded),
+                    6 => paint.code(status_color(suite.status), &padded),
+                    _ => padded,
+                }
             })
             .collect();
         out.push_str(cells.join("  ").trim_end());
@@ -255,7 +269,7 @@ pub fn render_table(run: &Run, color: bool) -> String {
     for suite in &run.suites {
         let mut lines = Vec::new();
         if let Some(error) = &suite.error {
-            lines.push(format!("  error: {}", error.message));
+            lines.push(format!("  {} {}", paint.code("31", "error:"), error.message));
             if let Some(hint) = &error.hint {
                 lines.push(format!("  hint: {hint}"));
             }
@@ -274,7 +288,12 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 (Some(f), None) => format!(" ({f})"),
                 _ => String::new(),
             };
-            lines.push(format!("  {} {}{location}", paint.code("31", case.status.label()), case.name));
+            lines.push(format!(
+                "  {} {}{}",
+                paint.code("31", case.status.label()),
+                case.name,
+                paint.code("2", &location)
+            ));
             if let Some(message) = case.message.as_deref().or(case.details.as_deref()) {
                 for line in message.lines().take(3) {
                     lines.push(format!("      {line}"));
@@ -328,4 +347,62 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         line.push_str(&format!("\n  - ... and {} more", run.verdict.reasons.len() - 10));
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, CaseStatus, Policy, Suite, SuiteKind, SuiteStatus};
+
+    fn run() -> Run {
+        let mut suite = Suite::new("app", "app", SuiteKind::Project);
+        suite.cases = vec![
+            Case { name: "ok".into(), status: CaseStatus::Passed, ..Case::default() },
+            Case {
+                name: "broken".into(),
+                file: Some("tests/test_app.py".into()),
+                line: Some(12),
+                status: CaseStatus::Failed,
+                message: Some("assert 1 == 2\nfirst detail\nsecond detail\nfourth line hidden".into()),
+                ..Case::default()
+            },
+        ];
+        suite.finalize_cases();
+        suite.status = SuiteStatus::Failed;
+        suite.score = crate::score::score_suite(&suite, Policy::Strict, 100.0, &crate::config::Weights::default());
+        let mut run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        run.verdict = crate::gate::judge(&run, &[crate::gate::Gate::Strict], 0.0);
+        run
+    }
+
+    #[test]
+    fn no_ansi_without_color_and_ansi_with_it() {
+        let run = run();
+        let plain = format!("{}{}", render_table(&run, false), render_verdict(&run, false));
+        assert!(!plain.contains('\x1b'), "{plain}");
+        let colored = format!("{}{}", render_table(&run, true), render_verdict(&run, true));
+        assert!(colored.contains("\x1b[31m"), "{colored}");
+        assert_eq!(strip_ansi(&colored), plain);
+    }
+
+    #[test]
+    fn failures_show_location_and_first_message_lines() {
+        let table = render_table(&run(), false);
+        assert!(table.contains("failed broken (tests/test_app.py:12)"), "{table}");
+        assert!(table.contains("      assert 1 == 2\n      first detail\n      second detail\n"), "{table}");
+        assert!(!table.contains("fourth line hidden"));
+        let verdict = render_verdict(&run(), false);
+        assert!(verdict.starts_with("FAIL  score 0  health POOR  1 passed, 1 failed, 0 skipped"), "{verdict}");
+    }
+
+    #[test]
+    fn explicit_color_choice_wins() {
+        assert!(use_color(Some("always")));
+        assert!(!use_color(Some("never")));
+    }
+
+    fn strip_ansi(text: &str) -> String {
+        let re = regex::Regex::new("\x1b\\[[0-9;]*m").unwrap();
+        re.replace_all(text, "").into_owned()
+    }
 }

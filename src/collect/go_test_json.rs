@@ -1,0 +1,457 @@
+//! `go test -json` (test2json) event streams: one JSON object per line.
+//!
+//! Every test and subtest with a final `pass`/`fail`/`skip` becomes a case (classname = package,
+//! name = `TestX/sub`). Tests that started but never finished, and packages that failed without a
+//! failing test (build failures, panics outside a test, `os.Exit` in `TestMain`), become `error`
+//! cases, so a non-zero exit code is always explained by a case.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::Regex;
+use serde::Deserialize;
+
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use crate::model::{Case, CaseStatus};
+
+/// `go test -json` output.
+pub struct GoTestJson;
+
+impl ReportParser for GoTestJson {
+    fn format(&self) -> &'static str {
+        "go-test-json"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["go-json", "gotest", "test2json"]
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(head);
+        text.lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .is_some_and(|first| first.starts_with('{') && first.contains("\"Action\""))
+    }
+
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+        parse(input, options)
+    }
+}
+
+/// One test2json event; fields we do not use are ignored.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct Event {
+    action: String,
+    #[serde(default)]
+    package: Option<String>,
+    #[serde(default)]
+    test: Option<String>,
+    #[serde(default)]
+    elapsed: Option<f64>,
+    #[serde(default)]
+    output: Option<String>,
+    #[serde(default)]
+    failed_build: Option<String>,
+    #[serde(default)]
+    import_path: Option<String>,
+}
+
+/// Most output kept per test or package while reading (the case fields are capped again later).
+const KEEP_OUTPUT: usize = 64 * 1024;
+
+#[derive(Default)]
+struct TestState {
+    package: String,
+    name: String,
+    output: String,
+    status: Option<CaseStatus>,
+    elapsed: Option<f64>,
+}
+
+#[derive(Default)]
+struct PackageState {
+    output: String,
+    failed: bool,
+    failed_build: Option<String>,
+    elapsed: Option<f64>,
+}
+
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+    let mut tests: Vec<TestState> = Vec::new();
+    let mut index: HashMap<(String, String), usize> = HashMap::new();
+    let mut packages: Vec<(String, PackageState)> = Vec::new();
+    let mut build_output: HashMap<String, String> = HashMap::new();
+    let mut events = 0u64;
+    let mut bad_lines = 0u64;
+    let mut line = String::new();
+    let mut line_no = 0u64;
+    loop {
+        line.clear();
+        let n = input.read_line(&mut line).map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        // `go` itself may print plain lines (`go: downloading ...`) into the same stream.
+        let Ok(event) = serde_json::from_str::<Event>(trimmed) else {
+            bad_lines += 1;
+            continue;
+        };
+        events += 1;
+        if event.action == "build-output" || event.action == "build-fail" {
+            if let (Some(path), Some(text)) = (&event.import_path, &event.output) {
+                push_capped(build_output.entry(path.clone()).or_default(), text);
+            }
+            continue;
+        }
+        let Some(package) = event.package.clone() else { continue };
+        match &event.test {
+            Some(test) => {
+                let key = (package.clone(), test.clone());
+                let i = *index.entry(key).or_insert_with(|| {
+                    tests.push(TestState { package: package.clone(), name: test.clone(), ..TestState::default() });
+                    tests.len() - 1
+                });
+                let state = &mut tests[i];
+                match event.action.as_str() {
+                    "output" => push_capped(&mut state.output, event.output.as_deref().unwrap_or("")),
+                    "pass" => state.status = Some(CaseStatus::Passed),
+                    "fail" => state.status = Some(CaseStatus::Failed),
+                    "skip" => state.status = Some(CaseStatus::Skipped),
+                    _ => {}
+                }
+                if matches!(event.action.as_str(), "pass" | "fail" | "skip") {
+                    state.elapsed = event.elapsed;
+                }
+            }
+            None => {
+                let pos = match packages.iter().position(|(p, _)| *p == package) {
+                    Some(pos) => pos,
+                    None => {
+                        packages.push((package.clone(), PackageState::default()));
+                        packages.len() - 1
+                    }
+                };
+                let state = &mut packages[pos].1;
+                match event.action.as_str() {
+                    "output" => push_capped(&mut state.output, event.output.as_deref().unwrap_or("")),
+                    "fail" => {
+                        state.failed = true;
+                        state.failed_build = event.failed_build.clone();
+                        state.elapsed = event.elapsed;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    if events == 0 {
+        return Err(if bad_lines > 0 {
+            format!("no `go test -json` events in {bad_lines} lines (is this the output of `go test -json`?)")
+        } else {
+            "the file is empty: `go test -json` wrote no events".into()
+        });
+    }
+
+    let mut report = ParsedReport { tool: Some("go test".into()), ..ParsedReport::default() };
+    if bad_lines > 0 {
+        report.warnings.push(format!("{bad_lines} line(s) were not `go test -json` events and were ignored"));
+    }
+    let mut locator = Locator::new(options.root.as_deref());
+    let failing_children: Vec<(String, String)> = tests
+        .iter()
+        .filter(|t| matches!(t.status, Some(CaseStatus::Failed) | None))
+        .map(|t| (t.package.clone(), t.name.clone()))
+        .collect();
+    for test in &tests {
+        report.cases.push(test_case(test, &failing_children, &packages, &mut locator));
+    }
+    for (package, state) in &packages {
+        let explained = report.cases.iter().any(|c| c.classname.as_deref() == Some(package) && c.status.is_failure());
+        if state.failed && !explained {
+            report.cases.push(package_case(package, state, &build_output));
+        }
+    }
+    Ok(report)
+}
+
+fn push_capped(buf: &mut String, text: &str) {
+    if buf.len() < KEEP_OUTPUT {
+        buf.push_str(text);
+    }
+}
+
+/// The lines a test printed itself, without go's `=== RUN` / `--- FAIL:` framing.
+fn own_lines(output: &str) -> Vec<&str> {
+    output
+        .lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            !(t.starts_with("=== ")
+                || t.starts_with("--- PASS")
+                || t.starts_with("--- FAIL")
+                || t.starts_with("--- SKIP"))
+        })
+        .filter(|l| !l.trim().is_empty())
+        .collect()
+}
+
+fn test_case(
+    test: &TestState,
+    failing: &[(String, String)],
+    packages: &[(String, PackageState)],
+    locator: &mut Locator,
+) -> Case {
+    let lines = own_lines(&test.output);
+    let (file, def_line) = locator.find(&test.package, &test.name);
+    let mut case = Case {
+        name: test.name.clone(),
+        classname: Some(test.package.clone()),
+        file: file.clone(),
+        line: def_line,
+        status: test.status.unwrap_or(CaseStatus::Error),
+        duration_ms: test.elapsed.map(|s| s * 1000.0),
+        ..Case::default()
+    };
+    // The line of the first `file.go:N:` the test printed, when it is in the defining file.
+    if case.status != CaseStatus::Passed
+        && let Some((printed_file, printed_line)) = lines.iter().find_map(|l| location(l))
+        && file.as_deref().is_some_and(|f| Path::new(f).file_name().is_some_and(|n| n == printed_file.as_str()))
+    {
+        case.line = Some(printed_line);
+    }
+    match test.status {
+        Some(CaseStatus::Passed) => {}
+        Some(CaseStatus::Skipped) => {
+            case.message = lines.first().map(|l| l.trim().to_string());
+        }
+        Some(_) => {
+            case.message = lines.first().map(|l| l.trim().to_string()).or_else(|| {
+                let prefix = format!("{}/", test.name);
+                let subs: Vec<&str> = failing
+                    .iter()
+                    .filter(|(p, n)| *p == test.package && n.starts_with(&prefix))
+                    .map(|(_, n)| n.as_str())
+                    .collect();
+                (!subs.is_empty()).then(|| format!("subtest failed: {}", subs.join(", ")))
+            });
+            if !lines.is_empty() {
+                case.details = Some(cap_text(&lines.join("\n"), DETAILS_CAP));
+            }
+        }
+        None => {
+            case.message = Some("the test started but never finished: the test binary exited or was killed".into());
+            let package_output =
+                packages.iter().find(|(p, _)| *p == test.package).map(|(_, s)| s.output.as_str()).unwrap_or("");
+            let text = format!("{}{}", test.output, package_output);
+            case.details = Some(cap_text(text.trim(), DETAILS_CAP));
+        }
+    }
+    if case.status != CaseStatus::Passed && !test.output.is_empty() {
+        case.output = Some(cap_text(&test.output, OUTPUT_CAP));
+    }
+    case
+}
+
+/// An `error` case for a package that failed with no failing test to show for it.
+fn package_case(package: &str, state: &PackageState, build_output: &HashMap<String, String>) -> Case {
+    let (name, text) = match &state.failed_build {
+        Some(build) => ("[build failed]", build_output.get(build).cloned().unwrap_or_default()),
+        None => ("[package failed]", state.output.clone()),
+    };
+    let meaningful: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#') && !l.starts_with("FAIL") && !l.starts_with("ok "))
+        .collect();
+    let message = meaningful.first().map(|l| l.trim().to_string()).unwrap_or_else(|| match &state.failed_build {
+        Some(build) => format!("{build} did not compile"),
+        None => "the package failed outside any test (TestMain, init or a crash)".into(),
+    });
+    Case {
+        name: name.into(),
+        classname: Some(package.to_string()),
+        status: CaseStatus::Error,
+        duration_ms: state.elapsed.map(|s| s * 1000.0),
+        message: Some(message),
+        details: (!text.trim().is_empty()).then(|| cap_text(text.trim(), DETAILS_CAP)),
+        ..Case::default()
+    }
+}
+
+/// `    mathx_test.go:14: message` → (`mathx_test.go`, 14).
+fn location(line: &str) -> Option<(String, u32)> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| Regex::new(r"^\s*([\w.\-]+\.go):(\d+):").expect("valid regex"));
+    let c = pattern.captures(line)?;
+    Some((c[1].to_string(), c[2].parse().ok()?))
+}
+
+/// Finds the file and line where a top-level test function is defined, from the module's sources.
+///
+/// The file is looked up from the definition, never from a failure message, so a test has the
+/// same file (and so the same case id) whether it passes or fails.
+struct Locator {
+    root: Option<std::path::PathBuf>,
+    module: Option<String>,
+    /// package → (test function → (file relative to root, line)).
+    cache: HashMap<String, HashMap<String, (String, u32)>>,
+}
+
+impl Locator {
+    fn new(root: Option<&Path>) -> Locator {
+        let module = root.and_then(|r| std::fs::read_to_string(r.join("go.mod")).ok()).and_then(|text| {
+            text.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
+        });
+        Locator { root: root.map(Path::to_path_buf), module, cache: HashMap::new() }
+    }
+
+    fn find(&mut self, package: &str, test: &str) -> (Option<String>, Option<u32>) {
+        let (Some(root), Some(module)) = (&self.root, &self.module) else { return (None, None) };
+        let dir = if package == module {
+            String::new()
+        } else if let Some(rest) = package.strip_prefix(&format!("{module}/")) {
+            rest.to_string()
+        } else {
+            return (None, None);
+        };
+        let functions = self.cache.entry(package.to_string()).or_insert_with(|| scan_test_functions(root, &dir));
+        let top = test.split('/').next().unwrap_or(test);
+        match functions.get(top) {
+            Some((file, line)) => (Some(file.clone()), Some(*line)),
+            None => (None, None),
+        }
+    }
+}
+
+fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| Regex::new(r"^func\s+((?:Test|Example|Fuzz)\w*)\s*\(").expect("valid regex"));
+    let mut found = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return found };
+    let mut files: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with("_test.go"))
+        .collect();
+    files.sort();
+    for name in files {
+        let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            if let Some(c) = pattern.captures(line) {
+                found.entry(c[1].to_string()).or_insert((rel.clone(), i as u32 + 1));
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> Result<ParsedReport, String> {
+        parse(&mut text.as_bytes(), &ParseOptions::default())
+    }
+
+    const MIXED: &str = r#"{"Action":"start","Package":"ex/m"}
+{"Action":"run","Package":"ex/m","Test":"TestA"}
+{"Action":"output","Package":"ex/m","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Action":"output","Package":"ex/m","Test":"TestA","Output":"    m_test.go:14: got 7, want 2\n"}
+{"Action":"output","Package":"ex/m","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\n"}
+{"Action":"fail","Package":"ex/m","Test":"TestA","Elapsed":0.25}
+{"Action":"run","Package":"ex/m","Test":"TestS"}
+{"Action":"output","Package":"ex/m","Test":"TestS","Output":"    m_test.go:19: not ready yet\n"}
+{"Action":"output","Package":"ex/m","Test":"TestS","Output":"--- SKIP: TestS (0.00s)\n"}
+{"Action":"skip","Package":"ex/m","Test":"TestS","Elapsed":0}
+{"Action":"run","Package":"ex/m","Test":"TestT"}
+{"Action":"run","Package":"ex/m","Test":"TestT/ok"}
+{"Action":"pass","Package":"ex/m","Test":"TestT/ok","Elapsed":0}
+{"Action":"run","Package":"ex/m","Test":"TestT/bad"}
+{"Action":"output","Package":"ex/m","Test":"TestT/bad","Output":"    m_test.go:35: nope\n"}
+{"Action":"fail","Package":"ex/m","Test":"TestT/bad","Elapsed":0}
+{"Action":"output","Package":"ex/m","Test":"TestT","Output":"--- FAIL: TestT (0.00s)\n"}
+{"Action":"fail","Package":"ex/m","Test":"TestT","Elapsed":0}
+{"Action":"output","Package":"ex/m","Output":"FAIL\tex/m\t0.01s\n"}
+{"Action":"fail","Package":"ex/m","Elapsed":0.01}
+{"Action":"start","Package":"ex/n"}
+{"Action":"output","Package":"ex/n","Output":"?   \tex/n\t[no test files]\n"}
+{"Action":"skip","Package":"ex/n","Elapsed":0}
+"#;
+
+    #[test]
+    fn reads_tests_subtests_skips_and_messages() {
+        let report = parse_str(MIXED).unwrap();
+        let summary: Vec<(&str, CaseStatus)> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(
+            summary,
+            vec![
+                ("TestA", CaseStatus::Failed),
+                ("TestS", CaseStatus::Skipped),
+                ("TestT", CaseStatus::Failed),
+                ("TestT/ok", CaseStatus::Passed),
+                ("TestT/bad", CaseStatus::Failed),
+            ]
+        );
+        assert_eq!(report.cases[0].message.as_deref(), Some("m_test.go:14: got 7, want 2"));
+        assert_eq!(report.cases[0].classname.as_deref(), Some("ex/m"));
+        assert_eq!(report.cases[0].duration_ms, Some(250.0));
+        assert_eq!(report.cases[1].message.as_deref(), Some("m_test.go:19: not ready yet"));
+        assert_eq!(report.cases[2].message.as_deref(), Some("subtest failed: TestT/bad"));
+    }
+
+    #[test]
+    fn build_failure_becomes_an_error_case_for_the_package() {
+        // Recorded from `go test -json ./...` on tests/fixtures/go-build-error (Go 1.26).
+        let text = r##"{"ImportPath":"ex/b [ex/b.test]","Action":"build-output","Output":"# ex/b [ex/b.test]\n"}
+{"ImportPath":"ex/b [ex/b.test]","Action":"build-output","Output":"./greet_test.go:7:14: assignment mismatch: 2 variables but Hello returns 1 value\n"}
+{"ImportPath":"ex/b [ex/b.test]","Action":"build-fail"}
+{"Time":"2026-11-22T03:23:41.5733493Z","Action":"start","Package":"ex/b"}
+{"Time":"2026-11-22T03:23:41.573545749Z","Action":"output","Package":"ex/b","Output":"FAIL\tex/b [build failed]\n"}
+{"Time":"2026-11-22T03:23:41.57355768Z","Action":"fail","Package":"ex/b","Elapsed":0.001,"FailedBuild":"ex/b [ex/b.test]"}
+"##;
+        let report = parse_str(text).unwrap();
+        assert_eq!(report.cases.len(), 1);
+        let case = &report.cases[0];
+        assert_eq!((case.name.as_str(), case.status), ("[build failed]", CaseStatus::Error));
+        assert_eq!(
+            case.message.as_deref(),
+            Some("./greet_test.go:7:14: assignment mismatch: 2 variables but Hello returns 1 value")
+        );
+    }
+
+    #[test]
+    fn unfinished_tests_and_unexplained_package_failures_are_errors() {
+        let text = r#"{"Action":"run","Package":"ex/p","Test":"TestHang"}
+{"Action":"output","Package":"ex/p","Output":"panic: test timed out after 1s\n"}
+{"Action":"fail","Package":"ex/p","Elapsed":1}
+{"Action":"output","Package":"ex/q","Output":"TestMain exited\n"}
+{"Action":"fail","Package":"ex/q","Elapsed":0}
+"#;
+        let report = parse_str(text).unwrap();
+        let summary: Vec<(&str, CaseStatus)> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(summary, vec![("TestHang", CaseStatus::Error), ("[package failed]", CaseStatus::Error)]);
+        assert!(report.cases[0].details.as_deref().unwrap().contains("timed out"));
+    }
+
+    #[test]
+    fn empty_or_foreign_input_is_an_error_and_noise_is_a_warning() {
+        assert!(parse_str("").is_err());
+        assert!(parse_str("hello\nworld\n").is_err());
+        let report = parse_str("go: downloading x\n{\"Action\":\"skip\",\"Package\":\"a\"}\n").unwrap();
+        assert!(report.cases.is_empty());
+        assert_eq!(report.warnings.len(), 1);
+        assert!(GoTestJson.sniff(br#"{"Time":"x","Action":"start","Package":"a"}"#));
+        assert!(!GoTestJson.sniff(b"<testsuite>"));
+    }
+}

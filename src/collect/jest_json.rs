@@ -1,0 +1,225 @@
+//! Jest's `--json` report, which vitest's `--reporter=json` also writes (same shape).
+//!
+//! Each `testResults[]` entry is one test file; its `assertionResults[]` are the cases, named by
+//! their describe path and title joined with ` > `. A file that failed to load (no assertions,
+//! file status `failed`) or failed outside any test (an `afterAll` hook) becomes an `error` case.
+
+use std::io::BufRead;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use crate::model::{Case, CaseStatus};
+
+/// Jest / vitest JSON results.
+pub struct JestJson;
+
+impl ReportParser for JestJson {
+    fn format(&self) -> &'static str {
+        "jest-json"
+    }
+
+    fn aliases(&self) -> &'static [&'static str] {
+        &["jest", "vitest", "vitest-json"]
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(head);
+        text.trim_start().starts_with('{')
+            && (text.contains("\"numTotalTestSuites\"")
+                || text.contains("\"numFailedTestSuites\"")
+                || text.contains("\"assertionResults\""))
+    }
+
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+        let report: Report = serde_json::from_reader(input)
+            .map_err(|e| format!("not a jest/vitest JSON report (line {}, column {}): {e}", e.line(), e.column()))?;
+        Ok(convert(report, options))
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Report {
+    num_total_tests: Option<u64>,
+    test_results: Vec<FileResult>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct FileResult {
+    name: String,
+    status: Option<String>,
+    message: Option<String>,
+    test_exec_error: Option<ExecError>,
+    assertion_results: Vec<Assertion>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ExecError {
+    message: Option<String>,
+    stack: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct Assertion {
+    ancestor_titles: Vec<String>,
+    title: String,
+    full_name: Option<String>,
+    status: String,
+    duration: Option<f64>,
+    failure_messages: Vec<String>,
+    location: Option<Location>,
+    invocations: Option<u32>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Location {
+    line: Option<u32>,
+}
+
+fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
+    let mut parsed = ParsedReport::default();
+    let mut assertions = 0u64;
+    for file in report.test_results {
+        let rel = (!file.name.is_empty()).then(|| options.relative_path(&file.name));
+        let mut any_failed = false;
+        for a in file.assertion_results {
+            assertions += 1;
+            let case = assertion_case(a, rel.clone(), &mut parsed.warnings);
+            any_failed |= case.status.is_failure();
+            parsed.cases.push(case);
+        }
+        // A file that failed without a failing test: it did not load, or a hook outside any test broke.
+        let text = file_error_text(file.test_exec_error.as_ref(), file.message.as_deref());
+        if file.status.as_deref() == Some("failed") && !any_failed {
+            let text = text.unwrap_or_else(|| "the test file failed without a failing test".into());
+            parsed.cases.push(Case {
+                name: rel.clone().unwrap_or_else(|| "(test file)".into()),
+                file: rel,
+                status: CaseStatus::Error,
+                message: first_line(&text),
+                details: Some(cap_text(&text, DETAILS_CAP)),
+                ..Case::default()
+            });
+        }
+    }
+    if let Some(total) = report.num_total_tests
+        && total != assertions
+    {
+        parsed.warnings.push(format!("the report says {total} tests but lists {assertions}"));
+    }
+    parsed
+}
+
+fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>) -> Case {
+    let classname = (!a.ancestor_titles.is_empty()).then(|| a.ancestor_titles.join(" > "));
+    let title = if a.title.is_empty() { a.full_name.clone().unwrap_or_else(|| "(unnamed)".into()) } else { a.title };
+    let name = match &classname {
+        Some(path) => format!("{path} > {title}"),
+        None => title,
+    };
+    let mut status = match a.status.as_str() {
+        "passed" => CaseStatus::Passed,
+        "failed" => CaseStatus::Failed,
+        // jest says `pending` for test.skip; `todo` and `disabled` did not run either.
+        "pending" | "skipped" | "todo" | "disabled" => CaseStatus::Skipped,
+        other => {
+            warnings.push(format!("test `{name}` has unknown status `{other}`; counted as an error"));
+            CaseStatus::Error
+        }
+    };
+    let retries = a.invocations.unwrap_or(1).saturating_sub(1);
+    if retries > 0 && status == CaseStatus::Passed {
+        status = CaseStatus::Flaky;
+    }
+    let failure = strip_ansi(&a.failure_messages.join("\n\n"));
+    let failure = failure.trim();
+    Case {
+        name,
+        classname,
+        file,
+        line: a.location.and_then(|l| l.line),
+        status,
+        duration_ms: a.duration.filter(|d| d.is_finite() && *d >= 0.0),
+        message: first_line(failure),
+        details: (!failure.is_empty()).then(|| cap_text(failure, DETAILS_CAP)),
+        retries,
+        ..Case::default()
+    }
+}
+
+fn file_error_text(exec: Option<&ExecError>, message: Option<&str>) -> Option<String> {
+    let from_exec = exec.and_then(|e| e.stack.as_deref().or(e.message.as_deref()));
+    let text = strip_ansi(from_exec.or(message)?);
+    let text = text.trim();
+    (!text.is_empty()).then(|| text.to_string())
+}
+
+/// First non-empty line without jest's `●` heading markers.
+fn first_line(text: &str) -> Option<String> {
+    text.lines()
+        .map(|l| l.trim().trim_start_matches('●').trim())
+        .find(|l| !l.is_empty() && *l != "Test suite failed to run")
+        .map(str::to_string)
+}
+
+/// Removes terminal colour codes (jest colours messages unless told otherwise).
+pub fn strip_ansi(text: &str) -> String {
+    static PATTERN: OnceLock<regex::Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
+    pattern.replace_all(text, "").into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(json: &str) -> Result<ParsedReport, String> {
+        JestJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
+    }
+
+    #[test]
+    fn maps_statuses_names_and_locations() {
+        let json = r#"{"numFailedTestSuites":1,"numTotalTests":4,"testResults":[{"name":"/repo/src/a.test.js",
+          "status":"failed","message":"","assertionResults":[
+          {"ancestorTitles":["cart","sum"],"title":"adds","status":"passed","duration":3,"failureMessages":[],"location":{"line":5,"column":3}},
+          {"ancestorTitles":["cart"],"title":"rounds","status":"failed","failureMessages":["\u001b[31mError: expect(received)\u001b[39m\n    at x (/repo/src/a.test.js:9:1)"]},
+          {"ancestorTitles":[],"title":"later","status":"pending","failureMessages":[]},
+          {"ancestorTitles":[],"title":"retried","status":"passed","invocations":2,"failureMessages":[]}]}]}"#;
+        let report = parse_str(json).unwrap();
+        let c = &report.cases;
+        assert_eq!(c.len(), 4);
+        assert_eq!(c[0].name, "cart > sum > adds");
+        assert_eq!(c[0].classname.as_deref(), Some("cart > sum"));
+        assert_eq!((c[0].file.as_deref(), c[0].line), (Some("src/a.test.js"), Some(5)));
+        assert_eq!(c[1].status, CaseStatus::Failed);
+        assert_eq!(c[1].message.as_deref(), Some("Error: expect(received)"));
+        assert_eq!((c[2].name.as_str(), c[2].status, c[2].classname.as_deref()), ("later", CaseStatus::Skipped, None));
+        assert_eq!((c[3].status, c[3].retries), (CaseStatus::Flaky, 1));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn file_that_failed_to_load_is_an_error_case() {
+        let json = r#"{"numTotalTests":0,"testResults":[{"name":"/repo/src/broken.test.js","status":"failed",
+          "message":"  ● Test suite failed to run\n\n    Cannot find module './nope'\n","assertionResults":[]}]}"#;
+        let c = parse_str(json).unwrap().cases;
+        assert_eq!(c.len(), 1);
+        assert_eq!((c[0].status, c[0].name.as_str()), (CaseStatus::Error, "src/broken.test.js"));
+        assert_eq!(c[0].message.as_deref(), Some("Cannot find module './nope'"));
+    }
+
+    #[test]
+    fn sniffs_jest_and_vitest_but_not_other_json() {
+        assert!(JestJson.sniff(br#"{"numFailedTestSuites":0,"numFailedTests":0"#));
+        assert!(JestJson.sniff(br#"{"numTotalTestSuites":3,"numPassedTestSuites":1"#));
+        assert!(!JestJson.sniff(br#"{"stats":{"suites":1,"passes":1}}"#));
+        assert!(parse_str("{not json").unwrap_err().contains("line 1"));
+    }
+}

@@ -1,0 +1,243 @@
+//! `fcorr ci`: run → compare with the baseline → report → publish to GitHub → gate.
+//!
+//! Results files are written before anything is published; publishing problems are warnings and
+//! never change the exit code, which follows the gates alone.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::baseline::{self, Lookup, Source};
+use crate::commands::run::{self, RunArgs};
+use crate::config::GithubConfig;
+use crate::errors::FcorrError;
+use crate::execute::process;
+use crate::gate;
+use crate::model::{Run, SuiteStatus};
+use crate::publish::{self, GithubContext, Options, annotations::PathMapper, comment};
+use crate::report::{ReportEnv, terminal};
+
+/// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
+#[derive(Debug, Args, Clone, Default)]
+pub struct CiArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Baseline: `github` (the base commit's results artifact), a results.json / directory / zip, or `none`.
+    /// Default: `github` inside GitHub Actions, else none.
+    #[arg(long, value_name = "SOURCE")]
+    pub baseline: Option<String>,
+    #[command(flatten)]
+    pub publish: PublishFlags,
+    /// Name of the results artifact to look for on the base commit (default fcorr-results).
+    #[arg(long, value_name = "NAME", env = "FCORR_ARTIFACT_NAME")]
+    pub artifact_name: Option<String>,
+    /// First-parent ancestors searched for a baseline when the base commit has none (default 20).
+    #[arg(long, value_name = "N")]
+    pub baseline_depth: Option<u32>,
+    /// Event payload to read instead of `$GITHUB_EVENT_PATH`.
+    #[arg(long, value_name = "FILE")]
+    pub event: Option<PathBuf>,
+}
+
+/// Publishing flags shared by `fcorr ci` and `fcorr publish`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PublishFlags {
+    /// PR comment: update (edit the sticky comment in place), recreate, off.
+    #[arg(long, value_name = "MODE")]
+    pub comment: Option<String>,
+    /// When to post a new comment: always, on-failure, on-change (an existing one is always kept current).
+    #[arg(long, value_name = "WHEN")]
+    pub comment_when: Option<String>,
+    /// Tag of the sticky comment (default: workflow/job); distinct tags give distinct comments.
+    #[arg(long, value_name = "TAG")]
+    pub comment_tag: Option<String>,
+    /// Also create a check run with annotations (needs `checks: write`).
+    #[arg(long)]
+    pub check_run: bool,
+    /// Emit annotations for failures (default).
+    #[arg(long, overrides_with = "no_annotations")]
+    pub annotations: bool,
+    /// Do not emit annotations.
+    #[arg(long, overrides_with = "annotations")]
+    pub no_annotations: bool,
+}
+
+impl PublishFlags {
+    /// Flags over `[github]` config over defaults; bad values are usage errors.
+    pub fn options(&self, config: &GithubConfig) -> Result<Options, FcorrError> {
+        let mode = self.comment.as_deref().or(config.comment.as_deref()).unwrap_or("update");
+        let when = self.comment_when.as_deref().or(config.comment_when.as_deref()).unwrap_or("always");
+        let annotations = if self.no_annotations {
+            false
+        } else if self.annotations {
+            true
+        } else {
+            config.annotations.unwrap_or(true)
+        };
+        Ok(Options {
+            comment: comment::Mode::parse(mode).map_err(|e| FcorrError::Usage(format!("--comment: {e}")))?,
+            when: comment::When::parse(when).map_err(|e| FcorrError::Usage(format!("--comment-when: {e}")))?,
+            tag: self.comment_tag.clone().or_else(|| config.comment_tag.clone()),
+            check_run: self.check_run || config.check_run.unwrap_or(false),
+            annotations,
+        })
+    }
+}
+
+/// Reads the GitHub context; a broken event file is a warning (publishing is best effort).
+pub fn github_context(event: Option<&Path>) -> Option<GithubContext> {
+    match GithubContext::from_env(event) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            eprintln!("fcorr: warning: {e}; not publishing to GitHub");
+            None
+        }
+    }
+}
+
+/// Finds and loads the baseline; every problem is a warning and means "no baseline".
+pub fn resolve_baseline(
+    source: &Source,
+    ctx: Option<&GithubContext>,
+    artifact: &str,
+    depth: u32,
+) -> Option<baseline::Baseline> {
+    match source {
+        Source::None => None,
+        Source::File(path) => match baseline::load_path(path) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("fcorr: warning: baseline {e}; comparing with nothing");
+                None
+            }
+        },
+        Source::Github => {
+            let Some(ctx) = ctx else {
+                eprintln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
+                return None;
+            };
+            let rt = publish::runtime().map_err(|e| eprintln!("fcorr: warning: {e}")).ok()?;
+            let result = rt.block_on(async {
+                let api = publish::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+                baseline::from_github(&api, ctx, artifact, depth).await
+            });
+            match result {
+                Ok(Lookup::Found(b)) => {
+                    let commit = b.info.commit.as_deref().unwrap_or("?");
+                    eprintln!(
+                        "fcorr: baseline: run {} on {commit}{}",
+                        b.info.source,
+                        if b.info.commits_behind > 0 {
+                            format!(" ({} commit(s) behind the base commit)", b.info.commits_behind)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    Some(*b)
+                }
+                Ok(Lookup::Missing(why)) => {
+                    eprintln!("fcorr: no baseline: {why}");
+                    None
+                }
+                Err(e) => {
+                    eprintln!("fcorr: warning: no baseline: {e}");
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Report context from the GitHub context.
+pub fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> ReportEnv {
+    ReportEnv {
+        repository: ctx.map(|c| c.repository.clone()),
+        run_url: ctx.and_then(GithubContext::run_url),
+        server_url: ctx.map(|c| c.server_url.clone()),
+        templates,
+    }
+}
+
+/// Prints the table (which quotes tool output) so no line of it can act as a workflow command.
+pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
+    let color = terminal::use_color(color);
+    let table = terminal::render_table(run, color);
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out);
+    if in_github {
+        let _ = publish::annotations::echo_untrusted(&mut out, &table);
+    } else {
+        let _ = write!(out, "{table}");
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{}", terminal::render_verdict(run, color));
+    for skipped in &run.verdict.skipped {
+        let _ = writeln!(out, "  (skipped) {skipped}");
+    }
+}
+
+/// `fcorr ci`.
+pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
+    let prepared = run::prepare(&args.run)?;
+    let github = &prepared.config.github;
+    let options = args.publish.options(github)?;
+    let ctx = github_context(args.event.as_deref());
+    let source = match args.baseline.as_deref().or(github.baseline.as_deref()) {
+        Some(text) => Source::parse(text),
+        None if ctx.is_some() => Source::Github,
+        None => Source::None,
+    };
+    if let Err(e) = process::install_interrupt_handler() {
+        eprintln!("fcorr: warning: {e}");
+    }
+
+    let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
+    let mut run = run::execute_prepared(&prepared, mode);
+
+    let artifact = args
+        .artifact_name
+        .clone()
+        .or_else(|| github.artifact_name.clone())
+        .unwrap_or_else(|| baseline::DEFAULT_ARTIFACT.into());
+    let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
+    if let Some(base) = resolve_baseline(&source, ctx.as_ref(), &artifact, depth) {
+        run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
+    }
+    run.verdict = gate::judge(&run, &prepared.gates, prepared.config.gate.regression_tolerance);
+
+    // Results first: nothing published can be lost if publishing fails.
+    let formats =
+        if args.run.format.is_empty() { prepared.config.report.formats.clone() } else { args.run.format.clone() };
+    let env = report_env(ctx.as_ref(), prepared.config.report.templates.clone());
+    run::write_reports(&run, &prepared.out_dir, &formats, &env);
+
+    if args.run.json {
+        // The model always serialises (plain data).
+        println!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
+    } else {
+        print_table(&run, ctx.is_some(), args.run.color.as_deref());
+        println!("reports: {}", prepared.out_dir.display());
+    }
+
+    match &ctx {
+        Some(ctx) => {
+            let cwd = std::env::current_dir().unwrap_or_default();
+            let mapper = PathMapper {
+                roots: prepared.plans.iter().map(|p| (p.id.clone(), p.root.clone())).collect(),
+                base: cwd.join(&prepared.config.base_dir),
+                workspace: ctx.workspace.clone(),
+                prefix: github.path_prefix.clone(),
+            };
+            let mut stdout = std::io::stdout().lock();
+            publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stdout);
+        }
+        None => eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing published"),
+    }
+
+    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
+        eprintln!("fcorr: interrupted; results so far were written");
+        return Ok(130);
+    }
+    Ok(run.verdict.outcome.exit_code())
+}

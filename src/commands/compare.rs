@@ -1,0 +1,103 @@
+//! `fcorr compare`: compare a saved run with a baseline and print the changes.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::compare::{Change, Comparison};
+use crate::errors::FcorrError;
+
+/// Arguments of `fcorr compare`.
+#[derive(Debug, Args, Clone)]
+pub struct CompareArgs {
+    /// results.json of the run (or its directory).
+    #[arg(long, value_name = "FILE")]
+    pub results: PathBuf,
+    /// Baseline: a results.json, a directory holding one, or an artifact zip.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: PathBuf,
+    /// Print the comparison as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Store the comparison in the results file (so reports and `fcorr publish` show deltas).
+    #[arg(long)]
+    pub write: bool,
+}
+
+fn signed(x: Option<f64>) -> String {
+    x.map(|d| format!("{d:+.2}")).unwrap_or_else(|| "n/a".into())
+}
+
+/// Plain-text rendering of a comparison.
+pub fn render(c: &Comparison) -> String {
+    let mut out = String::new();
+    let commit = c.baseline.commit.as_deref().unwrap_or("unknown commit");
+    let _ = writeln!(out, "baseline: {} ({commit})", c.baseline.source);
+    let _ = writeln!(
+        out,
+        "score {}  pass rate {}  tests {:+}  passed {:+}  failed {:+}  skipped {:+}  time {:+} ms",
+        signed(c.score_delta),
+        signed(c.pass_rate_delta),
+        c.counts_delta.total,
+        c.counts_delta.passed,
+        c.counts_delta.failed + c.counts_delta.error + c.counts_delta.timeout,
+        c.counts_delta.skipped,
+        c.duration_delta_ms
+    );
+    for s in &c.suites {
+        let what = if s.added {
+            "added".to_string()
+        } else if s.removed {
+            "removed".to_string()
+        } else {
+            format!("score {}", signed(s.score_delta))
+        };
+        let _ = writeln!(out, "  suite {}: {what}", s.name);
+    }
+    for change in [
+        Change::NewFailure,
+        Change::Fixed,
+        Change::StillFailing,
+        Change::Flaky,
+        Change::NewlySkipped,
+        Change::Added,
+        Change::Removed,
+    ] {
+        let cases: Vec<_> = c.with_change(change).collect();
+        if cases.is_empty() {
+            continue;
+        }
+        let label = serde_json::to_value(change).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let _ = writeln!(out, "{label} ({}):", cases.len());
+        for case in cases.iter().take(50) {
+            let _ = writeln!(out, "  {} [{}]", case.name, case.suite_id);
+        }
+        if cases.len() > 50 {
+            let _ = writeln!(out, "  ... and {} more", cases.len() - 50);
+        }
+    }
+    out
+}
+
+/// `fcorr compare`.
+pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
+    let mut run = crate::report::load_results(&args.results)?;
+    let base = crate::baseline::load_path(&args.baseline)
+        .map_err(|message| FcorrError::Input { file: args.baseline.clone(), message })?;
+    let comparison = crate::compare::compare(&run, &base.run, base.info);
+    if args.json {
+        // Plain data always serialises.
+        println!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serialises"));
+    } else {
+        print!("{}", render(&comparison));
+    }
+    if args.write {
+        run.comparison = Some(comparison);
+        let path = if args.results.is_dir() { args.results.join("results.json") } else { args.results.clone() };
+        let mut bytes = serde_json::to_vec_pretty(&run).expect("run serialises");
+        bytes.push(b'\n');
+        crate::report::write_atomic(&path, &bytes).map_err(|e| FcorrError::write(&path, e))?;
+    }
+    Ok(0)
+}

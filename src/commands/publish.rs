@@ -1,0 +1,60 @@
+//! `fcorr publish`: publish saved results to GitHub, e.g. from a second-stage `workflow_run`
+//! job that has a write token but must not run the PR's code.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::commands::ci::{PublishFlags, github_context};
+use crate::config::Config;
+use crate::errors::FcorrError;
+use crate::publish::{self, annotations::PathMapper};
+
+/// Arguments of `fcorr publish`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct PublishArgs {
+    /// results.json (or the directory holding it and the other reports).
+    #[arg(long, value_name = "FILE")]
+    pub results: PathBuf,
+    /// Event payload of the run that produced the results (stage 1's `$GITHUB_EVENT_PATH`).
+    #[arg(long, value_name = "FILE")]
+    pub event: Option<PathBuf>,
+    /// Configuration file for `[github]` settings.
+    #[arg(long, short = 'c', value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub publish: PublishFlags,
+}
+
+/// `fcorr publish`. Exits 0 once the results are readable: publishing problems are warnings.
+pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
+    let github = config.github.clone();
+    let options = args.publish.options(&github)?;
+    let run = crate::report::load_results(&args.results)?;
+    let out_dir = if args.results.is_dir() {
+        args.results.clone()
+    } else {
+        args.results.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
+    };
+    let Some(ctx) = github_context(args.event.as_deref()) else {
+        eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
+        return Ok(0);
+    };
+    let mapper = PathMapper {
+        base: std::env::current_dir().unwrap_or_default(),
+        workspace: ctx.workspace.clone(),
+        prefix: github.path_prefix.clone(),
+        ..PathMapper::default()
+    };
+    let mut stdout = std::io::stdout().lock();
+    let env = crate::commands::ci::report_env(Some(&ctx), config.report.templates.clone());
+    let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
+    if let Some(url) = published.comment_url {
+        println!("comment: {url}");
+    }
+    Ok(0)
+}

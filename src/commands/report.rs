@@ -1,0 +1,76 @@
+//! `fcorr report`: re-render every output (or the chosen formats) from a saved `results.json`.
+//!
+//! Reports are pure functions of the run, so this gives exactly what `fcorr run` wrote, with
+//! other templates or formats, without running anything again.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::errors::FcorrError;
+use crate::report::{self, ReportEnv, terminal};
+
+/// Arguments of `fcorr report`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ReportArgs {
+    /// A results.json written by `fcorr run` (or the directory holding it).
+    #[arg(long, value_name = "PATH")]
+    pub results: PathBuf,
+    /// Output directory (default: the directory of the results file).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Formats to write (repeatable): json, junit, ctrf, summary, comment, html, all. Default all.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Vec<String>,
+    /// Directory with template overrides (summary.md.j2, comment.md.j2, macros.md.j2).
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+    /// Repository as owner/name, shown in reports.
+    #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
+    pub repository: Option<String>,
+    /// URL of the CI run, linked from reports.
+    #[arg(long, value_name = "URL")]
+    pub run_url: Option<String>,
+    /// Colors: auto, always, never (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
+    pub color: Option<String>,
+    /// Print nothing but problems.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+/// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
+pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
+    report::validate_formats(&args.format)?;
+    let run = report::load_results(&args.results)?;
+    let out = match &args.out {
+        Some(out) => out.clone(),
+        None if args.results.is_dir() => args.results.clone(),
+        None => args.results.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")),
+    };
+    let env = ReportEnv {
+        repository: args.repository.clone(),
+        run_url: args.run_url.clone(),
+        server_url: None,
+        templates: args.templates.clone(),
+    };
+    if let Some(dir) = &env.templates
+        && !dir.is_dir()
+    {
+        return Err(FcorrError::Usage(format!("--templates {}: no such directory", dir.display())));
+    }
+    let (written, problems) = report::write_all(&run, &env, &out, &args.format);
+    for problem in &problems {
+        eprintln!("fcorr: error: {problem}");
+    }
+    if !args.quiet {
+        let color = terminal::use_color(args.color.as_deref());
+        print!("{}", terminal::render_table(&run, color));
+        println!();
+        println!("{}", terminal::render_verdict(&run, color));
+        for path in &written {
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(if problems.is_empty() { 0 } else { 3 })
+}

@@ -1,0 +1,161 @@
+//! Go modules: `go mod download`, a build gate that also compiles the tests, `go test -json`.
+//!
+//! The build gate is `go build ./...` then `go vet` restricted to the analyzers `go test` itself
+//! runs: it type-checks test files (a test-only compile error fails the build, not the tests)
+//! without running any project code, and fails exactly where `go test` would refuse to run.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use regex::Regex;
+
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::collect::{ReportSpec, relativize};
+use crate::execute::process::CommandSpec;
+use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+
+/// `go test` projects.
+pub struct Go;
+
+/// The vet analyzers `go test` runs before testing (cmd/go `defaultVetFlags`, Go 1.26).
+const GO_TEST_VET_FLAGS: &[&str] = &[
+    "-atomic",
+    "-bool",
+    "-buildtags",
+    "-directive",
+    "-errorsas",
+    "-ifaceassert",
+    "-nilfunc",
+    "-printf",
+    "-slog",
+    "-stringintconv",
+    "-tests",
+];
+
+impl Ecosystem for Go {
+    fn name(&self) -> &'static str {
+        "go"
+    }
+
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+        if !files.has("go.mod") {
+            return None;
+        }
+        let mut markers = vec!["go.mod".to_string()];
+        let go_mod = files.read("go.mod").unwrap_or_default();
+        if let Some(module) = module_path(&go_mod) {
+            markers[0] = format!("go.mod (module {module})");
+        }
+        let tests = files.files.iter().filter(|f| f.ends_with("_test.go")).count();
+        if tests > 0 {
+            markers.push(format!("{tests} *_test.go file(s)"));
+        }
+        if files.has("go.work") {
+            markers.push("go.work".into());
+        }
+        Some(Candidate {
+            detection: Detection {
+                ecosystem: "go".into(),
+                language: "Go".into(),
+                framework: framework.unwrap_or("go test").into(),
+                package_manager: Some("go modules".into()),
+                confidence: if tests > 0 { 0.95 } else { 0.9 },
+                markers,
+            },
+            problem: None,
+        })
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+        let root = ctx.root;
+        let go_mod = ctx.files.read("go.mod").unwrap_or_default();
+        let install = if !ctx.install {
+            PhasePlan::skipped(PhaseKind::Install, "--no-install")
+        } else if has_requires(&go_mod) {
+            PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new("go", &["mod", "download"], root)])
+        } else {
+            PhasePlan::skipped(PhaseKind::Install, "go.mod requires no modules: nothing to download")
+        };
+        let mut vet = vec!["vet"];
+        vet.extend(GO_TEST_VET_FLAGS);
+        vet.push("./...");
+        let build = PhasePlan::run(
+            PhaseKind::Build,
+            vec![CommandSpec::new("go", &["build", "./..."], root), CommandSpec::new("go", &vet, root)],
+        );
+        let report = ctx.work_dir.join("go-test.json");
+        let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", "./..."], root);
+        test.stdout_file = Some(report.clone());
+        let test =
+            PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "go-test-json")]);
+        Ok(vec![install, build, test])
+    }
+
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        go_diagnostics(output, root)
+    }
+}
+
+/// The `module` line of a go.mod.
+fn module_path(go_mod: &str) -> Option<String> {
+    go_mod.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
+}
+
+/// True when go.mod has a `require` directive (single or block form).
+fn has_requires(go_mod: &str) -> bool {
+    go_mod
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+        .any(|l| l.starts_with("require ") || l == "require(")
+}
+
+/// `./greet_test.go:7:14: message` and `vet: ./x.go:3:1: message` lines.
+fn go_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern =
+        PATTERN.get_or_init(|| Regex::new(r"^(?:vet: )?(\S+\.go):(\d+)(?::(\d+))?: (.+)$").expect("valid regex"));
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    for line in output.lines() {
+        let Some(c) = pattern.captures(line.trim_end()) else { continue };
+        let diagnostic = Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message: c[4].trim().to_string(),
+            file: Some(relativize(&c[1], Some(root))),
+            line: c[2].parse().ok(),
+            column: c.get(3).and_then(|m| m.as_str().parse().ok()),
+        };
+        // go build and go vet can both report the same error.
+        if !diagnostics.contains(&diagnostic) {
+            diagnostics.push(diagnostic);
+        }
+        if diagnostics.len() >= 50 {
+            break;
+        }
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requires_are_found_in_both_forms() {
+        assert!(!has_requires("module x\n\ngo 1.21\n"));
+        assert!(has_requires("module x\nrequire example.com/y v1.0.0\n"));
+        assert!(has_requires("module x\nrequire (\n\texample.com/y v1.0.0\n)\n"));
+        assert_eq!(module_path("// c\nmodule example.com/m\n").as_deref(), Some("example.com/m"));
+    }
+
+    #[test]
+    fn vet_and_compiler_lines_become_diagnostics() {
+        let out = "# example.com/b\n# [example.com/b]\nvet: ./greet_test.go:7:14: assignment mismatch\n\
+                   mathx/m.go:3: undefined: y\n";
+        let d = go_diagnostics(out, Path::new("/p"));
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("greet_test.go"), Some(7), Some(14)));
+        assert_eq!(d[1].file.as_deref(), Some("mathx/m.go"));
+    }
+}

@@ -1,0 +1,257 @@
+//! Java (and Kotlin) projects built with Maven (`pom.xml`) or Gradle (`build.gradle[.kts]`).
+//!
+//! Maven: resolve dependencies, `test-compile` as the build gate, then `test` (or `verify` when the
+//! failsafe plugin is configured); results come from surefire/failsafe `TEST-*.xml` through the JUnit
+//! reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
+//! `build/test-results/**/*.xml`. Old report directories are removed before tests run, so a crash
+//! can never be scored with the previous run's results.
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics};
+use crate::collect::{ReportSpec, relativize};
+use crate::execute::process::CommandSpec;
+use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+
+/// Maven and Gradle projects.
+pub struct Java;
+
+const GRADLE_FILES: &[&str] = &["build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"];
+
+impl Ecosystem for Java {
+    fn name(&self) -> &'static str {
+        "java"
+    }
+
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+        let maven = files.has("pom.xml");
+        let gradle_marker = GRADLE_FILES.iter().find(|f| files.has(f));
+        let tool = match framework {
+            Some("maven") => "maven",
+            Some("gradle") => "gradle",
+            _ if maven => "maven",
+            _ if gradle_marker.is_some() => "gradle",
+            _ => return None,
+        };
+        if !maven && gradle_marker.is_none() {
+            return None;
+        }
+        let mut markers = Vec::new();
+        let mut confidence: f64 = 0.9;
+        if let Some(name) = framework {
+            markers.push(format!("fcorr.toml: framework = \"{name}\""));
+            confidence = 1.0;
+        }
+        let build_file = if tool == "maven" { "pom.xml" } else { gradle_marker.copied().unwrap_or("build.gradle") };
+        markers.push(build_file.to_string());
+        if maven && gradle_marker.is_some() {
+            markers.push(format!(
+                "both pom.xml and {} exist; {tool} is used — set `framework = \"maven\"` or `\"gradle\"` to choose",
+                gradle_marker.copied().unwrap_or_default()
+            ));
+        }
+        let wrapper = if tool == "maven" { "mvnw" } else { "gradlew" };
+        if files.has(wrapper) {
+            markers.push(format!("{wrapper} (wrapper)"));
+        } else if find_on_path(if tool == "maven" { "mvn" } else { "gradle" }).is_none() {
+            markers.push(if tool == "maven" {
+                "mvn is not on PATH and there is no ./mvnw: install Maven (https://maven.apache.org/install.html)"
+                    .into()
+            } else {
+                "gradle is not on PATH and there is no ./gradlew: install Gradle (https://gradle.org/install/) or \
+                 commit the Gradle wrapper"
+                    .to_string()
+            });
+        }
+        let build_text = files.read(build_file).unwrap_or_default();
+        for (needle, label) in [
+            ("junit-jupiter", "JUnit 5"),
+            ("junit-bom", "JUnit 5"),
+            ("<artifactId>junit</artifactId>", "JUnit 4"),
+            ("junit:junit", "JUnit 4"),
+            ("testng", "TestNG"),
+        ] {
+            if build_text.contains(needle) {
+                markers.push(format!("{build_file}: {label}"));
+                confidence = confidence.max(0.95);
+                break;
+            }
+        }
+        if build_text.contains("maven-failsafe-plugin") {
+            markers.push("pom.xml: maven-failsafe-plugin (integration tests run with `verify`)".into());
+        }
+        let kotlin = !files.matching("**/*.kt").is_empty() || build_file.ends_with(".kts");
+        Some(Candidate {
+            detection: Detection {
+                ecosystem: "java".into(),
+                language: if kotlin { "Kotlin" } else { "Java" }.into(),
+                framework: tool.into(),
+                package_manager: Some(tool.into()),
+                confidence,
+                markers,
+            },
+            problem: None,
+        })
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+        match ctx.detection.framework.as_str() {
+            "maven" => Ok(maven_plan(ctx)),
+            "gradle" => Ok(gradle_plan(ctx)),
+            other => Err(format!("the java runner cannot run framework `{other}` (maven, gradle)")),
+        }
+    }
+
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        let diagnostics = javac_diagnostics(output, root);
+        if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
+    }
+}
+
+fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+/// Deletes report directories (`*/target/surefire-reports`...) left by an earlier run.
+fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
+    let names: Vec<String> = dirs.iter().map(|d| format!("-path '*/{d}'")).collect();
+    let script = format!(
+        "find . \\( -name node_modules -o -name .git \\) -prune -o -type d \\( {} \\) -prune -exec rm -rf {{}} +",
+        names.join(" -o ")
+    );
+    CommandSpec::shell(&script, root)
+}
+
+fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
+    let root = ctx.root;
+    let mvn = if ctx.files.has("mvnw") { "./mvnw" } else { "mvn" };
+    let pom = ctx.files.read("pom.xml").unwrap_or_default();
+    let failsafe = pom.contains("maven-failsafe-plugin");
+    let install = if ctx.install {
+        // Resolves the project's dependencies (test scope included); plugins come with the build.
+        PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(mvn, &["-B", "-q", "dependency:resolve"], root)])
+    } else {
+        PhasePlan::skipped(PhaseKind::Install, "--no-install")
+    };
+    let build = PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(mvn, &["-B", "-q", "test-compile"], root)]);
+    // --fail-at-end: one failing module must not hide the results of the others.
+    let goal = if failsafe { "verify" } else { "test" };
+    let mut reports =
+        vec![ReportSpec { pattern: "**/target/surefire-reports/TEST-*.xml".into(), format: Some("junit".into()) }];
+    if failsafe {
+        reports
+            .push(ReportSpec { pattern: "**/target/failsafe-reports/TEST-*.xml".into(), format: Some("junit".into()) });
+    }
+    let test = PhasePlan::run(
+        PhaseKind::Test,
+        vec![
+            clean_reports(root, &["target/surefire-reports", "target/failsafe-reports"]),
+            CommandSpec::new(mvn, &["-B", "--fail-at-end", goal], root),
+        ],
+    )
+    .with_reports(reports);
+    vec![install, build, test]
+}
+
+fn gradle_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
+    let root = ctx.root;
+    let gradle = if ctx.files.has("gradlew") { "./gradlew" } else { "gradle" };
+    let install = PhasePlan::skipped(PhaseKind::Install, "Gradle resolves dependencies during the build");
+    let build = PhasePlan::run(
+        PhaseKind::Build,
+        vec![CommandSpec::new(gradle, &["--no-daemon", "--console=plain", "-q", "testClasses"], root)],
+    );
+    let test = PhasePlan::run(
+        PhaseKind::Test,
+        vec![
+            clean_reports(root, &["build/test-results"]),
+            CommandSpec::new(gradle, &["--no-daemon", "--console=plain", "--continue", "test"], root),
+        ],
+    )
+    .with_reports(vec![ReportSpec { pattern: "**/build/test-results/**/*.xml".into(), format: Some("junit".into()) }]);
+    vec![install, build, test]
+}
+
+/// javac errors as Maven prints them (`[ERROR] /abs/File.java:[12,5] message`) and as Gradle
+/// prints them (`/abs/File.java:12: error: message`).
+fn javac_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    static MAVEN: OnceLock<regex::Regex> = OnceLock::new();
+    static GRADLE: OnceLock<regex::Regex> = OnceLock::new();
+    // The patterns are literals; they compile.
+    let maven = MAVEN.get_or_init(|| {
+        regex::Regex::new(r"(?m)^\[(ERROR|WARNING)\] (\S+\.(?:java|kt)):\[(\d+),(\d+)\] (.+?)\s*$")
+            .expect("valid regex")
+    });
+    let gradle = GRADLE.get_or_init(|| {
+        regex::Regex::new(r"(?m)^(?:e: )?(\S+\.(?:java|kt)):(\d+): (error|warning): (.+?)\s*$").expect("valid regex")
+    });
+    let mut out: Vec<Diagnostic> = Vec::new();
+    for c in maven.captures_iter(output) {
+        let diagnostic = Diagnostic {
+            severity: if &c[1] == "WARNING" { Severity::Warning } else { Severity::Error },
+            source: "build".into(),
+            message: c[5].to_string(),
+            file: Some(relativize(&c[2], Some(root))),
+            line: c[3].parse().ok(),
+            column: c[4].parse().ok(),
+        };
+        // Maven prints each compiler error twice (once while compiling, once in the summary).
+        if !out.contains(&diagnostic) {
+            out.push(diagnostic);
+        }
+    }
+    for c in gradle.captures_iter(output) {
+        out.push(Diagnostic {
+            severity: if &c[3] == "warning" { Severity::Warning } else { Severity::Error },
+            source: "build".into(),
+            message: c[4].to_string(),
+            file: Some(relativize(&c[1], Some(root))),
+            line: c[2].parse().ok(),
+            column: None,
+        });
+    }
+    out.retain(|d| d.severity == Severity::Error);
+    out.truncate(50);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maven_compiler_errors_are_relative_and_deduplicated() {
+        let out = "[ERROR] COMPILATION ERROR : \n\
+[ERROR] /p/src/test/java/dev/X.java:[12,5] cannot find symbol\n\
+  symbol:   method nope()\n\
+[WARNING] /p/src/main/java/dev/Y.java:[3,1] deprecated\n\
+[ERROR] Failed to execute goal ...\n\
+[ERROR] /p/src/test/java/dev/X.java:[12,5] cannot find symbol\n";
+        let d = javac_diagnostics(out, Path::new("/p"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].file.as_deref(), Some("src/test/java/dev/X.java"));
+        assert_eq!((d[0].line, d[0].column), (Some(12), Some(5)));
+        assert_eq!(d[0].message, "cannot find symbol");
+    }
+
+    #[test]
+    fn gradle_compiler_errors() {
+        let d = javac_diagnostics("/p/src/main/java/A.java:7: error: ';' expected\n", Path::new("/p"));
+        assert_eq!((d[0].file.as_deref(), d[0].line), (Some("src/main/java/A.java"), Some(7)));
+    }
+
+    #[test]
+    fn detects_maven_over_gradle_and_explains() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pom.xml"), "<artifactId>junit-jupiter</artifactId>").unwrap();
+        std::fs::write(dir.path().join("build.gradle"), "").unwrap();
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        let c = Java.detect(&files, None).unwrap();
+        assert_eq!(c.detection.framework, "maven");
+        assert!(c.detection.markers.iter().any(|m| m.contains("both pom.xml")), "{:?}", c.detection.markers);
+        assert!(c.detection.markers.iter().any(|m| m.contains("JUnit 5")));
+        assert_eq!(Java.detect(&files, Some("gradle")).unwrap().detection.framework, "gradle");
+    }
+}

@@ -1,0 +1,709 @@
+//! JavaScript and TypeScript projects: `package.json` with jest, vitest, mocha or `node --test`.
+//!
+//! The framework comes from the `test` script and the dependencies; the package manager from
+//! `packageManager` or the lockfile. Tests run the framework directly with a machine-readable
+//! reporter fcorr adds (jest/vitest JSON, mocha JSON through a bundled reporter that keeps the
+//! describe path, node's JUnit): when the `test` script is a plain call of that framework its extra
+//! arguments are kept, minus watch/reporter flags that would fight fcorr's; a script that does
+//! more (`&&`, pipes, other tools) is not replayed, the framework runs with its defaults instead.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::SystemTime;
+
+use serde_json::Value;
+
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics};
+use crate::collect::{ReportSpec, relativize};
+use crate::execute::process::CommandSpec;
+use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+
+/// Node.js projects (npm, pnpm, yarn).
+pub struct Node;
+
+/// Test frameworks this runner drives, in the order used to break ties between dependencies.
+const FRAMEWORKS: &[Framework] = &[Framework::Vitest, Framework::Jest, Framework::Mocha];
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Framework {
+    Jest,
+    Vitest,
+    Mocha,
+    NodeTest,
+}
+
+impl Framework {
+    fn label(self) -> &'static str {
+        match self {
+            Framework::Jest => "jest",
+            Framework::Vitest => "vitest",
+            Framework::Mocha => "mocha",
+            Framework::NodeTest => "node --test",
+        }
+    }
+
+    fn from_label(text: &str) -> Option<Framework> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "jest" => Some(Framework::Jest),
+            "vitest" => Some(Framework::Vitest),
+            "mocha" => Some(Framework::Mocha),
+            "node --test" | "node-test" | "node:test" | "node" => Some(Framework::NodeTest),
+            _ => None,
+        }
+    }
+}
+
+/// The parts of `package.json` fcorr uses.
+struct Manifest {
+    scripts: serde_json::Map<String, Value>,
+    /// Runtime, dev and optional dependencies with their version ranges.
+    deps: Vec<(String, String)>,
+    package_manager: Option<String>,
+}
+
+impl Manifest {
+    fn parse(text: &str) -> Result<Manifest, serde_json::Error> {
+        let value: Value = serde_json::from_str(text)?;
+        let object = |key: &str| value.get(key).and_then(Value::as_object).cloned().unwrap_or_default();
+        let mut deps = Vec::new();
+        for key in ["dependencies", "devDependencies", "optionalDependencies"] {
+            for (name, version) in object(key) {
+                deps.push((name, version.as_str().unwrap_or("*").to_string()));
+            }
+        }
+        Ok(Manifest {
+            scripts: object("scripts"),
+            deps,
+            package_manager: value.get("packageManager").and_then(Value::as_str).map(str::to_string),
+        })
+    }
+
+    fn script(&self, name: &str) -> Option<&str> {
+        self.scripts.get(name).and_then(Value::as_str)
+    }
+
+    fn dep(&self, name: &str) -> Option<&str> {
+        self.deps.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+}
+
+impl Ecosystem for Node {
+    fn name(&self) -> &'static str {
+        "node"
+    }
+
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+        if !files.has("package.json") {
+            return None;
+        }
+        let text = files.read("package.json").unwrap_or_default();
+        let pm = package_manager(files, None);
+        let manifest = match Manifest::parse(&text) {
+            Ok(manifest) => manifest,
+            Err(e) => {
+                let path = files.root.join("package.json");
+                return Some(Candidate {
+                    detection: Detection {
+                        ecosystem: "node".into(),
+                        language: "JavaScript".into(),
+                        framework: framework.unwrap_or("unknown").into(),
+                        package_manager: Some(pm.name.into()),
+                        confidence: 0.9,
+                        markers: vec!["package.json (not valid JSON)".into()],
+                    },
+                    problem: Some(format!(
+                        "{}: line {}, column {}: invalid JSON: {}; fix it (npm would fail with EJSONPARSE too)",
+                        path.display(),
+                        e.line(),
+                        e.column(),
+                        json_error_text(&e)
+                    )),
+                });
+            }
+        };
+        let pm = package_manager(files, Some(&manifest));
+        let mut markers = vec!["package.json".to_string()];
+        markers.extend(pm.markers.iter().cloned());
+        let typescript = files.has("tsconfig.json") || manifest.dep("typescript").is_some();
+        if files.has("tsconfig.json") {
+            markers.push("tsconfig.json".into());
+        } else if let Some(v) = manifest.dep("typescript") {
+            markers.push(format!("dependency typescript {v}"));
+        }
+        let (chosen, confidence, why) = choose_framework(files, &manifest, framework);
+        markers.extend(why);
+        let problem = match chosen {
+            Some(_) => None,
+            None => Some(format!(
+                "{}: no test framework found (looked for jest, vitest or mocha in the dependencies and the `test` \
+                 script, `node --test`, and test files importing node:test); set `framework` in fcorr.toml, or \
+                 `commands.test` and `reports`",
+                files.root.join("package.json").display()
+            )),
+        };
+        Some(Candidate {
+            detection: Detection {
+                ecosystem: "node".into(),
+                language: if typescript { "TypeScript" } else { "JavaScript" }.into(),
+                framework: chosen.map(Framework::label).unwrap_or("unknown").into(),
+                package_manager: Some(pm.name.into()),
+                confidence,
+                markers,
+            },
+            problem,
+        })
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+        let path = ctx.root.join("package.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+        let manifest = Manifest::parse(&text)
+            .map_err(|e| format!("{}: line {}, column {}: {}", path.display(), e.line(), e.column(), e))?;
+        let framework = Framework::from_label(&ctx.detection.framework).ok_or_else(|| {
+            format!(
+                "the node runner cannot run framework `{}` (jest, vitest, mocha, node --test)",
+                ctx.detection.framework
+            )
+        })?;
+        let pm = package_manager(ctx.files, Some(&manifest));
+        Ok(vec![
+            install_phase(ctx, &manifest, &pm),
+            build_phase(ctx, &manifest, &pm),
+            test_phase(ctx, &manifest, framework)?,
+        ])
+    }
+
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        let diagnostics = tsc_diagnostics(output, root);
+        if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
+    }
+}
+
+/// serde_json's message without its trailing ` at line L column C`.
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.rfind(" at line ") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Picks the framework and says why; `None` when nothing fits.
+fn choose_framework(
+    files: &ProjectFiles,
+    manifest: &Manifest,
+    forced: Option<&str>,
+) -> (Option<Framework>, f64, Vec<String>) {
+    if let Some(name) = forced {
+        return match Framework::from_label(name) {
+            Some(f) => (Some(f), 1.0, vec![format!("fcorr.toml: framework = \"{name}\"")]),
+            None => (None, 0.5, vec![format!("fcorr.toml: framework = \"{name}\" (not one the node runner drives)")]),
+        };
+    }
+    let script = manifest.script("test").unwrap_or_default();
+    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c)).collect();
+    let in_script = |bin: &str| words.iter().any(|w| *w == bin || w.ends_with(&format!("/.bin/{bin}")));
+    let declared: Vec<Framework> = FRAMEWORKS.iter().copied().filter(|f| manifest.dep(f.label()).is_some()).collect();
+    let dep_marker = |f: Framework| format!("dependency {} {}", f.label(), manifest.dep(f.label()).unwrap_or("*"));
+
+    if let Some(f) = declared.iter().copied().find(|f| in_script(f.label())) {
+        let mut why = vec![format!("scripts.test: `{script}`"), dep_marker(f)];
+        let others: Vec<&str> = declared.iter().filter(|o| **o != f).map(|o| o.label()).collect();
+        if !others.is_empty() {
+            why.push(format!("also depends on {}; the test script picks {}", others.join(", "), f.label()));
+        }
+        return (Some(f), 0.95, why);
+    }
+    if script_runs_node_test(script) {
+        return (Some(Framework::NodeTest), 0.9, vec![format!("scripts.test: `{script}`")]);
+    }
+    match declared.as_slice() {
+        [only] => return (Some(*only), 0.8, vec![dep_marker(*only)]),
+        [first, rest @ ..] => {
+            let others: Vec<&str> = rest.iter().map(|f| f.label()).collect();
+            return (
+                Some(*first),
+                0.6,
+                vec![
+                    dep_marker(*first),
+                    format!(
+                        "also depends on {}; the test script names none, so {} wins by preference (vitest, jest, \
+                         mocha) — set `framework` to choose",
+                        others.join(", "),
+                        first.label()
+                    ),
+                ],
+            );
+        }
+        [] => {}
+    }
+    if let Some(file) = node_test_file(files) {
+        return (Some(Framework::NodeTest), 0.7, vec![format!("{file} imports node:test")]);
+    }
+    (None, 0.3, Vec::new())
+}
+
+/// True when one of the script's commands is `node ... --test ...`.
+fn script_runs_node_test(script: &str) -> bool {
+    script.split(['&', '|', ';']).any(|command| {
+        let words: Vec<&str> =
+            command.split_whitespace().skip_while(|w| w.contains('=') && !w.starts_with('-')).collect();
+        words.first().is_some_and(|w| *w == "node" || w.ends_with("/node")) && words.contains(&"--test")
+    })
+}
+
+/// A test file that uses the built-in runner (looked for only when no framework is declared).
+fn node_test_file(files: &ProjectFiles) -> Option<String> {
+    const GLOBS: &[&str] = &[
+        "**/*.test.{js,mjs,cjs,ts,mts}",
+        "**/*.spec.{js,mjs,cjs,ts,mts}",
+        "**/*_test.{js,mjs,cjs}",
+        "test/**/*.{js,mjs,cjs}",
+        "tests/**/*.{js,mjs,cjs}",
+    ];
+    let mut seen = 0;
+    for glob in GLOBS {
+        for file in files.matching(glob) {
+            seen += 1;
+            if seen > 50 {
+                return None;
+            }
+            if files.read(file).is_some_and(|text| text.contains("node:test")) {
+                return Some(file.to_string());
+            }
+        }
+    }
+    None
+}
+
+/// The package manager and the evidence for it.
+struct PackageManager {
+    name: &'static str,
+    /// The lockfile it installs from, if any.
+    lockfile: Option<&'static str>,
+    markers: Vec<String>,
+}
+
+/// `packageManager` first (corepack's field), then the lockfile; npm when there is neither.
+///
+/// A pnpm or yarn project whose tool is missing keeps that tool: installing with npm would ignore
+/// its lockfile and test other dependency versions than the project pins. The install then fails
+/// as "tool missing", and the marker says what to install.
+fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> PackageManager {
+    let declared = manifest.and_then(|m| m.package_manager.as_deref());
+    let from_field = declared.and_then(|d| ["pnpm", "yarn", "npm"].into_iter().find(|pm| d.starts_with(pm)));
+    let locks: [(&'static str, &'static str); 4] = [
+        ("pnpm", "pnpm-lock.yaml"),
+        ("yarn", "yarn.lock"),
+        ("npm", "package-lock.json"),
+        ("npm", "npm-shrinkwrap.json"),
+    ];
+    let mut markers = Vec::new();
+    let (name, lockfile) = match from_field {
+        Some(pm) => {
+            markers.push(format!("packageManager: {}", declared.unwrap_or(pm)));
+            (pm, locks.iter().find(|(n, f)| *n == pm && files.has(f)).map(|(_, f)| *f))
+        }
+        None => match locks.iter().find(|(_, f)| files.has(f)) {
+            Some((pm, file)) => (*pm, Some(*file)),
+            None => ("npm", None),
+        },
+    };
+    match lockfile {
+        Some(file) => markers.push(file.to_string()),
+        None => markers.push("no lockfile".into()),
+    }
+    if name != "npm" && find_on_path(name).is_none() {
+        markers.push(format!(
+            "{name} is not on PATH: install it (`corepack enable {name}` or `npm install -g {name}`); npm would ignore \
+             the {name} lockfile"
+        ));
+    }
+    PackageManager { name, lockfile, markers }
+}
+
+/// The full path of a program on `PATH`.
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
+fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {
+    if !ctx.install {
+        return PhasePlan::skipped(PhaseKind::Install, "--no-install");
+    }
+    if manifest.deps.is_empty() {
+        return PhasePlan::skipped(PhaseKind::Install, "package.json declares no dependencies");
+    }
+    if let Some(reason) = up_to_date(ctx.root, pm) {
+        return PhasePlan::skipped(PhaseKind::Install, reason);
+    }
+    let args: &[&str] = match (pm.name, pm.lockfile) {
+        ("pnpm", Some(_)) => &["install", "--frozen-lockfile"],
+        ("pnpm", None) => &["install"],
+        ("yarn", Some(_)) => &["install", "--frozen-lockfile"],
+        ("yarn", None) => &["install"],
+        (_, Some(_)) => &["ci", "--no-audit", "--no-fund"],
+        (_, None) => &["install", "--no-audit", "--no-fund"],
+    };
+    PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(pm.name, args, ctx.root)])
+}
+
+/// Why installing again is unnecessary: the package manager's record in `node_modules` is newer
+/// than both the lockfile and `package.json`.
+fn up_to_date(root: &Path, pm: &PackageManager) -> Option<String> {
+    let record = match pm.name {
+        "pnpm" => "node_modules/.modules.yaml",
+        "yarn" => "node_modules/.yarn-integrity",
+        _ => "node_modules/.package-lock.json",
+    };
+    let record_path = root.join(record);
+    let installed =
+        modified(&record_path).or_else(|| modified(&root.join("node_modules")).filter(|_| pm.name == "yarn"))?;
+    let mut sources = vec!["package.json"];
+    sources.extend(pm.lockfile);
+    for source in &sources {
+        if modified(&root.join(source)).is_none_or(|t| t > installed) {
+            return None;
+        }
+    }
+    Some(format!("dependencies up to date ({record} is newer than {})", sources.join(" and ")))
+}
+
+fn modified(path: &Path) -> Option<SystemTime> {
+    std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {
+    if let Some(script) = ["build", "compile", "tsc"].into_iter().find(|s| manifest.script(s).is_some()) {
+        return PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(pm.name, &["run", script], ctx.root)]);
+    }
+    if ctx.files.has("tsconfig.json") {
+        if manifest.dep("typescript").is_some() || ctx.root.join("node_modules/typescript").is_dir() {
+            return PhasePlan::run(
+                PhaseKind::Build,
+                vec![CommandSpec::new("npx", &["--no-install", "tsc", "--noEmit"], ctx.root)],
+            );
+        }
+        return PhasePlan::skipped(
+            PhaseKind::Build,
+            "tsconfig.json exists but typescript is not a dependency; no type check (add a `build` script)",
+        );
+    }
+    PhasePlan::skipped(PhaseKind::Build, "no build, compile or tsc script and no tsconfig.json")
+}
+
+fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) -> Result<PhasePlan, String> {
+    let script = manifest.script("test").unwrap_or_default();
+    let user = script_args(script, framework).unwrap_or_default();
+    let user: Vec<&str> = user.iter().map(String::as_str).collect();
+    let work = ctx.work_dir;
+    let (command, report) = match framework {
+        Framework::Jest => {
+            let out = work.join("jest.json");
+            let out_flag = format!("--outputFile={}", out.display());
+            let mut args = vec!["--no-install", "jest"];
+            args.extend(&user);
+            args.extend(["--ci", "--json", "--testLocationInResults", out_flag.as_str()]);
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+        }
+        Framework::Vitest => {
+            let out = work.join("vitest.json");
+            let out_flag = format!("--outputFile.json={}", out.display());
+            let mut args = vec!["--no-install", "vitest", "run"];
+            args.extend(&user);
+            if !user.iter().any(|a| a.starts_with("--reporter")) {
+                // Keep the usual console output in the log next to the JSON file.
+                args.push("--reporter=default");
+            }
+            args.extend(["--reporter=json", out_flag.as_str()]);
+            if package_major(ctx.root, "vitest").is_some_and(|major| major >= 3) {
+                args.push("--includeTaskLocation");
+            }
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+        }
+        Framework::Mocha => {
+            let out = work.join("mocha.json");
+            let reporter = work.join("fcorr-mocha-reporter.cjs");
+            std::fs::write(&reporter, MOCHA_REPORTER)
+                .map_err(|e| format!("cannot write {}: {e}", reporter.display()))?;
+            let reporter = reporter.display().to_string();
+            let output = format!("output={}", out.display());
+            let mut args = vec!["--no-install", "mocha"];
+            args.extend(&user);
+            args.extend(["--reporter", reporter.as_str(), "--reporter-option", output.as_str()]);
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "mocha-json"))
+        }
+        Framework::NodeTest => {
+            let out = work.join("node-test.xml");
+            let destination = format!("--test-reporter-destination={}", out.display());
+            // Node options must come before file arguments, or they are passed to the tests.
+            let mut args = vec![
+                "--test",
+                "--test-reporter=spec",
+                "--test-reporter-destination=stdout",
+                "--test-reporter=junit",
+                destination.as_str(),
+            ];
+            args.extend(&user);
+            (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, "node-junit"))
+        }
+    };
+    // A report left by an earlier run in a reused output directory must not pass for this one's.
+    if let Err(e) = std::fs::remove_file(&report.pattern)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(format!("cannot remove the old report {}: {e}", report.pattern));
+    }
+    Ok(PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(vec![report]))
+}
+
+/// Major version of an installed package (`node_modules/<name>/package.json`).
+fn package_major(root: &Path, name: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(root.join("node_modules").join(name).join("package.json")).ok()?;
+    let value: Value = serde_json::from_str(&text).ok()?;
+    value.get("version")?.as_str()?.split('.').next()?.parse().ok()
+}
+
+/// The extra arguments of a `test` script that is a plain call of the framework, without the flags
+/// fcorr sets itself; `None` when the script does more than that.
+fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
+    if script.contains(['&', '|', ';', '<', '>', '$', '`', '(', ')', '\n']) {
+        return None;
+    }
+    let mut words = split_words(script)?.into_iter().peekable();
+    // Leading `VAR=value` assignments and `cross-env` change the environment, not the arguments.
+    while let Some(word) = words.peek() {
+        if word == "cross-env" || (word.contains('=') && !word.starts_with('-')) {
+            words.next();
+        } else {
+            break;
+        }
+    }
+    let first = words.next()?;
+    let bin = first.rsplit('/').next().unwrap_or(&first).to_string();
+    let rest: Vec<String> = words.collect();
+    let (rest, drop_flags, value_flags): (Vec<String>, &[&str], &[&str]) = match framework {
+        Framework::Jest if bin == "jest" => (rest, &["--watch", "--watchAll", "--json", "--ci"], &["--outputFile"]),
+        Framework::Vitest if bin == "vitest" => {
+            let rest = match rest.first().map(String::as_str) {
+                Some("run" | "watch" | "dev") => rest[1..].to_vec(),
+                _ => rest,
+            };
+            (rest, &["--watch", "-w", "--run", "--includeTaskLocation"], &["--outputFile", "--outputFile.json"])
+        }
+        Framework::Mocha if bin == "mocha" => {
+            (rest, &["--watch", "-w"], &["--reporter", "-R", "--reporter-option", "--reporter-options", "-O"])
+        }
+        Framework::NodeTest if bin == "node" && rest.iter().any(|w| w == "--test") => {
+            (rest, &["--test", "--watch"], &["--test-reporter", "--test-reporter-destination"])
+        }
+        _ => return None,
+    };
+    let mut kept = Vec::new();
+    let mut skip_value = false;
+    for word in rest {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if drop_flags.contains(&word.as_str()) {
+            continue;
+        }
+        if let Some(flag) = value_flags.iter().find(|f| word == **f || word.starts_with(&format!("{f}="))) {
+            skip_value = word == *flag;
+            continue;
+        }
+        kept.push(word);
+    }
+    Some(kept)
+}
+
+/// Splits a command line into words with shell-like single and double quotes.
+fn split_words(text: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => current.push(chars.next()?),
+            (Some(_), c) => current.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, '\\') => {
+                current.push(chars.next()?);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return None;
+    }
+    if in_word {
+        words.push(current);
+    }
+    Some(words)
+}
+
+/// `file(line,col): error TSxxxx: message` lines from tsc.
+fn tsc_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    static PATTERN: OnceLock<regex::Regex> = OnceLock::new();
+    let pattern = PATTERN.get_or_init(|| {
+        // The pattern is a literal; it compiles.
+        regex::Regex::new(r"(?m)^\s*(.+?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.+?)\s*$").expect("valid regex")
+    });
+    pattern
+        .captures_iter(output)
+        .take(50)
+        .map(|c| Diagnostic {
+            severity: if &c[4] == "warning" { Severity::Warning } else { Severity::Error },
+            source: "build".into(),
+            message: format!("{}: {}", &c[5], &c[6]),
+            file: Some(relativize(&c[1], Some(root))),
+            line: c[2].parse().ok(),
+            column: c[3].parse().ok(),
+        })
+        .collect()
+}
+
+/// A mocha reporter that writes mocha's JSON layout plus each test's `titlePath` and `type`, and
+/// prints one line per test so the log still shows progress.
+const MOCHA_REPORTER: &str = r#"'use strict';
+// Written by fcorr. Mocha's JSON reporter layout plus `titlePath` (the describe path, which mocha's
+// own JSON flattens into a space-joined `fullTitle`) and `type` (hook failures are not tests).
+const fs = require('fs');
+
+function FcorrMochaJson(runner, options) {
+  const opts = (options && (options.reporterOption || options.reporterOptions)) || {};
+  const tests = [], passes = [], failures = [], pending = [];
+  const errors = new Map();
+  const started = new Date();
+  let suites = 0;
+  const call = (obj, fn, fallback) => (typeof obj[fn] === 'function' ? obj[fn]() : fallback);
+  const clean = (t) => {
+    const err = errors.get(t);
+    return {
+      title: t.title,
+      fullTitle: call(t, 'fullTitle', t.title),
+      titlePath: call(t, 'titlePath', [t.title]),
+      file: t.file,
+      duration: t.duration,
+      currentRetry: call(t, 'currentRetry', 0),
+      type: t.type,
+      err: err ? { name: err.name, message: String(err.message === undefined ? err : err.message),
+                   stack: String(err.stack || '') } : {},
+    };
+  };
+  const log = (mark, t) => { if (opts.output) process.stdout.write(`  ${mark} ${call(t, 'titlePath', [t.title]).join(' > ')}\n`); };
+  runner.on('suite', (s) => { if (!s.root) suites += 1; });
+  runner.on('pass', (t) => { passes.push(t); log('ok  ', t); });
+  runner.on('fail', (t, err) => { errors.set(t, err); failures.push(t); log('FAIL', t); if (err && err.stack && opts.output) process.stdout.write(String(err.stack).replace(/^/gm, '       ') + '\n'); });
+  runner.on('pending', (t) => { pending.push(t); log('skip', t); });
+  runner.on('test end', (t) => { tests.push(t); });
+  runner.once('end', () => {
+    const ended = new Date();
+    const report = {
+      stats: { suites, tests: tests.length, passes: passes.length, pending: pending.length, failures: failures.length,
+               start: started.toISOString(), end: ended.toISOString(), duration: ended - started },
+      tests: tests.map(clean), pending: pending.map(clean), failures: failures.map(clean), passes: passes.map(clean),
+    };
+    const text = JSON.stringify(report, null, 2);
+    if (opts.output) { fs.writeFileSync(opts.output, text); } else { process.stdout.write(text + '\n'); }
+  });
+}
+
+module.exports = FcorrMochaJson;
+"#;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn script_args_keep_extra_flags_and_drop_conflicting_ones() {
+        let jest = script_args("NODE_ENV=test jest --runInBand --outputFile out.json --watch src", Framework::Jest);
+        assert_eq!(jest.unwrap(), ["--runInBand", "src"]);
+        let vitest = script_args("vitest run --reporter=verbose --dir 'my tests'", Framework::Vitest);
+        assert_eq!(vitest.unwrap(), ["--reporter=verbose", "--dir", "my tests"]);
+        assert_eq!(script_args("node --test dist/", Framework::NodeTest).unwrap(), ["dist/"]);
+        assert_eq!(script_args("mocha -R spec 'test/**/*.js'", Framework::Mocha).unwrap(), ["test/**/*.js"]);
+        assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
+        assert_eq!(script_args("react-scripts test", Framework::Jest), None);
+        assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);
+        assert!(script_runs_node_test("tsc && NODE_ENV=test node --enable-source-maps --test dist/"));
+        assert!(!script_runs_node_test("jest --test-path-pattern x"));
+    }
+
+    #[test]
+    fn tsc_errors_become_diagnostics_with_relative_paths() {
+        let out = "\n> build\n> tsc\n\nsrc/price.ts(8,9): error TS2322: Type 'number' is not assignable to type 'string'.\n\
+                   /p/src/a.ts(1,2): error TS1005: ';' expected.\n";
+        let d = tsc_diagnostics(out, Path::new("/p"));
+        assert_eq!(d.len(), 2);
+        assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("src/price.ts"), Some(8), Some(9)));
+        assert!(d[0].message.starts_with("TS2322: Type 'number'"), "{}", d[0].message);
+        assert_eq!(d[1].file.as_deref(), Some("src/a.ts"));
+    }
+
+    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        (dir, files)
+    }
+
+    #[test]
+    fn detection_prefers_the_framework_the_test_script_runs() {
+        let (_dir, files) = project(&[
+            ("package.json", r#"{"scripts":{"test":"jest"},"devDependencies":{"jest":"^29","vitest":"^3"}}"#),
+            ("yarn.lock", ""),
+        ]);
+        let c = Node.detect(&files, None).unwrap();
+        assert_eq!(c.detection.framework, "jest");
+        assert_eq!(c.detection.confidence, 0.95);
+        assert_eq!(c.detection.package_manager.as_deref(), Some("yarn"));
+        assert!(c.detection.markers.iter().any(|m| m.contains("also depends on vitest")), "{:?}", c.detection.markers);
+    }
+
+    #[test]
+    fn node_test_imports_without_framework_and_unknown_projects() {
+        let (_dir, files) = project(&[
+            ("package.json", r#"{"name":"x"}"#),
+            ("test/a.test.mjs", "import test from 'node:test';"),
+            ("tsconfig.json", "{}"),
+        ]);
+        let c = Node.detect(&files, None).unwrap();
+        assert_eq!((c.detection.framework.as_str(), c.detection.language.as_str()), ("node --test", "TypeScript"));
+        assert!(c.problem.is_none());
+        let (_dir, files) = project(&[("package.json", r#"{"scripts":{"test":"echo no tests"}}"#)]);
+        let c = Node.detect(&files, None).unwrap();
+        assert!(c.problem.unwrap().contains("no test framework"));
+    }
+
+    #[test]
+    fn malformed_package_json_is_a_problem_with_line_and_column() {
+        let (_dir, files) = project(&[("package.json", "{\n  \"a\": 1,\n}\n")]);
+        let c = Node.detect(&files, None).unwrap();
+        let problem = c.problem.unwrap();
+        assert!(problem.contains("package.json: line 3, column 1"), "{problem}");
+        assert!(problem.contains("trailing comma"), "{problem}");
+    }
+}

@@ -1,0 +1,571 @@
+//! Python projects: pytest (or unittest, run through pytest) in an isolated, cached virtualenv.
+//!
+//! Install creates `<cache>/venvs/<hash>` once per project and dependency set and marks it
+//! complete; build is a `compileall` syntax gate; test runs pytest with a JUnit report.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
+use sha2::{Digest, Sha256};
+
+use super::{Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::collect::{self, ReportSpec};
+use crate::execute::process::{CommandSpec, Exit};
+use crate::model::{Case, CaseStatus, Detection, Diagnostic, PhaseKind, Severity};
+
+/// pytest / unittest projects.
+pub struct Python;
+
+/// Name of the file that marks a virtualenv as completely installed; it holds the hash.
+const COMPLETE_MARKER: &str = ".fcorr-complete";
+/// Requirement files installed with `pip install -r`, in this order.
+const REQUIREMENT_FILES: &[&str] = &[
+    "requirements.txt",
+    "requirements-dev.txt",
+    "requirements-test.txt",
+    "test-requirements.txt",
+    "dev-requirements.txt",
+];
+/// Optional-dependency groups that hold test tools.
+const TEST_EXTRAS: &[&str] = &["test", "tests", "testing", "dev"];
+/// Above this many files, compileall walks the tree instead of taking a file list.
+const MAX_LISTED_FILES: usize = 2000;
+
+impl Ecosystem for Python {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+        detect(files, framework)
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+        plan(ctx)
+    }
+
+    fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
+        let mut collected = collect::collect_reports(ctx);
+        // A killed pytest writes no JUnit report; its verbose progress still names the tests
+        // that finished and the one that was running.
+        if matches!(ctx.outcome.exit, Exit::TimedOut) && collected.cases.is_empty() {
+            collected.cases = cases_from_progress(&ctx.outcome.output);
+            collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
+        }
+        collected
+    }
+
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        compile_diagnostics(output, root)
+    }
+}
+
+/// Facts about the project's Python packaging, read once.
+#[derive(Debug, Default)]
+struct Manifest {
+    /// Parsed `pyproject.toml`, when present and valid.
+    pyproject: Option<toml::Table>,
+    /// `pyproject.toml: line L, column C: message` when it is malformed.
+    problem: Option<String>,
+}
+
+impl Manifest {
+    fn read(files: &ProjectFiles) -> Manifest {
+        let Some(text) = files.has("pyproject.toml").then(|| files.read("pyproject.toml")).flatten() else {
+            return Manifest::default();
+        };
+        match toml::from_str::<toml::Table>(&text) {
+            Ok(table) => Manifest { pyproject: Some(table), problem: None },
+            Err(e) => {
+                let (line, column) = e.span().map(|s| crate::config::line_col(&text, s.start)).unwrap_or((0, 0));
+                let message = e.message().trim().to_string();
+                let problem = if line > 0 {
+                    format!("{}: line {line}, column {column}: {message}", files.root.join("pyproject.toml").display())
+                } else {
+                    format!("{}: {message}", files.root.join("pyproject.toml").display())
+                };
+                Manifest {
+                    pyproject: None,
+                    problem: Some(format!(
+                        "malformed pyproject.toml: {problem} (fix the TOML: pip and pytest cannot read it either)"
+                    )),
+                }
+            }
+        }
+    }
+
+    fn project(&self) -> Option<&toml::Table> {
+        self.pyproject.as_ref()?.get("project")?.as_table()
+    }
+
+    /// `[project] dependencies`.
+    fn dependencies(&self) -> Vec<String> {
+        strings(self.project().and_then(|p| p.get("dependencies")))
+    }
+
+    /// Requirements of the test-ish optional-dependency groups, with the group names.
+    fn test_extras(&self) -> (Vec<String>, Vec<String>) {
+        let Some(optional) = self.project().and_then(|p| p.get("optional-dependencies")).and_then(|o| o.as_table())
+        else {
+            return (Vec::new(), Vec::new());
+        };
+        let mut names = Vec::new();
+        let mut requirements = Vec::new();
+        for extra in TEST_EXTRAS {
+            if let Some(value) = optional.get(*extra) {
+                names.push(extra.to_string());
+                requirements.extend(strings(Some(value)));
+            }
+        }
+        (names, requirements)
+    }
+
+    fn has_pytest_config(&self) -> bool {
+        self.pyproject
+            .as_ref()
+            .and_then(|t| t.get("tool"))
+            .and_then(|t| t.get("pytest"))
+            .and_then(|t| t.get("ini_options"))
+            .is_some()
+    }
+
+    fn has_build_system(&self) -> bool {
+        self.pyproject.as_ref().is_some_and(|t| t.contains_key("build-system"))
+    }
+}
+
+fn strings(value: Option<&toml::Value>) -> Vec<String> {
+    value
+        .and_then(|v| v.as_array())
+        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
+        .unwrap_or_default()
+}
+
+/// True when a requirement string names pytest itself (`pytest`, `pytest>=8`, `pytest[extra]`).
+fn is_pytest_requirement(req: &str) -> bool {
+    let name: String = req.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
+    name.eq_ignore_ascii_case("pytest")
+}
+
+fn requirement_lines(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty())
+}
+
+fn ini_has_section(files: &ProjectFiles, file: &str, section: &str) -> bool {
+    files.has(file) && files.read(file).is_some_and(|t| t.lines().any(|l| l.trim() == section))
+}
+
+fn test_files(files: &ProjectFiles) -> Vec<&str> {
+    files
+        .files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| {
+            let name = f.rsplit('/').next().unwrap_or(f);
+            name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+        })
+        .collect()
+}
+
+fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+    let manifest = Manifest::read(files);
+    let mut markers: Vec<String> = Vec::new();
+    let mut pytest_evidence = 0.0f64;
+    let mut packaging = false;
+
+    if files.has("pyproject.toml") {
+        packaging = true;
+        markers.push("pyproject.toml".into());
+        if manifest.has_pytest_config() {
+            markers.push("pyproject.toml: [tool.pytest.ini_options]".into());
+            pytest_evidence = pytest_evidence.max(0.95);
+        }
+    }
+    for (file, section) in [("setup.cfg", "[tool:pytest]"), ("tox.ini", "[pytest]")] {
+        if ini_has_section(files, file, section) {
+            markers.push(format!("{file}: {section}"));
+            pytest_evidence = pytest_evidence.max(0.95);
+        }
+    }
+    if files.has("pytest.ini") {
+        markers.push("pytest.ini".into());
+        pytest_evidence = pytest_evidence.max(0.95);
+    }
+    for file in ["setup.py", "setup.cfg"] {
+        if files.has(file) {
+            packaging = true;
+            markers.push(file.into());
+        }
+    }
+    let conftest = files.files.iter().any(|f| f == "conftest.py" || f.ends_with("/conftest.py"));
+    if conftest {
+        markers.push("conftest.py".into());
+        pytest_evidence = pytest_evidence.max(0.9);
+    }
+    let mut declared: Vec<String> = manifest.dependencies();
+    declared.extend(manifest.test_extras().1);
+    for file in REQUIREMENT_FILES {
+        if files.has(file) {
+            packaging = true;
+            markers.push((*file).into());
+            if let Some(text) = files.read(file) {
+                declared.extend(requirement_lines(&text).map(str::to_string));
+            }
+        }
+    }
+    if declared.iter().any(|r| is_pytest_requirement(r)) {
+        markers.push("pytest in declared dependencies".into());
+        pytest_evidence = pytest_evidence.max(0.9);
+    }
+    let tests = test_files(files);
+    if !tests.is_empty() {
+        markers.push(format!("{} test file(s) matching test_*.py / *_test.py", tests.len()));
+    }
+    let any_py = files.files.iter().any(|f| f.ends_with(".py"));
+    if !packaging && tests.is_empty() && !any_py && pytest_evidence == 0.0 {
+        return None;
+    }
+
+    // unittest is the fallback: test files that subclass unittest.TestCase and nothing of pytest.
+    let uses_unittest = pytest_evidence == 0.0 && !tests.is_empty() && {
+        let sources: Vec<String> = tests.iter().take(200).filter_map(|f| files.read(f)).collect();
+        sources.iter().any(|s| s.contains("unittest.TestCase") || s.contains("(TestCase)"))
+            && !sources.iter().any(|s| s.contains("import pytest") || s.contains("from pytest"))
+    };
+    if uses_unittest {
+        markers.push("tests subclass unittest.TestCase; no pytest markers".into());
+    }
+    let confidence = if pytest_evidence > 0.0 {
+        pytest_evidence
+    } else if !tests.is_empty() && packaging {
+        0.8
+    } else if !tests.is_empty() {
+        0.7
+    } else if packaging {
+        0.5
+    } else {
+        0.3
+    };
+    let framework = match framework {
+        Some(f) => f.to_string(),
+        None if uses_unittest => "unittest".into(),
+        None => "pytest".into(),
+    };
+    Some(Candidate {
+        detection: Detection {
+            ecosystem: "python".into(),
+            language: "Python".into(),
+            framework,
+            package_manager: Some("pip".into()),
+            confidence,
+            markers,
+        },
+        problem: manifest.problem,
+    })
+}
+
+/// The virtualenv for a project: keyed by its path and the contents of its dependency files.
+fn venv_dir(root: &Path, files: &ProjectFiles, cache_dir: &Path) -> (PathBuf, String) {
+    let mut hasher = Sha256::new();
+    hasher.update(root.to_string_lossy().as_bytes());
+    hasher.update([0u8]);
+    let inputs = ["pyproject.toml", "setup.py", "setup.cfg"].iter().chain(REQUIREMENT_FILES);
+    for file in inputs {
+        if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
+            hasher.update(file.as_bytes());
+            hasher.update([0u8]);
+            hasher.update(text.as_bytes());
+            hasher.update([0u8]);
+        }
+    }
+    let hash = hex::encode(&hasher.finalize()[..8]);
+    (cache_dir.join("venvs").join(&hash), hash)
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    venv.join("bin").join("python")
+}
+
+fn is_complete(venv: &Path, hash: &str) -> bool {
+    std::fs::read_to_string(venv.join(COMPLETE_MARKER)).is_ok_and(|t| t.trim() == hash)
+}
+
+fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+    let files = ctx.files;
+    let root = ctx.root;
+    let manifest = Manifest::read(files);
+    if let Some(problem) = manifest.problem {
+        return Err(problem);
+    }
+    let (venv, hash) = venv_dir(root, files, ctx.cache_dir);
+    let complete = is_complete(&venv, &hash);
+    let python_in_venv = venv_python(&venv).to_string_lossy().into_owned();
+    let env = vec![
+        ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
+        ("PIP_NO_INPUT".to_string(), "1".to_string()),
+        // Progress must reach the pipe as it happens: a killed process never flushes its buffers.
+        ("PYTHONUNBUFFERED".to_string(), "1".to_string()),
+        ("VIRTUAL_ENV".to_string(), venv.to_string_lossy().into_owned()),
+        // Bytecode goes to the work dir, not into the user's tree.
+        ("PYTHONPYCACHEPREFIX".to_string(), ctx.work_dir.join("pycache").to_string_lossy().into_owned()),
+    ];
+    let with_env = |mut spec: CommandSpec| {
+        spec.env = env.clone();
+        spec
+    };
+
+    let (install, python) = if !ctx.install {
+        // Without installing, use what is already there: our venv, the project's own, or python3.
+        let python = if complete {
+            python_in_venv.clone()
+        } else if root.join(".venv/bin/python").is_file() {
+            root.join(".venv/bin/python").to_string_lossy().into_owned()
+        } else {
+            "python3".to_string()
+        };
+        (PhasePlan::skipped(PhaseKind::Install, "--no-install"), python)
+    } else if complete {
+        (
+            PhasePlan::skipped(
+                PhaseKind::Install,
+                format!("dependencies up to date (virtualenv {} already installed)", venv.display()),
+            ),
+            python_in_venv.clone(),
+        )
+    } else {
+        let venv_arg = venv.to_string_lossy().into_owned();
+        let py = python_in_venv.as_str();
+        // A venv left by a failed install is reused (pip finishes the job) unless it is broken.
+        let mut commands = Vec::new();
+        if !(venv_python(&venv).is_file() && venv.join("pyvenv.cfg").is_file()) {
+            commands.push(with_env(CommandSpec::new("python3", &["-m", "venv", "--clear", &venv_arg], root)));
+        }
+        let mut declared: Vec<String> = Vec::new();
+        for file in REQUIREMENT_FILES {
+            if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
+                declared.extend(requirement_lines(&text).map(str::to_string));
+                // An empty requirements file installs nothing; skip the pip start-up.
+                if requirement_lines(&text).next().is_some() {
+                    commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "-r", file], root)));
+                }
+            }
+        }
+        let dependencies = manifest.dependencies();
+        let (extras, extra_requirements) = manifest.test_extras();
+        declared.extend(dependencies.iter().cloned());
+        declared.extend(extra_requirements.iter().cloned());
+        let installable_project = manifest.project().is_some()
+            && (!dependencies.is_empty() || manifest.has_build_system())
+            || files.has("setup.py");
+        if installable_project {
+            // The project itself, editable, with its test extras: imports resolve like in development.
+            let target = if extras.is_empty() { ".".to_string() } else { format!(".[{}]", extras.join(",")) };
+            commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "-e", &target], root)));
+        } else if !extra_requirements.is_empty() {
+            // Nothing to build: install the test extras' requirements directly.
+            let mut args = vec!["-m", "pip", "install"];
+            args.extend(extra_requirements.iter().map(String::as_str));
+            commands.push(with_env(CommandSpec::new(py, &args, root)));
+        }
+        if !declared.iter().any(|r| is_pytest_requirement(r)) {
+            commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "pytest"], root)));
+        }
+        // Last: only a complete install is marked, so a failed one is retried next time.
+        let marker = venv.join(COMPLETE_MARKER).to_string_lossy().into_owned();
+        commands.push(with_env(CommandSpec::new(
+            py,
+            &["-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", &marker, &hash],
+            root,
+        )));
+        (PhasePlan::run(PhaseKind::Install, commands), python_in_venv.clone())
+    };
+
+    let sources: Vec<&str> = files.files.iter().map(String::as_str).filter(|f| f.ends_with(".py")).collect();
+    let build = if sources.is_empty() {
+        PhasePlan::skipped(PhaseKind::Build, "no .py files to compile")
+    } else if sources.len() <= MAX_LISTED_FILES {
+        let mut args = vec!["-m", "compileall", "-q"];
+        args.extend(sources.iter().copied());
+        PhasePlan::run(PhaseKind::Build, vec![with_env(CommandSpec::new(&python, &args, root))])
+    } else {
+        let exclude = r"(^|/)(\.venv|venv|\.tox|node_modules|\.git|build|dist|site-packages)/";
+        PhasePlan::run(
+            PhaseKind::Build,
+            vec![with_env(CommandSpec::new(&python, &["-m", "compileall", "-q", "-x", exclude, "."], root))],
+        )
+    };
+
+    let report = ctx.work_dir.join("pytest.xml");
+    // A stale report from an earlier run must not be read as this run's results.
+    let _ = std::fs::remove_file(&report);
+    let junit_arg = format!("--junitxml={}", report.display());
+    // -v rather than -q: when a timeout kills pytest no report is written, and the verbose
+    // progress is what still names the test that hung. xunit1 adds file/line to each case.
+    let test = with_env(CommandSpec::new(
+        &python,
+        &["-m", "pytest", &junit_arg, "-v", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"],
+        root,
+    ));
+    let test = PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "junit")]);
+    Ok(vec![install, build, test])
+}
+
+/// Cases from pytest's verbose progress lines (`path::test STATUS [ 50%]`), for a killed run.
+///
+/// Names follow the JUnit (xunit1) report, so a test keeps its case id whether it finished or not:
+/// file = the module path, classname = dotted module (+ class), name = the last id part.
+fn cases_from_progress(output: &str) -> Vec<Case> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| {
+        Regex::new(r"^(\S+\.py::.+?)(?: (PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\b.*)?\s*$").expect("valid regex")
+    });
+    let mut cases: Vec<Case> = Vec::new();
+    for line in output.lines() {
+        let Some(c) = pattern.captures(line) else { continue };
+        let node = c[1].trim();
+        let status = match c.get(2).map(|m| m.as_str()) {
+            Some("PASSED" | "XPASS") => CaseStatus::Passed,
+            Some("FAILED") => CaseStatus::Failed,
+            Some("ERROR") => CaseStatus::Error,
+            Some("SKIPPED" | "XFAIL") => CaseStatus::Skipped,
+            _ => CaseStatus::Timeout,
+        };
+        let mut parts = node.split("::");
+        let file = parts.next().unwrap_or_default().to_string();
+        let rest: Vec<&str> = parts.collect();
+        let Some((name, classes)) = rest.split_last() else { continue };
+        let module = file.trim_end_matches(".py").replace('/', ".");
+        let classname = std::iter::once(module.as_str()).chain(classes.iter().copied()).collect::<Vec<_>>().join(".");
+        let message = (status == CaseStatus::Timeout)
+            .then(|| "still running when the test phase timed out; pytest was killed".to_string());
+        // A test reported twice (start line, then result) keeps its last status.
+        cases.retain(|existing: &Case| !(existing.name == *name && existing.file.as_deref() == Some(file.as_str())));
+        cases.push(Case {
+            name: name.to_string(),
+            classname: Some(classname),
+            file: Some(file),
+            status,
+            message,
+            ..Case::default()
+        });
+    }
+    cases
+}
+
+/// File/line diagnostics from `compileall` output (`File "x.py", line 3` ... `SyntaxError: ...`).
+fn compile_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    static FILE_LINE: OnceLock<Regex> = OnceLock::new();
+    static ERROR: OnceLock<Regex> = OnceLock::new();
+    // The patterns are literals; they compile.
+    let file_line = FILE_LINE.get_or_init(|| Regex::new(r#"^\s*File "([^"]+)", line (\d+)"#).expect("valid regex"));
+    let error = ERROR.get_or_init(|| Regex::new(r"^(\w*(?:Error|Exception|Warning)): (.*)$").expect("valid regex"));
+    let lines: Vec<&str> = output.lines().collect();
+    let mut diagnostics = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(c) = file_line.captures(line) else { continue };
+        // The error line follows the source excerpt and caret, a few lines below.
+        let message = lines[i + 1..]
+            .iter()
+            .take(8)
+            .take_while(|l| !file_line.is_match(l) && !l.starts_with("***"))
+            .find_map(|l| error.captures(l).map(|e| format!("{}: {}", &e[1], &e[2])))
+            .unwrap_or_else(|| "cannot be compiled".to_string());
+        let file = collect::relativize(&c[1], Some(root));
+        diagnostics.push(Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message,
+            file: Some(file),
+            line: c[2].parse().ok(),
+            column: None,
+        });
+        if diagnostics.len() >= 50 {
+            break;
+        }
+    }
+    if diagnostics.is_empty() {
+        return super::generic_build_diagnostics(output);
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn files_of(entries: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in entries {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        }
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        (dir, files)
+    }
+
+    #[test]
+    fn pytest_config_beats_bare_test_files() {
+        let (_d, files) = files_of(&[("pytest.ini", "[pytest]\n"), ("tests/test_a.py", "def test_a(): pass\n")]);
+        let c = detect(&files, None).unwrap();
+        assert_eq!(c.detection.framework, "pytest");
+        assert!(c.detection.confidence >= 0.9);
+        assert!(c.detection.markers.iter().any(|m| m == "pytest.ini"), "{:?}", c.detection.markers);
+
+        let (_d, files) = files_of(&[("tests/test_a.py", "def test_a(): pass\n")]);
+        assert!(detect(&files, None).unwrap().detection.confidence < 0.9);
+    }
+
+    #[test]
+    fn unittest_is_the_fallback_without_pytest_markers() {
+        let src = "import unittest\nclass T(unittest.TestCase):\n    def test_x(self): pass\n";
+        let (_d, files) = files_of(&[("tests/test_x.py", src)]);
+        assert_eq!(detect(&files, None).unwrap().detection.framework, "unittest");
+        let (_d, files) = files_of(&[("tests/test_x.py", src), ("conftest.py", "")]);
+        assert_eq!(detect(&files, None).unwrap().detection.framework, "pytest");
+    }
+
+    #[test]
+    fn malformed_pyproject_is_a_problem_with_line_and_column() {
+        let (_d, files) = files_of(&[("pyproject.toml", "[project]\nname = \"x\"\nversion = \"0.1\n")]);
+        let c = detect(&files, None).unwrap();
+        let problem = c.problem.unwrap();
+        assert!(problem.contains("pyproject.toml: line 3, column"), "{problem}");
+    }
+
+    #[test]
+    fn nothing_pythonic_is_not_detected() {
+        let (_d, files) = files_of(&[("README.md", "hi")]);
+        assert!(detect(&files, None).is_none());
+    }
+
+    #[test]
+    fn progress_lines_name_finished_and_hung_tests_like_junit() {
+        let out = "collecting ... collected 3 items\n\ntests/test_a.py::test_ok PASSED   [ 33%]\n\
+                   tests/test_a.py::TestK::test_p[a b] FAILED [ 66%]\ntests/test_a.py::test_hang \n";
+        let cases = cases_from_progress(out);
+        let got: Vec<(&str, Option<&str>, CaseStatus)> =
+            cases.iter().map(|c| (c.name.as_str(), c.classname.as_deref(), c.status)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("test_ok", Some("tests.test_a"), CaseStatus::Passed),
+                ("test_p[a b]", Some("tests.test_a.TestK"), CaseStatus::Failed),
+                ("test_hang", Some("tests.test_a"), CaseStatus::Timeout),
+            ]
+        );
+    }
+
+    #[test]
+    fn compileall_errors_become_diagnostics() {
+        let out = "*** Error compiling 'inventory.py'...\n  File \"inventory.py\", line 3\n    total = sum(\n  \
+                   ^\nSyntaxError: '(' was never closed\n";
+        let d = compile_diagnostics(out, Path::new("/p"));
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].file.as_deref(), Some("inventory.py"));
+        assert_eq!(d[0].line, Some(3));
+        assert_eq!(d[0].message, "SyntaxError: '(' was never closed");
+    }
+}

@@ -1,0 +1,266 @@
+//! Rust (cargo) projects: `cargo fetch`, `cargo build --tests` as the build gate, then
+//! `cargo test --no-fail-fast` read as libtest text — or cargo-nextest's JUnit report when the
+//! project configures nextest with a JUnit path and `cargo-nextest` is installed.
+
+use std::path::{Path, PathBuf};
+
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::collect::{ReportSpec, relativize};
+use crate::execute::process::CommandSpec;
+use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+
+/// cargo projects.
+pub struct Rust;
+
+const NEXTEST_CONFIG: &str = ".config/nextest.toml";
+
+impl Ecosystem for Rust {
+    fn name(&self) -> &'static str {
+        "rust"
+    }
+
+    fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
+        if !files.has("Cargo.toml") {
+            return None;
+        }
+        let mut markers = vec!["Cargo.toml".to_string()];
+        let problem = files.read("Cargo.toml").and_then(|text| toml_problem(&text, &files.root.join("Cargo.toml")));
+        if files.has("Cargo.lock") {
+            markers.push("Cargo.lock".into());
+        }
+        let integration = files.files.iter().filter(|f| f.starts_with("tests/") && f.ends_with(".rs")).count();
+        if integration > 0 {
+            markers.push(format!("{integration} integration test file(s) in tests/"));
+        }
+        let nextest = nextest_choice(files);
+        let framework = match (framework, &nextest) {
+            (Some(f), _) => f.to_string(),
+            (None, NextestChoice::Use { .. }) => "cargo nextest".into(),
+            _ => "cargo test".into(),
+        };
+        match &nextest {
+            NextestChoice::NotConfigured => {}
+            NextestChoice::NotInstalled => {
+                markers.push(format!("{NEXTEST_CONFIG} (cargo-nextest is not installed: using cargo test)"))
+            }
+            NextestChoice::NoJunit => markers.push(format!(
+                "{NEXTEST_CONFIG} (no profile sets junit.path, so nextest has no report: using cargo test)"
+            )),
+            NextestChoice::Use { profile, .. } => {
+                markers.push(format!("{NEXTEST_CONFIG} (profile `{profile}` with JUnit)"))
+            }
+        }
+        Some(Candidate {
+            detection: Detection {
+                ecosystem: "rust".into(),
+                language: "Rust".into(),
+                framework,
+                package_manager: Some("cargo".into()),
+                confidence: 0.95,
+                markers,
+            },
+            problem,
+        })
+    }
+
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+        let root = ctx.root;
+        let no_color = |mut spec: CommandSpec| {
+            spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
+            spec
+        };
+        let install = if ctx.install {
+            PhasePlan::run(PhaseKind::Install, vec![no_color(CommandSpec::new("cargo", &["fetch"], root))])
+        } else {
+            PhasePlan::skipped(PhaseKind::Install, "--no-install")
+        };
+        // `--tests` compiles the test harnesses too: a test-only compile error fails the build gate.
+        let build = PhasePlan::run(
+            PhaseKind::Build,
+            vec![no_color(CommandSpec::new(
+                "cargo",
+                &["build", "--tests", "--message-format=json-diagnostic-short"],
+                root,
+            ))],
+        );
+        let use_nextest = ctx.detection.framework == "cargo nextest" || ctx.detection.framework == "nextest";
+        let test = match (use_nextest, nextest_choice(ctx.files)) {
+            (true, NextestChoice::Use { profile, report }) => {
+                let spec = no_color(CommandSpec::new(
+                    "cargo",
+                    &["nextest", "run", "--no-fail-fast", "--profile", &profile],
+                    root,
+                ));
+                let report = root.join(report);
+                // A report left by an earlier run must not be read as this run's.
+                let _ = std::fs::remove_file(&report);
+                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "junit")])
+            }
+            _ => {
+                // cargo prints `Running <target>` on stderr and results on stdout; merged, the
+                // parser knows which binary each result came from. Without --no-fail-fast cargo
+                // stops after the first failing binary and the rest never run.
+                let mut spec = no_color(CommandSpec::shell("exec cargo test --no-fail-fast --color never 2>&1", root));
+                let report = ctx.work_dir.join("cargo-test.txt");
+                spec.stdout_file = Some(report.clone());
+                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "libtest")])
+            }
+        };
+        Ok(vec![install, build, test])
+    }
+
+    fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
+        let diagnostics = cargo_diagnostics(output, root);
+        if diagnostics.is_empty() { super::generic_build_diagnostics(output) } else { diagnostics }
+    }
+}
+
+/// Whether and how nextest runs this project.
+#[derive(Debug, Clone, PartialEq)]
+enum NextestChoice {
+    NotConfigured,
+    NotInstalled,
+    NoJunit,
+    /// Run with this profile; its JUnit report lands at `report` (relative to the root).
+    Use {
+        profile: String,
+        report: String,
+    },
+}
+
+fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
+    if !files.has(NEXTEST_CONFIG) {
+        return NextestChoice::NotConfigured;
+    }
+    if !on_path("cargo-nextest") {
+        return NextestChoice::NotInstalled;
+    }
+    let config: Option<toml::Table> = files.read(NEXTEST_CONFIG).and_then(|t| toml::from_str(&t).ok());
+    let profiles = config.as_ref().and_then(|c| c.get("profile")).and_then(|p| p.as_table());
+    let junit_path =
+        |name: &str| -> Option<String> { profiles?.get(name)?.get("junit")?.get("path")?.as_str().map(str::to_string) };
+    let store = config
+        .as_ref()
+        .and_then(|c| c.get("store"))
+        .and_then(|s| s.get("dir"))
+        .and_then(|d| d.as_str())
+        .unwrap_or("target/nextest")
+        .to_string();
+    // Prefer a `ci` profile, then `default`, then any profile that writes JUnit.
+    let mut names: Vec<String> = vec!["ci".into(), "default".into()];
+    if let Some(p) = profiles {
+        names.extend(p.keys().cloned());
+    }
+    for name in names {
+        if let Some(path) = junit_path(&name) {
+            return NextestChoice::Use { report: format!("{store}/{name}/{path}"), profile: name };
+        }
+    }
+    NextestChoice::NoJunit
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir: PathBuf| dir.join(program).is_file()))
+}
+
+/// `Cargo.toml: line L, column C: message` when the manifest is not valid TOML.
+fn toml_problem(text: &str, path: &Path) -> Option<String> {
+    let e = toml::from_str::<toml::Table>(text).err()?;
+    let (line, column) = e.span().map(|s| crate::config::line_col(text, s.start)).unwrap_or((0, 0));
+    Some(format!("malformed Cargo.toml: {}: line {line}, column {column}: {}", path.display(), e.message().trim()))
+}
+
+/// Errors (and warnings in the project's own files) from cargo's JSON compiler messages.
+fn cargo_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    let mut diagnostics = Vec::new();
+    for line in output.lines().filter(|l| l.starts_with('{')) {
+        let Ok(value) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if value["reason"] != "compiler-message" {
+            continue;
+        }
+        let message = &value["message"];
+        let severity = match message["level"].as_str() {
+            Some("error") => Severity::Error,
+            Some("warning") => Severity::Warning,
+            _ => continue,
+        };
+        let spans = message["spans"].as_array().cloned().unwrap_or_default();
+        let primary = spans.iter().find(|s| s["is_primary"] == true).or(spans.first());
+        let file = primary.and_then(|s| s["file_name"].as_str());
+        // Warnings from dependencies (absolute registry paths) are not the project's business.
+        if severity == Severity::Warning && file.is_none_or(|f| Path::new(f).is_absolute()) {
+            continue;
+        }
+        // `aborting due to N previous errors` summaries carry no span and no news.
+        if file.is_none() && message["message"].as_str().is_some_and(|m| m.starts_with("aborting due to")) {
+            continue;
+        }
+        let mut text = message["message"].as_str().unwrap_or("compiler error").to_string();
+        if let Some(code) = message["code"]["code"].as_str() {
+            text = format!("{code}: {text}");
+        }
+        if let Some(label) = primary.and_then(|s| s["label"].as_str()) {
+            text = format!("{text}: {label}");
+        }
+        diagnostics.push(Diagnostic {
+            severity,
+            source: "build".into(),
+            message: text,
+            file: file.map(|f| relativize(f, Some(root))),
+            line: primary.and_then(|s| s["line_start"].as_u64()).map(|n| n as u32),
+            column: primary.and_then(|s| s["column_start"].as_u64()).map(|n| n as u32),
+        });
+        if diagnostics.len() >= 50 {
+            break;
+        }
+    }
+    diagnostics
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compiler_messages_become_diagnostics() {
+        let out = r#"   Compiling x v0.1.0
+{"reason":"compiler-artifact","package_id":"y"}
+{"reason":"compiler-message","message":{"level":"error","message":"mismatched types","code":{"code":"E0308"},"spans":[{"file_name":"src/lib.rs","is_primary":true,"label":"expected `String`, found `usize`","line_start":19,"column_start":25}]}}
+{"reason":"compiler-message","message":{"level":"warning","message":"unused","code":null,"spans":[{"file_name":"/home/u/.cargo/registry/dep/src/lib.rs","is_primary":true,"label":null,"line_start":1,"column_start":1}]}}
+{"reason":"compiler-message","message":{"level":"error","message":"aborting due to 1 previous error","code":null,"spans":[]}}
+error: could not compile `x` (lib test) due to 1 previous error
+"#;
+        let d = cargo_diagnostics(out, Path::new("/p"));
+        assert_eq!(d.len(), 1, "{d:?}");
+        assert_eq!(d[0].message, "E0308: mismatched types: expected `String`, found `usize`");
+        assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("src/lib.rs"), Some(19), Some(25)));
+    }
+
+    #[test]
+    fn nextest_config_falls_back_to_cargo_test_when_nextest_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".config")).unwrap();
+        std::fs::write(dir.path().join("Cargo.toml"), "[package]\nname = \"x\"\n").unwrap();
+        std::fs::write(dir.path().join(NEXTEST_CONFIG), "[profile.ci.junit]\npath = \"junit.xml\"\n").unwrap();
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        let detection = Rust.detect(&files, None).unwrap().detection;
+        if on_path("cargo-nextest") {
+            assert_eq!(detection.framework, "cargo nextest");
+            assert_eq!(
+                nextest_choice(&files),
+                NextestChoice::Use { profile: "ci".into(), report: "target/nextest/ci/junit.xml".into() }
+            );
+        } else {
+            assert_eq!(detection.framework, "cargo test");
+            assert!(detection.markers.iter().any(|m| m.contains("cargo-nextest is not installed")), "{detection:?}");
+        }
+    }
+
+    #[test]
+    fn malformed_manifest_names_line_and_column() {
+        let problem = toml_problem("[package]\nname = \"x\nversion = \"1\"\n", Path::new("Cargo.toml")).unwrap();
+        assert!(problem.contains("line 2, column"), "{problem}");
+        assert!(toml_problem("[package]\nname = \"x\"\n", Path::new("Cargo.toml")).is_none());
+    }
+}

@@ -1,0 +1,307 @@
+//! A thin GitHub REST client on octocrab: relative routes against `GITHUB_API_URL`, the API
+//! version header, pagination by `Link`, bounded rate-limit waits for idempotent requests, and
+//! errors that keep the status and GitHub's message so callers can name a missing permission.
+
+use std::time::Duration;
+
+use http::header::{ACCEPT, HeaderName};
+use http::{HeaderMap, Method};
+use http_body_util::BodyExt;
+use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// GitHub REST API version fcorr is written against.
+pub const API_VERSION: &str = "2022-11-28";
+
+/// The most a response body may be (artifact zips included) before fcorr gives up on it.
+pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
+
+/// A response with its body read.
+#[derive(Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The body as JSON of type `T`.
+    pub fn json<T: DeserializeOwned>(&self, method: &Method, path: &str) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.body).map_err(|e| ApiError {
+            method: method.to_string(),
+            path: path.to_string(),
+            status: Some(self.status),
+            message: format!("unexpected response body: {e}"),
+        })
+    }
+
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// A failed request: transport failure (`status: None`) or a non-2xx answer.
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    pub method: String,
+    pub path: String,
+    pub status: Option<u16>,
+    /// GitHub's `message`, or the transport error.
+    pub message: String,
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.status {
+            Some(status) => write!(f, "{} {}: HTTP {status}: {}", self.method, self.path, self.message),
+            None => write!(f, "{} {}: {}", self.method, self.path, self.message),
+        }
+    }
+}
+
+impl ApiError {
+    /// The token lacks a permission (GitHub says "Resource not accessible by integration").
+    pub fn is_forbidden(&self) -> bool {
+        self.status == Some(403) && !self.message.to_ascii_lowercase().contains("rate limit")
+            || self.message.contains("Resource not accessible by integration")
+    }
+
+    /// The request may have been processed although no success came back (5xx, transport).
+    pub fn may_have_landed(&self) -> bool {
+        self.status.is_none_or(|s| s >= 500)
+    }
+
+    /// The warning to print: names the permission when that is the problem.
+    pub fn explain(&self, permission: &str) -> String {
+        if self.is_forbidden() {
+            format!(
+                "{self} — the token lacks `{permission}`: add `permissions: {permission}` to the job \
+                 (fork pull requests never get it: see the workflow_run recipe in docs/github-action.md)"
+            )
+        } else {
+            self.to_string()
+        }
+    }
+}
+
+/// GitHub client for one repository.
+pub struct Api {
+    octo: Octocrab,
+    api_url: String,
+    pub owner: String,
+    pub repo: String,
+    /// Longest single wait for a rate limit; a longer reset is not waited for.
+    pub max_wait: Duration,
+    /// Attempts of an idempotent request (first try included).
+    pub max_attempts: u32,
+}
+
+impl Api {
+    /// A client for `owner/repo` at `api_url`. Must be called inside a tokio runtime.
+    pub fn new(api_url: &str, token: Option<&str>, repository: &str) -> Result<Api, String> {
+        let (owner, repo) =
+            repository.split_once('/').ok_or_else(|| format!("GITHUB_REPOSITORY `{repository}` is not owner/name"))?;
+        let mut builder = Octocrab::builder()
+            .base_uri(api_url)
+            .map_err(|e| format!("GITHUB_API_URL `{api_url}` is not a URL: {e}"))?
+            .add_header(HeaderName::from_static("x-github-api-version"), API_VERSION.into())
+            .add_header(ACCEPT, "application/vnd.github+json".into())
+            .set_connect_timeout(Some(Duration::from_secs(15)))
+            .set_read_timeout(Some(Duration::from_secs(120)));
+        if let Some(token) = token {
+            builder = builder.personal_token(token.to_string());
+        }
+        let octo = builder.build().map_err(|e| format!("cannot start the GitHub client: {e}"))?;
+        Ok(Api {
+            octo,
+            api_url: api_url.trim_end_matches('/').to_string(),
+            owner: owner.into(),
+            repo: repo.into(),
+            max_wait: Duration::from_secs(60),
+            max_attempts: 3,
+        })
+    }
+
+    /// `/repos/{owner}/{repo}` + `rest`.
+    pub fn repo_path(&self, rest: &str) -> String {
+        format!("/repos/{}/{}{rest}", self.owner, self.repo)
+    }
+
+    /// One request, no retries; any HTTP status is `Ok`.
+    pub async fn send_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
+        let err =
+            |message: String| ApiError { method: method.to_string(), path: path.to_string(), status: None, message };
+        let response = match *method {
+            Method::GET => self.octo._get(path).await,
+            Method::POST => self.octo._post(path, body).await,
+            Method::PATCH => self.octo._patch(path, body).await,
+            Method::PUT => self.octo._put(path, body).await,
+            Method::DELETE => self.octo._delete(path, body).await,
+            _ => return Err(err("unsupported method".into())),
+        }
+        .map_err(|e| err(transport_message(&e)))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY_BYTES);
+        let body = limited
+            .collect()
+            .await
+            .map_err(|e| err(format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}")))?
+            .to_bytes()
+            .to_vec();
+        Ok(Response { status, headers, body })
+    }
+
+    /// A request; non-2xx answers become errors. Idempotent requests (all but POST) are retried
+    /// after a rate limit (honouring `retry-after` / `x-ratelimit-reset`, each wait at most
+    /// `max_wait`): GitHub did not process them. Only GETs are also retried after 5xx or transport
+    /// errors, since a PATCH that landed (check-run annotations) would be applied twice. At most
+    /// `max_attempts` tries in all. POST is never retried here: the caller decides.
+    pub async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
+        let idempotent = method != Method::POST;
+        let safe = method == Method::GET;
+        let mut attempt = 1;
+        loop {
+            let result = self.send_once(&method, path, body).await;
+            let wait = match &result {
+                Ok(r) if (200..300).contains(&r.status) => None,
+                Ok(r) => rate_limit_wait(r).or_else(|| (r.status >= 500 && safe).then(|| backoff(attempt))),
+                Err(_) => safe.then(|| backoff(attempt)),
+            };
+            match wait {
+                Some(wait) if idempotent && attempt < self.max_attempts && wait <= self.max_wait => {
+                    eprintln!(
+                        "fcorr: GitHub API {method} {path}: {}; retrying in {}s",
+                        match &result {
+                            Ok(r) => format!("HTTP {}", r.status),
+                            Err(e) => e.message.clone(),
+                        },
+                        wait.as_secs()
+                    );
+                    tokio::time::sleep(wait).await;
+                    attempt += 1;
+                }
+                _ => return result.and_then(|r| into_success(&method, path, r)),
+            }
+        }
+    }
+
+    /// GET and parse JSON.
+    pub async fn get_json<T: DeserializeOwned>(&self, path: &str) -> Result<T, ApiError> {
+        self.request(Method::GET, path, None).await?.json(&Method::GET, path)
+    }
+
+    /// Every item of a paginated list (a JSON array per page), following `Link: rel="next"`.
+    pub async fn get_all_pages<T: DeserializeOwned>(&self, first: &str) -> Result<Vec<T>, ApiError> {
+        let mut items = Vec::new();
+        let mut next = Some(first.to_string());
+        let mut pages = 0;
+        while let Some(path) = next.take() {
+            pages += 1;
+            let response = self.request(Method::GET, &path, None).await?;
+            let mut page: Vec<T> = response.json(&Method::GET, &path)?;
+            items.append(&mut page);
+            // A hard stop protects against a server that links a page to itself.
+            if pages >= 1000 {
+                break;
+            }
+            next = response.header("link").and_then(next_link).map(|url| self.relative(&url));
+        }
+        Ok(items)
+    }
+
+    /// A URL from a `Link` header as a route under the API base, so the token is still sent
+    /// (octocrab only authenticates relative routes and api.github.com).
+    fn relative(&self, url: &str) -> String {
+        match url.strip_prefix(&self.api_url) {
+            Some(rest) if rest.starts_with('/') => rest.to_string(),
+            _ => url.to_string(),
+        }
+    }
+}
+
+fn into_success(method: &Method, path: &str, response: Response) -> Result<Response, ApiError> {
+    if (200..300).contains(&response.status) {
+        return Ok(response);
+    }
+    let message = serde_json::from_slice::<Value>(&response.body)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| String::from_utf8_lossy(&response.body).chars().take(200).collect());
+    Err(ApiError { method: method.to_string(), path: path.to_string(), status: Some(response.status), message })
+}
+
+fn transport_message(e: &octocrab::Error) -> String {
+    // octocrab's Display is terse ("Service error"); the source chain says what happened.
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_secs(u64::from(attempt.min(5)))
+}
+
+/// How long GitHub asks us to wait: `retry-after` seconds, or until `x-ratelimit-reset` when
+/// `x-ratelimit-remaining` is 0. Only for 403/429 answers.
+pub fn rate_limit_wait(response: &Response) -> Option<Duration> {
+    if response.status != 403 && response.status != 429 {
+        return None;
+    }
+    if let Some(secs) = response.header("retry-after").and_then(|v| v.trim().parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs));
+    }
+    if response.header("x-ratelimit-remaining").map(str::trim) == Some("0") {
+        let reset = response.header("x-ratelimit-reset")?.trim().parse::<i64>().ok()?;
+        let now = time::OffsetDateTime::now_utc().unix_timestamp();
+        return Some(Duration::from_secs((reset - now).max(1) as u64));
+    }
+    // A secondary rate limit without headers: GitHub asks for at least a minute.
+    (response.status == 429).then(|| Duration::from_secs(60))
+}
+
+/// The `rel="next"` URL of a `Link` header.
+pub fn next_link(header: &str) -> Option<String> {
+    header.split(',').find_map(|part| {
+        let (url, params) = part.split_once(';')?;
+        params
+            .split(';')
+            .any(|p| p.trim().replace(' ', "") == "rel=\"next\"")
+            .then(|| url.trim().trim_start_matches('<').trim_end_matches('>').to_string())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_next_link() {
+        let h = r#"<https://api.github.com/repositories/1/issues/2/comments?page=2>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?page=3>; rel="last""#;
+        assert_eq!(next_link(h).as_deref(), Some("https://api.github.com/repositories/1/issues/2/comments?page=2"));
+        assert_eq!(next_link(r#"<https://x?page=1>; rel="prev""#), None);
+    }
+
+    #[test]
+    fn rate_limit_headers_give_the_wait() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "7".parse().unwrap());
+        let r = Response { status: 429, headers, body: Vec::new() };
+        assert_eq!(rate_limit_wait(&r), Some(Duration::from_secs(7)));
+        let mut headers = HeaderMap::new();
+        headers.insert("x-ratelimit-remaining", "0".parse().unwrap());
+        let reset = time::OffsetDateTime::now_utc().unix_timestamp() + 30;
+        headers.insert("x-ratelimit-reset", reset.to_string().parse().unwrap());
+        let r = Response { status: 403, headers, body: Vec::new() };
+        let wait = rate_limit_wait(&r).unwrap();
+        assert!(wait <= Duration::from_secs(30) && wait >= Duration::from_secs(20), "{wait:?}");
+        let r = Response { status: 403, headers: HeaderMap::new(), body: Vec::new() };
+        assert_eq!(rate_limit_wait(&r), None);
+    }
+}

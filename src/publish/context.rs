@@ -1,0 +1,232 @@
+//! GitHub Actions context: the environment variables and the event file, parsed into small
+//! structs of fcorr's own so the rest of the publisher never reads the environment.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Everything fcorr needs to know about the workflow run it is part of.
+#[derive(Debug, Clone, Default)]
+pub struct GithubContext {
+    /// `owner/name`.
+    pub repository: String,
+    pub event_name: String,
+    pub event_path: Option<PathBuf>,
+    /// The commit the workflow run tested (the merge commit on `pull_request`).
+    pub sha: String,
+    pub git_ref: String,
+    pub workflow: String,
+    /// Path of the workflow file from `GITHUB_WORKFLOW_REF` (`.github/workflows/ci.yml`).
+    pub workflow_file: Option<String>,
+    pub job: String,
+    pub run_id: Option<u64>,
+    /// API base URL without a trailing slash.
+    pub api_url: String,
+    pub server_url: String,
+    pub step_summary: Option<PathBuf>,
+    pub output: Option<PathBuf>,
+    pub token: Option<String>,
+    pub workspace: Option<PathBuf>,
+    pub event: Event,
+}
+
+/// The parts of the event payload fcorr uses.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Event {
+    #[serde(default)]
+    pub pull_request: Option<PullRequest>,
+    /// Push: the branch head before the push (all zeros for a new branch).
+    #[serde(default)]
+    pub before: Option<String>,
+    /// Push: the branch head after the push.
+    #[serde(default)]
+    pub after: Option<String>,
+    #[serde(default)]
+    pub number: Option<u64>,
+}
+
+/// `pull_request` in the event payload.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct PullRequest {
+    pub number: u64,
+    #[serde(default)]
+    pub html_url: Option<String>,
+    pub head: GitRef,
+    pub base: GitRef,
+}
+
+/// `head` / `base` of a pull request.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct GitRef {
+    pub sha: String,
+    #[serde(default, rename = "ref")]
+    pub git_ref: Option<String>,
+    /// `null` when the head repository (a fork) was deleted.
+    #[serde(default)]
+    pub repo: Option<Repo>,
+}
+
+/// A repository in the event payload.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Repo {
+    pub full_name: String,
+}
+
+impl GithubContext {
+    /// Reads the context from the process environment; `event_file` overrides `GITHUB_EVENT_PATH`.
+    /// `None` outside GitHub Actions (no `GITHUB_ACTIONS` and no `GITHUB_REPOSITORY`).
+    pub fn from_env(event_file: Option<&Path>) -> Result<Option<GithubContext>, String> {
+        let vars: HashMap<String, String> = std::env::vars().collect();
+        GithubContext::from_vars(&vars, event_file)
+    }
+
+    /// Reads the context from a map of environment variables (tests pass their own).
+    pub fn from_vars(
+        vars: &HashMap<String, String>,
+        event_file: Option<&Path>,
+    ) -> Result<Option<GithubContext>, String> {
+        let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
+        let Some(repository) = get("GITHUB_REPOSITORY") else {
+            return Ok(None);
+        };
+        let event_path = event_file.map(Path::to_path_buf).or_else(|| get("GITHUB_EVENT_PATH").map(PathBuf::from));
+        let event = match &event_path {
+            Some(path) => read_event(path)?,
+            None => Event::default(),
+        };
+        let workflow_file = get("GITHUB_WORKFLOW_REF").and_then(|r| {
+            // owner/repo/.github/workflows/ci.yml@refs/heads/main
+            let path = r.split('@').next()?;
+            let mut parts = path.splitn(3, '/');
+            parts.next()?;
+            parts.next()?;
+            parts.next().map(str::to_string)
+        });
+        Ok(Some(GithubContext {
+            repository,
+            event_name: get("GITHUB_EVENT_NAME").unwrap_or_default(),
+            event_path,
+            sha: get("GITHUB_SHA").unwrap_or_default(),
+            git_ref: get("GITHUB_REF").unwrap_or_default(),
+            workflow: get("GITHUB_WORKFLOW").unwrap_or_default(),
+            workflow_file,
+            job: get("GITHUB_JOB").unwrap_or_default(),
+            run_id: get("GITHUB_RUN_ID").and_then(|v| v.parse().ok()),
+            api_url: get("GITHUB_API_URL")
+                .unwrap_or_else(|| "https://api.github.com".into())
+                .trim_end_matches('/')
+                .into(),
+            server_url: get("GITHUB_SERVER_URL")
+                .unwrap_or_else(|| "https://github.com".into())
+                .trim_end_matches('/')
+                .into(),
+            step_summary: get("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+            output: get("GITHUB_OUTPUT").map(PathBuf::from),
+            token: get("GITHUB_TOKEN").or_else(|| get("GH_TOKEN")),
+            workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
+            event,
+        }))
+    }
+
+    /// `(owner, name)` of the repository.
+    pub fn owner_repo(&self) -> (&str, &str) {
+        self.repository.split_once('/').unwrap_or((&self.repository, ""))
+    }
+
+    /// The pull request this run belongs to, if any.
+    pub fn pull_request(&self) -> Option<&PullRequest> {
+        self.event.pull_request.as_ref()
+    }
+
+    /// A `pull_request` run from a fork: its token is read-only whatever the workflow asks for.
+    ///
+    /// Only the event that *runs* matters: a `workflow_run` publisher reading a fork's event file
+    /// has a write token.
+    pub fn is_fork_pr(&self) -> bool {
+        if self.event_name != "pull_request" {
+            return false;
+        }
+        self.pull_request().is_some_and(|pr| {
+            let base = pr.base.repo.as_ref().map(|r| r.full_name.as_str()).unwrap_or(&self.repository);
+            pr.head.repo.as_ref().is_none_or(|r| !r.full_name.eq_ignore_ascii_case(base))
+        })
+    }
+
+    /// The commit results belong to: the PR head, else the tested commit.
+    pub fn head_sha(&self) -> &str {
+        self.pull_request().map(|pr| pr.head.sha.as_str()).filter(|s| !s.is_empty()).unwrap_or(&self.sha)
+    }
+
+    /// Link to this workflow run.
+    pub fn run_url(&self) -> Option<String> {
+        self.run_id.map(|id| format!("{}/{}/actions/runs/{id}", self.server_url, self.repository))
+    }
+
+    /// Default comment tag: workflow and job, so jobs never edit each other's comment.
+    pub fn default_tag(&self) -> String {
+        match (self.workflow.is_empty(), self.job.is_empty()) {
+            (false, false) => format!("{}/{}", self.workflow, self.job),
+            (false, true) => self.workflow.clone(),
+            (true, false) => self.job.clone(),
+            (true, true) => "fcorr".into(),
+        }
+    }
+}
+
+fn read_event(path: &Path) -> Result<Event, String> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the event file: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| {
+        format!("{}: line {}, column {}: not a GitHub event payload: {e}", path.display(), e.line(), e.column())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn outside_actions_there_is_no_context() {
+        assert!(GithubContext::from_vars(&vars(&[]), None).unwrap().is_none());
+    }
+
+    #[test]
+    fn reads_a_fork_pull_request() {
+        let dir = tempfile::tempdir().unwrap();
+        let event = dir.path().join("event.json");
+        std::fs::write(
+            &event,
+            r#"{"number": 7, "pull_request": {"number": 7,
+                "head": {"sha": "h", "ref": "x", "repo": {"full_name": "fork/app"}},
+                "base": {"sha": "b", "ref": "main", "repo": {"full_name": "org/app"}}}}"#,
+        )
+        .unwrap();
+        let v = vars(&[
+            ("GITHUB_REPOSITORY", "org/app"),
+            ("GITHUB_EVENT_NAME", "pull_request"),
+            ("GITHUB_WORKFLOW", "CI"),
+            ("GITHUB_JOB", "test"),
+            ("GITHUB_WORKFLOW_REF", "org/app/.github/workflows/ci.yml@refs/pull/7/merge"),
+        ]);
+        let ctx = GithubContext::from_vars(&v, Some(&event)).unwrap().unwrap();
+        assert!(ctx.is_fork_pr());
+        assert_eq!(ctx.head_sha(), "h");
+        assert_eq!(ctx.default_tag(), "CI/test");
+        assert_eq!(ctx.workflow_file.as_deref(), Some(".github/workflows/ci.yml"));
+        assert_eq!(ctx.api_url, "https://api.github.com");
+    }
+
+    #[test]
+    fn a_bad_event_file_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let event = dir.path().join("event.json");
+        std::fs::write(&event, "{nope").unwrap();
+        let err = GithubContext::from_vars(&vars(&[("GITHUB_REPOSITORY", "o/r")]), Some(&event)).unwrap_err();
+        assert!(err.contains("event.json") && err.contains("line 1"), "{err}");
+    }
+}

@@ -1,0 +1,155 @@
+//! The file-based GitHub surfaces, which need no token: the job summary (`$GITHUB_STEP_SUMMARY`)
+//! and step outputs (`$GITHUB_OUTPUT`), plus the size-safe Markdown trimming they share with the
+//! comment and the check run.
+
+use std::io::Write;
+use std::path::Path;
+
+/// GitHub's limit on what one step may write to its job summary.
+pub const STEP_SUMMARY_LIMIT: usize = 1024 * 1024;
+
+/// Cuts Markdown to at most `max_bytes` bytes at a line boundary, closing an open code fence
+/// and open `<details>` elements and appending `notice`. Text that fits is returned unchanged.
+pub fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    // Room for the closers we may need and the notice.
+    let reserve = notice.len() + 64;
+    let budget = max_bytes.saturating_sub(reserve);
+    let mut cut = 0;
+    for (i, _) in text.match_indices('\n') {
+        if i + 1 > budget {
+            break;
+        }
+        cut = i + 1;
+    }
+    if cut == 0 {
+        // One enormous line: cut at a character boundary instead.
+        cut = budget.min(text.len());
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+    }
+    let mut out = text[..cut].to_string();
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    let fences = out.lines().filter(|l| l.trim_start().starts_with("```")).count();
+    if fences % 2 == 1 {
+        out.push_str("```\n");
+    }
+    let opened = out.matches("<details").count();
+    let closed = out.matches("</details>").count();
+    for _ in closed..opened {
+        out.push_str("</details>\n");
+    }
+    out.push('\n');
+    out.push_str(notice);
+    out.push('\n');
+    // The closers are bounded by the reserve unless the text opened dozens of <details>.
+    if out.len() > max_bytes {
+        let mut end = max_bytes;
+        while !out.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
+    out
+}
+
+/// Appends Markdown to the job summary file, within GitHub's 1 MiB limit.
+pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), String> {
+    let text = fit_markdown(
+        markdown,
+        STEP_SUMMARY_LIMIT,
+        "> **Note:** the summary was trimmed to fit GitHub's 1 MiB job-summary limit; the full report is in the fcorr output directory (summary.md, report.html).",
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot open GITHUB_STEP_SUMMARY {}: {e}", path.display()))?;
+    file.write_all(text.as_bytes())
+        .and_then(|_| file.write_all(b"\n"))
+        .map_err(|e| format!("cannot write GITHUB_STEP_SUMMARY {}: {e}", path.display()))
+}
+
+/// Appends `name=value` pairs to the outputs file, each as a heredoc with a random delimiter
+/// so no value (a path, a message) can end it early or smuggle in another output.
+pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), String> {
+    let mut text = String::new();
+    for (name, value) in outputs {
+        let mut delimiter = format!("ghadelimiter_{}", random_token());
+        while value.contains(&delimiter) {
+            delimiter = format!("ghadelimiter_{}", random_token());
+        }
+        text.push_str(&format!("{name}<<{delimiter}\n{value}\n{delimiter}\n"));
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|e| format!("cannot open GITHUB_OUTPUT {}: {e}", path.display()))?;
+    file.write_all(text.as_bytes()).map_err(|e| format!("cannot write GITHUB_OUTPUT {}: {e}", path.display()))
+}
+
+/// 32 hex characters nobody can predict: from the OS random source, else hashed from the time,
+/// the process id and an address (still unguessable by the tool output it guards against).
+pub fn random_token() -> String {
+    let mut bytes = [0u8; 16];
+    let from_os = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
+    if from_os.is_err() {
+        use sha2::{Digest, Sha256};
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+        let local = 0u8;
+        let seed = format!("{}:{}:{:p}", now.as_nanos(), std::process::id(), &local);
+        bytes.copy_from_slice(&Sha256::digest(seed.as_bytes())[..16]);
+    }
+    hex::encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_text_is_untouched() {
+        assert_eq!(fit_markdown("abc\n", 100, "cut"), "abc\n");
+    }
+
+    #[test]
+    fn trimming_closes_fences_and_details_and_respects_the_limit() {
+        let mut text = String::from("# t\n<details><summary>x</summary>\n\n```\n");
+        for i in 0..1000 {
+            text.push_str(&format!("line {i} é\n"));
+        }
+        text.push_str("```\n</details>\n");
+        let out = fit_markdown(&text, 2000, "NOTICE");
+        assert!(out.len() <= 2000);
+        assert!(out.ends_with("NOTICE\n"));
+        assert_eq!(out.lines().filter(|l| l.starts_with("```")).count() % 2, 0);
+        assert_eq!(out.matches("<details").count(), out.matches("</details>").count());
+    }
+
+    #[test]
+    fn one_long_line_is_cut_on_a_character_boundary() {
+        let text = "é".repeat(5000);
+        let out = fit_markdown(&text, 1001, "n");
+        assert!(out.len() <= 1001);
+    }
+
+    #[test]
+    fn outputs_use_unique_heredocs() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out");
+        write_outputs(&path, &[("verdict", "pass".into()), ("x", "a\nb".into())]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let first = text.lines().next().unwrap();
+        let delimiter = first.strip_prefix("verdict<<").unwrap();
+        assert!(delimiter.len() > 20);
+        assert!(text.contains("x<<"));
+        assert!(text.contains("\na\nb\n"));
+        assert_ne!(random_token(), random_token());
+    }
+}

@@ -1,0 +1,243 @@
+//! Publish: the GitHub edge. Writes the job summary, step outputs, annotations, the sticky PR
+//! comment and the check run from a finished run and the reports already on disk.
+//!
+//! It decides nothing: verdict and Markdown come from earlier stages, and every failure here is a
+//! warning that never changes the verdict or the exit code.
+
+pub mod annotations;
+pub mod api;
+pub mod check_run;
+pub mod comment;
+pub mod context;
+pub mod files;
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::model::{Outcome, Run};
+use crate::report::{ReportEnv, markdown};
+use annotations::PathMapper;
+pub use context::GithubContext;
+
+/// What to publish (flags, then `[github]` config, then defaults).
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub comment: comment::Mode,
+    pub when: comment::When,
+    /// Sticky-comment tag; default workflow/job.
+    pub tag: Option<String>,
+    pub check_run: bool,
+    pub annotations: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            comment: comment::Mode::Update,
+            when: comment::When::Always,
+            tag: None,
+            check_run: false,
+            annotations: true,
+        }
+    }
+}
+
+/// What publishing did.
+#[derive(Debug, Clone, Default)]
+pub struct Published {
+    pub comment_url: Option<String>,
+    pub check_run_url: Option<String>,
+    /// Problems, already printed; never a reason to fail.
+    pub warnings: Vec<String>,
+    /// Annotations that did not fit GitHub's per-step limits.
+    pub annotations_left_out: usize,
+}
+
+impl Published {
+    fn warn(&mut self, message: String) {
+        eprintln!("fcorr: warning: {message}");
+        self.warnings.push(message);
+    }
+}
+
+/// Renders Markdown with the user's templates; if they fail, warns and uses the built-in ones.
+fn render(
+    run: &Run,
+    env: &ReportEnv,
+    renderer: fn(&Run, &ReportEnv) -> Result<String, String>,
+    published: &mut Published,
+) -> String {
+    renderer(run, env).unwrap_or_else(|e| {
+        published.warn(format!("template error ({e}); publishing with the built-in templates"));
+        let builtin = ReportEnv { templates: None, ..env.clone() };
+        renderer(run, &builtin).unwrap_or_else(|e| format!("fcorr could not render its report: {e}"))
+    })
+}
+
+/// A current-thread runtime for the API calls of one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}
+
+/// Publishes `run` (whose reports are in `out_dir`) to every GitHub surface the context allows.
+/// Annotations go to `stdout`, where the runner reads workflow commands.
+pub fn publish(
+    ctx: &GithubContext,
+    run: &Run,
+    env: &ReportEnv,
+    out_dir: &Path,
+    options: &Options,
+    mapper: &PathMapper,
+    stdout: &mut dyn Write,
+) -> Published {
+    let mut published = Published::default();
+    let summary = render(run, env, markdown::render_summary, &mut published);
+    let comment_md = render(run, env, markdown::render_comment, &mut published);
+
+    if let Some(path) = &ctx.step_summary
+        && let Err(e) = files::append_step_summary(path, &summary)
+    {
+        published.warn(e);
+    }
+
+    let all_annotations = annotations::collect(run, mapper);
+    if options.annotations {
+        let (lines, left_out) = annotations::workflow_commands(&all_annotations);
+        published.annotations_left_out = left_out;
+        for line in lines {
+            let _ = writeln!(stdout, "{line}");
+        }
+    }
+
+    let tag = options.tag.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| ctx.default_tag());
+    let pr = ctx.pull_request().map(|pr| pr.number);
+    let wants_comment = options.comment != comment::Mode::Off && pr.is_some();
+    let wants_api = wants_comment || options.check_run;
+    if wants_api && ctx.is_fork_pr() {
+        published.warn(
+            "this pull request comes from a fork: its token is read-only, so no PR comment or check run is \
+             written (the job summary, outputs and annotations are). To comment on fork PRs use the two-stage \
+             workflow_run recipe in docs/github-action.md (Recipe D)."
+                .into(),
+        );
+    } else if wants_api && ctx.token.is_none() {
+        published.warn("GITHUB_TOKEN is not set: no PR comment or check run (pass `github-token`)".into());
+    } else if wants_api {
+        publish_api(ctx, run, options, &tag, pr, &comment_md, &summary, &all_annotations, &mut published);
+    }
+
+    if let Some(path) = &ctx.output {
+        let outputs = step_outputs(run, out_dir, published.comment_url.as_deref());
+        if let Err(e) = files::write_outputs(path, &outputs) {
+            published.warn(e);
+        }
+    }
+    published
+}
+
+#[allow(clippy::too_many_arguments)]
+fn publish_api(
+    ctx: &GithubContext,
+    run: &Run,
+    options: &Options,
+    tag: &str,
+    pr: Option<u64>,
+    comment_md: &str,
+    summary: &str,
+    all_annotations: &[annotations::Annotation],
+    published: &mut Published,
+) {
+    let rt = match runtime() {
+        Ok(rt) => rt,
+        Err(e) => return published.warn(e),
+    };
+    rt.block_on(async {
+        let api = match api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository) {
+            Ok(api) => api,
+            Err(e) => return published.warn(e),
+        };
+        if let Some(pr) = pr
+            && options.comment != comment::Mode::Off
+        {
+            let wanted = match options.when {
+                comment::When::Always => true,
+                comment::When::OnFailure => run.verdict.outcome != Outcome::Pass,
+                comment::When::OnChange => run.comparison.as_ref().is_none_or(|c| c.has_changes()),
+            };
+            match comment::upsert(&api, pr, tag, comment_md, options.comment, wanted).await {
+                Ok(outcome) => {
+                    match &outcome {
+                        comment::Outcome::Created { url } => eprintln!("fcorr: created the PR comment {url}"),
+                        comment::Outcome::Updated { url } => eprintln!("fcorr: updated the PR comment {url}"),
+                        comment::Outcome::Skipped(why) => eprintln!("fcorr: no PR comment: {why}"),
+                    }
+                    published.comment_url = outcome.url().map(str::to_string);
+                }
+                Err(e) => published.warn(format!("PR comment: {}", e.explain("pull-requests: write"))),
+            }
+        }
+        if options.check_run {
+            let conclusion = if run.verdict.outcome == Outcome::Pass { "success" } else { "failure" };
+            let title = headline(run);
+            let name = format!("fcorr ({tag})");
+            let check = check_run::CheckRun {
+                name: &name,
+                head_sha: ctx.head_sha(),
+                conclusion,
+                title: &title,
+                summary,
+                annotations: all_annotations,
+            };
+            match check_run::publish(&api, &check).await {
+                Ok(url) => {
+                    eprintln!("fcorr: check run {url}");
+                    published.check_run_url = Some(url);
+                }
+                Err(e) => published.warn(format!("check run: {}", e.explain("checks: write"))),
+            }
+        }
+    });
+}
+
+/// The step outputs action.yml documents.
+pub fn step_outputs(run: &Run, out_dir: &Path, comment_url: Option<&str>) -> Vec<(&'static str, String)> {
+    let file = |name: &str| {
+        let path = out_dir.join(name);
+        if path.exists() { path.display().to_string() } else { String::new() }
+    };
+    vec![
+        ("verdict", verdict_word(run).into()),
+        ("score", run.score.map(|s| format!("{s:.1}")).unwrap_or_default()),
+        ("passed", run.totals.passes().to_string()),
+        ("failed", run.totals.failures().to_string()),
+        ("skipped", run.totals.skipped.to_string()),
+        ("results-file", file("results.json")),
+        ("junit-file", file("junit.xml")),
+        ("ctrf-file", file("ctrf.json")),
+        ("summary-file", file("summary.md")),
+        ("comment-url", comment_url.unwrap_or_default().to_string()),
+    ]
+}
+
+/// `pass`, `fail` or `error`.
+pub fn verdict_word(run: &Run) -> &'static str {
+    match run.verdict.outcome {
+        Outcome::Pass => "pass",
+        Outcome::Fail => "fail",
+        Outcome::UsageError | Outcome::HarnessError => "error",
+    }
+}
+
+fn headline(run: &Run) -> String {
+    let score = run.score.map(|s| format!("{s:.1}")).unwrap_or_else(|| "–".into());
+    format!(
+        "fcorr: {} — score {score}, {} passed, {} failed, {} skipped",
+        verdict_word(run),
+        run.totals.passes(),
+        run.totals.failures(),
+        run.totals.skipped
+    )
+}

@@ -1,0 +1,255 @@
+//! Text helpers for Markdown reports, also registered as minijinja filters for templates.
+//!
+//! Everything a test name or failure message passes through on its way into Markdown: table-cell
+//! and inline-code escaping, fenced blocks that cannot be closed early, char-safe truncation,
+//! durations and signed deltas with arrows.
+
+use minijinja::{Environment, Value};
+
+/// Registers every filter on a template environment.
+pub fn register(env: &mut Environment<'_>) {
+    env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
+    env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
+    env.add_filter("code_cell", |v: Value| inline_code(&text_of(&v), true));
+    env.add_filter("code_block", |v: Value, info: Option<String>| {
+        code_block(&text_of(&v), info.as_deref().unwrap_or(""))
+    });
+    env.add_filter("truncate", |v: Value, max: usize| truncate_chars(&text_of(&v), max));
+    env.add_filter("first_line", |v: Value| first_line(&text_of(&v)).to_string());
+    env.add_filter("last_lines", |v: Value, n: usize| last_lines(&text_of(&v), n).to_string());
+    env.add_filter("duration", |v: Option<f64>| v.map(format_duration).unwrap_or_else(|| "-".into()));
+    env.add_filter("num", |v: Option<f64>| v.map(format_number).unwrap_or_else(|| "-".into()));
+    env.add_filter("delta", |v: Option<f64>, unit: Option<String>| {
+        v.map(|x| signed_delta(x, unit.as_deref().unwrap_or(""))).unwrap_or_default()
+    });
+    env.add_filter("duration_delta", |v: Option<f64>| v.map(duration_delta).unwrap_or_default());
+    env.add_filter("status_icon", |v: Value| status_icon(&text_of(&v)));
+    env.add_filter("short_sha", |v: Value| short_sha(&text_of(&v)));
+}
+
+/// The text of a template value; none and undefined become empty.
+fn text_of(v: &Value) -> String {
+    if v.is_none() || v.is_undefined() { String::new() } else { v.to_string() }
+}
+
+/// Escapes text for one GFM table cell: pipes, backticks, HTML (so `<script>` and `<!--` stay
+/// text), emphasis and link markers; newlines become `<br>` so the row stays one line.
+pub fn escape_cell(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\r' => {
+                if chars.peek() != Some(&'\n') {
+                    out.push_str("<br>");
+                }
+            }
+            '\n' => out.push_str("<br>"),
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Inline code span that shows `text` verbatim: the fence is one backtick longer than the
+/// longest run inside. Newlines become spaces (a span is one line); in a table cell pipes are
+/// escaped, which GFM undoes inside code spans.
+pub fn inline_code(text: &str, in_table: bool) -> String {
+    let mut body: String =
+        text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
+    if in_table {
+        body = body.replace('|', "\\|");
+    }
+    if body.trim().is_empty() {
+        // An empty or blank span would render as literal backticks.
+        return "` `".into();
+    }
+    let fence = "`".repeat(longest_run(&body, '`') + 1);
+    // Padding keeps a leading/trailing backtick from merging into the fence; GFM strips one space
+    // on each side when both are present.
+    let pad = body.starts_with('`') || body.ends_with('`') || (body.starts_with(' ') && body.ends_with(' '));
+    if pad { format!("{fence} {body} {fence}") } else { format!("{fence}{body}{fence}") }
+}
+
+/// Fenced code block whose fence is longer than any backtick run in `text`, so content can never
+/// close it early; always ends with a newline.
+pub fn code_block(text: &str, info: &str) -> String {
+    let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
+    let info: String = info.chars().filter(|c| *c != '`' && !c.is_control()).collect();
+    let body = text.trim_end_matches(['\n', '\r']);
+    format!("{fence}{info}\n{body}\n{fence}\n")
+}
+
+fn longest_run(text: &str, ch: char) -> usize {
+    let (mut best, mut current) = (0, 0);
+    for c in text.chars() {
+        if c == ch {
+            current += 1;
+            best = best.max(current);
+        } else {
+            current = 0;
+        }
+    }
+    best
+}
+
+/// At most `max` characters, ending with `…` when cut; never splits a character.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
+    format!("{}…", &text[..end])
+}
+
+/// The first line of a text.
+pub fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// The last `n` lines of a text (a log's tail holds the error).
+pub fn last_lines(text: &str, n: usize) -> &str {
+    let text = text.trim_end_matches(['\n', '\r']);
+    if n == 0 {
+        return "";
+    }
+    let mut seen = 0;
+    for (i, b) in text.bytes().enumerate().rev() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == n {
+                return &text[i + 1..];
+            }
+        }
+    }
+    text
+}
+
+/// `340ms`, `1.2s`, `2m05s`, `1h02m`.
+pub fn format_duration(ms: f64) -> String {
+    let ms = ms.max(0.0);
+    if ms < 1000.0 {
+        format!("{}ms", ms.round() as u64)
+    } else if ms < 60_000.0 {
+        format!("{:.1}s", ms / 1000.0)
+    } else if ms < 3_600_000.0 {
+        let s = (ms / 1000.0) as u64;
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        let m = (ms / 60_000.0) as u64;
+        format!("{}h{:02}m", m / 60, m % 60)
+    }
+}
+
+/// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`.
+pub fn format_number(x: f64) -> String {
+    let text = format!("{:.2}", (x * 100.0).round() / 100.0);
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" { "0".into() } else { text.to_string() }
+}
+
+/// A signed change with an arrow: `+1.5 ↑`, `-2 ↓`, `±0`.
+pub fn signed_delta(x: f64, unit: &str) -> String {
+    let rounded = (x * 100.0).round() / 100.0;
+    if rounded == 0.0 {
+        format!("±0{unit}")
+    } else if rounded > 0.0 {
+        format!("+{}{unit} ↑", format_number(rounded))
+    } else {
+        format!("-{}{unit} ↓", format_number(-rounded))
+    }
+}
+
+/// A signed duration change: `+1.2s ↑`, `-340ms ↓`, `±0`.
+pub fn duration_delta(ms: f64) -> String {
+    if ms.round() == 0.0 {
+        "±0".into()
+    } else if ms > 0.0 {
+        format!("+{} ↑", format_duration(ms))
+    } else {
+        format!("-{} ↓", format_duration(-ms))
+    }
+}
+
+/// An emoji for a case/suite status or verdict word.
+pub fn status_icon(status: &str) -> String {
+    match status {
+        "passed" | "pass" | "fixed" => "✅",
+        "failed" | "fail" | "new-failure" | "still-failing" => "❌",
+        "error" | "harness-error" | "usage-error" | "install-failed" | "build-failed" => "💥",
+        "timeout" => "⏱️",
+        "skipped" | "newly-skipped" => "⏭️",
+        "flaky" => "🔁",
+        "no-tests" => "⚠️",
+        "cancelled" => "🛑",
+        "added" => "🆕",
+        "removed" => "➖",
+        _ => "❔",
+    }
+    .to_string()
+}
+
+/// The first 7 characters of a commit id (whole text when shorter).
+pub fn short_sha(sha: &str) -> String {
+    sha.chars().take(7).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cells_escape_markdown_and_html() {
+        assert_eq!(escape_cell("a|b"), "a\\|b");
+        assert_eq!(escape_cell("<script>x</script>"), "&lt;script&gt;x&lt;/script&gt;");
+        assert_eq!(escape_cell("<!-- hi -->"), "&lt;!-- hi --&gt;");
+        assert_eq!(escape_cell("one\ntwo\r\nthree"), "one<br>two<br>three");
+        assert_eq!(escape_cell("`x`"), "\\`x\\`");
+    }
+
+    #[test]
+    fn inline_code_fence_outgrows_backtick_runs() {
+        assert_eq!(inline_code("plain", false), "`plain`");
+        assert_eq!(inline_code("a``b", false), "```a``b```");
+        assert_eq!(inline_code("`x`", false), "`` `x` ``");
+        assert_eq!(inline_code("a|b", true), "`a\\|b`");
+        assert_eq!(inline_code("", false), "` `");
+    }
+
+    #[test]
+    fn code_block_cannot_be_closed_by_content() {
+        let block = code_block("before\n```\nafter", "text");
+        assert!(block.starts_with("````text\n"));
+        assert!(block.ends_with("\n````\n"));
+    }
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate_chars("héllo", 10), "héllo");
+        assert_eq!(truncate_chars("😀😀😀😀", 3), "😀😀…");
+        assert_eq!(truncate_chars("abc", 0), "…");
+        assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
+        assert_eq!(last_lines("a", 5), "a");
+    }
+
+    #[test]
+    fn numbers_and_deltas() {
+        assert_eq!(format_number(100.0), "100");
+        assert_eq!(format_number(85.5), "85.5");
+        assert_eq!(format_number(1.0 / 3.0 * 100.0), "33.33");
+        assert_eq!(signed_delta(2.5, ""), "+2.5 ↑");
+        assert_eq!(signed_delta(-3.0, " pts"), "-3 pts ↓");
+        assert_eq!(signed_delta(0.001, ""), "±0");
+        assert_eq!(duration_delta(-340.0), "-340ms ↓");
+        assert_eq!(format_duration(125_000.0), "2m05s");
+    }
+}

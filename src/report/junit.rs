@@ -1,0 +1,234 @@
+//! `junit.xml`: the run as JUnit XML (written with quick-junit), for CI test tabs and dashboards.
+//!
+//! One `<testsuite>` per suite with fcorr's policy, score and status as properties. A suite that
+//! failed before or outside its tests gets a synthetic `<error>` case, so no consumer ever sees a
+//! green, empty suite for a build that did not compile.
+
+use std::time::Duration;
+
+use quick_junit::{
+    FlakyOrRerun, NonSuccessKind, NonSuccessReruns, Property, Report, TestCase, TestCaseStatus, TestRerun, TestSuite,
+};
+
+use super::{ReportEnv, Reporter};
+use crate::collect::cap_text;
+use crate::model::{Attempt, Case, CaseStatus, PhaseStatus, Run, Suite, SuiteStatus};
+
+/// Longest captured output kept per case and per suite in the XML.
+const OUTPUT_CAP: usize = 16 * 1024;
+/// Longest failure description kept per case.
+const DETAILS_CAP: usize = 64 * 1024;
+
+/// Classname of the synthetic case that stands for a suite-level failure.
+pub const SUITE_ERROR_CLASSNAME: &str = "fcorr";
+
+/// JUnit XML writer.
+pub struct JunitXml;
+
+impl Reporter for JunitXml {
+    fn name(&self) -> &'static str {
+        "junit"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "junit.xml"
+    }
+
+    fn render(&self, run: &Run, _env: &ReportEnv) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        build_report(run).serialize(&mut bytes).map_err(|e| format!("cannot serialise JUnit XML: {e}"))?;
+        Ok(bytes)
+    }
+}
+
+/// The quick-junit report for a run.
+pub fn build_report(run: &Run) -> Report {
+    let mut report = Report::new("fcorr");
+    report.set_time(ms(run.duration_ms as f64));
+    for suite in &run.suites {
+        report.add_test_suite(test_suite(suite));
+    }
+    report
+}
+
+fn ms(value: f64) -> Duration {
+    Duration::from_secs_f64((value.max(0.0) / 1000.0).min(1e9))
+}
+
+fn test_suite(suite: &Suite) -> TestSuite {
+    let mut ts = TestSuite::new(suite.name.as_str());
+    ts.set_time(ms(suite.duration_ms as f64));
+    let health = crate::score::health(std::slice::from_ref(suite), Some(suite.score.value));
+    let mut props: Vec<Property> = vec![
+        Property::new("fcorr.id", suite.id.as_str()),
+        Property::new("fcorr.kind", kebab(&suite.kind)),
+        Property::new("fcorr.status", kebab(&suite.status)),
+        Property::new("fcorr.policy", suite.score.policy.label()),
+        Property::new("fcorr.score", crate::report::filters::format_number(suite.score.value)),
+        Property::new("fcorr.threshold", crate::report::filters::format_number(suite.score.threshold)),
+        Property::new("fcorr.met", suite.score.met.to_string()),
+        Property::new("fcorr.health", health.label()),
+    ];
+    if let Some(d) = &suite.detection {
+        props.push(Property::new("fcorr.language", d.language.as_str()));
+        props.push(Property::new("fcorr.framework", d.framework.as_str()));
+    }
+    if let Some(path) = &suite.path {
+        props.push(Property::new("fcorr.path", path.as_str()));
+    }
+    ts.add_properties(props);
+
+    for case in &suite.cases {
+        ts.add_test_case(test_case(suite, case));
+    }
+    if needs_suite_error(suite) {
+        ts.add_test_case(suite_error_case(suite));
+    }
+
+    let log = phase_logs(suite);
+    if !log.is_empty() {
+        ts.set_system_out(cap_text(&log, OUTPUT_CAP));
+    }
+    ts
+}
+
+/// True when the suite's outcome is not explained by its failing cases: install/build failure,
+/// timeout, no tests, harness error, or a failed status without any failing case.
+pub fn needs_suite_error(suite: &Suite) -> bool {
+    match suite.status {
+        SuiteStatus::Passed => false,
+        SuiteStatus::Failed => suite.error.is_some() || suite.failures().next().is_none(),
+        _ => true,
+    }
+}
+
+fn kebab<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_value(value).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()
+}
+
+fn test_case(suite: &Suite, case: &Case) -> TestCase {
+    let status = match case.status {
+        CaseStatus::Passed => TestCaseStatus::success(),
+        CaseStatus::Flaky => TestCaseStatus::Success { flaky_runs: reruns(&case.attempts) },
+        CaseStatus::Skipped => {
+            let mut status = TestCaseStatus::skipped();
+            if let Some(message) = &case.message {
+                status.set_message(message.as_str());
+            }
+            status
+        }
+        CaseStatus::Failed | CaseStatus::Error | CaseStatus::Timeout => {
+            let kind = if case.status == CaseStatus::Error { NonSuccessKind::Error } else { NonSuccessKind::Failure };
+            let mut status = TestCaseStatus::NonSuccess {
+                kind,
+                message: None,
+                ty: None,
+                description: None,
+                reruns: NonSuccessReruns { kind: FlakyOrRerun::Rerun, runs: reruns(&case.attempts) },
+            };
+            if let Some(message) = failure_message(case) {
+                status.set_message(message);
+            }
+            status.set_type(case.status.label());
+            if let Some(details) = case.details.as_deref().or(case.message.as_deref()) {
+                status.set_description(cap_text(details, DETAILS_CAP));
+            }
+            status
+        }
+    };
+    let mut tc = TestCase::new(case.name.as_str(), status);
+    tc.set_classname(case.classname.as_deref().unwrap_or(suite.name.as_str()));
+    if let Some(d) = case.duration_ms {
+        tc.set_time(ms(d));
+    }
+    if let Some(file) = &case.file {
+        tc.extra.insert("file".into(), file.as_str().into());
+    }
+    if let Some(line) = case.line {
+        tc.extra.insert("line".into(), line.to_string().into());
+    }
+    if let Some(output) = &case.output {
+        tc.set_system_out(cap_text(output, OUTPUT_CAP));
+    }
+    tc
+}
+
+/// The message attribute: the case's message, else the first line of its details.
+fn failure_message(case: &Case) -> Option<String> {
+    case.message.clone().or_else(|| case.details.as_deref().and_then(|d| d.lines().next()).map(str::to_string))
+}
+
+fn reruns(attempts: &[Attempt]) -> Vec<TestRerun> {
+    attempts
+        .iter()
+        .filter(|a| a.status.is_failure())
+        .map(|a| {
+            let kind = if a.status == CaseStatus::Error { NonSuccessKind::Error } else { NonSuccessKind::Failure };
+            let mut rerun = TestRerun::new(kind);
+            if let Some(d) = a.duration_ms {
+                rerun.set_time(ms(d));
+            }
+            if let Some(m) = &a.message {
+                rerun.set_message(m.as_str());
+            }
+            rerun.set_type(a.status.label());
+            if let Some(d) = &a.details {
+                rerun.set_stack_trace(cap_text(d, DETAILS_CAP));
+            }
+            rerun
+        })
+        .collect()
+}
+
+/// A synthetic error case carrying why the suite could not be measured (or failed outside its
+/// tests), with diagnostics and the failing phase's log as the description.
+fn suite_error_case(suite: &Suite) -> TestCase {
+    let message = match &suite.error {
+        Some(e) => format!("{}: {}", suite.status.label(), e.message),
+        None => match suite.status {
+            SuiteStatus::NoTests => "no tests: the test tool collected no tests (zero tests is never a pass)".into(),
+            SuiteStatus::Failed => "failed: the test command failed but no failing test was reported".into(),
+            status => status.label().to_string(),
+        },
+    };
+    let mut description = String::new();
+    if let Some(hint) = suite.error.as_ref().and_then(|e| e.hint.as_ref()) {
+        description.push_str(&format!("hint: {hint}\n"));
+    }
+    for d in &suite.diagnostics {
+        let location = match (&d.file, d.line) {
+            (Some(f), Some(l)) => format!("{f}:{l}: "),
+            (Some(f), None) => format!("{f}: "),
+            _ => String::new(),
+        };
+        description.push_str(&format!("{}{location}{}\n", kebab(&d.severity), d.message));
+    }
+    for phase in suite.phases.iter().filter(|p| !matches!(p.status, PhaseStatus::Passed | PhaseStatus::Skipped)) {
+        description.push_str(&format!("\n$ {}\n{}\n", phase.command, phase.log_tail));
+    }
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+    status.set_message(message);
+    status.set_type(kebab(&suite.status));
+    if !description.is_empty() {
+        status.set_description(cap_text(&description, DETAILS_CAP));
+    }
+    let mut tc = TestCase::new(format!("{} ({})", suite.name, suite.status.label()), status);
+    tc.set_classname(SUITE_ERROR_CLASSNAME);
+    tc
+}
+
+/// Every phase's command and log tail, for the suite's `<system-out>`.
+fn phase_logs(suite: &Suite) -> String {
+    let mut out = String::new();
+    for phase in &suite.phases {
+        if phase.log_tail.is_empty() {
+            continue;
+        }
+        out.push_str(&format!("== {} ({}): $ {}\n", phase.kind.label(), kebab(&phase.status), phase.command));
+        out.push_str(&phase.log_tail);
+        if !phase.log_tail.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}

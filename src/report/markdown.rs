@@ -1,0 +1,577 @@
+//! Markdown reports rendered from minijinja templates: the job summary and the PR comment.
+//!
+//! Default templates are embedded in the binary; a templates directory (`--templates`, `[report]
+//! templates`) overrides them file by file. Each surface has a byte/char budget: rendering steps
+//! down from all cases, to failures only, to the suite table only, then trims (see `budget.rs`).
+
+use std::path::{Path, PathBuf};
+
+use minijinja::value::Serde;
+use minijinja::{Environment, UndefinedBehavior, Value};
+use serde::Serialize;
+
+use super::budget::{self, Budget};
+use super::{ReportEnv, Reporter, filters};
+use crate::compare::{CaseChange, Change, Comparison, SuiteDelta};
+use crate::model::{Case, Counts, PhaseKind, PhaseStatus, Run, Suite};
+
+/// Template of the job summary.
+pub const SUMMARY_TEMPLATE: &str = "summary.md.j2";
+/// Template of the PR comment.
+pub const COMMENT_TEMPLATE: &str = "comment.md.j2";
+
+/// Templates compiled into the binary, by name.
+const EMBEDDED: &[(&str, &str)] = &[
+    (SUMMARY_TEMPLATE, include_str!("../../templates/summary.md.j2")),
+    (COMMENT_TEMPLATE, include_str!("../../templates/comment.md.j2")),
+    ("macros.md.j2", include_str!("../../templates/macros.md.j2")),
+];
+
+/// The embedded default template of that name.
+pub fn embedded_template(name: &str) -> Option<&'static str> {
+    EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+}
+
+/// Least size a listed case takes in any sensible template; a level that would list more cases
+/// than `limit / MIN_CASE_SIZE` cannot fit and is skipped without rendering it.
+const MIN_CASE_SIZE: usize = 40;
+
+/// How much a rendering shows; reports step down until they fit their budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Detail {
+    /// Every case, failures with traces.
+    All,
+    /// Failing cases only, with their messages.
+    Failures,
+    /// Suite table and totals only.
+    Summary,
+}
+
+/// The job summary (`summary.md`): everything, within 1 MB.
+pub struct SummaryMarkdown;
+
+impl Reporter for SummaryMarkdown {
+    fn name(&self) -> &'static str {
+        "summary"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "summary.md"
+    }
+
+    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
+        render_summary(run, env).map(String::into_bytes)
+    }
+}
+
+/// The PR comment body (`comment.md`), within 65,000 characters; the publisher adds its marker.
+pub struct CommentMarkdown;
+
+impl Reporter for CommentMarkdown {
+    fn name(&self) -> &'static str {
+        "comment"
+    }
+
+    fn file_name(&self) -> &'static str {
+        "comment.md"
+    }
+
+    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
+        render_comment(run, env).map(String::into_bytes)
+    }
+}
+
+/// The job summary Markdown within [`Budget::SUMMARY`].
+pub fn render_summary(run: &Run, env: &ReportEnv) -> Result<String, String> {
+    render_within(run, env, SUMMARY_TEMPLATE, Budget::SUMMARY)
+}
+
+/// The PR comment Markdown within [`Budget::COMMENT`].
+pub fn render_comment(run: &Run, env: &ReportEnv) -> Result<String, String> {
+    render_within(run, env, COMMENT_TEMPLATE, Budget::COMMENT)
+}
+
+/// Renders `template` at the most detailed level that fits `budget`, else trims the smallest.
+pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget) -> Result<String, String> {
+    let engine = engine(env.templates.as_deref())?;
+    let max_cases = budget.limit / MIN_CASE_SIZE;
+    let total = run.suites.iter().map(|s| s.cases.len()).sum::<usize>();
+    let mut last = None;
+    for detail in [Detail::All, Detail::Failures, Detail::Summary] {
+        // Listing every case cannot fit when there are more than the budget holds at its least
+        // size each; failures are instead capped in the context (see `context`).
+        if detail == Detail::All && total > max_cases {
+            continue;
+        }
+        let notice = notice(detail, &budget);
+        let text = render_at(&engine, template, run, env, detail, notice, &budget)?;
+        if budget.fits(&text) {
+            return Ok(text);
+        }
+        last = Some(text);
+    }
+    // Summary level always renders (it lists no cases), so `last` is set; fall back defensively.
+    let text = last.unwrap_or_default();
+    let notice = format!(
+        "> [!WARNING]\n> **Report trimmed** to fit GitHub's limit of {}. Every suite and case is in \
+         `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+        budget.describe()
+    );
+    Ok(budget::hard_trim(&text, &budget, &notice))
+}
+
+fn notice(detail: Detail, budget: &Budget) -> Option<String> {
+    match detail {
+        Detail::All => None,
+        Detail::Failures => Some(format!(
+            "Passing cases are not listed: the full report would exceed {}. Every case is in \
+             `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+            budget.describe()
+        )),
+        Detail::Summary => Some(format!(
+            "Only suites and totals are shown: even the failures alone would exceed {}. Every case \
+             is in `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+            budget.describe()
+        )),
+    }
+}
+
+/// Renders one template at one detail level, without any budget.
+pub fn render_at(
+    engine: &Environment<'static>,
+    template: &str,
+    run: &Run,
+    env: &ReportEnv,
+    detail: Detail,
+    notice: Option<String>,
+    budget: &Budget,
+) -> Result<String, String> {
+    let ctx = context(run, env, detail, notice, budget);
+    let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
+    tmpl.render(ctx).map_err(|e| template_error(template, &e))
+}
+
+fn template_error(name: &str, e: &minijinja::Error) -> String {
+    let mut text = format!("template {name}: {e}");
+    if let Some(detail) = e.detail()
+        && !text.contains(detail)
+    {
+        text.push_str(&format!(" ({detail})"));
+    }
+    text.push_str(" — fix the template or remove it from the templates directory to use the default");
+    text
+}
+
+/// A template environment with fcorr's filters, loading from `dir` first, then the embedded set.
+pub fn engine(dir: Option<&Path>) -> Result<Environment<'static>, String> {
+    if let Some(dir) = dir
+        && !dir.is_dir()
+    {
+        return Err(format!(
+            "templates directory {} does not exist (set by --templates or [report] templates)",
+            dir.display()
+        ));
+    }
+    let mut env = Environment::new();
+    // Block tags on their own lines leave no blank lines behind, so templates can be indented.
+    let syntax = minijinja::syntax::SyntaxConfig::builder()
+        .trim_blocks(true)
+        .lstrip_blocks(true)
+        .keep_trailing_newline(true)
+        .build()
+        .map_err(|e| e.to_string())?;
+    env.set_syntax(syntax);
+    env.set_undefined_behavior(UndefinedBehavior::Chainable);
+    // Markdown output: escaping is explicit through the `cell`/`code` filters, never automatic.
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    filters::register(&mut env);
+    let dir: Option<PathBuf> = dir.map(Path::to_path_buf);
+    env.set_loader(move |name| load_template(dir.as_deref(), name));
+    Ok(env)
+}
+
+fn load_template(dir: Option<&Path>, name: &str) -> Result<Option<String>, minijinja::Error> {
+    // Template names are plain relative paths; nothing may escape the templates directory.
+    let safe = !name.is_empty() && Path::new(name).components().all(|c| matches!(c, std::path::Component::Normal(_)));
+    if let (Some(dir), true) = (dir, safe) {
+        let path = dir.join(name);
+        if path.is_file() {
+            return std::fs::read_to_string(&path).map(Some).map_err(|e| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("cannot read template {}: {e}", path.display()),
+                )
+            });
+        }
+    }
+    Ok(embedded_template(name).map(str::to_string))
+}
+
+/// The run as seen by `run` in templates (everything but the suites).
+#[derive(Serialize)]
+struct RunView<'a> {
+    fcorr_version: &'a str,
+    started_at: &'a str,
+    finished_at: &'a str,
+    duration_ms: u64,
+    git: Option<&'a crate::model::GitInfo>,
+    config_hash: Option<&'a str>,
+    score: Option<f64>,
+    health: &'static str,
+    verdict: &'a crate::model::Verdict,
+    /// `pass`, `fail`, `usage-error`, `harness-error`.
+    outcome: Value,
+    /// `PASS`, `FAIL`, `INPUT ERROR`, `HARNESS ERROR`.
+    outcome_word: &'static str,
+    passed: bool,
+}
+
+/// Totals with the derived numbers templates need.
+#[derive(Serialize)]
+struct TotalsView {
+    #[serde(flatten)]
+    counts: Counts,
+    ran: u64,
+    passes: u64,
+    failures: u64,
+    /// passes / ran × 100; none when nothing ran.
+    pass_rate: Option<f64>,
+    suites: usize,
+    suites_met: usize,
+}
+
+impl TotalsView {
+    fn of(counts: &Counts, suites: &[Suite]) -> TotalsView {
+        TotalsView {
+            counts: *counts,
+            ran: counts.ran(),
+            passes: counts.passes(),
+            failures: counts.failures(),
+            pass_rate: pass_rate(counts),
+            suites: suites.len(),
+            suites_met: suites.iter().filter(|s| s.score.met).count(),
+        }
+    }
+}
+
+fn pass_rate(counts: &Counts) -> Option<f64> {
+    (counts.ran() > 0).then(|| crate::score::round2(counts.passes() as f64 * 100.0 / counts.ran() as f64))
+}
+
+/// One case as seen by templates.
+#[derive(Serialize)]
+struct CaseView<'a> {
+    id: &'a str,
+    suite_id: &'a str,
+    suite: &'a str,
+    name: &'a str,
+    classname: Option<&'a str>,
+    file: Option<&'a str>,
+    line: Option<u32>,
+    /// `file:line`, `file`, or none.
+    location: Option<String>,
+    status: &'static str,
+    duration_ms: Option<f64>,
+    message: Option<&'a str>,
+    details: Option<&'a str>,
+    retries: u32,
+    attempts: &'a [crate::model::Attempt],
+    score: Option<f64>,
+    critical: bool,
+    tags: &'a std::collections::BTreeMap<String, String>,
+    reasons: &'a [crate::model::Reason],
+    expectation_source: Option<&'a str>,
+    usage: Option<&'a crate::model::Usage>,
+}
+
+fn case_value(suite: &Suite, case: &Case) -> Value {
+    let location = match (&case.file, case.line) {
+        (Some(f), Some(l)) => Some(format!("{f}:{l}")),
+        (Some(f), None) => Some(f.clone()),
+        _ => None,
+    };
+    Value::from(Serde(CaseView {
+        id: &case.id,
+        suite_id: &suite.id,
+        suite: &suite.name,
+        name: &case.name,
+        classname: case.classname.as_deref(),
+        file: case.file.as_deref(),
+        line: case.line,
+        location,
+        status: case.status.label(),
+        duration_ms: case.duration_ms,
+        message: case.message.as_deref(),
+        details: case.details.as_deref(),
+        retries: case.retries,
+        attempts: &case.attempts,
+        score: case.score,
+        critical: case.critical,
+        tags: &case.tags,
+        reasons: &case.reasons,
+        expectation_source: case.expectation_source.as_deref(),
+        usage: case.usage.as_ref(),
+    }))
+}
+
+/// One suite as seen by templates; `cases`/`failures` depend on the detail level.
+#[derive(Serialize)]
+struct SuiteView<'a> {
+    id: &'a str,
+    name: &'a str,
+    kind: Value,
+    path: Option<&'a str>,
+    /// kebab-case status (`passed`, `build-failed`...).
+    status: Value,
+    /// Words for the status (`build failed`).
+    status_label: &'static str,
+    language: Option<&'a str>,
+    framework: Option<&'a str>,
+    detection: Option<&'a crate::model::Detection>,
+    phases: &'a [crate::model::Phase],
+    /// Install phase in one word: `ok`, `failed`, `timeout`, `cached`, `skipped`, `error`, or `-`.
+    install: &'static str,
+    /// Build phase in one word, like `install`.
+    build: &'static str,
+    /// Test phase in one word, like `install`.
+    test: &'static str,
+    counts: &'a Counts,
+    ran: u64,
+    passes: u64,
+    failures_count: usize,
+    pass_rate: Option<f64>,
+    score: &'a crate::model::Score,
+    policy: &'static str,
+    weight: f64,
+    critical: bool,
+    duration_ms: u64,
+    error: Option<&'a crate::model::SuiteError>,
+    diagnostics: &'a [crate::model::Diagnostic],
+    log_file: Option<&'a str>,
+    usage: Option<&'a crate::model::Usage>,
+    cases: Vec<Value>,
+    failures: Vec<Value>,
+    /// Cases of this suite not in `cases` at this detail level.
+    cases_omitted: usize,
+    delta: Option<&'a SuiteDelta>,
+}
+
+/// One word for a phase's outcome; `-` when it was not planned.
+fn phase_word(suite: &Suite, kind: PhaseKind) -> &'static str {
+    match suite.phase(kind) {
+        None => "-",
+        Some(p) => match p.status {
+            PhaseStatus::Passed => "ok",
+            PhaseStatus::Failed => "failed",
+            PhaseStatus::Timeout => "timeout",
+            PhaseStatus::Skipped if p.note.as_deref().is_some_and(|n| n.contains("up to date")) => "cached",
+            PhaseStatus::Skipped => "skipped",
+            PhaseStatus::Error => "error",
+            PhaseStatus::Cancelled => "cancelled",
+        },
+    }
+}
+
+/// A link target safe to put in Markdown `[text](url)`: http(s), no spaces, parentheses or angle brackets.
+fn safe_url(url: &str) -> Option<&str> {
+    let ok = (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.chars().any(|c| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '"' | '`'));
+    ok.then_some(url)
+}
+
+/// A case change with its suite name, for delta lists.
+#[derive(Serialize)]
+struct ChangeView<'a> {
+    #[serde(flatten)]
+    change: &'a CaseChange,
+    suite: &'a str,
+    /// The case now (message, location), when it is in this run.
+    message: Option<&'a str>,
+    location: Option<String>,
+}
+
+#[derive(Serialize)]
+struct BaselineView<'a> {
+    source: &'a str,
+    commit: Option<&'a str>,
+    short_commit: Option<String>,
+    url: Option<&'a str>,
+    started_at: Option<&'a str>,
+    commits_behind: u32,
+    fresh: bool,
+    stale: bool,
+}
+
+#[derive(Serialize)]
+struct ComparisonView<'a> {
+    baseline: BaselineView<'a>,
+    score_delta: Option<f64>,
+    pass_rate_delta: Option<f64>,
+    counts_delta: &'a crate::compare::CountsDelta,
+    duration_delta_ms: i64,
+    suites: &'a [SuiteDelta],
+    /// Every change, new failures first (capped like case lists; see `changes_count`).
+    changes: Vec<Value>,
+    changes_count: usize,
+    new_failures: Vec<Value>,
+    fixed: Vec<Value>,
+    still_failing: Vec<Value>,
+    added: Vec<Value>,
+    removed: Vec<Value>,
+    flaky: Vec<Value>,
+    newly_skipped: Vec<Value>,
+}
+
+fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> ComparisonView<'a> {
+    let mut changes: Vec<&CaseChange> = c.cases.iter().collect();
+    changes.sort_by_key(|x| x.change);
+    let view = |x: &'a CaseChange| {
+        let suite = run.suites.iter().find(|s| s.id == x.suite_id);
+        let case = suite.and_then(|s| s.cases.iter().find(|k| k.id == x.case_id));
+        Value::from(Serde(ChangeView {
+            change: x,
+            suite: suite.map(|s| s.name.as_str()).unwrap_or(&x.suite_id),
+            message: case.and_then(|k| k.message.as_deref()),
+            location: case.and_then(|k| {
+                k.file.as_ref().map(|f| match k.line {
+                    Some(l) => format!("{f}:{l}"),
+                    None => f.clone(),
+                })
+            }),
+        }))
+    };
+    let pick = |kind: Change| -> Vec<Value> {
+        changes.iter().filter(|x| x.change == kind).take(max).map(|x| view(x)).collect()
+    };
+    ComparisonView {
+        baseline: BaselineView {
+            source: &c.baseline.source,
+            commit: c.baseline.commit.as_deref(),
+            short_commit: c.baseline.commit.as_deref().map(filters::short_sha),
+            url: c.baseline.url.as_deref().and_then(safe_url),
+            started_at: c.baseline.started_at.as_deref(),
+            commits_behind: c.baseline.commits_behind,
+            fresh: c.baseline.is_fresh(),
+            stale: !c.baseline.is_fresh(),
+        },
+        score_delta: c.score_delta,
+        pass_rate_delta: c.pass_rate_delta,
+        counts_delta: &c.counts_delta,
+        duration_delta_ms: c.duration_delta_ms,
+        suites: &c.suites,
+        changes: changes.iter().take(max).map(|x| view(x)).collect(),
+        changes_count: changes.len(),
+        new_failures: pick(Change::NewFailure),
+        fixed: pick(Change::Fixed),
+        still_failing: pick(Change::StillFailing),
+        added: pick(Change::Added),
+        removed: pick(Change::Removed),
+        flaky: pick(Change::Flaky),
+        newly_skipped: pick(Change::NewlySkipped),
+    }
+}
+
+/// The template context at one detail level (documented in `docs/templates.md`).
+pub fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, budget: &Budget) -> Value {
+    let max = budget.limit / MIN_CASE_SIZE;
+    let mut all_cases = Vec::new();
+    let mut all_failures = Vec::new();
+    let mut suites = Vec::with_capacity(run.suites.len());
+    for suite in &run.suites {
+        let mut cases = Vec::new();
+        let mut failures = Vec::new();
+        for case in &suite.cases {
+            let failing = case.status.is_failure();
+            let listed = match detail {
+                Detail::All => true,
+                Detail::Failures => failing && all_failures.len() + failures.len() < max,
+                Detail::Summary => false,
+            };
+            if !listed {
+                continue;
+            }
+            // One value shared by every list that shows the case.
+            let value = case_value(suite, case);
+            if failing {
+                failures.push(value.clone());
+            }
+            cases.push(value);
+        }
+        all_cases.extend(cases.iter().cloned());
+        all_failures.extend(failures.iter().cloned());
+        let delta = run.comparison.as_ref().and_then(|c| c.suites.iter().find(|d| d.suite_id == suite.id));
+        suites.push(Value::from(Serde(SuiteView {
+            id: &suite.id,
+            name: &suite.name,
+            kind: Value::from(Serde(suite.kind)),
+            path: suite.path.as_deref(),
+            status: Value::from(Serde(suite.status)),
+            status_label: suite.status.label(),
+            language: suite.detection.as_ref().map(|d| d.language.as_str()),
+            framework: suite.detection.as_ref().map(|d| d.framework.as_str()),
+            detection: suite.detection.as_ref(),
+            phases: &suite.phases,
+            install: phase_word(suite, PhaseKind::Install),
+            build: phase_word(suite, PhaseKind::Build),
+            test: phase_word(suite, PhaseKind::Test),
+            counts: &suite.counts,
+            ran: suite.counts.ran(),
+            passes: suite.counts.passes(),
+            failures_count: suite.failures().count(),
+            pass_rate: pass_rate(&suite.counts),
+            score: &suite.score,
+            policy: suite.score.policy.label(),
+            weight: suite.weight,
+            critical: suite.critical,
+            duration_ms: suite.duration_ms,
+            error: suite.error.as_ref(),
+            diagnostics: &suite.diagnostics,
+            log_file: suite.log_file.as_deref(),
+            usage: suite.usage.as_ref(),
+            cases_omitted: suite.cases.len() - cases.len(),
+            cases,
+            failures,
+            delta,
+        })));
+    }
+    let outcome_word = match run.verdict.outcome {
+        crate::model::Outcome::Pass => "PASS",
+        crate::model::Outcome::Fail => "FAIL",
+        crate::model::Outcome::UsageError => "INPUT ERROR",
+        crate::model::Outcome::HarnessError => "HARNESS ERROR",
+    };
+    let run_view = RunView {
+        fcorr_version: &run.fcorr_version,
+        started_at: &run.started_at,
+        finished_at: &run.finished_at,
+        duration_ms: run.duration_ms,
+        git: run.git.as_ref(),
+        config_hash: run.config_hash.as_deref(),
+        score: run.score,
+        health: run.health.label(),
+        verdict: &run.verdict,
+        outcome: Value::from(Serde(run.verdict.outcome)),
+        outcome_word,
+        passed: run.verdict.outcome == crate::model::Outcome::Pass,
+    };
+    let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
+    let comparison = run.comparison.as_ref().map(|c| Value::from(Serde(comparison_view(run, c, max))));
+    minijinja::context! {
+        run => Value::from(Serde(run_view)),
+        suites => suites,
+        cases => all_cases,
+        failures_omitted => failing_total - all_failures.len(),
+        failures => all_failures,
+        totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
+        comparison => comparison,
+        env => minijinja::context! {
+            repository => env.repository.as_deref(),
+            run_url => env.run_url.as_deref().and_then(safe_url),
+            server_url => env.server_url.as_deref().and_then(safe_url),
+        },
+        detail => Value::from(Serde(detail)),
+        notice => notice,
+        budget => budget.describe(),
+    }
+}

@@ -1,0 +1,218 @@
+//! End-to-end tests of `fcorr run` through the generic `command` runner: the whole pipeline
+//! (plan → execute → collect → score → report → gate) with real processes and real report files,
+//! plus the error paths a user hits first (bad config, missing paths, hung commands).
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use fcorr::model::{CaseStatus, Outcome, Run, SuiteErrorKind, SuiteStatus};
+
+/// A JUnit report with the given (name, status) cases, as a test tool would write it.
+fn junit(cases: &[(&str, &str)]) -> String {
+    let mut xml = String::from("<?xml version=\"1.0\"?>\n<testsuites><testsuite name=\"scripted\">\n");
+    for (name, status) in cases {
+        match *status {
+            "failed" => xml.push_str(&format!(
+                "<testcase classname=\"calc\" name=\"{name}\" file=\"tests/test_calc.py\" line=\"7\"><failure message=\"assert 3 == 4\">trace</failure></testcase>\n"
+            )),
+            "skipped" => xml.push_str(&format!("<testcase classname=\"calc\" name=\"{name}\"><skipped/></testcase>\n")),
+            _ => xml.push_str(&format!("<testcase classname=\"calc\" name=\"{name}\" time=\"0.01\"/>\n")),
+        }
+    }
+    xml.push_str("</testsuite></testsuites>\n");
+    xml
+}
+
+/// A project whose test command copies a prepared report into place and exits with `code`.
+fn scripted_project(dir: &Path, name: &str, report: Option<&str>, code: i32) {
+    let project = dir.join(name);
+    std::fs::create_dir_all(&project).unwrap();
+    let script = match report {
+        Some(xml) => {
+            std::fs::write(project.join("prepared.xml"), xml).unwrap();
+            format!("cp prepared.xml report.xml; exit {code}")
+        }
+        None => format!("echo 'ran, but wrote no report'; exit {code}"),
+    };
+    std::fs::write(project.join("test.sh"), script).unwrap();
+}
+
+fn suite_toml(name: &str) -> String {
+    format!(
+        "[[suite]]\nname = \"{name}\"\npath = \"{name}\"\nrunner = \"command\"\ncommands = {{ test = \"sh test.sh\" }}\nreports = [\"report.xml\"]\n"
+    )
+}
+
+fn run_fcorr(dir: &Path, config: &str, extra: &[&str]) -> (i32, Run, String) {
+    std::fs::write(dir.join("fcorr.toml"), config).unwrap();
+    let out = dir.join("out");
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .current_dir(dir)
+        .args(["run", "--config", "fcorr.toml", "--json", "--out"])
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("bad JSON ({e}): {stdout}\n{stderr}"));
+    (output.status.code().unwrap_or(-1), run, stderr)
+}
+
+#[test]
+fn passing_suite_scores_100_and_results_match_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(
+        dir.path(),
+        "calc",
+        Some(&junit(&[("test_add", "passed"), ("test_sub", "passed"), ("test_div", "skipped")])),
+        0,
+    );
+    let (code, run, _) = run_fcorr(dir.path(), &suite_toml("calc"), &[]);
+    assert_eq!(code, 0);
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Passed);
+    assert_eq!((suite.counts.passed, suite.counts.skipped, suite.counts.total), (2, 1, 3));
+    assert_eq!(suite.score.value, 100.0);
+    assert_eq!(run.verdict.outcome, Outcome::Pass);
+
+    // The results file on disk is the same run and validates against the published schema.
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/results.json")).unwrap()).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&fcorr::commands::schema::schema_json()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> =
+        validator.iter_errors(&written).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "results.json does not match the schema: {errors:#?}");
+    assert!(dir.path().join("out/logs/calc.log").is_file());
+}
+
+#[test]
+fn committed_schema_matches_the_model() {
+    let committed =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/results.schema.json")).unwrap();
+    let generated = fcorr::commands::schema::schema_json();
+    assert_eq!(
+        committed.trim(),
+        generated.trim(),
+        "docs/results.schema.json is stale: run `cargo run -- schema > docs/results.schema.json`"
+    );
+}
+
+#[test]
+fn failing_case_fails_strict_gate_with_location() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "calc", Some(&junit(&[("test_add", "passed"), ("test_mul", "failed")])), 1);
+    let (code, run, _) = run_fcorr(dir.path(), &suite_toml("calc"), &[]);
+    assert_eq!(code, 1);
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_calc.py"), Some(7)));
+    assert_eq!(failed.message.as_deref(), Some("assert 3 == 4"));
+    assert!(run.verdict.reasons.iter().any(|r| r.gate == "strict"));
+}
+
+#[test]
+fn pass_rate_policy_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [("a", "passed"), ("b", "passed"), ("c", "passed"), ("d", "failed")];
+    scripted_project(dir.path(), "calc", Some(&junit(&cases)), 1);
+    let (_, run, _) = run_fcorr(dir.path(), &suite_toml("calc"), &["--policy", "pass-rate"]);
+    assert_eq!(run.suites[0].score.value, 75.0);
+}
+
+#[test]
+fn no_report_is_an_error_never_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "calc", None, 0);
+    let (code, run, _) = run_fcorr(dir.path(), &suite_toml("calc"), &[]);
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Error);
+    assert_eq!(suite.error.as_ref().unwrap().kind, SuiteErrorKind::NoResults);
+    assert!(suite.error.as_ref().unwrap().message.contains("no test results found"));
+    assert_eq!(suite.score.value, 0.0);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn failing_exit_with_only_passes_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "calc", Some(&junit(&[("a", "passed")])), 2);
+    let (_, run, _) = run_fcorr(dir.path(), &suite_toml("calc"), &[]);
+    assert_eq!(run.suites[0].status, SuiteStatus::Error);
+    assert!(run.suites[0].error.as_ref().unwrap().message.contains("exited with code 2"));
+}
+
+#[test]
+fn a_bad_suite_does_not_stop_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "calc", Some(&junit(&[("a", "passed")])), 0);
+    let config = format!("{}\n[[suite]]\nname = \"ghost\"\npath = \"does/not/exist\"\n", suite_toml("calc"));
+    let (code, run, _) = run_fcorr(dir.path(), &config, &[]);
+    assert_eq!(run.suites.len(), 2);
+    assert_eq!(run.suites[0].status, SuiteStatus::Passed);
+    assert_eq!(run.suites[1].status, SuiteStatus::Error);
+    assert!(run.suites[1].error.as_ref().unwrap().message.contains("does/not/exist"));
+    // Bad input is a usage error (exit 2), reported after every suite ran.
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn hung_test_command_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("slow")).unwrap();
+    let config =
+        "[[suite]]\nname = \"slow\"\npath = \"slow\"\nrunner = \"command\"\ncommands = { test = \"sleep 60\" }\n";
+    let started = std::time::Instant::now();
+    let (code, run, _) = run_fcorr(dir.path(), config, &["--timeout-test", "1"]);
+    assert_eq!(run.suites[0].status, SuiteStatus::Timeout);
+    assert_eq!(code, 1);
+    // 1 s timeout + at most the 5 s grace: far below the 60 s sleep.
+    assert!(started.elapsed().as_secs() < 30);
+}
+
+#[test]
+fn import_suites_read_globs_relative_to_the_config() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("reports")).unwrap();
+    std::fs::write(dir.path().join("reports/a.xml"), junit(&[("x", "passed")])).unwrap();
+    std::fs::write(dir.path().join("reports/b.xml"), junit(&[("y", "failed")])).unwrap();
+    std::fs::write(dir.path().join("reports/broken.xml"), "<testsuite><testcase name=").unwrap();
+    let config =
+        "[[suite]]\nname = \"imported\"\nkind = \"import\"\nreports = [\"reports/*.xml\"]\npolicy = \"pass-rate\"\n";
+    let (_, run, _) = run_fcorr(dir.path(), config, &[]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.counts.passed, suite.counts.failed), (1, 1));
+    assert_eq!(suite.score.value, 50.0);
+    assert!(suite.diagnostics.iter().any(|d| d.message.contains("broken.xml")), "{:?}", suite.diagnostics);
+}
+
+#[test]
+fn malformed_config_names_file_line_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("fcorr.toml"), "[[suite]]\npath = \"x\"\npolicy = \"lenient\"\n").unwrap();
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("fcorr.toml") && stderr.contains("line 3"), "{stderr}");
+}
+
+#[test]
+fn unknown_gate_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .current_dir(dir.path())
+        .args(["run", ".", "--fail-on", "flaky"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("unknown gate `flaky`"));
+}

@@ -1,0 +1,166 @@
+//! Comparison and the regression gate on a real imported report (the gradle-reports fixture):
+//! `fcorr run` writes results, a baseline is derived from them, and `fcorr compare` / `fcorr ci`
+//! must find exactly the changes made and gate on them only with a fresh baseline.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use fcorr::compare::{BaselineInfo, Change, Comparison};
+use fcorr::gate::{self, Gate};
+use fcorr::model::{CaseStatus, Outcome, Run};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `fcorr` with no GitHub environment leaking in from the machine running the tests.
+fn fcorr(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    cmd.current_dir(dir).env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
+    for (key, _) in std::env::vars() {
+        if key.starts_with("GITHUB_") || key == "CI" || key == "FCORR_ARTIFACT_NAME" {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn write_config(dir: &Path) -> PathBuf {
+    let config = dir.join("fcorr.toml");
+    let fixture = repo().join("tests/fixtures/gradle-reports");
+    std::fs::write(
+        &config,
+        format!(
+            "[[suite]]\nname = \"gradle\"\nkind = \"import\"\npath = {:?}\nreports = [\"reports/test-results/test/*.xml\"]\npolicy = \"pass-rate\"\nmin-score = 0\n",
+            fixture.display().to_string()
+        ),
+    )
+    .unwrap();
+    config
+}
+
+fn expected_counts() -> Value {
+    let text = std::fs::read_to_string(repo().join("tests/fixtures/gradle-reports/expected.json")).unwrap();
+    serde_json::from_str::<Value>(&text).unwrap()["counts"].clone()
+}
+
+fn read_run(path: &Path) -> Run {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn compare_and_regression_gate_on_a_real_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path());
+    fcorr(dir.path()).args(["run", "--config"]).arg(&config).args(["--out", "out", "--json"]).assert().code(0);
+    let run = read_run(&dir.path().join("out/results.json"));
+    let counts = expected_counts();
+    assert_eq!(run.totals.passed, counts["passed"].as_u64().unwrap());
+    assert_eq!(run.totals.failed, counts["failed"].as_u64().unwrap());
+    assert_eq!(run.totals.skipped, counts["skipped"].as_u64().unwrap());
+
+    // The baseline: one of today's failures passed then, one of today's passes failed then, and
+    // one of today's passing cases did not exist yet.
+    let mut base = run.clone();
+    let cases = &mut base.suites[0].cases;
+    let in_class = |c: &fcorr::model::Case, class: &str| c.classname.as_deref().unwrap_or("").contains(class);
+    let added = cases.iter().rposition(|c| c.status == CaseStatus::Passed && in_class(c, "Parser")).unwrap();
+    let added_name = cases.remove(added).name;
+    let newly_failing = cases.iter().position(|c| c.status == CaseStatus::Failed).unwrap();
+    cases[newly_failing].status = CaseStatus::Passed;
+    let newly_failing_name = cases[newly_failing].name.clone();
+    let fixed = cases.iter().position(|c| c.status == CaseStatus::Passed && in_class(c, "Slug")).unwrap();
+    cases[fixed].status = CaseStatus::Failed;
+    base.suites[0].counts = fcorr::model::Counts::of(&base.suites[0].cases);
+    base.totals = base.suites[0].counts;
+    base.score = Some(100.0);
+    std::fs::write(dir.path().join("base.json"), serde_json::to_string(&base).unwrap()).unwrap();
+
+    let output = fcorr(dir.path())
+        .args(["compare", "--results", "out/results.json", "--baseline", "base.json", "--json"])
+        .assert()
+        .code(0)
+        .get_output()
+        .stdout
+        .clone();
+    let comparison: Comparison = serde_json::from_slice(&output).unwrap();
+    let names = |change| comparison.with_change(change).map(|c| c.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(Change::NewFailure), vec![newly_failing_name.clone()]);
+    assert_eq!(names(Change::Fixed).len(), 1);
+    assert_eq!(names(Change::Added), vec![added_name]);
+    assert_eq!(comparison.cases[0].change, Change::NewFailure, "new failures come first");
+    assert_eq!(comparison.counts_delta.total, 1);
+    assert!(comparison.score_delta.unwrap() < 0.0);
+    assert_eq!(comparison.baseline.source, "file:base.json");
+
+    // fcorr ci with that baseline and the regression gate: exit 1, the new failure named.
+    fcorr(dir.path())
+        .args(["ci", "--config"])
+        .arg(&config)
+        .args(["--out", "ci-out", "--baseline", "base.json", "--fail-on", "regression"])
+        .assert()
+        .code(1);
+    let judged = read_run(&dir.path().join("ci-out/results.json"));
+    assert!(judged.comparison.is_some(), "the comparison is stored in results.json");
+    assert!(
+        judged.verdict.reasons.iter().any(|r| r.gate == "regression" && r.message.contains(&newly_failing_name)),
+        "{:?}",
+        judged.verdict.reasons
+    );
+
+    // No baseline: the regression gate is skipped, not failed.
+    fcorr(dir.path())
+        .args(["ci", "--config"])
+        .arg(&config)
+        .args(["--out", "ci-none", "--baseline", "none", "--fail-on", "regression"])
+        .assert()
+        .code(0);
+    let judged = read_run(&dir.path().join("ci-none/results.json"));
+    assert!(judged.comparison.is_none());
+    assert!(judged.verdict.skipped.iter().any(|s| s.contains("no baseline")));
+
+    // A baseline file that does not exist is a warning and means "no baseline".
+    fcorr(dir.path())
+        .args(["ci", "--config"])
+        .arg(&config)
+        .args(["--out", "ci-missing", "--baseline", "nope.json", "--fail-on", "regression"])
+        .assert()
+        .code(0)
+        .stderr(predicates::str::contains("nope.json"));
+
+    // compare with an unreadable baseline is a usage error naming the file.
+    fcorr(dir.path())
+        .args(["compare", "--results", "out/results.json", "--baseline", "nope.json"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("nope.json"));
+
+    // Regression gate: only a fresh baseline counts.
+    let mut fresh = run.clone();
+    fresh.comparison = Some(fcorr::compare::compare(&run, &base, BaselineInfo::default()));
+    let verdict = gate::judge(&fresh, &[Gate::Regression], 0.0);
+    assert_eq!(verdict.outcome, Outcome::Fail);
+    let mut stale = run.clone();
+    stale.comparison =
+        Some(fcorr::compare::compare(&run, &base, BaselineInfo { commits_behind: 2, ..BaselineInfo::default() }));
+    let verdict = gate::judge(&stale, &[Gate::Regression], 0.0);
+    assert_eq!(verdict.outcome, Outcome::Pass);
+    assert!(verdict.skipped[0].contains("2 commit(s) behind"), "{:?}", verdict.skipped);
+}
+
+#[test]
+fn score_drop_within_tolerance_passes_the_regression_gate() {
+    let mut suite = fcorr::model::Suite::new("s", "s", fcorr::model::SuiteKind::Import);
+    suite.cases.push(fcorr::model::Case { name: "a".into(), status: CaseStatus::Passed, ..Default::default() });
+    suite.finalize_cases();
+    let mut now = Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None);
+    let mut base = now.clone();
+    now.score = Some(95.0);
+    base.score = Some(97.0);
+    now.comparison = Some(fcorr::compare::compare(&now, &base, BaselineInfo::default()));
+    assert_eq!(gate::judge(&now, &[Gate::Regression], 2.5).outcome, Outcome::Pass);
+    let verdict = gate::judge(&now, &[Gate::Regression], 1.0);
+    assert_eq!(verdict.outcome, Outcome::Fail);
+    assert!(verdict.reasons[0].message.contains("dropped 2.00 points"));
+}

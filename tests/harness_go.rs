@@ -1,0 +1,144 @@
+//! The Go ecosystem end to end: `fcorr run` on the real `go test` fixtures, compared with what
+//! `go test -json` reported in each fixture's `expected.json`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::Command;
+
+use assert_cmd::prelude::*;
+use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+fn expected(name: &str) -> Value {
+    let text = std::fs::read_to_string(fixture(name).join("expected.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+fn run(name: &str) -> (Run, i32) {
+    let out = tempfile::tempdir().unwrap();
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .arg("run")
+        .arg(fixture(name))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--json")
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let run: Run = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!("stdout is not a Run ({e}):\n{stdout}\nstderr:\n{}", String::from_utf8_lossy(&output.stderr))
+    });
+    (run, output.status.code().unwrap_or(-1))
+}
+
+fn status_of(text: &str) -> CaseStatus {
+    serde_json::from_value(Value::String(text.to_string())).unwrap()
+}
+
+/// Cases keyed by (package, test) — go's own identity of a test — with their statuses.
+fn assert_cases(suite: &Suite, want: &Value) {
+    let ours: BTreeMap<(String, String), CaseStatus> =
+        suite.cases.iter().map(|c| ((c.classname.clone().unwrap_or_default(), c.name.clone()), c.status)).collect();
+    let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let key = (c["package"].as_str().unwrap().to_string(), c["test"].as_str().unwrap().to_string());
+            (key, status_of(c["status"].as_str().unwrap()))
+        })
+        .collect();
+    assert_eq!(ours, theirs);
+    let counts = &want["counts"];
+    let n = |k: &str| counts[k].as_u64().unwrap();
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
+        (n("passed"), n("failed"), n("skipped"), n("error"))
+    );
+}
+
+#[test]
+fn go_mixed_reports_tests_and_subtests_as_go_test_did() {
+    let want = expected("go-mixed");
+    let (run, code) = run("go-mixed");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_eq!(suite.score.value, 0.0);
+    assert_eq!(suite.phase(PhaseKind::Test).unwrap().exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_cases(suite, &want);
+
+    let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
+    let max = case("TestMaxFails");
+    assert_eq!(max.message.as_deref(), Some("mathx_test.go:14: Max(2, 7) = 7, want 2"));
+    assert_eq!((max.file.as_deref(), max.line), (Some("mathx/mathx_test.go"), Some(14)));
+    assert_eq!(case("TestClamp/above").message.as_deref(), Some("mathx_test.go:35: Clamp(42, 0, 10) = 42, want 10"));
+    assert_eq!(case("TestSkipped").message.as_deref(), Some("mathx_test.go:19: not ready yet"));
+    // A subtest keeps its parent's file whatever its outcome, so its id never depends on it.
+    assert_eq!(case("TestClamp/inside").file.as_deref(), Some("mathx/mathx_test.go"));
+    assert_eq!(case("TestReverse").file.as_deref(), Some("strx/strx_test.go"));
+    assert!(
+        matches!(&suite.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "go-test-json")
+    );
+}
+
+#[test]
+fn go_build_error_in_a_test_file_fails_the_build_gate() {
+    let want = expected("go-build-error");
+    assert!(want["counts"].is_null());
+    let (run, code) = run("go-build-error");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::BuildFailed, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_eq!(suite.score.value, 0.0);
+    let build = suite.phase(PhaseKind::Build).unwrap();
+    assert_eq!(build.status, PhaseStatus::Failed);
+    assert!(build.command.contains("go vet"), "{}", build.command);
+    assert_eq!(suite.phase(PhaseKind::Test).unwrap().status, PhaseStatus::Skipped);
+    let d = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some("greet_test.go")).unwrap_or_else(|| {
+        panic!("no diagnostic for greet_test.go: {:?}", suite.diagnostics);
+    });
+    assert_eq!((d.line, d.column), (Some(7), Some(14)));
+    assert!(d.message.contains("assignment mismatch"), "{d:?}");
+    assert!(suite.cases.is_empty());
+}
+
+#[test]
+fn go_panic_keeps_the_tests_that_reported_and_fails() {
+    let want = expected("go-panic");
+    let (run, code) = run("go-panic");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_cases(suite, &want);
+    let panicked = suite.cases.iter().find(|c| c.name == "TestNameOfUnknownPanics").unwrap();
+    assert!(panicked.message.as_deref().unwrap().starts_with("panic: runtime error"), "{panicked:?}");
+    assert!(panicked.details.as_deref().unwrap().contains("lookup.go:19"));
+    // The test after the panic never ran: it is absent, not skipped or passed.
+    assert!(!suite.cases.iter().any(|c| c.name == "TestNeverRuns"));
+}
+
+#[test]
+fn detect_lists_markers_and_confidence_as_json() {
+    let output =
+        Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture("go-mixed")).arg("--json").output().unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let best = &value["best"];
+    assert_eq!(best["ecosystem"], "go");
+    assert_eq!(best["framework"], "go test");
+    assert!(best["confidence"].as_f64().unwrap() >= 0.9);
+    let markers: Vec<&str> = best["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert!(markers.iter().any(|m| m.contains("module example.com/fcorr/gomixed")), "{markers:?}");
+    assert!(markers.iter().any(|m| m.contains("_test.go")), "{markers:?}");
+}

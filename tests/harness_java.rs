@@ -1,0 +1,200 @@
+//! The java runner against real fixtures: Maven with surefire, a javac error, and Gradle-format
+//! reports (Gradle itself is not installed here). Expected results come from `expected.json`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+fn expected(name: &str) -> Value {
+    let path = fixture(name).join("expected.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Runs `fcorr run ARGS --json`; returns the exit code and the run.
+fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .arg("--json")
+        // Maven's first run on a fresh machine downloads plugins: be generous.
+        .args(["--timeout-install", "1200", "--timeout-build", "1200", "--timeout-test", "1200"])
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .output()
+        .unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a Run ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap_or(-1), run)
+}
+
+/// JUnit case names in expected.json are `Class#method`.
+fn assert_matches_expected(suite: &Suite, expected: &Value) {
+    let actual: BTreeMap<String, String> = suite
+        .cases
+        .iter()
+        .map(|c| (format!("{}#{}", c.classname.as_deref().unwrap_or(""), c.name), c.status.label().to_string()))
+        .collect();
+    let wanted: BTreeMap<String, String> = expected["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(actual, wanted, "suite {}: {:#?}", suite.id, suite.phases);
+    assert_eq!(suite.cases.len(), wanted.len());
+    let counts = &expected["counts"];
+    let n = |key: &str| counts[key].as_u64().unwrap();
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
+        (n("passed"), n("failed"), n("skipped"), n("error"))
+    );
+}
+
+fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
+    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:#?}", suite.phases))
+}
+
+#[test]
+fn maven_fixture_matches_expected() {
+    let name = "maven-mixed";
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[fixture(name).as_os_str()], out.path());
+    let suite = &run.suites[0];
+    assert_eq!(suite.detection.as_ref().unwrap().framework, "maven");
+    assert_eq!(
+        phase(suite, PhaseKind::Install).status,
+        PhaseStatus::Passed,
+        "{}",
+        phase(suite, PhaseKind::Install).log_tail
+    );
+    assert_eq!(
+        phase(suite, PhaseKind::Build).status,
+        PhaseStatus::Passed,
+        "{}",
+        phase(suite, PhaseKind::Build).log_tail
+    );
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.contains("mvn -B --fail-at-end test"), "{}", test.command);
+    assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    assert_eq!(code, 1);
+    match &suite.results_source {
+        ResultsSource::Report { format, files } => {
+            assert_eq!(format, "junit");
+            assert_eq!(files.len(), 2, "{files:?}");
+        }
+        other => panic!("results came from {other:?}"),
+    }
+    let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
+    assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_name() == "target" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn maven_compile_error_is_build_failed_with_a_diagnostic() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("maven-broken");
+    copy_tree(&fixture("maven-mixed"), &project);
+    let rel = "src/test/java/dev/fcorr/fixture/SmokeTest.java";
+    let mut source = std::fs::read_to_string(project.join(rel)).unwrap();
+    if !source.ends_with('\n') {
+        source.push('\n');
+    }
+    source.push_str("class Broken { int count = \"not a number\"; }\n");
+    let line = source.lines().count() as u32;
+    std::fs::write(project.join(rel), source).unwrap();
+
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::BuildFailed, "{:#?}", suite.phases);
+    assert_eq!(code, 1);
+    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(rel)).unwrap_or_else(|| {
+        panic!("no diagnostic for {rel}: {:#?}\n{}", suite.diagnostics, phase(suite, PhaseKind::Build).log_tail)
+    });
+    assert_eq!(diagnostic.line, Some(line));
+    assert!(diagnostic.message.contains("incompatible types"), "{}", diagnostic.message);
+}
+
+#[test]
+fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
+    let name = "gradle-reports";
+    let dir = tempfile::tempdir().unwrap();
+
+    // Detected as Gradle; Gradle is not installed here and the fixture has no wrapper.
+    let (code, run) = fcorr_run(&[fixture(name).as_os_str()], &dir.path().join("out1"));
+    let suite = &run.suites[0];
+    assert_eq!(suite.detection.as_ref().unwrap().framework, "gradle");
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(error.kind, SuiteErrorKind::ToolMissing, "{error:?}");
+    assert!(error.message.contains("`gradle` was not found"), "{}", error.message);
+    assert!(suite.detection.as_ref().unwrap().markers.iter().any(|m| m.contains("install Gradle")));
+    assert_eq!(code, 3, "a missing tool is an infrastructure error");
+
+    // The Gradle-format reports it would have written parse through a reports override.
+    let reports_dir = expected(name)["reports_dir"].as_str().unwrap().to_string();
+    let config = dir.path().join("fcorr.toml");
+    let text = format!(
+        "[[suite]]\nname = \"gradle\"\npath = {:?}\nrunner = \"command\"\ninstall = false\n\
+         commands = {{ test = \"true\" }}\nreports = [\"{reports_dir}/*.xml\"]\n",
+        fixture(name).display().to_string()
+    );
+    std::fs::write(&config, text).unwrap();
+    let (code, run) = fcorr_run(&["--config".as_ref(), config.as_os_str()], &dir.path().join("out2"));
+    let suite = &run.suites[0];
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    assert_eq!(code, 1);
+    let failure = suite.cases.iter().find(|c| c.name == "parsesWithSurroundingSpaces()").unwrap();
+    assert!(failure.message.as_deref().unwrap().contains("NumberFormatException"), "{:?}", failure.message);
+}
+
+#[test]
+fn detect_json_for_java_fixtures() {
+    for (name, tool) in [("maven-mixed", "maven"), ("gradle-reports", "gradle")] {
+        let output =
+            Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
+        assert_eq!(output.status.code(), Some(0));
+        let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let best = &json["best"];
+        assert_eq!((best["ecosystem"].as_str(), best["framework"].as_str()), (Some("java"), Some(tool)), "{json}");
+        assert_eq!(best["language"], "Java");
+        assert_eq!(best["package_manager"], tool);
+        assert!(best["confidence"].as_f64().unwrap() >= 0.9);
+        let markers: Vec<&str> = best["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert!(markers.iter().any(|m| m.contains("JUnit 5")), "{markers:?}");
+    }
+}

@@ -1,0 +1,251 @@
+//! The node runner against real JavaScript/TypeScript fixtures: real npm, jest, vitest, mocha and
+//! `node --test`. Expected counts and statuses come from each fixture's `expected.json`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use fcorr::model::{PhaseKind, PhaseStatus, Run, Suite, SuiteErrorKind, SuiteStatus};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    repo().join("tests/fixtures").join(name)
+}
+
+fn expected(name: &str) -> Value {
+    let path = fixture(name).join("expected.json");
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Runs `fcorr run PATHS --json` with installs enabled; returns the exit code and the run.
+fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .arg("run")
+        .args(paths)
+        .arg("--out")
+        .arg(out)
+        .arg("--json")
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .output()
+        .unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not a Run ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    (output.status.code().unwrap_or(-1), run)
+}
+
+/// Case statuses and counts equal the fixture's `expected.json`.
+fn assert_matches_expected(suite: &Suite, expected: &Value) {
+    let actual: BTreeMap<String, String> =
+        suite.cases.iter().map(|c| (c.name.clone(), c.status.label().to_string())).collect();
+    let wanted: BTreeMap<String, String> = expected["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(actual, wanted, "suite {}: {:#?}", suite.id, suite.phases);
+    assert_eq!(suite.cases.len(), wanted.len(), "no duplicate cases");
+    let counts = &expected["counts"];
+    let n = |key: &str| counts[key].as_u64().unwrap();
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
+        (n("passed"), n("failed"), n("skipped"), n("error")),
+        "suite {}",
+        suite.id
+    );
+}
+
+fn phase(suite: &Suite, kind: PhaseKind) -> &fcorr::model::Phase {
+    suite.phase(kind).unwrap_or_else(|| panic!("no {kind:?} phase in {:#?}", suite.phases))
+}
+
+/// Checks a run of one failing fixture: statuses, counts, exit code, report format.
+fn check_failing_fixture(name: &str, format: &str) -> Suite {
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = run.suites.into_iter().next().unwrap();
+    assert_matches_expected(&suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed, "{:#?}", suite.error);
+    assert_eq!(code, 1, "a failing suite fails the strict gate");
+    match &suite.results_source {
+        fcorr::model::ResultsSource::Report { format: f, .. } => assert_eq!(f, format),
+        other => panic!("results came from {other:?}"),
+    }
+    let test = phase(&suite, PhaseKind::Test);
+    assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
+    suite
+}
+
+#[test]
+fn jest_fixture_matches_expected() {
+    let suite = check_failing_fixture("js-jest", "jest-json");
+    let failed = suite.failures().next().unwrap();
+    assert_eq!(failed.file.as_deref(), Some("src/cart.test.js"));
+    assert_eq!(failed.classname.as_deref(), Some("cart > applyDiscount"));
+    assert!(failed.line.is_some());
+    assert!(failed.message.as_deref().unwrap().contains("expect(received).toBe(expected)"));
+    assert!(phase(&suite, PhaseKind::Test).command.contains("--json"));
+}
+
+#[test]
+fn vitest_fixture_matches_expected() {
+    let suite = check_failing_fixture("js-vitest", "jest-json");
+    let failed = suite.failures().next().unwrap();
+    assert_eq!(failed.file.as_deref(), Some("src/slug.test.js"));
+    assert!(failed.message.as_deref().unwrap().contains("crème-brûlée"), "{:?}", failed.message);
+}
+
+#[test]
+fn node_test_fixture_matches_expected() {
+    let suite = check_failing_fixture("js-node-test", "node-junit");
+    assert_eq!(phase(&suite, PhaseKind::Install).status, PhaseStatus::Skipped);
+    let failed = suite.failures().next().unwrap();
+    assert_eq!(failed.message.as_deref(), Some("expected 100F to be 37.8C"));
+}
+
+fn copy_project(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if name == "node_modules" || name == "target" {
+            continue;
+        }
+        if entry.file_type().unwrap().is_dir() {
+            copy_project(&entry.path(), &to.join(&name));
+        } else {
+            std::fs::copy(entry.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn mocha_installs_with_npm_ci_then_skips_install_when_up_to_date() {
+    // A copy without node_modules, so the first run really installs from the lockfile.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("js-mocha");
+    copy_project(&fixture("js-mocha"), &project);
+    let expected = expected("js-mocha");
+
+    let (code, run) = fcorr_run(&[&project], &dir.path().join("out1"));
+    let suite = &run.suites[0];
+    let install = phase(suite, PhaseKind::Install);
+    assert!(install.command.starts_with("npm ci"), "{}", install.command);
+    assert_eq!(install.status, PhaseStatus::Passed, "{}", install.log_tail);
+    assert_matches_expected(suite, &expected);
+    assert_eq!(code, 1);
+    assert!(
+        matches!(&suite.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "mocha-json")
+    );
+    let failed = suite.failures().next().unwrap();
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("test/queue.test.js"), Some(31)));
+
+    let (_, again) = fcorr_run(&[&project], &dir.path().join("out2"));
+    let suite = &again.suites[0];
+    let install = phase(suite, PhaseKind::Install);
+    assert_eq!(install.status, PhaseStatus::Skipped);
+    assert!(install.note.as_deref().unwrap().contains("up to date"), "{:?}", install.note);
+    assert_matches_expected(suite, &expected);
+    // Same tests, same ids on a second run.
+    let ids = |r: &Run| r.suites[0].cases.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&run), ids(&again));
+}
+
+#[test]
+fn typescript_build_failure_is_build_failed_with_a_diagnostic() {
+    let name = "js-ts-build-fail";
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::BuildFailed, "{:#?}", suite.phases);
+    assert_eq!(code, 1);
+    let build = phase(suite, PhaseKind::Build);
+    assert_eq!(build.status, PhaseStatus::Failed);
+    assert_eq!(build.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    assert!(suite.cases.is_empty());
+    // The summary line of expected.json is tsc's diagnostic: `file(line,col): error TSxxxx: msg`.
+    let summary = expected(name)["native_summary"].as_str().unwrap().to_string();
+    let (file, rest) = summary.split_once('(').unwrap();
+    let line: u32 = rest.split(',').next().unwrap().parse().unwrap();
+    let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(file)).expect("a diagnostic");
+    assert_eq!(diagnostic.line, Some(line));
+    assert!(diagnostic.message.contains("TS2322"), "{}", diagnostic.message);
+}
+
+#[test]
+fn bad_package_json_is_an_error_and_another_suite_still_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good");
+    std::fs::create_dir_all(good.join("test")).unwrap();
+    std::fs::write(good.join("package.json"), r#"{"name":"good","scripts":{"test":"node --test"}}"#).unwrap();
+    std::fs::write(
+        good.join("test/ok.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         test('adds', () => assert.strictEqual(1 + 1, 2));\n",
+    )
+    .unwrap();
+    let (code, run) = fcorr_run(&[&fixture("js-bad-package-json"), &good], &dir.path().join("out"));
+    assert_ne!(code, 0);
+    let bad = &run.suites[0];
+    assert_eq!(bad.status, SuiteStatus::Error);
+    let error = bad.error.as_ref().unwrap();
+    assert_eq!(error.kind, SuiteErrorKind::Input);
+    assert!(error.message.contains("js-bad-package-json/package.json"), "{}", error.message);
+    // serde_json locates the trailing comma's error at the closing brace on line 10.
+    assert!(error.message.contains("line 10, column 3"), "{}", error.message);
+    assert!(bad.phases.is_empty(), "nothing runs for a malformed manifest");
+    let good = &run.suites[1];
+    assert_eq!(good.status, SuiteStatus::Passed, "{:#?}", good);
+    assert_eq!((good.counts.passed, good.counts.total), (1, 1));
+    assert_eq!(good.score.value, 100.0);
+}
+
+#[test]
+fn detect_json_lists_markers_confidence_and_package_manager() {
+    let cases = [
+        ("js-jest", "jest", "JavaScript"),
+        ("js-vitest", "vitest", "JavaScript"),
+        ("js-mocha", "mocha", "JavaScript"),
+        ("js-node-test", "node --test", "JavaScript"),
+        ("js-ts-build-fail", "node --test", "TypeScript"),
+    ];
+    for (name, framework, language) in cases {
+        let output =
+            Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{name}");
+        let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+        let best = &json["best"];
+        assert_eq!(best["ecosystem"], "node", "{name}");
+        assert_eq!(best["framework"], framework, "{name}");
+        assert_eq!(best["language"], language, "{name}");
+        assert_eq!(best["package_manager"], "npm", "{name}");
+        assert!(best["confidence"].as_f64().unwrap() >= 0.9, "{name}: {best}");
+        let markers: Vec<&str> = best["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+        assert!(markers.contains(&"package.json") && markers.contains(&"package-lock.json"), "{name}: {markers:?}");
+        assert!(markers.iter().any(|m| m.starts_with("scripts.test")), "{name}: {markers:?}");
+        assert!(json["problem"].is_null(), "{name}");
+    }
+    let output = Command::cargo_bin("fcorr")
+        .unwrap()
+        .arg("detect")
+        .arg(fixture("js-bad-package-json"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(json["problem"].as_str().unwrap().contains("line 10"), "{json}");
+    let text = Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture("js-jest")).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("JavaScript / jest") && text.contains("package manager: npm"), "{text}");
+}

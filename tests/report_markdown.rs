@@ -1,0 +1,171 @@
+//! Markdown reports: snapshots of the summary and comment for every scenario, checked with
+//! comrak's AST (real tables, closed fences, balanced `<details>`), size budgets on a 100,000-case
+//! run, hostile names, custom templates and the HTML page.
+
+mod report_support;
+
+use fcorr::model::Run;
+use fcorr::report::budget::{Budget, open_blocks};
+use fcorr::report::markdown::{self, render_comment, render_summary};
+use fcorr::report::{ReportEnv, Reporter};
+use report_support::*;
+
+fn env() -> ReportEnv {
+    ReportEnv {
+        repository: Some("acme/app".into()),
+        run_url: Some("https://github.com/acme/app/actions/runs/1".into()),
+        ..ReportEnv::default()
+    }
+}
+
+#[test]
+fn snapshots_of_every_scenario() {
+    for (name, run) in scenarios() {
+        let summary = render_summary(&run, &env()).unwrap();
+        let comment = render_comment(&run, &env()).unwrap();
+        insta::assert_snapshot!(format!("summary_{name}"), summary);
+        insta::assert_snapshot!(format!("comment_{name}"), comment);
+        for md in [&summary, &comment] {
+            let tables = check_markdown(md);
+            // The first table is the suite table: a header row plus one row per suite.
+            assert_eq!(tables.first().copied(), Some(run.suites.len() + 1), "{name}: suite table rows\n{md}");
+            let rows = first_table(md);
+            for (row, suite) in rows[1..].iter().zip(&run.suites) {
+                assert!(row[1].starts_with(&suite.name), "{name}: suite cell {:?} for {:?}", row[1], suite.name);
+                assert_eq!(row.len(), rows[0].len());
+            }
+        }
+    }
+}
+
+#[test]
+fn comment_names_the_baseline_or_its_absence() {
+    let none = render_comment(&mixed_failures(), &env()).unwrap();
+    assert!(none.contains("No baseline to compare with"));
+    let fresh = render_comment(&with_comparison(0), &env()).unwrap();
+    assert!(fresh.contains("[`0f1e2d3`](https://github.com/acme/app/actions/runs/987654)"), "{fresh}");
+    assert!(!fresh.contains("stale baseline"));
+    assert!(fresh.contains("(-50 ↓)"), "score delta with arrow");
+    // New failures come before any other change.
+    let new_failures = fresh.find("New failures (2)").expect("new failures listed");
+    let fixed = fresh.find("Fixed (1)").expect("fixed listed");
+    assert!(new_failures < fixed);
+    let stale = render_comment(&with_comparison(3), &env()).unwrap();
+    assert!(stale.contains("stale baseline**: 3 commits behind"), "{stale}");
+}
+
+#[test]
+fn hostile_names_stay_inside_their_cells_and_spans() {
+    let run = hostile_names();
+    // The summary lists every case; the comment only the failing ones (even indexes).
+    let summary = render_summary(&run, &env()).unwrap();
+    let comment = render_comment(&run, &env()).unwrap();
+    for (md, step) in [(summary, 1), (comment, 2)] {
+        check_markdown(&md);
+        // The only raw HTML is the templates' own: nothing from a name or message.
+        for html in raw_html(&md) {
+            let allowed = ["<details", "</details>", "<summary>", "<br>", "<sub>", "</sub>"];
+            assert!(allowed.iter().any(|a| html.trim_start().starts_with(a)), "raw HTML from input: {html:?}\n{md}");
+            for bad in ["<script", "<!--", "<b>", "<i>"] {
+                assert!(!html.contains(bad), "raw HTML from input: {html:?}");
+            }
+        }
+        let spans = code_spans(&md);
+        for name in HOSTILE.iter().step_by(step) {
+            // Code spans turn newlines into spaces; everything else must survive verbatim.
+            let shown = name.replace('\n', " ");
+            assert!(spans.iter().any(|s| s == &shown), "{shown:?} not shown verbatim in a code span; spans: {spans:?}");
+        }
+        // The suite name with a pipe and backticks is one cell, unbroken.
+        let rows = first_table(&md);
+        assert_eq!(rows[1][1], "weird|suite `name` <i> (failed)", "{rows:?}");
+    }
+}
+
+#[test]
+fn budgets_hold_for_a_100k_case_run_and_degrade_in_steps() {
+    let run = big_run(100_000);
+    let summary = render_summary(&run, &env()).unwrap();
+    let comment = render_comment(&run, &env()).unwrap();
+    assert!(Budget::SUMMARY.fits(&summary), "summary is {} bytes", summary.len());
+    assert!(Budget::COMMENT.fits(&comment), "comment is {} chars", comment.chars().count());
+    assert!(summary.len() > 100_000, "the summary should use its budget, not collapse: {} bytes", summary.len());
+    check_markdown(&summary);
+    check_markdown(&comment);
+    assert_eq!(open_blocks(&summary), Default::default());
+    // 5,000 failures still fit the summary, so it lists failures only; the comment lists the
+    // first 100 and counts the rest.
+    assert!(summary.contains("Passing cases are not listed"), "summary degraded to failures");
+    assert!(summary.contains("test_mod9.py::test_case_009980"), "the last failure is listed");
+    assert!(comment.contains("Passing cases are not listed"), "comment degraded to failures");
+    assert!(comment.contains("Failures (5000)") && comment.contains("… and 4900 more"), "{comment}");
+    let head = |text: &str| text.lines().take(24).collect::<Vec<_>>().join("\n");
+    insta::assert_snapshot!("summary_100k_head", head(&summary));
+    insta::assert_snapshot!("comment_100k_head", head(&comment));
+}
+
+#[test]
+fn hard_trim_keeps_markdown_well_formed() {
+    // A custom template that ignores `detail` and prints long code blocks inside `<details>`:
+    // only the hard trim can make it fit, and it must cut inside a block and close it.
+    let run = big_run(100);
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("summary.md.j2"),
+        "# All\n{% for s in suites %}<details><summary>{{ s.name|e }}</summary>\n\n\
+         {{ ('frame 😀 ``` é\\n' * 600)|code_block }}\n</details>\n\n{% endfor %}",
+    )
+    .unwrap();
+    let env = ReportEnv { templates: Some(dir.path().into()), ..ReportEnv::default() };
+    let budget = Budget { limit: 50_000, unit: fcorr::report::budget::Unit::Chars };
+    let md = markdown::render_within(&run, &env, markdown::SUMMARY_TEMPLATE, budget).unwrap();
+    assert!(budget.fits(&md), "{} chars", md.chars().count());
+    assert!(md.contains("**Report trimmed**"));
+    check_markdown(&md);
+    assert_eq!(open_blocks(&md), Default::default());
+}
+
+#[test]
+fn documented_custom_template_renders() {
+    // The example in docs/templates.md, rendered from a templates directory.
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/templates.md")).unwrap();
+    let start = docs.find("```jinja\n").expect("docs/templates.md has a ```jinja example") + "```jinja\n".len();
+    let end = start + docs[start..].find("\n```").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("comment.md.j2"), &docs[start..end]).unwrap();
+    let env = ReportEnv { templates: Some(dir.path().into()), ..env() };
+    let md = render_comment(&with_comparison(0), &env).unwrap();
+    insta::assert_snapshot!("custom_comment_from_docs", md);
+    check_markdown(&md);
+    // The summary still comes from the embedded default.
+    let summary = render_summary(&with_comparison(0), &env).unwrap();
+    assert_eq!(summary, render_summary(&with_comparison(0), &self::env()).unwrap());
+}
+
+#[test]
+fn template_errors_name_the_template_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("comment.md.j2"), "line one\n{{ run.score | no_such_filter }}\n").unwrap();
+    let env = ReportEnv { templates: Some(dir.path().into()), ..ReportEnv::default() };
+    let err = render_comment(&all_passing(), &env).unwrap_err();
+    assert!(err.contains("comment.md.j2:2") && err.contains("no_such_filter"), "{err}");
+    let missing = ReportEnv { templates: Some("/no/such/dir".into()), ..ReportEnv::default() };
+    let err = render_comment(&all_passing(), &missing).unwrap_err();
+    assert!(err.contains("/no/such/dir"), "{err}");
+}
+
+#[test]
+fn html_page_is_self_contained_and_escapes_names() {
+    let run: Run = hostile_names();
+    let html = String::from_utf8(fcorr::report::html::HtmlPage.render(&run, &env()).unwrap()).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<table>"), "tables rendered");
+    assert!(!html.contains("<script"), "no scripts, and no injected ones");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+    for external in ["<link", " src=", "@import", "url("] {
+        assert!(!html.contains(external), "external asset reference {external:?}");
+    }
+    // Every suite is a row of the first table.
+    let rows = html.split("<table>").nth(1).unwrap().split("</table>").next().unwrap().matches("<tr>").count();
+    assert_eq!(rows, run.suites.len() + 1);
+}
