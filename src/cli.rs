@@ -22,6 +22,8 @@ pub enum Command {
     Run(commands::run::RunArgs),
     /// Show which language and test framework fcorr detects in a project, and why.
     Detect(commands::detect::DetectArgs),
+    /// Import test reports (JUnit XML, CTRF, TAP...) as one suite; score them and write reports.
+    Import(commands::import::ImportArgs),
     /// Print the JSON Schema of results.json.
     Schema,
     /// Re-render reports (JUnit, CTRF, Markdown, HTML) from a saved results.json.
@@ -40,6 +42,7 @@ impl Command {
         match self {
             Command::Run(args) => commands::run::execute(args),
             Command::Detect(args) => commands::detect::execute(args),
+            Command::Import(args) => commands::import::execute(args),
             Command::Schema => commands::schema::execute(),
             Command::Report(args) => commands::report::execute(args),
             Command::Ci(args) => commands::ci::execute(args),

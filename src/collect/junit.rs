@@ -1,13 +1,17 @@
 //! JUnit XML in its real-world dialects, read as a stream of quick-xml events.
 //!
 //! Only what the model needs is decoded: testcase attributes, failure/error/skipped messages and
-//! text, and captured output of cases that did not pass. Nested `<testsuite>`s, missing counts and
-//! missing attributes are tolerated; mismatched end tags are not fatal.
+//! text, and captured output of cases that did not pass. Dialects covered (see `docs/import.md`):
+//! pytest xunit1/xunit2, jest-junit, surefire/failsafe, Gradle, go-junit-report, gotestsum,
+//! nextest, mocha-junit-reporter, vitest, node:test, PHPUnit and Bazel/googletest. Nested
+//! `<testsuite>`s, missing counts and attributes, BOMs, DOCTYPEs and comments are tolerated;
+//! mismatched end tags are not fatal.
 //!
 //! [`NodeTestJunit`] reads the same XML in the dialect of `node --test --test-reporter=junit`: its
 //! testcases all say `classname="test"`, so the nested `<testsuite>` names (the `describe` path) name
 //! the case instead, and the failure message comes from the element text (the attribute is mangled).
 
+use std::borrow::Cow;
 use std::io::BufRead;
 
 use quick_xml::XmlVersion;
@@ -80,14 +84,27 @@ enum Inside {
     Attempt,
 }
 
+/// A `<testsuite>` being read: what its cases inherit.
+struct SuiteFrame {
+    name: Option<String>,
+    /// PHPUnit and mocha-junit-reporter put the source file on the suite.
+    file: Option<String>,
+}
+
+/// The testcase being read.
 struct Open {
     case: Case,
+    /// `type=` of the deciding failure, used as the message when nothing better exists.
+    failure_type: Option<String>,
     inside: Inside,
+    /// Depth of elements nested in the current child (surefire's `<stackTrace>`).
     depth_in_child: u32,
+    /// Depth at which a nested `<system-out>`/`<system-err>` of an attempt started: text muted.
+    muted_from: Option<u32>,
     text: String,
     output: String,
     attempt: Option<Attempt>,
-    /// The final status came from `<rerun*>` (still failing) or `<flaky*>` (passed on retry).
+    /// A `<flaky*>` child: the case failed at first and passed on a retry.
     passed_on_retry: bool,
     dialect: Dialect,
 }
@@ -104,58 +121,74 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
     config.expand_empty_elements = false;
 
     let mut report = ParsedReport::default();
-    let mut suites: Vec<String> = Vec::new();
+    let mut suites: Vec<SuiteFrame> = Vec::new();
     let mut open: Option<Open> = None;
     let mut saw_root = false;
     let mut buf = Vec::with_capacity(64 * 1024);
+    let mut paths = PathCache { options, last: None };
+    let mut spare = Spare::default();
 
     loop {
-        let event = reader
-            .read_event_into(&mut buf)
-            .map_err(|e| format!("invalid XML at byte {}: {e}", reader.error_position()))?;
+        let event = match reader.read_event_into(&mut buf) {
+            Ok(event) => event,
+            Err(e) => return Err(xml_error(&e.to_string(), reader.error_position(), &report)),
+        };
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(event, Event::Empty(_));
                 let name = e.local_name();
                 match name.as_ref() {
-                    "testsuites" => saw_root = true,
+                    "testsuites" => {
+                        saw_root = true;
+                        reserve_for(&mut report, e);
+                    }
                     "testsuite" => {
+                        if !saw_root {
+                            reserve_for(&mut report, e);
+                        }
                         saw_root = true;
                         if !empty {
-                            suites.push(attr(e, "name").unwrap_or_default());
+                            suites.push(suite_frame(e));
                         }
                     }
                     "testcase" => {
                         saw_root = true;
                         if let Some(previous) = open.take() {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            report.cases.push(finish(previous));
+                            report.cases.push(finish(previous, &mut spare));
                         }
                         let case = match dialect {
-                            Dialect::Generic => start_case(e, suites.last().map(String::as_str), options),
+                            Dialect::Generic => start_case(e, &suites, &mut paths),
                             Dialect::NodeTest => start_node_case(e, &suites),
                         };
+                        let current = Open {
+                            case,
+                            failure_type: None,
+                            inside: Inside::Nothing,
+                            depth_in_child: 0,
+                            muted_from: None,
+                            text: std::mem::take(&mut spare.text),
+                            output: std::mem::take(&mut spare.output),
+                            attempt: None,
+                            passed_on_retry: false,
+                            dialect,
+                        };
                         if empty {
-                            report.cases.push(case);
+                            report.cases.push(finish(current, &mut spare));
                         } else {
-                            open = Some(Open {
-                                case,
-                                inside: Inside::Nothing,
-                                depth_in_child: 0,
-                                text: String::new(),
-                                output: String::new(),
-                                attempt: None,
-                                passed_on_retry: false,
-                                dialect,
-                            });
+                            open = Some(current);
                         }
                     }
                     other => {
                         if let Some(current) = open.as_mut() {
                             if current.inside != Inside::Nothing {
-                                // Nested element inside a child (surefire's <stackTrace>): keep reading text.
+                                // Nested element inside a child: surefire/nextest attempts carry
+                                // <stackTrace> (kept) and their own <system-out>/<system-err> (muted).
                                 if !empty {
                                     current.depth_in_child += 1;
+                                    if current.muted_from.is_none() && matches!(other, "system-out" | "system-err") {
+                                        current.muted_from = Some(current.depth_in_child);
+                                    }
                                 }
                                 continue;
                             }
@@ -169,7 +202,7 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                 match name.as_ref() {
                     "testcase" => {
                         if let Some(current) = open.take() {
-                            report.cases.push(finish(current));
+                            report.cases.push(finish(current, &mut spare));
                         }
                     }
                     "testsuite" => {
@@ -178,6 +211,9 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                     _ => {
                         if let Some(current) = open.as_mut() {
                             if current.depth_in_child > 0 {
+                                if current.muted_from == Some(current.depth_in_child) {
+                                    current.muted_from = None;
+                                }
                                 current.depth_in_child -= 1;
                             } else if current.inside != Inside::Nothing {
                                 child_end(current);
@@ -187,37 +223,39 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                 }
             }
             Event::Text(ref t) => {
-                if let Some(current) = open.as_mut().filter(|c| c.inside != Inside::Nothing) {
+                if let Some(current) = reading(&mut open) {
                     push_text(current, &t.xml10_content());
                 }
             }
             Event::CData(ref t) => {
-                if let Some(current) = open.as_mut().filter(|c| c.inside != Inside::Nothing) {
-                    push_text(current, t.as_ref());
+                if let Some(current) = reading(&mut open) {
+                    push_text(current, &t.xml10_content());
                 }
             }
             Event::GeneralRef(ref r) => {
-                if let Some(current) = open.as_mut().filter(|c| c.inside != Inside::Nothing) {
-                    let name = r.xml10_content();
+                if let Some(current) = reading(&mut open) {
                     if let Ok(Some(ch)) = r.resolve_char_ref() {
-                        current.text.push(ch);
-                    } else if let Some(resolved) = quick_xml::escape::resolve_predefined_entity(&name) {
-                        current.text.push_str(resolved);
+                        let mut utf8 = [0u8; 4];
+                        push_text(current, ch.encode_utf8(&mut utf8));
                     } else {
-                        current.text.push('&');
-                        current.text.push_str(&name);
-                        current.text.push(';');
+                        let name = r.xml10_content();
+                        match quick_xml::escape::resolve_predefined_entity(&name) {
+                            Some(resolved) => push_text(current, resolved),
+                            // An entity declared in a DOCTYPE: keep it visible rather than drop it.
+                            None => push_text(current, &format!("&{name};")),
+                        }
                     }
                 }
             }
             Event::Eof => break,
+            // Declarations (any `encoding=`), DOCTYPE, comments and processing instructions.
             _ => {}
         }
         buf.clear();
     }
     if let Some(current) = open.take() {
         report.warnings.push(format!("the report ends inside testcase `{}`: it may be truncated", current.case.name));
-        report.cases.push(finish(current));
+        report.cases.push(finish(current, &mut spare));
     }
     if !saw_root {
         return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
@@ -225,19 +263,66 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
     Ok(report)
 }
 
+/// Reserves room for the root element's `tests=` count (capped: the count is not trusted), so
+/// 100,000 cases are not copied through a dozen reallocations.
+fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
+    if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
+        report.cases.reserve(tests.min(1 << 20));
+    }
+}
+
+/// The open case when its text is being kept (inside a child, not in a muted nested element).
+fn reading(open: &mut Option<Open>) -> Option<&mut Open> {
+    open.as_mut().filter(|c| c.inside != Inside::Nothing && c.muted_from.is_none())
+}
+
+fn xml_error(message: &str, position: u64, report: &ParsedReport) -> String {
+    let hint = if message.to_ascii_lowercase().contains("utf") {
+        " (fcorr reads UTF-8 reports; convert the file, e.g. `iconv -f ISO-8859-1 -t UTF-8`)"
+    } else {
+        ""
+    };
+    format!("invalid XML at byte {position}: {message}{hint}; {} testcases were read before it", report.cases.len())
+}
+
 fn push_text(current: &mut Open, text: &str) {
-    let target = if current.inside == Inside::Output { &mut current.output } else { &mut current.text };
-    let cap = if current.inside == Inside::Output { OUTPUT_CAP } else { DETAILS_CAP };
+    let (target, cap) = if current.inside == Inside::Output {
+        (&mut current.output, OUTPUT_CAP)
+    } else {
+        (&mut current.text, DETAILS_CAP)
+    };
     // Keep a little over the cap so cap_text can say that something was cut.
     if target.len() <= cap {
         target.push_str(text);
     }
 }
 
-fn start_case(e: &BytesStart<'_>, suite: Option<&str>, options: &ParseOptions) -> Case {
-    let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
-    let mut file = None;
+fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
+    let mut frame = SuiteFrame { name: None, file: None };
     for attribute in e.attributes().flatten() {
+        match attribute.key.local_name().as_ref() {
+            "name" => frame.name = Some(value_of(&attribute)).filter(|v| !v.is_empty()),
+            "file" | "filepath" => frame.file = Some(value_of(&attribute)).filter(|v| !v.is_empty()),
+            _ => {}
+        }
+    }
+    frame
+}
+
+fn cow_value<'a>(attribute: &'a quick_xml::events::attributes::Attribute<'a>) -> Cow<'a, str> {
+    attribute.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| Cow::Borrowed(&attribute.value))
+}
+
+fn value_of(attribute: &quick_xml::events::attributes::Attribute<'_>) -> String {
+    cow_value(attribute).into_owned()
+}
+
+fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'_>) -> Case {
+    let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
+    let mut file: Option<Cow<'_, str>> = None;
+    let mut class = None;
+    // Duplicate-attribute checks cost a scan per attribute; a duplicate just overwrites.
+    for attribute in e.attributes().with_checks(false).flatten() {
         let key = attribute.key.local_name();
         let wanted = matches!(
             key.as_ref(),
@@ -246,37 +331,40 @@ fn start_case(e: &BytesStart<'_>, suite: Option<&str>, options: &ParseOptions) -
         if !wanted {
             continue;
         }
-        let value = attribute
-            .normalized_value(XmlVersion::Implicit1_0)
-            .map(|v| v.into_owned())
-            .unwrap_or_else(|_| attribute.value.to_string());
+        // Borrowed unless the value holds references: only kept values are copied.
+        let value = cow_value(&attribute);
         match key.as_ref() {
-            "name" => case.name = value,
-            "classname" | "class" if case.classname.is_none() && !value.is_empty() => case.classname = Some(value),
-            "file" | "filepath" => file = Some(value),
+            "name" => case.name = value.into_owned(),
+            "classname" if !value.is_empty() => case.classname = Some(value.into_owned()),
+            // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
+            "class" if !value.is_empty() => class = Some(value.into_owned()),
+            "file" | "filepath" if !value.is_empty() => file = Some(Cow::Owned(value.into_owned())),
             "line" | "lineno" => case.line = value.trim().parse().ok(),
             "time" => case.duration_ms = parse_seconds(&value).map(|s| s * 1000.0),
             "status" | "result" => {
-                let v = value.to_ascii_lowercase();
-                if matches!(v.as_str(), "skipped" | "notrun" | "disabled" | "ignored") {
-                    case.status = CaseStatus::Skipped;
+                if let Some(status) = status_attribute(&value) {
+                    case.status = status;
                 }
             }
             _ => {}
         }
     }
+    let suite_name = suites.iter().rev().find_map(|s| s.name.as_deref());
     if case.classname.is_none() {
-        case.classname = suite.filter(|s| !s.is_empty()).map(str::to_string);
+        case.classname = class.or_else(|| suite_name.map(str::to_string));
     }
     if file.is_none() {
-        // vitest and mocha-junit-reporter put the test file in classname or the suite name.
-        file = [case.classname.as_deref(), suite]
+        file = suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed);
+    }
+    if file.is_none() {
+        // vitest and node:test put the test file in classname or the suite name.
+        file = [case.classname.as_deref(), suite_name]
             .into_iter()
             .flatten()
             .find(|s| looks_like_source_path(s))
-            .map(str::to_string);
+            .map(|s| Cow::Owned(s.to_string()));
     }
-    case.file = file.filter(|f| !f.is_empty()).map(|f| options.relative_path(&f));
+    case.file = file.map(|f| paths.relative(&f));
     if case.name.is_empty() {
         case.name = "(unnamed)".into();
     }
@@ -284,10 +372,10 @@ fn start_case(e: &BytesStart<'_>, suite: Option<&str>, options: &ParseOptions) -
 }
 
 /// A `node --test` case: named by its `describe` path, as node's own spec reporter nests it.
-fn start_node_case(e: &BytesStart<'_>, suites: &[String]) -> Case {
+fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
     let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
-    let path: Vec<&str> = suites.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();
+    let path: Vec<&str> = suites.iter().filter_map(|s| s.name.as_deref()).collect();
     case.classname = (!path.is_empty()).then(|| path.join(" > "));
     case.name = match &case.classname {
         Some(parents) => format!("{parents} > {title}"),
@@ -295,6 +383,36 @@ fn start_node_case(e: &BytesStart<'_>, suites: &[String]) -> Case {
     };
     case.duration_ms = attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0);
     case
+}
+
+/// Consecutive cases nearly always share a file: relativize each distinct path once.
+struct PathCache<'o> {
+    options: &'o ParseOptions,
+    last: Option<(String, String)>,
+}
+
+impl PathCache<'_> {
+    fn relative(&mut self, file: &str) -> String {
+        match &self.last {
+            Some((raw, relative)) if raw == file => relative.clone(),
+            _ => {
+                let relative = self.options.relative_path(file);
+                self.last = Some((file.to_string(), relative.clone()));
+                relative
+            }
+        }
+    }
+}
+
+/// Statuses some writers put on the testcase itself (googletest/Bazel `result=`, Ant `status=`).
+fn status_attribute(value: &str) -> Option<CaseStatus> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "skipped" | "skip" | "notrun" | "disabled" | "ignored" | "suppressed" | "pending" => Some(CaseStatus::Skipped),
+        "failed" | "failure" | "fail" => Some(CaseStatus::Failed),
+        "error" | "errored" => Some(CaseStatus::Error),
+        // "run", "completed", "passed", "success"...: the children decide.
+        _ => None,
+    }
 }
 
 fn looks_like_source_path(s: &str) -> bool {
@@ -306,8 +424,19 @@ fn looks_like_source_path(s: &str) -> bool {
 }
 
 fn parse_seconds(value: &str) -> Option<f64> {
-    let cleaned: String = value.trim().chars().filter(|c| *c != ',').collect();
-    cleaned.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0)
+    let value = value.trim();
+    // Some writers format times with thousands separators ("1,200.5").
+    let seconds = if value.contains(',') { value.replace(',', "").parse::<f64>() } else { value.parse::<f64>() };
+    seconds.ok().filter(|s| s.is_finite() && *s >= 0.0)
+}
+
+fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
+    e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| value_of(&a))
+}
+
+/// Messages that say nothing (go-junit-report and gotestsum write `message="Failed"`).
+fn is_placeholder(message: &str) -> bool {
+    message.trim().is_empty() || message.trim().eq_ignore_ascii_case("failed")
 }
 
 fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) {
@@ -317,21 +446,27 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
         "skipped" => Inside::Skipped,
         "system-out" | "system-err" => Inside::Output,
         "flakyFailure" | "flakyError" | "rerunFailure" | "rerunError" => Inside::Attempt,
+        // <properties>, <property>, vendor extensions: ignored, their text is never read.
         _ => return,
     };
-    let message = attr(e, "message");
     match inside {
         Inside::Failure | Inside::Error => {
             // A case can carry several <failure>s; the first decides, later ones add details.
             if !current.case.status.is_failure() {
                 current.case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
-                current.case.message = message.filter(|m| !m.is_empty()).or_else(|| attr(e, "type"));
+                current.case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+                current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
         Inside::Skipped => {
-            if current.case.status == CaseStatus::Passed {
+            // googletest writes `result="skipped"` and a <skipped message=...> child.
+            let status = current.case.status;
+            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && current.case.message.is_none()) {
                 current.case.status = CaseStatus::Skipped;
-                current.case.message = message.filter(|m| !m.is_empty());
+                // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
+                let name = current.case.name.clone();
+                current.case.message =
+                    attr(e, "message").and_then(|m| first_meaningful_line(&m, &name).map(str::to_string));
             }
         }
         Inside::Attempt => {
@@ -346,27 +481,22 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
             current.attempt = Some(Attempt {
                 status,
                 duration_ms: attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0),
-                message: message.or_else(|| attr(e, "type")),
+                message: attr(e, "message").filter(|m| !m.is_empty()).or_else(|| attr(e, "type")),
                 details: None,
             });
         }
         Inside::Output | Inside::Nothing => {}
     }
+    current.inside = inside;
+    current.text.clear();
     if empty {
-        if inside == Inside::Attempt
-            && let Some(attempt) = current.attempt.take()
-        {
-            current.case.attempts.push(attempt);
-        }
-    } else {
-        current.inside = inside;
-        current.text.clear();
+        child_end(current);
     }
 }
 
 fn child_end(current: &mut Open) {
-    let text = std::mem::take(&mut current.text);
-    let text = text.trim();
+    // Borrowed, not taken: the buffer keeps its capacity for the next child and the next case.
+    let text = current.text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             if current.dialect == Dialect::NodeTest && current.inside != Inside::Skipped && !text.is_empty() {
@@ -376,13 +506,14 @@ fn child_end(current: &mut Open) {
                     .next()
                     .map(|l| l.trim().trim_start_matches("Error [ERR_TEST_FAILURE]:").trim().to_string());
             }
-            if !text.is_empty() {
-                if current.case.message.is_none() {
-                    current.case.message = text.lines().next().map(|l| l.trim().to_string());
-                }
-                if current.inside != Inside::Skipped && current.case.details.is_none() {
-                    current.case.details = Some(cap_text(text, DETAILS_CAP));
-                }
+            let deciding = current.case.details.is_none();
+            if current.case.message.is_none() && deciding {
+                current.case.message = first_meaningful_line(text, &current.case.name)
+                    .map(str::to_string)
+                    .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
+            }
+            if current.inside != Inside::Skipped && deciding && !text.is_empty() {
+                current.case.details = Some(cap_text(text, DETAILS_CAP));
             }
         }
         Inside::Attempt => {
@@ -400,11 +531,38 @@ fn child_end(current: &mut Open) {
         }
         Inside::Nothing => {}
     }
+    current.text.clear();
     current.inside = Inside::Nothing;
+    current.depth_in_child = 0;
+    current.muted_from = None;
 }
 
-fn finish(mut current: Open) -> Case {
+/// The first line of a failure text that says something: not go's `=== RUN` banner, not
+/// PHPUnit's leading `Class::method` line.
+fn first_meaningful_line<'t>(text: &'t str, case_name: &str) -> Option<&'t str> {
+    const BANNERS: [&str; 3] = ["=== RUN", "--- FAIL", "--- SKIP"];
+    text.lines().map(str::trim).find(|line| {
+        let banner = BANNERS.iter().any(|b| line.starts_with(b));
+        let phpunit_id = line.ends_with(case_name) && line.contains("::") && !line.contains(' ');
+        !(line.is_empty() || banner || phpunit_id)
+    })
+}
+
+/// Text buffers handed from one case to the next, so reading a case allocates only what it keeps.
+#[derive(Default)]
+struct Spare {
+    text: String,
+    output: String,
+}
+
+fn finish(mut current: Open, spare: &mut Spare) -> Case {
+    if current.inside != Inside::Nothing {
+        child_end(&mut current);
+    }
     let case = &mut current.case;
+    if case.status.is_failure() && case.message.is_none() {
+        case.message = current.failure_type.take();
+    }
     if !case.attempts.is_empty() {
         case.retries = case.attempts.len() as u32;
         if current.passed_on_retry && case.status == CaseStatus::Passed {
@@ -414,13 +572,11 @@ fn finish(mut current: Open) -> Case {
     if case.status != CaseStatus::Passed && !current.output.trim().is_empty() {
         case.output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
     }
+    current.text.clear();
+    current.output.clear();
+    spare.text = current.text;
+    spare.output = current.output;
     current.case
-}
-
-fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
-    e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| {
-        a.normalized_value(XmlVersion::Implicit1_0).map(|v| v.into_owned()).unwrap_or_else(|_| a.value.to_string())
-    })
 }
 
 #[cfg(test)]
@@ -479,6 +635,24 @@ mod tests {
         let c = parse_str(xml).unwrap().cases;
         assert_eq!(c[0].classname.as_deref(), Some("src/math.test.ts"));
         assert_eq!(c[0].file.as_deref(), Some("src/math.test.ts"));
+    }
+
+    #[test]
+    fn references_in_output_stay_in_the_output() {
+        let xml = r#"<testsuite><testcase name="t"><failure message="m">trace &lt;here&gt;</failure>
+<system-out>a &amp; b &#x263A;</system-out></testcase></testsuite>"#;
+        let c = parse_str(xml).unwrap().cases;
+        assert_eq!(c[0].details.as_deref(), Some("trace <here>"));
+        assert_eq!(c[0].output.as_deref(), Some("a & b \u{263A}"));
+    }
+
+    #[test]
+    fn placeholder_messages_give_way_to_the_text() {
+        let xml = r#"<testsuite><testcase name="TestX"><failure message="Failed" type="">=== RUN   TestX
+    x_test.go:9: got 1, want 2
+--- FAIL: TestX (0.00s)</failure></testcase></testsuite>"#;
+        let c = parse_str(xml).unwrap().cases;
+        assert_eq!(c[0].message.as_deref(), Some("x_test.go:9: got 1, want 2"));
     }
 
     #[test]

@@ -11,15 +11,23 @@ use std::path::{Path, PathBuf};
 use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
+pub mod ctrf;
 pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
+pub mod tap;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
+///
+/// CTRF and TAP look at how the document starts, so they go before JUnit, which accepts
+/// `<testsuite`/`<testcase` anywhere in the head; the other JSON and text formats sniff for their
+/// own keys or lines. `node-junit` never sniffs: it is chosen by name.
 pub fn parsers() -> Vec<Box<dyn ReportParser>> {
     vec![
+        Box::new(ctrf::Ctrf),
+        Box::new(tap::Tap),
         Box::new(junit::Junit),
         Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
@@ -214,7 +222,12 @@ pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
             match parse_file(&path, spec.format.as_deref(), &options) {
                 Ok((format, report)) => {
                     collected.ran = true;
-                    collected.cases.extend(report.cases);
+                    if collected.cases.is_empty() {
+                        // One big report: move its cases rather than copy them.
+                        collected.cases = report.cases;
+                    } else {
+                        collected.cases.extend(report.cases);
+                    }
                     for warning in report.warnings {
                         collected.diagnostics.push(collect_diagnostic(Severity::Warning, &path, warning));
                     }

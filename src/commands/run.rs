@@ -159,6 +159,24 @@ pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &Report
     written
 }
 
+/// Prints a finished run: `results.json` on stdout with `json`, else the table, `between` (extra
+/// lines such as the samples pass rate), the verdict and where the reports are.
+pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {
+    if json {
+        // The model always serialises (plain data).
+        println!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
+        return;
+    }
+    println!();
+    print!("{}", terminal::render_table(run, color));
+    print!("{between}");
+    println!();
+    println!("{}", terminal::render_verdict(run, color));
+    if let Some(results) = written.first() {
+        println!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
+    }
+}
+
 /// `fcorr run`.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let prepared = prepare(&args)?;
@@ -171,25 +189,14 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let env = ReportEnv { templates: prepared.config.report.templates.clone(), ..ReportEnv::default() };
     let written = write_reports(&run, &prepared.out_dir, &formats, &env);
 
-    if args.json {
-        // The model always serialises (plain data).
-        println!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
-    } else {
-        let color = terminal::use_color(args.color.as_deref());
-        println!();
-        print!("{}", terminal::render_table(&run, color));
-        if args.sdk.is_some() {
-            let passed = run.suites.iter().filter(|s| s.score.met).count();
-            let total = run.suites.len();
-            let rate = if total > 0 { passed as f64 * 100.0 / total as f64 } else { 0.0 };
-            println!("\nPassed: {passed}/{total}\nPass rate: {rate:.1}%");
-        }
-        println!();
-        println!("{}", terminal::render_verdict(&run, color));
-        if let Some(results) = written.first() {
-            println!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
-        }
+    let mut between = String::new();
+    if args.sdk.is_some() {
+        let passed = run.suites.iter().filter(|s| s.score.met).count();
+        let total = run.suites.len();
+        let rate = if total > 0 { passed as f64 * 100.0 / total as f64 } else { 0.0 };
+        between = format!("\nPassed: {passed}/{total}\nPass rate: {rate:.1}%\n");
     }
+    print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), &between);
     if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
         eprintln!("fcorr: interrupted; results so far were written");
         return Ok(130);

@@ -1,0 +1,486 @@
+//! TAP 13/14 (Test Anything Protocol): `node --test`, node-tap, prove, bats and friends.
+//!
+//! Test points (`ok`/`not ok`) with `# SKIP`/`# TODO` directives, YAML diagnostic blocks (a small
+//! subset: scalars, quoted strings, block scalars and one level of nesting, enough for `message`,
+//! `at`/`file`/`line`, `location`, `error` and `stack`), indented subtests with TAP 14's
+//! `# Subtest:` names, plans and `Bail out!`. A test point whose subtests came before it is a
+//! suite, not a test: only leaves are cases.
+
+use std::io::BufRead;
+
+use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use crate::model::{Case, CaseStatus};
+
+/// Test Anything Protocol.
+pub struct Tap;
+
+impl ReportParser for Tap {
+    fn format(&self) -> &'static str {
+        "tap"
+    }
+
+    fn sniff(&self, head: &[u8]) -> bool {
+        let text = String::from_utf8_lossy(head);
+        let text = text.trim_start_matches('\u{feff}');
+        let Some(first) = text.lines().map(str::trim).find(|l| !l.is_empty()) else {
+            return false;
+        };
+        first.starts_with("TAP version")
+            || first.starts_with("# Subtest:")
+            || first.starts_with("ok ")
+            || first == "ok"
+            || first.starts_with("not ok")
+            || parse_plan(first).is_some()
+    }
+
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+        parse(input, options)
+    }
+}
+
+/// One test point as read, before deciding whether it is a leaf.
+struct Point {
+    indent: usize,
+    ok: bool,
+    name: String,
+    /// Names of the enclosing subtests, outermost first.
+    parents: Vec<String>,
+    directive: Option<DirectiveWithReason>,
+    yaml: Vec<(String, String)>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Directive {
+    Skip,
+    Todo,
+}
+
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+    let mut report = ParsedReport::default();
+    let mut points: Vec<Point> = Vec::new();
+    // Open `# Subtest:` names by indentation.
+    let mut subtests: Vec<(usize, String)> = Vec::new();
+    // Plans (`1..N`): (indentation, count, line number).
+    let mut plans: Vec<(usize, u32, usize)> = Vec::new();
+    let mut yaml_for: Option<(usize, usize)> = None; // (point index, indent of the `---` line)
+    let mut saw_tap = false;
+    let mut bail: Option<String> = None;
+    let mut line = String::new();
+    let mut line_no = 0usize;
+
+    loop {
+        line.clear();
+        let n = input.read_line(&mut line).map_err(|e| format!("line {}: cannot read: {e}", line_no + 1))?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let raw = line.trim_end_matches(['\n', '\r']);
+        let raw = if line_no == 1 { raw.trim_start_matches('\u{feff}') } else { raw };
+        let indent = raw.len() - raw.trim_start_matches([' ', '\t']).len();
+        let content = raw.trim();
+
+        if let Some((index, yaml_indent)) = yaml_for {
+            if content == "..." && indent == yaml_indent {
+                yaml_for = None;
+                let yaml = std::mem::take(&mut points[index].yaml);
+                points[index].yaml = parse_yaml(&yaml);
+            } else {
+                // Raw lines for now (key, original line): parsed once the block ends.
+                points[index]
+                    .yaml
+                    .push((String::new(), raw.get(yaml_indent.min(raw.len())..).unwrap_or("").to_string()));
+            }
+            continue;
+        }
+        if content.is_empty() {
+            continue;
+        }
+        if content.starts_with("TAP version") {
+            saw_tap = true;
+            continue;
+        }
+        if let Some(rest) = content.strip_prefix("Bail out!") {
+            saw_tap = true;
+            bail = Some(rest.trim().to_string());
+            break;
+        }
+        if let Some(name) = content.strip_prefix("# Subtest:") {
+            subtests.retain(|(i, _)| *i < indent);
+            subtests.push((indent, name.trim().to_string()));
+            continue;
+        }
+        if content.starts_with('#') {
+            continue;
+        }
+        if let Some(count) = parse_plan(content) {
+            saw_tap = true;
+            plans.push((indent, count, line_no));
+            continue;
+        }
+        if content == "---"
+            && let Some(last) = points.last()
+            && indent > last.indent
+            && last.yaml.is_empty()
+        {
+            yaml_for = Some((points.len() - 1, indent));
+            continue;
+        }
+        if let Some(point) = parse_point(content) {
+            saw_tap = true;
+            let (ok, name, directive) = point;
+            // Deeper subtests are finished once a point at a shallower level appears.
+            subtests.retain(|(i, _)| *i <= indent);
+            let own = subtests.last().filter(|(i, _)| *i == indent).map(|(_, n)| n.clone());
+            let parents: Vec<String> = subtests.iter().filter(|(i, _)| *i < indent).map(|(_, n)| n.clone()).collect();
+            subtests.retain(|(i, _)| *i < indent);
+            // The `# Subtest:` name is the full name; the test point's description may be shortened.
+            let name = own.filter(|n| !n.is_empty()).unwrap_or(name);
+            points.push(Point { indent, ok, name, parents, directive, yaml: Vec::new() });
+            continue;
+        }
+        // Anything else is output the producer let through (console.log...): not TAP, ignore.
+    }
+    if let Some((index, _)) = yaml_for {
+        let yaml = std::mem::take(&mut points[index].yaml);
+        points[index].yaml = parse_yaml(&yaml);
+        report.warnings.push(format!("line {line_no}: the file ends inside a YAML block: it may be truncated"));
+    }
+    if !saw_tap {
+        return Err("no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report".into());
+    }
+    check_plans(&points, &plans, &mut report);
+
+    for (index, point) in points.iter().enumerate() {
+        let previous_deeper = index > 0 && points[index - 1].indent > point.indent;
+        if previous_deeper {
+            // A parent (suite): its subtests are the cases. Keep it only when it failed and no
+            // subtest explains why (a failing hook, a suite that crashed).
+            let first_child = points[..index].iter().rposition(|p| p.indent <= point.indent).map_or(0, |i| i + 1);
+            let child_failed = points[first_child..index].iter().any(|p| !p.ok && p.directive.is_none());
+            if point.ok || child_failed || point.directive.is_some() {
+                continue;
+            }
+        }
+        report.cases.push(to_case(point, options));
+    }
+    if let Some(reason) = bail {
+        report.cases.push(Case {
+            name: "Bail out!".into(),
+            status: CaseStatus::Error,
+            message: Some(if reason.is_empty() { "the test run bailed out".into() } else { reason }),
+            ..Case::default()
+        });
+        report.warnings.push("the producer bailed out: tests after that point did not run".into());
+    }
+    Ok(report)
+}
+
+fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut ParsedReport) {
+    // Only the top-level plan is checked: subtest plans belong to their own blocks.
+    let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
+    let top_points = points.iter().filter(|p| p.indent == top).count();
+    if let Some((_, planned, line)) = plans.iter().find(|(indent, _, _)| *indent == top)
+        && *planned as usize != top_points
+    {
+        report.warnings.push(format!(
+            "line {line}: the plan says 1..{planned} but {top_points} top-level test points were reported"
+        ));
+    }
+    if !points.is_empty() && !plans.iter().any(|(indent, _, _)| *indent == top) {
+        report.warnings.push("no plan (`1..N`) at the top level: the run may have stopped early".into());
+    }
+}
+
+/// `1..N` (optionally followed by `# reason`).
+fn parse_plan(content: &str) -> Option<u32> {
+    let rest = content.strip_prefix("1..")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    let after = rest[digits.len()..].trim_start();
+    if digits.is_empty() || !(after.is_empty() || after.starts_with('#')) {
+        return None;
+    }
+    digits.parse().ok()
+}
+
+/// A directive and its reason.
+type DirectiveWithReason = (Directive, String);
+
+/// `ok 3 - description # SKIP reason` → (ok, description, directive).
+fn parse_point(content: &str) -> Option<(bool, String, Option<DirectiveWithReason>)> {
+    let (ok, rest) = if let Some(rest) = content.strip_prefix("not ok") {
+        (false, rest)
+    } else if let Some(rest) = content.strip_prefix("ok") {
+        (true, rest)
+    } else {
+        return None;
+    };
+    if !(rest.is_empty() || rest.starts_with([' ', '\t', '#'])) {
+        return None;
+    }
+    let rest = rest.trim_start();
+    let digits = rest.chars().take_while(char::is_ascii_digit).count();
+    let number = &rest[..digits];
+    let rest = rest[digits..].trim_start();
+    let rest = rest.strip_prefix("- ").or_else(|| rest.strip_prefix('-')).unwrap_or(rest);
+    let (description, directive) = split_directive(rest);
+    let mut name = unescape(description.trim());
+    if name.is_empty() {
+        name = if number.is_empty() { "(unnamed)".into() } else { format!("test {number}") };
+    }
+    Some((ok, name, directive))
+}
+
+/// Splits at the first unescaped `#` followed by SKIP/TODO (case-insensitive).
+fn split_directive(text: &str) -> (&str, Option<DirectiveWithReason>) {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' => i += 2,
+            b'#' => {
+                let after = text[i + 1..].trim_start();
+                let upper: String = after.chars().take(4).collect::<String>().to_ascii_uppercase();
+                let directive = match upper.as_str() {
+                    "SKIP" => Some(Directive::Skip),
+                    "TODO" => Some(Directive::Todo),
+                    _ => None,
+                };
+                if let Some(directive) = directive {
+                    // "SKIP", "SKIPPED", "skip:" all mean skip; the reason follows the word.
+                    let word_len = after.find(|c: char| c.is_whitespace() || c == ':').unwrap_or(after.len());
+                    let reason = after[word_len..].trim_start_matches(':').trim().to_string();
+                    return (&text[..i], Some((directive, reason)));
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    (text, None)
+}
+
+fn unescape(text: &str) -> String {
+    if !text.contains('\\') {
+        return text.to_string();
+    }
+    text.replace("\\#", "#").replace("\\\\", "\\")
+}
+
+/// Reads the YAML subset TAP producers write: `key: value`, quoted values, block scalars
+/// (`|`, `|-`, `>`, `>-`) and one nested map level (flattened to `parent.key`).
+fn parse_yaml(lines: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = &lines[i].1;
+        let indent = line.len() - line.trim_start().len();
+        let content = line.trim();
+        i += 1;
+        if content.is_empty() || content.starts_with('#') || indent > 0 {
+            continue;
+        }
+        let Some((key, value)) = content.split_once(':') else { continue };
+        let key = key.trim().to_string();
+        let value = value.trim();
+        if value.starts_with('|') || value.starts_with('>') {
+            let folded = value.starts_with('>');
+            let mut block: Vec<&str> = Vec::new();
+            let mut block_indent: Option<usize> = None;
+            while i < lines.len() {
+                let next = &lines[i].1;
+                let next_indent = next.len() - next.trim_start().len();
+                if !next.trim().is_empty() && next_indent == 0 {
+                    break;
+                }
+                if !next.trim().is_empty() && block_indent.is_none() {
+                    block_indent = Some(next_indent);
+                }
+                let cut = block_indent.unwrap_or(0).min(next_indent);
+                block.push(next.get(cut..).unwrap_or(""));
+                i += 1;
+            }
+            while block.last().is_some_and(|l| l.trim().is_empty()) {
+                block.pop();
+            }
+            let text = if folded { block.join(" ") } else { block.join("\n") };
+            out.push((key, text));
+        } else if value.is_empty() {
+            // A nested map: `at:` followed by indented `file: x`, `line: 3`.
+            while i < lines.len() {
+                let next = &lines[i].1;
+                let next_indent = next.len() - next.trim_start().len();
+                if !next.trim().is_empty() && next_indent == 0 {
+                    break;
+                }
+                if let Some((k, v)) = next.trim().split_once(':')
+                    && !v.trim().starts_with(['|', '>'])
+                {
+                    out.push((format!("{key}.{}", k.trim()), unquote(v.trim())));
+                }
+                i += 1;
+            }
+        } else {
+            out.push((key, unquote(value)));
+        }
+    }
+    out
+}
+
+fn unquote(value: &str) -> String {
+    if value.len() >= 2 && value.starts_with('\'') && value.ends_with('\'') {
+        value[1..value.len() - 1].replace("''", "'")
+    } else if value.len() >= 2 && value.starts_with('"') && value.ends_with('"') {
+        serde_json::from_str::<String>(value).unwrap_or_else(|_| value[1..value.len() - 1].to_string())
+    } else {
+        value.to_string()
+    }
+}
+
+fn to_case(point: &Point, options: &ParseOptions) -> Case {
+    let get = |key: &str| point.yaml.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    let status = match (&point.directive, point.ok) {
+        (Some((Directive::Skip, _)), _) | (Some((Directive::Todo, _)), _) => CaseStatus::Skipped,
+        (None, true) => CaseStatus::Passed,
+        (None, false) => CaseStatus::Failed,
+    };
+    let mut case = Case {
+        name: point.name.clone(),
+        classname: (!point.parents.is_empty()).then(|| point.parents.join(" > ")),
+        status,
+        duration_ms: get("duration_ms").and_then(|v| v.parse::<f64>().ok()).filter(|d| d.is_finite() && *d >= 0.0),
+        ..Case::default()
+    };
+    match &point.directive {
+        Some((Directive::Skip, reason)) => case.message = Some(reason.clone()).filter(|r| !r.is_empty()),
+        Some((Directive::Todo, reason)) => {
+            case.message = Some(if reason.is_empty() { "todo".into() } else { format!("todo: {reason}") })
+        }
+        None => {}
+    }
+    // Location: node-tap `at: {file, line}`, node:test `location: 'file:line:col'`, or plain keys.
+    let (mut file, mut line) = (
+        get("at.file").or(get("file")).map(str::to_string),
+        get("at.line").or(get("line")).and_then(|v| v.parse().ok()),
+    );
+    if file.is_none()
+        && let Some(location) = get("location")
+    {
+        let (f, l) = split_location(location);
+        file = Some(f.to_string());
+        line = l;
+    }
+    case.file = file.filter(|f| !f.is_empty()).map(|f| options.relative_path(f.trim_start_matches("file://")));
+    case.line = line;
+    if status == CaseStatus::Failed {
+        let text = get("message").or(get("error"));
+        case.message = text.and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty())).map(str::to_string);
+        let details = match (get("error"), get("stack")) {
+            (Some(error), Some(stack)) => format!("{error}\n{stack}"),
+            (Some(error), None) => error.to_string(),
+            (None, Some(stack)) => stack.to_string(),
+            (None, None) => String::new(),
+        };
+        if !details.trim().is_empty() {
+            case.details = Some(cap_text(details.trim(), DETAILS_CAP));
+        }
+        if get("failureType") == Some("cancelledByParent") || get("failureType") == Some("hookFailed") {
+            case.status = CaseStatus::Error;
+        }
+        if get("failureType") == Some("testTimeoutFailure") {
+            case.status = CaseStatus::Timeout;
+        }
+    }
+    case
+}
+
+/// `'/p/test/a.js:21:5'` → (`/p/test/a.js`, Some(21)); the column, if any, is dropped.
+fn split_location(location: &str) -> (&str, Option<u32>) {
+    let mut rest = location;
+    let mut numbers = Vec::new();
+    while numbers.len() < 2 {
+        match rest.rsplit_once(':') {
+            Some((head, tail)) if tail.parse::<u32>().is_ok() => {
+                numbers.push(tail.parse::<u32>().ok());
+                rest = head;
+            }
+            _ => break,
+        }
+    }
+    (rest, numbers.last().copied().flatten())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_str(text: &str) -> ParsedReport {
+        parse(&mut text.as_bytes(), &ParseOptions { root: Some("/repo".into()) }).unwrap()
+    }
+
+    #[test]
+    fn points_directives_and_yaml() {
+        let report = parse_str(
+            "TAP version 14\n1..4\nok 1 - adds\nnot ok 2 - subtracts\n  ---\n  message: 'expected 1, got 2'\n  at:\n    file: /repo/test/math.js\n    line: 12\n  stack: |-\n    at sub (math.js:3)\n    at test (math.js:12)\n  ...\nok 3 - later # SKIP not ready\nnot ok 4 - wish \\# hash # TODO someday\n",
+        );
+        let c = &report.cases;
+        assert_eq!(c.len(), 4);
+        assert_eq!((c[0].name.as_str(), c[0].status), ("adds", CaseStatus::Passed));
+        assert_eq!(c[1].status, CaseStatus::Failed);
+        assert_eq!(c[1].message.as_deref(), Some("expected 1, got 2"));
+        assert_eq!((c[1].file.as_deref(), c[1].line), (Some("test/math.js"), Some(12)));
+        assert_eq!(c[1].details.as_deref(), Some("at sub (math.js:3)\nat test (math.js:12)"));
+        assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not ready")));
+        assert_eq!((c[3].name.as_str(), c[3].status), ("wish # hash", CaseStatus::Skipped));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    }
+
+    #[test]
+    fn subtests_are_suites_and_leaves_are_cases() {
+        let text = "TAP version 13\n# Subtest: outer\n    # Subtest: inner a\n    ok 1 - inner a\n    # Subtest: inner b\n    not ok 2 - inner b\n      ---\n      location: '/repo/t.js:7:3'\n      error: |-\n        boom\n        \n        more\n      ...\n    1..2\nnot ok 1 - outer\n  ---\n  type: 'suite'\n  ...\n# Subtest: top\nok 2 - top\n1..2\n";
+        let report = parse_str(text);
+        let c = &report.cases;
+        assert_eq!(c.len(), 3, "{c:?}");
+        assert_eq!((c[0].classname.as_deref(), c[0].name.as_str()), (Some("outer"), "inner a"));
+        assert_eq!((c[1].file.as_deref(), c[1].line, c[1].message.as_deref()), (Some("t.js"), Some(7), Some("boom")));
+        assert_eq!(c[1].details.as_deref(), Some("boom\n\nmore"));
+        assert_eq!((c[2].classname.as_deref(), c[2].name.as_str()), (None, "top"));
+    }
+
+    #[test]
+    fn failing_parent_without_failing_children_is_kept() {
+        let text = "# Subtest: suite\n    ok 1 - a\n    1..1\nnot ok 1 - suite\n  ---\n  error: 'before hook failed'\n  ...\n1..1\n";
+        let c = parse_str(text).cases;
+        assert_eq!(c.len(), 2);
+        assert_eq!((c[1].name.as_str(), c[1].status), ("suite", CaseStatus::Failed));
+    }
+
+    #[test]
+    fn plan_mismatch_warns_and_bail_out_is_an_error_case() {
+        let report = parse_str("1..3\nok 1 - a\nok 2 - b\n");
+        assert_eq!(report.warnings.len(), 1);
+        assert!(report.warnings[0].contains("1..3"), "{:?}", report.warnings);
+        let report = parse_str("1..3\nok 1 - a\nBail out! database down\nok 2 - never read\n");
+        assert_eq!(report.cases.len(), 2);
+        assert_eq!(
+            (report.cases[1].status, report.cases[1].message.as_deref()),
+            (CaseStatus::Error, Some("database down"))
+        );
+    }
+
+    #[test]
+    fn not_tap_is_an_error_and_sniffing_is_strict() {
+        assert!(parse(&mut "hello\nworld\n".as_bytes(), &ParseOptions::default()).is_err());
+        assert!(Tap.sniff(b"TAP version 13\n"));
+        assert!(Tap.sniff(b"\n1..0 # skip all\n"));
+        assert!(!Tap.sniff(b"{\"tests\": []}"));
+        assert!(!Tap.sniff(b"okay then\n"));
+    }
+
+    #[test]
+    fn locations_split_into_file_and_line() {
+        assert_eq!(split_location("/p/a.js:21:5"), ("/p/a.js", Some(21)));
+        assert_eq!(split_location("/p/a.js:21"), ("/p/a.js", Some(21)));
+        assert_eq!(split_location("/p/a.js"), ("/p/a.js", None));
+    }
+}

@@ -1,0 +1,173 @@
+//! `fcorr import`: test reports another tool wrote (JUnit, CTRF, TAP...) → one scored, judged
+//! suite of kind `import`, with the same reports, table and exit code as `fcorr run`.
+//!
+//! Files and globs are expanded here so that "nothing matched" is a usage error; the suite itself
+//! goes through the same plan → collect → score path as a `kind = "import"` suite in fcorr.toml.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use clap::Args;
+
+use crate::collect;
+use crate::commands::run::{cache_dir, parse_policy, print_results, write_reports};
+use crate::config::{Config, SuiteConfig};
+use crate::errors::FcorrError;
+use crate::execute::{self, ExecContext, process};
+use crate::gate::{self, Gate};
+use crate::model::{Policy, Run, Severity, SuiteKind};
+use crate::plan::{self, Overrides};
+use crate::report::{self, ReportEnv, terminal};
+
+/// Arguments of `fcorr import`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ImportArgs {
+    /// Report files or globs (quote globs so fcorr expands `**`); relative to the current directory.
+    #[arg(required = true, value_name = "FILES-OR-GLOBS")]
+    pub files: Vec<String>,
+    /// Suite name, also its stable id for comparisons with a baseline.
+    #[arg(long, default_value = "import")]
+    pub name: String,
+    /// Read every file as this format instead of recognising it from its content.
+    #[arg(long, value_name = "FORMAT")]
+    pub format_in: Option<String>,
+    /// Scoring policy: strict, pass-rate, weighted.
+    #[arg(long, value_parser = parse_policy)]
+    pub policy: Option<Policy>,
+    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Vec<String>,
+    /// Output directory (default: fcorr-out).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Report formats to write (repeatable); default all.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Vec<String>,
+    /// Print results.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Colors: auto, always, never (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<String>,
+    /// Print phase timings to stderr (`phases: parse=…s report=…s total=…s`), for benchmarks.
+    #[arg(long, hide = true)]
+    pub timings: bool,
+}
+
+/// `fcorr import`.
+pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
+    let started = Instant::now();
+    let started_at = time::OffsetDateTime::now_utc();
+    let defaults = Config::default();
+    let gate_words = if args.fail_on.is_empty() { defaults.gate.fail_on.clone() } else { args.fail_on.clone() };
+    let gates = Gate::parse_list(&gate_words)?;
+    report::validate_formats(&args.format)?;
+    if let Some(format) = &args.format_in
+        && collect::parser_named(format).is_none()
+    {
+        let known: Vec<&str> = collect::parsers().iter().map(|p| p.format()).collect();
+        return Err(FcorrError::Usage(format!(
+            "--format-in: unknown report format `{format}` (known: {})",
+            known.join(", ")
+        )));
+    }
+    let cwd =
+        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let files = expand_all(&args.files, &cwd)?;
+
+    // The same planning as a `kind = "import"` suite in fcorr.toml, with the files already expanded.
+    let config = Config {
+        base_dir: PathBuf::from("."),
+        suites: vec![SuiteConfig {
+            name: Some(args.name.clone()),
+            kind: SuiteKind::Import,
+            reports: files.iter().map(|f| f.to_string_lossy().into_owned()).collect(),
+            report_format: args.format_in.clone(),
+            ..SuiteConfig::default()
+        }],
+        ..Config::default()
+    };
+    let overrides = Overrides { policy: args.policy, ..Overrides::default() };
+    let plans = plan::plan(&config, &[], &overrides)?;
+    let out_dir = cwd.join(args.out.clone().unwrap_or_else(|| PathBuf::from("fcorr-out")));
+    let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
+
+    let parse_started = Instant::now();
+    let parse_cpu_started = cpu_seconds();
+    let sink = crate::events::NullSink;
+    let suites: Vec<_> = plans.iter().map(|plan| execute::run_suite(plan, &exec, &sink)).collect();
+    let parse_time = parse_started.elapsed();
+    let parse_cpu = cpu_seconds() - parse_cpu_started;
+    for suite in &suites {
+        for diagnostic in suite.diagnostics.iter().filter(|d| d.source == "collect") {
+            let level = if diagnostic.severity == Severity::Error { "error" } else { "warning" };
+            eprintln!("fcorr: {level}: {}", diagnostic.message);
+        }
+    }
+
+    let git = crate::git::info(&cwd);
+    let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
+    run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
+
+    let report_started = Instant::now();
+    let env = ReportEnv::default();
+    let written = write_reports(&run, &out_dir, &args.format, &env);
+    let report_time = report_started.elapsed();
+
+    print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), "");
+    if args.timings {
+        // Same counting words as the benchmark's other readers print, so run.sh can check them.
+        // CPU seconds next to wall seconds: on a busy machine wall time says more about the neighbours.
+        eprintln!(
+            "phases: parse={:.3}s parse_cpu={:.3}s report={:.3}s total={:.3}s total_cpu={:.3}s cases={} failures={} skipped={}",
+            parse_time.as_secs_f64(),
+            parse_cpu,
+            report_time.as_secs_f64(),
+            started.elapsed().as_secs_f64(),
+            cpu_seconds(),
+            run.totals.total,
+            run.totals.failures(),
+            run.totals.skipped
+        );
+    }
+    Ok(run.verdict.outcome.exit_code())
+}
+
+/// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.
+fn expand_all(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, FcorrError> {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let mut unmatched = Vec::new();
+    for pattern in patterns {
+        let found = collect::expand(pattern, cwd);
+        if found.is_empty() {
+            unmatched.push(pattern.as_str());
+        }
+        for file in found {
+            if !files.contains(&file) {
+                files.push(file);
+            }
+        }
+    }
+    if files.is_empty() {
+        return Err(FcorrError::Usage(format!(
+            "no report file matches {} (paths and globs are relative to {}; quote globs such as 'reports/**/*.xml')",
+            unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
+            cwd.display()
+        )));
+    }
+    for pattern in unmatched {
+        eprintln!("fcorr: warning: no report file matches `{pattern}`");
+    }
+    Ok(files)
+}
+
+/// User + system CPU seconds this process has used so far (0 where unavailable).
+fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage only writes into the zeroed struct we own.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}

@@ -1,0 +1,222 @@
+//! `fcorr import` end to end through the real binary: globs, formats, bad files, usage errors,
+//! exit codes, and `kind = "import"` suites in fcorr.toml with globs relative to the config file.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use fcorr::model::{CaseStatus, Counts, Outcome, Run, Severity, SuiteKind};
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fcorr(cwd: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    cmd.current_dir(cwd).env("NO_COLOR", "1");
+    cmd
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The four counts every fixture's expected.json records.
+fn four(counts: &Counts) -> Value {
+    serde_json::json!({"passed": counts.passed, "failed": counts.failed, "skipped": counts.skipped, "error": counts.error})
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn gradle_reports_by_glob_match_expected_and_fail_the_strict_gate() {
+    let out = tempfile::tempdir().unwrap();
+    let assert = fcorr(&repo())
+        .args(["import", "tests/fixtures/gradle-reports/reports/**/*.xml", "--name", "gradle", "--json", "--out"])
+        .arg(out.path())
+        .assert()
+        .code(1);
+    let run: Run = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    let expected = read_json(&repo().join("tests/fixtures/gradle-reports/expected.json"));
+    assert_eq!(run.suites.len(), 1);
+    let suite = &run.suites[0];
+    assert_eq!((suite.kind, suite.name.as_str()), (SuiteKind::Import, "gradle"));
+    assert_eq!(four(&suite.counts), expected["counts"]);
+    for want in expected["cases"].as_array().unwrap() {
+        let (class, name) = want["name"].as_str().unwrap().split_once('#').unwrap();
+        let case = suite
+            .cases
+            .iter()
+            .find(|c| c.name == name && c.classname.as_deref() == Some(class))
+            .unwrap_or_else(|| panic!("no case {class}#{name}"));
+        assert_eq!(case.status.label(), want["status"].as_str().unwrap(), "{class}#{name}");
+    }
+    assert_eq!(run.verdict.outcome, Outcome::Fail);
+    // results.json on disk is the same run.
+    let saved: Run = serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap()).unwrap();
+    assert_eq!(saved.suites[0].counts, suite.counts);
+}
+
+#[test]
+fn unparsable_file_is_reported_with_its_path_and_the_others_still_count() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo().join("tests/fixtures/gradle-reports/reports/test-results/test/TEST-dev.fcorr.fixture.SlugTest.xml"),
+        dir.path().join("good.xml"),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("bad.xml"), "<testsuite><testcase name=\"a\" <<<").unwrap();
+    std::fs::write(dir.path().join("notes.xml"), "<html><body>not a report</body></html>").unwrap();
+    let assert = fcorr(dir.path()).args(["import", "*.xml", "--name", "mixed", "--json", "--out", "out"]).assert();
+    let output = assert.get_output();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.xml: invalid XML at byte"), "{stderr}");
+    assert!(stderr.contains("notes.xml: not a report format fcorr recognises"), "{stderr}");
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let suite = &run.suites[0];
+    assert_eq!(suite.counts.total, 2, "the good file's two cases still count");
+    let errors: Vec<&str> = suite
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error && d.source == "collect")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(errors.iter().any(|m| m.contains("bad.xml")));
+    // The readable cases all passed; unreadable files are errors in the diagnostics, not cases.
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+}
+
+#[test]
+fn nothing_matched_and_unknown_formats_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let assert = fcorr(dir.path()).args(["import", "reports/**/*.xml", "missing.xml"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("no report file matches `reports/**/*.xml`, `missing.xml`"), "{stderr}");
+
+    std::fs::write(dir.path().join("r.xml"), "<testsuite><testcase name=\"a\"/></testsuite>").unwrap();
+    let assert = fcorr(dir.path()).args(["import", "r.xml", "--format-in", "nunit"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(stderr.contains("unknown report format `nunit`") && stderr.contains("junit"), "{stderr}");
+    fcorr(dir.path()).args(["import"]).assert().code(2);
+}
+
+#[test]
+fn tap_and_ctrf_fixtures_import_with_sniffing_and_forced_formats() {
+    let dir = tempfile::tempdir().unwrap();
+    let reports = repo().join("tests/fixtures/reports");
+    // A TAP file with an extension that says nothing, forced with --format-in, next to a sniffed CTRF file.
+    std::fs::copy(reports.join("tap/node-tap.tap"), dir.path().join("tap-output.txt")).unwrap();
+    std::fs::copy(reports.join("ctrf/playwright.json"), dir.path().join("ctrf.json")).unwrap();
+
+    for (file, format, sidecar) in [
+        ("tap-output.txt", Some("tap"), "tap/node-tap.expected.json"),
+        ("ctrf.json", None, "ctrf/playwright.expected.json"),
+    ] {
+        let mut cmd = fcorr(dir.path());
+        cmd.args(["import", file, "--name", file, "--json", "--out", "out"]);
+        if let Some(format) = format {
+            cmd.args(["--format-in", format]);
+        }
+        let output = cmd.output().unwrap();
+        let run: Run = serde_json::from_slice(&output.stdout)
+            .unwrap_or_else(|e| panic!("{file}: {e}: {}", String::from_utf8_lossy(&output.stderr)));
+        let suite = &run.suites[0];
+        let expected = read_json(&reports.join(sidecar));
+        for (key, value) in expected["counts"].as_object().unwrap() {
+            let got = serde_json::to_value(suite.counts).unwrap()[key.as_str()].clone();
+            assert_eq!(&got, value, "{file}: count {key}");
+        }
+        for want in expected["cases"].as_array().unwrap() {
+            let name = want["name"].as_str().unwrap();
+            let case = suite.cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("{file}: no {name}"));
+            let got = serde_json::to_value(case).unwrap();
+            for (key, value) in want.as_object().unwrap() {
+                assert_eq!(&got[key.as_str()], value, "{file}: {name}: {key}");
+            }
+        }
+        assert_eq!(output.status.code(), Some(1), "{file}: failures fail the strict gate");
+    }
+}
+
+#[test]
+fn all_passing_import_passes_and_prints_the_table() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("ok.xml"),
+        "<testsuites><testsuite name=\"s\"><testcase classname=\"c\" name=\"one\"/><testcase classname=\"c\" name=\"two\"/></testsuite></testsuites>",
+    )
+    .unwrap();
+    let assert = fcorr(dir.path()).args(["import", "ok.xml", "--name", "green", "--out", "out"]).assert().code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(stdout.contains("green") && stdout.contains("PASS"), "{stdout}");
+    assert!(dir.path().join("out/results.json").is_file());
+    // A pass-rate policy on a partly failing import is judged by its score, not all-or-nothing.
+    std::fs::write(
+        dir.path().join("half.xml"),
+        "<testsuite><testcase name=\"a\"/><testcase name=\"b\"><failure/></testcase></testsuite>",
+    )
+    .unwrap();
+    let assert = fcorr(dir.path())
+        .args(["import", "half.xml", "--policy", "pass-rate", "--fail-on", "score<40", "--json", "--out", "out2"])
+        .assert()
+        .code(0);
+    let run: Run = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(run.suites[0].score.value, 50.0);
+    assert_eq!(run.suites[0].cases[1].status, CaseStatus::Failed);
+}
+
+#[test]
+fn config_import_suite_reads_globs_relative_to_the_config_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    copy_dir(&repo().join("tests/fixtures/gradle-reports/reports"), &project.join("build"));
+    std::fs::create_dir_all(project.join("e2e")).unwrap();
+    std::fs::copy(repo().join("tests/fixtures/reports/ctrf/playwright.json"), project.join("e2e/ctrf-report.json"))
+        .unwrap();
+    std::fs::write(
+        project.join("fcorr.toml"),
+        r#"[[suite]]
+name = "java"
+kind = "import"
+reports = ["build/**/TEST-*.xml"]
+policy = "pass-rate"
+
+[[suite]]
+name = "e2e"
+kind = "import"
+path = "e2e"
+reports = ["*.json"]
+report-format = "ctrf"
+"#,
+    )
+    .unwrap();
+    // Run from the parent directory: the globs must resolve against project/, not the cwd.
+    let assert = fcorr(dir.path()).args(["run", "--config", "project/fcorr.toml", "--json", "--out", "out"]).assert();
+    let output = assert.get_output();
+    let run: Run = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
+    let gradle = read_json(&repo().join("tests/fixtures/gradle-reports/expected.json"));
+    let java = run.suites.iter().find(|s| s.name == "java").unwrap();
+    assert_eq!(java.kind, SuiteKind::Import);
+    assert_eq!(four(&java.counts), gradle["counts"]);
+    assert_eq!(java.score.value, 71.43, "pass-rate: 5 of 7 that ran");
+    let e2e = run.suites.iter().find(|s| s.name == "e2e").unwrap();
+    let ctrf = read_json(&repo().join("tests/fixtures/reports/ctrf/playwright.expected.json"));
+    assert_eq!(
+        e2e.counts.total,
+        ctrf["counts"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>()
+    );
+    assert!(matches!(&e2e.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "ctrf"));
+}

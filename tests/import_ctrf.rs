@@ -1,0 +1,88 @@
+//! CTRF round trip: a run rendered by fcorr's own CTRF report and imported again gives back the
+//! same cases — statuses CTRF has no word for, retries, scores, reasons and tags included.
+
+use std::collections::BTreeMap;
+
+use fcorr::collect::{ParseOptions, parse_file};
+use fcorr::model::{Attempt, Case, CaseStatus, Reason, Run, Suite, SuiteKind, SuiteStatus};
+use fcorr::report::{ReportEnv, reporters};
+
+fn case(name: &str, status: CaseStatus) -> Case {
+    Case {
+        name: name.into(),
+        classname: Some("pkg.Module".into()),
+        file: Some("tests/test_mod.py".into()),
+        line: Some(7),
+        status,
+        duration_ms: Some(12.0),
+        ..Case::default()
+    }
+}
+
+fn sample_run() -> Run {
+    let mut suite = Suite::new("api", "api", SuiteKind::Import);
+    let mut failed = case("fails", CaseStatus::Failed);
+    failed.message = Some("assert 1 == 2".into());
+    failed.details = Some("Traceback...\nAssertionError: assert 1 == 2".into());
+    failed.output = Some("printed".into());
+    let mut errored = case("errors", CaseStatus::Error);
+    errored.message = Some("fixture broke".into());
+    let mut timed_out = case("hangs", CaseStatus::Timeout);
+    timed_out.critical = true;
+    timed_out.reasons = vec![Reason { code: "timeout".into(), expected: None, actual: None, message: None }];
+    let mut flaky = case("flips", CaseStatus::Flaky);
+    flaky.retries = 1;
+    flaky.attempts = vec![Attempt {
+        status: CaseStatus::Failed,
+        duration_ms: Some(3.0),
+        message: Some("first".into()),
+        details: None,
+    }];
+    let mut graded = case("graded", CaseStatus::Passed);
+    graded.score = Some(90.0);
+    graded.tags = BTreeMap::from([("category".to_string(), "auth".to_string())]);
+    graded.expectation_source = Some("bank.yaml@v2".into());
+    let mut top_level = case("top", CaseStatus::Skipped);
+    top_level.classname = None;
+    suite.cases = vec![case("passes", CaseStatus::Passed), failed, errored, timed_out, flaky, graded, top_level];
+    suite.finalize_cases();
+    suite.status = SuiteStatus::Failed;
+    Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+}
+
+#[test]
+fn fcorr_ctrf_report_imports_back_to_the_same_cases() {
+    let run = sample_run();
+    let reporter = reporters().into_iter().find(|r| r.name() == "ctrf").expect("a ctrf reporter is registered");
+    let bytes = reporter.render(&run, &ReportEnv::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ctrf-report.json");
+    std::fs::write(&path, &bytes).unwrap();
+
+    let (format, report) = parse_file(&path, None, &ParseOptions::default()).unwrap();
+    assert_eq!(format, "ctrf");
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+    let mut imported = Suite::new("api", "api", SuiteKind::Import);
+    imported.cases = report.cases;
+    imported.finalize_cases();
+
+    let original = &run.suites[0].cases;
+    assert_eq!(imported.cases.len(), original.len());
+    for (want, got) in original.iter().zip(&imported.cases) {
+        let what = &want.name;
+        assert_eq!(got.id, want.id, "{what}: same suite, same id");
+        assert_eq!(got.name, want.name);
+        assert_eq!(got.classname, want.classname, "{what}");
+        assert_eq!((&got.file, got.line), (&want.file, want.line), "{what}");
+        assert_eq!(got.status, want.status, "{what}");
+        assert_eq!(got.duration_ms, want.duration_ms, "{what}");
+        assert_eq!((&got.message, &got.details), (&want.message, &want.details), "{what}");
+        assert_eq!((got.retries, got.attempts.len()), (want.retries, want.attempts.len()), "{what}");
+        assert_eq!((got.critical, got.score), (want.critical, want.score), "{what}");
+        assert_eq!(got.tags, want.tags, "{what}");
+        assert_eq!(got.reasons, want.reasons, "{what}");
+        assert_eq!(got.expectation_source, want.expectation_source, "{what}");
+    }
+    assert_eq!(imported.cases[1].output.as_deref(), Some("printed"));
+    assert_eq!(imported.cases[4].attempts[0].message.as_deref(), Some("first"));
+}
