@@ -1,6 +1,8 @@
 //! `fcorr import` on reports the real tools write during the test run: pytest `--junitxml`
-//! (xunit1 and xunit2), `node --test` with the junit and tap reporters, Maven surefire, and
-//! vitest's junit reporter. Counts and per-case statuses must equal each fixture's expected.json.
+//! (xunit1 and xunit2), `node --test` with the junit and tap reporters, Maven surefire, vitest's
+//! junit reporter, jest and mocha JSON, `go test -json` and cargo test output (the last four
+//! recognised by content, with no format hint). Counts and per-case statuses must equal each
+//! fixture's expected.json.
 //! Each fixture is driven by exactly one test function.
 
 use std::path::{Path, PathBuf};
@@ -183,4 +185,92 @@ fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), target).unwrap();
         }
     }
+}
+
+/// Runs a native tool and returns what it printed on stdout (stderr too when `merge_stderr`),
+/// as a report file for import.
+fn tool_report(cwd: &Path, program: &str, args: &[&str], env: &[(&str, &Path)], merge_stderr: bool) -> PathBuf {
+    let mut cmd = Process::new(program);
+    cmd.args(args).current_dir(cwd);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let output = cmd.output().unwrap_or_else(|e| panic!("cannot start `{program}` (is it installed?): {e}"));
+    assert!(output.status.code().is_some(), "`{program}` was killed");
+    let mut bytes = output.stdout;
+    if merge_stderr {
+        bytes.extend_from_slice(&output.stderr);
+    }
+    let file = tempfile::Builder::new().suffix(".report").tempfile().unwrap().into_temp_path().keep().unwrap();
+    std::fs::write(&file, bytes).unwrap();
+    file
+}
+
+fn ensure_node_modules(fixture: &Path, bin: &str) {
+    if !fixture.join("node_modules/.bin").join(bin).exists() {
+        run_tool(fixture, "npm", &["ci", "--no-audit", "--no-fund", "--loglevel=error"]);
+    }
+}
+
+/// The format import picked by sniffing, read from the suite's results source.
+fn sniffed_format(suite: &Suite) -> String {
+    match &suite.results_source {
+        fcorr::model::ResultsSource::Report { format, .. } => format.clone(),
+        other => panic!("no report source: {other:?}"),
+    }
+}
+
+#[test]
+fn jest_json_and_mocha_json_are_sniffed_and_counted_like_the_tools() {
+    let jest = repo().join("tests/fixtures/js-jest");
+    ensure_node_modules(&jest, "jest");
+    let dir = tempfile::tempdir().unwrap();
+    let jest_report = dir.path().join("jest-results.json");
+    let output_file = format!("--outputFile={}", jest_report.display());
+    run_tool(&jest, "npx", &["--no-install", "jest", "--ci", "--json", &output_file]);
+    let run = import(&[jest_report.as_path()], "jest", &[]);
+    assert_eq!(sniffed_format(&run.suites[0]), "jest-json");
+    assert_counts(&run.suites[0], &expected("js-jest"), "jest");
+
+    let mocha = repo().join("tests/fixtures/js-mocha");
+    ensure_node_modules(&mocha, "mocha");
+    let report = tool_report(&mocha, "npx", &["--no-install", "mocha", "--reporter", "json"], &[], false);
+    let run = import(&[report.as_path()], "mocha", &[]);
+    let _ = std::fs::remove_file(&report);
+    assert_eq!(sniffed_format(&run.suites[0]), "mocha-json");
+    assert_counts(&run.suites[0], &expected("js-mocha"), "mocha");
+}
+
+#[test]
+fn go_test_json_and_cargo_test_output_are_sniffed_and_counted_like_the_tools() {
+    let go = repo().join("tests/fixtures/go-mixed");
+    let report = tool_report(&go, "go", &["test", "-json", "-count=1", "./..."], &[], false);
+    let run = import(&[report.as_path()], "go", &[]);
+    let _ = std::fs::remove_file(&report);
+    assert_eq!(sniffed_format(&run.suites[0]), "go-test-json");
+    let c = &run.suites[0].counts;
+    let want = &expected("go-mixed")["counts"];
+    assert_eq!(
+        (c.passed, c.failed, c.skipped),
+        (want["passed"].as_u64().unwrap(), want["failed"].as_u64().unwrap(), want["skipped"].as_u64().unwrap())
+    );
+
+    let rust = repo().join("tests/fixtures/rust-mixed");
+    let target = tempfile::tempdir().unwrap();
+    let report = tool_report(
+        &rust,
+        "cargo",
+        &["test", "--no-fail-fast", "--color", "never"],
+        &[("CARGO_TARGET_DIR", target.path())],
+        true,
+    );
+    let run = import(&[report.as_path()], "cargo", &[]);
+    let _ = std::fs::remove_file(&report);
+    assert_eq!(sniffed_format(&run.suites[0]), "libtest");
+    let c = &run.suites[0].counts;
+    let want = &expected("rust-mixed")["counts"];
+    assert_eq!(
+        (c.passed, c.failed, c.skipped),
+        (want["passed"].as_u64().unwrap(), want["failed"].as_u64().unwrap(), want["skipped"].as_u64().unwrap())
+    );
 }
