@@ -599,6 +599,11 @@ pub struct GateReason {
 /// path and the full name (parameters included). Absolute paths must be made relative before
 /// calling this, or ids would differ between machines.
 pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> String {
+    format!("{:016x}", case_key(suite_id, file, classname, name))
+}
+
+/// The 64 bits behind [`case_id`] (its hex digits are these, big-endian).
+fn case_key(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> u64 {
     let mut hasher = Sha256::new();
     for part in [suite_id, file.unwrap_or(""), classname.unwrap_or(""), name] {
         hasher.update(part.as_bytes());
@@ -606,7 +611,9 @@ pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name
         hasher.update([0u8]);
     }
     let digest = hasher.finalize();
-    hex::encode(&digest[..8])
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
 }
 
 impl Run {
@@ -673,12 +680,13 @@ impl Suite {
     /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
     /// appended in order, so ids stay unique and still stable across runs.
     pub fn finalize_cases(&mut self) {
-        let mut seen: std::collections::HashMap<String, u32> = std::collections::HashMap::new();
+        // Keyed by the id's 64 bits: no string per case is built twice or hashed again.
+        let mut seen: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(self.cases.len());
         for case in &mut self.cases {
-            let base = case_id(&self.id, case.file.as_deref(), case.classname.as_deref(), &case.name);
-            let n = seen.entry(base.clone()).or_insert(0);
+            let key = case_key(&self.id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+            let n = seen.entry(key).or_insert(0);
             *n += 1;
-            case.id = if *n == 1 { base } else { format!("{base}#{n}") };
+            case.id = if *n == 1 { format!("{key:016x}") } else { format!("{key:016x}#{n}") };
         }
         self.counts = Counts::of(&self.cases);
     }
