@@ -52,11 +52,23 @@ impl CommandSpec {
         CommandSpec::new("sh", &["-c", script], cwd)
     }
 
-    /// The command line as a person would type it.
+    /// The command line as a person would read it: a multi-line inline script (`python -c`) is
+    /// shown as a placeholder; [`CommandSpec::display_full`] has every word.
     pub fn display(&self) -> String {
         if self.program == "sh" && self.args.len() == 2 && self.args[0] == "-c" {
             return self.args[1].clone();
         }
+        std::iter::once(self.program.clone())
+            .chain(self.args.iter().map(|arg| match arg.lines().count() {
+                0 | 1 => shell_quote(arg),
+                lines => format!("<inline script, {lines} lines>"),
+            }))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// The complete command line, every word quoted (for logs).
+    pub fn display_full(&self) -> String {
         std::iter::once(self.program.as_str())
             .chain(self.args.iter().map(String::as_str))
             .map(shell_quote)
@@ -230,7 +242,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     {
         let mut sink = lock(log);
         // Log write failures must not stop the run; the capture still has the output.
-        let _ = writeln!(sink, "$ {}  (in {})", spec.display(), spec.cwd.display());
+        let _ = writeln!(sink, "$ {}  (in {})", spec.display_full(), spec.cwd.display());
     }
     if is_cancelled() {
         return finished(Exit::Cancelled, started, &Capture::new(0, 0));
@@ -456,5 +468,12 @@ mod tests {
     fn display_quotes_words_with_spaces() {
         let spec = CommandSpec::new("pytest", &["-k", "a and b"], "/");
         assert_eq!(spec.display(), "pytest -k 'a and b'");
+    }
+
+    #[test]
+    fn display_abbreviates_inline_scripts_but_the_log_form_keeps_them() {
+        let spec = CommandSpec::new("python", &["-c", "import sys\nprint(1)\n", "a.py"], "/");
+        assert_eq!(spec.display(), "python -c <inline script, 2 lines> a.py");
+        assert!(spec.display_full().contains("print(1)"));
     }
 }
