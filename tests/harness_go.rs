@@ -23,12 +23,7 @@ fn assert_cases(suite: &Suite, want: &Value) {
         })
         .collect();
     assert_eq!(ours, theirs);
-    let counts = &want["counts"];
-    let n = |k: &str| counts[k].as_u64().unwrap();
-    assert_eq!(
-        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
-        (n("passed"), n("failed"), n("skipped"), n("error"))
-    );
+    assert_counts(suite, &want["counts"]);
 }
 
 #[test]

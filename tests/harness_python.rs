@@ -44,17 +44,6 @@ fn assert_cases(suite: &Suite, expected_cases: &Value) {
     assert_eq!(ours, theirs);
 }
 
-fn assert_counts(suite: &Suite, counts: &Value) {
-    let n = |k: &str| counts[k].as_u64().unwrap();
-    assert_eq!(
-        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
-        (n("passed"), n("failed"), n("skipped"), n("error")),
-        "counts of {}",
-        suite.id
-    );
-    assert_eq!(suite.counts.total, n("passed") + n("failed") + n("skipped") + n("error"));
-}
-
 #[test]
 fn py_pass_scores_100_and_reuses_its_virtualenv() {
     let _guard = shared();

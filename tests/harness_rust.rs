@@ -35,12 +35,7 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
         })
         .collect();
     assert_eq!(ours, theirs);
-    let counts = &want["counts"];
-    let n = |k: &str| counts[k].as_u64().unwrap();
-    assert_eq!(
-        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
-        (n("passed"), n("failed"), n("skipped"), n("error"))
-    );
+    assert_counts(suite, &want["counts"]);
 
     let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
     assert_eq!(failed.line, Some(32));

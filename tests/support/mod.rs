@@ -61,6 +61,18 @@ pub fn run(name: &str) -> (Run, i32) {
     run_with(name, &[], &[])
 }
 
+/// The suite's counts equal `expected.json`'s `counts` (passed, failed, skipped, error, total).
+pub fn assert_counts(suite: &Suite, counts: &Value) {
+    let n = |k: &str| counts[k].as_u64().unwrap();
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
+        (n("passed"), n("failed"), n("skipped"), n("error")),
+        "counts of {}",
+        suite.id
+    );
+    assert_eq!(suite.counts.total, n("passed") + n("failed") + n("skipped") + n("error"));
+}
+
 /// A status as `expected.json` writes it.
 pub fn status_of(text: &str) -> CaseStatus {
     serde_json::from_value(Value::String(text.to_string())).unwrap()
