@@ -13,8 +13,7 @@ use support::*;
 
 /// Runs `fcorr run ARGS --json`; returns the exit code and the run.
 fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
+    let output = fcorr()
         .arg("run")
         .args(args)
         .arg("--out")
@@ -22,17 +21,10 @@ fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {
         .arg("--json")
         // Maven's first run on a fresh machine downloads plugins: be generous.
         .args(["--timeout-install", "1200", "--timeout-build", "1200", "--timeout-test", "1200"])
-        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
         .output()
         .unwrap();
-    let run: Run = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not a Run ({e}):\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    (output.status.code().unwrap_or(-1), run)
+    let (run, code) = parse_run(&output);
+    (code, run)
 }
 
 /// JUnit case names in expected.json are `Class#method`.

@@ -13,24 +13,9 @@ use support::*;
 
 /// Runs `fcorr run PATHS --json` with installs enabled; returns the exit code and the run.
 fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .arg("run")
-        .args(paths)
-        .arg("--out")
-        .arg(out)
-        .arg("--json")
-        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
-        .output()
-        .unwrap();
-    let run: Run = serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "stdout is not a Run ({e}):\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    });
-    (output.status.code().unwrap_or(-1), run)
+    let output = fcorr().arg("run").args(paths).arg("--out").arg(out).arg("--json").output().unwrap();
+    let (run, code) = parse_run(&output);
+    (code, run)
 }
 
 /// Case statuses and counts equal the fixture's `expected.json`.
