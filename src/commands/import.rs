@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::collect;
-use crate::commands::run::{cache_dir, parse_policy, print_results, write_reports};
+use crate::commands::run::{cache_dir, parse_policy, print_results};
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{self, ExecContext, process};
@@ -111,7 +111,10 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let report_started = Instant::now();
     let env = ReportEnv::default();
-    let written = write_reports(&run, &out_dir, &args.format, &env);
+    let (written, problems, format_times) = crate::report::write_all_timed(&run, &env, &out_dir, &args.format);
+    for problem in problems {
+        eprintln!("fcorr: warning: {problem}");
+    }
     let report_time = report_started.elapsed();
 
     print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), "");
@@ -129,6 +132,10 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
             run.totals.failures(),
             run.totals.skipped
         );
+        // Formats are written concurrently, so these add up to more than `report=`.
+        let formats: Vec<String> =
+            format_times.iter().map(|(name, took)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
+        eprintln!("formats: {}", formats.join(" "));
     }
     Ok(run.verdict.outcome.exit_code())
 }

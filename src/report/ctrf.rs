@@ -3,17 +3,23 @@
 //! Every CTRF object rejects unknown fields, so fcorr's own data (scores, policies, reasons) goes
 //! under `extra`. With a comparison, top-level `baseline` and `insights` carry the deltas as
 //! `{current, baseline, change}`.
+//!
+//! Tests are serialised straight from the run as they are written, borrowing its strings: a
+//! 100,000-case run is never copied into a second document in memory.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 
-use serde::{Deserialize, Serialize};
+use serde::ser::SerializeSeq;
+use serde::{Serialize, Serializer};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ReportEnv, Reporter};
 use crate::collect::cap_text;
 use crate::compare::Comparison;
-use crate::model::{Attempt, Case, CaseStatus, Counts, Run, Suite};
+use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 
 /// CTRF specification version written.
 pub const SPEC_VERSION: &str = "1.0.0";
@@ -33,44 +39,43 @@ impl Reporter for CtrfJson {
         "ctrf.json"
     }
 
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
-        let mut bytes = serde_json::to_vec_pretty(&build(run, env)).map_err(|e| e.to_string())?;
-        bytes.push(b'\n');
-        Ok(bytes)
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+        serde_json::to_writer_pretty(&mut *out, &build(run, env)).map_err(|e| e.to_string())?;
+        out.write_all(b"\n").map_err(|e| e.to_string())
     }
 }
 
 /// A CTRF document.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Document {
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Document<'a> {
     pub report_format: String,
     pub spec_version: String,
     pub report_id: String,
     pub timestamp: String,
     pub generated_by: String,
-    pub results: Results,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub results: Results<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Baseline>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub insights: Option<Insights>,
     pub extra: Value,
 }
 
 /// `results`: tool, summary, tests, environment.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Results {
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Results<'a> {
     pub tool: Tool,
     pub summary: Summary,
-    pub tests: Vec<Test>,
+    pub tests: Tests<'a>,
     pub environment: Environment,
     pub extra: Value,
 }
 
 /// The producing tool.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Tool {
     pub name: String,
     pub version: String,
@@ -78,8 +83,8 @@ pub struct Tool {
 }
 
 /// Aggregated counts and times (ms since the Unix epoch).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Summary {
     pub tests: u64,
     pub passed: u64,
@@ -95,62 +100,115 @@ pub struct Summary {
     pub extra: Value,
 }
 
+/// Every test of a run, serialised one at a time as the document is written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tests<'a> {
+    run: &'a Run,
+    /// Baseline changes by (suite id, case id), looked up once per test.
+    changes: HashMap<(&'a str, &'a str), crate::compare::Change>,
+}
+
+impl Serialize for Tests<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for suite in &self.run.suites {
+            for case in &suite.cases {
+                let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
+                seq.serialize_element(&test(suite, case, change))?;
+            }
+            if super::junit::needs_suite_error(suite) {
+                seq.serialize_element(&suite_error_test(suite))?;
+            }
+        }
+        seq.end()
+    }
+}
+
 /// One test.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Test {
-    pub test_id: String,
-    pub name: String,
-    pub status: String,
-    pub raw_status: String,
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct Test<'a> {
+    pub test_id: Cow<'a, str>,
+    pub name: Cow<'a, str>,
+    pub status: &'static str,
+    pub raw_status: Cow<'a, str>,
     pub duration: u64,
-    pub suite: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file_path: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suite: Vec<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_path: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Cow<'a, str>>,
     pub retries: u32,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub retry_attempts: Vec<RetryAttempt>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retry_attempts: Vec<RetryAttempt<'a>>,
     pub flaky: bool,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<String, String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stdout: Vec<String>,
-    pub extra: Value,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: &'a BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stdout: Vec<Cow<'a, str>>,
+    pub extra: TestExtra<'a>,
+}
+
+/// `extra` of a test: fcorr's data under one `fcorr` key.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct TestExtra<'a> {
+    pub fcorr: FcorrTestExtra<'a>,
+}
+
+/// fcorr's per-test data; keys in alphabetical order, as earlier versions wrote them.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct FcorrTestExtra<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub change: Option<crate::compare::Change>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub critical: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expectation_source: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hint: Option<Option<&'a str>>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub reasons: &'a [crate::model::Reason],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    pub suite_id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub synthetic: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<&'a crate::model::Usage>,
 }
 
 /// One attempt of a re-run test (1 = first execution).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RetryAttempt {
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
+pub struct RetryAttempt<'a> {
     pub attempt: u32,
-    pub status: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub trace: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<&'a str>,
 }
 
 /// Build context.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Environment {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub repository_name: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub build_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub branch_name: Option<String>,
     pub os_platform: String,
     pub healthy: bool,
@@ -158,29 +216,29 @@ pub struct Environment {
 }
 
 /// The baseline report compared with.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Baseline {
     pub report_id: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub timestamp: Option<String>,
     pub source: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub build_url: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub commit: Option<String>,
     pub extra: Value,
 }
 
 /// Run metrics now, then, and the change.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "camelCase")]
 pub struct Insights {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<MetricDelta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_rate: Option<MetricDelta>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub flaky_rate: Option<MetricDelta>,
     pub average_run_duration: MetricDelta,
     pub runs_analyzed: u32,
@@ -188,8 +246,7 @@ pub struct Insights {
 }
 
 /// `{current, baseline, change}`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
 pub struct MetricDelta {
     pub current: f64,
     pub baseline: f64,
@@ -207,19 +264,23 @@ fn round4(x: f64) -> f64 {
 }
 
 /// The CTRF document for a run.
-pub fn build(run: &Run, env: &ReportEnv) -> Document {
-    let mut tests = Vec::with_capacity(run.totals.total as usize);
+pub fn build<'a>(run: &'a Run, env: &ReportEnv) -> Document<'a> {
     let mut counts = Counts::default();
     for suite in &run.suites {
         for case in &suite.cases {
             counts.add(case.status);
-            tests.push(test(run, suite, case));
         }
         if super::junit::needs_suite_error(suite) {
             counts.add(CaseStatus::Error);
-            tests.push(suite_error_test(suite));
         }
     }
+    let changes = run
+        .comparison
+        .iter()
+        .flat_map(|c| &c.cases)
+        .map(|x| ((x.suite_id.as_str(), x.case_id.as_str()), x.change))
+        .collect();
+    let tests = Tests { run, changes };
     let start = epoch_ms(&run.started_at);
     let stop = epoch_ms(&run.finished_at).max(start);
     let summary = Summary {
@@ -322,88 +383,80 @@ fn ctrf_status(status: CaseStatus) -> &'static str {
     }
 }
 
-fn test(run: &Run, suite: &Suite, case: &Case) -> Test {
-    let mut path = vec![suite.name.clone()];
+fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Change>) -> Test<'a> {
+    let mut path = vec![suite.name.as_str()];
     if let Some(class) = &case.classname
         && class != &suite.name
     {
-        path.push(class.clone());
-    }
-    let change = run
-        .comparison
-        .as_ref()
-        .and_then(|c| c.cases.iter().find(|x| x.case_id == case.id && x.suite_id == suite.id))
-        .map(|x| x.change);
-    let mut extra = serde_json::Map::new();
-    extra.insert("suiteId".into(), json!(suite.id));
-    if let Some(score) = case.score {
-        extra.insert("score".into(), json!(score));
-    }
-    if case.critical {
-        extra.insert("critical".into(), json!(true));
-    }
-    if !case.reasons.is_empty() {
-        extra.insert("reasons".into(), json!(case.reasons));
-    }
-    if let Some(source) = &case.expectation_source {
-        extra.insert("expectationSource".into(), json!(source));
-    }
-    if let Some(usage) = &case.usage {
-        extra.insert("usage".into(), json!(usage));
-    }
-    if let Some(change) = change {
-        extra.insert("change".into(), json!(change));
+        path.push(class.as_str());
     }
     Test {
-        test_id: case.id.clone(),
-        name: if case.name.is_empty() { case.id.clone() } else { case.name.clone() },
-        status: ctrf_status(case.status).into(),
-        raw_status: case.status.label().into(),
+        test_id: Cow::Borrowed(&case.id),
+        name: Cow::Borrowed(if case.name.is_empty() { &case.id } else { &case.name }),
+        status: ctrf_status(case.status),
+        raw_status: Cow::Borrowed(case.status.label()),
         duration: case.duration_ms.map(|d| d.max(0.0).round() as u64).unwrap_or(0),
         suite: path,
-        file_path: case.file.clone(),
+        file_path: case.file.as_deref(),
         line: case.line,
-        message: case.message.clone(),
-        trace: case.details.clone(),
+        message: case.message.as_deref().map(Cow::Borrowed),
+        trace: case.details.as_deref().map(Cow::Borrowed),
         retries: case.retries,
         retry_attempts: retry_attempts(case),
         flaky: case.status == CaseStatus::Flaky,
         tags: case.tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
-        labels: case.tags.clone(),
-        stdout: case
-            .output
-            .as_deref()
-            .map(|o| cap_text(o, OUTPUT_CAP).lines().map(str::to_string).collect())
-            .unwrap_or_default(),
-        extra: json!({ "fcorr": extra }),
+        labels: &case.tags,
+        stdout: match case.output.as_deref() {
+            None => Vec::new(),
+            Some(o) if o.len() <= OUTPUT_CAP => o.lines().map(Cow::Borrowed).collect(),
+            Some(o) => cap_text(o, OUTPUT_CAP).lines().map(|l| Cow::Owned(l.to_string())).collect(),
+        },
+        extra: TestExtra {
+            fcorr: FcorrTestExtra {
+                change,
+                critical: case.critical,
+                expectation_source: case.expectation_source.as_deref(),
+                hint: None,
+                reasons: &case.reasons,
+                score: case.score,
+                suite_id: &suite.id,
+                synthetic: None,
+                usage: case.usage.as_ref(),
+            },
+        },
     }
 }
 
 /// Earlier attempts as 1..n, then the final outcome as n+1.
-fn retry_attempts(case: &Case) -> Vec<RetryAttempt> {
+fn retry_attempts(case: &Case) -> Vec<RetryAttempt<'_>> {
     if case.attempts.is_empty() {
         return Vec::new();
     }
-    let attempt = |n: usize, a: &Attempt| RetryAttempt {
+    let attempt = |n: usize, status: CaseStatus, duration_ms: Option<f64>, message, trace| RetryAttempt {
         attempt: n as u32 + 1,
-        status: ctrf_status(a.status).into(),
-        duration: a.duration_ms.map(|d| d.max(0.0).round() as u64),
-        message: a.message.clone(),
-        trace: a.details.clone(),
+        status: ctrf_status(status),
+        duration: duration_ms.map(|d| d.max(0.0).round() as u64),
+        message,
+        trace,
     };
-    let mut out: Vec<RetryAttempt> = case.attempts.iter().enumerate().map(|(i, a)| attempt(i, a)).collect();
-    let last = Attempt {
-        status: case.status,
-        duration_ms: case.duration_ms,
-        message: case.message.clone(),
-        details: case.details.clone(),
-    };
-    out.push(attempt(case.attempts.len(), &last));
+    let mut out: Vec<RetryAttempt> = case
+        .attempts
+        .iter()
+        .enumerate()
+        .map(|(i, a)| attempt(i, a.status, a.duration_ms, a.message.as_deref(), a.details.as_deref()))
+        .collect();
+    out.push(attempt(
+        case.attempts.len(),
+        case.status,
+        case.duration_ms,
+        case.message.as_deref(),
+        case.details.as_deref(),
+    ));
     out
 }
 
 /// A failed test standing for a suite that failed outside its tests (see `junit.rs`).
-fn suite_error_test(suite: &Suite) -> Test {
+fn suite_error_test(suite: &Suite) -> Test<'_> {
     let message = match &suite.error {
         Some(e) => format!("{}: {}", suite.status.label(), e.message),
         None => suite.status.label().to_string(),
@@ -417,27 +470,39 @@ fn suite_error_test(suite: &Suite) -> Test {
             _ => d.message.clone(),
         })
         .collect();
+    static NO_LABELS: BTreeMap<String, String> = BTreeMap::new();
     Test {
-        test_id: crate::model::case_id(&suite.id, None, Some(super::junit::SUITE_ERROR_CLASSNAME), "suite"),
-        name: format!("{} ({})", suite.name, suite.status.label()),
-        status: "failed".into(),
-        raw_status: serde_json::to_value(suite.status)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        test_id: Cow::Owned(crate::model::case_id(&suite.id, None, Some(super::junit::SUITE_ERROR_CLASSNAME), "suite")),
+        name: Cow::Owned(format!("{} ({})", suite.name, suite.status.label())),
+        status: "failed",
+        raw_status: Cow::Owned(
+            serde_json::to_value(suite.status).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+        ),
         duration: suite.duration_ms,
-        suite: vec![suite.name.clone()],
+        suite: vec![suite.name.as_str()],
         file_path: None,
         line: None,
-        message: Some(message),
-        trace: (!trace.is_empty()).then(|| trace.join("\n")),
+        message: Some(Cow::Owned(message)),
+        trace: (!trace.is_empty()).then(|| Cow::Owned(trace.join("\n"))),
         retries: 0,
         retry_attempts: Vec::new(),
         flaky: false,
         tags: Vec::new(),
-        labels: BTreeMap::new(),
+        labels: &NO_LABELS,
         stdout: Vec::new(),
-        extra: json!({ "fcorr": { "suiteId": suite.id, "synthetic": true, "hint": suite.error.as_ref().and_then(|e| e.hint.clone()) } }),
+        extra: TestExtra {
+            fcorr: FcorrTestExtra {
+                change: None,
+                critical: false,
+                expectation_source: None,
+                hint: Some(suite.error.as_ref().and_then(|e| e.hint.as_deref())),
+                reasons: &[],
+                score: None,
+                suite_id: &suite.id,
+                synthetic: Some(true),
+                usage: None,
+            },
+        },
     }
 }
 

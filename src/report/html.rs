@@ -5,6 +5,8 @@
 //! `<summary>`, `<br>`, `<sub>`); any other raw HTML is shown as text, so nothing a test name
 //! contains can inject markup. Inline stylesheet, no scripts, no external assets: readable offline.
 
+use std::io::Write;
+
 use super::budget::Budget;
 use super::markdown::{SUMMARY_TEMPLATE, render_within};
 use super::{ReportEnv, Reporter};
@@ -22,10 +24,10 @@ impl Reporter for HtmlPage {
         "report.html"
     }
 
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         // The page is not bound by GitHub's summary limit, only by what a browser loads well.
         let markdown = render_within(run, env, SUMMARY_TEMPLATE, Budget::PAGE)?;
-        Ok(page(run, &markdown).into_bytes())
+        out.write_all(page(run, &markdown).as_bytes()).map_err(|e| e.to_string())
     }
 }
 

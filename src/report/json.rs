@@ -1,5 +1,7 @@
 //! `results.json`: the result model itself, the input of `fcorr report`, `compare` and baselines.
 
+use std::io::Write;
+
 use super::{ReportEnv, Reporter};
 use crate::model::Run;
 
@@ -15,9 +17,8 @@ impl Reporter for ResultsJson {
         "results.json"
     }
 
-    fn render(&self, run: &Run, _env: &ReportEnv) -> Result<Vec<u8>, String> {
-        let mut bytes = serde_json::to_vec_pretty(run).map_err(|e| e.to_string())?;
-        bytes.push(b'\n');
-        Ok(bytes)
+    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+        serde_json::to_writer_pretty(&mut *out, run).map_err(|e| e.to_string())?;
+        out.write_all(b"\n").map_err(|e| e.to_string())
     }
 }

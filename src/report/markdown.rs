@@ -4,6 +4,7 @@
 //! templates`) overrides them file by file. Each surface has a byte/char budget: rendering steps
 //! down from all cases, to failures only, to the suite table only, then trims (see `budget.rs`).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use minijinja::value::Serde;
@@ -60,8 +61,9 @@ impl Reporter for SummaryMarkdown {
         "summary.md"
     }
 
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
-        render_summary(run, env).map(String::into_bytes)
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+        let text = render_summary(run, env)?;
+        out.write_all(text.as_bytes()).map_err(|e| e.to_string())
     }
 }
 
@@ -77,8 +79,9 @@ impl Reporter for CommentMarkdown {
         "comment.md"
     }
 
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
-        render_comment(run, env).map(String::into_bytes)
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+        let text = render_comment(run, env)?;
+        out.write_all(text.as_bytes()).map_err(|e| e.to_string())
     }
 }
 
@@ -105,11 +108,15 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
             continue;
         }
         let notice = notice(detail, &budget);
-        let text = render_at(&engine, template, run, env, detail, notice, &budget)?;
-        if budget.fits(&text) {
-            return Ok(text);
+        // Levels that can step down stop rendering as soon as they outgrow the budget; the last
+        // one renders in full so the trim below sees all of it.
+        let cap = (detail != Detail::Summary).then_some(budget);
+        let ctx = context(run, env, detail, notice, &budget);
+        match render_capped(&engine, template, ctx, cap)? {
+            Some(text) if budget.fits(&text) => return Ok(text),
+            Some(text) => last = Some(text),
+            None => {}
         }
-        last = Some(text);
     }
     // Summary level always renders (it lists no cases), so `last` is set; fall back defensively.
     let text = last.unwrap_or_default();
@@ -150,6 +157,54 @@ pub fn render_at(
     let ctx = context(run, env, detail, notice, budget);
     let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
     tmpl.render(ctx).map_err(|e| template_error(template, &e))
+}
+
+/// Renders `template`, or `None` as soon as the output outgrows `cap`.
+fn render_capped(
+    engine: &Environment<'static>,
+    template: &str,
+    ctx: Value,
+    cap: Option<Budget>,
+) -> Result<Option<String>, String> {
+    let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
+    let mut out = CappedWriter { bytes: Vec::new(), size: 0, cap, over: false };
+    match tmpl.render_captured_to(ctx, &mut out) {
+        Ok(_) => String::from_utf8(out.bytes).map(Some).map_err(|e| format!("template {template}: {e}")),
+        Err(_) if out.over => Ok(None),
+        Err(e) => Err(template_error(template, &e)),
+    }
+}
+
+/// Collects rendered output and fails the write that takes it past the budget, which stops
+/// minijinja mid-template instead of rendering megabytes that are thrown away.
+struct CappedWriter {
+    bytes: Vec<u8>,
+    /// Size so far in the budget's unit.
+    size: usize,
+    cap: Option<Budget>,
+    over: bool,
+}
+
+impl Write for CappedWriter {
+    fn write(&mut self, chunk: &[u8]) -> std::io::Result<usize> {
+        if let Some(cap) = self.cap {
+            self.size += match cap.unit {
+                budget::Unit::Bytes => chunk.len(),
+                // Characters are the bytes that do not continue a UTF-8 sequence.
+                budget::Unit::Chars => chunk.iter().filter(|b| (**b & 0xC0) != 0x80).count(),
+            };
+            if self.size > cap.limit {
+                self.over = true;
+                return Err(std::io::Error::other("over the size budget"));
+            }
+        }
+        self.bytes.extend_from_slice(chunk);
+        Ok(chunk.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn template_error(name: &str, e: &minijinja::Error) -> String {

@@ -3,7 +3,11 @@
 //! Each format is one file implementing [`Reporter`], registered in [`reporters`]. Rendering
 //! never touches the network or the run; writing is done here, once, for every selected format.
 
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::errors::FcorrError;
 use crate::model::Run;
@@ -38,8 +42,18 @@ pub trait Reporter: Send + Sync {
     /// File name written in the output directory.
     fn file_name(&self) -> &'static str;
 
-    /// Renders the run.
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String>;
+    /// Streams the rendering of the run into `out`.
+    ///
+    /// Formats with large outputs write as they go, so a 100,000-case run is never held in memory
+    /// twice; an `Err` names what failed (I/O errors included).
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String>;
+
+    /// The rendering as bytes (tests and small outputs).
+    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
+        let mut bytes = Vec::new();
+        self.write(run, env, &mut bytes)?;
+        Ok(bytes)
+    }
 }
 
 /// Every file format, in writing order.
@@ -72,38 +86,88 @@ pub fn validate_formats(formats: &[String]) -> Result<(), FcorrError> {
 
 /// Writes every selected format into `out`; returns the paths written.
 ///
-/// `results.json` is always written, first, so nothing computed is lost if a later format fails;
-/// a failing format is reported and the others are still written.
+/// Formats are written concurrently, one per core, each streamed through a buffer into a
+/// temporary file that is renamed into place. `results.json` is always written and never waits
+/// on another format, so nothing computed is lost if a later format fails; a failing format is
+/// reported and the others are still written.
 pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> (Vec<PathBuf>, Vec<String>) {
-    let mut written = Vec::new();
-    let mut problems = Vec::new();
+    let (written, problems, _) = write_all_timed(run, env, out, formats);
+    (written, problems)
+}
+
+/// [`write_all`], also returning how long each format took (for `--timings`).
+pub fn write_all_timed(
+    run: &Run,
+    env: &ReportEnv,
+    out: &Path,
+    formats: &[String],
+) -> (Vec<PathBuf>, Vec<String>, Vec<(&'static str, Duration)>) {
     if let Err(e) = std::fs::create_dir_all(out) {
-        problems.push(format!("cannot create {}: {e}", out.display()));
-        return (written, problems);
+        return (Vec::new(), vec![format!("cannot create {}: {e}", out.display())], Vec::new());
     }
     let all = formats.is_empty() || formats.iter().any(|f| f == "all");
-    for reporter in reporters() {
-        let wanted = all || reporter.name() == "json" || formats.iter().any(|f| f == reporter.name());
-        if !wanted {
-            continue;
+    let selected: Vec<Box<dyn Reporter>> = reporters()
+        .into_iter()
+        .filter(|r| all || r.name() == "json" || formats.iter().any(|f| f == r.name()))
+        .collect();
+    // Results are kept in registration order so paths and problems read the same on every run.
+    type Slot = Mutex<Option<(Result<PathBuf, String>, Duration)>>;
+    let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(reporter) = selected.get(i) else { break };
+            let started = Instant::now();
+            let path = out.join(reporter.file_name());
+            let outcome = write_atomic_with(&path, |w| reporter.write(run, env, w)).map(|()| path);
+            // Each slot is locked by exactly one worker, once: it cannot be poisoned or contended.
+            *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed()));
         }
-        let path = out.join(reporter.file_name());
-        match reporter.render(run, env) {
-            Ok(bytes) => match write_atomic(&path, &bytes) {
-                Ok(()) => written.push(path),
-                Err(e) => problems.push(format!("cannot write {}: {e}", path.display())),
-            },
-            Err(e) => problems.push(format!("{} report failed: {e}", reporter.name())),
+    };
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(selected.len());
+    std::thread::scope(|scope| {
+        for _ in 1..workers {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let mut written = Vec::new();
+    let mut problems = Vec::new();
+    let mut timings = Vec::new();
+    for (reporter, outcome) in selected.iter().zip(outcomes) {
+        match outcome.into_inner().ok().flatten() {
+            Some((Ok(path), took)) => {
+                written.push(path);
+                timings.push((reporter.name(), took));
+            }
+            Some((Err(e), _)) => problems.push(format!("{} report failed: {e}", reporter.name())),
+            None => problems.push(format!("{} report was not written", reporter.name())),
         }
     }
-    (written, problems)
+    (written, problems, timings)
 }
 
 /// Writes through a temporary file and a rename, so readers never see half a file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes).map_err(|e| e.to_string())).map_err(std::io::Error::other)
+}
+
+/// Streams `fill` into a temporary file beside `path`, then renames it into place; on failure
+/// the temporary file is removed and `path` is left as it was.
+pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
     let tmp = path.with_extension("tmp~");
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
+    let result = (|| {
+        let file = std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        let mut writer = BufWriter::with_capacity(256 * 1024, file);
+        fill(&mut writer)?;
+        writer.flush().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {} to {}: {e}", tmp.display(), path.display()))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
 }
 
 /// Reads a saved `results.json`.
