@@ -11,7 +11,7 @@ use std::process::Command as StdCommand;
 
 use assert_cmd::Command;
 use fcorr::model::Run;
-use fcorr::report::ReportEnv;
+use fcorr::report::{ReportEnv, Reporter};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -303,10 +303,29 @@ fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
 
 #[test]
 fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
-    for (name, run) in report_support::scenarios() {
-        let report = fcorr::report::junit::build_report(&run);
-        let xml = report.to_string().unwrap();
-        assert_required_attributes(&xml);
+    let mut scenarios = report_support::scenarios();
+    scenarios.push(("no_suites", report_support::run(Vec::new(), None)));
+    let mut ansi = report_support::mixed_failures();
+    let case = &mut ansi.suites[0].cases[1];
+    case.output = Some("\u{1b}[31mred\u{1b}[0m\ttab\r\nbell\u{7} C1\u{9b} NUL\u{0} end".into());
+    case.details = Some("\u{1b}[1mAssertionError\u{1b}[0m: <a & b>".into());
+    scenarios.push(("ansi_and_controls", ansi));
+    for (name, run) in scenarios {
+        // What fcorr writes (streamed case by case) is what quick-junit serialises: the same
+        // bytes, except that newlines in attribute values are written as `&#10;` (quick-xml 0.42)
+        // where quick-junit's quick-xml 0.41 leaves them raw, for XML parsers to fold into spaces.
+        let written = fcorr::report::junit::JunitXml.render(&run, &ReportEnv::default()).unwrap();
+        let xml = String::from_utf8(written).unwrap();
+        let reference_report = fcorr::report::junit::build_report(&run);
+        let reference = reference_report.to_string().unwrap();
+        assert_eq!(xml.replace("&#10;", "\n"), reference, "{name}: streamed JUnit differs from quick-junit's");
+        let read_back = quick_junit::Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let reference_back = quick_junit::Report::deserialize_from_str(&reference).unwrap();
+        assert_eq!(read_back, reference_back, "{name}: quick-junit reads back another report");
+        assert_eq!(read_back.tests, reference_report.tests, "{name}");
+        if !run.suites.is_empty() {
+            assert_required_attributes(&xml);
+        }
         let back = quick_junit::Report::deserialize_from_str(&xml).unwrap_or_else(|e| panic!("{name}: {e}\n{xml}"));
         assert_eq!(back.test_suites.len(), run.suites.len(), "{name}");
         for (suite, ts) in run.suites.iter().zip(&back.test_suites) {

@@ -1,9 +1,15 @@
-//! `junit.xml`: the run as JUnit XML (written with quick-junit), for CI test tabs and dashboards.
+//! `junit.xml`: the run as JUnit XML in quick-junit's model, for CI test tabs and dashboards.
 //!
 //! One `<testsuite>` per suite with fcorr's policy, score and status as properties. A suite that
 //! failed before or outside its tests gets a synthetic `<error>` case, so no consumer ever sees a
 //! green, empty suite for a build that did not compile.
+//!
+//! Each case becomes a quick-junit [`TestCase`] (which sanitises every string) and is written the
+//! moment it is built, by [`stream`], a case-at-a-time port of quick-junit's serializer: a
+//! 100,000-case run would otherwise be copied whole into a quick-junit [`Report`] first (about
+//! 80 MB). Tests hold the streamed bytes equal to `build_report(run).serialize(..)`.
 
+use std::io::Write;
 use std::time::Duration;
 
 use quick_junit::{
@@ -11,6 +17,8 @@ use quick_junit::{
 };
 
 use super::{ReportEnv, Reporter};
+
+mod stream;
 use crate::collect::cap_text;
 use crate::model::{Attempt, Case, CaseStatus, PhaseStatus, Run, Suite, SuiteStatus};
 
@@ -34,20 +42,26 @@ impl Reporter for JunitXml {
         "junit.xml"
     }
 
-    fn render(&self, run: &Run, _env: &ReportEnv) -> Result<Vec<u8>, String> {
-        let mut bytes = Vec::new();
-        build_report(run).serialize(&mut bytes).map_err(|e| format!("cannot serialise JUnit XML: {e}"))?;
-        Ok(bytes)
+    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+        stream::write_report(run, out).map_err(|e| format!("cannot write JUnit XML: {e}"))
     }
 }
 
-/// The quick-junit report for a run.
+/// The whole quick-junit report for a run, in memory (the reference [`stream`] is checked against).
 pub fn build_report(run: &Run) -> Report {
+    let mut report = report_header(run);
+    for suite in &run.suites {
+        let mut ts = suite_header(suite);
+        ts.add_test_cases(suite_cases(suite));
+        report.add_test_suite(ts);
+    }
+    report
+}
+
+/// The report without suites.
+fn report_header(run: &Run) -> Report {
     let mut report = Report::new("fcorr");
     report.set_time(ms(run.duration_ms as f64));
-    for suite in &run.suites {
-        report.add_test_suite(test_suite(suite));
-    }
     report
 }
 
@@ -55,7 +69,8 @@ fn ms(value: f64) -> Duration {
     Duration::from_secs_f64((value.max(0.0) / 1000.0).min(1e9))
 }
 
-fn test_suite(suite: &Suite) -> TestSuite {
+/// A suite without its cases: name, time, properties and the phase logs.
+fn suite_header(suite: &Suite) -> TestSuite {
     let mut ts = TestSuite::new(suite.name.as_str());
     ts.set_time(ms(suite.duration_ms as f64));
     let health = crate::score::health(std::slice::from_ref(suite), Some(suite.score.value));
@@ -77,19 +92,18 @@ fn test_suite(suite: &Suite) -> TestSuite {
         props.push(Property::new("fcorr.path", path.as_str()));
     }
     ts.add_properties(props);
-
-    for case in &suite.cases {
-        ts.add_test_case(test_case(suite, case));
-    }
-    if needs_suite_error(suite) {
-        ts.add_test_case(suite_error_case(suite));
-    }
-
     let log = phase_logs(suite);
     if !log.is_empty() {
         ts.set_system_out(cap_text(&log, OUTPUT_CAP));
     }
     ts
+}
+
+/// The suite's cases as quick-junit test cases, built one at a time, then the synthetic error
+/// case when the suite needs one.
+fn suite_cases(suite: &Suite) -> impl Iterator<Item = TestCase> + '_ {
+    let error_case = needs_suite_error(suite).then(|| suite_error_case(suite));
+    suite.cases.iter().map(|case| test_case(suite, case)).chain(error_case)
 }
 
 /// True when the suite's outcome is not explained by its failing cases: install/build failure,
@@ -231,4 +245,34 @@ fn phase_logs(suite: &Suite) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    /// The vendored strip-ansi-escapes' fast path (used by quick-junit for every string) must
+    /// give exactly what the original vte path gives.
+    #[test]
+    fn patched_strip_matches_vte() {
+        let fast = |s: &str| strip_ansi_escapes::strip_str(s);
+        let slow = |s: &str| strip_ansi_escapes::strip_str_vte(s);
+        for code in 0..=0xFFFFu32 {
+            let Some(c) = char::from_u32(code) else { continue };
+            for text in [c.to_string(), format!("a{c}b\n{c}{c}ü")] {
+                assert_eq!(fast(&text), slow(&text), "U+{code:04X} in {text:?}");
+            }
+        }
+        let samples = [
+            "",
+            "plain ASCII with a trailing newline\n",
+            "tabs\tand\r\ncarriage returns\u{7f}",
+            "\u{1b}[31mred\u{1b}[0m and \u{1b}]0;title\u{7}osc",
+            "C1 \u{9b}31m csi and \u{85} next line, emoji 😀 €",
+            "half an escape at the end \u{1b}[",
+        ];
+        for text in samples {
+            assert_eq!(fast(text), slow(text), "{text:?}");
+        }
+        // The point of the patch: clean text comes back untouched.
+        assert_eq!(fast("test_x[€100] -> <done> & ok\n"), "test_x[€100] -> <done> & ok\n");
+    }
 }
