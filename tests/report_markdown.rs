@@ -169,3 +169,31 @@ fn html_page_is_self_contained_and_escapes_names() {
     let rows = html.split("<table>").nth(1).unwrap().split("</table>").next().unwrap().matches("<tr>").count();
     assert_eq!(rows, run.suites.len() + 1);
 }
+
+#[test]
+fn thousands_of_new_failures_still_name_the_first_ones() {
+    // 1,000 new failures with long messages: even the failures-only level overflows a comment,
+    // so the comment lists a short run of them and counts the rest, rather than none at all.
+    let mut run = big_run(20_000);
+    let mut base = run.clone();
+    for case in base.suites.iter_mut().flat_map(|s| s.cases.iter_mut()) {
+        case.status = fcorr::model::CaseStatus::Passed;
+    }
+    for case in run.suites.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| c.status.is_failure()) {
+        case.message = Some(format!("{} {}", case.message.as_deref().unwrap_or(""), "x".repeat(300)));
+    }
+    let info = fcorr::compare::BaselineInfo { source: "file".into(), ..Default::default() };
+    run.comparison = Some(fcorr::compare::compare(&run, &base, info));
+
+    let comment = render_comment(&run, &env()).unwrap();
+    assert!(Budget::COMMENT.fits(&comment), "{} chars", comment.chars().count());
+    check_markdown(&comment);
+    assert!(comment.contains("#### ❌ New failures (1000)"), "{comment}");
+    let listed = comment.lines().filter(|l| l.contains("(passed → failed)")).count();
+    assert!((10..1000).contains(&listed), "{listed} new failures listed");
+    assert!(comment.contains(&format!("- … and {} more: see `results.json`", 1000 - listed)), "{comment}");
+
+    let summary = render_summary(&run, &env()).unwrap();
+    assert!(Budget::SUMMARY.fits(&summary));
+    assert!(summary.contains("#### ❌ New failures (1000)"));
+}

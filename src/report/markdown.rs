@@ -37,6 +37,9 @@ pub fn embedded_template(name: &str) -> Option<&'static str> {
 /// than `limit / MIN_CASE_SIZE` cannot fit and is skipped without rendering it.
 const MIN_CASE_SIZE: usize = 40;
 
+/// Room per failure in the short failure list: a failure with a message and a trace excerpt.
+const SHORT_LIST_CASE_SIZE: usize = 1_000;
+
 /// How much a rendering shows; reports step down until they fit their budget.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -101,9 +104,18 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
     let max_cases = budget.limit / MIN_CASE_SIZE;
     let total = run.suites.iter().map(|s| s.cases.len()).sum::<usize>();
     let mut last = None;
-    for detail in [Detail::All, Detail::Failures, Detail::Summary] {
+    // Failures step down twice: as many as could fit at their least size, then a short list
+    // (with a count of the rest), so a PR comment on a run with thousands of failures still
+    // names the first ones instead of dropping to the suite table.
+    let levels = [
+        (Detail::All, max_cases),
+        (Detail::Failures, max_cases),
+        (Detail::Failures, (budget.limit / SHORT_LIST_CASE_SIZE).max(1)),
+        (Detail::Summary, 0),
+    ];
+    for (detail, listed) in levels {
         // Listing every case cannot fit when there are more than the budget holds at its least
-        // size each; failures are instead capped in the context (see `context`).
+        // size each.
         if detail == Detail::All && total > max_cases {
             continue;
         }
@@ -111,7 +123,7 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         // Levels that can step down stop rendering as soon as they outgrow the budget; the last
         // one renders in full so the trim below sees all of it.
         let cap = (detail != Detail::Summary).then_some(budget);
-        let ctx = context(run, env, detail, notice, &budget);
+        let ctx = context_listing(run, env, detail, notice, &budget, listed);
         match render_capped(&engine, template, ctx, cap)? {
             Some(text) if budget.fits(&text) => return Ok(text),
             Some(text) => last = Some(text),
@@ -458,6 +470,18 @@ struct BaselineView<'a> {
     stale: bool,
 }
 
+/// Number of case changes of each kind.
+#[derive(Serialize, Default)]
+struct ChangeCounts {
+    new_failures: usize,
+    fixed: usize,
+    still_failing: usize,
+    added: usize,
+    removed: usize,
+    flaky: usize,
+    newly_skipped: usize,
+}
+
 #[derive(Serialize)]
 struct ComparisonView<'a> {
     baseline: BaselineView<'a>,
@@ -469,6 +493,8 @@ struct ComparisonView<'a> {
     /// Every change, new failures first (capped like case lists; see `changes_count`).
     changes: Vec<Value>,
     changes_count: usize,
+    /// How many changes of each kind there are, listed or not (keys as the lists below).
+    change_counts: ChangeCounts,
     new_failures: Vec<Value>,
     fixed: Vec<Value>,
     still_failing: Vec<Value>,
@@ -481,9 +507,13 @@ struct ComparisonView<'a> {
 fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> ComparisonView<'a> {
     let mut changes: Vec<&CaseChange> = c.cases.iter().collect();
     changes.sort_by_key(|x| x.change);
+    // Cases by id, built once: a scan per listed change would be quadratic on big runs.
+    let cases: std::collections::HashMap<(&str, &str), (&Suite, &Case)> =
+        run.suites.iter().flat_map(|s| s.cases.iter().map(move |k| ((s.id.as_str(), k.id.as_str()), (s, k)))).collect();
     let view = |x: &'a CaseChange| {
-        let suite = run.suites.iter().find(|s| s.id == x.suite_id);
-        let case = suite.and_then(|s| s.cases.iter().find(|k| k.id == x.case_id));
+        let found = cases.get(&(x.suite_id.as_str(), x.case_id.as_str()));
+        let suite = found.map(|(s, _)| *s).or_else(|| run.suites.iter().find(|s| s.id == x.suite_id));
+        let case = found.map(|(_, k)| *k);
         Value::from(Serde(ChangeView {
             change: x,
             suite: suite.map(|s| s.name.as_str()).unwrap_or(&x.suite_id),
@@ -517,6 +547,7 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
         suites: &c.suites,
         changes: changes.iter().take(max).map(|x| view(x)).collect(),
         changes_count: changes.len(),
+        change_counts: change_counts(&changes),
         new_failures: pick(Change::NewFailure),
         fixed: pick(Change::Fixed),
         still_failing: pick(Change::StillFailing),
@@ -527,9 +558,36 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
     }
 }
 
+fn change_counts(changes: &[&CaseChange]) -> ChangeCounts {
+    let mut counts = ChangeCounts::default();
+    for x in changes {
+        *match x.change {
+            Change::NewFailure => &mut counts.new_failures,
+            Change::Fixed => &mut counts.fixed,
+            Change::StillFailing => &mut counts.still_failing,
+            Change::Added => &mut counts.added,
+            Change::Removed => &mut counts.removed,
+            Change::Flaky => &mut counts.flaky,
+            Change::NewlySkipped => &mut counts.newly_skipped,
+        } += 1;
+    }
+    counts
+}
+
 /// The template context at one detail level (documented in `docs/templates.md`).
 pub fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, budget: &Budget) -> Value {
-    let max = budget.limit / MIN_CASE_SIZE;
+    context_listing(run, env, detail, notice, budget, budget.limit / MIN_CASE_SIZE)
+}
+
+/// [`context`] listing at most `max` failures (and changes of each kind).
+fn context_listing(
+    run: &Run,
+    env: &ReportEnv,
+    detail: Detail,
+    notice: Option<String>,
+    budget: &Budget,
+    max: usize,
+) -> Value {
     let mut all_cases = Vec::new();
     let mut all_failures = Vec::new();
     let mut suites = Vec::with_capacity(run.suites.len());
