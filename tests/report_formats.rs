@@ -226,14 +226,8 @@ fn junit_and_ctrf_from_real_pytest_runs() {
         assert_eq!(std::fs::read(again.join(file)).unwrap(), std::fs::read(out.join(file)).unwrap(), "{file}");
     }
     assert!(!again.join("summary.md").exists(), "only the chosen formats are written");
-    let plain = fcorr()
-        .args(["report", "--results"])
-        .arg(out.join("results.json"))
-        .arg("--out")
-        .arg(&again)
-        .env("NO_COLOR", "1")
-        .output()
-        .unwrap();
+    // The results path is also the positional argument; a directory means its results.json.
+    let plain = fcorr().arg("report").arg(&out).arg("--out").arg(&again).env("NO_COLOR", "1").output().unwrap();
     assert!(!String::from_utf8(plain.stdout).unwrap().contains('\x1b'), "NO_COLOR is respected");
     let never = fcorr()
         .args(["report", "--color", "never", "--results"])

@@ -13,9 +13,12 @@ use crate::report::{self, ReportEnv, terminal};
 /// Arguments of `fcorr report`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReportArgs {
-    /// A results.json written by `fcorr run` (or the directory holding it).
-    #[arg(long, value_name = "PATH")]
+    /// A results.json written by `fcorr run` or `fcorr import` (or the directory holding it).
+    #[arg(value_name = "RESULTS", default_value = "fcorr-out")]
     pub results: PathBuf,
+    /// Same as the RESULTS argument (kept for scripts written against earlier versions).
+    #[arg(long = "results", value_name = "PATH", conflicts_with = "results")]
+    pub results_flag: Option<PathBuf>,
     /// Output directory (default: the directory of the results file).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -40,7 +43,10 @@ pub struct ReportArgs {
 }
 
 /// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
-pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
+pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
+    if let Some(results) = args.results_flag.take() {
+        args.results = results;
+    }
     report::validate_formats(&args.format)?;
     let run = report::load_results(&args.results)?;
     let out = match &args.out {

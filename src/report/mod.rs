@@ -173,8 +173,16 @@ pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Resul
 /// Reads a saved `results.json`.
 pub fn load_results(path: &Path) -> Result<Run, FcorrError> {
     let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| FcorrError::Input { file: path.clone(), message: format!("cannot read it: {e}") })?;
+    let text = std::fs::read_to_string(&path).map_err(|e| FcorrError::Input {
+        file: path.clone(),
+        message: match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                "no results file here: run `fcorr run` or `fcorr import` first, or give the path of a results.json"
+                    .into()
+            }
+            _ => format!("cannot read it: {e}"),
+        },
+    })?;
     let run: Run = serde_json::from_str(&text).map_err(|e| FcorrError::Input {
         file: path.clone(),
         message: format!("line {}, column {}: not an fcorr results file: {e}", e.line(), e.column()),
