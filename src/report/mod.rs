@@ -199,3 +199,52 @@ pub fn load_results(path: &Path) -> Result<Run, FcorrError> {
     }
     Ok(run)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, CaseStatus, Suite, SuiteKind};
+
+    fn run() -> Run {
+        let mut suite = Suite::new("api", "api", SuiteKind::Import);
+        suite.cases = vec![Case { name: "ok".into(), status: CaseStatus::Passed, ..Case::default() }];
+        suite.finalize_cases();
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        let names = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
+        names.filter(|n| n.ends_with("tmp~")).collect()
+    }
+
+    #[test]
+    fn every_format_is_written_in_registration_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let (written, problems) = write_all(&run(), &ReportEnv::default(), dir.path(), &[]);
+        assert!(problems.is_empty(), "{problems:?}");
+        let names: Vec<_> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
+        let expected: Vec<_> = reporters().iter().map(|r| r.file_name().to_string()).collect();
+        assert_eq!(names, expected);
+        assert!(leftovers(dir.path()).is_empty());
+        let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
+        assert!(json.ends_with("}\n") && json.contains("\"schema_version\": 1"));
+    }
+
+    #[test]
+    fn a_failing_format_is_reported_and_the_others_are_written() {
+        let templates = tempfile::tempdir().unwrap();
+        std::fs::write(templates.path().join("summary.md.j2"), "{% for x in %}broken").unwrap();
+        let env = ReportEnv { templates: Some(templates.path().into()), ..ReportEnv::default() };
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("summary.md"), "earlier").unwrap();
+        let (written, problems) = write_all(&run(), &env, dir.path(), &[]);
+        // The summary template also renders the HTML page: both fail, nothing else does.
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("summary report failed: template summary.md.j2"), "{problems:?}");
+        assert!(problems[1].starts_with("html report failed"), "{problems:?}");
+        assert_eq!(written.len(), reporters().len() - 2);
+        assert_eq!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap(), "earlier", "left as it was");
+        assert!(!dir.path().join("report.html").exists());
+        assert!(leftovers(dir.path()).is_empty(), "temporary files are removed");
+    }
+}
