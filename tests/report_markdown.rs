@@ -168,6 +168,10 @@ fn html_page_is_self_contained_and_escapes_names() {
     // Every suite is a row of the first table.
     let rows = html.split("<table>").nth(1).unwrap().split("</table>").next().unwrap().matches("<tr>").count();
     assert_eq!(rows, run.suites.len() + 1);
+    // GitHub's `> [!NOTE]` alerts become styled blocks, not a literal "[!NOTE]".
+    let page = fcorr::report::html::page(&run, "> [!NOTE]\n> Passing cases are not listed.\n");
+    assert!(page.contains("<div class=\"markdown-alert markdown-alert-note\">"), "{page}");
+    assert!(!page.contains("[!NOTE]"));
 }
 
 #[test]

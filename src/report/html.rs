@@ -1,6 +1,6 @@
 //! `report.html`: the summary Markdown rendered with comrak into one self-contained page.
 //!
-//! GFM extensions on (tables, strikethrough, autolinks, task lists, footnotes). Raw HTML passes
+//! GFM extensions on (tables, strikethrough, autolinks, task lists, footnotes, alerts). Raw HTML passes
 //! only when it is made of the few structural tags fcorr's templates use (`<details>`,
 //! `<summary>`, `<br>`, `<sub>`); any other raw HTML is shown as text, so nothing a test name
 //! contains can inject markup. Inline stylesheet, no scripts, no external assets: readable offline.
@@ -42,6 +42,8 @@ pub fn options() -> comrak::Options<'static> {
     options.extension.autolink = true;
     options.extension.tasklist = true;
     options.extension.footnotes = true;
+    // `> [!NOTE]` blocks, as GitHub renders them in summaries and comments.
+    options.extension.alerts = true;
     options.render.r#unsafe = false;
     options
 }
@@ -57,7 +59,10 @@ th{background:var(--code)}\
 code,pre{font:13px/1.45 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:var(--code);border-radius:4px}\
 code{padding:1px 4px}pre{padding:10px;overflow-x:auto}pre code{padding:0}\
 blockquote{margin:0;padding:0 1rem;color:var(--muted);border-left:4px solid var(--line)}\
-h2,h3,h4{border-bottom:1px solid var(--line);padding-bottom:4px}sub{color:var(--muted)}";
+h2,h3,h4{border-bottom:1px solid var(--line);padding-bottom:4px}sub{color:var(--muted)}\
+.markdown-alert{padding:2px 1rem;margin:1rem 0;border-left:4px solid #0969da}\
+.markdown-alert-warning{border-left-color:#9a6700}.markdown-alert-caution{border-left-color:#cf222e}\
+.markdown-alert-title{font-weight:600;margin:6px 0}";
 
 /// The full page around the rendered Markdown.
 pub fn page(run: &Run, markdown: &str) -> String {

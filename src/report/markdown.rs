@@ -134,7 +134,7 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
     let text = last.unwrap_or_default();
     let notice = format!(
         "> [!WARNING]\n> **Report trimmed** to fit GitHub's limit of {}. Every suite and case is in \
-         `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+         `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts.",
         budget.describe()
     );
     Ok(budget::hard_trim(&text, &budget, &notice))
@@ -145,12 +145,12 @@ fn notice(detail: Detail, budget: &Budget) -> Option<String> {
         Detail::All => None,
         Detail::Failures => Some(format!(
             "Passing cases are not listed: the full report would exceed {}. Every case is in \
-             `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+             `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts.",
             budget.describe()
         )),
         Detail::Summary => Some(format!(
             "Only suites and totals are shown: even the failures alone would exceed {}. Every case \
-             is in `results.json`, `junit.xml` and `report.html` among the run's artifacts.",
+             is in `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts.",
             budget.describe()
         )),
     }
