@@ -16,9 +16,8 @@ use std::io::BufRead;
 
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
-use quick_xml::reader::Reader;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, xml_stream};
 use crate::model::{Attempt, Case, CaseStatus};
 
 /// JUnit / xUnit XML.
@@ -114,52 +113,81 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 }
 
 fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, String> {
-    let mut reader = Reader::from_reader(input);
-    let config = reader.config_mut();
-    config.check_end_names = false;
-    config.trim_text(false);
-    config.expand_empty_elements = false;
+    parse_in_chunks(input, options, dialect, xml_stream::CHUNK)
+}
 
-    let mut report = ParsedReport::default();
-    let mut suites: Vec<SuiteFrame> = Vec::new();
-    let mut open: Option<Open> = None;
-    let mut saw_root = false;
-    let mut buf = Vec::with_capacity(64 * 1024);
-    let mut paths = PathCache { options, last: None };
-    let mut spare = Spare::default();
+/// Reads the report `chunk` bytes at a time (see [`xml_stream`]); the result does not depend on `chunk`.
+fn parse_in_chunks(
+    input: &mut dyn BufRead,
+    options: &ParseOptions,
+    dialect: Dialect,
+    chunk: usize,
+) -> Result<ParsedReport, String> {
+    let mut state = ReadState {
+        dialect,
+        report: ParsedReport::default(),
+        suites: Vec::new(),
+        open: None,
+        saw_root: false,
+        paths: PathCache { options, last: None },
+        spare: Spare::default(),
+    };
+    if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
+        return Err(xml_error(&e.error.to_string(), e.position, &state.report));
+    }
+    let ReadState { mut report, mut open, saw_root, mut spare, .. } = state;
+    if let Some(current) = open.take() {
+        report.warnings.push(format!("the report ends inside testcase `{}`: it may be truncated", current.case.name));
+        report.cases.push(finish(current, &mut spare));
+    }
+    if !saw_root {
+        return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
+    }
+    Ok(report)
+}
 
-    loop {
-        let event = match reader.read_event_into(&mut buf) {
-            Ok(event) => event,
-            Err(e) => return Err(xml_error(&e.to_string(), reader.error_position(), &report)),
-        };
+/// What the reader keeps from one event to the next.
+struct ReadState<'o> {
+    dialect: Dialect,
+    report: ParsedReport,
+    suites: Vec<SuiteFrame>,
+    open: Option<Open>,
+    saw_root: bool,
+    paths: PathCache<'o>,
+    spare: Spare,
+}
+
+impl ReadState<'_> {
+    fn event(&mut self, event: Event<'_>) {
+        let ReadState { dialect, report, suites, open, saw_root, paths, spare } = self;
+        let dialect = *dialect;
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(event, Event::Empty(_));
                 let name = e.local_name();
                 match name.as_ref() {
                     "testsuites" => {
-                        saw_root = true;
-                        reserve_for(&mut report, e);
+                        *saw_root = true;
+                        reserve_for(report, e);
                     }
                     "testsuite" => {
-                        if !saw_root {
-                            reserve_for(&mut report, e);
+                        if !*saw_root {
+                            reserve_for(report, e);
                         }
-                        saw_root = true;
+                        *saw_root = true;
                         if !empty {
                             suites.push(suite_frame(e));
                         }
                     }
                     "testcase" => {
-                        saw_root = true;
+                        *saw_root = true;
                         if let Some(previous) = open.take() {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            report.cases.push(finish(previous, &mut spare));
+                            report.cases.push(finish(previous, spare));
                         }
                         let case = match dialect {
-                            Dialect::Generic => start_case(e, &suites, &mut paths),
-                            Dialect::NodeTest => start_node_case(e, &suites),
+                            Dialect::Generic => start_case(e, suites, paths),
+                            Dialect::NodeTest => start_node_case(e, suites),
                         };
                         let current = Open {
                             case,
@@ -174,9 +202,9 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                             dialect,
                         };
                         if empty {
-                            report.cases.push(finish(current, &mut spare));
+                            report.cases.push(finish(current, spare));
                         } else {
-                            open = Some(current);
+                            *open = Some(current);
                         }
                     }
                     other => {
@@ -190,7 +218,7 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                                         current.muted_from = Some(current.depth_in_child);
                                     }
                                 }
-                                continue;
+                                return;
                             }
                             child_start(current, other, e, empty);
                         }
@@ -202,7 +230,7 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                 match name.as_ref() {
                     "testcase" => {
                         if let Some(current) = open.take() {
-                            report.cases.push(finish(current, &mut spare));
+                            report.cases.push(finish(current, spare));
                         }
                     }
                     "testsuite" => {
@@ -223,17 +251,17 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                 }
             }
             Event::Text(ref t) => {
-                if let Some(current) = reading(&mut open) {
+                if let Some(current) = reading(open) {
                     push_text(current, &t.xml10_content());
                 }
             }
             Event::CData(ref t) => {
-                if let Some(current) = reading(&mut open) {
+                if let Some(current) = reading(open) {
                     push_text(current, &t.xml10_content());
                 }
             }
             Event::GeneralRef(ref r) => {
-                if let Some(current) = reading(&mut open) {
+                if let Some(current) = reading(open) {
                     if let Ok(Some(ch)) = r.resolve_char_ref() {
                         let mut utf8 = [0u8; 4];
                         push_text(current, ch.encode_utf8(&mut utf8));
@@ -247,20 +275,10 @@ fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Diale
                     }
                 }
             }
-            Event::Eof => break,
-            // Declarations (any `encoding=`), DOCTYPE, comments and processing instructions.
+            // Declarations (any `encoding=`), DOCTYPE, comments, processing instructions and the end.
             _ => {}
         }
-        buf.clear();
     }
-    if let Some(current) = open.take() {
-        report.warnings.push(format!("the report ends inside testcase `{}`: it may be truncated", current.case.name));
-        report.cases.push(finish(current, &mut spare));
-    }
-    if !saw_root {
-        return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
-    }
-    Ok(report)
 }
 
 /// Reserves room for the root element's `tests=` count (capped: the count is not trusted), so
@@ -695,6 +713,35 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
+    }
+
+    #[test]
+    fn reading_in_small_chunks_changes_nothing() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+        let mut documents: Vec<Vec<u8>> = ["reports/junit", "gradle-reports/reports/test-results/test"]
+            .iter()
+            .flat_map(|sub| std::fs::read_dir(dir.join(sub)).unwrap().flatten())
+            .filter(|entry| entry.path().extension().is_some_and(|e| e == "xml"))
+            .map(|entry| std::fs::read(entry.path()).unwrap())
+            .collect();
+        assert!(documents.len() >= 10, "the JUnit fixtures moved");
+        documents.push(
+            b"\xEF\xBB\xBF<testsuite name=\"s\"><testcase name=\"a\"><failure>x\r\n\xEF\xBB\xBFy &lt; z</failure>\
+            <system-out><![CDATA[out]]></system-out></testcase><testcase name=\"b\"><failure message=\"m\">"
+                .to_vec(),
+        );
+        documents.push(b"<testsuite><testcase name=\"a\" <<<".to_vec());
+        documents.push(b"<testsuite><testcase name=\"a\"/></testsuite></testsuites>".to_vec());
+        let options = ParseOptions { root: Some("/repo".into()) };
+        for xml in &documents {
+            for dialect in [Dialect::Generic, Dialect::NodeTest] {
+                let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, xml.len() + 1));
+                for chunk in [3, 7, 16, 61, 256] {
+                    let chunked = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, chunk));
+                    assert_eq!(chunked, whole, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
+                }
+            }
+        }
     }
 
     #[test]
