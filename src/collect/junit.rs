@@ -15,7 +15,9 @@ use std::borrow::Cow;
 use std::io::BufRead;
 
 use quick_xml::XmlVersion;
+use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesStart, Event};
+use quick_xml::name::QName;
 
 use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, xml_stream};
 use crate::model::{Attempt, Case, CaseStatus};
@@ -327,66 +329,144 @@ fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
     frame
 }
 
-fn cow_value<'a>(attribute: &'a quick_xml::events::attributes::Attribute<'a>) -> Cow<'a, str> {
-    attribute.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| Cow::Borrowed(&attribute.value))
+fn cow_value<'a>(attribute: &Attribute<'a>) -> Cow<'a, str> {
+    attribute.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| attribute.value.clone())
 }
 
-fn value_of(attribute: &quick_xml::events::attributes::Attribute<'_>) -> String {
+fn value_of(attribute: &Attribute<'_>) -> String {
     cow_value(attribute).into_owned()
 }
 
 fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'_>) -> Case {
-    let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
-    let mut file: Option<Cow<'_, str>> = None;
-    let mut class = None;
-    // Duplicate-attribute checks cost a scan per attribute; a duplicate just overwrites.
-    for attribute in e.attributes().with_checks(false).flatten() {
-        let key = attribute.key.local_name();
-        let wanted = matches!(
-            key.as_ref(),
-            "name" | "classname" | "class" | "file" | "filepath" | "line" | "lineno" | "time" | "status" | "result"
-        );
-        if !wanted {
-            continue;
+    let mut found = CaseAttributes::default();
+    let plain = plain_attributes(e.attributes_raw(), |key, raw| {
+        let key = QName(key);
+        found.take(key.local_name().into_inner(), || cow_value(&Attribute { key, value: Cow::Borrowed(raw) }));
+    });
+    if !plain {
+        // Written some way only quick-xml's iterator reads (or skips) as it should: it reads them all.
+        found = CaseAttributes::default();
+        // Duplicate-attribute checks cost a scan per attribute; a duplicate just overwrites.
+        for attribute in e.attributes().with_checks(false).flatten() {
+            found.take(attribute.key.local_name().into_inner(), || cow_value(&attribute));
         }
-        // Borrowed unless the value holds references: only kept values are copied.
-        let value = cow_value(&attribute);
-        match key.as_ref() {
-            "name" => case.name = value.into_owned(),
-            "classname" if !value.is_empty() => case.classname = Some(value.into_owned()),
-            // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
-            "class" if !value.is_empty() => class = Some(value.into_owned()),
-            "file" | "filepath" if !value.is_empty() => file = Some(Cow::Owned(value.into_owned())),
-            "line" | "lineno" => case.line = value.trim().parse().ok(),
-            "time" => case.duration_ms = parse_seconds(&value).map(|s| s * 1000.0),
+    }
+    let suite_name = suites.iter().rev().find_map(|s| s.name.as_deref());
+    // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
+    let classname = found.classname.or(found.class).or_else(|| suite_name.map(Cow::Borrowed));
+    let mut file = found.file.or_else(|| suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed));
+    if file.is_none() {
+        // vitest and node:test put the test file in classname or the suite name.
+        file = [classname.as_deref(), suite_name]
+            .into_iter()
+            .flatten()
+            .find(|s| looks_like_source_path(s))
+            .map(Cow::Borrowed);
+    }
+    let file = file.map(|f| paths.relative(&f));
+    Case {
+        name: match found.name {
+            Some(name) if !name.is_empty() => name.into_owned(),
+            _ => "(unnamed)".into(),
+        },
+        classname: classname.map(Cow::into_owned),
+        file,
+        line: found.line,
+        duration_ms: found.duration_ms,
+        status: found.status.unwrap_or(CaseStatus::Passed),
+        ..Case::default()
+    }
+}
+
+/// The testcase attributes a case is built from, borrowed from the tag (copied only when kept).
+#[derive(Default)]
+struct CaseAttributes<'a> {
+    name: Option<Cow<'a, str>>,
+    classname: Option<Cow<'a, str>>,
+    class: Option<Cow<'a, str>>,
+    file: Option<Cow<'a, str>>,
+    line: Option<u32>,
+    duration_ms: Option<f64>,
+    status: Option<CaseStatus>,
+}
+
+impl<'a> CaseAttributes<'a> {
+    /// Takes one attribute by its local name; `value` (normalized) is only worked out for the ones
+    /// kept. A repeated attribute overwrites; empty class names and files count as missing.
+    fn take(&mut self, key: &str, value: impl FnOnce() -> Cow<'a, str>) {
+        match key {
+            "name" => self.name = Some(value()),
+            "classname" | "class" | "file" | "filepath" => {
+                let value = value();
+                if !value.is_empty() {
+                    let slot = match key {
+                        "classname" => &mut self.classname,
+                        "class" => &mut self.class,
+                        _ => &mut self.file,
+                    };
+                    *slot = Some(value);
+                }
+            }
+            "line" | "lineno" => self.line = value().trim().parse().ok(),
+            "time" => self.duration_ms = parse_seconds(&value()).map(|s| s * 1000.0),
             "status" | "result" => {
-                if let Some(status) = status_attribute(&value) {
-                    case.status = status;
+                if let Some(status) = status_attribute(&value()) {
+                    self.status = Some(status);
                 }
             }
             _ => {}
         }
     }
-    let suite_name = suites.iter().rev().find_map(|s| s.name.as_deref());
-    if case.classname.is_none() {
-        case.classname = class.or_else(|| suite_name.map(str::to_string));
+}
+
+/// Hands each `key="value"` (or `key='value'`) of a start tag's attribute text to `each`, raw,
+/// exactly as quick-xml's attribute iterator would read it, only faster. False when the text is
+/// written any other way (a key without a value, an unquoted or unclosed value...): what was
+/// handed on so far is then to be dropped and quick-xml's iterator used instead.
+fn plain_attributes<'a>(raw: &'a str, mut each: impl FnMut(&'a str, &'a str)) -> bool {
+    let bytes = raw.as_bytes();
+    let space = |i: usize| bytes.get(i).is_some_and(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let mut i = 0;
+    loop {
+        while space(i) {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return true;
+        }
+        // The key's first byte is taken whatever it is, even `=`, as quick-xml does.
+        let key_start = i;
+        i += 1;
+        while i < bytes.len() && bytes[i] != b'=' && !space(i) {
+            i += 1;
+        }
+        let key_end = i;
+        while space(i) {
+            i += 1;
+        }
+        if bytes.get(i) != Some(&b'=') {
+            return false;
+        }
+        i += 1;
+        while space(i) {
+            i += 1;
+        }
+        let quote = match bytes.get(i) {
+            Some(&quote @ (b'"' | b'\'')) => quote,
+            _ => return false,
+        };
+        let value_start = i + 1;
+        let Some(length) = bytes.get(value_start..).and_then(|rest| rest.iter().position(|&b| b == quote)) else {
+            return false;
+        };
+        let value_end = value_start + length;
+        // Cut at ASCII bytes, so on character boundaries: `get` never fails here.
+        let (Some(key), Some(value)) = (raw.get(key_start..key_end), raw.get(value_start..value_end)) else {
+            return false;
+        };
+        each(key, value);
+        i = value_end + 1;
     }
-    if file.is_none() {
-        file = suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed);
-    }
-    if file.is_none() {
-        // vitest and node:test put the test file in classname or the suite name.
-        file = [case.classname.as_deref(), suite_name]
-            .into_iter()
-            .flatten()
-            .find(|s| looks_like_source_path(s))
-            .map(|s| Cow::Owned(s.to_string()));
-    }
-    case.file = file.map(|f| paths.relative(&f));
-    if case.name.is_empty() {
-        case.name = "(unnamed)".into();
-    }
-    case
 }
 
 /// A `node --test` case: named by its `describe` path, as node's own spec reporter nests it.
@@ -444,7 +524,8 @@ fn looks_like_source_path(s: &str) -> bool {
 fn parse_seconds(value: &str) -> Option<f64> {
     let value = value.trim();
     // Some writers format times with thousands separators ("1,200.5").
-    let seconds = if value.contains(',') { value.replace(',', "").parse::<f64>() } else { value.parse::<f64>() };
+    let seconds =
+        if value.as_bytes().contains(&b',') { value.replace(',', "").parse::<f64>() } else { value.parse::<f64>() };
     seconds.ok().filter(|s| s.is_finite() && *s >= 0.0)
 }
 
@@ -740,6 +821,42 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
                     let chunked = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, chunk));
                     assert_eq!(chunked, whole, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_attributes_read_as_quick_xml_reads_them() {
+        let tags = [
+            r#"t name="a" classname='b.c' time="0.5""#,
+            "t a=\"1\"b='2' \t\r\n c = \"x > y\"  ",
+            r#"t name="" empty='' x:file="f.py" =="keyless" name="again""#,
+            "t name=\"caf\u{e9} &amp; \u{1F680}\" line=\"3\tx\n\"",
+            "t",
+            "t   ",
+            // Not plain: quick-xml reports an error for each, and is asked to read the lot.
+            r#"t name="a" flag"#,
+            r#"t name="a" flag other="b""#,
+            r#"t name=a time="1""#,
+            r#"t name="a"#,
+            r#"t name= "#,
+            r#"t name"#,
+            r#"t ="keyless""#,
+        ];
+        for tag in tags {
+            let e = BytesStart::from_content(tag, 1);
+            let mut plain = Vec::new();
+            let ok = plain_attributes(e.attributes_raw(), |k, v| plain.push((k.to_string(), v.to_string())));
+            let results: Vec<_> = e.attributes().with_checks(false).collect();
+            let clean = results.iter().all(|r| r.is_ok());
+            assert_eq!(ok, clean, "{tag}");
+            if ok {
+                let theirs: Vec<_> = results
+                    .into_iter()
+                    .flatten()
+                    .map(|a| (a.key.into_inner().to_string(), a.value.into_owned()))
+                    .collect();
+                assert_eq!(plain, theirs, "{tag}");
             }
         }
     }
