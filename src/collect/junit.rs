@@ -166,8 +166,7 @@ impl ReadState<'_> {
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(event, Event::Empty(_));
-                let name = e.local_name();
-                match name.as_ref() {
+                match local_name(e.name().into_inner()) {
                     "testsuites" => {
                         *saw_root = true;
                         reserve_for(report, e);
@@ -227,31 +226,28 @@ impl ReadState<'_> {
                     }
                 }
             }
-            Event::End(ref e) => {
-                let name = e.local_name();
-                match name.as_ref() {
-                    "testcase" => {
-                        if let Some(current) = open.take() {
-                            report.cases.push(finish(current, spare));
-                        }
+            Event::End(ref e) => match local_name(e.name().into_inner()) {
+                "testcase" => {
+                    if let Some(current) = open.take() {
+                        report.cases.push(finish(current, spare));
                     }
-                    "testsuite" => {
-                        suites.pop();
-                    }
-                    _ => {
-                        if let Some(current) = open.as_mut() {
-                            if current.depth_in_child > 0 {
-                                if current.muted_from == Some(current.depth_in_child) {
-                                    current.muted_from = None;
-                                }
-                                current.depth_in_child -= 1;
-                            } else if current.inside != Inside::Nothing {
-                                child_end(current);
+                }
+                "testsuite" => {
+                    suites.pop();
+                }
+                _ => {
+                    if let Some(current) = open.as_mut() {
+                        if current.depth_in_child > 0 {
+                            if current.muted_from == Some(current.depth_in_child) {
+                                current.muted_from = None;
                             }
+                            current.depth_in_child -= 1;
+                        } else if current.inside != Inside::Nothing {
+                            child_end(current);
                         }
                     }
                 }
-            }
+            },
             Event::Text(ref t) => {
                 if let Some(current) = reading(open) {
                     push_text(current, &t.xml10_content());
@@ -340,8 +336,14 @@ fn value_of(attribute: &Attribute<'_>) -> String {
 fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'_>) -> Case {
     let mut found = CaseAttributes::default();
     let plain = plain_attributes(e.attributes_raw(), |key, raw| {
-        let key = QName(key);
-        found.take(key.local_name().into_inner(), || cow_value(&Attribute { key, value: Cow::Borrowed(raw) }));
+        found.take(local_name(key), || {
+            let key = QName(key);
+            if needs_normalizing(raw) {
+                cow_value(&Attribute { key, value: Cow::Borrowed(raw) })
+            } else {
+                Cow::Borrowed(raw)
+            }
+        });
     });
     if !plain {
         // Written some way only quick-xml's iterator reads (or skips) as it should: it reads them all.
@@ -417,6 +419,23 @@ impl<'a> CaseAttributes<'a> {
             _ => {}
         }
     }
+}
+
+/// The part of an element or attribute name after its namespace prefix, as `QName::local_name`
+/// gives it.
+fn local_name(key: &str) -> &str {
+    // A byte loop: names are short, and a `char` search costs more here than it finds.
+    match key.bytes().position(|b| b == b':') {
+        Some(colon) => key.get(colon + 1..).unwrap_or(key),
+        None => key,
+    }
+}
+
+/// False when quick-xml would leave a raw attribute value as it is: it holds no reference and no tab
+/// or line break to turn into a space (XML 1.0 attribute normalization).
+fn needs_normalizing(raw: &str) -> bool {
+    // A fold rather than `any`: without an early exit the loop is vectorized, and values are short.
+    raw.bytes().fold(false, |found, b| found | matches!(b, b'&' | b'\t' | b'\r' | b'\n'))
 }
 
 /// Hands each `key="value"` (or `key='value'`) of a start tag's attribute text to `each`, raw,
@@ -831,6 +850,7 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
             r#"t name="a" classname='b.c' time="0.5""#,
             "t a=\"1\"b='2' \t\r\n c = \"x > y\"  ",
             r#"t name="" empty='' x:file="f.py" =="keyless" name="again""#,
+            r#"t a:b:c="1" :x="2" y:="3""#,
             "t name=\"caf\u{e9} &amp; \u{1F680}\" line=\"3\tx\n\"",
             "t",
             "t   ",
@@ -851,6 +871,9 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
             let clean = results.iter().all(|r| r.is_ok());
             assert_eq!(ok, clean, "{tag}");
             if ok {
+                for (key, _) in &plain {
+                    assert_eq!(local_name(key), QName(key).local_name().into_inner(), "{key}");
+                }
                 let theirs: Vec<_> = results
                     .into_iter()
                     .flatten()
@@ -858,6 +881,19 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
                     .collect();
                 assert_eq!(plain, theirs, "{tag}");
             }
+        }
+    }
+
+    #[test]
+    fn values_are_normalized_only_when_quick_xml_would_change_them() {
+        for raw in
+            ["plain", "", "caf\u{e9} [x] <y>", "a &amp; b", "&#9;", "tab\there", "line\nbreak", "cr\r\nlf", "&bogus;"]
+        {
+            let attribute = Attribute { key: QName("k"), value: Cow::Borrowed(raw) };
+            let normalized = cow_value(&attribute);
+            // An unknown entity is an error, and the raw value is kept: checking costs nothing then.
+            assert!(needs_normalizing(raw) || normalized == raw, "{raw:?}");
+            assert_eq!(needs_normalizing(raw), raw != "plain" && !raw.is_empty() && !raw.starts_with("caf"), "{raw:?}");
         }
     }
 
