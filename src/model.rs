@@ -619,6 +619,61 @@ fn key_id(key: u64, n: u32) -> String {
     id
 }
 
+/// Gives every case the id it has when no other case shares its identity and returns the keys,
+/// in order, for numbering the ones that do. SHA-256 over 100,000 cases is a good part of an
+/// import's parse, so big suites are split between threads.
+fn first_ids(suite_id: &str, cases: &mut [Case]) -> Vec<u64> {
+    const PER_THREAD: usize = 25_000;
+    let work = |cases: &mut [Case]| -> Vec<u64> {
+        let mut scratch = Vec::new();
+        let mut keys = Vec::with_capacity(cases.len());
+        for case in cases {
+            let key = case_key_in(&mut scratch, suite_id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+            case.id = key_id(key, 1);
+            keys.push(key);
+        }
+        keys
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(cases.len() / PER_THREAD);
+    if threads < 2 {
+        return work(cases);
+    }
+    let size = cases.len().div_ceil(threads);
+    let total = cases.len();
+    let mut parts = cases.chunks_mut(size);
+    let Some(first) = parts.next() else {
+        return Vec::new();
+    };
+    let threaded = std::thread::scope(|scope| {
+        let mut others = Vec::new();
+        for part in parts {
+            // The part goes to the thread once it runs: a thread that cannot be started (or does
+            // not take it) leaves the part to this one.
+            let (give, take) = std::sync::mpsc::channel::<&mut [Case]>();
+            let started = std::thread::Builder::new().spawn_scoped(scope, move || take.recv().map(work));
+            others.push(match started {
+                Ok(thread) => match give.send(part) {
+                    Ok(()) => Ok(thread),
+                    Err(std::sync::mpsc::SendError(part)) => Err(work(part)),
+                },
+                Err(_) => Err(work(part)),
+            });
+        }
+        let mut keys = Vec::with_capacity(total);
+        keys.extend(work(first));
+        for other in others {
+            match other.map(|thread| thread.join()) {
+                Ok(Ok(Ok(part_keys))) | Err(part_keys) => keys.extend(part_keys),
+                // A thread that never got its part (every part is sent before this): do it all here.
+                Ok(Ok(Err(_))) => return None,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            }
+        }
+        Some(keys)
+    });
+    threaded.unwrap_or_else(|| work(cases))
+}
+
 /// Hashes a case key by using it as is: its bits already come from SHA-256, so hashing them
 /// again (SipHash, the map's default) would only cost time.
 #[derive(Default)]
@@ -725,15 +780,16 @@ impl Suite {
     /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
     /// appended in order, so ids stay unique and still stable across runs.
     pub fn finalize_cases(&mut self) {
+        let keys = first_ids(&self.id, &mut self.cases);
         // Keyed by the id's 64 bits: no string per case is built twice or hashed again.
         let mut seen: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>> =
             std::collections::HashMap::with_capacity_and_hasher(self.cases.len(), Default::default());
-        let mut scratch = Vec::new();
-        for case in &mut self.cases {
-            let key = case_key_in(&mut scratch, &self.id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+        for (case, key) in self.cases.iter_mut().zip(keys) {
             let n = seen.entry(key).or_insert(0);
             *n += 1;
-            case.id = key_id(key, *n);
+            if *n > 1 {
+                case.id = key_id(key, *n);
+            }
         }
         self.counts = Counts::of(&self.cases);
     }
@@ -784,5 +840,24 @@ mod tests {
         assert!(suite.cases[1].id.ends_with("#2"));
         assert!(suite.cases[2].id.ends_with("#3"));
         assert_eq!(suite.counts.total, 3);
+    }
+
+    #[test]
+    fn big_suites_get_the_same_ids_on_several_threads() {
+        // Enough cases for the threaded path, with duplicates across the parts it splits into.
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        for i in 0..60_000 {
+            let name = format!("t{}", i % 40_000);
+            suite.cases.push(Case { name, status: CaseStatus::Passed, ..Case::default() });
+        }
+        suite.finalize_cases();
+        let mut seen = std::collections::HashMap::new();
+        for case in &suite.cases {
+            let id = case_id("s", None, None, &case.name);
+            let n = seen.entry(id.clone()).or_insert(0);
+            *n += 1;
+            let expected = if *n == 1 { id } else { format!("{id}#{n}") };
+            assert_eq!(case.id, expected);
+        }
     }
 }
