@@ -361,14 +361,7 @@ fn value_of(attribute: &Attribute<'_>) -> String {
 fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'_>) -> Case {
     let mut found = CaseAttributes::default();
     let plain = plain_attributes(e.attributes_raw(), |key, raw| {
-        found.take(local_name(key), || {
-            let key = QName(key);
-            if needs_normalizing(raw) {
-                cow_value(&Attribute { key, value: Cow::Borrowed(raw) })
-            } else {
-                Cow::Borrowed(raw)
-            }
-        });
+        found.take(local_name(key), || plain_value(key, raw));
     });
     if !plain {
         // Written some way only quick-xml's iterator reads (or skips) as it should: it reads them all.
@@ -453,6 +446,15 @@ fn local_name(key: &str) -> &str {
     match key.bytes().position(|b| b == b':') {
         Some(colon) => key.get(colon + 1..).unwrap_or(key),
         None => key,
+    }
+}
+
+/// The value of an attribute [`plain_attributes`] found, as quick-xml normalizes it.
+fn plain_value<'a>(key: &'a str, raw: &'a str) -> Cow<'a, str> {
+    if needs_normalizing(raw) {
+        cow_value(&Attribute { key: QName(key), value: Cow::Borrowed(raw) })
+    } else {
+        Cow::Borrowed(raw)
     }
 }
 
@@ -573,7 +575,17 @@ fn parse_seconds(value: &str) -> Option<f64> {
     seconds.ok().filter(|s| s.is_finite() && *s >= 0.0)
 }
 
+/// The first attribute with the local name `key`, normalized.
 fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
+    let mut found = None;
+    let plain = plain_attributes(e.attributes_raw(), |name, raw| {
+        if found.is_none() && local_name(name) == key {
+            found = Some(plain_value(name, raw));
+        }
+    });
+    if plain {
+        return found.map(Cow::into_owned);
+    }
     e.attributes().flatten().find(|a| a.key.local_name().as_ref() == key).map(|a| value_of(&a))
 }
 
@@ -876,6 +888,7 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
             "t a=\"1\"b='2' \t\r\n c = \"x > y\"  ",
             r#"t name="" empty='' x:file="f.py" =="keyless" name="again""#,
             r#"t a:b:c="1" :x="2" y:="3""#,
+            "t message=\"x &lt; y\tz\" message=\"second\" type='T'",
             "t name=\"caf\u{e9} &amp; \u{1F680}\" line=\"3\tx\n\"",
             "t",
             "t   ",
@@ -898,6 +911,10 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
             if ok {
                 for (key, _) in &plain {
                     assert_eq!(local_name(key), QName(key).local_name().into_inner(), "{key}");
+                    let local = local_name(key);
+                    let first =
+                        e.attributes().flatten().find(|a| a.key.local_name().as_ref() == local).map(|a| value_of(&a));
+                    assert_eq!(attr(&e, local), first, "{tag}: {key}");
                 }
                 let theirs: Vec<_> = results
                     .into_iter()
