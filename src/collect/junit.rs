@@ -92,9 +92,8 @@ struct SuiteFrame {
     file: Option<String>,
 }
 
-/// The testcase being read.
+/// The testcase being read, besides the case itself (the last one in the report while it is read).
 struct Open {
-    case: Case,
     /// `type=` of the deciding failure, used as the message when nothing better exists.
     failure_type: Option<String>,
     inside: Inside,
@@ -138,9 +137,10 @@ fn parse_in_chunks(
         return Err(xml_error(&e.error.to_string(), e.position, &state.report));
     }
     let ReadState { mut report, mut open, saw_root, mut spare, .. } = state;
-    if let Some(current) = open.take() {
-        report.warnings.push(format!("the report ends inside testcase `{}`: it may be truncated", current.case.name));
-        report.cases.push(finish(current, &mut spare));
+    if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
+        finish(current, case, &mut spare);
+        let warning = format!("the report ends inside testcase `{}`: it may be truncated", case.name);
+        report.warnings.push(warning);
     }
     if !saw_root {
         return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
@@ -182,16 +182,16 @@ impl ReadState<'_> {
                     }
                     "testcase" => {
                         *saw_root = true;
-                        if let Some(previous) = open.take() {
+                        if let (Some(previous), Some(case)) = (open.take(), report.cases.last_mut()) {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            report.cases.push(finish(previous, spare));
+                            finish(previous, case, spare);
                         }
-                        let case = match dialect {
+                        // Built where it stays: a case is big, and read in place until it ends.
+                        report.cases.push(match dialect {
                             Dialect::Generic => start_case(e, suites, paths),
                             Dialect::NodeTest => start_node_case(e, suites),
-                        };
+                        });
                         let current = Open {
-                            case,
                             failure_type: None,
                             inside: Inside::Nothing,
                             depth_in_child: 0,
@@ -202,14 +202,13 @@ impl ReadState<'_> {
                             passed_on_retry: false,
                             dialect,
                         };
-                        if empty {
-                            report.cases.push(finish(current, spare));
-                        } else {
-                            *open = Some(current);
+                        match report.cases.last_mut() {
+                            Some(case) if empty => finish(current, case, spare),
+                            _ => *open = Some(current),
                         }
                     }
                     other => {
-                        if let Some(current) = open.as_mut() {
+                        if let (Some(current), Some(case)) = (open.as_mut(), report.cases.last_mut()) {
                             if current.inside != Inside::Nothing {
                                 // Nested element inside a child: surefire/nextest attempts carry
                                 // <stackTrace> (kept) and their own <system-out>/<system-err> (muted).
@@ -221,29 +220,29 @@ impl ReadState<'_> {
                                 }
                                 return;
                             }
-                            child_start(current, other, e, empty);
+                            child_start(current, case, other, e, empty);
                         }
                     }
                 }
             }
             Event::End(ref e) => match local_name(e.name().into_inner()) {
                 "testcase" => {
-                    if let Some(current) = open.take() {
-                        report.cases.push(finish(current, spare));
+                    if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
+                        finish(current, case, spare);
                     }
                 }
                 "testsuite" => {
                     suites.pop();
                 }
                 _ => {
-                    if let Some(current) = open.as_mut() {
+                    if let (Some(current), Some(case)) = (open.as_mut(), report.cases.last_mut()) {
                         if current.depth_in_child > 0 {
                             if current.muted_from == Some(current.depth_in_child) {
                                 current.muted_from = None;
                             }
                             current.depth_in_child -= 1;
                         } else if current.inside != Inside::Nothing {
-                            child_end(current);
+                            child_end(current, case);
                         }
                     }
                 }
@@ -594,7 +593,7 @@ fn is_placeholder(message: &str) -> bool {
     message.trim().is_empty() || message.trim().eq_ignore_ascii_case("failed")
 }
 
-fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) {
+fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'_>, empty: bool) {
     let inside = match name {
         "failure" => Inside::Failure,
         "error" => Inside::Error,
@@ -607,21 +606,20 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
     match inside {
         Inside::Failure | Inside::Error => {
             // A case can carry several <failure>s; the first decides, later ones add details.
-            if !current.case.status.is_failure() {
-                current.case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
-                current.case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+            if !case.status.is_failure() {
+                case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
+                case.message = attr(e, "message").filter(|m| !is_placeholder(m));
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
         Inside::Skipped => {
             // googletest writes `result="skipped"` and a <skipped message=...> child.
-            let status = current.case.status;
-            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && current.case.message.is_none()) {
-                current.case.status = CaseStatus::Skipped;
+            let status = case.status;
+            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && case.message.is_none()) {
+                case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
-                let name = current.case.name.clone();
-                current.case.message =
-                    attr(e, "message").and_then(|m| first_meaningful_line(&m, &name).map(str::to_string));
+                case.message =
+                    attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
             }
         }
         Inside::Attempt => {
@@ -645,30 +643,30 @@ fn child_start(current: &mut Open, name: &str, e: &BytesStart<'_>, empty: bool) 
     current.inside = inside;
     current.text.clear();
     if empty {
-        child_end(current);
+        child_end(current, case);
     }
 }
 
-fn child_end(current: &mut Open) {
+fn child_end(current: &mut Open, case: &mut Case) {
     // Borrowed, not taken: the buffer keeps its capacity for the next child and the next case.
     let text = current.text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             if current.dialect == Dialect::NodeTest && current.inside != Inside::Skipped && !text.is_empty() {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
-                current.case.message = text
+                case.message = text
                     .lines()
                     .next()
                     .map(|l| l.trim().trim_start_matches("Error [ERR_TEST_FAILURE]:").trim().to_string());
             }
-            let deciding = current.case.details.is_none();
-            if current.case.message.is_none() && deciding {
-                current.case.message = first_meaningful_line(text, &current.case.name)
+            let deciding = case.details.is_none();
+            if case.message.is_none() && deciding {
+                case.message = first_meaningful_line(text, &case.name)
                     .map(str::to_string)
                     .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
             }
             if current.inside != Inside::Skipped && deciding && !text.is_empty() {
-                current.case.details = Some(cap_text(text, DETAILS_CAP));
+                case.details = Some(cap_text(text, DETAILS_CAP));
             }
         }
         Inside::Attempt => {
@@ -676,7 +674,7 @@ fn child_end(current: &mut Open) {
                 if !text.is_empty() {
                     attempt.details = Some(cap_text(text, DETAILS_CAP));
                 }
-                current.case.attempts.push(attempt);
+                case.attempts.push(attempt);
             }
         }
         Inside::Output => {
@@ -710,11 +708,11 @@ struct Spare {
     output: String,
 }
 
-fn finish(mut current: Open, spare: &mut Spare) -> Case {
+/// Ends the case being read: what only its end decides, and its buffers back to `spare`.
+fn finish(mut current: Open, case: &mut Case, spare: &mut Spare) {
     if current.inside != Inside::Nothing {
-        child_end(&mut current);
+        child_end(&mut current, case);
     }
-    let case = &mut current.case;
     if case.status.is_failure() && case.message.is_none() {
         case.message = current.failure_type.take();
     }
@@ -731,7 +729,6 @@ fn finish(mut current: Open, spare: &mut Spare) -> Case {
     current.output.clear();
     spare.text = current.text;
     spare.output = current.output;
-    current.case
 }
 
 #[cfg(test)]
