@@ -599,18 +599,118 @@ pub struct GateReason {
 /// path and the full name (parameters included). Absolute paths must be made relative before
 /// calling this, or ids would differ between machines.
 pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> String {
-    format!("{:016x}", case_key(suite_id, file, classname, name))
+    key_id(case_key(suite_id, file, classname, name), 1)
+}
+
+/// The id text of a key: 16 lower-case hex digits (as `{:016x}` writes them), then `#n` for the
+/// `n`th case with the same key. Written digit by digit: `format!` costs more than the SHA-256.
+fn key_id(key: u64, n: u32) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut digits = [0u8; 16];
+    for (i, digit) in digits.iter_mut().enumerate() {
+        *digit = DIGITS[(key >> (60 - 4 * i)) as usize & 0xf];
+    }
+    // Hex digits are ASCII: the conversion cannot fail.
+    let mut id = String::from_utf8(digits.to_vec()).unwrap_or_default();
+    if n > 1 {
+        id.push('#');
+        id.push_str(&n.to_string());
+    }
+    id
+}
+
+/// Gives every case the id it has when no other case shares its identity and returns the keys,
+/// in order, for numbering the ones that do. SHA-256 over 100,000 cases is a good part of an
+/// import's parse, so big suites are split between threads.
+fn first_ids(suite_id: &str, cases: &mut [Case]) -> Vec<u64> {
+    const PER_THREAD: usize = 25_000;
+    let work = |cases: &mut [Case]| -> Vec<u64> {
+        let mut scratch = Vec::new();
+        let mut keys = Vec::with_capacity(cases.len());
+        for case in cases {
+            let key = case_key_in(&mut scratch, suite_id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+            case.id = key_id(key, 1);
+            keys.push(key);
+        }
+        keys
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(cases.len() / PER_THREAD);
+    if threads < 2 {
+        return work(cases);
+    }
+    let size = cases.len().div_ceil(threads);
+    let total = cases.len();
+    let mut parts = cases.chunks_mut(size);
+    let Some(first) = parts.next() else {
+        return Vec::new();
+    };
+    let threaded = std::thread::scope(|scope| {
+        let mut others = Vec::new();
+        for part in parts {
+            // The part goes to the thread once it runs: a thread that cannot be started (or does
+            // not take it) leaves the part to this one.
+            let (give, take) = std::sync::mpsc::channel::<&mut [Case]>();
+            let started = std::thread::Builder::new().spawn_scoped(scope, move || take.recv().map(work));
+            others.push(match started {
+                Ok(thread) => match give.send(part) {
+                    Ok(()) => Ok(thread),
+                    Err(std::sync::mpsc::SendError(part)) => Err(work(part)),
+                },
+                Err(_) => Err(work(part)),
+            });
+        }
+        let mut keys = Vec::with_capacity(total);
+        keys.extend(work(first));
+        for other in others {
+            match other.map(|thread| thread.join()) {
+                Ok(Ok(Ok(part_keys))) | Err(part_keys) => keys.extend(part_keys),
+                // A thread that never got its part (every part is sent before this): do it all here.
+                Ok(Ok(Err(_))) => return None,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            }
+        }
+        Some(keys)
+    });
+    threaded.unwrap_or_else(|| work(cases))
+}
+
+/// Hashes a case key by using it as is: its bits already come from SHA-256, so hashing them
+/// again (SipHash, the map's default) would only cost time.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `u64` keys are hashed (see `write_u64`); any other input is folded in, not dropped.
+        for byte in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*byte);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
 }
 
 /// The 64 bits behind [`case_id`] (its hex digits are these, big-endian).
 fn case_key(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> u64 {
-    let mut hasher = Sha256::new();
+    case_key_in(&mut Vec::new(), suite_id, file, classname, name)
+}
+
+/// [`case_key`], with the hashed bytes gathered in `scratch` first: one SHA-256 pass over one
+/// buffer costs less than eight small updates, and the buffer serves case after case.
+fn case_key_in(scratch: &mut Vec<u8>, suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> u64 {
+    scratch.clear();
     for part in [suite_id, file.unwrap_or(""), classname.unwrap_or(""), name] {
-        hasher.update(part.as_bytes());
+        scratch.extend_from_slice(part.as_bytes());
         // A separator that cannot occur in names keeps ("a","bc") and ("ab","c") apart.
-        hasher.update([0u8]);
+        scratch.push(0);
     }
-    let digest = hasher.finalize();
+    let digest = Sha256::digest(&scratch[..]);
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(first)
@@ -680,13 +780,16 @@ impl Suite {
     /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
     /// appended in order, so ids stay unique and still stable across runs.
     pub fn finalize_cases(&mut self) {
+        let keys = first_ids(&self.id, &mut self.cases);
         // Keyed by the id's 64 bits: no string per case is built twice or hashed again.
-        let mut seen: std::collections::HashMap<u64, u32> = std::collections::HashMap::with_capacity(self.cases.len());
-        for case in &mut self.cases {
-            let key = case_key(&self.id, case.file.as_deref(), case.classname.as_deref(), &case.name);
+        let mut seen: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>> =
+            std::collections::HashMap::with_capacity_and_hasher(self.cases.len(), Default::default());
+        for (case, key) in self.cases.iter_mut().zip(keys) {
             let n = seen.entry(key).or_insert(0);
             *n += 1;
-            case.id = if *n == 1 { format!("{key:016x}") } else { format!("{key:016x}#{n}") };
+            if *n > 1 {
+                case.id = key_id(key, *n);
+            }
         }
         self.counts = Counts::of(&self.cases);
     }
@@ -716,6 +819,18 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_the_formatted_key() {
+        // The id text is a contract (baselines key on it): exactly `{:016x}` and `#n`.
+        for key in [0, 1, 0xabc, u64::MAX, 0x0123_4567_89ab_cdef, 0xf000_0000_0000_000f] {
+            assert_eq!(key_id(key, 1), format!("{key:016x}"));
+            assert_eq!(key_id(key, 2), format!("{key:016x}#2"));
+            assert_eq!(key_id(key, 12), format!("{key:016x}#12"));
+        }
+        // A known id, computed before the formatting changed.
+        assert_eq!(case_id("s", Some("t.py"), None, "test_x[1-2]"), "96c3a205f2d22d88");
+    }
+
+    #[test]
     fn duplicate_cases_get_suffixes() {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for _ in 0..3 {
@@ -725,5 +840,24 @@ mod tests {
         assert!(suite.cases[1].id.ends_with("#2"));
         assert!(suite.cases[2].id.ends_with("#3"));
         assert_eq!(suite.counts.total, 3);
+    }
+
+    #[test]
+    fn big_suites_get_the_same_ids_on_several_threads() {
+        // Enough cases for the threaded path, with duplicates across the parts it splits into.
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        for i in 0..60_000 {
+            let name = format!("t{}", i % 40_000);
+            suite.cases.push(Case { name, status: CaseStatus::Passed, ..Case::default() });
+        }
+        suite.finalize_cases();
+        let mut seen = std::collections::HashMap::new();
+        for case in &suite.cases {
+            let id = case_id("s", None, None, &case.name);
+            let n = seen.entry(id.clone()).or_insert(0);
+            *n += 1;
+            let expected = if *n == 1 { id } else { format!("{id}#{n}") };
+            assert_eq!(case.id, expected);
+        }
     }
 }

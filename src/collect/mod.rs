@@ -18,6 +18,7 @@ pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
 pub mod tap;
+mod xml_stream;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 ///
