@@ -624,54 +624,56 @@ fn key_id(key: u64, n: u32) -> String {
 /// import's parse, so big suites are split between threads.
 fn first_ids(suite_id: &str, cases: &mut [Case]) -> Vec<u64> {
     const PER_THREAD: usize = 25_000;
-    let work = |cases: &mut [Case]| -> Vec<u64> {
+    let work = |cases: &mut [Case], keys: &mut [u64]| {
         let mut scratch = Vec::new();
-        let mut keys = Vec::with_capacity(cases.len());
-        for case in cases {
+        for (case, slot) in cases.iter_mut().zip(keys) {
             let key = case_key_in(&mut scratch, suite_id, case.file.as_deref(), case.classname.as_deref(), &case.name);
             case.id = key_id(key, 1);
-            keys.push(key);
+            *slot = key;
         }
-        keys
     };
+    let mut keys = vec![0; cases.len()];
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(4).min(cases.len() / PER_THREAD);
     if threads < 2 {
-        return work(cases);
+        work(cases, &mut keys);
+        return keys;
     }
     let size = cases.len().div_ceil(threads);
-    let total = cases.len();
-    let mut parts = cases.chunks_mut(size);
-    let Some(first) = parts.next() else {
-        return Vec::new();
+    let mut parts = cases.chunks_mut(size).zip(keys.chunks_mut(size));
+    let Some((first, first_keys)) = parts.next() else {
+        return keys;
     };
-    let threaded = std::thread::scope(|scope| {
+    std::thread::scope(|scope| {
         let mut others = Vec::new();
         for part in parts {
-            // The part goes to the thread once it runs: a thread that cannot be started (or does
-            // not take it) leaves the part to this one.
-            let (give, take) = std::sync::mpsc::channel::<&mut [Case]>();
-            let started = std::thread::Builder::new().spawn_scoped(scope, move || take.recv().map(work));
-            others.push(match started {
-                Ok(thread) => match give.send(part) {
-                    Ok(()) => Ok(thread),
-                    Err(std::sync::mpsc::SendError(part)) => Err(work(part)),
-                },
-                Err(_) => Err(work(part)),
+            // The part goes to the thread once it is running: one that cannot be started leaves
+            // its part to this thread.
+            let (give, take) = std::sync::mpsc::channel::<(&mut [Case], &mut [u64])>();
+            let started = std::thread::Builder::new().spawn_scoped(scope, move || {
+                if let Ok((cases, keys)) = take.recv() {
+                    work(cases, keys);
+                }
             });
+            let (cases, keys) = match started {
+                Ok(thread) => match give.send(part) {
+                    Ok(()) => {
+                        others.push(thread);
+                        continue;
+                    }
+                    Err(std::sync::mpsc::SendError(part)) => part,
+                },
+                Err(_) => part,
+            };
+            work(cases, keys);
         }
-        let mut keys = Vec::with_capacity(total);
-        keys.extend(work(first));
-        for other in others {
-            match other.map(|thread| thread.join()) {
-                Ok(Ok(Ok(part_keys))) | Err(part_keys) => keys.extend(part_keys),
-                // A thread that never got its part (every part is sent before this): do it all here.
-                Ok(Ok(Err(_))) => return None,
-                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        work(first, first_keys);
+        for thread in others {
+            if let Err(panic) = thread.join() {
+                std::panic::resume_unwind(panic);
             }
         }
-        Some(keys)
     });
-    threaded.unwrap_or_else(|| work(cases))
+    keys
 }
 
 /// Hashes a case key by using it as is: its bits already come from SHA-256, so hashing them
