@@ -134,7 +134,9 @@ fn parse_in_chunks(
         spare: Spare::default(),
     };
     if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
-        return Err(xml_error(&e.error.to_string(), e.position, &state.report));
+        // The case being read when the error came is in the report already, unfinished: not counted.
+        let read = state.report.cases.len() - usize::from(state.open.is_some());
+        return Err(xml_error(&e.error.to_string(), e.position, read));
     }
     let ReadState { mut report, mut open, saw_root, mut spare, .. } = state;
     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
@@ -316,13 +318,13 @@ fn reading(open: &mut Option<Open>) -> Option<&mut Open> {
     open.as_mut().filter(|c| c.inside != Inside::Nothing && c.muted_from.is_none())
 }
 
-fn xml_error(message: &str, position: u64, report: &ParsedReport) -> String {
+fn xml_error(message: &str, position: u64, cases_read: usize) -> String {
     let hint = if message.to_ascii_lowercase().contains("utf") {
         " (fcorr reads UTF-8 reports; convert the file, e.g. `iconv -f ISO-8859-1 -t UTF-8`)"
     } else {
         ""
     };
-    format!("invalid XML at byte {position}: {message}{hint}; {} testcases were read before it", report.cases.len())
+    format!("invalid XML at byte {position}: {message}{hint}; {cases_read} testcases were read before it")
 }
 
 fn push_text(current: &mut Open, text: &str) {
@@ -940,6 +942,14 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
     fn broken_xml_is_an_error_not_a_panic() {
         assert!(parse_str("<testsuite><testcase name=\"a\" <<<").is_err());
         assert!(parse_str("<html><body/></html>").is_err());
+    }
+
+    #[test]
+    fn errors_count_the_cases_read_before_them() {
+        let error = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\"><failure>x & y").unwrap_err();
+        assert!(error.ends_with("; 1 testcases were read before it"), "{error}");
+        let error = parse_str("<testsuite><testcase name=\"a\"/></testsuite></testsuites>").unwrap_err();
+        assert!(error.ends_with("; 1 testcases were read before it"), "{error}");
     }
 
     #[test]

@@ -44,9 +44,9 @@ pub struct XmlError {
 
 /// Hands every event of the XML in `input` to `handle`, reading `chunk` bytes at a time.
 ///
-/// Mismatched end tags are not errors; text is not trimmed; `<a/>` is one `Empty` event.
-/// An error ends the reading. A broken document is read to its end before its error is returned,
-/// since only the end tells a cut-off event from a broken one.
+/// An end tag need not match the element it closes (one with no element open is an error); text
+/// is not trimmed; `<a/>` is one `Empty` event. An error ends the reading. An event longer than a
+/// chunk (a huge CDATA section) is read whole: the buffer grows to hold it.
 pub fn read_events<R: Read + ?Sized>(
     input: &mut R,
     chunk: usize,
@@ -112,7 +112,11 @@ pub fn read_events<R: Read + ?Sized>(
                     }
                     handle(event)
                 }
-                Err(_) if !eof => break before,
+                // Cut off by the chunk's end, maybe: read it again with more input. quick-xml's
+                // syntax errors all mean "the input ended inside this markup"; any other error
+                // that stopped short of the chunk's end is the document's own.
+                Err(quick_xml::Error::Syntax(_)) if !eof => break before,
+                Err(_) if !eof && reader.buffer_position() as usize >= window.len() => break before,
                 Err(error) => {
                     // quick-xml does not say where invalid UTF-8 is: the event it was in is.
                     let local = match error {
@@ -202,9 +206,26 @@ mod tests {
         b"",
     ];
 
+    /// Broken documents longer than a chunk, their error far from its end.
+    fn long_broken() -> Vec<Vec<u8>> {
+        let body = "<b>x</b>".repeat(40);
+        ["<c>bad \u{FFFD} byte</c>", "<c>a & b</c>", "<c>a &amp b</c>", "</c></c></c></c></c>", "<!x>", "<c x=\"1\" y>"]
+            .iter()
+            .map(|bad| format!("<a>{body}{bad}{body}</a>").replace('\u{FFFD}', "\u{1}").into_bytes())
+            .map(|mut doc| {
+                // A lone byte that is not UTF-8 where the \u{1} marker is.
+                if let Some(at) = doc.iter().position(|&b| b == 1) {
+                    doc[at] = 0xFF;
+                }
+                doc
+            })
+            .collect()
+    }
+
     #[test]
     fn chunks_of_any_size_give_the_events_of_the_whole_input() {
-        for xml in DOCUMENTS {
+        let long = long_broken();
+        for xml in DOCUMENTS.iter().copied().chain(long.iter().map(Vec::as_slice)) {
             let expected = whole(xml);
             for chunk in [1, 2, 3, 4, 5, 7, 8, 11, 16, 64, xml.len() + 1] {
                 assert_eq!(chunked(xml, chunk), expected, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
@@ -219,6 +240,16 @@ mod tests {
         let (events, error) = chunked(b"<a>&amp</a>", 2);
         assert_eq!(events.len(), 1);
         assert!(error.is_some());
+    }
+
+    #[test]
+    fn a_broken_document_is_not_read_to_its_end() {
+        let xml = format!("<a><c>a & b</c>{}</a>", "<b>x</b>".repeat(10_000));
+        let mut input = xml.as_bytes();
+        let error = read_events(&mut input, 64, |_| {}).err().map(|e| format!("{}: {}", e.position, e.error));
+        assert_eq!(error, whole(xml.as_bytes()).1);
+        assert!(error.is_some_and(|e| e.starts_with("8: ")));
+        assert!(input.len() > xml.len() - 1000, "read {} bytes", xml.len() - input.len());
     }
 
     /// A reader that hands out a few bytes at a time and is sometimes interrupted.
