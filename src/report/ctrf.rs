@@ -39,6 +39,10 @@ impl Reporter for CtrfJson {
         "ctrf.json"
     }
 
+    fn queue_rank(&self) -> u8 {
+        3
+    }
+
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         serde_json::to_writer_pretty(&mut *out, &build(run, env)).map_err(|e| e.to_string())?;
         out.write_all(b"\n").map_err(|e| e.to_string())

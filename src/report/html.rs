@@ -24,6 +24,14 @@ impl Reporter for HtmlPage {
         "report.html"
     }
 
+    fn queue_rank(&self) -> u8 {
+        1
+    }
+
+    fn uses_template_context(&self) -> bool {
+        true
+    }
+
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         // The page is not bound by GitHub's summary limit, only by what a browser loads well.
         let markdown = render_within(run, env, SUMMARY_TEMPLATE, Budget::PAGE)?;

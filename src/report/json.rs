@@ -17,6 +17,10 @@ impl Reporter for ResultsJson {
         "results.json"
     }
 
+    fn queue_rank(&self) -> u8 {
+        2
+    }
+
     fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         serde_json::to_writer_pretty(&mut *out, run).map_err(|e| e.to_string())?;
         out.write_all(b"\n").map_err(|e| e.to_string())

@@ -42,6 +42,10 @@ impl Reporter for JunitXml {
         "junit.xml"
     }
 
+    fn queue_rank(&self) -> u8 {
+        0
+    }
+
     fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         stream::write_report(run, out).map_err(|e| format!("cannot write JUnit XML: {e}"))
     }

@@ -64,6 +64,14 @@ impl Reporter for SummaryMarkdown {
         "summary.md"
     }
 
+    fn queue_rank(&self) -> u8 {
+        4
+    }
+
+    fn uses_template_context(&self) -> bool {
+        true
+    }
+
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
         let text = render_summary(run, env)?;
         out.write_all(text.as_bytes()).map_err(|e| e.to_string())
@@ -80,6 +88,14 @@ impl Reporter for CommentMarkdown {
 
     fn file_name(&self) -> &'static str {
         "comment.md"
+    }
+
+    fn queue_rank(&self) -> u8 {
+        5
+    }
+
+    fn uses_template_context(&self) -> bool {
+        true
     }
 
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {

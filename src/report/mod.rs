@@ -48,6 +48,18 @@ pub trait Reporter: Send + Sync {
     /// twice; an `Err` names what failed (I/O errors included).
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String>;
 
+    /// Where this format goes in the writing queue (lower starts first): the slowest formats
+    /// first, so the last one to finish is a quick one.
+    fn queue_rank(&self) -> u8 {
+        u8::MAX
+    }
+
+    /// True when rendering builds a template context holding listed cases in memory; at most
+    /// one such format renders at a time, so their peaks never add up.
+    fn uses_template_context(&self) -> bool {
+        false
+    }
+
     /// The rendering as bytes (tests and small outputs).
     fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
         let mut bytes = Vec::new();
@@ -86,8 +98,9 @@ pub fn validate_formats(formats: &[String]) -> Result<(), FcorrError> {
 
 /// Writes every selected format into `out`; returns the paths written.
 ///
-/// Formats are written concurrently, one per core, each streamed through a buffer into a
-/// temporary file that is renamed into place. `results.json` is always written and never waits
+/// Formats are written concurrently, one per core, slowest first, each streamed through a
+/// buffer into a temporary file that is renamed into place; formats rendered through a template
+/// context take turns, so their memory peaks never add up. `results.json` is always written and never waits
 /// on another format, so nothing computed is lost if a later format fails; a failing format is
 /// reported and the others are still written.
 pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> (Vec<PathBuf>, Vec<String>) {
@@ -113,13 +126,20 @@ pub fn write_all_timed(
     // Results are kept in registration order so paths and problems read the same on every run.
     type Slot = Mutex<Option<(Result<PathBuf, String>, Duration)>>;
     let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();
+    let mut queue: Vec<usize> = (0..selected.len()).collect();
+    queue.sort_by_key(|&i| selected[i].queue_rank());
     let next = AtomicUsize::new(0);
+    let template_turn = Mutex::new(());
     let work = || {
         loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(reporter) = selected.get(i) else { break };
+            let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+            let reporter = &selected[i];
             let started = Instant::now();
             let path = out.join(reporter.file_name());
+            // Held only while rendering; a poisoned lock just means another format panicked.
+            let _turn = reporter
+                .uses_template_context()
+                .then(|| template_turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
             let outcome = write_atomic_with(&path, |w| reporter.write(run, env, w)).map(|()| path);
             // Each slot is locked by exactly one worker, once: it cannot be poisoned or contended.
             *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed()));
