@@ -131,8 +131,7 @@ pub fn write_all_timed(
     let next = AtomicUsize::new(0);
     let template_turn = Mutex::new(());
     let work = || {
-        loop {
-            let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
+        while let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
             let reporter = &selected[i];
             let started = Instant::now();
             let path = out.join(reporter.file_name());
