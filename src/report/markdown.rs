@@ -139,7 +139,7 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         // Levels that can step down stop rendering as soon as they outgrow the budget; the last
         // one renders in full so the trim below sees all of it.
         let cap = (detail != Detail::Summary).then_some(budget);
-        let ctx = context_listing(run, env, detail, notice, &budget, listed);
+        let ctx = context(run, env, detail, notice, &budget, listed);
         match render_capped(&engine, template, ctx, cap)? {
             Some(text) if budget.fits(&text) => return Ok(text),
             Some(text) => last = Some(text),
@@ -170,21 +170,6 @@ fn notice(detail: Detail, budget: &Budget) -> Option<String> {
             budget.describe()
         )),
     }
-}
-
-/// Renders one template at one detail level, without any budget.
-pub fn render_at(
-    engine: &Environment<'static>,
-    template: &str,
-    run: &Run,
-    env: &ReportEnv,
-    detail: Detail,
-    notice: Option<String>,
-    budget: &Budget,
-) -> Result<String, String> {
-    let ctx = context(run, env, detail, notice, budget);
-    let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
-    tmpl.render(ctx).map_err(|e| template_error(template, &e))
 }
 
 /// Renders `template`, or `None` as soon as the output outgrows `cap`.
@@ -590,20 +575,9 @@ fn change_counts(changes: &[&CaseChange]) -> ChangeCounts {
     counts
 }
 
-/// The template context at one detail level (documented in `docs/templates.md`).
-pub fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, budget: &Budget) -> Value {
-    context_listing(run, env, detail, notice, budget, budget.limit / MIN_CASE_SIZE)
-}
-
-/// [`context`] listing at most `max` failures (and changes of each kind).
-fn context_listing(
-    run: &Run,
-    env: &ReportEnv,
-    detail: Detail,
-    notice: Option<String>,
-    budget: &Budget,
-    max: usize,
-) -> Value {
+/// The template context at one detail level (documented in `docs/templates.md`), listing at
+/// most `max` failures (and changes of each kind).
+fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, budget: &Budget, max: usize) -> Value {
     let mut all_cases = Vec::new();
     let mut all_failures = Vec::new();
     let mut suites = Vec::with_capacity(run.suites.len());
