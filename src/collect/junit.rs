@@ -285,32 +285,7 @@ impl ReadState<'_> {
 fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
     if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
         report.cases.reserve(tests.min(1 << 20));
-        advise_huge_pages(report.cases.spare_capacity_mut());
     }
-}
-
-/// Asks Linux to back a big allocation about to be filled with huge pages: filling 100,000 cases
-/// (34 MB) otherwise takes a page fault every 4 KiB, some 7 % of the parse. Only advice: where
-/// transparent huge pages are off, and on other systems, nothing changes.
-fn advise_huge_pages<T>(spare: &mut [std::mem::MaybeUninit<T>]) {
-    #[cfg(target_os = "linux")]
-    {
-        let size = std::mem::size_of_val(spare);
-        // SAFETY: sysconf only reads a system constant.
-        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
-        if size < 8 << 20 || page == 0 {
-            return;
-        }
-        let start = spare.as_mut_ptr() as usize;
-        let (first, end) = (start.next_multiple_of(page), (start + size) / page * page);
-        if end > first {
-            // SAFETY: the whole pages of [first, end) lie inside this allocation; MADV_HUGEPAGE
-            // changes how they are backed, never what they hold. A refusal just leaves them as is.
-            unsafe { libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = spare;
 }
 
 /// The open case when its text is being kept (inside a child, not in a muted nested element).
