@@ -325,6 +325,23 @@ async fn fork_pull_requests_publish_only_what_needs_no_write_token() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn ci_json_keeps_stdout_a_json_document_and_annotates_on_stderr() {
+    let ws = workspace(false);
+    write_event(ws.path(), "someone/app-fork");
+    let server = MockServer::start().await;
+
+    let mut cmd = fcorr(ws.path());
+    cmd.envs(github_env(ws.path(), &server.uri(), "pull_request"));
+    let assert = cmd.args(["ci", "--config", "fcorr.toml", "--baseline", "none", "--json"]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let run: Value =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document: {e}\n{stdout}"));
+    assert_eq!(run["verdict"]["outcome"], "fail", "{stdout}");
+    assert!(stderr.lines().any(|l| l.starts_with("::error ") && l.contains("test_percent")), "{stderr}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn publish_from_a_workflow_run_comments_on_the_fork_pr() {
     let ws = workspace(false);
     // Stage 1 (no GitHub environment needed to produce results).

@@ -229,8 +229,15 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
                 workspace: ctx.workspace.clone(),
                 prefix: github.path_prefix.clone(),
             };
-            let mut stdout = std::io::stdout().lock();
-            publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stdout);
+            // With --json, stdout is a JSON document for another program: the workflow commands
+            // go to stderr, which the runner reads for them too.
+            if args.run.json {
+                let mut stderr = std::io::stderr().lock();
+                publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stderr);
+            } else {
+                let mut stdout = std::io::stdout().lock();
+                publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stdout);
+            }
         }
         None => eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing published"),
     }

@@ -83,7 +83,8 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
 }
 
 /// Publishes `run` (whose reports are in `out_dir`) to every GitHub surface the context allows.
-/// Annotations go to `stdout`, where the runner reads workflow commands.
+/// Annotations go to `stdout` as workflow commands (`fcorr ci --json` passes stderr, which the
+/// runner reads for them too, to keep its stdout pure JSON).
 pub fn publish(
     ctx: &GithubContext,
     run: &Run,
