@@ -84,6 +84,10 @@ fn maven_fixture_matches_expected() {
     }
     let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
     assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
+    // Maven writes colour resets even with -B; the tails shown in reports must be plain text.
+    for p in &suite.phases {
+        assert!(!p.log_tail.contains('\u{1b}'), "{:?} tail has escape codes:\n{:?}", p.kind, p.log_tail);
+    }
 }
 
 #[test]

@@ -5,7 +5,6 @@
 //! file status `failed`) or failed outside any test (an `afterAll` hook) becomes an `error` case.
 
 use std::io::BufRead;
-use std::sync::OnceLock;
 
 use serde::Deserialize;
 
@@ -170,10 +169,7 @@ fn first_line(text: &str) -> Option<String> {
 
 /// Removes terminal colour codes (jest colours messages unless told otherwise).
 pub fn strip_ansi(text: &str) -> String {
-    static PATTERN: OnceLock<regex::Regex> = OnceLock::new();
-    // The pattern is a literal; it compiles.
-    let pattern = PATTERN.get_or_init(|| regex::Regex::new(r"\x1b\[[0-9;?]*[A-Za-z]").expect("valid regex"));
-    pattern.replace_all(text, "").into_owned()
+    strip_ansi_escapes::strip_str(text)
 }
 
 #[cfg(test)]

@@ -464,7 +464,8 @@ fn run_phase(
         status,
         exit_code: last.exit.code(),
         duration_ms: started.elapsed().as_millis() as u64,
-        log_tail: tail(&output, PHASE_TAIL_BYTES),
+        // The tail is shown in Markdown and HTML, where colour codes are noise.
+        log_tail: tail(&strip_ansi_escapes::strip_str(&output), PHASE_TAIL_BYTES),
         note,
     };
     last.output = output;
