@@ -25,6 +25,7 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_filter("duration_delta", |v: Option<f64>| v.map(duration_delta).unwrap_or_default());
     env.add_filter("status_icon", |v: Value| status_icon(&text_of(&v)));
     env.add_filter("short_sha", |v: Value| short_sha(&text_of(&v)));
+    env.add_filter("timestamp", |v: Value| timestamp(&text_of(&v)));
 }
 
 /// The text of a template value; none and undefined become empty.
@@ -203,9 +204,27 @@ pub fn short_sha(sha: &str) -> String {
     sha.chars().take(7).collect()
 }
 
+/// An RFC 3339 time as people read it, to the second, in UTC: `2026-11-23 01:02:28 UTC`.
+/// Text that is not RFC 3339 comes back unchanged.
+pub fn timestamp(text: &str) -> String {
+    use time::format_description::well_known::Rfc3339;
+    use time::macros::format_description;
+    let Ok(at) = time::OffsetDateTime::parse(text, &Rfc3339) else { return text.to_string() };
+    let utc = at.to_offset(time::UtcOffset::UTC);
+    utc.format(format_description!("[year]-[month]-[day] [hour]:[minute]:[second] UTC"))
+        .unwrap_or_else(|_| text.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn timestamps_read_to_the_second_in_utc() {
+        assert_eq!(timestamp("2026-11-23T01:02:28.083719292Z"), "2026-11-23 01:02:28 UTC");
+        assert_eq!(timestamp("2026-11-23T03:02:28+02:00"), "2026-11-23 01:02:28 UTC");
+        assert_eq!(timestamp("yesterday"), "yesterday");
+    }
 
     #[test]
     fn cells_escape_markdown_and_html() {
