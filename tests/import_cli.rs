@@ -220,3 +220,18 @@ report-format = "ctrf"
     );
     assert!(matches!(&e2e.results_source, fcorr::model::ResultsSource::Report { format, .. } if format == "ctrf"));
 }
+
+#[test]
+fn a_run_with_no_gates_says_so_instead_of_a_bare_pass() {
+    let out = tempfile::tempdir().unwrap();
+    let assert = fcorr(&repo())
+        .args(["import", "tests/fixtures/gradle-reports/reports/**/*.xml", "--name", "gradle", "--fail-on", "none"])
+        .arg("--out")
+        .arg(out.path())
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    assert!(stdout.contains("PASS (no gates)"), "{stdout}");
+    let comment = std::fs::read_to_string(out.path().join("comment.md")).unwrap();
+    assert!(comment.lines().next().unwrap().contains("fcorr: PASS (no gates)"), "{comment}");
+}

@@ -639,6 +639,8 @@ fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, b
         })));
     }
     let outcome_word = match run.verdict.outcome {
+        // A pass that nothing judged (`--fail-on none`) must not read like a clean run.
+        crate::model::Outcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
         crate::model::Outcome::Pass => "PASS",
         crate::model::Outcome::Fail => "FAIL",
         crate::model::Outcome::UsageError => "INPUT ERROR",

@@ -327,6 +327,8 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
     let t = &run.totals;
     let score = run.score.map(|s| format!("{s}")).unwrap_or_else(|| "-".into());
     let word = match run.verdict.outcome {
+        // A pass that nothing judged (`--fail-on none`) must not read like a clean run.
+        Outcome::Pass if run.verdict.gates.is_empty() => paint.code("1;33", "PASS (no gates)"),
         Outcome::Pass => paint.code("1;32", "PASS"),
         Outcome::Fail => paint.code("1;31", "FAIL"),
         Outcome::UsageError => paint.code("1;31", "INPUT ERROR"),
