@@ -63,3 +63,39 @@ fn rust_compile_error_in_tests_fails_the_build_gate() {
     assert_eq!((d.line, d.column), (Some(19), Some(25)));
     assert!(d.message.contains("E0308") && d.message.contains("mismatched types"), "{d:?}");
 }
+
+#[test]
+fn rust_workspace_places_every_case_in_its_member_crate() {
+    let want = expected("rust-workspace");
+    let (run, code) = run("rust-workspace");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_eq!(suite.phase(PhaseKind::Test).unwrap().exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_counts(suite, &want["counts"]);
+
+    // cargo prints `src/lib.rs` for both members; each case must name its own crate's file,
+    // passing cases too, so ids do not change when a test starts or stops failing.
+    type Key = (String, String);
+    let ours: BTreeMap<Key, (CaseStatus, Option<u32>)> = suite
+        .cases
+        .iter()
+        .map(|c| {
+            let line = (c.status == CaseStatus::Failed).then_some(c.line).flatten();
+            ((c.file.clone().unwrap_or_default(), c.name.clone()), (c.status, line))
+        })
+        .collect();
+    let theirs: BTreeMap<Key, (CaseStatus, Option<u32>)> = want["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let key = (c["file"].as_str().unwrap().to_string(), c["name"].as_str().unwrap().to_string());
+            (key, (status_of(c["status"].as_str().unwrap()), c["line"].as_u64().map(|l| l as u32)))
+        })
+        .collect();
+    assert_eq!(ours, theirs);
+    let ids: std::collections::HashSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), suite.cases.len(), "case ids are unique");
+    assert!(ids.iter().all(|id| !id.contains('#')), "no id needed numbering: {ids:?}");
+}

@@ -3,7 +3,7 @@
 //!
 //! Stable libtest has no machine-readable format, so this reads the text cargo prints with stderr
 //! merged in: cargo's `Running <target>` lines give each case its classname (the test binary) and
-//! file (the target's source root). A binary that stops before its `test result:` line (a crash,
+//! file (the target's source root, placed in its member crate in a workspace). A binary that stops before its `test result:` line (a crash,
 //! an abort) becomes an `error` case, so a failing exit code is always explained by a case.
 
 use std::io::BufRead;
@@ -13,6 +13,8 @@ use regex::Regex;
 
 use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
 use crate::model::{Case, CaseStatus};
+
+mod workspace;
 
 /// `cargo test` / libtest console output.
 pub struct Libtest;
@@ -81,6 +83,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut exit_note: Option<String> = None;
     let mut raw = Vec::new();
     let mut line_no = 0u64;
+    let mut members = workspace::Members::find(options.root.as_deref());
     loop {
         raw.clear();
         let n = input.read_until(b'\n', &mut raw).map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
@@ -104,12 +107,10 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         }
         if let Some(c) = p.running_target.captures(line) {
             close_target(&mut report, &target, exit_note.take());
-            target = Target {
-                classname: Some(binary_name(&c[2])),
-                file: Some(options.relative_path(&c[1])),
-                first_case: report.cases.len(),
-                ..Target::default()
-            };
+            let bin = binary_name(&c[2]);
+            let file = members.locate(&options.relative_path(&c[1]), &bin, line.contains("Running unittests "));
+            target =
+                Target { classname: Some(bin), file: Some(file), first_case: report.cases.len(), ..Target::default() };
         } else if let Some(c) = p.doc_tests.captures(line) {
             close_target(&mut report, &target, exit_note.take());
             target = Target {
