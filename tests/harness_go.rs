@@ -100,3 +100,43 @@ fn detect_lists_markers_and_confidence_as_json() {
     assert!(markers.iter().any(|m| m.contains("module example.com/fcorr/gomixed")), "{markers:?}");
     assert!(markers.iter().any(|m| m.contains("_test.go")), "{markers:?}");
 }
+
+#[test]
+fn go_workspace_tests_every_module_it_uses() {
+    let want = expected("go-workspace");
+    let (run, code) = run("go-workspace");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(code, 1);
+    let test = suite.phase(PhaseKind::Test).unwrap();
+    assert!(test.command.ends_with(" work"), "{}", test.command);
+    assert_eq!(test.exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_cases(suite, &want);
+    // Files resolve inside the nested module, passing and failing alike.
+    for c in want["cases"].as_array().unwrap() {
+        let case = suite.cases.iter().find(|k| k.name == c["test"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            (case.file.as_deref(), case.line),
+            (c["file"].as_str(), c["line"].as_u64().map(|l| l as u32)),
+            "{}",
+            case.name
+        );
+    }
+}
+
+#[test]
+fn detect_names_nested_modules_that_go_test_will_not_reach() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("no-go-work");
+    copy_project(&fixture("go-workspace"), &project);
+    std::fs::remove_file(project.join("go.work")).unwrap();
+    let output = fcorr().arg("detect").arg(&project).arg("--json").output().unwrap();
+    let value: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let markers: Vec<&str> = value["best"]["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert!(markers.iter().any(|m| m.contains("not tested: tools")), "{markers:?}");
+
+    let with_work = fcorr().arg("detect").arg(fixture("go-workspace")).arg("--json").output().unwrap();
+    let value: Value = serde_json::from_slice(&with_work.stdout).unwrap();
+    let markers = value["best"]["markers"].to_string();
+    assert!(!markers.contains("not tested"), "{markers}");
+}

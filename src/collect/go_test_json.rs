@@ -301,26 +301,30 @@ fn location(line: &str) -> Option<(String, u32)> {
 /// same file (and so the same case id) whether it passes or fails.
 struct Locator {
     root: Option<std::path::PathBuf>,
-    module: Option<String>,
+    /// (module path, directory relative to root), longest module path first.
+    modules: Vec<(String, String)>,
     /// package → (test function → (file relative to root, line)).
     cache: HashMap<String, HashMap<String, (String, u32)>>,
 }
 
 impl Locator {
     fn new(root: Option<&Path>) -> Locator {
-        let module = root.and_then(|r| std::fs::read_to_string(r.join("go.mod")).ok()).and_then(|text| {
-            text.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
-        });
-        Locator { root: root.map(Path::to_path_buf), module, cache: HashMap::new() }
+        let mut modules = root.map(go_modules).unwrap_or_default();
+        // The longest module path first: `ex/m/sub` owns `ex/m/sub/x`, not `ex/m`.
+        modules.sort_by_key(|(module, _)| std::cmp::Reverse(module.len()));
+        Locator { root: root.map(Path::to_path_buf), modules, cache: HashMap::new() }
     }
 
     fn find(&mut self, package: &str, test: &str) -> (Option<String>, Option<u32>) {
-        let (Some(root), Some(module)) = (&self.root, &self.module) else { return (None, None) };
-        let dir = if package == module {
-            String::new()
-        } else if let Some(rest) = package.strip_prefix(&format!("{module}/")) {
-            rest.to_string()
-        } else {
+        let Some(root) = &self.root else { return (None, None) };
+        let Some(dir) = self.modules.iter().find_map(|(module, module_dir)| {
+            let rest = if package == module { "" } else { package.strip_prefix(module.as_str())?.strip_prefix('/')? };
+            Some(match (module_dir.is_empty(), rest.is_empty()) {
+                (true, _) => rest.to_string(),
+                (false, true) => module_dir.clone(),
+                (false, false) => format!("{module_dir}/{rest}"),
+            })
+        }) else {
             return (None, None);
         };
         let functions = self.cache.entry(package.to_string()).or_insert_with(|| scan_test_functions(root, &dir));
@@ -330,6 +334,59 @@ impl Locator {
             None => (None, None),
         }
     }
+}
+
+/// The Go modules a suite at `root` tests, as (module path, directory relative to root, `""`
+/// for the root): the `use` directories of its go.work when it has one, else its go.mod.
+pub fn go_modules(root: &Path) -> Vec<(String, String)> {
+    let dirs = match std::fs::read_to_string(root.join("go.work")) {
+        Ok(text) => go_work_uses(&text),
+        Err(_) => vec![String::new()],
+    };
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let text = std::fs::read_to_string(root.join(&dir).join("go.mod")).ok()?;
+            Some((go_mod_module(&text)?, dir))
+        })
+        .collect()
+}
+
+/// The `module` line of a go.mod.
+pub fn go_mod_module(go_mod: &str) -> Option<String> {
+    go_mod.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
+}
+
+/// The directories a go.work `use`s (single and block form), relative and clean: `./sub` →
+/// `sub`, `.` → `""`. Absolute and parent directories are outside the suite and left out.
+pub fn go_work_uses(go_work: &str) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut in_block = false;
+    for line in go_work.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        let entry = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("use") {
+            let rest = rest.trim();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let entry = entry.trim_matches('"');
+        if entry.is_empty() || entry.starts_with('/') || entry.starts_with("..") {
+            continue;
+        }
+        let clean = entry.trim_start_matches("./").trim_end_matches('/');
+        dirs.push(if clean == "." { String::new() } else { clean.to_string() });
+    }
+    dirs
 }
 
 fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)> {
@@ -359,6 +416,12 @@ fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_work_uses_both_forms() {
+        let text = "go 1.22\n\nuse (\n\t.\n\t./sub // the helper\n\t\"./quoted/\"\n\t../outside\n)\nuse ./tools\n";
+        assert_eq!(go_work_uses(text), vec!["", "sub", "quoted", "tools"]);
+    }
 
     fn parse_str(text: &str) -> Result<ParsedReport, String> {
         parse(&mut text.as_bytes(), &ParseOptions::default())

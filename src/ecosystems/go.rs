@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::collect::go_test_json::{go_mod_module as module_path, go_work_uses};
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
@@ -51,7 +52,14 @@ impl Ecosystem for Go {
             markers.push(format!("{tests} *_test.go file(s)"));
         }
         if files.has("go.work") {
-            markers.push("go.work".into());
+            markers.push("go.work (tests every module it uses)".into());
+        }
+        let untested = untested_modules(files);
+        if !untested.is_empty() {
+            markers.push(format!(
+                "nested module(s) not tested: {} (list them in a go.work, or add each as a suite)",
+                untested.join(", ")
+            ));
         }
         Some(Candidate {
             detection: Detection {
@@ -78,13 +86,14 @@ impl Ecosystem for Go {
         };
         let mut vet = vec!["vet"];
         vet.extend(GO_TEST_VET_FLAGS);
-        vet.push("./...");
+        let pattern = package_pattern(ctx.files);
+        vet.push(pattern);
         let build = PhasePlan::run(
             PhaseKind::Build,
-            vec![CommandSpec::new("go", &["build", "./..."], root), CommandSpec::new("go", &vet, root)],
+            vec![CommandSpec::new("go", &["build", pattern], root), CommandSpec::new("go", &vet, root)],
         );
         let report = ctx.work_dir.join("go-test.json");
-        let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", "./..."], root);
+        let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", pattern], root);
         test.stdout_file = Some(report.clone());
         let test =
             PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "go-test-json")]);
@@ -96,9 +105,25 @@ impl Ecosystem for Go {
     }
 }
 
-/// The `module` line of a go.mod.
-fn module_path(go_mod: &str) -> Option<String> {
-    go_mod.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
+/// `work` (every module of the go.work) when the project has a go.work that uses modules, else
+/// `./...`, which stops at nested modules.
+fn package_pattern(files: &ProjectFiles) -> &'static str {
+    let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
+    if uses.is_empty() { "./..." } else { "work" }
+}
+
+/// Directories below the root with their own go.mod that the package pattern will not reach.
+fn untested_modules(files: &ProjectFiles) -> Vec<String> {
+    let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
+    files
+        .files
+        .iter()
+        .filter_map(|f| f.strip_suffix("/go.mod"))
+        // The go command skips testdata, vendor, and `_`/`.` directories; so does this.
+        .filter(|dir| !dir.split('/').any(|p| p == "testdata" || p == "vendor" || p.starts_with(['_', '.'])))
+        .filter(|dir| !uses.iter().any(|u| u == dir))
+        .map(str::to_string)
+        .collect()
 }
 
 /// True when go.mod has a `require` directive (single or block form).
