@@ -34,6 +34,8 @@ pub enum Command {
     Compare(commands::compare::CompareArgs),
     /// Publish saved results to GitHub (job summary, outputs, annotations, PR comment, check run).
     Publish(commands::publish::PublishArgs),
+    /// Merge saved runs (matrix cells, packages) into one run with every report.
+    Merge(commands::merge::MergeArgs),
 }
 
 impl Command {
@@ -48,6 +50,7 @@ impl Command {
             Command::Ci(args) => commands::ci::execute(args),
             Command::Compare(args) => commands::compare::execute(args),
             Command::Publish(args) => commands::publish::execute(args),
+            Command::Merge(args) => commands::merge::execute(args),
         }
     }
 }

@@ -10,14 +10,14 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::collect;
-use crate::commands::run::{cache_dir, parse_policy, print_results};
+use crate::commands::run::{JudgeArgs, cache_dir, parse_policy};
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{self, ExecContext, process};
-use crate::gate::{self, Gate};
+use crate::gate;
 use crate::model::{Policy, Run, Severity, SuiteKind};
 use crate::plan::{self, Overrides};
-use crate::report::{self, ReportEnv, terminal};
+use crate::report::ReportEnv;
 
 /// Arguments of `fcorr import`.
 #[derive(Debug, Args, Clone, Default)]
@@ -34,21 +34,8 @@ pub struct ImportArgs {
     /// Scoring policy: strict, pass-rate, weighted.
     #[arg(long, value_parser = parse_policy)]
     pub policy: Option<Policy>,
-    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
-    #[arg(long, value_name = "GATES")]
-    pub fail_on: Vec<String>,
-    /// Output directory (default: fcorr-out).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-    /// Report formats to write (repeatable); default all.
-    #[arg(long, value_name = "FORMAT")]
-    pub format: Vec<String>,
-    /// Print results.json to stdout instead of the table.
-    #[arg(long)]
-    pub json: bool,
-    /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN")]
-    pub color: Option<String>,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
     /// Print phase timings to stderr (`phases: parse=…s report=…s total=…s`), for benchmarks.
     #[arg(long, hide = true)]
     pub timings: bool,
@@ -59,9 +46,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let started = Instant::now();
     let started_at = time::OffsetDateTime::now_utc();
     let defaults = Config::default();
-    let gate_words = if args.fail_on.is_empty() { defaults.gate.fail_on.clone() } else { args.fail_on.clone() };
-    let gates = Gate::parse_list(&gate_words)?;
-    report::validate_formats(&args.format)?;
+    let gates = args.judge.gates(&defaults)?;
     if let Some(format) = &args.format_in
         && collect::parser_named(format).is_none()
     {
@@ -89,7 +74,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     };
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };
     let plans = plan::plan(&config, &[], &overrides)?;
-    let out_dir = cwd.join(args.out.clone().unwrap_or_else(|| PathBuf::from("fcorr-out")));
+    let out_dir = args.judge.out_dir(&cwd);
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
 
     let parse_started = Instant::now();
@@ -111,13 +96,13 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let report_started = Instant::now();
     let env = ReportEnv::default();
-    let (written, problems, format_times) = crate::report::write_all_timed(&run, &env, &out_dir, &args.format);
+    let (written, problems, format_times) = crate::report::write_all_timed(&run, &env, &out_dir, &args.judge.format);
     for problem in problems {
         eprintln!("fcorr: warning: {problem}");
     }
     let report_time = report_started.elapsed();
 
-    print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), "");
+    args.judge.print(&run, &written);
     if args.timings {
         // Same counting words as the benchmark's other readers print, so run.sh can check them.
         // CPU seconds next to wall seconds: on a busy machine wall time says more about the neighbours.

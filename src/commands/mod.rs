@@ -4,6 +4,7 @@ pub mod ci;
 pub mod compare;
 pub mod detect;
 pub mod import;
+pub mod merge;
 pub mod publish;
 pub mod report;
 pub mod run;

@@ -159,6 +159,45 @@ pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &Report
     written
 }
 
+/// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
+#[derive(Debug, Args, Clone, Default)]
+pub struct JudgeArgs {
+    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
+    #[arg(long, value_name = "GATES")]
+    pub fail_on: Vec<String>,
+    /// Output directory (default: fcorr-out).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Report formats to write (repeatable); default all.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Vec<String>,
+    /// Print results.json to stdout instead of the table.
+    #[arg(long)]
+    pub json: bool,
+    /// Colors: auto, always, never (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<String>,
+}
+
+impl JudgeArgs {
+    /// The gates asked for (the default config's when none), with the formats checked too.
+    pub fn gates(&self, defaults: &Config) -> Result<Vec<Gate>, FcorrError> {
+        report::validate_formats(&self.format)?;
+        let words = if self.fail_on.is_empty() { defaults.gate.fail_on.clone() } else { self.fail_on.clone() };
+        Gate::parse_list(&words)
+    }
+
+    /// The output directory, relative to `cwd`.
+    pub fn out_dir(&self, cwd: &Path) -> PathBuf {
+        cwd.join(self.out.clone().unwrap_or_else(|| PathBuf::from("fcorr-out")))
+    }
+
+    /// Prints the finished run the way `--json` and `--color` ask.
+    pub fn print(&self, run: &Run, written: &[PathBuf]) {
+        print_results(run, written, self.json, terminal::use_color(self.color.as_deref()), "");
+    }
+}
+
 /// Prints a finished run: `results.json` on stdout with `json`, else the table, `between` (extra
 /// lines such as the samples pass rate), the verdict and where the reports are.
 pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {

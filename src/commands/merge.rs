@@ -1,0 +1,193 @@
+//! `fcorr merge`: several saved runs (the cells of a matrix, the packages of a monorepo) → one
+//! run, scored and judged as a whole, with every report, so one job can post one comment.
+//!
+//! Suites keep their ids unless two sources share one; then each of those is prefixed with its
+//! source's label (the name of the directory holding its results.json), which is the same from
+//! run to run, so a merged baseline compares case by case with a merged current run.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use crate::baseline::{DEFAULT_DEPTH, Source};
+use crate::commands::ci;
+use crate::commands::run::JudgeArgs;
+use crate::config::Config;
+use crate::errors::FcorrError;
+use crate::gate;
+use crate::model::{Run, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
+use crate::report::{self, ReportEnv};
+
+/// Arguments of `fcorr merge`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct MergeArgs {
+    /// results.json files, directories holding one, or globs of either (quote globs).
+    #[arg(required = true, value_name = "RESULTS")]
+    pub results: Vec<String>,
+    /// Baseline to compare the merged run with: `github` (the base commit's artifact, named by
+    /// --artifact-name), a merged results.json, its directory or a zip, or `none`.
+    #[arg(long, value_name = "SOURCE")]
+    pub baseline: Option<String>,
+    /// Name of the merged run's baseline artifact for `--baseline github`.
+    #[arg(long, value_name = "NAME", default_value = "fcorr-results-merged")]
+    pub artifact_name: String,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// One input: where it came from, its label, and its run or why it could not be read.
+struct Input {
+    path: PathBuf,
+    label: String,
+    run: Result<Run, String>,
+}
+
+/// `fcorr merge`.
+pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
+    let defaults = Config::default();
+    let gates = args.judge.gates(&defaults)?;
+    let cwd =
+        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let paths = expand_results(&args.results, &cwd)?;
+    let inputs: Vec<Input> = paths
+        .into_iter()
+        .map(|path| {
+            let label = label_of(&path);
+            let run = report::load_results(&path).map_err(|e| e.to_string());
+            Input { path, label, run }
+        })
+        .collect();
+    for input in &inputs {
+        if let Err(message) = &input.run {
+            eprintln!("fcorr: error: {message} (merged as an error suite `{}`)", input.label);
+        }
+    }
+
+    let mut run = merge(inputs);
+    // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
+    let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
+    let ctx = if source == Source::Github { ci::github_context(None) } else { None };
+    if let Some(base) = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH) {
+        run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
+    }
+    run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);
+
+    let out_dir = args.judge.out_dir(&cwd);
+    let (written, problems) = report::write_all(&run, &ReportEnv::default(), &out_dir, &args.judge.format);
+    for problem in problems {
+        eprintln!("fcorr: warning: {problem}");
+    }
+    args.judge.print(&run, &written);
+    Ok(run.verdict.outcome.exit_code())
+}
+
+/// Every argument as results.json paths, in order, without repeats. An argument that names
+/// nothing is a usage error: a matrix cell that uploaded nothing must not vanish from the view.
+fn expand_results(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, FcorrError> {
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for pattern in patterns {
+        let direct = cwd.join(pattern);
+        // Named directly, a directory without results.json is kept: it becomes an error suite.
+        let found: Vec<PathBuf> = if direct.is_dir() {
+            vec![direct.join("results.json")]
+        } else if direct.is_file() {
+            vec![direct]
+        } else {
+            // `cells/*` also matches each cell's ctrf.json: from a glob, results.json files
+            // when there are any, else the JSON files it names (`runs/*.json`).
+            let json: Vec<PathBuf> = crate::collect::expand(pattern, cwd)
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "json"))
+                .collect();
+            let named: Vec<PathBuf> =
+                json.iter().filter(|p| p.file_name().is_some_and(|n| n == "results.json")).cloned().collect();
+            if named.is_empty() { json } else { named }
+        };
+        if found.is_empty() {
+            return Err(FcorrError::Usage(format!("`{pattern}` matches no results.json (or directory holding one)")));
+        }
+        for path in found {
+            if !paths.contains(&path) {
+                paths.push(path);
+            }
+        }
+    }
+    Ok(paths)
+}
+
+/// The name of the directory holding a results.json (`cells/ubuntu-python/results.json` →
+/// `ubuntu-python`), or the file's stem when it has another name.
+fn label_of(path: &Path) -> String {
+    let name = if path.file_name().is_some_and(|n| n == "results.json") {
+        path.parent().and_then(Path::file_name)
+    } else {
+        path.file_stem()
+    };
+    name.map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| "results".into())
+}
+
+/// One run from several; scores are kept per suite and combined again.
+fn merge(inputs: Vec<Input>) -> Run {
+    let mut uses: HashMap<String, usize> = HashMap::new();
+    for input in &inputs {
+        if let Ok(run) = &input.run {
+            for suite in &run.suites {
+                *uses.entry(suite.id.clone()).or_default() += 1;
+            }
+        }
+    }
+    let started = inputs.iter().filter_map(|s| s.run.as_ref().ok()).map(|r| r.started_at.clone()).min();
+    let finished = inputs.iter().filter_map(|s| s.run.as_ref().ok()).map(|r| r.finished_at.clone()).max();
+    let mut git = None;
+    let mut config_hashes = Vec::new();
+    let mut suites = Vec::new();
+    for input in inputs {
+        match input.run {
+            Ok(run) => {
+                git = git.or(run.git);
+                if !config_hashes.contains(&run.config_hash) {
+                    config_hashes.push(run.config_hash);
+                }
+                for mut suite in run.suites {
+                    if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
+                        suite.id = format!("{}/{}", input.label, suite.id);
+                        suite.name = format!("{}/{}", input.label, suite.name);
+                        // Case ids include the suite id; they must follow it.
+                        suite.finalize_cases();
+                    }
+                    suites.push(suite);
+                }
+            }
+            Err(message) => suites.push(unreadable_suite(&input.label, &input.path, message)),
+        }
+    }
+
+    let parse = |t: &Option<String>| {
+        t.as_deref().and_then(|t| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok())
+    };
+    let started_at = parse(&started).unwrap_or_else(time::OffsetDateTime::now_utc);
+    let config_hash = match config_hashes.as_slice() {
+        [one] => one.clone(),
+        _ => None,
+    };
+    let mut run = Run::assemble(suites, started_at, config_hash, git);
+    if let Some(finished) = parse(&finished) {
+        run.finished_at = crate::model::rfc3339(finished);
+        run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
+    }
+    run
+}
+
+/// A source that could not be read stays in the view as an error suite, so the gate sees it.
+fn unreadable_suite(label: &str, path: &Path, message: String) -> Suite {
+    let mut suite = Suite::new(label, label, SuiteKind::Import);
+    suite.path = Some(path.display().to_string());
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError {
+        kind: SuiteErrorKind::BadReport,
+        message,
+        hint: Some("check that the job that should have written it ran and uploaded its fcorr-out".into()),
+    });
+    suite
+}

@@ -1,0 +1,103 @@
+//! `fcorr merge` end to end: matrix cells written by the real binary (`fcorr import` of report
+//! fixtures) merged into one run, with colliding suites prefixed, a missing cell kept visible,
+//! and a merged baseline compared case by case.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::prelude::*;
+use fcorr::compare::Change;
+use fcorr::model::{Outcome, Run, SuiteStatus};
+
+mod support;
+use support::repo;
+
+fn fcorr(cwd: &Path) -> Command {
+    let mut cmd = support::fcorr();
+    cmd.current_dir(cwd).env("NO_COLOR", "1");
+    cmd
+}
+
+fn read_run(path: &Path) -> Run {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A cell: `fcorr import` of one fixture report as suite `name` into `dir/cells/<cell>`.
+fn cell(dir: &Path, cell: &str, report: &str, name: &str) -> Run {
+    let report = repo().join("tests/fixtures/reports/junit").join(report);
+    let out = format!("cells/{cell}");
+    fcorr(dir).arg("import").arg(&report).args(["--name", name, "--out", &out, "--format", "json"]).assert().code(1);
+    read_run(&dir.join(&out).join("results.json"))
+}
+
+#[test]
+fn cells_merge_into_one_run_with_colliding_suites_prefixed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ubuntu = cell(dir.path(), "ubuntu", "jest-junit.xml", "web");
+    cell(dir.path(), "windows", "jest-junit.xml", "web");
+    let api = cell(dir.path(), "go", "gotestsum.xml", "api");
+
+    let assert = fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged"]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    let ids: Vec<&str> = merged.suites.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids, ["api", "ubuntu/web", "windows/web"], "{stdout}");
+    assert_eq!(merged.totals.total, api.totals.total + 2 * ubuntu.totals.total);
+    assert_eq!(merged.verdict.outcome, Outcome::Fail);
+    for name in ["junit.xml", "ctrf.json", "summary.md", "comment.md", "report.html"] {
+        assert!(dir.path().join("merged").join(name).is_file(), "{name} written");
+    }
+    assert!(stdout.contains("windows/web"), "{stdout}");
+
+    // A suite no other cell shares keeps its id and its case ids; prefixed suites get new,
+    // distinct case ids.
+    let api_merged = &merged.suites[0];
+    let ids_of = |s: &fcorr::model::Suite| s.cases.iter().map(|c| c.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids_of(api_merged), ids_of(&api.suites[0]));
+    let (u, w) = (ids_of(&merged.suites[1]), ids_of(&merged.suites[2]));
+    assert!(u.iter().all(|id| !w.contains(id)), "{u:?} vs {w:?}");
+    assert!(u.iter().all(|id| !ids_of(&ubuntu.suites[0]).contains(id)));
+}
+
+#[test]
+fn a_cell_without_results_stays_in_the_view_as_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    cell(dir.path(), "ok", "gotestsum.xml", "api");
+    std::fs::create_dir_all(dir.path().join("cells/crashed")).unwrap();
+    let assert = fcorr(dir.path())
+        .args(["merge", "cells/ok", "cells/crashed", "--fail-on", "critical", "--out", "merged"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains("cells/crashed/results.json") && stderr.contains("crashed"), "{stderr}");
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    let crashed = merged.suites.iter().find(|s| s.id == "crashed").unwrap();
+    assert_eq!(crashed.status, SuiteStatus::Error);
+    assert!(merged.verdict.reasons.iter().any(|r| r.gate == "error"), "{:?}", merged.verdict.reasons);
+
+    fcorr(dir.path()).args(["merge", "cells/nothing-*"]).assert().code(2);
+}
+
+#[test]
+fn a_merged_baseline_compares_case_by_case() {
+    let dir = tempfile::tempdir().unwrap();
+    cell(dir.path(), "ubuntu", "jest-junit.xml", "web");
+    cell(dir.path(), "windows", "jest-junit.xml", "web");
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "base", "--format", "json"]).assert().code(1);
+
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--baseline", "base"]).assert().code(1);
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    let comparison = merged.comparison.expect("a comparison");
+    let failures: usize = merged.suites.iter().map(|s| s.failures().count()).sum();
+    assert!(failures > 0);
+    assert_eq!(comparison.with_change(Change::StillFailing).count(), failures);
+    assert_eq!(comparison.with_change(Change::NewFailure).count(), 0);
+    assert_eq!(comparison.with_change(Change::Added).count(), 0);
+    assert!(std::fs::read_to_string(dir.path().join("merged/comment.md")).unwrap().contains("Still failing"));
+
+    // A baseline that is not there is a warning and no deltas, as in `fcorr ci`.
+    let assert =
+        fcorr(dir.path()).args(["merge", "cells/*", "--out", "again", "--baseline", "no-such-dir"]).assert().code(1);
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("baseline"));
+    assert!(read_run(&dir.path().join("again/results.json")).comparison.is_none());
+}
