@@ -629,12 +629,12 @@ fn child_end(current: &mut Open, case: &mut Case) {
     let text = current.text.trim();
     match current.inside {
         Inside::Failure | Inside::Error | Inside::Skipped => {
-            if current.dialect == Dialect::NodeTest && current.inside != Inside::Skipped && !text.is_empty() {
+            if current.dialect == Dialect::NodeTest
+                && current.inside != Inside::Skipped
+                && let Some(first) = text.lines().next().and_then(node_failure_line)
+            {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
-                case.message = text
-                    .lines()
-                    .next()
-                    .map(|l| l.trim().trim_start_matches("Error [ERR_TEST_FAILURE]:").trim().to_string());
+                case.message = Some(first.to_string());
             }
             let deciding = case.details.is_none();
             if case.message.is_none() && deciding {
@@ -665,6 +665,18 @@ fn child_end(current: &mut Open, case: &mut Case) {
     current.inside = Inside::Nothing;
     current.depth_in_child = 0;
     current.muted_from = None;
+}
+
+/// The message in the first line of node's failure text: `Error [ERR_TEST_FAILURE]: msg`, or
+/// `[Error [ERR_TEST_FAILURE]: msg] {` when node printed the error object with its properties.
+fn node_failure_line(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let line = match line.strip_prefix('[') {
+        Some(inner) => inner.strip_suffix("] {").or_else(|| inner.strip_suffix(']')).unwrap_or(inner),
+        None => line,
+    };
+    let message = line.strip_prefix("Error [ERR_TEST_FAILURE]:").unwrap_or(line).trim();
+    (!message.is_empty()).then_some(message)
 }
 
 /// The first line of a failure text that says something: not go's `=== RUN` banner, not
@@ -824,6 +836,15 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
+    }
+
+    #[test]
+    fn node_failure_lines_in_both_shapes() {
+        // Node 20.20: a plain assertion prints the error object, an Error with a message does not.
+        assert_eq!(node_failure_line("[Error [ERR_TEST_FAILURE]: 1 == 2] {"), Some("1 == 2"));
+        assert_eq!(node_failure_line("Error [ERR_TEST_FAILURE]: expected 37.8C"), Some("expected 37.8C"));
+        assert_eq!(node_failure_line("TypeError: x is not a function"), Some("TypeError: x is not a function"));
+        assert_eq!(node_failure_line("  "), None);
     }
 
     #[test]
