@@ -82,6 +82,12 @@ fn node_test_fixture_matches_expected() {
     assert_eq!(phase(&suite, PhaseKind::Install).status, PhaseStatus::Skipped);
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.message.as_deref(), Some("expected 100F to be 37.8C"));
+    // node's JUnit has no file or line; fcorr's locations reporter adds them for every case:
+    // the definition, or for a failure the line that threw (the assertion on line 23).
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("test/temperature.test.js"), Some(23)));
+    let top = suite.cases.iter().find(|c| c.name == "module exports two functions").unwrap();
+    assert_eq!((top.file.as_deref(), top.line), (Some("test/temperature.test.js"), Some(32)));
+    assert!(suite.cases.iter().all(|c| c.file.is_some()), "{:#?}", suite.cases);
 }
 
 #[test]

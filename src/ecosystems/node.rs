@@ -3,7 +3,8 @@
 //! The framework comes from the `test` script and the dependencies; the package manager from
 //! `packageManager` or the lockfile. Tests run the framework directly with a machine-readable
 //! reporter fcorr adds (jest/vitest JSON, mocha JSON through a bundled reporter that keeps the
-//! describe path, node's JUnit): when the `test` script is a plain call of that framework its extra
+//! describe path, node's JUnit plus a
+//! reporter that adds each test's file and line): when the `test` script is a plain call of that framework its extra
 //! arguments are kept, minus watch/reporter flags that would fight fcorr's; a script that does
 //! more (`&&`, pipes, other tools) is not replayed, the framework runs with its defaults instead.
 
@@ -13,10 +14,14 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics};
-use crate::collect::{ReportSpec, relativize};
+use super::{
+    Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
+};
+use crate::collect::{self, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+
+mod locations;
 
 /// Node.js projects (npm, pnpm, yarn).
 pub struct Node;
@@ -171,6 +176,12 @@ impl Ecosystem for Node {
             build_phase(ctx, &manifest, &pm),
             test_phase(ctx, &manifest, framework)?,
         ])
+    }
+
+    fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
+        let mut collected = collect::collect_reports(ctx);
+        locations::apply(&mut collected, ctx.work_dir, ctx.root);
+        collected
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
@@ -437,6 +448,17 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
         Framework::NodeTest => {
             let out = work.join("node-test.xml");
             let destination = format!("--test-reporter-destination={}", out.display());
+            let reporter = work.join(locations::REPORTER_FILE);
+            std::fs::write(&reporter, locations::REPORTER)
+                .map_err(|e| format!("cannot write {}: {e}", reporter.display()))?;
+            let sidecar = work.join(locations::REPORT);
+            if let Err(e) = std::fs::remove_file(&sidecar)
+                && e.kind() != std::io::ErrorKind::NotFound
+            {
+                return Err(format!("cannot remove the old report {}: {e}", sidecar.display()));
+            }
+            let locations_reporter = format!("--test-reporter={}", reporter.display());
+            let locations_destination = format!("--test-reporter-destination={}", sidecar.display());
             // Node options must come before file arguments, or they are passed to the tests.
             let mut args = vec![
                 "--test",
@@ -444,6 +466,8 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
                 "--test-reporter-destination=stdout",
                 "--test-reporter=junit",
                 destination.as_str(),
+                locations_reporter.as_str(),
+                locations_destination.as_str(),
             ];
             args.extend(&user);
             (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, "node-junit"))

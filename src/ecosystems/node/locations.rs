@@ -1,0 +1,123 @@
+//! Where each `node --test` test is defined.
+//!
+//! Node's JUnit reporter, which carries the results, has no file or line. A small reporter fcorr
+//! adds next to it writes one JSON line per test with its describe path, file and line (node
+//! reports them for passing tests too), and the cases read from the JUnit report take them by
+//! name. Passing and failing alike get the definition's file, so a case's id does not change
+//! when it starts failing; a failure's line is where it threw, when that is in the same file.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::collect::relativize;
+use crate::ecosystems::Collected;
+
+/// The sidecar report's file name in the suite's work directory.
+pub const REPORT: &str = "node-test-locations.jsonl";
+/// The reporter's file name in the suite's work directory (node loads reporters by path).
+pub const REPORTER_FILE: &str = "fcorr-node-locations.mjs";
+
+/// A node:test reporter (Node ≥ 20) writing `{"name", "file", "line"}` per test, where `name` is
+/// the describe path joined with ` > `, as the JUnit reader names cases.
+pub const REPORTER: &str = r#"// Written by fcorr: where each test is defined, one JSON line per test.
+// node's JUnit reporter carries the results; it has no file or line.
+export default async function* fcorrLocations(source) {
+  const stacks = new Map(); // file -> names of the tests open at each nesting level
+  for await (const event of source) {
+    const data = event.data || {};
+    if (!data.file) continue;
+    if (event.type === 'test:start') {
+      const stack = stacks.get(data.file) || [];
+      stack.length = data.nesting;
+      stack[data.nesting] = data.name;
+      stacks.set(data.file, stack);
+    } else if (event.type === 'test:pass' || event.type === 'test:fail') {
+      if (data.details && data.details.type === 'suite') continue;
+      const stack = stacks.get(data.file) || [];
+      const path = stack.slice(0, data.nesting).concat([data.name]);
+      yield JSON.stringify({ name: path.join(' > '), file: data.file, line: data.line }) + '\n';
+    }
+  }
+}
+"#;
+
+#[derive(Deserialize)]
+struct Location {
+    name: String,
+    file: String,
+    line: Option<u32>,
+}
+
+/// Gives the collected cases without a file the location the sidecar report names. A name that
+/// appears in two places (the same test title in two files) is left alone: no guess.
+pub fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
+    let Ok(text) = std::fs::read_to_string(work_dir.join(REPORT)) else { return };
+    let mut by_name: HashMap<String, Option<Location>> = HashMap::new();
+    for location in text.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()) {
+        by_name
+            .entry(location.name.clone())
+            .and_modify(|seen| {
+                if seen.as_ref().is_some_and(|s| s.file != location.file || s.line != location.line) {
+                    *seen = None;
+                }
+            })
+            .or_insert(Some(location));
+    }
+    for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
+        let Some(Some(location)) = by_name.get(&case.name) else { continue };
+        case.file = Some(relativize(&location.file, Some(root)));
+        case.line = thrown_at(case.details.as_deref(), &location.file).or(location.line);
+    }
+}
+
+/// The line of the first stack frame in `file` (`(/abs/file.js:12:5)`), for a failure.
+fn thrown_at(details: Option<&str>, file: &str) -> Option<u32> {
+    let details = details?;
+    let needle = format!("{file}:");
+    let at = details.find(&needle)? + needle.len();
+    let digits: String = details[at..].chars().take_while(char::is_ascii_digit).collect();
+    digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, CaseStatus};
+
+    #[test]
+    fn cases_take_their_location_by_name() {
+        let work = tempfile::tempdir().unwrap();
+        let lines = [
+            r#"{"name":"math > adds","file":"/repo/test/math.test.js","line":4}"#,
+            r#"{"name":"math > fails","file":"/repo/test/math.test.js","line":9}"#,
+            r#"{"name":"same title","file":"/repo/test/a.test.js","line":1}"#,
+            r#"{"name":"same title","file":"/repo/test/b.test.js","line":1}"#,
+            "not json",
+        ];
+        std::fs::write(work.path().join(REPORT), lines.join("\n")).unwrap();
+        let case = |name: &str, details: Option<&str>| Case {
+            name: name.into(),
+            status: if details.is_some() { CaseStatus::Failed } else { CaseStatus::Passed },
+            details: details.map(str::to_string),
+            ..Case::default()
+        };
+        let mut collected = Collected::nothing();
+        collected.cases = vec![
+            case("math > adds", None),
+            case(
+                "math > fails",
+                Some("AssertionError\n    at TestContext.<anonymous> (/repo/test/math.test.js:11:10)"),
+            ),
+            case("same title", None),
+            case("not reported", None),
+        ];
+        apply(&mut collected, work.path(), Path::new("/repo"));
+        let got: Vec<_> = collected.cases.iter().map(|c| (c.file.as_deref(), c.line)).collect();
+        assert_eq!(
+            got,
+            [(Some("test/math.test.js"), Some(4)), (Some("test/math.test.js"), Some(11)), (None, None), (None, None)]
+        );
+    }
+}
