@@ -50,10 +50,11 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let paths = expand_results(&args.results, &cwd)?;
+    let labels = labels_of(&paths, &cwd);
     let inputs: Vec<Input> = paths
         .into_iter()
-        .map(|path| {
-            let label = label_of(&path);
+        .zip(labels)
+        .map(|(path, label)| {
             let run = report::load_results(&path).map_err(|e| e.to_string());
             Input { path, label, run }
         })
@@ -127,6 +128,36 @@ fn label_of(path: &Path) -> String {
     name.map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty()).unwrap_or_else(|| "results".into())
 }
 
+/// A distinct label per input: [`label_of`], or when two inputs share it (`a/fcorr-out` and
+/// `b/fcorr-out`), their path from `cwd` without the file name.
+fn labels_of(paths: &[PathBuf], cwd: &Path) -> Vec<String> {
+    let short: Vec<String> = paths.iter().map(|p| label_of(p)).collect();
+    let mut labels: Vec<String> = paths
+        .iter()
+        .zip(&short)
+        .map(|(path, label)| {
+            if short.iter().filter(|l| *l == label).count() == 1 {
+                return label.clone();
+            }
+            let dir = if path.file_name().is_some_and(|n| n == "results.json") {
+                path.parent().unwrap_or(path).to_path_buf()
+            } else {
+                path.with_extension("")
+            };
+            let relative = dir.strip_prefix(cwd).unwrap_or(&dir);
+            relative.to_string_lossy().replace('\\', "/")
+        })
+        .collect();
+    // Still equal (the same directory twice through different spellings): number them.
+    for i in 1..labels.len() {
+        let earlier = labels[..i].iter().filter(|l| **l == labels[i]).count();
+        if earlier > 0 {
+            labels[i] = format!("{}#{}", labels[i], earlier + 1);
+        }
+    }
+    labels
+}
+
 /// One run from several; scores are kept per suite and combined again.
 fn merge(inputs: Vec<Input>) -> Run {
     let mut uses: HashMap<String, usize> = HashMap::new();
@@ -190,4 +221,26 @@ fn unreadable_suite(label: &str, path: &Path, message: String) -> Suite {
         hint: Some("check that the job that should have written it ran and uploaded its fcorr-out".into()),
     });
     suite
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_the_cell_directory_and_stay_distinct() {
+        let cwd = Path::new("/w");
+        let paths: Vec<PathBuf> = [
+            "/w/cells/ubuntu/results.json",
+            "/w/a/fcorr-out/results.json",
+            "/w/b/fcorr-out/results.json",
+            "/w/runs/nightly.json",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(labels_of(&paths, cwd), ["ubuntu", "a/fcorr-out", "b/fcorr-out", "nightly"]);
+        let twice = vec![PathBuf::from("/w/x/results.json"), PathBuf::from("/w/x/results.json")];
+        assert_eq!(labels_of(&twice, cwd), ["x", "x#2"]);
+    }
 }
