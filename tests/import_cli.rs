@@ -235,3 +235,21 @@ fn a_run_with_no_gates_says_so_instead_of_a_bare_pass() {
     let comment = std::fs::read_to_string(out.path().join("comment.md")).unwrap();
     assert!(comment.lines().next().unwrap().contains("fcorr: PASS (no gates)"), "{comment}");
 }
+
+#[test]
+fn an_unreadable_report_is_named_in_the_comment_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("good.xml"),
+        r#"<testsuite name="s"><testcase classname="c" name="ok"/></testsuite>"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("bad.xml"), "<testsuite name=\"s\"><testcase name=\"x\"><<<").unwrap();
+    let assert = fcorr(dir.path()).args(["import", "*.xml", "--name", "mix", "--out", "out"]).assert();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    assert!(stderr.contains("bad.xml"), "{stderr}");
+    for file in ["comment.md", "summary.md"] {
+        let text = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
+        assert!(text.contains("could not be read") && text.contains("bad.xml"), "{file}:\n{text}");
+    }
+}

@@ -141,6 +141,11 @@ fn parse_in_chunks(
     let ReadState { mut report, mut open, saw_root, mut spare, .. } = state;
     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
         finish(current, case, &mut spare);
+        // Its result was still being written: a case with no outcome yet is not a pass.
+        if case.status == CaseStatus::Passed {
+            case.status = CaseStatus::Error;
+            case.message = Some("the report ends inside this testcase: its result is unknown".into());
+        }
         let warning = format!("the report ends inside testcase `{}`: it may be truncated", case.name);
         report.warnings.push(warning);
     }
@@ -954,5 +959,11 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
             parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\"><failure message=\"x\">").unwrap();
         assert_eq!(report.cases.len(), 2);
         assert_eq!(report.warnings.len(), 1);
+        assert_eq!(report.cases[1].status, CaseStatus::Failed);
+        // Cut off before any outcome: unknown, so an error, never a pass.
+        let report = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\">").unwrap();
+        let statuses: Vec<_> = report.cases.iter().map(|c| c.status).collect();
+        assert_eq!(statuses, [CaseStatus::Passed, CaseStatus::Error]);
+        assert!(report.cases[1].message.as_deref().unwrap().contains("result is unknown"));
     }
 }

@@ -416,6 +416,8 @@ struct SuiteView<'a> {
     duration_ms: u64,
     error: Option<&'a crate::model::SuiteError>,
     diagnostics: &'a [crate::model::Diagnostic],
+    /// Report files that could not be read (collect errors): the counts may be incomplete.
+    report_errors: Vec<&'a str>,
     log_file: Option<&'a str>,
     usage: Option<&'a crate::model::Usage>,
     cases: Vec<Value>,
@@ -630,6 +632,12 @@ fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, b
             duration_ms: suite.duration_ms,
             error: suite.error.as_ref(),
             diagnostics: &suite.diagnostics,
+            report_errors: suite
+                .diagnostics
+                .iter()
+                .filter(|d| d.source == "collect" && d.severity == crate::model::Severity::Error)
+                .map(|d| d.message.as_str())
+                .collect(),
             log_file: suite.log_file.as_deref(),
             usage: suite.usage.as_ref(),
             cases_omitted: suite.cases.len() - cases.len(),
