@@ -168,8 +168,11 @@ fn merge(inputs: Vec<Input>) -> Run {
             }
         }
     }
-    let started = inputs.iter().filter_map(|s| s.run.as_ref().ok()).map(|r| r.started_at.clone()).min();
-    let finished = inputs.iter().filter_map(|s| s.run.as_ref().ok()).map(|r| r.finished_at.clone()).max();
+    // Compared as times, not text: fractional seconds vary in length.
+    let parse = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok();
+    let runs = || inputs.iter().filter_map(|s| s.run.as_ref().ok());
+    let started = runs().filter_map(|r| parse(&r.started_at)).min();
+    let finished = runs().filter_map(|r| parse(&r.finished_at)).max();
     let mut git = None;
     let mut config_hashes = Vec::new();
     let mut suites = Vec::new();
@@ -194,16 +197,13 @@ fn merge(inputs: Vec<Input>) -> Run {
         }
     }
 
-    let parse = |t: &Option<String>| {
-        t.as_deref().and_then(|t| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok())
-    };
-    let started_at = parse(&started).unwrap_or_else(time::OffsetDateTime::now_utc);
+    let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
     let config_hash = match config_hashes.as_slice() {
         [one] => one.clone(),
         _ => None,
     };
     let mut run = Run::assemble(suites, started_at, config_hash, git);
-    if let Some(finished) = parse(&finished) {
+    if let Some(finished) = finished {
         run.finished_at = crate::model::rfc3339(finished);
         run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
     }
