@@ -149,7 +149,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     if !saw_tap {
         return Err("no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report".into());
     }
-    check_plans(&points, &plans, &mut report);
+    let missing = check_plans(&points, &plans, &mut report);
 
     for (index, point) in points.iter().enumerate() {
         let previous_deeper = index > 0 && points[index - 1].indent > point.indent;
@@ -172,11 +172,24 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             ..Case::default()
         });
         report.warnings.push("the producer bailed out: tests after that point did not run".into());
+    } else if let Some((planned, reported)) = missing {
+        // prove calls this "Bad plan" and fails: tests that were meant to run did not report.
+        report.cases.push(Case {
+            name: "[planned tests not reported]".into(),
+            status: CaseStatus::Error,
+            message: Some(format!(
+                "the plan says 1..{planned} but only {reported} test points were reported: {} never ran or the output stopped early",
+                planned - reported
+            )),
+            ..Case::default()
+        });
     }
     Ok(report)
 }
 
-fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut ParsedReport) {
+/// Warns when the top-level plan and the points disagree; returns (planned, reported) when fewer
+/// points than planned were reported.
+fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut ParsedReport) -> Option<(usize, usize)> {
     // Only the top-level plan is checked: subtest plans belong to their own blocks.
     let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
     let top_points = points.iter().filter(|p| p.indent == top).count();
@@ -190,6 +203,12 @@ fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut Par
     if !points.is_empty() && !plans.iter().any(|(indent, _, _)| *indent == top) {
         report.warnings.push("no plan (`1..N`) at the top level: the run may have stopped early".into());
     }
+    plans
+        .iter()
+        .find(|(indent, _, _)| *indent == top)
+        .map(|(_, planned, _)| *planned as usize)
+        .filter(|planned| *planned > top_points)
+        .map(|planned| (planned, top_points))
 }
 
 /// `1..N` (optionally followed by `# reason`).
@@ -460,6 +479,13 @@ mod tests {
         let report = parse_str("1..3\nok 1 - a\nok 2 - b\n");
         assert_eq!(report.warnings.len(), 1);
         assert!(report.warnings[0].contains("1..3"), "{:?}", report.warnings);
+        // Fewer points than planned is a failure, as in prove ("Bad plan"), not a pass.
+        let missing = report.cases.last().unwrap();
+        assert_eq!(missing.status, CaseStatus::Error);
+        assert!(missing.message.as_deref().unwrap().contains("1 never ran"), "{missing:?}");
+        // More than planned: a warning only.
+        let report = parse_str("1..1\nok 1 - a\nok 2 - b\n");
+        assert_eq!((report.cases.len(), report.warnings.len()), (2, 1));
         let report = parse_str("1..3\nok 1 - a\nBail out! database down\nok 2 - never read\n");
         assert_eq!(report.cases.len(), 2);
         assert_eq!(
