@@ -210,3 +210,53 @@ fn detect_json_lists_markers_confidence_and_package_manager() {
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("JavaScript / jest") && text.contains("package manager: npm"), "{text}");
 }
+
+/// pnpm from the npm registry, installed once under target/ (it is not on this machine's PATH,
+/// nor on a CI runner's without pnpm/action-setup); returns its bin directory.
+fn pnpm_bin() -> std::path::PathBuf {
+    let prefix = repo().join("target/fcorr-test-tools/pnpm");
+    let bin = prefix.join("node_modules/.bin");
+    if !bin.join("pnpm").exists() {
+        std::fs::create_dir_all(&prefix).unwrap();
+        let status = std::process::Command::new("npm")
+            .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
+            .arg(&prefix)
+            .arg("pnpm@9.15.9")
+            .status()
+            .unwrap();
+        assert!(status.success(), "npm install pnpm@9.15.9 failed");
+    }
+    bin
+}
+
+#[test]
+fn pnpm_project_installs_with_pnpm_and_matches_jest() {
+    let bin = pnpm_bin();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("js-pnpm");
+    // js-pnpm holds only the manifest and pnpm's lockfile; the sources are js-jest's.
+    copy_project(&fixture("js-pnpm"), &project);
+    copy_project(&fixture("js-jest").join("src"), &project.join("src"));
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .unwrap();
+    let output = fcorr()
+        .arg("run")
+        .arg(&project)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    assert_eq!(suite.detection.as_ref().unwrap().package_manager.as_deref(), Some("pnpm"));
+    let install = phase(suite, PhaseKind::Install);
+    assert!(install.command.starts_with("pnpm install --frozen-lockfile"), "{}", install.command);
+    assert_eq!(install.status, PhaseStatus::Passed, "{}", install.log_tail);
+    assert!(project.join("node_modules/.modules.yaml").is_file(), "pnpm's own node_modules layout");
+    assert_matches_expected(suite, &expected("js-pnpm"));
+    assert_eq!(code, 1);
+}
