@@ -211,31 +211,32 @@ fn detect_json_lists_markers_confidence_and_package_manager() {
     assert!(text.contains("JavaScript / jest") && text.contains("package manager: npm"), "{text}");
 }
 
-/// pnpm from the npm registry, installed once under target/ (it is not on this machine's PATH,
-/// nor on a CI runner's without pnpm/action-setup); returns its bin directory.
-fn pnpm_bin() -> std::path::PathBuf {
-    let prefix = repo().join("target/fcorr-test-tools/pnpm");
+/// A package manager from the npm registry (`pnpm@9.15.9`, `yarn@1.22.22`), installed once under
+/// target/: it is on neither this machine's PATH nor a CI runner's without a setup action.
+/// Returns its bin directory.
+fn tool_bin(name: &str, package: &str) -> std::path::PathBuf {
+    let prefix = repo().join("target/fcorr-test-tools").join(name);
     let bin = prefix.join("node_modules/.bin");
-    if !bin.join("pnpm").exists() {
+    if !bin.join(name).exists() {
         std::fs::create_dir_all(&prefix).unwrap();
         let status = std::process::Command::new("npm")
             .args(["install", "--no-audit", "--no-fund", "--loglevel=error", "--prefix"])
             .arg(&prefix)
-            .arg("pnpm@9.15.9")
+            .arg(package)
             .status()
             .unwrap();
-        assert!(status.success(), "npm install pnpm@9.15.9 failed");
+        assert!(status.success(), "npm install {package} failed");
     }
     bin
 }
 
-#[test]
-fn pnpm_project_installs_with_pnpm_and_matches_jest() {
-    let bin = pnpm_bin();
+/// `fcorr run` on a fixture holding only a manifest and a lockfile, with js-jest's sources
+/// copied in and the package manager `name` first on PATH; the install must use it.
+fn jest_with_package_manager(fixture_name: &str, name: &str, package: &str, install: &str) {
+    let bin = tool_bin(name, package);
     let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join("js-pnpm");
-    // js-pnpm holds only the manifest and pnpm's lockfile; the sources are js-jest's.
-    copy_project(&fixture("js-pnpm"), &project);
+    let project = dir.path().join(fixture_name);
+    copy_project(&fixture(fixture_name), &project);
     copy_project(&fixture("js-jest").join("src"), &project.join("src"));
     let path = std::env::join_paths(
         std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
@@ -252,11 +253,20 @@ fn pnpm_project_installs_with_pnpm_and_matches_jest() {
         .unwrap();
     let (run, code) = parse_run(&output);
     let suite = &run.suites[0];
-    assert_eq!(suite.detection.as_ref().unwrap().package_manager.as_deref(), Some("pnpm"));
-    let install = phase(suite, PhaseKind::Install);
-    assert!(install.command.starts_with("pnpm install --frozen-lockfile"), "{}", install.command);
-    assert_eq!(install.status, PhaseStatus::Passed, "{}", install.log_tail);
-    assert!(project.join("node_modules/.modules.yaml").is_file(), "pnpm's own node_modules layout");
-    assert_matches_expected(suite, &expected("js-pnpm"));
+    assert_eq!(suite.detection.as_ref().unwrap().package_manager.as_deref(), Some(name));
+    let phase = phase(suite, PhaseKind::Install);
+    assert!(phase.command.starts_with(install), "{}", phase.command);
+    assert_eq!(phase.status, PhaseStatus::Passed, "{}", phase.log_tail);
+    assert_matches_expected(suite, &expected(fixture_name));
     assert_eq!(code, 1);
+}
+
+#[test]
+fn pnpm_project_installs_with_pnpm_and_matches_jest() {
+    jest_with_package_manager("js-pnpm", "pnpm", "pnpm@9.15.9", "pnpm install --frozen-lockfile");
+}
+
+#[test]
+fn yarn_project_installs_with_yarn_and_matches_jest() {
+    jest_with_package_manager("js-yarn", "yarn", "yarn@1.22.22", "yarn install --frozen-lockfile");
 }
