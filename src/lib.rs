@@ -21,3 +21,4 @@ pub mod plan;
 pub mod publish;
 pub mod report;
 pub mod score;
+pub mod sut;

@@ -1,0 +1,60 @@
+//! Systems under test: what eval, bank and benchmark suites ask questions of.
+//!
+//! One trait, [`Sut`], with one adapter module per way of reaching a system (`command`, `http`,
+//! `openai`). Suite runners never know which adapter answers; they send a [`SutRequest`] and get
+//! a [`SutAnswer`] or a [`SutError`] that becomes the case's reason (`timeout`, `backend-error`).
+
+use std::time::Duration;
+
+use crate::model::Usage;
+
+/// One question to the system under test.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SutRequest {
+    /// Stable id of the case: `{id}` in argv templates, part of cache keys, named in logs.
+    pub id: String,
+    /// The prompt text: `{prompt}` in argv templates, the user message for chat adapters.
+    pub prompt: String,
+    /// The whole case as JSON: a command adapter's stdin, an HTTP body template's context.
+    pub case: serde_json::Value,
+}
+
+/// What the system answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SutAnswer {
+    /// The answer: the `output` member of a JSON answer, else the plain text as a JSON string.
+    pub output: serde_json::Value,
+    /// The text as received, capped, kept for reports when the answer is judged wrong.
+    pub raw: String,
+    /// Tokens and calls the system reported, if it reported any.
+    pub usage: Option<Usage>,
+    /// Wall time of the successful attempt (not of earlier failed attempts or waits).
+    pub duration: Duration,
+    /// Attempts made, 1 when the first one answered.
+    pub attempts: u32,
+    /// True when the answer came from the answer cache and the system was not called.
+    pub cached: bool,
+}
+
+/// Why no answer came.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SutError {
+    /// The call outlived its timeout; for a command, its whole process group was killed.
+    #[error("no answer within {}s", .after.as_secs_f64())]
+    Timeout { after: Duration },
+    /// The system failed or answered something unusable; `raw` keeps what it said, capped.
+    #[error("{message}")]
+    Backend { message: String, raw: Option<String> },
+    /// The run was cancelled (Ctrl-C) before the call finished.
+    #[error("cancelled")]
+    Cancelled,
+}
+
+/// A system under test. Implementations are shared across worker threads.
+pub trait Sut: Send + Sync {
+    /// Asks one question. Retries, rate limits, timeouts and caching happen inside.
+    fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError>;
+
+    /// One line naming the system for reports, e.g. `command: ./sut.sh` (no secrets).
+    fn describe(&self) -> String;
+}
