@@ -104,6 +104,9 @@ pub struct SuiteConfig {
     pub env: BTreeMap<String, String>,
     /// Shell commands replacing the detected ones.
     pub commands: Commands,
+    /// Run the steps of a `test` script that are not the test framework (`pnpm lint && vitest`):
+    /// steps before the framework join the build phase. Default: skipped with a note.
+    pub run_script_steps: bool,
     /// Report files the test command writes (required for the `command` runner and imports).
     pub reports: Vec<String>,
     /// Format of `reports`; detected from content when unset.

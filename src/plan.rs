@@ -36,6 +36,8 @@ pub struct SuitePlan {
     pub weights: Weights,
     /// Samples mode: directories whose contents are copied into a scratch root before running.
     pub copy_from: Vec<PathBuf>,
+    /// `run-script-steps`: run a `test` script's non-framework steps too.
+    pub run_script_steps: bool,
 }
 
 /// Resolved per-phase timeouts.
@@ -124,6 +126,7 @@ fn plan_suite(
             .collect(),
         weights: suite.weights,
         copy_from: Vec::new(),
+        run_script_steps: suite.run_script_steps,
     })
 }
 

@@ -57,20 +57,11 @@ fn maven_fixture_matches_expected() {
     let (code, run) = fcorr_run(&[fixture(name).as_os_str()], out.path());
     let suite = &run.suites[0];
     assert_eq!(suite.detection.as_ref().unwrap().framework, "maven");
-    assert_eq!(
-        phase(suite, PhaseKind::Install).status,
-        PhaseStatus::Passed,
-        "{}",
-        phase(suite, PhaseKind::Install).log_tail
-    );
-    assert_eq!(
-        phase(suite, PhaseKind::Build).status,
-        PhaseStatus::Passed,
-        "{}",
-        phase(suite, PhaseKind::Build).log_tail
-    );
+    // One Maven run: `test` resolves and compiles too; no separate install and build runs.
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Skipped);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Skipped);
     let test = phase(suite, PhaseKind::Test);
-    assert!(test.command.contains("mvn -B --fail-at-end test"), "{}", test.command);
+    assert!(test.command.ends_with("&& mvn -B --fail-at-end test"), "{}", test.command);
     assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
     assert_matches_expected(suite, &expected(name));
     assert_eq!(suite.status, SuiteStatus::Failed);
@@ -108,7 +99,9 @@ fn maven_compile_error_is_build_failed_with_a_diagnostic() {
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::BuildFailed, "{:#?}", suite.phases);
     assert_eq!(code, 1);
-    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    // The one Maven run failed while compiling: the build is what failed, and no test ran.
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Failed);
+    assert!(suite.cases.is_empty());
     let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(rel)).unwrap_or_else(|| {
         panic!("no diagnostic for {rel}: {:#?}\n{}", suite.diagnostics, phase(suite, PhaseKind::Build).log_tail)
     });
@@ -164,4 +157,23 @@ fn detect_json_for_java_fixtures() {
         let markers: Vec<&str> = best["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         assert!(markers.iter().any(|m| m.contains("JUnit 5")), "{markers:?}");
     }
+}
+
+#[test]
+fn maven_wrapper_is_preferred_and_maven_runs_once() {
+    let name = "maven-wrapper";
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[fixture(name).as_os_str()], out.path());
+    let suite = &run.suites[0];
+    let markers = &suite.detection.as_ref().unwrap().markers;
+    assert!(markers.iter().any(|m| m == "mvnw (wrapper)"), "{markers:?}");
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Skipped);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Skipped);
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.ends_with("&& ./mvnw -B --fail-at-end test"), "{}", test.command);
+    // The wrapper itself ran (it announces itself), once.
+    assert_eq!(test.log_tail.matches("mvnw: running").count(), 1, "{}", test.log_tail);
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    assert_eq!(code, 1);
 }

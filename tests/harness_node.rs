@@ -270,3 +270,94 @@ fn pnpm_project_installs_with_pnpm_and_matches_jest() {
 fn yarn_project_installs_with_yarn_and_matches_jest() {
     jest_with_package_manager("js-yarn", "yarn", "yarn@1.22.22", "yarn install --frozen-lockfile");
 }
+
+#[test]
+fn and_test_script_keeps_vitest_typecheck_and_names_the_skipped_lint_step() {
+    // `pnpm lint && vitest run --typecheck`: without `--typecheck` the type tests vanish and the
+    // suite passes falsely (3 passed); the native run has 6 tests, one failing type test.
+    let suite = check_failing_fixture("js-vitest-typecheck", "jest-json");
+    let test = phase(&suite, PhaseKind::Test);
+    assert!(test.command.contains("--typecheck"), "{}", test.command);
+    let note = test.note.as_deref().unwrap_or_default();
+    assert!(note.contains("skipped script step(s) `node scripts/lint.mjs`"), "{note}");
+    assert!(note.contains("run-script-steps = true"), "{note}");
+}
+
+#[test]
+fn run_script_steps_runs_the_lint_step_as_build_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("app");
+    copy_project(&fixture("js-vitest-typecheck"), &project);
+    std::fs::write(project.join("src/debug.ts"), "export function halt() {\n  debugger;\n}\n").unwrap();
+    let config = dir.path().join("fcorr.toml");
+    std::fs::write(&config, "[[suite]]\npath = \"app\"\nrun-script-steps = true\n").unwrap();
+    let output = fcorr()
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    let build = phase(suite, PhaseKind::Build);
+    assert_eq!(build.command, "node scripts/lint.mjs", "{:#?}", suite.phases);
+    assert_eq!(build.status, PhaseStatus::Failed, "{}", build.log_tail);
+    assert!(build.log_tail.contains("lint: debugger statement in debug.ts"), "{}", build.log_tail);
+    assert_eq!(suite.status, SuiteStatus::BuildFailed);
+    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_script_running_jest_twice_gives_two_case_groups() {
+    // `jest && jest --env ...`: the second run fails where the first passes; running jest once
+    // would be a false pass.
+    let suite = check_failing_fixture("js-jest-twice", "jest-json");
+    let test = phase(&suite, PhaseKind::Test);
+    assert_eq!(test.command.matches("npx --no-install jest").count(), 2, "{}", test.command);
+    assert!(test.command.contains("--env ./edge-environment.cjs"), "{}", test.command);
+    assert!(test.note.as_deref().unwrap_or_default().contains("runs jest 2 times"), "{:?}", test.note);
+    let failed = suite.failures().next().unwrap();
+    assert_eq!(failed.file.as_deref(), Some("src/encode.test.js"));
+    assert!(failed.message.as_deref().unwrap_or_default().contains("Buffer is not defined"), "{:?}", failed.message);
+    // Same test in two runs: two ids.
+    let ids: std::collections::BTreeSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 6);
+}
+
+#[test]
+fn vitest_failure_on_a_fresh_checkout_has_its_line() {
+    // No node_modules yet: the vitest version (and so `--includeTaskLocation`) is only known
+    // after the install phase. Before the fix, the first run had no line and a rerun had one.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("js-vitest");
+    copy_project(&fixture("js-vitest"), &project);
+    let (code, run) = fcorr_run(&[&project], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Passed, "{:#?}", suite.phases);
+    assert_matches_expected(suite, &expected("js-vitest"));
+    assert_eq!(code, 1);
+    let failed = suite.failures().next().unwrap();
+    // expected.json: the failure is at src/slug.test.js:15:37; the location is the test's line.
+    assert_eq!(failed.file.as_deref(), Some("src/slug.test.js"));
+    assert!(failed.line.is_some(), "{failed:#?}");
+    assert!(phase(suite, PhaseKind::Test).command.contains("--includeTaskLocation"));
+}
+
+#[test]
+fn a_coverage_threshold_failure_is_named_with_its_threshold_line() {
+    let name = "js-jest-coverage";
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = &run.suites[0];
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, Some(1));
+    assert_eq!(suite.status, SuiteStatus::Error);
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(message.starts_with("coverage threshold not met"), "{message}");
+    assert!(message.contains(r#"Jest: "global" coverage threshold for lines (90%) not met: 54.54%"#), "{message}");
+    assert_ne!(code, 0);
+}

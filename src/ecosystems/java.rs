@@ -1,8 +1,8 @@
 //! Java (and Kotlin) projects built with Maven (`pom.xml`) or Gradle (`build.gradle[.kts]`).
 //!
-//! Maven: resolve dependencies, `test-compile` as the build gate, then `test` (or `verify` when the
-//! failsafe plugin is configured); results come from surefire/failsafe `TEST-*.xml` through the JUnit
-//! reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
+//! Maven: one run of `test` (or `verify` when the failsafe plugin is configured), through `./mvnw`
+//! when the project ships it; a compile error in that run is a build failure; results come from
+//! surefire/failsafe `TEST-*.xml` through the JUnit reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
 //! `build/test-results/**/*.xml`. Old report directories are removed before tests run, so a crash
 //! can never be scored with the previous run's results.
 
@@ -103,10 +103,36 @@ impl Ecosystem for Java {
         }
     }
 
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        // Maven stops before surefire when compiling fails; Gradle keeps its separate build phase.
+        if !(output.contains("COMPILATION ERROR") || output.contains("Compilation failure")) {
+            return None;
+        }
+        let diagnostics = self.build_diagnostics(output, root);
+        if !diagnostics.is_empty() {
+            return Some(diagnostics);
+        }
+        let line =
+            output.lines().find(|l| l.starts_with("[ERROR] Failed to execute goal")).unwrap_or("compilation failed");
+        Some(vec![Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message: line.trim_start_matches("[ERROR] ").to_string(),
+            file: None,
+            line: None,
+            column: None,
+        }])
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = javac_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
@@ -126,16 +152,23 @@ fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
 
 fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
-    let mvn = if ctx.files.has("mvnw") { "./mvnw" } else { "mvn" };
+    let (mvn, wrapper_args): (&str, &[&str]) = match ctx.files.has("mvnw") {
+        // A wrapper checked out without its executable bit (common from Windows) still runs.
+        true if is_executable(&root.join("mvnw")) => ("./mvnw", &[]),
+        true => ("sh", &["./mvnw"]),
+        false => ("mvn", &[]),
+    };
     let pom = ctx.files.read("pom.xml").unwrap_or_default();
     let failsafe = pom.contains("maven-failsafe-plugin");
+    // One Maven run, as a developer types it: `test` resolves the dependencies and compiles before
+    // surefire runs, so separate `dependency:resolve` and `test-compile` runs only cost JVM starts.
+    // A compile error in that run is reported as a build failure (`build_failure_in_test`).
     let install = if ctx.install {
-        // Resolves the project's dependencies (test scope included); plugins come with the build.
-        PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(mvn, &["-B", "-q", "dependency:resolve"], root)])
+        PhasePlan::skipped(PhaseKind::Install, "Maven resolves dependencies in the test run (one Maven invocation)")
     } else {
         PhasePlan::skipped(PhaseKind::Install, "--no-install")
     };
-    let build = PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(mvn, &["-B", "-q", "test-compile"], root)]);
+    let build = PhasePlan::skipped(PhaseKind::Build, "compiled by the test run (one Maven invocation)");
     // --fail-at-end: one failing module must not hide the results of the others.
     let goal = if failsafe { "verify" } else { "test" };
     let mut reports =
@@ -148,7 +181,7 @@ fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
         PhaseKind::Test,
         vec![
             clean_reports(root, &["target/surefire-reports", "target/failsafe-reports"]),
-            CommandSpec::new(mvn, &["-B", "--fail-at-end", goal], root),
+            CommandSpec::new(mvn, &[wrapper_args, &["-B", "--fail-at-end", goal]].concat(), root),
         ],
     )
     .with_reports(reports);

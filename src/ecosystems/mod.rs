@@ -53,6 +53,20 @@ pub trait Ecosystem: Send + Sync {
         collect::collect_reports(ctx)
     }
 
+    /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on
+    /// the installed version of a tool are chosen here, after install, not when planning.
+    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+        let _ = (ctx, phase);
+    }
+
+    /// For a test command that also compiles (one `mvn test` instead of compile, then test): the
+    /// compiler errors when its failure was a compilation failure, so the suite is `build-failed`
+    /// with a diagnostic rather than a test run with no results. `None`: not a build failure.
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        let _ = (output, root);
+        None
+    }
+
     /// Extracts file/line errors from a failed build's output.
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let _ = root;
@@ -80,6 +94,9 @@ pub struct PlanContext<'a> {
     pub cache_dir: &'a Path,
     /// False with `--no-install`: plan no install phase commands.
     pub install: bool,
+    /// `run-script-steps = true`: run the steps of a `test` script that are not the test framework
+    /// (lint, type check...) instead of skipping them with a note.
+    pub run_script_steps: bool,
 }
 
 /// The commands of one phase.
@@ -91,17 +108,25 @@ pub struct PhasePlan {
     pub skip: Option<String>,
     /// Report files the test phase writes.
     pub reports: Vec<ReportSpec>,
+    /// Something the user should know about how the phase runs (e.g. script steps not run).
+    pub note: Option<String>,
 }
 
 impl PhasePlan {
     /// A phase that runs the given commands.
     pub fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
-        PhasePlan { kind, commands, skip: None, reports: Vec::new() }
+        PhasePlan { kind, commands, skip: None, reports: Vec::new(), note: None }
     }
 
     /// A phase that is skipped for the given reason.
     pub fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
-        PhasePlan { kind, commands: Vec::new(), skip: Some(reason.into()), reports: Vec::new() }
+        PhasePlan { kind, commands: Vec::new(), skip: Some(reason.into()), reports: Vec::new(), note: None }
+    }
+
+    /// Attaches a note shown with the phase's result.
+    pub fn with_note(mut self, note: Option<String>) -> PhasePlan {
+        self.note = note;
+        self
     }
 
     /// Declares the report files the phase writes.

@@ -161,7 +161,12 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
         return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
     }
     let log = match File::create(&log_path) {
-        Ok(file) => process::file_log(file),
+        Ok(file) => {
+            // The tap lets the progress display show the last output line of a long phase.
+            let (log, tap) = crate::events::tapped_log(file);
+            sink.emit(Event::Output { suite_id: plan.id.clone(), tap });
+            log
+        }
         Err(e) => {
             return failed_suite(
                 plan,
@@ -230,6 +235,7 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
         work_dir: &work_dir,
         cache_dir: &ctx.cache_dir,
         install: plan.install,
+        run_script_steps: plan.run_script_steps,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -265,6 +271,10 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
             suite.phases.push(phase);
             continue;
         }
+        // Version-dependent flags are chosen now that the earlier phases (install) have run.
+        let mut refined = phase_plan.clone();
+        ecosystem.refine_phase(&plan_ctx, &mut refined);
+        let phase_plan = &refined;
         let timeout = match kind {
             PhaseKind::Install => plan.timeouts.install,
             PhaseKind::Build => plan.timeouts.build,
@@ -290,6 +300,20 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
             (_, PhaseStatus::Cancelled) => {
                 suite.status = SuiteStatus::Cancelled;
                 blocked = Some("cancelled");
+            }
+            (PhaseKind::Test, PhaseStatus::Failed)
+                if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
+            {
+                // The test command compiles first (one Maven run): a compile error is a build failure.
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(diagnostics);
+                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+                    build.status = PhaseStatus::Failed;
+                    build.exit_code = phase.exit_code;
+                    build.log_tail = phase.log_tail.clone();
+                    build.note = Some("compilation ran inside the test command and failed".into());
+                }
+                blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
                 test_reports = phase_plan.reports.clone();
@@ -432,7 +456,7 @@ fn run_phase(
         let mut command = command.clone();
         command.env.extend(env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
-        last = process::run(&command, left, grace, log);
+        let previous = std::mem::replace(&mut last, process::run(&command, left, grace, log));
         if let Some(message) = shell_command_not_found(&command, &last) {
             last.exit = Exit::SpawnFailed { message, not_found: true };
         }
@@ -440,6 +464,10 @@ fn run_phase(
             output.push('\n');
         }
         output.push_str(&last.output);
+        // A later test command that passes must not hide an earlier one's failing exit.
+        if !previous.exit.success() && last.exit.success() {
+            last.exit = previous.exit;
+        }
         // Tests report failures through their exit code; every test command still runs.
         if !last.exit.success() && plan.kind != PhaseKind::Test {
             break;
@@ -456,7 +484,7 @@ fn run_phase(
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
         Exit::Signal(signal) => Some(format!("killed by signal {signal}")),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
-        _ => None,
+        _ => plan.note.clone(),
     };
     let phase = Phase {
         kind: plan.kind,
@@ -522,14 +550,20 @@ fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Out
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
+            // Name what happened: a process that ended early, not a tool that "succeeded".
             let how = match exit {
-                Some(Exit::Code(0)) | None => "the test command succeeded".to_string(),
-                Some(Exit::Code(code)) => format!("the test command exited with code {code}"),
-                Some(other) => format!("the test command ended with {other:?}"),
+                None => "the test command produced no report or summary".to_string(),
+                Some(Exit::Code(code)) => {
+                    format!("the test process exited with code {code} before reporting any test")
+                }
+                Some(Exit::Signal(signal)) => {
+                    format!("the test process was killed by signal {signal} before reporting any test")
+                }
+                Some(other) => format!("the test command ended with {other:?} before reporting any test"),
             };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
-                message: format!("no test results found: {how} but no parsable report or summary was produced"),
+                message: format!("no test results found: {how} (no parsable report or summary was written)"),
                 hint: Some(
                     "check the log; if the project uses another test tool, set `commands.test` and `reports`".into(),
                 ),
@@ -558,6 +592,21 @@ fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Out
     match exit_code {
         Some(code) if code != 0 => {
             suite.status = SuiteStatus::Error;
+            let coverage: Vec<&str> =
+                suite.diagnostics.iter().filter(|d| d.source == "coverage").map(|d| d.message.as_str()).collect();
+            if !coverage.is_empty() {
+                // Every test passed; the tool failed the run on its coverage threshold. Say that.
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::NoResults,
+                    message: format!(
+                        "coverage threshold not met (the test command exited with code {code}; every reported test \
+                         passed): {}",
+                        coverage.join("; ")
+                    ),
+                    hint: Some("raise the coverage or change the project's coverage threshold".into()),
+                });
+                return;
+            }
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
                 message: format!(
