@@ -177,3 +177,30 @@ fn maven_wrapper_is_preferred_and_maven_runs_once() {
     assert_eq!(suite.status, SuiteStatus::Failed);
     assert_eq!(code, 1);
 }
+
+#[test]
+fn an_enforcer_version_rule_is_tool_missing_naming_required_and_found() {
+    // Native `mvn -B test`: BUILD FAILURE, "Detected Maven Version: 3.8.7 is not in the allowed
+    // range [99.0,)." Before, the suite was an error saying the tests produced no results.
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[fixture("maven-enforcer").as_os_str()], out.path());
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Error, "{:#?}", suite.phases);
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(error.kind, SuiteErrorKind::ToolMissing, "{error:?}");
+    let found = maven_version();
+    assert_eq!(
+        error.message,
+        format!("test phase: the project requires Maven [99.0,) (maven-enforcer-plugin), found Maven {found}")
+    );
+    assert!(suite.cases.is_empty());
+    assert_eq!(code, 3);
+}
+
+/// The installed Maven's version, as `mvn -v` prints it.
+fn maven_version() -> String {
+    let output = std::process::Command::new("mvn").args(["-B", "-v"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    let line = text.lines().find(|l| l.contains("Apache Maven ")).unwrap().to_string();
+    line.split("Apache Maven ").nth(1).unwrap().split_whitespace().next().unwrap().to_string()
+}

@@ -128,10 +128,49 @@ impl Ecosystem for Java {
         }])
     }
 
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        enforcer_version_rejection(output)
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = javac_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
+}
+
+/// The maven-enforcer-plugin's version rules (`requireMavenVersion`, `requireJavaVersion`):
+/// `Detected Maven Version: 3.8.7 is not in the allowed range [3.9.0,).`, or the rule's own
+/// message when the project wrote one.
+fn enforcer_version_rejection(output: &str) -> Option<String> {
+    static DETECTED: OnceLock<regex::Regex> = OnceLock::new();
+    let detected = DETECTED.get_or_init(|| {
+        // Enforcer 3.x says `Detected JDK version 17.0.15 (JAVA_HOME=...) is not in...`, 1.x
+        // `Detected JDK Version: 17.0.15 is not in...`.
+        regex::Regex::new(
+            r"Detected (Maven|JDK) [Vv]ersion:? (\S+)(?: \([^)]*\))? is not in the allowed range (.+?)\.?\s*$",
+        )
+        .expect("valid regex")
+    });
+    let lines: Vec<&str> = output.lines().map(|l| l.trim_start_matches("[ERROR] ").trim_end()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(c) = detected.captures(line) {
+            let tool = if &c[1] == "JDK" { "Java" } else { "Maven" };
+            return Some(format!(
+                "the project requires {tool} {} (maven-enforcer-plugin), found {tool} {}",
+                &c[3], &c[2]
+            ));
+        }
+        // A rule with its own <message>: quote it.
+        let rule = ["RequireMavenVersion", "RequireJavaVersion"].into_iter().find(|r| line.contains(r));
+        if let Some(rule) = rule
+            && line.ends_with("failed with message:")
+            && let Some(message) = lines.get(i + 1).filter(|m| !m.is_empty() && !m.contains("Detected"))
+        {
+            let tool = if rule == "RequireJavaVersion" { "Java" } else { "Maven" };
+            return Some(format!("the project's maven-enforcer-plugin rejects this {tool} version: {message}"));
+        }
+    }
+    None
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -257,6 +296,30 @@ fn javac_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enforcer_version_rules_name_required_and_found_versions() {
+        // Maven 3.8.7 with enforcer 3.5.0 (the maven-enforcer fixture's real output).
+        let maven = "[ERROR] Rule 0: org.apache.maven.enforcer.rules.version.RequireMavenVersion failed with message:\n\
+[ERROR] Detected Maven Version: 3.8.7 is not in the allowed range [99.0,).\n[ERROR] -> [Help 1]\n";
+        assert_eq!(
+            enforcer_version_rejection(maven).as_deref(),
+            Some("the project requires Maven [99.0,) (maven-enforcer-plugin), found Maven 3.8.7")
+        );
+        let java = "[ERROR] Rule 1: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with message:\n\
+[ERROR] Detected JDK version 17.0.15 (JAVA_HOME=/usr/lib/jvm/java-17) is not in the allowed range [21,).\n";
+        assert_eq!(
+            enforcer_version_rejection(java).as_deref(),
+            Some("the project requires Java [21,) (maven-enforcer-plugin), found Java 17.0.15")
+        );
+        let custom = "[ERROR] Rule 0: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with message:\n\
+[ERROR] Build with JDK 21 or newer\n";
+        assert_eq!(
+            enforcer_version_rejection(custom).as_deref(),
+            Some("the project's maven-enforcer-plugin rejects this Java version: Build with JDK 21 or newer")
+        );
+        assert_eq!(enforcer_version_rejection("[ERROR] COMPILATION ERROR :\n"), None);
+    }
 
     #[test]
     fn maven_compiler_errors_are_relative_and_deduplicated() {

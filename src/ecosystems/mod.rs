@@ -73,6 +73,14 @@ pub trait Ecosystem: Send + Sync {
         None
     }
 
+    /// A tool version the project rejects (`engines` in package.json, a Maven enforcer rule),
+    /// read from a failed phase's output: a message naming the required and the found version.
+    /// The suite is then a tool-missing error, not an install, build or test failure.
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        let _ = output;
+        None
+    }
+
     /// Extracts file/line errors from a failed build's output.
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let _ = root;

@@ -203,6 +203,10 @@ impl Ecosystem for Node {
         collected
     }
 
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        engines_rejection(&strip_ansi_escapes::strip_str(output))
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = tsc_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
@@ -312,13 +316,31 @@ struct PackageManager {
     /// The lockfile it installs from, if any.
     lockfile: Option<&'static str>,
     markers: Vec<String>,
+    /// Run through `corepack`: package.json pins the tool (`packageManager`) and it is not on
+    /// PATH, but Node's corepack is, and fetches exactly the pinned version.
+    via_corepack: bool,
+}
+
+impl PackageManager {
+    /// `pnpm ARGS`, or `corepack pnpm ARGS` when the tool comes from corepack.
+    fn command(&self, args: &[&str], root: &Path) -> CommandSpec {
+        if !self.via_corepack {
+            return CommandSpec::new(self.name, args, root);
+        }
+        let mut spec = CommandSpec::new("corepack", &[&[self.name], args].concat(), root);
+        // CI has no stdin to answer corepack's "download pnpm?" prompt.
+        spec.env.push(("COREPACK_ENABLE_DOWNLOAD_PROMPT".into(), "0".into()));
+        spec
+    }
 }
 
 /// `packageManager` first (corepack's field), then the lockfile; npm when there is neither.
 ///
 /// A pnpm or yarn project whose tool is missing keeps that tool: installing with npm would ignore
-/// its lockfile and test other dependency versions than the project pins. The install then fails
-/// as "tool missing", and the marker says what to install.
+/// its lockfile and test other dependency versions than the project pins. When package.json pins
+/// it (`"packageManager": "pnpm@9.15.9"`) and corepack (shipped with Node) is on PATH, corepack
+/// runs that exact version; otherwise the install fails as "tool missing", and the marker says what
+/// to install.
 fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> PackageManager {
     let declared = manifest.and_then(|m| m.package_manager.as_deref());
     let from_field = declared.and_then(|d| ["pnpm", "yarn", "npm"].into_iter().find(|pm| d.starts_with(pm)));
@@ -344,12 +366,19 @@ fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> Package
         None => markers.push("no lockfile".into()),
     }
     if name != "npm" && find_on_path(name).is_none() {
+        if from_field.is_some()
+            && let Some(pinned) = declared.filter(|d| d.contains('@'))
+            && find_on_path("corepack").is_some()
+        {
+            markers.push(format!("{pinned} through corepack ({name} is not on PATH)"));
+            return PackageManager { name, lockfile, markers, via_corepack: true };
+        }
         markers.push(format!(
             "{name} is not on PATH: install it (`corepack enable {name}` or `npm install -g {name}`); npm would ignore \
              the {name} lockfile"
         ));
     }
-    PackageManager { name, lockfile, markers }
+    PackageManager { name, lockfile, markers, via_corepack: false }
 }
 
 /// The full path of a program on `PATH`.
@@ -380,7 +409,7 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
         (_, Some(_)) => &["ci", "--no-audit", "--no-fund", "--prefer-offline"],
         (_, None) => &["install", "--no-audit", "--no-fund", "--prefer-offline"],
     };
-    PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(pm.name, args, ctx.root)])
+    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)])
 }
 
 /// Why installing again is unnecessary: the package manager's record in `node_modules` is newer
@@ -427,7 +456,7 @@ fn build_phase_alone(
     test_script: &ScriptPlan,
 ) -> PhasePlan {
     if let Some(script) = ["build", "compile", "tsc"].into_iter().find(|s| manifest.script(s).is_some()) {
-        return PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(pm.name, &["run", script], ctx.root)]);
+        return PhasePlan::run(PhaseKind::Build, vec![pm.command(&["run", script], ctx.root)]);
     }
     if test_script.runs.iter().any(|r| r.args.iter().any(|a| a == "--typecheck" || a.starts_with("--typecheck."))) {
         // The project type-checks through its tests: a type error is a failing type test there,
@@ -740,6 +769,54 @@ fn coverage_threshold_failures(output: &str) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// package.json's `engines` refused by the package manager: npm (`engine-strict`) prints
+/// `notsup Required: {"node":">=22"}` / `notsup Actual: {"node":"v20.20.2",...}`, pnpm
+/// (`engine-strict`) `Your Node version is incompatible...` / `Expected version: >=22` / `Got:
+/// v20.20.2`, yarn 1 `The engine "node" is incompatible with this module. Expected version
+/// ">=22". Got "20.20.2"`.
+fn engines_rejection(output: &str) -> Option<String> {
+    let say = |tool: &str, required: &str, found: &str| {
+        format!("the project requires {tool} {required} (package.json `engines`), found {tool} {found}")
+    };
+    let after = |line: &str, marker: &str| line.find(marker).map(|i| line[i + marker.len()..].trim().to_string());
+    let lines: Vec<&str> = output.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        // npm: one entry per engine the project names.
+        if let Some(required) = after(line, "notsup Required:") {
+            let actual = lines[i + 1..].iter().find_map(|l| after(l, "notsup Actual:")).unwrap_or_default();
+            let required: serde_json::Map<String, Value> = serde_json::from_str(&required).ok()?;
+            let actual: serde_json::Map<String, Value> = serde_json::from_str(&actual).unwrap_or_default();
+            let parts: Vec<String> = required
+                .iter()
+                .map(|(tool, range)| {
+                    let found = actual.get(tool).and_then(Value::as_str).unwrap_or("none");
+                    say(tool, range.as_str().unwrap_or("?"), found)
+                })
+                .collect();
+            return Some(parts.join("; "));
+        }
+        // pnpm
+        if let Some(rest) = after(line, "Your ")
+            && let Some((tool, _)) = rest.split_once(" version is incompatible with ")
+        {
+            let expected = lines[i + 1..].iter().find_map(|l| l.strip_prefix("Expected version:"))?;
+            let got = lines[i + 1..].iter().find_map(|l| l.strip_prefix("Got:")).unwrap_or("unknown");
+            return Some(say(tool, expected.trim(), got.trim()));
+        }
+        // yarn 1
+        if let Some(rest) = after(line, "The engine \"")
+            && let Some((tool, rest)) = rest.split_once('"')
+            && rest.contains("is incompatible")
+        {
+            let quoted: Vec<&str> = rest.split('"').skip(1).step_by(2).collect();
+            if let [expected, got, ..] = quoted.as_slice() {
+                return Some(say(tool, expected, got));
+            }
+        }
+    }
+    None
+}
+
 /// Major version of an installed package (`node_modules/<name>/package.json`).
 fn package_major(root: &Path, name: &str) -> Option<u64> {
     let text = std::fs::read_to_string(root.join("node_modules").join(name).join("package.json")).ok()?;
@@ -927,6 +1004,28 @@ mod tests {
         let plan = ScriptPlan::read(&unreadable, Framework::Jest);
         assert!(plan.runs.is_empty());
         assert!(plan.note(false).unwrap().contains("does not replay"), "{:?}", plan.note(false));
+    }
+
+    #[test]
+    fn engines_rejections_of_npm_pnpm_and_yarn_name_both_versions() {
+        // Real outputs of npm 11 and pnpm 9 (engine-strict) and yarn 1.22 for engines.node ">=99".
+        let npm = "npm error code EBADENGINE\nnpm error notsup Not compatible with your version of node/npm: eng@1.0.0\n\
+                   npm error notsup Required: {\"node\":\">=99\"}\n\
+                   npm error notsup Actual:   {\"node\":\"v20.20.2\",\"npm\":\"11.19.1\"}\n";
+        let pnpm = " ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js version)\n\n\
+                    Your Node version is incompatible with \"/tmp/eng\".\n\nExpected version: >=99\nGot: v20.20.2\n";
+        let yarn = "error eng@1.0.0: The engine \"node\" is incompatible with this module. Expected version \">=99\". \
+                    Got \"20.20.2\"\nerror Found incompatible module.\n";
+        let found: Vec<Option<String>> = [npm, pnpm, yarn].into_iter().map(engines_rejection).collect();
+        assert_eq!(
+            found,
+            [
+                Some("the project requires node >=99 (package.json `engines`), found node v20.20.2".to_string()),
+                Some("the project requires Node >=99 (package.json `engines`), found Node v20.20.2".to_string()),
+                Some("the project requires node >=99 (package.json `engines`), found node 20.20.2".to_string()),
+            ]
+        );
+        assert_eq!(engines_rejection("npm error code ERESOLVE\n"), None);
     }
 
     #[test]

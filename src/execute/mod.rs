@@ -268,6 +268,17 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
                 suite.status = SuiteStatus::Cancelled;
                 blocked = Some("cancelled");
             }
+            (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
+                // The project refused the installed tool before doing any work: a missing tool
+                // (the right version), not a failing install, build or test.
+                suite.status = SuiteStatus::Error;
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::ToolMissing,
+                    message: format!("{} phase: {message}", kind.label()),
+                    hint: Some("install the version the project requires (or change its requirement)".into()),
+                });
+                blocked = Some("the project rejected the installed tool version");
+            }
             (PhaseKind::Test, PhaseStatus::Failed)
                 if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
             {

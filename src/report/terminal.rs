@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::events::{Event, EventSink, OutputTap};
-use crate::model::{Outcome, PhaseKind, PhaseStatus, Run, Suite};
+use crate::model::{Outcome, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -326,8 +326,7 @@ fn phase_cell(suite: &Suite, kind: PhaseKind) -> String {
 }
 
 /// ANSI color of a suite status: green passed, yellow nothing to judge, red everything else.
-fn status_color(status: crate::model::SuiteStatus) -> &'static str {
-    use crate::model::SuiteStatus;
+fn status_color(status: SuiteStatus) -> &'static str {
     match status {
         SuiteStatus::Passed => "32",
         SuiteStatus::NoTests | SuiteStatus::Cancelled => "33",
@@ -400,7 +399,15 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 lines.push(format!("  hint: {hint}"));
             }
         }
-        for d in suite.diagnostics.iter().filter(|d| d.source == "build").take(10) {
+        let mut build_diagnostics = suite.diagnostics.iter().filter(|d| d.source == "build").peekable();
+        if suite.status == SuiteStatus::BuildFailed && build_diagnostics.peek().is_none() {
+            // No file:line was recognised: the failed phase's own error line still says why.
+            if let Some(line) = suite.phases.iter().find(|p| p.status == PhaseStatus::Failed).and_then(build_error_line)
+            {
+                lines.push(format!("  {line}"));
+            }
+        }
+        for d in build_diagnostics.take(10) {
             let location = match (&d.file, d.line) {
                 (Some(f), Some(l)) => format!("{f}:{l}: "),
                 (Some(f), None) => format!("{f}: "),
@@ -441,6 +448,12 @@ pub fn render_table(run: &Run, color: bool) -> String {
         }
     }
     out
+}
+
+/// The first line of a failed phase's log that reads as an error, else its last line.
+fn build_error_line(phase: &crate::model::Phase) -> Option<&str> {
+    let lines = || phase.log_tail.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines().find(|l| l.to_ascii_lowercase().contains("error")).or_else(|| lines().next_back())
 }
 
 fn first_line(text: &str) -> &str {
@@ -521,6 +534,24 @@ mod tests {
         assert!(!table.contains("fourth line hidden"));
         let verdict = render_verdict(&run(), false);
         assert!(verdict.starts_with("FAIL  score 0  health POOR  1 passed, 1 failed, 0 skipped"), "{verdict}");
+    }
+
+    #[test]
+    fn a_build_failure_without_file_and_line_shows_its_error_line() {
+        let mut run = run();
+        let suite = &mut run.suites[0];
+        suite.status = SuiteStatus::BuildFailed;
+        suite.phases.push(crate::model::Phase {
+            kind: PhaseKind::Build,
+            command: "npm run build".into(),
+            status: PhaseStatus::Failed,
+            exit_code: Some(1),
+            duration_ms: 10,
+            log_tail: "> app@1.0.0 build\n> node build.js\n\nError: config.json is missing\n    at build.js:3\n".into(),
+            note: None,
+        });
+        let table = render_table(&run, false);
+        assert!(table.contains("\napp\n  Error: config.json is missing\n"), "{table}");
     }
 
     #[test]
