@@ -358,9 +358,9 @@ fn vitest_failure_on_a_fresh_checkout_has_its_line() {
     assert!(phase(suite, PhaseKind::Test).command.contains("--includeTaskLocation"));
 }
 
-#[test]
-fn a_coverage_threshold_failure_is_named_with_its_threshold_line() {
-    let name = "js-jest-coverage";
+/// Every test passes and the tool exits 1 on its coverage threshold: the suite's error says so
+/// and quotes the tool's threshold line.
+fn check_coverage_threshold_fixture(name: &str, threshold_line: &str) {
     let out = tempfile::tempdir().unwrap();
     let (code, run) = fcorr_run(&[&fixture(name)], out.path());
     let suite = &run.suites[0];
@@ -369,8 +369,26 @@ fn a_coverage_threshold_failure_is_named_with_its_threshold_line() {
     assert_eq!(suite.status, SuiteStatus::Error);
     let message = &suite.error.as_ref().unwrap().message;
     assert!(message.starts_with("coverage threshold not met"), "{message}");
-    assert!(message.contains(r#"Jest: "global" coverage threshold for lines (90%) not met: 54.54%"#), "{message}");
+    assert!(message.contains(threshold_line), "{message}");
     assert_ne!(code, 0);
+}
+
+#[test]
+fn a_coverage_threshold_failure_is_named_with_its_threshold_line() {
+    check_coverage_threshold_fixture(
+        "js-jest-coverage",
+        r#"Jest: "global" coverage threshold for lines (90%) not met: 54.54%"#,
+    );
+}
+
+#[test]
+fn a_vitest_coverage_threshold_failure_is_named_with_its_threshold_line() {
+    // Before, "the test command exited with code 1 but every reported test passed: results are
+    // incomplete".
+    check_coverage_threshold_fixture(
+        "js-vitest-coverage",
+        "Coverage for lines (40%) does not meet global threshold (90%)",
+    );
 }
 
 #[test]
