@@ -102,6 +102,9 @@ pub struct SuiteConfig {
     pub install: Option<bool>,
     pub timeouts: Timeouts,
     pub env: BTreeMap<String, String>,
+    /// Secret variables fcorr removes from test environments (`GITHUB_TOKEN`,
+    /// `ACTIONS_RUNTIME_TOKEN`...) that this suite's commands may inherit anyway.
+    pub pass_env: Vec<String>,
     /// Shell commands replacing the detected ones.
     pub commands: Commands,
     /// Report files the test command writes (required for the `command` runner and imports).

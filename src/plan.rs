@@ -31,6 +31,8 @@ pub struct SuitePlan {
     pub install: bool,
     pub timeouts: PhaseTimeouts,
     pub env: Vec<(String, String)>,
+    /// Secret variables (`GITHUB_TOKEN`...) the suite's commands may inherit.
+    pub pass_env: Vec<String>,
     pub commands: Commands,
     pub reports: Vec<ReportSpec>,
     pub weights: Weights,
@@ -116,6 +118,7 @@ fn plan_suite(
         install: !overrides.no_install && suite.install.unwrap_or(config.run.install),
         timeouts: PhaseTimeouts::from(timeouts),
         env: env.into_iter().collect(),
+        pass_env: suite.pass_env.clone(),
         commands: suite.commands.clone(),
         reports: suite
             .reports
