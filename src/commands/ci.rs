@@ -210,7 +210,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     let formats =
         if args.run.format.is_empty() { prepared.config.report.formats.clone() } else { args.run.format.clone() };
     let env = report_env(ctx.as_ref(), prepared.config.report.templates.clone());
-    run::write_reports(&run, &prepared.out_dir, &formats, &env);
+    run::write_reports(&run, &prepared.out_dir, &formats, &env)?;
 
     if args.run.json {
         // The model always serialises (plain data).

@@ -150,13 +150,14 @@ pub fn execute_prepared(prepared: &Prepared, progress: terminal::ProgressMode) -
     run
 }
 
-/// Writes reports for a finished run, printing problems as warnings.
-pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &ReportEnv) -> Vec<PathBuf> {
-    let (written, problems) = report::write_all(run, env, out_dir, formats);
-    for problem in problems {
-        eprintln!("fcorr: warning: {problem}");
-    }
-    written
+/// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).
+pub fn write_reports(
+    run: &Run,
+    out_dir: &Path,
+    formats: &[String],
+    env: &ReportEnv,
+) -> Result<Vec<PathBuf>, FcorrError> {
+    report::write_required(run, env, out_dir, formats).map(|(written, _)| written)
 }
 
 /// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
@@ -226,7 +227,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let run = execute_prepared(&prepared, mode);
     let formats = if args.format.is_empty() { prepared.config.report.formats.clone() } else { args.format.clone() };
     let env = ReportEnv { templates: prepared.config.report.templates.clone(), ..ReportEnv::default() };
-    let written = write_reports(&run, &prepared.out_dir, &formats, &env);
+    let written = write_reports(&run, &prepared.out_dir, &formats, &env)?;
 
     let mut between = String::new();
     if args.sdk.is_some() {
