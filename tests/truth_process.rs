@@ -371,3 +371,21 @@ fn no_test_process_outlives_the_run_whatever_its_session() {
         assert!(!alive(pid), "{name} process {pid} outlived fcorr");
     }
 }
+
+#[test]
+fn a_suite_log_keeps_head_and_tail_of_a_huge_output_with_a_marker() {
+    // 64 MB printed by a real test command; the report itself is small.
+    let script = "echo FIRST-LINE\nyes 0123456789abcdef0123456789abcdef | head -c 64000000\necho\necho LAST-LINE\n\
+                  printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"t\"/></testsuite>' > report.xml\n";
+    let app = command_workspace(script);
+    let output = clean_fcorr(app.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let log = app.path().join("out/logs/app.log");
+    let size = std::fs::metadata(&log).unwrap().len();
+    assert!(size < 9 * 1024 * 1024, "the log is {size} bytes");
+    let content = text(&std::fs::read(&log).unwrap());
+    assert!(content.contains("FIRST-LINE") && content.contains("LAST-LINE"));
+    let marker = content.lines().find(|l| l.contains("bytes cut from the middle of this log")).expect("a cut marker");
+    let cut: u64 = marker.trim_start_matches("[fcorr: ").split(' ').next().unwrap().parse().unwrap();
+    assert!(cut + size >= 64_000_000, "{marker}");
+}

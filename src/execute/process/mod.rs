@@ -264,11 +264,12 @@ pub fn ensure_subreaper() -> bool {
     *SUBREAPER.get_or_init(platform::become_subreaper)
 }
 
-/// Kills every descendant of fcorr still alive that is not part of a running command (the end
-/// of a run). Returns the pids killed.
+/// Kills every descendant still alive that a command started by this fcorr left behind and
+/// that is not part of a running command (the end of a run). Returns the pids killed.
 pub fn kill_all_leftovers() -> Vec<i32> {
     let active = lock(active_groups());
-    platform::kill_leftovers(None, &active)
+    let ours = format!("{}-", std::process::id());
+    platform::kill_leftovers(&|marker: &str| marker.starts_with(&ours), &active)
 }
 
 fn active_groups() -> &'static Mutex<HashSet<i32>> {
@@ -467,7 +468,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     let leftovers = {
         let mut active = lock(active_groups());
         active.remove(&pgid);
-        if subreaper { platform::kill_leftovers(Some(&marker), &active) } else { Vec::new() }
+        if subreaper { platform::kill_leftovers(&|found: &str| found == marker, &active) } else { Vec::new() }
     };
 
     let drain_deadline = Instant::now() + PIPE_DRAIN;

@@ -91,11 +91,12 @@ pub(crate) fn become_subreaper() -> bool {
 ///
 /// A descendant is left alone when it belongs to a command still running (`running` holds their
 /// process ids: leaders and everything below them). Otherwise it is killed when its environment
-/// carries `marker` (inherited from the command that just ended), or, with `marker` `None`, always
-/// (the end of the run). A process that scrubbed its environment while other commands still run
-/// cannot be attributed, so it is left to the end-of-run sweep. Returns the pids killed.
+/// carries a marker that `wanted` accepts: the marker of the command that just ended, or at the
+/// end of the run any marker this fcorr handed out. A process without a marker was not started
+/// through [`super::run`] (a server another part of fcorr started, say) or scrubbed its
+/// environment: it cannot be attributed, so it is left alone. Returns the pids killed.
 #[cfg(target_os = "linux")]
-pub(crate) fn kill_leftovers(marker: Option<&str>, running: &std::collections::HashSet<i32>) -> Vec<i32> {
+pub(crate) fn kill_leftovers(wanted: &dyn Fn(&str) -> bool, running: &std::collections::HashSet<i32>) -> Vec<i32> {
     use std::time::{Duration, Instant};
     let me = std::process::id() as i32;
     let mut killed = Vec::new();
@@ -108,22 +109,13 @@ pub(crate) fn kill_leftovers(marker: Option<&str>, running: &std::collections::H
                 continue;
             }
             if info.zombie {
-                // An adopted orphan that exited on its own. Only the end-of-run sweep reaps these:
-                // mid-run, a zombie child could be one a `std::process::Command` elsewhere waits for.
-                if info.ppid == me && marker.is_none() {
-                    linux::reap(pid);
-                }
+                // Already dead. A zombie's environment cannot be read, so it cannot be told from a
+                // child some `std::process::Command` elsewhere in fcorr is about to wait for:
+                // reaping it could steal that status. An orphan that exited on its own stays a
+                // zombie (no process, one table entry) until fcorr exits.
                 continue;
             }
-            let wanted = match marker {
-                None => true,
-                Some(marker) => match linux::marker_of(pid) {
-                    Some(found) => found == marker,
-                    // No marker at all: unattributable while other commands run.
-                    None => running.is_empty(),
-                },
-            };
-            if wanted {
+            if linux::marker_of(pid).is_some_and(|m| wanted(&m)) {
                 // SAFETY: kill only sends a signal; a pid that just exited yields ESRCH.
                 unsafe {
                     libc::kill(pid, libc::SIGKILL);
@@ -153,7 +145,7 @@ pub(crate) fn kill_leftovers(marker: Option<&str>, running: &std::collections::H
 
 /// Without a subreaper there is nothing to find: the process-group kill is all fcorr can do.
 #[cfg(not(target_os = "linux"))]
-pub(crate) fn kill_leftovers(_marker: Option<&str>, _running: &std::collections::HashSet<i32>) -> Vec<i32> {
+pub(crate) fn kill_leftovers(_wanted: &dyn Fn(&str) -> bool, _running: &std::collections::HashSet<i32>) -> Vec<i32> {
     Vec::new()
 }
 
