@@ -158,6 +158,56 @@ fn no_token_reaches_the_tests_or_any_output_and_the_token_is_masked_first() {
     }
 }
 
+#[test]
+fn only_the_suite_that_names_a_token_in_pass_env_gets_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let mut config = String::new();
+    for (name, pass) in [("open", "pass-env = [\"GITHUB_TOKEN\"]\n"), ("closed", "")] {
+        std::fs::create_dir_all(ws.path().join(name)).unwrap();
+        std::fs::write(
+            ws.path().join(name).join("test.sh"),
+            "env > env.txt\nprintf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"t\"/></testsuite>' > report.xml\n",
+        )
+        .unwrap();
+        config.push_str(&format!(
+            "[[suite]]\nname = \"{name}\"\npath = \"{name}\"\nrunner = \"command\"\n\
+             commands = {{ test = \"sh test.sh\" }}\nreports = [\"report.xml\"]\n{pass}\n"
+        ));
+    }
+    std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
+    let mut cmd = clean_fcorr(ws.path());
+    cmd.args(["run", "--config", "fcorr.toml", "--out", "out"]);
+    for (name, value) in SECRETS {
+        cmd.env(name, value);
+    }
+    let output = cmd.output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let open = std::fs::read_to_string(ws.path().join("open/env.txt")).unwrap();
+    let closed = std::fs::read_to_string(ws.path().join("closed/env.txt")).unwrap();
+    assert!(open.contains("GITHUB_TOKEN=ghs_fcorrSecretGithubToken123"), "{open}");
+    // The proof that both files are real environments.
+    assert!(open.contains("FCORR_COMMAND_ID=") && closed.contains("FCORR_COMMAND_ID="), "{closed}");
+    for (name, value) in SECRETS {
+        assert!(!closed.contains(value), "{name} reached the suite that did not ask for it");
+        if *name != "GITHUB_TOKEN" {
+            assert!(!open.contains(value), "{name} reached a suite that asked only for GITHUB_TOKEN");
+        }
+    }
+}
+
+#[test]
+fn pass_env_naming_a_variable_fcorr_does_not_remove_is_a_config_error() {
+    let ws = command_workspace("exit 0\n");
+    let config = std::fs::read_to_string(ws.path().join("fcorr.toml")).unwrap();
+    let line = config.lines().count() + 1;
+    std::fs::write(ws.path().join("fcorr.toml"), format!("{config}pass-env = [\"GITHUB_TOKN\"]\n")).unwrap();
+    let output = clean_fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("fcorr.toml: line {line},")) && stderr.contains("`GITHUB_TOKN`"), "{stderr}");
+    assert!(!ws.path().join("app/report.xml").exists() && !ws.path().join("out").exists(), "something ran");
+}
+
 /// The lines of `stream` outside every `::stop-commands::T` … `::T::` fence.
 fn unfenced(stream: &str) -> Vec<String> {
     let mut outside = Vec::new();
@@ -287,6 +337,22 @@ fn ci_without_a_readable_event_keeps_the_fence_summary_outputs_and_annotations()
     }
 }
 
+/// `cmd` run as user `nobody` through `setpriv` (for tests that need mode bits to bind root).
+fn nobody(cmd: &Command) -> Command {
+    let mut wrapped = Command::new("setpriv");
+    wrapped.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        wrapped.current_dir(dir);
+    }
+    for (key, value) in cmd.get_envs() {
+        match value {
+            Some(value) => wrapped.env(key, value),
+            None => wrapped.env_remove(key),
+        };
+    }
+    wrapped
+}
+
 #[test]
 fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
     let ws = tempfile::tempdir().unwrap();
@@ -299,18 +365,22 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
     let saved = clean_fcorr(ws.path()).args(["import", "report.xml", "--out", "saved"]).output().unwrap();
     assert_eq!(saved.status.code(), Some(1));
 
-    let mut targets =
-        vec![("/dev/full/x", "Not a directory"), ("a-file", "File exists"), ("full", "No space left on device")];
-    // A read-only directory; root writes through mode bits, so this one needs a normal user.
+    let mut targets = vec![
+        ("/dev/full/x", "Not a directory", false),
+        ("a-file", "File exists", false),
+        ("full", "No space left on device", false),
+    ];
+    // A read-only directory. Root writes through mode bits, so as root fcorr runs as `nobody`.
     let read_only = ws.path().join("read-only");
     std::fs::create_dir_all(&read_only).unwrap();
     std::fs::set_permissions(&read_only, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
-    if std::fs::write(read_only.join("probe"), "x").is_err() {
-        targets.push(("read-only", "Permission denied"));
-    } else {
-        eprintln!("running as root: the read-only directory case is not checked");
+    let root = std::fs::write(read_only.join("probe"), "x").is_ok();
+    if root {
+        // `nobody` must reach the workspace and read the saved results.
+        std::fs::set_permissions(ws.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     }
-    for (out, os_error) in targets {
+    targets.push(("read-only", "Permission denied", root));
+    for (out, os_error, as_nobody) in targets {
         let commands: Vec<Vec<&str>> = vec![
             vec!["import", "report.xml", "--out", out],
             vec!["merge", "saved", "--out", out],
@@ -320,7 +390,9 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
             // A failed write removes its temporary file: put the trap back each time.
             let _ = std::fs::remove_file(full.join("results.tmp~"));
             std::os::unix::fs::symlink("/dev/full", full.join("results.tmp~")).unwrap();
-            let output = clean_fcorr(ws.path()).args(&args).output().unwrap();
+            let mut cmd = clean_fcorr(ws.path());
+            cmd.args(&args);
+            let output = if as_nobody { nobody(&cmd) } else { cmd }.output().unwrap();
             let stderr = text(&output.stderr);
             assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
             assert!(stderr.contains(out) && stderr.contains(os_error), "{args:?}: {stderr}");
@@ -369,6 +441,10 @@ fn no_test_process_outlives_the_run_whatever_its_session() {
             std::thread::sleep(Duration::from_millis(20));
         }
         assert!(!alive(pid), "{name} process {pid} outlived fcorr");
+        // The suite log names what was killed.
+        let log = std::fs::read_to_string(app.path().join("out/logs/app.log")).unwrap();
+        let line = log.lines().find(|l| l.contains("killed leftover process")).unwrap_or_else(|| panic!("{log}"));
+        assert!(line.contains(&pid.to_string()), "{name} {pid}: {line}");
     }
 }
 

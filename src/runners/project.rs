@@ -121,6 +121,7 @@ impl SuiteRunner for Project {
                 return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
             }
         }
+        crate::execute::process::check_pass_env(&config.pass_env).map_err(|message| site.error("pass-env", message))?;
         crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 

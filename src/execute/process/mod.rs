@@ -54,6 +54,19 @@ pub const SECRET_VARS: &[&str] = &[
     "ACTIONS_ID_TOKEN_REQUEST_URL",
 ];
 
+/// Checks a suite's `pass-env`: only names fcorr removes can be passed back; any other name is
+/// a mistake (a typo would silently leave the test without its token), so it is a config error.
+pub(crate) fn check_pass_env(names: &[String]) -> Result<(), String> {
+    match names.iter().find(|name| !SECRET_VARS.contains(&name.as_str())) {
+        None => Ok(()),
+        Some(name) => Err(format!(
+            "`{name}` in `pass-env` is not a variable fcorr removes from test environments; \
+             only these can be passed back: {} (every other variable reaches the tests already)",
+            SECRET_VARS.join(", ")
+        )),
+    }
+}
+
 /// Set in every child's environment to a value unique to the command, so that descendants which
 /// left its process group can still be told apart from another suite's when it ends.
 pub(crate) const MARKER_VAR: &str = "FCORR_COMMAND_ID";
@@ -509,6 +522,10 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     }
     {
         let mut sink = lock(log);
+        if !leftovers.is_empty() {
+            // The log is what people read after the run: it names the pids too.
+            let _ = writeln!(sink, "[fcorr: killed leftover process(es) outside the command's group: {leftovers:?}]");
+        }
         let _ = writeln!(sink, "[fcorr: {:?} after {:.1}s]\n", outcome.exit, outcome.duration.as_secs_f64());
         let _ = sink.flush();
     }
