@@ -503,6 +503,27 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         suite.status = SuiteStatus::Timeout;
         return;
     }
+    // Death by a signal is a non-zero exit: with no failure parsed, the results cannot be trusted
+    // (a report written by an atexit hook before the crash looks complete but proves nothing).
+    // Checked before the zero-test rules, so a crash is never shown as "no tests"; a run that
+    // produced nothing at all keeps the no-results message below, which names the signal too.
+    if let Some(Exit::Signal(signal)) = exit
+        && counts.failures() == 0
+        && collected.error.is_none()
+        && (counts.total > 0 || collected.ran)
+    {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::NoResults,
+            message: format!(
+                "the test command was {} and no failing test was reported: results are incomplete \
+                 (the runner crashed or was killed, perhaps after writing its report)",
+                signal_text(*signal)
+            ),
+            hint: Some("read the test phase's log tail".into()),
+        });
+        return;
+    }
     if counts.total == 0 {
         if let Some(error) = collected.error {
             suite.status = SuiteStatus::Error;
@@ -543,21 +564,6 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
                 column: None,
             });
         }
-        return;
-    }
-    // Death by a signal is a non-zero exit: with no failure parsed, the results cannot be trusted
-    // (a report written by an atexit hook before the crash looks complete but proves nothing).
-    if let Some(Exit::Signal(signal)) = exit {
-        suite.status = SuiteStatus::Error;
-        suite.error = Some(SuiteError {
-            kind: SuiteErrorKind::NoResults,
-            message: format!(
-                "the test command was {} but every reported test passed: results are incomplete \
-                 (the runner crashed or was killed after writing its report)",
-                signal_text(*signal)
-            ),
-            hint: Some("read the test phase's log tail".into()),
-        });
         return;
     }
     match exit_code {
@@ -628,6 +634,19 @@ mod tests {
             assert_eq!(suite.status, SuiteStatus::Error, "signal {signal}");
             assert!(suite.error.unwrap().message.contains(&format!("signal {signal}")));
         }
+        // A crash is never "no tests": neither when the tool reported zero tests nor all skipped.
+        for (statuses, ran) in [(&[][..], true), (&[CaseStatus::Skipped][..], true)] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+            apply_collected(&mut suite, collected(statuses, ran), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "{statuses:?}");
+            assert!(suite.error.unwrap().message.contains("signal 11 (SIGSEGV)"));
+        }
+        // A failure parsed is the truth the report tells: the suite failed.
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+        apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
+        assert_eq!(suite.status, SuiteStatus::Failed);
     }
 
     #[test]

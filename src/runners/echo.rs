@@ -81,8 +81,13 @@ impl SuiteRunner for Echo {
             .iter()
             .map(|(name, status)| Case { name: name.clone(), status: *status, ..Case::default() })
             .collect();
-        let collected =
-            Collected { cases, source: ResultsSource::None, ran: !plan.cases.is_empty(), diagnostics: Vec::new() };
+        let collected = Collected {
+            cases,
+            source: ResultsSource::None,
+            ran: !plan.cases.is_empty(),
+            diagnostics: Vec::new(),
+            error: None,
+        };
         crate::execute::apply_collected(&mut result, collected, None);
         result
     }
