@@ -557,7 +557,7 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         if exit_code == Some(0) {
             suite.diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
-                source: "collect".into(),
+                source: crate::model::DiagnosticSource::Collect,
                 message: "the test command exited 0 although failures were reported".into(),
                 file: None,
                 line: None,
