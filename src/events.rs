@@ -131,11 +131,26 @@ fn shown_line(bytes: &[u8]) -> Option<String> {
     Some(shown)
 }
 
-/// A log sink writing to `inner` whose last line can be read through the returned tap.
-pub fn tapped_log(inner: impl Write + Send + 'static) -> (LogSink, OutputTap) {
+/// A log sink writing to `inner` (the suite's capped log file) whose last line can be read
+/// through the returned tap.
+pub fn tapped_log(inner: LogSink) -> (LogSink, OutputTap) {
     let tap = OutputTap::default();
-    let writer = TapWriter { inner, tap: tap.clone(), partial: Vec::new() };
+    let writer = TapWriter { inner: Forward(inner), tap: tap.clone(), partial: Vec::new() };
     (Arc::new(Mutex::new(Box::new(writer))), tap)
+}
+
+/// Writes into another log sink.
+struct Forward(LogSink);
+
+impl Write for Forward {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        // A thread that panicked while writing leaves the log as usable as before: write on.
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner).flush()
+    }
 }
 
 #[cfg(test)]
@@ -144,7 +159,7 @@ mod tests {
 
     #[test]
     fn the_tap_keeps_the_last_complete_visible_line() {
-        let (log, tap) = tapped_log(std::io::sink());
+        let (log, tap) = tapped_log(crate::execute::process::null_log());
         let mut w = log.lock().unwrap();
         assert_eq!(tap.last_line(), "");
         w.write_all(b"$ npm ci  (in /p)\n").unwrap();

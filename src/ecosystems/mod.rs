@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Outcome};
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity};
+use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
 pub mod command;
 pub mod go;
@@ -124,17 +124,37 @@ pub struct PhasePlan {
     pub reports: Vec<ReportSpec>,
     /// Something the user should know about how the phase runs (e.g. script steps not run).
     pub note: Option<String>,
+    /// When the user overrides this phase's commands (`commands.install`...): commands that still
+    /// run first, and environment the override runs with (e.g. the virtualenv to install into).
+    pub override_setup: Vec<CommandSpec>,
+    pub override_env: Vec<(String, String)>,
 }
 
 impl PhasePlan {
     /// A phase that runs the given commands.
     pub fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
-        PhasePlan { kind, commands, skip: None, reports: Vec::new(), note: None }
+        PhasePlan {
+            kind,
+            commands,
+            skip: None,
+            reports: Vec::new(),
+            note: None,
+            override_setup: Vec::new(),
+            override_env: Vec::new(),
+        }
     }
 
     /// A phase that is skipped for the given reason.
     pub fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
-        PhasePlan { kind, commands: Vec::new(), skip: Some(reason.into()), reports: Vec::new(), note: None }
+        PhasePlan {
+            kind,
+            commands: Vec::new(),
+            skip: Some(reason.into()),
+            reports: Vec::new(),
+            note: None,
+            override_setup: Vec::new(),
+            override_env: Vec::new(),
+        }
     }
 
     /// Attaches a note shown with the phase's result.
@@ -171,12 +191,15 @@ pub struct Collected {
     /// reported zero tests. Without it, zero cases is an error rather than "no tests".
     pub ran: bool,
     pub diagnostics: Vec<Diagnostic>,
+    /// Why no results exist, when the ecosystem can tell better than "no parsable report"
+    /// (e.g. pytest could not import a conftest). Used only when no case was collected.
+    pub error: Option<SuiteError>,
 }
 
 impl Collected {
     /// Nothing collected and no evidence of a run.
     pub fn nothing() -> Collected {
-        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new() }
+        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new(), error: None }
     }
 }
 

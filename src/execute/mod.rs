@@ -58,6 +58,8 @@ pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) 
             });
         }
     });
+    // Daemons that outlived their command without its marker (a scrubbed environment) go now.
+    process::kill_all_leftovers();
     results
         .into_iter()
         .zip(plans)
@@ -130,7 +132,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
     let log = match File::create(&log_path) {
         Ok(file) => {
             // The tap lets the progress display show the last output line of a long phase.
-            let (log, tap) = crate::events::tapped_log(file);
+            let (log, tap) = crate::events::tapped_log(process::capped_file_log(file));
             sink.emit(Event::Output { suite_id: plan.id.clone(), tap });
             log
         }
@@ -249,7 +251,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         };
         let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
         sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &project.env, &log);
+        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
         sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
@@ -392,13 +394,18 @@ fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path)
     ];
     for (kind, script) in overrides {
         let Some(script) = script else { continue };
-        let replacement = PhasePlan::run(kind, vec![CommandSpec::shell(script, root)]);
+        let mut user = CommandSpec::shell(script, root);
         match phases.iter_mut().find(|p| p.kind == kind) {
             Some(existing) => {
+                // The ecosystem's setup (e.g. the virtualenv) still runs, and the override
+                // inherits its environment, so an overridden install lands where tests look.
+                user.env = std::mem::take(&mut existing.override_env);
+                let mut commands = std::mem::take(&mut existing.override_setup);
+                commands.push(user);
                 let reports = std::mem::take(&mut existing.reports);
-                *existing = replacement.with_reports(reports);
+                *existing = PhasePlan::run(kind, commands).with_reports(reports);
             }
-            None => phases.push(replacement),
+            None => phases.push(PhasePlan::run(kind, vec![user])),
         }
     }
     if !plan.reports.is_empty()
@@ -427,7 +434,7 @@ fn run_phase(
     command_line: &str,
     timeout: Duration,
     grace: Duration,
-    env: &[(String, String)],
+    project: &ProjectPlan,
     log: &LogSink,
 ) -> (Phase, Outcome) {
     let started = Instant::now();
@@ -435,7 +442,8 @@ fn run_phase(
     let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
     for command in &plan.commands {
         let mut command = command.clone();
-        command.env.extend(env.iter().cloned());
+        command.env.extend(project.env.iter().cloned());
+        command.pass_env.extend(project.pass_env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
         let previous = std::mem::replace(&mut last, process::run(&command, left, grace, log));
         if let Some(message) = shell_command_not_found(&command, &last) {
@@ -463,7 +471,7 @@ fn run_phase(
     };
     let note = match &last.exit {
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
-        Exit::Signal(signal) => Some(format!("killed by signal {signal}")),
+        Exit::Signal(signal) => Some(signal_text(*signal)),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
         _ => plan.note.clone(),
     };
@@ -479,6 +487,14 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// "killed by signal 11 (SIGSEGV)".
+fn signal_text(signal: i32) -> String {
+    match process::signal_name(signal) {
+        Some(name) => format!("killed by signal {signal} ({name})"),
+        None => format!("killed by signal {signal}"),
+    }
 }
 
 /// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
@@ -526,8 +542,32 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         suite.status = SuiteStatus::Timeout;
         return;
     }
+    // Death by a signal is a non-zero exit: with no failure parsed, the results cannot be trusted
+    // (a report written by an atexit hook before the crash looks complete but proves nothing).
+    // Checked before the zero-test rules, so a crash is never shown as "no tests"; a run that
+    // produced nothing at all keeps the no-results message below, which names the signal too.
+    if let Some(Exit::Signal(signal)) = exit
+        && counts.failures() == 0
+        && collected.error.is_none()
+        && (counts.total > 0 || collected.ran)
+    {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::NoResults,
+            message: format!(
+                "the test command was {} and no failing test was reported: results are incomplete \
+                 (the runner crashed or was killed, perhaps after writing its report)",
+                signal_text(*signal)
+            ),
+            hint: Some("read the test phase's log tail".into()),
+        });
+        return;
+    }
     if counts.total == 0 {
-        if collected.ran {
+        if let Some(error) = collected.error {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(error);
+        } else if collected.ran {
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
@@ -538,7 +578,7 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
                     format!("the test process exited with code {code} before reporting any test")
                 }
                 Some(Exit::Signal(signal)) => {
-                    format!("the test process was killed by signal {signal} before reporting any test")
+                    format!("the test process was {} before reporting any test", signal_text(*signal))
                 }
                 Some(other) => format!("the test command ended with {other:?} before reporting any test"),
             };
@@ -561,7 +601,7 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         if exit_code == Some(0) {
             suite.diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
-                source: "collect".into(),
+                source: crate::model::DiagnosticSource::Collect,
                 message: "the test command exited 0 although failures were reported".into(),
                 file: None,
                 line: None,
@@ -623,6 +663,7 @@ mod tests {
             source: ResultsSource::Report { format: "junit".into(), files: vec!["r.xml".into()] },
             ran,
             diagnostics: Vec::new(),
+            error: None,
         }
     }
 
@@ -641,6 +682,30 @@ mod tests {
         assert_eq!(status_of(collected(&[Skipped], true), 0), (SuiteStatus::NoTests, None));
         assert_eq!(status_of(collected(&[Passed, Failed], true), 1), (SuiteStatus::Failed, None));
         assert_eq!(status_of(collected(&[Passed], true), 0), (SuiteStatus::Passed, None));
+    }
+
+    #[test]
+    fn death_by_signal_with_every_test_passed_is_an_error() {
+        for signal in [11, 9] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(signal), ..outcome(0) };
+            apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "signal {signal}");
+            assert!(suite.error.unwrap().message.contains(&format!("signal {signal}")));
+        }
+        // A crash is never "no tests": neither when the tool reported zero tests nor all skipped.
+        for (statuses, ran) in [(&[][..], true), (&[CaseStatus::Skipped][..], true)] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+            apply_collected(&mut suite, collected(statuses, ran), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "{statuses:?}");
+            assert!(suite.error.unwrap().message.contains("signal 11 (SIGSEGV)"));
+        }
+        // A failure parsed is the truth the report tells: the suite failed.
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+        apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
+        assert_eq!(suite.status, SuiteStatus::Failed);
     }
 
     #[test]
