@@ -360,7 +360,7 @@ fn prepare_root(plan: &SuitePlan, work_dir: &Path) -> Result<PathBuf, SuiteError
     Ok(scratch)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;

@@ -93,14 +93,7 @@ pub(crate) fn usage_from_json(value: &Value) -> Option<Usage> {
 
 /// The first [`RAW_CAP`] bytes of `text` on a character boundary, with a note of what was cut.
 pub(crate) fn cap(text: &str) -> String {
-    if text.len() <= RAW_CAP {
-        return text.to_string();
-    }
-    let mut end = RAW_CAP;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[... {} bytes omitted]", &text[..end], text.len() - end)
+    crate::collect::cap_text(text, RAW_CAP)
 }
 
 #[cfg(test)]
@@ -151,7 +144,7 @@ mod tests {
         let text = "é".repeat(RAW_CAP);
         let capped = cap(&text);
         assert!(capped.len() < text.len());
-        assert!(capped.contains("bytes omitted"));
+        assert!(capped.contains("bytes truncated"));
         assert!(!capped.contains('\u{FFFD}'));
     }
 }
