@@ -21,6 +21,7 @@ pub mod model;
 pub mod plan;
 pub mod publish;
 pub mod report;
+pub mod runners;
 pub mod score;
 pub mod shard;
 pub mod sut;

@@ -6,6 +6,10 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::config::Weights;
+use crate::model::{Counts, Diagnostic, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage};
+use crate::plan::SuitePlan;
+
 /// Shard K of N (1-based, as people and matrices count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shard {
@@ -48,9 +52,192 @@ impl Shard {
     }
 }
 
+/// True for kinds whose items (tasks, cases) are split across shards: such a suite runs in every
+/// shard, each with its slice. Other suites run whole, in one shard.
+pub fn splits_items(kind: SuiteKind) -> bool {
+    matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
+}
+
+/// The suites this shard runs: whole suites by a hash of their id; item-split suites always.
+pub fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePlan> {
+    let Some(shard) = shard else { return plans };
+    plans.into_iter().filter(|p| splits_items(p.kind) || shard.keeps(&p.id)).collect()
+}
+
+/// Joins the shard parts of each suite (same id) into one suite, in first-seen order, and
+/// rescores it. An item-split suite missing a shard is an error naming the missing shards:
+/// its cases there never ran, so it cannot pass.
+pub fn join(parts: Vec<Suite>) -> Vec<Suite> {
+    let mut groups: Vec<Vec<Suite>> = Vec::new();
+    for part in parts {
+        match groups.iter_mut().find(|g| g[0].id == part.id) {
+            Some(group) => group.push(part),
+            None => groups.push(vec![part]),
+        }
+    }
+    groups.into_iter().map(join_group).collect()
+}
+
+fn join_group(mut parts: Vec<Suite>) -> Suite {
+    let labels: Vec<String> = parts.iter().filter_map(|p| p.shard.clone()).collect();
+    let shards: Vec<Shard> = labels.iter().filter_map(|l| l.parse().ok()).collect();
+    let label_all = |label: &str, diagnostics: &mut Vec<Diagnostic>| {
+        for d in diagnostics {
+            d.message = format!("shard {label}: {}", d.message);
+        }
+    };
+    let mut suite = parts.remove(0);
+    if let Some(label) = suite.shard.take() {
+        label_all(&label, &mut suite.diagnostics);
+    }
+    for mut part in parts {
+        let label = part.shard.clone().unwrap_or_default();
+        label_all(&label, &mut part.diagnostics);
+        suite.cases.extend(part.cases);
+        suite.phases.extend(part.phases);
+        suite.diagnostics.extend(part.diagnostics);
+        suite.duration_ms = suite.duration_ms.max(part.duration_ms);
+        suite.usage = add_usage(suite.usage.take(), part.usage);
+        // The worst status wins; an empty shard (no tests) says nothing about the others.
+        suite.status = worse(suite.status, part.status);
+        if suite.error.is_none() {
+            suite.error = part.error;
+        }
+    }
+    if splits_items(suite.kind)
+        && let Some(total) = shards.first().map(|s| s.total)
+    {
+        let missing: Vec<String> = (1..=total)
+            .filter(|k| !shards.iter().any(|s| s.index == *k && s.total == total))
+            .map(|k| format!("{k}/{total}"))
+            .collect();
+        if !missing.is_empty() {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::NoResults,
+                message: format!("shard(s) {} of this suite are missing: their cases never ran", missing.join(", ")),
+                hint: Some("merge the results of every shard job".into()),
+            });
+        }
+    }
+    if !labels.is_empty() {
+        suite.diagnostics.push(Diagnostic {
+            severity: Severity::Notice,
+            source: "merge".into(),
+            message: format!("joined from shard(s) {}", labels.join(", ")),
+            file: None,
+            line: None,
+            column: None,
+        });
+    }
+    suite.counts = Counts::of(&suite.cases);
+    suite.score = crate::score::score_suite(&suite, suite.score.policy, suite.score.threshold, &Weights::default());
+    suite
+}
+
+fn worse(a: SuiteStatus, b: SuiteStatus) -> SuiteStatus {
+    let rank = |s: SuiteStatus| match s {
+        SuiteStatus::NoTests => 0,
+        SuiteStatus::Passed => 1,
+        SuiteStatus::Failed => 2,
+        SuiteStatus::Timeout => 3,
+        SuiteStatus::BuildFailed | SuiteStatus::InstallFailed => 4,
+        SuiteStatus::Cancelled => 5,
+        SuiteStatus::Error => 6,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+fn add_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
+    let add = |x: Option<u64>, y: Option<u64>| {
+        if x.is_none() && y.is_none() { None } else { Some(x.unwrap_or(0) + y.unwrap_or(0)) }
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => Some(Usage {
+            tokens: a.tokens + b.tokens,
+            llm_calls: a.llm_calls + b.llm_calls,
+            cost_usd: match (a.cost_usd, b.cost_usd) {
+                (None, None) => None,
+                (x, y) => Some(x.unwrap_or(0.0) + y.unwrap_or(0.0)),
+            },
+            tokens_in: add(a.tokens_in, b.tokens_in),
+            tokens_out: add(a.tokens_out, b.tokens_out),
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::{Case, CaseStatus, Policy};
+
+    fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
+        let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
+        suite.score.policy = Policy::PassRate;
+        suite.cases = cases.iter().map(|(n, s)| Case { name: n.to_string(), status: *s, ..Case::default() }).collect();
+        suite.counts = Counts::of(&suite.cases);
+        suite.status = if suite.cases.is_empty() {
+            SuiteStatus::NoTests
+        } else if suite.counts.failures() > 0 {
+            SuiteStatus::Failed
+        } else {
+            SuiteStatus::Passed
+        };
+        suite.usage = Some(Usage { tokens, llm_calls: 1, ..Usage::default() });
+        suite.shard = Some(shard.into());
+        suite
+    }
+
+    #[test]
+    fn parts_join_into_one_rescored_suite() {
+        let joined = join(vec![
+            part("1/3", &[("a", CaseStatus::Passed)], 100),
+            part("2/3", &[("b", CaseStatus::Failed), ("c", CaseStatus::Passed)], 50),
+            part("3/3", &[], 0),
+        ]);
+        assert_eq!(joined.len(), 1);
+        let suite = &joined[0];
+        assert_eq!((suite.counts.total, suite.counts.passed), (3, 2));
+        assert_eq!(suite.status, SuiteStatus::Failed);
+        assert_eq!(suite.usage.as_ref().unwrap().tokens, 150);
+        assert!((suite.score.value - 200.0 / 3.0).abs() < 0.01, "{}", suite.score.value);
+        assert_eq!(suite.shard, None);
+        assert!(suite.diagnostics.iter().any(|d| d.message.contains("joined from shard(s) 1/3, 2/3, 3/3")));
+    }
+
+    #[test]
+    fn whole_suites_go_to_one_shard_and_item_split_suites_to_all() {
+        use crate::config::Config;
+        use crate::plan::{Overrides, plan};
+        let mut text = String::new();
+        for i in 0..12 {
+            text.push_str(&format!("[[suite]]\nname = \"p{i}\"\npath = \"p{i}\"\n"));
+        }
+        let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/benchmark/tasks.jsonl");
+        text.push_str(&format!("[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"{}\"\n", bench.display()));
+        let config = Config::parse(&text, std::path::Path::new("fcorr.toml")).unwrap();
+        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let mut projects = Vec::new();
+        for k in 1..=3 {
+            let picked = select_suites(plans.clone(), Some(Shard { index: k, total: 3 }));
+            assert!(picked.iter().any(|p| p.id == "bench"), "shard {k} lacks the benchmark suite");
+            projects.extend(picked.into_iter().filter(|p| p.id != "bench").map(|p| p.id));
+        }
+        projects.sort();
+        let mut all: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+        all.sort();
+        assert_eq!(projects, all);
+        assert_eq!(select_suites(plans.clone(), None).len(), 13);
+    }
+
+    #[test]
+    fn a_missing_shard_is_an_error_not_a_smaller_pass() {
+        let joined = join(vec![part("1/2", &[("a", CaseStatus::Passed)], 0)]);
+        assert_eq!(joined[0].status, SuiteStatus::Error);
+        assert!(joined[0].error.as_ref().unwrap().message.contains("2/2"));
+        assert_eq!(joined[0].score.value, 0.0);
+    }
 
     #[test]
     fn parses_k_of_n_and_rejects_the_rest() {

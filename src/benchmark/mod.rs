@@ -5,6 +5,7 @@
 //! An executor that crashes or times out is that task's error, never the run's.
 
 mod grade;
+pub mod runner;
 pub mod tasks;
 mod workspace;
 
@@ -23,10 +24,12 @@ use crate::events::NullSink;
 use crate::execute::process::{self, CommandSpec, Exit, LogSink};
 use crate::execute::{self, ExecContext};
 use crate::model::{
-    self, Case, CaseStatus, Counts, Diagnostic, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
-    SuiteKind, SuiteStatus, Usage,
+    Case, CaseStatus, Diagnostic, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind,
+    SuiteStatus, Usage,
 };
-use crate::plan::{PhaseTimeouts, SuitePlan};
+use crate::plan::SuitePlan;
+use crate::runners::KindPlan;
+use crate::runners::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::shard::Shard;
 use crate::sut::answer;
 pub use tasks::{Task, TaskError, TaskFilter};
@@ -160,7 +163,8 @@ pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> S
     let runner = TaskRunner { suite: suite_plan, plan, ctx };
     let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
     suite.cases = run_all(&selected, jobs, &runner);
-    suite.counts = Counts::of(&suite.cases);
+    // Ids from the suite id and task id (classname, name), like every other kind's cases.
+    suite.finalize_cases();
     suite.results_source =
         ResultsSource::Report { format: "benchmark-tasks".into(), files: vec![plan.tasks.display().to_string()] };
     suite.status = if process::is_cancelled() {
@@ -272,12 +276,7 @@ struct Executed {
 impl TaskRunner<'_> {
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
-        let mut case = Case {
-            id: model::case_id(&self.suite.id, None, None, &task.id),
-            name: task.id.clone(),
-            classname: Some(self.suite.name.clone()),
-            ..Case::default()
-        };
+        let mut case = Case { name: task.id.clone(), classname: Some(self.suite.name.clone()), ..Case::default() };
         if let Some(d) = &task.difficulty {
             case.tags.insert("difficulty".into(), d.clone());
         }
@@ -339,7 +338,8 @@ impl TaskRunner<'_> {
             Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         };
 
-        let tests = execute::run_suite(&self.test_plan(task, &scratch), self.ctx, &NullSink);
+        let (test_suite, project) = self.test_plan(task, &scratch);
+        let tests = execute::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.score = Some(grade.ratio * 100.0);
@@ -440,23 +440,14 @@ impl TaskRunner<'_> {
 
     /// The task's tests as a project suite for the harness engine, so they are detected,
     /// installed, run and their reports parsed exactly like any project's.
-    fn test_plan(&self, task: &Task, scratch: &Path) -> SuitePlan {
+    fn test_plan(&self, task: &Task, scratch: &Path) -> (SuitePlan, ProjectPlan) {
         let id = format!("{}/{}", self.suite.id, task.id);
         let mut env = self.plan.env.clone();
         env.push(("FCORR_TASK_ID".into(), task.id.clone()));
         let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
-        SuitePlan {
-            id: id.clone(),
-            name: id,
-            kind: SuiteKind::Project,
-            root: scratch.to_path_buf(),
-            display_path: task.repo.clone(),
-            runner: self.plan.runner.clone(),
+        let project = ProjectPlan {
+            ecosystem: self.plan.runner.clone(),
             framework: None,
-            policy: self.suite.policy,
-            threshold: 100.0,
-            weight: 1.0,
-            critical: false,
             install: self.plan.install,
             timeouts: PhaseTimeouts {
                 install: self.plan.test_timeout,
@@ -466,9 +457,24 @@ impl TaskRunner<'_> {
             env,
             commands: Commands { test: test_script(&task.test_commands), ..Commands::default() },
             reports: reports.iter().map(|pattern| ReportSpec { pattern: pattern.clone(), format: None }).collect(),
-            weights: Default::default(),
             copy_from: Vec::new(),
-        }
+        };
+        let suite = SuitePlan {
+            id: id.clone(),
+            name: id,
+            kind: SuiteKind::Project,
+            runner: &Project,
+            root: scratch.to_path_buf(),
+            display_path: task.repo.clone(),
+            policy: self.suite.policy,
+            threshold: 100.0,
+            weight: 1.0,
+            critical: false,
+            weights: Default::default(),
+            origin: None,
+            settings: KindPlan::new(project.clone()),
+        };
+        (suite, project)
     }
 }
 

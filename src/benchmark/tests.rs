@@ -17,25 +17,16 @@ fn suite_plan(id: &str) -> SuitePlan {
         id: id.into(),
         name: id.into(),
         kind: SuiteKind::Benchmark,
+        runner: &runner::Benchmark,
         root: PathBuf::from("/"),
         display_path: id.into(),
-        runner: None,
-        framework: None,
         policy: Policy::PassRate,
         threshold: 100.0,
         weight: 1.0,
         critical: false,
-        install: false,
-        timeouts: PhaseTimeouts {
-            install: Duration::from_secs(60),
-            build: Duration::from_secs(60),
-            test: Duration::from_secs(60),
-        },
-        env: Vec::new(),
-        commands: Commands::default(),
-        reports: Vec::new(),
         weights: Weights::default(),
-        copy_from: Vec::new(),
+        origin: None,
+        settings: KindPlan::new(()),
     }
 }
 
@@ -162,6 +153,29 @@ fn shards_split_the_tasks_and_together_run_each_once() {
     }
     seen.sort();
     assert_eq!(seen, ["fix-add", "fix-div", "fix-mul"]);
+}
+
+#[test]
+fn the_kind_is_read_planned_and_run_through_the_seam() {
+    use crate::config::Config;
+    use crate::events::NullSink;
+    use crate::plan::{Overrides, plan};
+    let out = tempfile::tempdir().unwrap();
+    let text = "[[suite]]\nname = \"calc\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\nexecutor = \"./agent.sh\"\nids = [\"fix-add\", \"fix-div\"]\ninstall = false\n";
+    let config = Config::parse(text, &example_dir().join("fcorr.toml")).unwrap();
+    let plans = plan(&config, &[], &Overrides::default()).unwrap();
+    let suites = execute::run_suites(&plans, &ctx(out.path()), &NullSink);
+    let suite = &suites[0];
+    assert_eq!(suite.kind, SuiteKind::Benchmark);
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.error), (2, 1, 1), "{suite:#?}");
+    assert_eq!(suite.score.value, 50.0);
+
+    let bad = "[[suite]]\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\n\nexecutor-timeout = 0\n";
+    let err = Config::parse(bad, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    assert!(err.contains("line 5") && err.contains("executor-timeout"), "{err}");
+    let missing = "[[suite]]\nkind = \"benchmark\"\ntasks = \"nope.jsonl\"\n";
+    let err = Config::parse(missing, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    assert!(err.contains("line 3") && err.contains("nope.jsonl"), "{err}");
 }
 
 #[test]

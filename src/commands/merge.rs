@@ -163,7 +163,8 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut uses: HashMap<String, usize> = HashMap::new();
     for input in &inputs {
         if let Ok(run) = &input.run {
-            for suite in &run.suites {
+            // Shard parts of one suite are joined below, not told apart.
+            for suite in run.suites.iter().filter(|s| s.shard.is_none()) {
                 *uses.entry(suite.id.clone()).or_default() += 1;
             }
         }
@@ -176,6 +177,7 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut git = None;
     let mut config_hashes = Vec::new();
     let mut suites = Vec::new();
+    let mut shard_parts = Vec::new();
     for input in inputs {
         match input.run {
             Ok(run) => {
@@ -184,6 +186,10 @@ fn merge(inputs: Vec<Input>) -> Run {
                     config_hashes.push(run.config_hash);
                 }
                 for mut suite in run.suites {
+                    if suite.shard.is_some() {
+                        shard_parts.push(suite);
+                        continue;
+                    }
                     if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
                         suite.id = format!("{}/{}", input.label, suite.id);
                         suite.name = format!("{}/{}", input.label, suite.name);
@@ -196,6 +202,7 @@ fn merge(inputs: Vec<Input>) -> Run {
             Err(message) => suites.push(unreadable_suite(&input.label, &input.path, message)),
         }
     }
+    suites.extend(crate::shard::join(shard_parts));
 
     let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
     let config_hash = match config_hashes.as_slice() {

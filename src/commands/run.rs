@@ -54,6 +54,12 @@ pub struct RunArgs {
     /// Only suites whose name contains this text or matches this glob.
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
+    /// Run shard K of N (1-based): whole suites by id, benchmark tasks and eval cases by item id.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::shard::Shard>,
+    /// Call systems under test even when their answer cache has the answer (docs/sut.md).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<String>,
@@ -71,8 +77,7 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
-        "graded" => Ok(Policy::Graded),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
+        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted)")),
     }
 }
 
@@ -83,6 +88,8 @@ pub struct Prepared {
     pub out_dir: PathBuf,
     pub gates: Vec<Gate>,
     pub exec: ExecContext,
+    /// `--shard K/N`, recorded on every suite so `fcorr merge` can join the parts.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 /// Loads config, plans suites and resolves the output directory; fails fast on bad input.
@@ -102,11 +109,14 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         no_install: args.no_install,
         timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
         filter: args.filter.clone(),
+        shard: args.shard,
+        no_cache: args.no_cache,
     };
     let plans = match &args.samples {
-        Some(dir) => plan::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
+        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
         None => plan::plan(&config, &args.paths, &overrides)?,
     };
+    let plans = crate::shard::select_suites(plans, args.shard);
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let out_dir = match (&args.out, &config.run.out) {
@@ -122,7 +132,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         config.report.formats.retain(|f| !f.is_empty());
     }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
-    Ok(Prepared { config, plans, out_dir, gates, exec })
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard })
 }
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
@@ -143,7 +153,10 @@ pub fn cache_dir() -> PathBuf {
 pub fn execute_prepared(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
     let started = time::OffsetDateTime::now_utc();
     let sink = terminal::Progress::new(progress);
-    let suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    let mut suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    if let Some(shard) = prepared.shard {
+        suites.iter_mut().for_each(|s| s.shard = Some(shard.to_string()));
+    }
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
     let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
     run.verdict = gate::judge(&run, &prepared.gates, prepared.config.gate.regression_tolerance);
