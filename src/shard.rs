@@ -65,17 +65,44 @@ pub fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePl
 }
 
 /// Joins the shard parts of each suite (same id) into one suite, in first-seen order, and
-/// rescores it. An item-split suite missing a shard is an error naming the missing shards:
-/// its cases there never ran, so it cannot pass.
-pub fn join(parts: Vec<Suite>) -> Vec<Suite> {
-    let mut groups: Vec<Vec<Suite>> = Vec::new();
+/// rescores it; each part comes with the label of the run it came from. An item-split suite
+/// missing a shard is an error naming the missing shards: its cases there never ran, so it
+/// cannot pass.
+///
+/// A matrix that also varies something else (OS × shard) runs every shard once per value: parts
+/// are then split into sets holding each shard once (in input order, so `linux-1, linux-2,
+/// mac-1, mac-2` pair up), and each set becomes its own suite, its id prefixed with the label of
+/// its first part, as `fcorr merge` does for colliding matrix cells. Never one suite with every
+/// case twice.
+pub fn join(parts: Vec<(String, Suite)>) -> Vec<Suite> {
+    let mut groups: Vec<Vec<(String, Suite)>> = Vec::new();
     for part in parts {
-        match groups.iter_mut().find(|g| g[0].id == part.id) {
+        match groups.iter_mut().find(|g| g[0].1.id == part.1.id) {
             Some(group) => group.push(part),
             None => groups.push(vec![part]),
         }
     }
-    groups.into_iter().map(join_group).collect()
+    let mut joined = Vec::new();
+    for group in groups {
+        let mut sets: Vec<Vec<(String, Suite)>> = Vec::new();
+        for (label, part) in group {
+            match sets.iter_mut().find(|set| !set.iter().any(|(_, p)| p.shard == part.shard)) {
+                Some(set) => set.push((label, part)),
+                None => sets.push(vec![(label, part)]),
+            }
+        }
+        let several = sets.len() > 1;
+        for set in sets {
+            let label = set[0].0.clone();
+            let mut suite = join_group(set.into_iter().map(|(_, part)| part).collect());
+            if several {
+                suite.id = format!("{label}/{}", suite.id);
+                suite.name = format!("{label}/{}", suite.name);
+            }
+            joined.push(suite);
+        }
+    }
+    joined
 }
 
 fn join_group(mut parts: Vec<Suite>) -> Suite {
@@ -192,9 +219,9 @@ mod tests {
     #[test]
     fn parts_join_into_one_rescored_suite() {
         let joined = join(vec![
-            part("1/3", &[("a", CaseStatus::Passed)], 100),
-            part("2/3", &[("b", CaseStatus::Failed), ("c", CaseStatus::Passed)], 50),
-            part("3/3", &[], 0),
+            ("s1".into(), part("1/3", &[("a", CaseStatus::Passed)], 100)),
+            ("s2".into(), part("2/3", &[("b", CaseStatus::Failed), ("c", CaseStatus::Passed)], 50)),
+            ("s3".into(), part("3/3", &[], 0)),
         ]);
         assert_eq!(joined.len(), 1);
         let suite = &joined[0];
@@ -204,6 +231,21 @@ mod tests {
         assert!((suite.score.value - 200.0 / 3.0).abs() < 0.01, "{}", suite.score.value);
         assert_eq!(suite.shard, None);
         assert!(suite.diagnostics.iter().any(|d| d.message.contains("joined from shard(s) 1/3, 2/3, 3/3")));
+    }
+
+    #[test]
+    fn a_matrix_of_os_times_shard_joins_per_os_never_doubling_cases() {
+        let cell =
+            |label: &str, shard: &str, case: &str| (label.to_string(), part(shard, &[(case, CaseStatus::Passed)], 10));
+        let joined = join(vec![
+            cell("linux-1", "1/2", "a"),
+            cell("linux-2", "2/2", "b"),
+            cell("mac-1", "1/2", "a"),
+            cell("mac-2", "2/2", "b"),
+        ]);
+        let seen: Vec<(&str, u64)> = joined.iter().map(|s| (s.id.as_str(), s.counts.total)).collect();
+        assert_eq!(seen, [("linux-1/bench", 2), ("mac-1/bench", 2)]);
+        assert!(joined.iter().all(|s| s.status == SuiteStatus::Passed), "{joined:#?}");
     }
 
     #[test]
@@ -233,7 +275,7 @@ mod tests {
 
     #[test]
     fn a_missing_shard_is_an_error_not_a_smaller_pass() {
-        let joined = join(vec![part("1/2", &[("a", CaseStatus::Passed)], 0)]);
+        let joined = join(vec![("s1".into(), part("1/2", &[("a", CaseStatus::Passed)], 0))]);
         assert_eq!(joined[0].status, SuiteStatus::Error);
         assert!(joined[0].error.as_ref().unwrap().message.contains("2/2"));
         assert_eq!(joined[0].score.value, 0.0);
