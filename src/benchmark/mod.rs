@@ -139,15 +139,10 @@ pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> S
         suite.error = Some(SuiteError { kind, message, hint: hint.map(String::from) });
         suite
     };
-    let all = match tasks::load(&plan.tasks) {
-        Ok(all) => all,
+    let (selected, total) = match select(&suite_plan.id, plan) {
+        Ok(tasks) => tasks,
         Err(e) => return fail(suite, SuiteErrorKind::Input, e.to_string(), Some("fix the tasks file")),
     };
-    let total = all.len();
-    let selected: Vec<Task> = all
-        .into_iter()
-        .filter(|t| plan.filter.keeps(t) && plan.shard.is_none_or(|s| s.keeps(&format!("{}/{}", suite_plan.id, t.id))))
-        .collect();
     if selected.is_empty() {
         let message =
             format!("no task to run: {} has {total} task(s), none left after the filters", plan.tasks.display());
@@ -178,6 +173,17 @@ pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> S
     suite.diagnostics.push(notice(metrics_line(&suite.cases, &usage, plan.cost_per_1k)));
     suite.usage = Some(usage);
     suite
+}
+
+/// The tasks this suite runs (its filters and shard applied) and how many the file has.
+pub(crate) fn select(suite_id: &str, plan: &BenchmarkPlan) -> Result<(Vec<Task>, usize), TaskError> {
+    let all = tasks::load(&plan.tasks)?;
+    let total = all.len();
+    let selected = all
+        .into_iter()
+        .filter(|t| plan.filter.keeps(t) && plan.shard.is_none_or(|s| s.keeps(&format!("{suite_id}/{}", t.id))))
+        .collect();
+    Ok((selected, total))
 }
 
 fn notice(message: String) -> Diagnostic {

@@ -5,7 +5,7 @@ use crate::config::SuiteSite;
 use crate::errors::{ConfigError, PlanError};
 use crate::model::{Suite, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
-use crate::runners::{PlanContext, RunContext, SuiteRunner};
+use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
 
 use super::{BenchmarkConfig, BenchmarkPlan};
 
@@ -87,5 +87,16 @@ impl SuiteRunner for Benchmark {
             return result;
         }
         super::run(suite, plan, ctx.exec)
+    }
+
+    fn items(&self, suite: &SuitePlan, plan: &BenchmarkPlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
+        let tasks = super::select(&suite.id, plan).map(|(tasks, _)| tasks);
+        Some(
+            tasks
+                .map(|tasks| {
+                    tasks.into_iter().map(|t| SuiteItem { id: t.id, difficulty: t.difficulty, tags: t.tags }).collect()
+                })
+                .map_err(Into::into),
+        )
     }
 }

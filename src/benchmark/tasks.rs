@@ -77,10 +77,15 @@ pub struct TaskFilter {
 impl TaskFilter {
     /// True when the task passes every filter that is set.
     pub fn keeps(&self, task: &Task) -> bool {
-        (self.ids.is_empty() || self.ids.contains(&task.id))
-            && (self.tags.is_empty() || task.tags.iter().any(|t| self.tags.contains(t)))
+        self.keeps_item(&task.id, &task.tags, task.difficulty.as_deref())
+    }
+
+    /// The same test on any item with an id, tags and a difficulty (`fcorr suites list`).
+    pub fn keeps_item(&self, id: &str, tags: &[String], difficulty: Option<&str>) -> bool {
+        (self.ids.is_empty() || self.ids.iter().any(|i| i == id))
+            && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
             && (self.difficulty.is_empty()
-                || task.difficulty.as_ref().is_some_and(|d| self.difficulty.iter().any(|f| f.eq_ignore_ascii_case(d))))
+                || difficulty.is_some_and(|d| self.difficulty.iter().any(|f| f.eq_ignore_ascii_case(d))))
     }
 }
 
