@@ -1,7 +1,7 @@
 //! `--shard K/N`: one of N deterministic slices of the work, so a CI matrix of N jobs runs
-//! everything exactly once. Whole suites (projects, imports) are assigned by suite id; suites of
-//! independent items (benchmark tasks, dataset cases) run in every shard with the items
-//! assigned by `suite id/item id`. `fcorr merge` joins the parts back into one suite.
+//! everything exactly once. Whole suites are assigned by suite id; suites of independent items
+//! (benchmark tasks) run in every shard with the items assigned by [`Shard::keeps_item`].
+//! `fcorr merge` joins the parts back into one suite.
 
 use std::fmt;
 use std::str::FromStr;
@@ -50,12 +50,21 @@ impl Shard {
         let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
         hash % self.total as u64 == (self.index - 1) as u64
     }
+
+    /// True when item `item_id` of suite `suite_id` runs in this shard (always, without one).
+    /// The suite id is part of the key so two suites' items spread independently.
+    pub fn keeps_item(shard: Option<Shard>, suite_id: &str, item_id: &str) -> bool {
+        shard.is_none_or(|s| s.keeps(&format!("{suite_id}/{item_id}")))
+    }
 }
 
-/// True for kinds whose items (tasks, cases) are split across shards: such a suite runs in every
-/// shard, each with its slice. Other suites run whole, in one shard.
+/// True for kinds whose runner keeps only its shard's items ([`Shard::keeps_item`], from
+/// `PlanContext::overrides.shard`): such a suite runs in every shard, each with its slice. Other
+/// suites run whole, in one shard. A kind joins this list in the same change that makes its
+/// runner filter items; listed without filtering, every shard would run every item and the
+/// merged suite would hold each case N times.
 pub fn splits_items(kind: SuiteKind) -> bool {
-    matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
+    matches!(kind, SuiteKind::Benchmark)
 }
 
 /// The suites this shard runs: whole suites by a hash of their id; item-split suites always.

@@ -179,10 +179,8 @@ pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> S
 pub(crate) fn select(suite_id: &str, plan: &BenchmarkPlan) -> Result<(Vec<Task>, usize), TaskError> {
     let all = tasks::load(&plan.tasks)?;
     let total = all.len();
-    let selected = all
-        .into_iter()
-        .filter(|t| plan.filter.keeps(t) && plan.shard.is_none_or(|s| s.keeps(&format!("{suite_id}/{}", t.id))))
-        .collect();
+    let selected =
+        all.into_iter().filter(|t| plan.filter.keeps(t) && Shard::keeps_item(plan.shard, suite_id, &t.id)).collect();
     Ok((selected, total))
 }
 

@@ -53,7 +53,7 @@ pub struct RunArgs {
     /// Only suites whose name contains this text or matches this glob.
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
-    /// Run shard K of N (1-based): whole suites by id, benchmark tasks and eval cases by item id.
+    /// Run shard K of N (1-based): whole suites by a hash of their id, benchmark tasks by task id.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<crate::shard::Shard>,
     /// Call systems under test even when their answer cache has the answer (docs/sut.md).
