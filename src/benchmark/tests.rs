@@ -187,3 +187,46 @@ fn test_scripts_run_every_command() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
 }
+
+#[test]
+fn tasks_run_jobs_at_a_time() {
+    let out = tempfile::tempdir().unwrap();
+    let meet = tempfile::tempdir().unwrap();
+    // Each executor marks itself running, waits (up to 5 s) to see another running executor, and
+    // unmarks itself when it ends: run one at a time, none would ever see another.
+    let executor = r#"touch "$MEET/$FCORR_TASK_ID.run"; i=0
+running() { ls "$MEET" | grep -c '\.run$'; }
+while [ "$(running)" -lt 2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+[ "$(running)" -ge 2 ] && touch "$MEET/$FCORR_TASK_ID.together"
+rm "$MEET/$FCORR_TASK_ID.run"; exit 0"#;
+    let config = BenchmarkConfig {
+        executor: Some(executor.into()),
+        jobs: Some(3),
+        env: [("MEET".to_string(), meet.path().display().to_string())].into(),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("jobs", &config, &example_dir(), "tasks.jsonl", out.path());
+    assert_eq!(suite.counts.total, 3, "{suite:#?}");
+    let together = std::fs::read_dir(meet.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".together"));
+    assert!(together.count() >= 2, "with jobs = 3, at least two tasks' executors ran at the same time");
+}
+
+#[test]
+fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
+    let out = tempfile::tempdir().unwrap();
+    let executor = "i=0; while [ $i -lt 2000 ]; do echo \"line $i of a generated file\"; i=$((i+1)); done > big.txt";
+    let config =
+        BenchmarkConfig { executor: Some(executor.into()), ids: vec!["fix-add".into()], ..BenchmarkConfig::default() };
+    let suite = run_bench("big", &config, &example_dir(), "tasks.jsonl", out.path());
+    let case = case(&suite, "fix-add");
+    let patch =
+        std::fs::read_to_string(workspace::task_dir(out.path(), "big", "fix-add").join("generated.patch")).unwrap();
+    assert!(patch.len() > 2 * PATCH_CAP && patch.contains("+line 1999 of a generated file"), "{}", patch.len());
+    let details = case.details.as_deref().unwrap();
+    assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
+    assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
+    assert!(details.contains("generated patch:"), "{details}");
+}
