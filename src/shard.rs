@@ -7,7 +7,9 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::config::Weights;
-use crate::model::{Counts, Diagnostic, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage};
+use crate::model::{
+    Counts, Diagnostic, DiagnosticSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
+};
 use crate::plan::SuitePlan;
 
 /// Shard K of N (1-based, as people and matrices count).
@@ -167,6 +169,21 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
         });
     }
     suite.counts = Counts::of(&suite.cases);
+    // Each part stated its own slice's metrics; the joined suite states the whole's.
+    if suite.kind == SuiteKind::Benchmark
+        && let Some(usage) = &suite.usage
+    {
+        let message = format!("all shards: {}", crate::benchmark::metrics_line(&suite.cases, usage, None));
+        let source = DiagnosticSource::Benchmark;
+        suite.diagnostics.push(Diagnostic {
+            severity: Severity::Notice,
+            source,
+            message,
+            file: None,
+            line: None,
+            column: None,
+        });
+    }
     suite.score = crate::score::score_suite(&suite, suite.score.policy, suite.score.threshold, &Weights::default());
     suite
 }
@@ -240,6 +257,8 @@ mod tests {
         assert!((suite.score.value - 200.0 / 3.0).abs() < 0.01, "{}", suite.score.value);
         assert_eq!(suite.shard, None);
         assert!(suite.diagnostics.iter().any(|d| d.message.contains("joined from shard(s) 1/3, 2/3, 3/3")));
+        let whole = suite.diagnostics.iter().find(|d| d.message.starts_with("all shards: ")).unwrap();
+        assert!(whole.message.contains("3 task(s): pass rate 66.7% (2/3), average 50 tokens"), "{}", whole.message);
     }
 
     #[test]

@@ -24,8 +24,8 @@ use crate::events::NullSink;
 use crate::execute::process::{self, CommandSpec, Exit, LogSink};
 use crate::execute::{self, ExecContext};
 use crate::model::{
-    Case, CaseStatus, Diagnostic, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind,
-    SuiteStatus, Usage,
+    Case, CaseStatus, Diagnostic, DiagnosticSource, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
+    SuiteKind, SuiteStatus, Usage,
 };
 use crate::plan::SuitePlan;
 use crate::runners::KindPlan;
@@ -170,7 +170,7 @@ pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> S
         SuiteStatus::Failed
     };
     let usage = totals(&suite.cases, plan.cost_per_1k);
-    suite.diagnostics.push(notice(metrics_line(&suite.cases, &usage, plan.cost_per_1k)));
+    suite.diagnostics.push(notice(metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
     suite.usage = Some(usage);
     suite
 }
@@ -185,7 +185,14 @@ pub(crate) fn select(suite_id: &str, plan: &BenchmarkPlan) -> Result<(Vec<Task>,
 }
 
 fn notice(message: String) -> Diagnostic {
-    Diagnostic { severity: Severity::Notice, source: "benchmark".into(), message, file: None, line: None, column: None }
+    Diagnostic {
+        severity: Severity::Notice,
+        source: DiagnosticSource::Benchmark,
+        message,
+        file: None,
+        line: None,
+        column: None,
+    }
 }
 
 /// Runs tasks `jobs` at a time; cases come back in task order.
@@ -234,13 +241,15 @@ fn totals(cases: &[Case], cost_per_1k: f64) -> Usage {
     usage
 }
 
-/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost.
-fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: f64) -> String {
+/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost (with
+/// the price per 1K tokens when known; a merged suite knows only the cost).
+pub(crate) fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: Option<f64>) -> String {
     let n = cases.len().max(1) as f64;
     let passed = cases.iter().filter(|c| c.status == CaseStatus::Passed).count();
     let duration: f64 = cases.iter().filter_map(|c| c.duration_ms).sum();
+    let price = cost_per_1k.map(|p| format!(" at ${p} per 1K")).unwrap_or_default();
     format!(
-        "{} task(s): pass rate {:.1}% ({passed}/{}), average {:.0} tokens and {:.1} s per task, estimated cost ${:.4} ({} tokens at ${cost_per_1k} per 1K)",
+        "{} task(s): pass rate {:.1}% ({passed}/{}), average {:.0} tokens and {:.1} s per task, estimated cost ${:.4} ({} tokens{price})",
         cases.len(),
         passed as f64 / n * 100.0,
         cases.len(),
