@@ -228,5 +228,5 @@ fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
     let details = case.details.as_deref().unwrap();
     assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
     assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
-    assert!(details.contains("generated patch:"), "{details}");
+    assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");
 }
