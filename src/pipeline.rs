@@ -157,7 +157,11 @@ pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
 
 /// Sets the run's verdict from the prepared gates. Call once, after any comparison.
 pub fn judge(run: &mut Run, prepared: &Prepared) {
-    run.verdict = gate::judge(run, &prepared.gates, prepared.config.gate.regression_tolerance);
+    let tolerance = prepared.config.gate.regression_tolerance;
+    run.verdict = match prepared.shard {
+        Some(_) => crate::shard::judge(run, &prepared.gates, tolerance),
+        None => gate::judge(run, &prepared.gates, tolerance),
+    };
 }
 
 /// Writes reports for a finished run, printing problems as warnings.

@@ -7,8 +7,10 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::config::Weights;
+use crate::gate::Gate;
 use crate::model::{
-    Counts, Diagnostic, DiagnosticSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
+    Counts, Diagnostic, DiagnosticSource, Run, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus,
+    Usage, Verdict,
 };
 use crate::plan::SuitePlan;
 
@@ -73,6 +75,22 @@ pub fn splits_items(kind: SuiteKind) -> bool {
 pub fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePlan> {
     let Some(shard) = shard else { return plans };
     plans.into_iter().filter(|p| splits_items(p.kind) || shard.keeps(&p.id)).collect()
+}
+
+/// The verdict of one shard's run. A shard may hold none of a suite's items, or no test at all
+/// (fewer suites than shards): emptiness is judged where the shards are merged (`fcorr merge`),
+/// so here the `empty` gate is left out and an item-split suite's empty part is not judged.
+/// The run itself keeps that part: merge needs it as proof the shard ran.
+pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
+    let mut view = run.clone();
+    view.suites.retain(|s| !(splits_items(s.kind) && s.status == SuiteStatus::NoTests));
+    crate::score::summarize(&mut view);
+    let judged: Vec<Gate> = gates.iter().filter(|g| **g != Gate::Empty).cloned().collect();
+    let mut verdict = crate::gate::judge(&view, &judged, regression_tolerance);
+    if judged.len() < gates.len() {
+        verdict.skipped.push("empty: judged when the shards are merged (`fcorr merge`)".into());
+    }
+    verdict
 }
 
 /// Joins the shard parts of each suite (same id) into one suite, in first-seen order, and
@@ -223,7 +241,7 @@ fn add_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus, Policy};
+    use crate::model::{Case, CaseStatus, Outcome, Policy};
 
     fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
         let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
@@ -274,6 +292,29 @@ mod tests {
         let seen: Vec<(&str, u64)> = joined.iter().map(|s| (s.id.as_str(), s.counts.total)).collect();
         assert_eq!(seen, [("linux-1/bench", 2), ("mac-1/bench", 2)]);
         assert!(joined.iter().all(|s| s.status == SuiteStatus::Passed), "{joined:#?}");
+    }
+
+    #[test]
+    fn a_shard_judges_what_it_ran_and_leaves_emptiness_to_the_merge() {
+        let gates = [Gate::Strict, Gate::Critical, Gate::Empty];
+        let judged = |suites: Vec<Suite>| {
+            let run = Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None);
+            (crate::gate::judge(&run, &gates, 0.0).outcome, judge(&run, &gates, 0.0).outcome)
+        };
+        let scored = |mut suite: Suite| {
+            suite.score = crate::score::score_suite(&suite, Policy::PassRate, 100.0, &Weights::default());
+            suite
+        };
+        let empty = scored(part("2/2", &[], 0));
+        let mut passed = part("2/2", &[("a", CaseStatus::Passed)], 0);
+        passed.id = "other".into();
+        let passed = scored(passed);
+        // Unsharded, an empty suite fails the gates; as a shard's empty part, it is not judged.
+        assert_eq!(judged(vec![empty.clone(), passed]), (Outcome::Fail, Outcome::Pass));
+        assert_eq!(judged(vec![empty.clone()]), (Outcome::Fail, Outcome::Pass));
+        // What the shard ran is still judged.
+        let failed = scored(part("2/2", &[("b", CaseStatus::Failed)], 0));
+        assert_eq!(judged(vec![empty, failed]), (Outcome::Fail, Outcome::Fail));
     }
 
     #[test]

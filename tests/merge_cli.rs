@@ -145,3 +145,32 @@ fn benchmark_shards_run_apart_and_merge_into_the_whole_suite() {
     };
     assert_eq!(ids(m), ids(w), "case ids are the same sharded or not, so baselines compare");
 }
+
+/// With the default gates, a shard that holds none of a suite's tasks passes (emptiness is
+/// judged at the merge), the shard that ran the task is judged on it, and the merge passes.
+#[test]
+fn an_empty_shard_passes_and_the_merge_judges_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = repo().join("examples/benchmark");
+    let toml = format!(
+        "[[suite]]\nname = \"one\"\nkind = \"benchmark\"\npolicy = \"pass-rate\"\ntasks = \"{}\"\nexecutor = \"{}\"\nids = [\"fix-add\"]\n",
+        bench.join("tasks.jsonl").display(),
+        bench.join("agent.sh").display()
+    );
+    std::fs::write(dir.path().join("fcorr.toml"), toml).unwrap();
+    let mut statuses = Vec::new();
+    for k in 1..=2 {
+        let out = format!("cells/s{k}");
+        fcorr(dir.path())
+            .args(["run", "--shard", &format!("{k}/2"), "--out", &out, "--format", "json"])
+            .assert()
+            .code(0);
+        statuses.push(read_run(&dir.path().join(out).join("results.json")).suites[0].status);
+    }
+    statuses.sort_by_key(|s| format!("{s:?}"));
+    assert_eq!(statuses, [SuiteStatus::NoTests, SuiteStatus::Passed]);
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--format", "json"]).assert().code(0);
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    assert_eq!((merged.suites.len(), merged.totals.total, merged.totals.passed), (1, 1, 1));
+    assert_eq!(merged.suites[0].status, SuiteStatus::Passed);
+}
