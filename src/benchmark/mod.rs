@@ -473,6 +473,8 @@ impl TaskRunner<'_> {
             commands: Commands { test: test_script(&task.test_commands), ..Commands::default() },
             reports: reports.iter().map(|pattern| ReportSpec { pattern: pattern.clone(), format: None }).collect(),
             copy_from: Vec::new(),
+            // A task's tests are the repository's own; fcorr's publishing tokens stay out.
+            pass_env: Vec::new(),
         };
         let suite = SuitePlan {
             id: id.clone(),
