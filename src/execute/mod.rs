@@ -367,7 +367,7 @@ fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Res
     Ok(scratch)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
