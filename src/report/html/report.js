@@ -10,7 +10,7 @@
   const OVERSCAN = 8;
   const $ = (id) => document.getElementById(id);
   const state = { status: "all", q: "", sort: "status", group: "none", case: null };
-  let data = null, cases = [], hay = null, byId = new Map();
+  let data = null, cases = [], hay = null, byId = new Map(), counts = null;
   let rows = [];        // display rows: a case index, or {group, n}
   let selected = -1;    // case index
   let resolveReady;
@@ -52,9 +52,14 @@
 
   async function load() {
     const text = $("fcorr-data").textContent.trim();
-    const binary = atob(text);
-    const bytes = new Uint8Array(binary.length);
-    for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    let bytes;
+    if (typeof Uint8Array.fromBase64 === "function") {
+      bytes = Uint8Array.fromBase64(text);
+    } else {
+      const binary = atob(text);
+      bytes = new Uint8Array(binary.length);
+      for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+    }
     const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
     return JSON.parse(await new Response(stream).text());
   }
@@ -86,19 +91,29 @@
     }
   }
 
+  // Case indices in each sort order, computed once per order: a filter is then one pass that
+  // keeps the order, instead of a sort of up to 100,000 rows on every keystroke.
+  const orders = {};
+  function order(sort) {
+    if (orders[sort]) return orders[sort];
+    const o = Array.from(cases, (_, i) => i);
+    if (sort === "duration") o.sort((a, b) => (cases[b][DUR] || 0) - (cases[a][DUR] || 0) || a - b);
+    else if (sort === "name") o.sort((a, b) => (cases[a][NAME] < cases[b][NAME] ? -1 : cases[a][NAME] > cases[b][NAME] ? 1 : a - b));
+    else o.sort((a, b) => cases[a][STATUS] - cases[b][STATUS] || a - b);
+    orders[sort] = o;
+    return o;
+  }
+
   function apply() {
     const t0 = performance.now();
     const q = state.q.trim().toLowerCase();
     const want = STATUSES.indexOf(state.status);
-    let view = [];
-    for (let i = 0; i < cases.length; i++) {
+    const view = [];
+    for (const i of order(state.sort)) {
       if (want >= 0 && cases[i][STATUS] !== want) continue;
       if (q && haystack(i).indexOf(q) < 0) continue;
       view.push(i);
     }
-    if (state.sort === "duration") view.sort((a, b) => (cases[b][DUR] || 0) - (cases[a][DUR] || 0));
-    else if (state.sort === "name") view.sort((a, b) => (cases[a][NAME] < cases[b][NAME] ? -1 : cases[a][NAME] > cases[b][NAME] ? 1 : a - b));
-    else view.sort((a, b) => cases[a][STATUS] - cases[b][STATUS] || a - b);
     if (state.group === "none") {
       rows = view;
     } else {
@@ -124,8 +139,10 @@
   }
 
   function paintChips() {
-    const counts = new Array(STATUSES.length).fill(0);
-    for (const c of cases) counts[c[STATUS]]++;
+    if (!counts) {
+      counts = new Array(STATUSES.length).fill(0);
+      for (const c of cases) counts[c[STATUS]]++;
+    }
     const chips = $("chips");
     chips.replaceChildren();
     const add = (key, label, n) => {
@@ -297,6 +314,15 @@
     select(i, true);
   }
 
+  // Builds the search text in small slices after the page is shown, so the first search does not
+  // pay for 100,000 cases at once and scrolling stays smooth meanwhile.
+  function warmUp(from) {
+    if (!cases.length || from >= cases.length) return;
+    const to = Math.min(cases.length, from + 5000);
+    for (let i = from; i < to; i++) haystack(i);
+    setTimeout(() => warmUp(to), 0);
+  }
+
   async function main() {
     const tests = $("tests");
     try {
@@ -317,6 +343,7 @@
       tests.replaceChildren(el("p", "s-failed", "The test list could not be shown: " + err.message));
     }
     document.body.dataset.readyMs = performance.now().toFixed(0);
+    warmUp(0);
     document.body.dataset.ready = "1";
     resolveReady();
   }
