@@ -195,6 +195,30 @@ fn html_page_is_self_contained_and_escapes_names() {
 }
 
 #[test]
+fn mermaid_pie_in_the_summary_and_only_on_request_in_the_comment() {
+    let run = mixed_failures();
+    let pie = "```mermaid\npie showData title ";
+    let summary = render_summary(&run, &env()).unwrap();
+    assert!(summary.contains(pie), "{summary}");
+    check_markdown(&summary);
+    assert!(!render_comment(&run, &env()).unwrap().contains(pie), "comments carry no chart by default");
+    let asked = ReportEnv { comment_charts: true, ..env() };
+    let comment = render_comment(&run, &asked).unwrap();
+    assert!(comment.contains(pie), "{comment}");
+    assert!(Budget::COMMENT.fits(&comment));
+    // `[report] charts = false` turns it off; a run without failures never has one.
+    let off = ReportEnv { summary_charts: Some(false), ..env() };
+    assert!(!render_summary(&run, &off).unwrap().contains(pie));
+    assert!(!render_summary(&all_passing(), &env()).unwrap().contains("```mermaid"));
+    // A template can turn it off with the variable, whatever the settings say.
+    let dir = tempfile::tempdir().unwrap();
+    let own = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/summary.md.j2")).unwrap();
+    std::fs::write(dir.path().join("summary.md.j2"), format!("{{% set charts = false %}}{own}")).unwrap();
+    let custom = ReportEnv { templates: Some(dir.path().into()), ..env() };
+    assert!(!render_summary(&run, &custom).unwrap().contains(pie));
+}
+
+#[test]
 fn thousands_of_new_failures_still_name_the_first_ones() {
     // 1,000 new failures with long messages: even the failures-only level overflows a comment,
     // so the comment lists a short run of them and counts the rest, rather than none at all.

@@ -156,6 +156,7 @@ pub fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> Re
         run_url: ctx.and_then(GithubContext::run_url),
         server_url: ctx.map(|c| c.server_url.clone()),
         templates,
+        ..ReportEnv::default()
     }
 }
 
@@ -206,7 +207,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     pipeline::judge(&mut run, &prepared);
 
     // Results first: nothing published can be lost if publishing fails.
-    let env = report_env(ctx.as_ref(), prepared.templates());
+    let env = prepared.config.report.apply_to(report_env(ctx.as_ref(), prepared.templates()));
     pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
 
     if args.run.json {

@@ -19,6 +19,7 @@ pub mod html;
 pub mod json;
 pub mod junit;
 pub mod markdown;
+pub(crate) mod mermaid;
 pub mod terminal;
 
 /// Extra context reports may show (CI links, repository names); all optional.
@@ -32,6 +33,12 @@ pub struct ReportEnv {
     /// Directory with user template overrides.
     #[serde(skip)]
     pub templates: Option<PathBuf>,
+    /// Mermaid chart in the job summary: on unless `Some(false)` (`[report] charts = false`).
+    #[serde(skip)]
+    pub summary_charts: Option<bool>,
+    /// Mermaid chart in the PR comment too (`[report] comment-charts = true`).
+    #[serde(skip)]
+    pub comment_charts: bool,
 }
 
 /// An output format.
