@@ -4,7 +4,7 @@
 // descriptors 3 (to the browser) and 4 (from it), so this needs nothing but Node itself.
 //
 //   node drive.mjs eval  PAGE SCRIPT.js            -> prints JSON: the value SCRIPT's body returns
-//   node drive.mjs shot  PAGE OUT.png WIDTH HEIGHT light|dark
+//   node drive.mjs shot  PAGE OUT.png WIDTH HEIGHT light|dark [full]   (full: the whole page)
 //
 // PAGE is a file path or URL (a #fragment is kept). SCRIPT is the body of an async function run
 // in the page after `window.fcorrReady` resolves; it may use `await`. Exit 1 with a message on
@@ -17,7 +17,7 @@ import { pathToFileURL } from "node:url";
 
 const [mode, page, ...rest] = process.argv.slice(2);
 if (!mode || !page) {
-  console.error("usage: drive.mjs eval PAGE SCRIPT.js | shot PAGE OUT.png WIDTH HEIGHT light|dark");
+  console.error("usage: drive.mjs eval PAGE SCRIPT.js | shot PAGE OUT.png WIDTH HEIGHT light|dark [full]");
   process.exit(2);
 }
 const chromium = process.env.CHROMIUM || "chromium";
@@ -103,6 +103,13 @@ async function main() {
     const value = await evaluate(sessionId, `(async () => {\n${body}\n})()`);
     process.stdout.write(JSON.stringify({ value, wall_ms: wall, exceptions: consoleErrors }) + "\n");
   } else if (mode === "shot") {
+    // Full page: the viewport grows to the content's height, so nothing is cut off.
+    if (rest[4] === "full") {
+      const { cssContentSize } = await send("Page.getLayoutMetrics", {}, sessionId);
+      const [, width] = rest;
+      await send("Emulation.setDeviceMetricsOverride", { width: +width, height: Math.ceil(cssContentSize.height), deviceScaleFactor: 1, mobile: +width < 600 }, sessionId);
+      await new Promise((r) => setTimeout(r, 200));
+    }
     const { data } = await send("Page.captureScreenshot", { format: "png", captureBeyondViewport: false }, sessionId);
     writeFileSync(rest[0], Buffer.from(data, "base64"));
     process.stdout.write(JSON.stringify({ file: rest[0], wall_ms: wall, exceptions: consoleErrors }) + "\n");
