@@ -329,6 +329,28 @@ mod tests {
     }
 
     #[test]
+    fn test_data_is_escaped_in_text_attributes_and_urls() {
+        use crate::model::{Case, CaseStatus, Suite, SuiteKind};
+        let payload = "\"'><img src=x onerror=alert(1)>&amp;";
+        let mut suite = Suite::new("s", payload, SuiteKind::Project);
+        let mut case = Case { name: payload.into(), status: CaseStatus::Failed, ..Case::default() };
+        case.duration_ms = Some(5.0);
+        case.message = Some(payload.into());
+        suite.cases.push(case);
+        let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let env = ReportEnv { run_url: Some(format!("https://ci.example/run?x={payload}")), ..ReportEnv::default() };
+        let mut page = Vec::new();
+        write_page(&run, &env, &mut page).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        let escaped = "&quot;&#39;&gt;&lt;img src=x onerror=alert(1)&gt;&amp;amp;";
+        // Text (suite card, no-script list), attributes (the slowest table's title) and the URL.
+        assert!(page.contains(&format!("<h3>{escaped}</h3>")), "text");
+        assert!(page.contains(&format!("title=\"{escaped} › {escaped}\"")), "attribute");
+        assert!(page.contains(&format!("<a href=\"https://ci.example/run?x={escaped}\">CI run</a>")), "URL");
+        assert!(!page.contains("<img"), "no markup from the data");
+    }
+
+    #[test]
     fn csp_hashes_the_shipped_style_and_script() {
         let csp = content_security_policy();
         assert!(csp.starts_with("default-src 'none';"), "{csp}");
