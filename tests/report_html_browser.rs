@@ -3,15 +3,14 @@
 //! `results.json` the same run wrote. Without a chromium binary these tests print why and pass,
 //! except under `CI`, where a missing browser is a failure (`.ci/run` installs it).
 
+mod support;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fcorr::model::{CaseStatus, Run};
 use serde_json::{Value, json};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
+use support::repo;
 
 /// The chromium binary to drive: `$CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {
@@ -41,13 +40,7 @@ fn browser_or_skip(test: &str) -> Option<PathBuf> {
 }
 
 fn fcorr(cwd: &Path, args: &[&str]) -> std::process::Output {
-    let output = Command::new(env!("CARGO_BIN_EXE_fcorr"))
-        .args(args)
-        .current_dir(cwd)
-        .env("NO_COLOR", "1")
-        .env_remove("GITHUB_ACTIONS")
-        .output()
-        .expect("fcorr runs");
+    let output = support::fcorr_bin().args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("fcorr runs");
     assert!(
         output.status.code().is_some_and(|c| c <= 1),
         "fcorr {args:?}: {}\n{}",

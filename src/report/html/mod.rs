@@ -157,7 +157,7 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
     if !run.verdict.reasons.is_empty() {
         out.write_all(b"<ul class=\"reasons\">")?;
         for reason in &run.verdict.reasons {
-            write!(out, "<li><b>{}</b>: {}</li>", escape(&reason.gate), escape(&reason.message))?;
+            write!(out, "<li><b>{}</b>: {}</li>", reason.gate.label(), escape(&reason.message))?;
         }
         out.write_all(b"</ul>")?;
     }
