@@ -23,6 +23,9 @@ def col(*path):
 
 
 shown = value(runs[0], "value", "filter_failed", "shown") if runs else None
+failed = sum(1 for r in runs if r.get("failed"))
+if failed:
+    name += " (%d of %d loads did not finish in 120 s)" % (failed, len(runs))
 print("| %s | %.2f MB | %s | %s | %s | %s | %s | %s | %s |" % (
     name, size / 1e6,
     col("value", "first_contentful_paint_ms"), col("value", "ready_ms"), col("wall_ms"),
