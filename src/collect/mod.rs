@@ -159,7 +159,7 @@ pub fn read_line_capped(input: &mut dyn BufRead, line: &mut String, max: usize) 
         if buf.is_empty() {
             break;
         }
-        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+        let (take, done) = match memchr::memchr(b'\n', buf) {
             Some(i) => (i + 1, true),
             None => (buf.len(), false),
         };

@@ -6,10 +6,14 @@
 //! [`read_events`] reads [`CHUNK`] bytes at a time and runs a slice reader over each chunk; what
 //! the chunk cuts off is read again, with the next bytes, by the reader of the next chunk.
 //!
-//! The handler sees exactly the events one reader over the whole input would give:
+//! The handler sees the events one reader over the whole input would give, except that text and
+//! CDATA longer than half a chunk come as several consecutive pieces (so one huge element costs a
+//! chunk of memory, not its size), and that text before invalid UTF-8, or CDATA that never ends,
+//! may be handed on before the error:
 //! - a markup event (tag, comment, CDATA, declaration) is only returned once its end was seen;
 //!   one that the chunk cuts off is an error at the chunk's end, and is read again with more input;
-//! - a text event that reaches the end of the chunk may go on in the next bytes: it is read again;
+//! - a text event that reaches the end of the chunk may go on in the next bytes: it is read again
+//!   (a long one is handed on up to the chunk's end and read on from there);
 //! - a new reader starts where the last one stopped between two events, in the state the
 //!   whole-input reader would be in there (about to read text or markup), except that a new reader
 //!   drops a leading byte-order mark: a chunk that starts with one gets an empty comment in front,
@@ -85,7 +89,7 @@ pub fn read_events<R: Read + ?Sized>(
         let mut again = false;
         let consumed = if let Some(at) = in_cdata {
             let piece = &data[start..limit];
-            let (content, consumed) = match piece.windows(3).position(|w| w == b"]]>") {
+            let (content, consumed) = match memchr::memmem::find(piece, b"]]>") {
                 Some(k) => {
                     in_cdata = None;
                     (&piece[..k], k + 3)
