@@ -316,6 +316,59 @@ fn a_pytest_report_cut_short_is_an_error_in_every_report() {
     assert!(run.suites[0].diagnostics.is_empty(), "{:?}", run.suites[0].diagnostics);
 }
 
+/// Runs a real tool in `cwd` and returns its stdout (the stream fcorr imports).
+fn tool_output(cwd: &Path, program: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start `{program}` (is it installed?): {e}"));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The first `lines` lines of `text`, each with its line end.
+fn head(text: &str, lines: usize) -> String {
+    text.split_inclusive('\n').take(lines).collect()
+}
+
+/// Imports `text` as `file` in `dir`: exit code, and the `[report cut short]` case's message.
+fn import_cut(dir: &Path, file: &str, text: &str) -> (Option<i32>, Option<String>) {
+    std::fs::write(dir.join(file), text).unwrap();
+    let output = fcorr(dir).args(["import", file, "--json", "--out", &format!("out-{file}")]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let cut = run.suites[0].cases.iter().find(|c| c.name == "[report cut short]");
+    (output.status.code(), cut.map(|c| c.message.clone().unwrap_or_default()))
+}
+
+#[test]
+fn tap_and_go_json_streams_that_stop_mid_test_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // node's TAP of the js-node-test fixture, stopped where a killed run leaves it: after the
+    // first nested plan, inside `temperature > celsiusToFahrenheit`; every test point so far passed.
+    let tap = tool_output(&repo().join("tests/fixtures/js-node-test"), "node", &["--test", "--test-reporter=tap"]);
+    let nested_plan = tap.lines().position(|l| l.starts_with(' ') && l.trim_start().starts_with("1..")).unwrap();
+    let (code, cut) = import_cut(dir.path(), "node.tap", &head(&tap, nested_plan + 1));
+    assert_eq!(code, Some(1), "a TAP stream cut inside a subtest is never a pass");
+    assert!(cut.as_deref().is_some_and(|m| m.contains("inside subtest `celsiusToFahrenheit`")), "{cut:?}");
+    // The whole stream but its closing plan: nothing says the run got to its end.
+    let without_plan: String = tap.split_inclusive('\n').filter(|l| !l.starts_with("1..")).collect();
+    let (_, cut) = import_cut(dir.path(), "no-plan.tap", &without_plan);
+    assert!(cut.as_deref().is_some_and(|m| m.contains("no plan")), "{cut:?}");
+    let (_, cut) = import_cut(dir.path(), "whole.tap", &tap);
+    assert_eq!(cut, None, "the whole stream is complete");
+
+    // `go test -json` on go-mixed, one package at a time, stopped after the first test passed:
+    // the package never said `pass` or `fail`.
+    let json =
+        tool_output(&repo().join("tests/fixtures/go-mixed"), "go", &["test", "-json", "-count=1", "-p", "1", "./..."]);
+    let first_pass = json.lines().position(|l| l.contains(r#""Action":"pass""#) && l.contains(r#""Test":"#)).unwrap();
+    let (code, cut) = import_cut(dir.path(), "go.json", &head(&json, first_pass + 1));
+    assert_eq!(code, Some(1), "a go test -json stream cut between tests is never a pass");
+    assert!(cut.as_deref().is_some_and(|m| m.contains("gomixed/mathx")), "{cut:?}");
+    let (_, cut) = import_cut(dir.path(), "go-whole.json", &json);
+    assert_eq!(cut, None, "the whole stream is complete");
+}
+
 #[test]
 fn fewer_cases_than_declared_shows_in_the_comment_and_summary() {
     let dir = tempfile::tempdir().unwrap();
