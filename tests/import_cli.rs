@@ -403,6 +403,34 @@ fn a_star_stays_in_its_directory_and_fcorr_output_is_never_imported() {
 }
 
 #[test]
+fn an_import_suite_never_reads_the_reports_other_suites_write_into_the_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.xml"),
+        r#"<testsuite name="s"><testcase classname="c" name="mine"/></testsuite>"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"all\"\nkind = \"import\"\nreports = [\"**/*.xml\"]\n",
+    )
+    .unwrap();
+    // What a project suite leaves in fcorr's work directory while the run is still going: its
+    // report, and no results.json yet to mark the directory as fcorr's.
+    let work = dir.path().join("out/work/py");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("junit.xml"),
+        r#"<testsuite name="py"><testcase classname="t" name="other"/></testsuite>"#,
+    )
+    .unwrap();
+    let output = fcorr(dir.path()).args(["run", "--config", "fcorr.toml", "--json", "--out", "out"]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = run.suites[0].cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["mine"], "the output directory's reports belong to other suites");
+}
+
+#[test]
 fn an_import_with_no_results_names_the_file_not_a_command() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("broken.json"), "{\n  \"numTotalTests\": 3,\n  \"testResults\": [,]\n}\n").unwrap();

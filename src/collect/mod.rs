@@ -317,17 +317,33 @@ fn is_fcorr_output(dir: &Path) -> bool {
 
 /// Default collector: parses every planned report file into cases.
 pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
+    read_reports(ctx, None)
+}
+
+/// Collector of an import suite (no command ran): its globs never reach into fcorr's output
+/// directory `out_dir`, where the run's other suites write their reports while this one reads
+/// them (before any `results.json` there marks it as fcorr's).
+pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
+    read_reports(ctx, Some(out_dir))
+}
+
+/// Parses every report file `ctx` names; `import_out` is the output directory of an import suite.
+fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
     let mut formats = Vec::new();
     for spec in ctx.reports {
-        let paths = expand_reports(&spec.pattern, ctx.root, None);
+        let paths = expand_reports(&spec.pattern, ctx.root, import_out);
         if paths.is_empty() {
+            let message = match import_out {
+                Some(_) => format!("no report file matches {}", spec.pattern),
+                None => format!("the test command wrote no report at {}", spec.pattern),
+            };
             collected.diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
                 source: "collect".into(),
-                message: format!("the test command wrote no report at {}", spec.pattern),
+                message,
                 file: None,
                 line: None,
                 column: None,
