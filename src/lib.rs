@@ -21,5 +21,6 @@ pub mod model;
 pub mod plan;
 pub mod publish;
 pub mod report;
+pub mod runners;
 pub mod score;
 pub mod sut;

@@ -71,8 +71,7 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
-        "graded" => Ok(Policy::Graded),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
+        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted)")),
     }
 }
 
@@ -104,7 +103,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         filter: args.filter.clone(),
     };
     let plans = match &args.samples {
-        Some(dir) => plan::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
+        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
         None => plan::plan(&config, &args.paths, &overrides)?,
     };
     let cwd =
