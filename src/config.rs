@@ -467,6 +467,18 @@ impl Config {
                     format!("suite {label}: `weight` must be a non-negative number"),
                 );
             }
+            let w = suite.weights;
+            for (key, value) in
+                [("build", w.build), ("tests", w.tests), ("runtime", w.runtime), ("runtime-decay", w.runtime_decay)]
+            {
+                // NaN or a negative weight would make the score NaN or below zero.
+                if !(value.is_finite() && value >= 0.0) {
+                    return at(
+                        &format!("suite.{i}.weights.{key}"),
+                        format!("suite {label}: `weights.{key}` must be a non-negative number, got {value}"),
+                    );
+                }
+            }
         }
         let mut names = std::collections::HashSet::new();
         for (i, suite) in self.suites.iter().enumerate() {
@@ -572,6 +584,34 @@ fail-on = ["strict", "score<80"]
         let err = Config::parse("[[suite]]\npath = 'x'\npolicy = \"graded\"\n", Path::new("f.toml")).unwrap_err();
         assert_eq!((err.line, err.column), (3, 10), "{err}");
         assert!(Config::parse("[run]\npolicy = \"graded\"\n", Path::new("f.toml")).is_err());
+    }
+
+    /// Values serde accepts but that would misbehave later (#9 point 11), each rejected with
+    /// the line and column of the value.
+    #[test]
+    fn impossible_values_are_rejected_at_their_line() {
+        let cases: &[(&str, (usize, usize), &str)] = &[
+            ("[[suite]]\npath = 'x'\nrunner = 'python'\nframework = 'vitest'\n", (4, 13), "unknown framework `vitest`"),
+            ("[[suite]]\npath = 'x'\nframework = 'pytset'\n", (3, 13), "unknown framework `pytset`"),
+            ("[[suite]]\npath = 'x'\nrunner = 'ruby'\n", (3, 10), "unknown runner `ruby`"),
+            ("[[suite]]\npath = 'x'\nweights = { build = nan }\n", (3, 21), "`weights.build`"),
+            ("[[suite]]\npath = 'x'\nweights = { tests = -5 }\n", (3, 21), "`weights.tests`"),
+            ("[[suite]]\npath = 'x'\nreport-format = 'xunit9'\n", (3, 17), "unknown `report-format` `xunit9`"),
+            ("[[suite]]\nkind = 'import'\nreports = ['ok.xml', 'a/[b.xml']\n", (3, 22), "malformed glob `a/[b.xml`"),
+        ];
+        for (text, position, message) in cases {
+            let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err();
+            assert_eq!((err.line, err.column), *position, "{text}: {err}");
+            assert!(err.to_string().contains(message), "{text}: {err}");
+        }
+        // Known names pass, in any case for node's labels; a test command takes any label.
+        for ok in [
+            "[[suite]]\npath = 'x'\nframework = 'Vitest'\n",
+            "[[suite]]\npath = 'x'\nrunner = 'java'\nframework = 'gradle'\n",
+            "[[suite]]\npath = 'x'\nframework = 'make'\ncommands = { test = 'make test' }\n",
+        ] {
+            assert!(Config::parse(ok, Path::new("fcorr.toml")).is_ok(), "{ok}");
+        }
     }
 
     #[test]

@@ -18,6 +18,7 @@ pub mod execute;
 pub mod gate;
 pub mod git;
 pub mod model;
+pub mod pipeline;
 pub mod plan;
 pub mod publish;
 pub mod report;

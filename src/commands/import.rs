@@ -10,12 +10,13 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::collect;
-use crate::commands::run::{JudgeArgs, cache_dir, parse_policy};
+use crate::commands::run::{JudgeArgs, parse_policy};
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{self, ExecContext, process};
 use crate::gate;
 use crate::model::{Policy, Run, Severity};
+use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::report::ReportEnv;
 use crate::runners::import::ImportConfig;

@@ -308,7 +308,10 @@ fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Res
     if !plan.root.exists() {
         return Err(SuiteError {
             kind: SuiteErrorKind::Input,
-            message: format!("{}: no such directory", plan.display_path),
+            message: match &plan.origin {
+                Some(origin) => format!("{}: no such directory (the suite's `path`, {origin})", plan.display_path),
+                None => format!("{}: no such directory", plan.display_path),
+            },
             hint: Some("check the path (config paths are relative to the config file)".into()),
         });
     }

@@ -54,7 +54,7 @@ impl SuiteRunner for Import {
         if config.reports.is_empty() {
             return Err(site.error("reports", "import suites need `reports = [\"glob\", ...]`"));
         }
-        Ok(())
+        crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 
     fn plan(&self, config: ImportConfig, _suite: &SuitePlan, _ctx: &PlanContext<'_>) -> Result<ImportPlan, PlanError> {

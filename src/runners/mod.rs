@@ -186,6 +186,27 @@ impl<R: SuiteRunner> Runner for R {
     }
 }
 
+/// Checks `reports` globs and `report-format` when the config is read, not after suites ran:
+/// a malformed glob would otherwise match nothing, silently.
+pub fn check_reports(reports: &[String], format: Option<&str>, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+    for (i, pattern) in reports.iter().enumerate() {
+        if let Err(e) = globset::Glob::new(pattern) {
+            return Err(
+                site.error(&format!("reports.{i}"), format!("`reports`: malformed glob `{pattern}`: {}", e.kind()))
+            );
+        }
+    }
+    if let Some(format) = format
+        && crate::collect::parser_named(format).is_none()
+    {
+        let known: Vec<&str> = crate::collect::parsers().iter().map(|p| p.format()).collect();
+        return Err(
+            site.error("report-format", format!("unknown `report-format` `{format}` (known: {})", known.join(", ")))
+        );
+    }
+    Ok(())
+}
+
 /// Every registered runner.
 pub fn registry() -> &'static [&'static dyn Runner] {
     RUNNERS

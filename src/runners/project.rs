@@ -83,11 +83,38 @@ impl SuiteRunner for Project {
         "a project on disk: detect its language and framework, install, build, test (the default)"
     }
 
-    fn validate(&self, _config: &ProjectConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+    fn validate(&self, config: &ProjectConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
         if site.path.is_none() {
             return Err(site.error("path", "`path` is required for project suites"));
         }
-        Ok(())
+        let ecosystems = crate::ecosystems::registry();
+        let names = || ecosystems.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ");
+        let forced = match &config.runner {
+            Some(name) => match ecosystems.iter().find(|e| e.name() == name) {
+                Some(ecosystem) => Some(ecosystem),
+                None => return Err(site.error("runner", format!("unknown runner `{name}` (known: {})", names()))),
+            },
+            None => None,
+        };
+        if let Some(framework) = &config.framework {
+            // A test command without a runner selects the generic command runner, which takes
+            // any framework name as a label.
+            let candidates: Vec<&dyn crate::ecosystems::Ecosystem> = match (forced, &config.commands.test) {
+                (Some(ecosystem), _) => vec![ecosystem.as_ref()],
+                (None, Some(_)) => Vec::new(),
+                (None, None) => ecosystems.iter().map(|e| e.as_ref()).filter(|e| !e.frameworks().is_empty()).collect(),
+            };
+            let wanted = framework.trim().to_ascii_lowercase();
+            let known = |e: &&dyn crate::ecosystems::Ecosystem| {
+                e.frameworks().is_empty() || e.frameworks().contains(&wanted.as_str())
+            };
+            if !candidates.is_empty() && !candidates.iter().any(known) {
+                let lists: Vec<String> =
+                    candidates.iter().map(|e| format!("{}: {}", e.name(), e.frameworks().join(", "))).collect();
+                return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
+            }
+        }
+        crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 
     fn plan(&self, config: ProjectConfig, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<ProjectPlan, PlanError> {
