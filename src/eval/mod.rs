@@ -4,4 +4,5 @@
 
 pub mod dataset;
 pub mod matchers;
+pub mod runner;
 pub mod shell;
