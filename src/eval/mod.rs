@@ -4,5 +4,6 @@
 
 pub mod dataset;
 pub mod matchers;
+pub mod metrics;
 pub mod runner;
 pub mod shell;

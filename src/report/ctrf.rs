@@ -374,6 +374,8 @@ fn suite_extra(suite: &Suite) -> Value {
         "counts": suite.counts,
         "durationMs": suite.duration_ms,
         "error": suite.error,
+        "usage": suite.usage,
+        "eval": crate::eval::metrics::of(suite, None, 0),
     })
 }
 
