@@ -168,7 +168,7 @@ impl SuiteRunner for Eval {
             cases,
             source: ResultsSource::Report { format: "dataset".into(), files: vec![plan.dataset_shown.clone()] },
             ran,
-            diagnostics: Vec::new(),
+            ..Collected::nothing()
         };
         if stopped {
             result.status = SuiteStatus::Cancelled;
