@@ -58,6 +58,8 @@ pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) 
             });
         }
     });
+    // Daemons that outlived their command without its marker (a scrubbed environment) go now.
+    process::kill_all_leftovers();
     results
         .into_iter()
         .zip(plans)
@@ -128,7 +130,12 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
     }
     let log = match File::create(&log_path) {
-        Ok(file) => process::file_log(file),
+        Ok(file) => {
+            // The tap lets the progress display show the last output line of a long phase.
+            let (log, tap) = crate::events::tapped_log(process::capped_file_log(file));
+            sink.emit(Event::Output { suite_id: plan.id.clone(), tap });
+            log
+        }
         Err(e) => {
             return failed_suite(
                 plan,
@@ -197,6 +204,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         work_dir: &work_dir,
         cache_dir: &ctx.cache_dir,
         install: project.install,
+        run_script_steps: project.run_script_steps,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -232,6 +240,10 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
             suite.phases.push(phase);
             continue;
         }
+        // Version-dependent flags are chosen now that the earlier phases (install) have run.
+        let mut refined = phase_plan.clone();
+        ecosystem.refine_phase(&plan_ctx, &mut refined);
+        let phase_plan = &refined;
         let timeout = match kind {
             PhaseKind::Install => project.timeouts.install,
             PhaseKind::Build => project.timeouts.build,
@@ -239,7 +251,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         };
         let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
         sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &project.env, &log);
+        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
         sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
@@ -257,6 +269,31 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
             (_, PhaseStatus::Cancelled) => {
                 suite.status = SuiteStatus::Cancelled;
                 blocked = Some("cancelled");
+            }
+            (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
+                // The project refused the installed tool before doing any work: a missing tool
+                // (the right version), not a failing install, build or test.
+                suite.status = SuiteStatus::Error;
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::ToolMissing,
+                    message: format!("{} phase: {message}", kind.label()),
+                    hint: Some("install the version the project requires (or change its requirement)".into()),
+                });
+                blocked = Some("the project rejected the installed tool version");
+            }
+            (PhaseKind::Test, PhaseStatus::Failed)
+                if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
+            {
+                // The test command compiles first (one Maven run): a compile error is a build failure.
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(diagnostics);
+                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+                    build.status = PhaseStatus::Failed;
+                    build.exit_code = phase.exit_code;
+                    build.log_tail = phase.log_tail.clone();
+                    build.note = Some("compilation ran inside the test command and failed".into());
+                }
+                blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
                 test_reports = phase_plan.reports.clone();
@@ -330,7 +367,7 @@ fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Res
     Ok(scratch)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
@@ -397,7 +434,7 @@ fn run_phase(
     command_line: &str,
     timeout: Duration,
     grace: Duration,
-    env: &[(String, String)],
+    project: &ProjectPlan,
     log: &LogSink,
 ) -> (Phase, Outcome) {
     let started = Instant::now();
@@ -405,9 +442,10 @@ fn run_phase(
     let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
     for command in &plan.commands {
         let mut command = command.clone();
-        command.env.extend(env.iter().cloned());
+        command.env.extend(project.env.iter().cloned());
+        command.pass_env.extend(project.pass_env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
-        last = process::run(&command, left, grace, log);
+        let previous = std::mem::replace(&mut last, process::run(&command, left, grace, log));
         if let Some(message) = shell_command_not_found(&command, &last) {
             last.exit = Exit::SpawnFailed { message, not_found: true };
         }
@@ -415,6 +453,10 @@ fn run_phase(
             output.push('\n');
         }
         output.push_str(&last.output);
+        // A later test command that passes must not hide an earlier one's failing exit.
+        if !previous.exit.success() && last.exit.success() {
+            last.exit = previous.exit;
+        }
         // Tests report failures through their exit code; every test command still runs.
         if !last.exit.success() && plan.kind != PhaseKind::Test {
             break;
@@ -429,9 +471,9 @@ fn run_phase(
     };
     let note = match &last.exit {
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
-        Exit::Signal(signal) => Some(format!("killed by signal {signal}")),
+        Exit::Signal(signal) => Some(signal_text(*signal)),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
-        _ => None,
+        _ => plan.note.clone(),
     };
     let phase = Phase {
         kind: plan.kind,
@@ -445,6 +487,14 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// "killed by signal 11 (SIGSEGV)".
+fn signal_text(signal: i32) -> String {
+    match process::signal_name(signal) {
+        Some(name) => format!("killed by signal {signal} ({name})"),
+        None => format!("killed by signal {signal}"),
+    }
 }
 
 /// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
@@ -492,6 +542,27 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         suite.status = SuiteStatus::Timeout;
         return;
     }
+    // Death by a signal is a non-zero exit: with no failure parsed, the results cannot be trusted
+    // (a report written by an atexit hook before the crash looks complete but proves nothing).
+    // Checked before the zero-test rules, so a crash is never shown as "no tests"; a run that
+    // produced nothing at all keeps the no-results message below, which names the signal too.
+    if let Some(Exit::Signal(signal)) = exit
+        && counts.failures() == 0
+        && collected.error.is_none()
+        && (counts.total > 0 || collected.ran)
+    {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::NoResults,
+            message: format!(
+                "the test command was {} and no failing test was reported: results are incomplete \
+                 (the runner crashed or was killed, perhaps after writing its report)",
+                signal_text(*signal)
+            ),
+            hint: Some("read the test phase's log tail".into()),
+        });
+        return;
+    }
     if counts.total == 0 {
         if let Some(error) = collected.error {
             suite.status = SuiteStatus::Error;
@@ -500,14 +571,20 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
+            // Name what happened: a process that ended early, not a tool that "succeeded".
             let how = match exit {
-                Some(Exit::Code(0)) | None => "the test command succeeded".to_string(),
-                Some(Exit::Code(code)) => format!("the test command exited with code {code}"),
-                Some(other) => format!("the test command ended with {other:?}"),
+                None => "the test command produced no report or summary".to_string(),
+                Some(Exit::Code(code)) => {
+                    format!("the test process exited with code {code} before reporting any test")
+                }
+                Some(Exit::Signal(signal)) => {
+                    format!("the test process was {} before reporting any test", signal_text(*signal))
+                }
+                Some(other) => format!("the test command ended with {other:?} before reporting any test"),
             };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
-                message: format!("no test results found: {how} but no parsable report or summary was produced"),
+                message: format!("no test results found: {how} (no parsable report or summary was written)"),
                 hint: Some(
                     "check the log; if the project uses another test tool, set `commands.test` and `reports`".into(),
                 ),
@@ -536,6 +613,21 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
     match exit_code {
         Some(code) if code != 0 => {
             suite.status = SuiteStatus::Error;
+            let coverage: Vec<&str> =
+                suite.diagnostics.iter().filter(|d| d.source == "coverage").map(|d| d.message.as_str()).collect();
+            if !coverage.is_empty() {
+                // Every test passed; the tool failed the run on its coverage threshold. Say that.
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::NoResults,
+                    message: format!(
+                        "coverage threshold not met (the test command exited with code {code}; every reported test \
+                         passed): {}",
+                        coverage.join("; ")
+                    ),
+                    hint: Some("raise the coverage or change the project's coverage threshold".into()),
+                });
+                return;
+            }
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
                 message: format!(
@@ -590,6 +682,30 @@ mod tests {
         assert_eq!(status_of(collected(&[Skipped], true), 0), (SuiteStatus::NoTests, None));
         assert_eq!(status_of(collected(&[Passed, Failed], true), 1), (SuiteStatus::Failed, None));
         assert_eq!(status_of(collected(&[Passed], true), 0), (SuiteStatus::Passed, None));
+    }
+
+    #[test]
+    fn death_by_signal_with_every_test_passed_is_an_error() {
+        for signal in [11, 9] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(signal), ..outcome(0) };
+            apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "signal {signal}");
+            assert!(suite.error.unwrap().message.contains(&format!("signal {signal}")));
+        }
+        // A crash is never "no tests": neither when the tool reported zero tests nor all skipped.
+        for (statuses, ran) in [(&[][..], true), (&[CaseStatus::Skipped][..], true)] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+            apply_collected(&mut suite, collected(statuses, ran), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "{statuses:?}");
+            assert!(suite.error.unwrap().message.contains("signal 11 (SIGSEGV)"));
+        }
+        // A failure parsed is the truth the report tells: the suite failed.
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+        apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
+        assert_eq!(suite.status, SuiteStatus::Failed);
     }
 
     #[test]

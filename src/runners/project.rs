@@ -35,6 +35,16 @@ pub struct ProjectConfig {
     pub reports: Vec<String>,
     /// Format of `reports`; detected from content when unset.
     pub report_format: Option<String>,
+    /// Secret variables fcorr removes from test environments (`GITHUB_TOKEN`,
+    /// `ACTIONS_RUNTIME_TOKEN`...) that this suite's commands may inherit anyway. Left out of
+    /// the serialised form when empty, so configuration hashes stay what they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
+    /// Run the steps of a node `test` script that are not the test framework (`pnpm lint &&
+    /// vitest`): steps before the framework join the build phase. Default: skipped with a note.
+    /// Not serialised when false, so the configuration hash of existing suites is unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub run_script_steps: bool,
 }
 
 /// A project suite, resolved.
@@ -46,10 +56,14 @@ pub struct ProjectPlan {
     pub install: bool,
     pub timeouts: PhaseTimeouts,
     pub env: Vec<(String, String)>,
+    /// Names from `process::SECRET_VARS` the suite's commands may inherit (`pass-env`).
+    pub pass_env: Vec<String>,
     pub commands: Commands,
     pub reports: Vec<ReportSpec>,
     /// Samples mode: directories whose contents are copied into a scratch root before running.
     pub copy_from: Vec<PathBuf>,
+    /// `run-script-steps`: run a node `test` script's non-framework steps too.
+    pub run_script_steps: bool,
 }
 
 /// Resolved per-phase timeouts.
@@ -114,6 +128,7 @@ impl SuiteRunner for Project {
                 return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
             }
         }
+        crate::execute::process::check_pass_env(&config.pass_env).map_err(|message| site.error("pass-env", message))?;
         crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 
@@ -129,6 +144,7 @@ impl SuiteRunner for Project {
             install: !ctx.overrides.no_install && config.install.unwrap_or(run.install),
             timeouts: PhaseTimeouts::from(timeouts),
             env: env.into_iter().collect(),
+            pass_env: config.pass_env,
             commands: config.commands,
             reports: config
                 .reports
@@ -136,6 +152,7 @@ impl SuiteRunner for Project {
                 .map(|pattern| ReportSpec { pattern: pattern.clone(), format: config.report_format.clone() })
                 .collect(),
             copy_from: Vec::new(),
+            run_script_steps: config.run_script_steps,
         })
     }
 
