@@ -475,6 +475,8 @@ impl TaskRunner<'_> {
             copy_from: Vec::new(),
             // A task's tests are the repository's own; fcorr's publishing tokens stay out.
             pass_env: Vec::new(),
+            // The task's test commands are run as written, step by step.
+            run_script_steps: false,
         };
         let suite = SuitePlan {
             id: id.clone(),

@@ -144,7 +144,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
     pipeline::judge(&mut run, &prepared);
-    let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
+    let env = prepared.config.report.apply_to(ReportEnv { templates: prepared.templates(), ..ReportEnv::default() });
     let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
 
     let mut between = String::new();

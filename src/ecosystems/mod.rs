@@ -11,6 +11,7 @@ use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
 pub mod command;
+mod coverage;
 pub mod go;
 pub mod java;
 pub mod node;
@@ -128,6 +129,9 @@ pub struct PhasePlan {
     /// run first, and environment the override runs with (e.g. the virtualenv to install into).
     pub override_setup: Vec<CommandSpec>,
     pub override_env: Vec<(String, String)>,
+    /// A file locked (exclusively, across processes) while the phase runs: runs that share a
+    /// cached environment (one virtualenv for every checkout) install into it one at a time.
+    pub lock: Option<PathBuf>,
 }
 
 impl PhasePlan {
@@ -141,6 +145,7 @@ impl PhasePlan {
             note: None,
             override_setup: Vec::new(),
             override_env: Vec::new(),
+            lock: None,
         }
     }
 
@@ -154,12 +159,19 @@ impl PhasePlan {
             note: None,
             override_setup: Vec::new(),
             override_env: Vec::new(),
+            lock: None,
         }
     }
 
     /// Attaches a note shown with the phase's result.
     pub fn with_note(mut self, note: Option<String>) -> PhasePlan {
         self.note = note;
+        self
+    }
+
+    /// Runs the phase holding an exclusive lock on `path` (created when missing).
+    pub fn with_lock(mut self, path: PathBuf) -> PhasePlan {
+        self.lock = Some(path);
         self
     }
 

@@ -199,7 +199,7 @@ impl Ecosystem for Node {
             collect::collect_reports(ctx)
         };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
-        collected.diagnostics.extend(coverage_threshold_failures(&ctx.outcome.output));
+        collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         collected
     }
 
@@ -744,31 +744,6 @@ fn collect_groups(ctx: &CollectContext<'_>, groups: &[(String, String)]) -> Coll
     all
 }
 
-/// jest's `Jest: "global" coverage threshold for lines (90%) not met: 54.54%` and vitest's
-/// `ERROR: Coverage for lines (54.54%) does not meet global threshold (90%)`: a run whose every
-/// test passed but whose exit code is 1 because of coverage. Source `coverage`, so the suite's
-/// error names the threshold instead of calling the results incomplete.
-fn coverage_threshold_failures(output: &str) -> Vec<Diagnostic> {
-    let clean = strip_ansi_escapes::strip_str(output);
-    clean
-        .lines()
-        .map(str::trim)
-        .filter(|line| {
-            (line.contains("coverage threshold") && line.contains("not met"))
-                || (line.contains("Coverage for") && line.contains("does not meet"))
-        })
-        .take(10)
-        .map(|line| Diagnostic {
-            severity: Severity::Error,
-            source: "coverage".into(),
-            message: line.trim_start_matches("ERROR: ").to_string(),
-            file: None,
-            line: None,
-            column: None,
-        })
-        .collect()
-}
-
 /// package.json's `engines` refused by the package manager: npm (`engine-strict`) prints
 /// `notsup Required: {"node":">=22"}` / `notsup Actual: {"node":"v20.20.2",...}`, pnpm
 /// (`engine-strict`) `Your Node version is incompatible...` / `Expected version: >=22` / `Got:
@@ -1026,21 +1001,6 @@ mod tests {
             ]
         );
         assert_eq!(engines_rejection("npm error code ERESOLVE\n"), None);
-    }
-
-    #[test]
-    fn coverage_threshold_lines_of_jest_and_vitest_are_found() {
-        let out = "Tests: 2 passed\n\u{1b}[31mJest: \"global\" coverage threshold for lines (90%) not met: 54.54%\u{1b}[39m\n\
-                   ERROR: Coverage for branches (40%) does not meet global threshold (80%)\nAll files | 54.54\n";
-        let found: Vec<String> = coverage_threshold_failures(out).into_iter().map(|d| d.message).collect();
-        assert_eq!(
-            found,
-            [
-                "Jest: \"global\" coverage threshold for lines (90%) not met: 54.54%",
-                "Coverage for branches (40%) does not meet global threshold (80%)"
-            ]
-        );
-        assert!(coverage_threshold_failures("Tests: 1 failed").is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod process;
 
 use std::fs::{self, File};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -440,7 +441,15 @@ fn run_phase(
     let started = Instant::now();
     let mut output = String::new();
     let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
-    for command in &plan.commands {
+    // The lock is held until the phase ends (dropping the file releases it).
+    let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
+        Ok(held) => (held, &plan.commands[..]),
+        Err(exit) => {
+            last.exit = exit;
+            (None, &[][..])
+        }
+    };
+    for command in commands {
         let mut command = command.clone();
         command.env.extend(project.env.iter().cloned());
         command.pass_env.extend(project.pass_env.iter().cloned());
@@ -487,6 +496,48 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// Takes the exclusive lock on `path` for a phase, waiting (within the phase's budget) while
+/// another fcorr process holds it: two runs sharing a cached virtualenv must not create or
+/// install into it at the same time (uv refuses a venv that appeared meanwhile; pip races).
+fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, Exit> {
+    let note = |text: &str| {
+        if let Ok(mut sink) = log.lock() {
+            let _ = writeln!(sink, "fcorr: {text}");
+        }
+    };
+    if let Some(dir) = path.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| {
+        Exit::SpawnFailed { message: format!("cannot open the lock file {}: {e}", path.display()), not_found: false }
+    })?;
+    let started = Instant::now();
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Exit::SpawnFailed {
+                    message: format!("cannot lock {}: {e}", path.display()),
+                    not_found: false,
+                });
+            }
+        }
+        if !said {
+            note(&format!("waiting for another fcorr process that holds {}", path.display()));
+            said = true;
+        }
+        if process::is_cancelled() {
+            return Err(Exit::Cancelled);
+        }
+        if started.elapsed() >= timeout {
+            return Err(Exit::TimedOut);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// "killed by signal 11 (SIGSEGV)".
