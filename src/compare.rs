@@ -112,6 +112,14 @@ pub struct CaseChange {
     pub before: Option<CaseStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<CaseStatus>,
+    /// Graded score then and now, for graded cases (banks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_before: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_after: Option<f64>,
+    /// What changed in the grading, e.g. `−20: false positive X`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Pass rate of counts (passes / cases that ran × 100); `None` when nothing ran.
@@ -192,9 +200,19 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
         let base_cases: HashMap<&str, &Case> =
             base.map(|b| b.cases.iter().map(|c| (c.id.as_str(), c)).collect()).unwrap_or_default();
         for case in &suite.cases {
-            let before = base_cases.get(case.id.as_str()).map(|c| c.status);
+            let base_case = base_cases.get(case.id.as_str()).copied();
+            let before = base_case.map(|c| c.status);
             if let Some(change) = classify(before, Some(case.status)) {
-                cases.push(change_of(&suite.id, case, change, before, Some(case.status)));
+                let mut change = change_of(&suite.id, case, change, before, Some(case.status));
+                if let Some(base_case) = base_case
+                    && base_case.score.is_some()
+                    && case.score.is_some()
+                {
+                    change.score_before = base_case.score;
+                    change.score_after = case.score;
+                    change.note = crate::bank::summary::delta_note(base_case, case);
+                }
+                cases.push(change);
             }
         }
         if let Some(base) = base
@@ -277,6 +295,9 @@ fn change_of(
         change,
         before,
         after,
+        score_before: None,
+        score_after: None,
+        note: None,
     }
 }
 

@@ -231,6 +231,9 @@ pub fn with_comparison(commits_behind: u32) -> Run {
         change,
         before,
         after,
+        score_before: None,
+        score_after: None,
+        note: None,
     };
     let comparison = Comparison {
         baseline: BaselineInfo {
