@@ -402,6 +402,12 @@ pub struct Usage {
     pub llm_calls: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Prompt (input) tokens, when the system reported them apart from output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_in: Option<u64>,
+    /// Completion (output) tokens, when reported apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_out: Option<u64>,
 }
 
 /// Case counts by status.

@@ -33,6 +33,9 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Also write the complete stdout to this file (for tools that report on stdout).
     pub stdout_file: Option<PathBuf>,
+    /// Bytes written to the command's stdin (then closed); `None` leaves stdin closed. Systems
+    /// under test and benchmark executors read their case or task here.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl CommandSpec {
@@ -44,6 +47,7 @@ impl CommandSpec {
             cwd: cwd.into(),
             env: Vec::new(),
             stdout_file: None,
+            stdin: None,
         }
     }
 
@@ -254,7 +258,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         .current_dir(&spec.cwd)
         .env("CI", "true")
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -288,6 +292,13 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         signal_group(pgid, libc::SIGTERM);
     }
 
+    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
+        // A writer thread, so a command that does not read its stdin cannot block us; when it
+        // exits without reading, the write fails with EPIPE, which is fine.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok());
     let (pipes_done_tx, pipes_done_rx) = mpsc::channel::<()>();
@@ -402,7 +413,7 @@ fn spawn_reader(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn sh(script: &str) -> CommandSpec {
@@ -414,6 +425,15 @@ mod tests {
         let out = run(&sh("echo hello; echo oops >&2; exit 3"), Duration::from_secs(10), DEFAULT_GRACE, &null_log());
         assert_eq!(out.exit, Exit::Code(3));
         assert!(out.output.contains("hello") && out.output.contains("oops"), "{}", out.output);
+    }
+
+    #[test]
+    fn stdin_bytes_reach_the_command() {
+        let mut spec = sh("tr a-z A-Z");
+        spec.stdin = Some(b"hello stdin".to_vec());
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0));
+        assert!(out.output.contains("HELLO STDIN"), "{}", out.output);
     }
 
     #[test]
@@ -439,7 +459,7 @@ mod tests {
     }
 
     /// Polls `/proc` until `pid` is gone or a zombie; returns whether it is still alive.
-    fn wait_until_dead(pid: u32, within: Duration) -> bool {
+    pub(crate) fn wait_until_dead(pid: u32, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         loop {
             let alive = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
