@@ -1,22 +1,30 @@
 //! `fcorr.toml`: what to run and how to judge it.
 //!
-//! Keys are kebab-case; unknown keys and wrong types are errors that name the file, line and
-//! column. CLI flags are applied on top by the `plan` stage; paths are relative to the file.
+//! Keys are kebab-case; unknown keys, wrong types and impossible values are errors that name the
+//! file, line and column. A `[[suite]]` table is read in two steps: its `kind` picks a suite
+//! runner ([`crate::runners`]), then the keys every suite has go to [`SuiteConfig`] and the rest
+//! to that runner's own config struct. CLI flags are applied on top by the `plan` stage; paths
+//! are relative to the file.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
-use crate::errors::FcorrError;
-use crate::model::{Policy, SuiteKind};
+use crate::errors::{ConfigError, FcorrError};
+use crate::model::Policy;
+use crate::runners;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
     pub run: RunConfig,
-    #[serde(rename = "suite")]
+    /// Read by [`Config::parse`] through the suite runners, not by serde.
+    #[serde(rename = "suite", skip_deserializing)]
     pub suites: Vec<SuiteConfig>,
     pub gate: GateConfig,
     pub report: ReportConfig,
@@ -27,6 +35,9 @@ pub struct Config {
     /// Path of the file this came from, for messages.
     #[serde(skip)]
     pub source: Option<PathBuf>,
+    /// Where each value was written, for errors found after parsing.
+    #[serde(skip)]
+    pub spans: Spans,
 }
 
 /// `[run]`: defaults for every suite and for the run itself.
@@ -79,15 +90,17 @@ impl Timeouts {
     }
 }
 
-/// One `[[suite]]`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+/// One `[[suite]]`: the keys every kind has. The kind's own keys are in `settings`, as its
+/// runner normalised them (defaults filled in), and are read back by that runner when planning.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+#[serde(rename_all = "kebab-case")]
 pub struct SuiteConfig {
     /// Display name and stable id; defaults to the path.
     pub name: Option<String>,
-    /// Project directory (relative to the config file).
+    /// Project directory, or the directory report globs are relative to (relative to the config file).
     pub path: Option<PathBuf>,
-    pub kind: SuiteKind,
+    /// Name of the suite's runner (`project`, `import`...).
+    pub kind: &'static str,
     pub policy: Option<Policy>,
     /// Score needed to meet the policy (default 100).
     pub min_score: Option<f64>,
@@ -95,21 +108,146 @@ pub struct SuiteConfig {
     pub weight: Option<f64>,
     /// A failure of this suite makes the run CRITICAL.
     pub critical: bool,
-    /// Force an ecosystem instead of detecting it: `python`, `node`, `go`, `rust`, `java`, `command`.
-    pub runner: Option<String>,
-    /// Force a framework within the ecosystem (e.g. `vitest`).
-    pub framework: Option<String>,
-    pub install: Option<bool>,
-    pub timeouts: Timeouts,
-    pub env: BTreeMap<String, String>,
-    /// Shell commands replacing the detected ones.
-    pub commands: Commands,
-    /// Report files the test command writes (required for the `command` runner and imports).
-    pub reports: Vec<String>,
-    /// Format of `reports`; detected from content when unset.
-    pub report_format: Option<String>,
+    /// The kind's own keys. Serialised inline, between the shared keys and `weights`, so the
+    /// configuration hash of a project suite is what it was before kinds had their own structs.
+    #[serde(flatten)]
+    pub settings: toml::Table,
     /// Weighted-policy weights.
     pub weights: Weights,
+    /// Where the suite was written (`fcorr.toml`, line of its `[[suite]]`), for messages.
+    #[serde(skip)]
+    pub origin: Option<Origin>,
+}
+
+impl Default for SuiteConfig {
+    fn default() -> Self {
+        SuiteConfig {
+            name: None,
+            path: None,
+            kind: DEFAULT_KIND,
+            policy: None,
+            min_score: None,
+            weight: None,
+            critical: false,
+            settings: toml::Table::new(),
+            weights: Weights::default(),
+            origin: None,
+        }
+    }
+}
+
+impl SuiteConfig {
+    /// A suite of the kind named `kind` with its runner's settings (that runner's config struct).
+    pub fn with_settings(kind: &'static str, settings: &impl Serialize) -> SuiteConfig {
+        SuiteConfig { kind, settings: to_table(settings), ..SuiteConfig::default() }
+    }
+}
+
+/// Kind of a `[[suite]]` without `kind`.
+pub const DEFAULT_KIND: &str = "project";
+
+/// A runner's config struct as a table. Config structs are plain data with string keys, which
+/// always convert; an empty table (the runner's defaults) is the fallback should one ever not.
+pub fn to_table(settings: &impl Serialize) -> toml::Table {
+    toml::Table::try_from(settings).unwrap_or_default()
+}
+
+/// Keys every `[[suite]]` takes, whatever its kind (the fields of [`SharedKeys`]).
+pub const SHARED_SUITE_KEYS: &[&str] =
+    &["name", "path", "kind", "policy", "min-score", "weight", "critical", "weights"];
+
+/// The shared keys as read from the file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+struct SharedKeys {
+    name: Option<String>,
+    path: Option<PathBuf>,
+    kind: Option<String>,
+    policy: Option<Policy>,
+    min_score: Option<f64>,
+    weight: Option<f64>,
+    critical: bool,
+    weights: Weights,
+}
+
+/// A file and line, for messages about one suite.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Origin {
+    pub file: PathBuf,
+    pub line: usize,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.file.display(), self.line)
+    }
+}
+
+/// Line and column of every value in the file, by dotted key path (`suite.0.framework`,
+/// `report.templates`), so errors found after parsing still point at the line.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Spans {
+    positions: BTreeMap<String, (usize, usize)>,
+}
+
+impl Spans {
+    fn index(text: &str, path: &str, value: &Spanned<DeValue<'_>>, into: &mut BTreeMap<String, (usize, usize)>) {
+        into.insert(path.to_string(), line_col(text, value.span().start));
+        match value.get_ref() {
+            DeValue::Table(table) => {
+                for (key, value) in table.iter() {
+                    let child =
+                        if path.is_empty() { key.get_ref().to_string() } else { format!("{path}.{}", key.get_ref()) };
+                    Spans::index(text, &child, value, into);
+                }
+            }
+            DeValue::Array(items) => {
+                for (i, value) in items.iter().enumerate() {
+                    Spans::index(text, &format!("{path}.{i}"), value, into);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Line and column of the value at `path`, else of its nearest parent; (0, 0) when unknown.
+    pub fn at(&self, path: &str) -> (usize, usize) {
+        let mut path = path;
+        loop {
+            if let Some(position) = self.positions.get(path) {
+                return *position;
+            }
+            match path.rfind('.') {
+                Some(dot) => path = &path[..dot],
+                None => return (0, 0),
+            }
+        }
+    }
+}
+
+/// Where one `[[suite]]` is, for its runner's validation messages.
+pub struct SuiteSite<'a> {
+    pub file: &'a Path,
+    /// Index of the suite among the file's `[[suite]]` tables.
+    pub index: usize,
+    /// The suite's name, or `#n` when it has none.
+    pub label: String,
+    /// Directory the config file is in: paths in the suite are relative to it.
+    pub base_dir: &'a Path,
+    /// The suite's `path`, as written.
+    pub path: Option<&'a Path>,
+    spans: &'a Spans,
+}
+
+impl SuiteSite<'_> {
+    /// An error about `key` of this suite, at the line of its value.
+    pub fn error(&self, key: &str, message: impl std::fmt::Display) -> ConfigError {
+        ConfigError::new(
+            self.file,
+            self.spans.at(&format!("suite.{}.{key}", self.index)),
+            format!("suite {}: {message}", self.label),
+        )
+    }
 }
 
 /// Shell command overrides for each phase.
@@ -187,60 +325,170 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, FcorrError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: format!("cannot read it: {e}") })?;
-        let mut config = Config::parse(&text, path)?;
-        config.base_dir = path
+        Ok(Config::parse(&text, path)?)
+    }
+
+    /// Parses config text; `path` names the file in messages, and suite paths are relative to
+    /// its directory.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let toml_error = |e: toml::de::Error| {
+            ConfigError::new(path, e.span().map(|span| line_col(text, span.start)).unwrap_or((0, 0)), e.message())
+        };
+        let mut root = DeTable::parse(text).map_err(toml_error)?;
+        let mut spans = Spans::default();
+        Spans::index(
+            text,
+            "",
+            &Spanned::new(root.span(), DeValue::Table(root.get_ref().clone())),
+            &mut spans.positions,
+        );
+        let base_dir = path
             .parent()
             .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
             .unwrap_or(Path::new("."))
             .to_path_buf();
-        config.source = Some(path.to_path_buf());
-        Ok(config)
-    }
 
-    /// Parses config text; `path` is only used in messages.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, FcorrError> {
-        let config: Config = toml::from_str(text).map_err(|e| {
-            let (line, column) = e.span().map(|span| line_col(text, span.start)).unwrap_or((0, 0));
-            FcorrError::Config {
-                file: path.to_path_buf(),
-                message: if line > 0 {
-                    format!("line {line}, column {column}: {}", e.message())
-                } else {
-                    e.message().to_string()
-                },
+        // `suite` is taken out and read through the runners; the rest is plain serde.
+        let suite_tables = root.get_mut().remove("suite");
+        let mut config = Config::deserialize(root.into_deserializer()).map_err(toml_error)?;
+        config.base_dir = base_dir;
+        config.source = Some(path.to_path_buf());
+        config.spans = spans;
+        if let Some(tables) = suite_tables {
+            let DeValue::Array(items) = tables.get_ref() else {
+                return Err(ConfigError::new(
+                    path,
+                    line_col(text, tables.span().start),
+                    "`suite` must be an array of tables: write each suite as a [[suite]] table",
+                ));
+            };
+            for (index, item) in items.iter().enumerate() {
+                let suite = config.read_suite(text, path, index, item).map_err(|e| match e {
+                    SuiteReadError::Toml(e) => toml_error(e),
+                    SuiteReadError::Config(e) => e,
+                })?;
+                config.suites.push(suite);
             }
-        })?;
+        }
         config.validate(path)?;
         Ok(config)
     }
 
-    fn validate(&self, path: &Path) -> Result<(), FcorrError> {
-        let bad = |message: String| Err(FcorrError::Config { file: path.to_path_buf(), message });
+    /// Reads one `[[suite]]`: `kind` first, then the shared keys, then the kind's own keys
+    /// through its runner, which also validates them.
+    fn read_suite(
+        &self,
+        text: &str,
+        path: &Path,
+        index: usize,
+        item: &Spanned<DeValue<'_>>,
+    ) -> Result<SuiteConfig, SuiteReadError> {
+        let position = line_col(text, item.span().start);
+        let DeValue::Table(table) = item.get_ref() else {
+            return Err(ConfigError::new(path, position, "each `suite` must be a table").into());
+        };
+        let mut shared = DeTable::default();
+        let mut own = DeTable::default();
+        for (key, value) in table.iter() {
+            let target = if SHARED_SUITE_KEYS.contains(&key.get_ref().as_ref()) { &mut shared } else { &mut own };
+            target.insert(key.clone(), value.clone());
+        }
+        let shared = SharedKeys::deserialize(Spanned::new(item.span(), shared).into_deserializer())
+            .map_err(SuiteReadError::Toml)?;
+        let label = shared.name.clone().unwrap_or_else(|| format!("#{}", index + 1));
+        let site = SuiteSite {
+            file: path,
+            index,
+            label,
+            base_dir: &self.base_dir,
+            path: shared.path.as_deref(),
+            spans: &self.spans,
+        };
+        let kind_name = shared.kind.as_deref().unwrap_or(DEFAULT_KIND);
+        let Some(runner) = runners::by_name(kind_name) else {
+            return Err(site
+                .error(
+                    "kind",
+                    format!("unknown kind `{kind_name}` (this version runs: {})", runners::kind_names().join(", ")),
+                )
+                .into());
+        };
+        let settings = runner.load(Spanned::new(item.span(), own), &site).map_err(|e| match e {
+            runners::LoadError::Toml(e) => {
+                let message = e.message().to_string();
+                let message = if message.starts_with("unknown field") {
+                    format!("suite {}: {message}; every suite also takes {}", site.label, SHARED_SUITE_KEYS.join(", "))
+                } else {
+                    message
+                };
+                ConfigError::new(path, e.span().map(|s| line_col(text, s.start)).unwrap_or(position), message)
+            }
+            runners::LoadError::Config(e) => e,
+        })?;
+        Ok(SuiteConfig {
+            name: shared.name,
+            path: shared.path,
+            kind: runner.name(),
+            policy: shared.policy,
+            min_score: shared.min_score,
+            weight: shared.weight,
+            critical: shared.critical,
+            settings,
+            weights: shared.weights,
+            origin: Some(Origin { file: path.to_path_buf(), line: position.0 }),
+        })
+    }
+
+    fn validate(&self, path: &Path) -> Result<(), ConfigError> {
+        let at = |key: &str, message: String| Err(ConfigError::new(path, self.spans.at(key), message));
+        let graded = "policy `graded` is not available: no suite runner of this version grades cases \
+                      (use strict, pass-rate or weighted)";
+        if self.run.policy == Policy::Graded {
+            return at("run.policy", graded.to_string());
+        }
+        if let Some(i) = self.suites.iter().position(|s| s.policy == Some(Policy::Graded)) {
+            return at(&format!("suite.{i}.policy"), graded.to_string());
+        }
         for (i, suite) in self.suites.iter().enumerate() {
             let label = suite.name.clone().unwrap_or_else(|| format!("#{}", i + 1));
-            if suite.path.is_none() && suite.kind == SuiteKind::Project {
-                return bad(format!("suite {label}: `path` is required for project suites"));
-            }
-            if suite.kind == SuiteKind::Import && suite.reports.is_empty() {
-                return bad(format!("suite {label}: import suites need `reports = [\"glob\", ...]`"));
-            }
             if let Some(score) = suite.min_score
                 && !(0.0..=100.0).contains(&score)
             {
-                return bad(format!("suite {label}: `min-score` must be between 0 and 100, got {score}"));
+                return at(
+                    &format!("suite.{i}.min-score"),
+                    format!("suite {label}: `min-score` must be between 0 and 100, got {score}"),
+                );
             }
             if let Some(weight) = suite.weight
                 && !(weight.is_finite() && weight >= 0.0)
             {
-                return bad(format!("suite {label}: `weight` must be a non-negative number"));
+                return at(
+                    &format!("suite.{i}.weight"),
+                    format!("suite {label}: `weight` must be a non-negative number"),
+                );
+            }
+            let w = suite.weights;
+            for (key, value) in
+                [("build", w.build), ("tests", w.tests), ("runtime", w.runtime), ("runtime-decay", w.runtime_decay)]
+            {
+                // NaN or a negative weight would make the score NaN or below zero.
+                if !(value.is_finite() && value >= 0.0) {
+                    return at(
+                        &format!("suite.{i}.weights.{key}"),
+                        format!("suite {label}: `weights.{key}` must be a non-negative number, got {value}"),
+                    );
+                }
             }
         }
         let mut names = std::collections::HashSet::new();
-        for suite in &self.suites {
+        for (i, suite) in self.suites.iter().enumerate() {
             if let Some(name) = &suite.name
                 && !names.insert(name)
             {
-                return bad(format!("two suites are named `{name}`: names must be unique, they are ids"));
+                return at(
+                    &format!("suite.{i}.name"),
+                    format!("two suites are named `{name}`: names must be unique, they are ids"),
+                );
             }
         }
         Ok(())
@@ -251,6 +499,18 @@ impl Config {
         use sha2::{Digest, Sha256};
         let text = toml::to_string(self).unwrap_or_default();
         hex::encode(&Sha256::digest(text.as_bytes())[..8])
+    }
+}
+
+/// A suite table's problem before it is turned into a [`ConfigError`] with positions.
+enum SuiteReadError {
+    Toml(toml::de::Error),
+    Config(ConfigError),
+}
+
+impl From<ConfigError> for SuiteReadError {
+    fn from(e: ConfigError) -> Self {
+        SuiteReadError::Config(e)
     }
 }
 
@@ -288,8 +548,9 @@ fail-on = ["strict", "score<80"]
         let config = Config::parse(text, Path::new("fcorr.toml")).unwrap();
         assert_eq!(config.run.policy, Policy::Weighted);
         assert_eq!(config.suites[0].policy, Some(Policy::PassRate));
-        assert_eq!(config.suites[0].commands.test.as_deref(), Some("make test"));
+        assert_eq!(config.suites[0].settings["commands"]["test"].as_str(), Some("make test"));
         assert_eq!(config.run.timeouts.test, Some(30));
+        assert_eq!(config.suites[0].origin.as_ref().map(|o| o.line), Some(7));
     }
 
     #[test]
@@ -302,14 +563,98 @@ fail-on = ["strict", "score<80"]
     }
 
     #[test]
+    fn unknown_key_of_another_kind_is_rejected_with_its_line() {
+        // `commands` is a project key; an import suite must not silently ignore it.
+        let text = "[[suite]]\nkind = \"import\"\nreports = [\"r.xml\"]\ncommands = { test = \"x\" }\n";
+        let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
+        assert!(err.contains("line 4, column 1"), "{err}");
+        assert!(err.contains("commands"), "{err}");
+    }
+
+    #[test]
+    fn unknown_kind_lists_the_registered_ones() {
+        let text = "[[suite]]\nname = \"q\"\nkind = \"eval\"\n";
+        let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
+        assert!(err.contains("line 3, column 8"), "{err}");
+        assert!(err.contains("unknown kind `eval`") && err.contains("project, import"), "{err}");
+    }
+
+    #[test]
+    fn graded_policy_is_not_offered() {
+        let err = Config::parse("[[suite]]\npath = 'x'\npolicy = \"graded\"\n", Path::new("f.toml")).unwrap_err();
+        assert_eq!((err.line, err.column), (3, 10), "{err}");
+        assert!(Config::parse("[run]\npolicy = \"graded\"\n", Path::new("f.toml")).is_err());
+    }
+
+    /// Values serde accepts but that would misbehave later (#9 point 11), each rejected with
+    /// the line and column of the value.
+    #[test]
+    fn impossible_values_are_rejected_at_their_line() {
+        let cases: &[(&str, (usize, usize), &str)] = &[
+            ("[[suite]]\npath = 'x'\nrunner = 'python'\nframework = 'vitest'\n", (4, 13), "unknown framework `vitest`"),
+            ("[[suite]]\npath = 'x'\nframework = 'pytset'\n", (3, 13), "unknown framework `pytset`"),
+            ("[[suite]]\npath = 'x'\nrunner = 'ruby'\n", (3, 10), "unknown runner `ruby`"),
+            ("[[suite]]\npath = 'x'\nweights = { build = nan }\n", (3, 21), "`weights.build`"),
+            ("[[suite]]\npath = 'x'\nweights = { tests = -5 }\n", (3, 21), "`weights.tests`"),
+            ("[[suite]]\npath = 'x'\nreport-format = 'xunit9'\n", (3, 17), "unknown `report-format` `xunit9`"),
+            ("[[suite]]\nkind = 'import'\nreports = ['ok.xml', 'a/[b.xml']\n", (3, 22), "malformed glob `a/[b.xml`"),
+        ];
+        for (text, position, message) in cases {
+            let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err();
+            assert_eq!((err.line, err.column), *position, "{text}: {err}");
+            assert!(err.to_string().contains(message), "{text}: {err}");
+        }
+        // Known names pass, in any case for node's labels; a test command takes any label.
+        for ok in [
+            "[[suite]]\npath = 'x'\nframework = 'Vitest'\n",
+            "[[suite]]\npath = 'x'\nrunner = 'java'\nframework = 'gradle'\n",
+            "[[suite]]\npath = 'x'\nframework = 'make'\ncommands = { test = 'make test' }\n",
+        ] {
+            assert!(Config::parse(ok, Path::new("fcorr.toml")).is_ok(), "{ok}");
+        }
+    }
+
+    #[test]
     fn wrong_type_is_reported() {
         let err = Config::parse("[run]\njobs = \"two\"\n", Path::new("f.toml")).unwrap_err().to_string();
         assert!(err.contains("line 2"), "{err}");
+        let err = Config::parse("[[suite]]\npath = 'x'\ninstall = 3\n", Path::new("f.toml")).unwrap_err().to_string();
+        assert!(err.contains("line 3"), "{err}");
     }
 
     #[test]
     fn duplicate_names_are_rejected() {
         let text = "[[suite]]\nname='a'\npath='x'\n[[suite]]\nname='a'\npath='y'\n";
-        assert!(Config::parse(text, Path::new("f.toml")).is_err());
+        let err = Config::parse(text, Path::new("f.toml")).unwrap_err().to_string();
+        assert!(err.contains("line 5"), "{err}");
+    }
+
+    /// The configuration hash is in every results.json; splitting suite keys by kind must not
+    /// change it, or every baseline would look like it ran with other settings. The expected
+    /// values were computed by the code before the split.
+    #[test]
+    fn config_hash_is_what_it_was_before_kinds_had_their_own_keys() {
+        let examples = std::fs::read_to_string("examples/fcorr.toml").unwrap();
+        let full = "[run]\njobs = 2\npolicy = \"weighted\"\ntimeouts = { test = 30 }\nenv = { A = \"1\" }\n[[suite]]\nname = \"api\"\npath = \"services/api\"\npolicy = \"pass-rate\"\nmin-score = 90\nweight = 2\ncritical = true\nrunner = \"python\"\nframework = \"pytest\"\ninstall = false\ntimeouts = { test = 120 }\nenv = { RUST_LOG = \"debug\" }\ncommands = { test = \"make test\", build = \"make\" }\nreports = [\"a/*.xml\"]\nreport-format = \"junit\"\nweights = { build = 20, tests = 60, runtime = 20, runtime-decay = 0.2 }\n[[suite]]\npath = \"b\"\n[gate]\nfail-on = [\"strict\", \"score<80\"]\nregression-tolerance = 0.5\n[report]\nformats = [\"json\"]\ntemplates = \"t\"\n[github]\ncomment = \"off\"\nbaseline-depth = 3\n";
+        let hash = |text: &str| Config::parse(text, Path::new("f.toml")).unwrap().hash();
+        assert_eq!(hash(&examples), "1b6d547154f886a0");
+        assert_eq!(hash(full), "007995e5d07f362b");
+        assert_eq!(hash(""), "36b535dd39370be5");
+    }
+
+    #[test]
+    fn shared_keys_list_matches_the_struct() {
+        // Every listed key is accepted by the shared-keys struct, so none can fall through to a runner.
+        for key in SHARED_SUITE_KEYS {
+            let value = match *key {
+                "name" | "path" | "kind" | "policy" => "\"strict\"",
+                "critical" => "true",
+                "weights" => "{}",
+                _ => "1",
+            };
+            let text = format!("{key} = {value}\n");
+            let table = DeTable::parse(&text).unwrap();
+            assert!(SharedKeys::deserialize(table.into_deserializer()).is_ok(), "{key}");
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! Errors that stop a whole command (as opposed to one suite, which records its own error in
-//! the result model and lets the others continue). Each maps to an exit code.
+//! the result model and lets the others continue). Each maps to an exit code; stage errors
+//! ([`ConfigError`], [`PlanError`]) convert into [`FcorrError`] with their positions kept.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
@@ -11,6 +12,12 @@ pub enum FcorrError {
     /// The configuration file is unreadable or invalid.
     #[error("{}: {message}", file.display())]
     Config { file: PathBuf, message: String },
+    /// A configuration value is wrong at a known place in the file.
+    #[error(transparent)]
+    ConfigAt(#[from] ConfigError),
+    /// Planning the suites failed.
+    #[error(transparent)]
+    Plan(#[from] PlanError),
     /// The command line asks for something impossible.
     #[error("{0}")]
     Usage(String),
@@ -26,7 +33,8 @@ impl FcorrError {
     /// Exit code for this error: 2 for usage and configuration, 3 for harness problems.
     pub fn exit_code(&self) -> i32 {
         match self {
-            FcorrError::Config { .. } | FcorrError::Usage(_) | FcorrError::Input { .. } => 2,
+            FcorrError::Config { .. } | FcorrError::ConfigAt(_) | FcorrError::Usage(_) | FcorrError::Input { .. } => 2,
+            FcorrError::Plan(e) => e.exit_code(),
             FcorrError::Harness(_) => 3,
         }
     }
@@ -34,5 +42,66 @@ impl FcorrError {
     /// Wraps an I/O error on a file fcorr writes.
     pub fn write(path: &std::path::Path, e: std::io::Error) -> FcorrError {
         FcorrError::Harness(format!("cannot write {}: {e}", path.display()))
+    }
+}
+
+/// A configuration value that is wrong, with the file and (when known) the line and column
+/// of the value, so the user can go straight to it.
+#[derive(Debug, Clone, Error, PartialEq)]
+#[error("{}: {}{message}", file.display(), position(*line, *column))]
+pub struct ConfigError {
+    pub file: PathBuf,
+    /// 1-based; 0 when the position is unknown.
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+impl ConfigError {
+    /// An error at a known position (`line` 0: somewhere in the file).
+    pub fn new(file: &Path, (line, column): (usize, usize), message: impl Into<String>) -> ConfigError {
+        ConfigError { file: file.to_path_buf(), line, column, message: message.into() }
+    }
+}
+
+fn position(line: usize, column: usize) -> String {
+    if line == 0 { String::new() } else { format!("line {line}, column {column}: ") }
+}
+
+/// Why the suites to run could not be planned.
+#[derive(Debug, Error)]
+pub enum PlanError {
+    /// A configuration problem found while planning.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// No suite at all.
+    #[error(
+        "nothing to run: give project paths (`fcorr run PATH...`), `--config fcorr.toml` with [[suite]] entries, or `--samples DIR`"
+    )]
+    Nothing,
+    /// `--filter` left no suite.
+    #[error("--filter `{pattern}` matches none of the {total} suites")]
+    FilterMatchesNothing { pattern: String, total: usize },
+    /// The samples directory (or an SDK directory in it) cannot be listed.
+    #[error("cannot read samples directory {}: {source}", dir.display())]
+    SamplesUnreadable { dir: PathBuf, source: std::io::Error },
+    /// `--sdk` names no directory.
+    #[error("no SDK directory `{sdk}` in {}", dir.display())]
+    NoSdk { sdk: String, dir: PathBuf },
+    /// The samples layout holds no sample.
+    #[error("no samples found in {}: expected {0}/<sdk>/<sample>/expected/", dir.display())]
+    NoSamples { dir: PathBuf },
+    /// fcorr cannot read its own working directory.
+    #[error("cannot read the current directory: {0}")]
+    Cwd(std::io::Error),
+}
+
+impl PlanError {
+    /// 2 for anything the user can fix in the config or command line, 3 for the environment.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            PlanError::Cwd(_) => 3,
+            _ => 2,
+        }
     }
 }

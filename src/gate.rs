@@ -29,7 +29,9 @@ impl Gate {
             "regression" => Ok(Gate::Regression),
             _ => {
                 if let Some(n) = text.strip_prefix("score<") {
-                    let n: f64 = n.trim().parse().map_err(|_| {
+                    // `nan` and `inf` parse as f64 but compare false with every score: such a
+                    // gate could never fail.
+                    let n: f64 = n.trim().parse().ok().filter(|n: &f64| n.is_finite()).ok_or_else(|| {
                         FcorrError::Usage(format!("gate `{text}`: expected a number after `score<`, e.g. `score<80`"))
                     })?;
                     return Ok(Gate::ScoreBelow(n));
@@ -193,6 +195,8 @@ mod tests {
         let gates = Gate::parse_list(&["strict, critical".into(), "score<80".into()]).unwrap();
         assert_eq!(gates, vec![Gate::Strict, Gate::Critical, Gate::ScoreBelow(80.0)]);
         assert!(Gate::parse("score<abc").is_err());
+        assert!(Gate::parse("score<NaN").is_err());
+        assert!(Gate::parse("score<inf").is_err());
         assert!(Gate::parse("nope").is_err());
         assert!(Gate::parse_list(&["none".into()]).unwrap().is_empty());
     }

@@ -52,20 +52,17 @@ pub struct GitInfo {
     pub dirty: bool,
 }
 
-/// What kind of work a suite stands for.
+/// What kind of work a suite stands for: the kind of the suite runner that produced it.
+// Variant descriptions in the JSON Schema come from the runner registry (`fcorr schema`), so
+// kinds no runner implements are not advertised; they stay readable for compatibility.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum SuiteKind {
-    /// A project fcorr detects, installs, builds and tests.
     #[default]
     Project,
-    /// A suite of benchmark tasks, each with its own test command.
     Benchmark,
-    /// A dataset of prompts with expected answers, run against a system under test.
     Eval,
-    /// A graded test bank with primary/secondary expectations.
     Bank,
-    /// Test reports produced by another tool and imported.
     Import,
 }
 
@@ -483,7 +480,7 @@ pub enum Policy {
     PassRate,
     /// build 25 + pass rate × 50 + runtime score × 25.
     Weighted,
-    /// Mean of per-case scores (graded kinds).
+    /// Not offered by this version (no suite runner grades cases yet); accepted when reading results.
     Graded,
 }
 

@@ -1,56 +1,39 @@
 //! Plan: turn `fcorr.toml`, command-line paths and flags into the list of suites to run.
 //!
-//! Everything a suite needs is resolved here (absolute paths, policy, timeouts, env, command
-//! overrides), so the executor never looks at configuration again.
+//! The settings every suite has (id, policy, weight, root...) are resolved here; each suite's
+//! runner resolves its kind's own settings ([`crate::runners::SuiteRunner::plan`]), so nothing
+//! after planning looks at configuration again.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use crate::collect::ReportSpec;
-use crate::config::{Commands, Config, SuiteConfig, Timeouts, Weights};
-use crate::errors::FcorrError;
+use crate::config::{Config, Origin, SuiteConfig, Timeouts, Weights};
+use crate::errors::PlanError;
 use crate::model::{Policy, SuiteKind};
+use crate::runners::{self, KindPlan, PlanContext, Runner};
 
 /// One suite, fully resolved.
 #[derive(Debug, Clone)]
 pub struct SuitePlan {
     pub id: String,
     pub name: String,
+    /// Kind recorded in results.json.
     pub kind: SuiteKind,
+    /// The runner that plans and runs this suite.
+    pub runner: &'static dyn Runner,
     /// Absolute directory the suite runs in (or, for imports, that report globs are relative to).
     pub root: PathBuf,
     /// The path as the user wrote it, for display.
     pub display_path: String,
-    pub runner: Option<String>,
-    pub framework: Option<String>,
     pub policy: Policy,
     pub threshold: f64,
     pub weight: f64,
     pub critical: bool,
-    pub install: bool,
-    pub timeouts: PhaseTimeouts,
-    pub env: Vec<(String, String)>,
-    pub commands: Commands,
-    pub reports: Vec<ReportSpec>,
     pub weights: Weights,
-    /// Samples mode: directories whose contents are copied into a scratch root before running.
-    pub copy_from: Vec<PathBuf>,
-}
-
-/// Resolved per-phase timeouts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PhaseTimeouts {
-    pub install: Duration,
-    pub build: Duration,
-    pub test: Duration,
-}
-
-impl PhaseTimeouts {
-    fn from(t: Timeouts) -> PhaseTimeouts {
-        let secs = |v: Option<u64>| Duration::from_secs(v.unwrap_or(Timeouts::DEFAULT_SECS));
-        PhaseTimeouts { install: secs(t.install), build: secs(t.build), test: secs(t.test) }
-    }
+    /// Where the suite was configured, when it came from a file.
+    pub origin: Option<Origin>,
+    /// The runner's own plan (its `SuiteRunner::Plan`).
+    pub settings: KindPlan,
 }
 
 /// Command-line settings that override the config file.
@@ -64,9 +47,8 @@ pub struct Overrides {
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.
-pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result<Vec<SuitePlan>, FcorrError> {
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result<Vec<SuitePlan>, PlanError> {
+    let cwd = std::env::current_dir().map_err(PlanError::Cwd)?;
     let mut plans = Vec::new();
     if paths.is_empty() {
         for suite in &config.suites {
@@ -79,108 +61,63 @@ pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result
         }
     }
     if plans.is_empty() {
-        return Err(FcorrError::Usage(
-            "nothing to run: give project paths (`fcorr run PATH...`), `--config fcorr.toml` with [[suite]] entries, or `--samples DIR`".into(),
-        ));
+        return Err(PlanError::Nothing);
     }
     dedupe_ids(&mut plans);
     filter(plans, overrides.filter.as_deref())
 }
 
-fn plan_suite(
+/// Plans one suite: the shared settings here, the kind's own through its runner.
+pub fn plan_suite(
     config: &Config,
     suite: &SuiteConfig,
     base: &Path,
     overrides: &Overrides,
-) -> Result<SuitePlan, FcorrError> {
+) -> Result<SuitePlan, PlanError> {
+    let plan = plan_shared(config, suite, base, overrides)?;
+    let ctx = PlanContext { config, overrides, base };
+    let settings = plan.runner.plan(&suite.settings, &plan, &ctx)?;
+    Ok(SuitePlan { settings, ..plan })
+}
+
+/// The settings every kind shares, with an empty kind plan.
+pub fn plan_shared(
+    config: &Config,
+    suite: &SuiteConfig,
+    base: &Path,
+    overrides: &Overrides,
+) -> Result<SuitePlan, PlanError> {
     let path = suite.path.clone().unwrap_or_else(|| PathBuf::from("."));
     let display_path = path.to_string_lossy().trim_end_matches('/').to_string();
     let display_path = if display_path.is_empty() { ".".to_string() } else { display_path };
     let name = suite.name.clone().unwrap_or_else(|| display_path.clone());
-    let timeouts = overrides.timeouts.or(suite.timeouts).or(config.run.timeouts);
-    let mut env: BTreeMap<String, String> = config.run.env.clone();
-    env.extend(suite.env.clone());
-    let policy = overrides.policy.or(suite.policy).unwrap_or(config.run.policy);
+    // Suites from a file were checked against the registry when it was read; built-in names
+    // (`project`, `import`) are registered.
+    let runner = runners::by_name(suite.kind).ok_or_else(|| {
+        crate::errors::ConfigError::new(
+            suite.origin.as_ref().map(|o| o.file.as_path()).unwrap_or(Path::new("fcorr.toml")),
+            (suite.origin.as_ref().map(|o| o.line).unwrap_or(0), 1),
+            format!("unknown kind `{}` (this version runs: {})", suite.kind, runners::kind_names().join(", ")),
+        )
+    })?;
     Ok(SuitePlan {
         id: name.clone(),
         name,
-        kind: suite.kind,
+        kind: runner.suite_kind(),
+        runner,
         root: absolute(base, &path),
         display_path,
-        runner: suite.runner.clone(),
-        framework: suite.framework.clone(),
-        policy,
+        policy: overrides.policy.or(suite.policy).unwrap_or(config.run.policy),
         threshold: suite.min_score.unwrap_or(100.0),
         weight: suite.weight.unwrap_or(1.0),
         critical: suite.critical,
-        install: !overrides.no_install && suite.install.unwrap_or(config.run.install),
-        timeouts: PhaseTimeouts::from(timeouts),
-        env: env.into_iter().collect(),
-        commands: suite.commands.clone(),
-        reports: suite
-            .reports
-            .iter()
-            .map(|pattern| ReportSpec { pattern: pattern.clone(), format: suite.report_format.clone() })
-            .collect(),
         weights: suite.weights,
-        copy_from: Vec::new(),
+        origin: suite.origin.clone(),
+        settings: KindPlan::new(()),
     })
 }
 
-/// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`.
-pub fn plan_samples(
-    config: &Config,
-    dir: &Path,
-    sdk: Option<&str>,
-    overrides: &Overrides,
-) -> Result<Vec<SuitePlan>, FcorrError> {
-    let read = |d: &Path| {
-        std::fs::read_dir(d)
-            .map_err(|e| FcorrError::Usage(format!("cannot read samples directory {}: {e}", d.display())))
-    };
-    let mut sdks: Vec<PathBuf> = read(dir)?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-    sdks.sort();
-    if let Some(sdk) = sdk {
-        sdks.retain(|p| p.file_name().is_some_and(|n| n == sdk));
-        if sdks.is_empty() {
-            return Err(FcorrError::Usage(format!("no SDK directory `{sdk}` in {}", dir.display())));
-        }
-    }
-    let mut plans = Vec::new();
-    for sdk_dir in sdks {
-        let mut samples: Vec<PathBuf> = read(&sdk_dir)?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
-        samples.sort();
-        for sample in samples {
-            let expected = sample.join("expected");
-            if !expected.is_dir() {
-                continue;
-            }
-            let sdk_name = sdk_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let sample_name = sample.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            let suite = SuiteConfig {
-                name: Some(format!("{sdk_name}/{sample_name}")),
-                path: Some(sample.clone()),
-                ..SuiteConfig::default()
-            };
-            let mut plan = plan_suite(config, &suite, dir, overrides)?;
-            plan.copy_from = vec![expected];
-            let tests = sample.join("tests");
-            if tests.is_dir() {
-                plan.copy_from.push(tests);
-            }
-            plans.push(plan);
-        }
-    }
-    if plans.is_empty() {
-        return Err(FcorrError::Usage(format!(
-            "no samples found in {}: expected {0}/<sdk>/<sample>/expected/",
-            dir.display()
-        )));
-    }
-    filter(plans, overrides.filter.as_deref())
-}
-
-fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, FcorrError> {
+pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {
     let Some(pattern) = pattern else { return Ok(plans) };
     let glob = globset::Glob::new(pattern).ok().map(|g| g.compile_matcher());
     let total = plans.len();
@@ -189,7 +126,7 @@ fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>
         .filter(|p| p.name.contains(pattern) || glob.as_ref().is_some_and(|g| g.is_match(&p.name)))
         .collect();
     if kept.is_empty() {
-        return Err(FcorrError::Usage(format!("--filter `{pattern}` matches none of the {total} suites")));
+        return Err(PlanError::FilterMatchesNothing { pattern: pattern.to_string(), total });
     }
     Ok(kept)
 }
@@ -207,9 +144,10 @@ fn dedupe_ids(plans: &mut [SuitePlan]) {
     }
 }
 
-fn absolute(base: &Path, path: &Path) -> PathBuf {
+/// `path` made absolute against `base`, with `.` components removed (without touching the
+/// filesystem: the path may not exist yet).
+pub fn absolute(base: &Path, path: &Path) -> PathBuf {
     let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
-    // Clean `.` components without touching the filesystem (the path may not exist yet).
     joined.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }
 
@@ -226,8 +164,9 @@ mod tests {
         assert_eq!(plans[0].name, "x");
         assert_eq!(plans[1].id, "x#2");
         assert_eq!(plans[0].policy, Policy::PassRate);
-        assert!(!plans[0].install);
-        assert_eq!(plans[0].timeouts.test, Duration::from_secs(600));
+        let project = plans[0].settings.get::<crate::runners::project::ProjectPlan>().unwrap();
+        assert!(!project.install);
+        assert_eq!(project.timeouts.test, std::time::Duration::from_secs(600));
     }
 
     #[test]

@@ -204,6 +204,88 @@ fn malformed_config_names_file_line_and_exits_2() {
     assert!(stderr.contains("fcorr.toml") && stderr.contains("line 3"), "{stderr}");
 }
 
+/// Runs fcorr in `dir` with `args`, without the GitHub variables of the machine running the tests.
+fn fcorr_in(dir: &Path, args: &[&str]) -> (i32, String) {
+    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    for (key, _) in std::env::vars() {
+        if key.starts_with("GITHUB_") {
+            cmd.env_remove(key);
+        }
+    }
+    let output = cmd.current_dir(dir).args(args).output().unwrap();
+    (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
+}
+
+#[test]
+fn bad_color_is_a_usage_error_on_every_subcommand() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.xml"), junit(&[("x", "passed")])).unwrap();
+    for args in [
+        &["run", ".", "--color", "bogus"][..],
+        &["ci", ".", "--color", "bogus"],
+        &["import", "r.xml", "--color", "bogus"],
+        &["merge", "out", "--color", "bogus"],
+        &["report", "out", "--color", "bogus"],
+    ] {
+        let (code, stderr) = fcorr_in(dir.path(), args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains("bogus"), "{args:?}: {stderr}");
+    }
+    assert!(!dir.path().join("fcorr-out").exists(), "nothing may run before the arguments are checked");
+}
+
+#[test]
+fn config_values_found_only_after_running_are_now_rejected_first() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "a", Some(&junit(&[("x", "passed")])), 0);
+    for (extra, line, message) in [
+        ("[report]\ntemplates = \"no-such-dir\"\n", 9, "no-such-dir is not a directory"),
+        ("[report]\nformats = [\"json\", \"pdf\"]\n", 9, "unknown format `pdf`"),
+        ("[gate]\nfail-on = [\"score<NaN\"]\n", 9, "score<NaN"),
+    ] {
+        std::fs::write(dir.path().join("fcorr.toml"), format!("{}\n{extra}", suite_toml("a"))).unwrap();
+        let (code, stderr) = fcorr_in(dir.path(), &["run", "--config", "fcorr.toml", "--out", "out"]);
+        assert_eq!(code, 2, "{extra}: {stderr}");
+        assert!(stderr.contains(&format!("fcorr.toml: line {line}")) && stderr.contains(message), "{extra}: {stderr}");
+        assert!(!dir.path().join("out").exists(), "{extra}: suites ran before the config was checked");
+    }
+}
+
+#[test]
+fn a_missing_suite_path_names_the_config_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = "[run]\njobs = 1\n\n[[suite]]\nname = \"gone\"\npath = \"not-here\"\n";
+    let (code, run, _) = run_fcorr(dir.path(), config, &[]);
+    assert_eq!(code, 2);
+    let message = &run.suites[0].error.as_ref().unwrap().message;
+    assert!(message.contains("not-here") && message.contains("fcorr.toml:4"), "{message}");
+}
+
+#[test]
+fn run_without_arguments_uses_fcorr_toml_then_github_fcorr_toml_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "a", Some(&junit(&[("x", "passed")])), 0);
+    std::fs::create_dir_all(dir.path().join(".github")).unwrap();
+    // .github/fcorr.toml paths are relative to .github/.
+    let nested = suite_toml("a").replace("path = \"a\"", "path = \"../a\"");
+    std::fs::write(dir.path().join(".github/fcorr.toml"), nested).unwrap();
+    let (code, stderr) = fcorr_in(dir.path(), &["run", "--out", "out"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("using .github/fcorr.toml"), "{stderr}");
+
+    std::fs::write(dir.path().join("fcorr.toml"), suite_toml("a").replace("name = \"a\"", "name = \"top\"")).unwrap();
+    let (code, stderr) = fcorr_in(dir.path(), &["run", "--out", "out", "--json"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("using fcorr.toml"), "{stderr}");
+    let run: Run =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/results.json")).unwrap()).unwrap();
+    assert_eq!(run.suites[0].name, "top");
+
+    // Paths on the command line win: no config is picked up.
+    let (_, stderr) = fcorr_in(dir.path(), &["run", "a", "--out", "out2"]);
+    assert!(!stderr.contains("using"), "{stderr}");
+}
+
 #[test]
 fn unknown_gate_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,5 @@
-//! `fcorr ci`: run → compare with the baseline → report → publish to GitHub → gate.
+//! `fcorr ci`: the pipeline with a baseline and GitHub: prepare → execute → compare → judge →
+//! write reports → publish → finish.
 //!
 //! Results files are written before anything is published; publishing problems are warnings and
 //! never change the exit code, which follows the gates alone.
@@ -9,12 +10,11 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::baseline::{self, Lookup, Source};
-use crate::commands::run::{self, RunArgs};
+use crate::commands::run::RunArgs;
 use crate::config::GithubConfig;
 use crate::errors::FcorrError;
-use crate::execute::process;
-use crate::gate;
-use crate::model::{Run, SuiteStatus};
+use crate::model::Run;
+use crate::pipeline;
 use crate::publish::{self, GithubContext, Options, annotations::PathMapper, comment};
 use crate::report::{ReportEnv, terminal};
 
@@ -179,7 +179,7 @@ pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
 
 /// `fcorr ci`.
 pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
-    let prepared = run::prepare(&args.run)?;
+    let prepared = pipeline::prepare(&args.run)?;
     let github = &prepared.config.github;
     let options = args.publish.options(github)?;
     let ctx = github_context(args.event.as_deref());
@@ -188,12 +188,10 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
         None if ctx.is_some() => Source::Github,
         None => Source::None,
     };
-    if let Err(e) = process::install_interrupt_handler() {
-        eprintln!("fcorr: warning: {e}");
-    }
+    pipeline::install_interrupt_handler();
 
     let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
-    let mut run = run::execute_prepared(&prepared, mode);
+    let mut run = pipeline::execute(&prepared, mode);
 
     let artifact = args
         .artifact_name
@@ -204,13 +202,12 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     if let Some(base) = resolve_baseline(&source, ctx.as_ref(), &artifact, depth) {
         run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
     }
-    run.verdict = gate::judge(&run, &prepared.gates, prepared.config.gate.regression_tolerance);
+    // Judged once, after the comparison the regression gate needs.
+    pipeline::judge(&mut run, &prepared);
 
     // Results first: nothing published can be lost if publishing fails.
-    let formats =
-        if args.run.format.is_empty() { prepared.config.report.formats.clone() } else { args.run.format.clone() };
-    let env = report_env(ctx.as_ref(), prepared.config.report.templates.clone());
-    run::write_reports(&run, &prepared.out_dir, &formats, &env);
+    let env = report_env(ctx.as_ref(), prepared.templates());
+    pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env);
 
     if args.run.json {
         // The model always serialises (plain data).
@@ -242,9 +239,5 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
         None => eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing published"),
     }
 
-    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
-        eprintln!("fcorr: interrupted; results so far were written");
-        return Ok(130);
-    }
-    Ok(run.verdict.outcome.exit_code())
+    Ok(pipeline::finish(&run))
 }

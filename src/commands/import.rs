@@ -10,14 +10,16 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::collect;
-use crate::commands::run::{JudgeArgs, cache_dir, parse_policy};
+use crate::commands::run::{JudgeArgs, parse_policy};
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{self, ExecContext, process};
 use crate::gate;
-use crate::model::{Policy, Run, Severity, SuiteKind};
+use crate::model::{Policy, Run, Severity};
+use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::report::ReportEnv;
+use crate::runners::import::ImportConfig;
 
 /// Arguments of `fcorr import`.
 #[derive(Debug, Args, Clone, Default)]
@@ -65,10 +67,13 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         base_dir: PathBuf::from("."),
         suites: vec![SuiteConfig {
             name: Some(args.name.clone()),
-            kind: SuiteKind::Import,
-            reports: files.iter().map(|f| f.to_string_lossy().into_owned()).collect(),
-            report_format: args.format_in.clone(),
-            ..SuiteConfig::default()
+            ..SuiteConfig::with_settings(
+                "import",
+                &ImportConfig {
+                    reports: files.iter().map(|f| f.to_string_lossy().into_owned()).collect(),
+                    report_format: args.format_in.clone(),
+                },
+            )
         }],
         ..Config::default()
     };

@@ -1,16 +1,15 @@
-//! `fcorr run`: plan → execute → collect → score → report → gate, for projects on disk.
+//! `fcorr run`: the pipeline (prepare → execute → judge → report), for the suites of fcorr.toml
+//! or the projects named on the command line; the stages themselves are in [`crate::pipeline`].
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use clap::Args;
 
-use crate::config::{Config, Timeouts};
+use crate::config::Config;
 use crate::errors::FcorrError;
-use crate::execute::{self, ExecContext, process};
-use crate::gate::{self, Gate};
-use crate::model::{Policy, Run, SuiteStatus};
-use crate::plan::{self, Overrides};
+use crate::gate::Gate;
+use crate::model::{Policy, Run};
+use crate::pipeline;
 use crate::report::{self, ReportEnv, terminal};
 
 /// Arguments of `fcorr run`.
@@ -18,7 +17,7 @@ use crate::report::{self, ReportEnv, terminal};
 pub struct RunArgs {
     /// Project directories to run (each one suite). Without paths, the config's suites run.
     pub paths: Vec<PathBuf>,
-    /// Configuration file.
+    /// Configuration file (default: ./fcorr.toml, then ./.github/fcorr.toml, when no PATH is given).
     #[arg(long, short = 'c', value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Run the samples layout: DIR/<sdk>/<sample>/{expected,tests}/, each sample one suite.
@@ -61,7 +60,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "FORMAT")]
     pub format: Vec<String>,
     /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
     pub color: Option<String>,
 }
 
@@ -71,92 +70,8 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
-        "graded" => Ok(Policy::Graded),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
+        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted)")),
     }
-}
-
-/// Everything `run` decided before executing, shared with `fcorr ci`.
-pub struct Prepared {
-    pub config: Config,
-    pub plans: Vec<plan::SuitePlan>,
-    pub out_dir: PathBuf,
-    pub gates: Vec<Gate>,
-    pub exec: ExecContext,
-}
-
-/// Loads config, plans suites and resolves the output directory; fails fast on bad input.
-pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
-    let mut config = match &args.config {
-        Some(path) => Config::load(path)?,
-        None => Config { base_dir: PathBuf::from("."), ..Config::default() },
-    };
-    let gate_words = if args.fail_on.is_empty() { config.gate.fail_on.clone() } else { args.fail_on.clone() };
-    let gates = Gate::parse_list(&gate_words)?;
-    report::validate_formats(&args.format)?;
-    if args.format.is_empty() && !config.report.formats.is_empty() {
-        report::validate_formats(&config.report.formats)?;
-    }
-    let overrides = Overrides {
-        policy: args.policy,
-        no_install: args.no_install,
-        timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
-        filter: args.filter.clone(),
-    };
-    let plans = match &args.samples {
-        Some(dir) => plan::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
-        None => plan::plan(&config, &args.paths, &overrides)?,
-    };
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
-    let out_dir = match (&args.out, &config.run.out) {
-        (Some(out), _) => cwd.join(out),
-        (None, Some(out)) => cwd.join(&config.base_dir).join(out),
-        (None, None) => cwd.join("fcorr-out"),
-    };
-    let jobs = args
-        .jobs
-        .or(config.run.jobs)
-        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
-    if args.format.is_empty() {
-        config.report.formats.retain(|f| !f.is_empty());
-    }
-    let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
-    Ok(Prepared { config, plans, out_dir, gates, exec })
-}
-
-/// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
-pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("FCORR_CACHE_DIR") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("fcorr");
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        return PathBuf::from(home).join(".cache").join("fcorr");
-    }
-    std::env::temp_dir().join("fcorr-cache")
-}
-
-/// Executes prepared suites and returns the judged run (reports not yet written).
-pub fn execute_prepared(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
-    let started = time::OffsetDateTime::now_utc();
-    let sink = terminal::Progress::new(progress);
-    let suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
-    let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
-    let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
-    run.verdict = gate::judge(&run, &prepared.gates, prepared.config.gate.regression_tolerance);
-    run
-}
-
-/// Writes reports for a finished run, printing problems as warnings.
-pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &ReportEnv) -> Vec<PathBuf> {
-    let (written, problems) = report::write_all(run, env, out_dir, formats);
-    for problem in problems {
-        eprintln!("fcorr: warning: {problem}");
-    }
-    written
 }
 
 /// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
@@ -175,7 +90,7 @@ pub struct JudgeArgs {
     #[arg(long)]
     pub json: bool,
     /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN")]
+    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
     pub color: Option<String>,
 }
 
@@ -216,17 +131,15 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
     }
 }
 
-/// `fcorr run`.
+/// `fcorr run`: prepare → execute → judge → write reports → print → finish.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
-    let prepared = prepare(&args)?;
-    if let Err(e) = process::install_interrupt_handler() {
-        eprintln!("fcorr: warning: {e}");
-    }
+    let prepared = pipeline::prepare(&args)?;
+    pipeline::install_interrupt_handler();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
-    let run = execute_prepared(&prepared, mode);
-    let formats = if args.format.is_empty() { prepared.config.report.formats.clone() } else { args.format.clone() };
-    let env = ReportEnv { templates: prepared.config.report.templates.clone(), ..ReportEnv::default() };
-    let written = write_reports(&run, &prepared.out_dir, &formats, &env);
+    let mut run = pipeline::execute(&prepared, mode);
+    pipeline::judge(&mut run, &prepared);
+    let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
+    let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env);
 
     let mut between = String::new();
     if args.sdk.is_some() {
@@ -236,15 +149,5 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
         between = format!("\nPassed: {passed}/{total}\nPass rate: {rate:.1}%\n");
     }
     print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), &between);
-    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
-        eprintln!("fcorr: interrupted; results so far were written");
-        return Ok(130);
-    }
-    Ok(run.verdict.outcome.exit_code())
-}
-
-/// Grace period override for tests (SIGTERM → SIGKILL).
-pub fn with_grace(mut prepared: Prepared, grace: Duration) -> Prepared {
-    prepared.exec.grace = grace;
-    prepared
+    Ok(pipeline::finish(&run))
 }

@@ -38,6 +38,10 @@ impl Ecosystem for Go {
         "go"
     }
 
+    fn frameworks(&self) -> &'static [&'static str] {
+        &["go test"]
+    }
+
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         if !files.has("go.mod") {
             return None;

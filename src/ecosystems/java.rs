@@ -24,6 +24,10 @@ impl Ecosystem for Java {
         "java"
     }
 
+    fn frameworks(&self) -> &'static [&'static str] {
+        &["maven", "gradle"]
+    }
+
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         let maven = files.has("pom.xml");
         let gradle_marker = GRADLE_FILES.iter().find(|f| files.has(f));

@@ -39,6 +39,12 @@ pub trait Ecosystem: Send + Sync {
     /// Name used in `runner = "..."` and in `Detection::ecosystem`.
     fn name(&self) -> &'static str;
 
+    /// Framework names `framework = "..."` may force for this ecosystem, checked when the
+    /// config is read; empty means any name (used as a label only).
+    fn frameworks(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Looks for this ecosystem's markers; `None` when there are none.
     ///
     /// `framework` is the user's forced framework, if any. A candidate may carry a `problem`

@@ -97,6 +97,10 @@ impl Ecosystem for Node {
         "node"
     }
 
+    fn frameworks(&self) -> &'static [&'static str] {
+        &["jest", "vitest", "mocha", "node --test", "node-test", "node:test", "node"]
+    }
+
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         if !files.has("package.json") {
             return None;

@@ -61,6 +61,10 @@ impl Ecosystem for Python {
         "python"
     }
 
+    fn frameworks(&self) -> &'static [&'static str] {
+        &["pytest", "unittest"]
+    }
+
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         detect(files, framework)
     }

@@ -19,6 +19,10 @@ impl Ecosystem for Rust {
         "rust"
     }
 
+    fn frameworks(&self) -> &'static [&'static str] {
+        &["cargo test", "cargo nextest", "nextest"]
+    }
+
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         if !files.has("Cargo.toml") {
             return None;

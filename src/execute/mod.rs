@@ -12,14 +12,15 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::collect::{self, ReportSpec};
+use crate::collect::ReportSpec;
 use crate::ecosystems::{self, CollectContext, Collected, PhasePlan, PlanContext, ProjectFiles};
 use crate::events::{Event, EventSink};
 use crate::model::{
-    Diagnostic, Phase, PhaseKind, PhaseStatus, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind,
-    SuiteStatus,
+    Diagnostic, Phase, PhaseKind, PhaseStatus, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
 };
 use crate::plan::SuitePlan;
+use crate::runners::RunContext;
+use crate::runners::project::ProjectPlan;
 use crate::score;
 use process::{CommandSpec, Exit, LogSink, Outcome};
 
@@ -73,7 +74,7 @@ pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) 
         .collect()
 }
 
-/// Runs one suite to a scored result.
+/// Runs one suite to a scored result, through the runner of its kind.
 pub fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
     let started = Instant::now();
     sink.emit(Event::SuiteStarted { suite_id: plan.id.clone(), name: plan.name.clone() });
@@ -82,33 +83,15 @@ pub fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> S
         s.status = SuiteStatus::Cancelled;
         s
     } else {
-        match plan.kind {
-            SuiteKind::Project => run_project(plan, ctx, sink),
-            SuiteKind::Import => run_import(plan),
-            other => failed_suite(
-                plan,
-                SuiteErrorKind::Input,
-                format!("suites of kind `{}` are not supported by this version of fcorr", kind_label(other)),
-                Some("use kind = \"project\" or \"import\"".into()),
-            ),
-        }
+        plan.runner.run(plan, &RunContext { exec: ctx, events: sink })
     };
     suite.duration_ms = started.elapsed().as_millis() as u64;
     suite.score = score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
     suite
 }
 
-fn kind_label(kind: SuiteKind) -> &'static str {
-    match kind {
-        SuiteKind::Project => "project",
-        SuiteKind::Benchmark => "benchmark",
-        SuiteKind::Eval => "eval",
-        SuiteKind::Bank => "bank",
-        SuiteKind::Import => "import",
-    }
-}
-
-fn new_suite(plan: &SuitePlan) -> Suite {
+/// An empty suite carrying the plan's shared settings; runners start from it.
+pub fn new_suite(plan: &SuitePlan) -> Suite {
     let mut suite = Suite::new(plan.id.clone(), plan.name.clone(), plan.kind);
     suite.path = Some(plan.display_path.clone());
     suite.weight = plan.weight;
@@ -125,23 +108,6 @@ fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: String, hint: O
     suite
 }
 
-/// Imports report files as a suite.
-fn run_import(plan: &SuitePlan) -> Suite {
-    let mut suite = new_suite(plan);
-    let outcome = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
-    let ctx = CollectContext {
-        root: &plan.root,
-        work_dir: &plan.root,
-        suite_id: &plan.id,
-        reports: &plan.reports,
-        outcome: &outcome,
-        stdout_file: None,
-    };
-    let collected = collect::collect_reports(&ctx);
-    apply_collected(&mut suite, collected, None);
-    suite
-}
-
 /// A directory name safe for any suite id.
 pub fn safe_name(id: &str) -> String {
     let cleaned: String = id
@@ -152,7 +118,8 @@ pub fn safe_name(id: &str) -> String {
     if cleaned.is_empty() { "suite".into() } else { cleaned }
 }
 
-fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+/// Runs a project suite: detect → install → build → test → collect (the `project` runner's work).
+pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
     let mut suite = new_suite(plan);
     let name = safe_name(&plan.id);
     let work_dir = ctx.out_dir.join("work").join(&name);
@@ -173,7 +140,7 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
     };
     suite.log_file = Some(format!("logs/{name}.log"));
 
-    let root = match prepare_root(plan, &work_dir) {
+    let root = match prepare_root(plan, project, &work_dir) {
         Ok(root) => root,
         Err(error) => {
             suite.status = SuiteStatus::Error;
@@ -194,11 +161,11 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
         }
     };
 
-    let forced = plan.runner.as_deref().or_else(|| {
+    let forced = project.ecosystem.as_deref().or_else(|| {
         // Only a test command and no runner: the user describes the project fully.
-        plan.commands.test.as_ref().map(|_| "command")
+        project.commands.test.as_ref().map(|_| "command")
     });
-    let report = ecosystems::detect_best(&files, forced, plan.framework.as_deref());
+    let report = ecosystems::detect_best(&files, forced, project.framework.as_deref());
     let Some(candidate) = report.best else {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError {
@@ -229,7 +196,7 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
         detection: &candidate.detection,
         work_dir: &work_dir,
         cache_dir: &ctx.cache_dir,
-        install: plan.install,
+        install: project.install,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -239,7 +206,7 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
             return suite;
         }
     };
-    apply_overrides(&mut phases, plan, &root);
+    apply_overrides(&mut phases, project, &root);
 
     let mut test_reports: Vec<ReportSpec> = Vec::new();
     let mut stdout_file: Option<PathBuf> = None;
@@ -260,19 +227,19 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
             suite.phases.push(phase);
             continue;
         }
-        if kind == PhaseKind::Install && !plan.install {
+        if kind == PhaseKind::Install && !project.install {
             let phase = skipped_phase(phase_plan, "--no-install".into());
             suite.phases.push(phase);
             continue;
         }
         let timeout = match kind {
-            PhaseKind::Install => plan.timeouts.install,
-            PhaseKind::Build => plan.timeouts.build,
-            PhaseKind::Test => plan.timeouts.test,
+            PhaseKind::Install => project.timeouts.install,
+            PhaseKind::Build => project.timeouts.build,
+            PhaseKind::Test => project.timeouts.test,
         };
         let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
         sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &plan.env, &log);
+        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &project.env, &log);
         sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
@@ -337,20 +304,23 @@ fn run_project(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Sui
 }
 
 /// In samples mode, copies `expected/` and `tests/` into a scratch root; else the suite's root.
-fn prepare_root(plan: &SuitePlan, work_dir: &Path) -> Result<PathBuf, SuiteError> {
+fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Result<PathBuf, SuiteError> {
     if !plan.root.exists() {
         return Err(SuiteError {
             kind: SuiteErrorKind::Input,
-            message: format!("{}: no such directory", plan.display_path),
+            message: match &plan.origin {
+                Some(origin) => format!("{}: no such directory (the suite's `path`, {origin})", plan.display_path),
+                None => format!("{}: no such directory", plan.display_path),
+            },
             hint: Some("check the path (config paths are relative to the config file)".into()),
         });
     }
-    if plan.copy_from.is_empty() {
+    if project.copy_from.is_empty() {
         return Ok(plan.root.clone());
     }
     let scratch = work_dir.join("src");
     let _ = fs::remove_dir_all(&scratch);
-    for from in &plan.copy_from {
+    for from in &project.copy_from {
         copy_tree(from, &scratch).map_err(|e| SuiteError {
             kind: SuiteErrorKind::Harness,
             message: format!("cannot copy {} into {}: {e}", from.display(), scratch.display()),
@@ -379,7 +349,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
 }
 
 /// Replaces planned commands with the user's `commands.*` overrides.
-fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &SuitePlan, root: &Path) {
+fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path) {
     let overrides = [
         (PhaseKind::Install, &plan.commands.install),
         (PhaseKind::Build, &plan.commands.build),
@@ -500,7 +470,7 @@ pub fn tail(text: &str, max: usize) -> String {
 ///
 /// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing
 /// case is an error; zero tests that ran is `no-tests`. None of these can ever pass.
-fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
+pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
     suite.cases = collected.cases;
     suite.results_source = collected.source;
     suite.diagnostics.extend(collected.diagnostics);
@@ -577,7 +547,7 @@ fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Out
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus};
+    use crate::model::{Case, CaseStatus, SuiteKind};
 
     fn outcome(code: i32) -> Outcome {
         Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), output_bytes: 0 }

@@ -1,0 +1,171 @@
+//! The stages every command shares, in order: prepare → execute → (compare) → judge → write
+//! reports → (publish) → finish. `run`, `ci`, `import` and `merge` are compositions of these;
+//! each judges a run exactly once, after the last thing that can change the verdict.
+
+use std::path::{Path, PathBuf};
+
+use crate::commands::run::RunArgs;
+use crate::config::{Config, Timeouts};
+use crate::errors::{ConfigError, FcorrError};
+use crate::execute::{self, ExecContext, process};
+use crate::gate::{self, Gate};
+use crate::model::{Run, SuiteStatus};
+use crate::plan::{self, Overrides};
+use crate::report::{self, ReportEnv, terminal};
+
+/// Where `fcorr run` and `fcorr ci` look for a config when given neither paths nor `--config`.
+pub const CONFIG_LOCATIONS: &[&str] = &["fcorr.toml", ".github/fcorr.toml"];
+
+/// Everything decided before executing: config, plans, outputs, gates.
+pub struct Prepared {
+    pub config: Config,
+    pub plans: Vec<plan::SuitePlan>,
+    pub out_dir: PathBuf,
+    pub gates: Vec<Gate>,
+    pub exec: ExecContext,
+}
+
+impl Prepared {
+    /// Formats to write: the command line's, else the config's (empty: all).
+    pub fn formats(&self, flags: &[String]) -> Vec<String> {
+        if flags.is_empty() { self.config.report.formats.clone() } else { flags.to_vec() }
+    }
+
+    /// The config's template directory, relative to the config file.
+    pub fn templates(&self) -> Option<PathBuf> {
+        self.config.report.templates.as_ref().map(|dir| self.config.base_dir.join(dir))
+    }
+}
+
+/// The config file to use: `--config`, else the first of [`CONFIG_LOCATIONS`] that exists in
+/// `cwd` when no project paths were given (announced on stderr), else none.
+pub fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: bool, cwd: &Path) -> Option<PathBuf> {
+    if let Some(path) = explicit {
+        return Some(path.to_path_buf());
+    }
+    if !paths.is_empty() || samples {
+        return None;
+    }
+    let found = CONFIG_LOCATIONS.iter().map(PathBuf::from).find(|p| cwd.join(p).is_file())?;
+    eprintln!("fcorr: using {} (found in the current directory; --config chooses another)", found.display());
+    Some(found)
+}
+
+/// Loads config, plans suites and resolves the output directory; fails fast on bad input,
+/// before anything runs.
+pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
+    let cwd =
+        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
+        Some(path) => Config::load(&path)?,
+        None => Config { base_dir: PathBuf::from("."), ..Config::default() },
+    };
+    let gates = if args.fail_on.is_empty() {
+        Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?
+    } else {
+        Gate::parse_list(&args.fail_on)?
+    };
+    report::validate_formats(&args.format)?;
+    if args.format.is_empty() {
+        report::validate_formats(&config.report.formats).map_err(|e| config_error(&config, "report.formats", e))?;
+    }
+    if let Some(dir) = &config.report.templates
+        && !config.base_dir.join(dir).is_dir()
+    {
+        return Err(ConfigError::new(
+            config.source.as_deref().unwrap_or(Path::new("fcorr.toml")),
+            config.spans.at("report.templates"),
+            format!(
+                "`templates`: {} is not a directory (paths are relative to the config file)",
+                config.base_dir.join(dir).display()
+            ),
+        )
+        .into());
+    }
+    let overrides = Overrides {
+        policy: args.policy,
+        no_install: args.no_install,
+        timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
+        filter: args.filter.clone(),
+    };
+    let plans = match &args.samples {
+        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
+        None => plan::plan(&config, &args.paths, &overrides)?,
+    };
+    let out_dir = match (&args.out, &config.run.out) {
+        (Some(out), _) => cwd.join(out),
+        (None, Some(out)) => cwd.join(&config.base_dir).join(out),
+        (None, None) => cwd.join("fcorr-out"),
+    };
+    let jobs = args
+        .jobs
+        .or(config.run.jobs)
+        .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
+    if args.format.is_empty() {
+        config.report.formats.retain(|f| !f.is_empty());
+    }
+    let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
+    Ok(Prepared { config, plans, out_dir, gates, exec })
+}
+
+/// A usage-style error about a config value, placed at its line when it came from a file.
+fn config_error(config: &Config, key: &str, error: FcorrError) -> FcorrError {
+    match &config.source {
+        Some(file) => ConfigError::new(file, config.spans.at(key), error.to_string()).into(),
+        None => error,
+    }
+}
+
+/// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FCORR_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("fcorr");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        return PathBuf::from(home).join(".cache").join("fcorr");
+    }
+    std::env::temp_dir().join("fcorr-cache")
+}
+
+/// Ctrl-C cancels the run (suites stop, results so far are written); failing to install the
+/// handler is a warning, not a reason not to run.
+pub fn install_interrupt_handler() {
+    if let Err(e) = process::install_interrupt_handler() {
+        eprintln!("fcorr: warning: {e}");
+    }
+}
+
+/// Executes prepared suites and assembles the run (not yet judged, no reports).
+pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
+    let started = time::OffsetDateTime::now_utc();
+    let sink = terminal::Progress::new(progress);
+    let suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
+    Run::assemble(suites, started, Some(prepared.config.hash()), git)
+}
+
+/// Sets the run's verdict from the prepared gates. Call once, after any comparison.
+pub fn judge(run: &mut Run, prepared: &Prepared) {
+    run.verdict = gate::judge(run, &prepared.gates, prepared.config.gate.regression_tolerance);
+}
+
+/// Writes reports for a finished run, printing problems as warnings.
+pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &ReportEnv) -> Vec<PathBuf> {
+    let (written, problems) = report::write_all(run, env, out_dir, formats);
+    for problem in problems {
+        eprintln!("fcorr: warning: {problem}");
+    }
+    written
+}
+
+/// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
+pub fn finish(run: &Run) -> i32 {
+    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
+        eprintln!("fcorr: interrupted; results so far were written");
+        return 130;
+    }
+    run.verdict.outcome.exit_code()
+}

@@ -1,0 +1,199 @@
+//! `kind = "project"` (the default): a project on disk that fcorr detects, installs, builds and
+//! tests. The config keys and their planning live here; the phases run in [`crate::execute`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::collect::ReportSpec;
+use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
+use crate::errors::{ConfigError, PlanError};
+use crate::model::{Suite, SuiteKind};
+use crate::plan::{self, Overrides, SuitePlan};
+use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
+
+/// The project runner.
+pub struct Project;
+
+/// A project suite's own keys.
+// Field order is serialisation order, which the configuration hash depends on: keep it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProjectConfig {
+    /// Force an ecosystem instead of detecting it: `python`, `node`, `go`, `rust`, `java`, `command`.
+    pub runner: Option<String>,
+    /// Force a framework within the ecosystem (e.g. `vitest`).
+    pub framework: Option<String>,
+    pub install: Option<bool>,
+    pub timeouts: Timeouts,
+    pub env: BTreeMap<String, String>,
+    /// Shell commands replacing the detected ones.
+    pub commands: Commands,
+    /// Report files the test command writes (required for the `command` runner).
+    pub reports: Vec<String>,
+    /// Format of `reports`; detected from content when unset.
+    pub report_format: Option<String>,
+}
+
+/// A project suite, resolved.
+#[derive(Debug, Clone)]
+pub struct ProjectPlan {
+    /// Forced ecosystem (`runner = "..."`), else detected.
+    pub ecosystem: Option<String>,
+    pub framework: Option<String>,
+    pub install: bool,
+    pub timeouts: PhaseTimeouts,
+    pub env: Vec<(String, String)>,
+    pub commands: Commands,
+    pub reports: Vec<ReportSpec>,
+    /// Samples mode: directories whose contents are copied into a scratch root before running.
+    pub copy_from: Vec<PathBuf>,
+}
+
+/// Resolved per-phase timeouts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhaseTimeouts {
+    pub install: Duration,
+    pub build: Duration,
+    pub test: Duration,
+}
+
+impl PhaseTimeouts {
+    fn from(t: Timeouts) -> PhaseTimeouts {
+        let secs = |v: Option<u64>| Duration::from_secs(v.unwrap_or(Timeouts::DEFAULT_SECS));
+        PhaseTimeouts { install: secs(t.install), build: secs(t.build), test: secs(t.test) }
+    }
+}
+
+impl SuiteRunner for Project {
+    type Config = ProjectConfig;
+    type Plan = ProjectPlan;
+
+    fn name(&self) -> &'static str {
+        "project"
+    }
+
+    fn suite_kind(&self) -> SuiteKind {
+        SuiteKind::Project
+    }
+
+    fn about(&self) -> &'static str {
+        "a project on disk: detect its language and framework, install, build, test (the default)"
+    }
+
+    fn validate(&self, config: &ProjectConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+        if site.path.is_none() {
+            return Err(site.error("path", "`path` is required for project suites"));
+        }
+        let ecosystems = crate::ecosystems::registry();
+        let names = || ecosystems.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ");
+        let forced = match &config.runner {
+            Some(name) => match ecosystems.iter().find(|e| e.name() == name) {
+                Some(ecosystem) => Some(ecosystem),
+                None => return Err(site.error("runner", format!("unknown runner `{name}` (known: {})", names()))),
+            },
+            None => None,
+        };
+        if let Some(framework) = &config.framework {
+            // A test command without a runner selects the generic command runner, which takes
+            // any framework name as a label.
+            let candidates: Vec<&dyn crate::ecosystems::Ecosystem> = match (forced, &config.commands.test) {
+                (Some(ecosystem), _) => vec![ecosystem.as_ref()],
+                (None, Some(_)) => Vec::new(),
+                (None, None) => ecosystems.iter().map(|e| e.as_ref()).filter(|e| !e.frameworks().is_empty()).collect(),
+            };
+            let wanted = framework.trim().to_ascii_lowercase();
+            let known = |e: &&dyn crate::ecosystems::Ecosystem| {
+                e.frameworks().is_empty() || e.frameworks().contains(&wanted.as_str())
+            };
+            if !candidates.is_empty() && !candidates.iter().any(known) {
+                let lists: Vec<String> =
+                    candidates.iter().map(|e| format!("{}: {}", e.name(), e.frameworks().join(", "))).collect();
+                return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
+            }
+        }
+        crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
+    }
+
+    fn plan(&self, config: ProjectConfig, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<ProjectPlan, PlanError> {
+        let run = &ctx.config.run;
+        let timeouts = ctx.overrides.timeouts.or(config.timeouts).or(run.timeouts);
+        let mut env: BTreeMap<String, String> = run.env.clone();
+        env.extend(config.env);
+        let _ = suite;
+        Ok(ProjectPlan {
+            ecosystem: config.runner,
+            framework: config.framework,
+            install: !ctx.overrides.no_install && config.install.unwrap_or(run.install),
+            timeouts: PhaseTimeouts::from(timeouts),
+            env: env.into_iter().collect(),
+            commands: config.commands,
+            reports: config
+                .reports
+                .iter()
+                .map(|pattern| ReportSpec { pattern: pattern.clone(), format: config.report_format.clone() })
+                .collect(),
+            copy_from: Vec::new(),
+        })
+    }
+
+    fn run(&self, suite: &SuitePlan, plan: &ProjectPlan, ctx: &RunContext<'_>) -> Suite {
+        crate::execute::run_project(suite, plan, ctx.exec, ctx.events)
+    }
+}
+
+/// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
+/// each sample one project suite run from a scratch copy of those two directories.
+pub fn plan_samples(
+    config: &Config,
+    dir: &Path,
+    sdk: Option<&str>,
+    overrides: &Overrides,
+) -> Result<Vec<SuitePlan>, PlanError> {
+    let read =
+        |d: &Path| std::fs::read_dir(d).map_err(|source| PlanError::SamplesUnreadable { dir: d.to_path_buf(), source });
+    let mut sdks: Vec<PathBuf> = read(dir)?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+    sdks.sort();
+    if let Some(sdk) = sdk {
+        sdks.retain(|p| p.file_name().is_some_and(|n| n == sdk));
+        if sdks.is_empty() {
+            return Err(PlanError::NoSdk { sdk: sdk.to_string(), dir: dir.to_path_buf() });
+        }
+    }
+    let mut plans = Vec::new();
+    for sdk_dir in sdks {
+        let mut samples: Vec<PathBuf> = read(&sdk_dir)?.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        samples.sort();
+        for sample in samples {
+            let expected = sample.join("expected");
+            if !expected.is_dir() {
+                continue;
+            }
+            let sdk_name = sdk_dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let sample_name = sample.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let suite = SuiteConfig {
+                name: Some(format!("{sdk_name}/{sample_name}")),
+                path: Some(sample.clone()),
+                ..SuiteConfig::default()
+            };
+            let mut plan = plan::plan_suite(config, &suite, dir, overrides)?;
+            // Planned by this runner just above, so the plan is a ProjectPlan.
+            if let Some(project) = plan.settings.get::<ProjectPlan>() {
+                let mut project = project.clone();
+                project.copy_from = vec![expected];
+                let tests = sample.join("tests");
+                if tests.is_dir() {
+                    project.copy_from.push(tests);
+                }
+                plan.settings = KindPlan::new(project);
+            }
+            plans.push(plan);
+        }
+    }
+    if plans.is_empty() {
+        return Err(PlanError::NoSamples { dir: dir.to_path_buf() });
+    }
+    plan::filter(plans, overrides.filter.as_deref())
+}
