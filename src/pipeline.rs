@@ -161,6 +161,16 @@ pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &Report
     written
 }
 
+/// With `[report] results-folder`, keeps this run's results and report there under dated names.
+pub fn keep_dated(run: &Run, prepared: &Prepared) {
+    if let Some(folder) = &prepared.config.report.results_folder {
+        let folder = prepared.config.base_dir.join(folder);
+        if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
+            eprintln!("fcorr: warning: results folder: {problem}");
+        }
+    }
+}
+
 /// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
 pub fn finish(run: &Run) -> i32 {
     if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {

@@ -65,7 +65,7 @@ pub(crate) fn run_bank(
         let mut case = Case {
             name: test.test_id.clone(),
             expectation_source: Some(resolved.source.label()),
-            tags: tags(test, settings.mechanism.name, &resolved.source),
+            tags: tags(test, mechanism.name(), &resolved.source),
             ..Case::default()
         };
         let expectations = &resolved.expectations;
@@ -221,8 +221,9 @@ fn reasons(graded: &Graded, findings: &Findings, critical_failure: bool, actual:
 
 fn markers(settings: &BankSettings, bank: &super::expectations::Bank, history: &History) -> Vec<String> {
     let mut markers = vec![format!(
-        "bank {} ({}{} tests)",
+        "bank {} ({}{}{} tests)",
         settings.bank.display(),
+        bank.bank_type.as_deref().map(|t| format!("{t}, ")).unwrap_or_default(),
         bank.version.as_deref().map(|v| format!("version {v}, ")).unwrap_or_default(),
         bank.tests.len()
     )];

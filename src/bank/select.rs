@@ -1,5 +1,5 @@
 //! Which bank tests a run covers: all, one bank, one test by id (its prefix picks the bank:
-//! `V2-` semantic, `STATE-`, `PAT-`, `ALWAYS-`, configurable), or one topic.
+//! `V2-` semantic, `STATE-`, `PAT-`, `ALWAYS-`, configurable), or one topic of the semantic banks.
 
 use super::expectations::BankTest;
 
@@ -32,7 +32,9 @@ impl Selection {
     /// Whether a bank suite (by name and mechanism) can contain selected tests.
     pub(crate) fn covers_bank(&self, suite_name: &str, mechanism: &str, prefixes: &[(String, String)]) -> bool {
         match self {
-            Selection::All | Selection::Topic(_) => true,
+            Selection::All => true,
+            // Topics tag semantic tests (seed 004 runs topics on the semantic bank only).
+            Selection::Topic(_) => mechanism == "semantic",
             Selection::Bank(name) => name == suite_name || name == mechanism,
             Selection::Test(id) => mechanism_for_id(id, prefixes).is_none_or(|m| m == mechanism),
         }
@@ -91,6 +93,8 @@ mod tests {
         assert!(one.covers_bank("crisis", "pattern", &prefixes));
         assert!(!one.covers_bank("retrieval", "semantic", &prefixes));
         assert!(Selection::Bank("semantic".into()).covers_bank("retrieval", "semantic", &prefixes));
+        let topic = Selection::Topic("gray_rock".into());
+        assert!(topic.covers_bank("retrieval", "semantic", &prefixes) && !topic.covers_bank("h", "state", &prefixes));
         let test: BankTest =
             serde_json::from_value(serde_json::json!({"test_id": "V2-1", "topics": ["a", "b"]})).unwrap();
         assert!(Selection::Topic("b".into()).covers_test(&test));

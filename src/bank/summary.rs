@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::run::is_hard_fail;
-use super::scoring::{bucket, distribution, interpret};
+use super::scoring::{distribution, interpret};
 use crate::model::{Case, Health, Run, Suite, SuiteKind};
 
 /// One bank suite, summarised.
@@ -265,11 +265,6 @@ pub fn delta_note(before: &Case, after: &Case) -> Option<String> {
         }
     }
     (!parts.is_empty()).then(|| parts.join("; "))
-}
-
-/// Bucket of a score, for templates.
-pub fn score_bucket(score: f64) -> &'static str {
-    bucket(score.max(0.0) as u32)
 }
 
 #[cfg(test)]

@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// Skip dependency installation.
     #[arg(long)]
     pub no_install: bool,
-    /// Scoring policy for every suite: strict, pass-rate, weighted.
+    /// Scoring policy for every suite: strict, pass-rate, weighted, graded (bank suites only).
     #[arg(long, value_parser = parse_policy)]
     pub policy: Option<Policy>,
     /// Install phase timeout in seconds (default 600).
@@ -70,7 +70,8 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted)")),
+        "graded" => Ok(Policy::Graded),
+        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
     }
 }
 
@@ -140,6 +141,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     pipeline::judge(&mut run, &prepared);
     let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
     let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env);
+    pipeline::keep_dated(&run, &prepared);
 
     let mut between = String::new();
     if args.sdk.is_some() {

@@ -22,6 +22,7 @@ use crate::execute::ExecContext;
 use crate::model::{Suite, SuiteKind};
 use crate::plan::{Overrides, SuitePlan};
 
+pub mod bank;
 #[cfg(test)]
 mod echo;
 pub mod import;
@@ -31,6 +32,7 @@ pub mod project;
 static RUNNERS: &[&dyn Runner] = &[
     &project::Project,
     &import::Import,
+    &bank::Bank,
     #[cfg(test)]
     &echo::Echo,
 ];
