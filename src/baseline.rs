@@ -1,8 +1,9 @@
 //! Baselines: the earlier run a run is compared with.
 //!
 //! `--baseline FILE` reads a `results.json`, a directory holding one, or an artifact zip.
-//! `--baseline github` finds the results artifact of the newest successful run of the same
-//! workflow on the base commit (walking first-parent ancestors when that commit has none).
+//! `--baseline github` finds the results artifact of the newest completed run of the same
+//! workflow on the base commit, whatever its conclusion (a red base branch still has results to
+//! compare with), walking first-parent ancestors when that commit has none.
 
 use std::io::{Cursor, Read};
 use std::path::{Component, Path, PathBuf};
@@ -81,6 +82,7 @@ pub fn load_path(path: &Path) -> Result<Baseline, String> {
         url: None,
         started_at: Some(run.started_at.clone()),
         commits_behind: 0,
+        conclusion: None,
     };
     Ok(Baseline { run, info })
 }
@@ -183,6 +185,9 @@ struct WorkflowRun {
     html_url: Option<String>,
     #[serde(default)]
     head_sha: Option<String>,
+    /// `success`, `failure`, `cancelled`…: recorded so reports can say the baseline run was red.
+    #[serde(default)]
+    conclusion: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -259,7 +264,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
     let mut sha = base.clone();
     for behind in 0..=depth {
         let path = api.repo_path(&format!(
-            "/actions/workflows/{workflow}/runs?head_sha={}&status=success&per_page=20",
+            "/actions/workflows/{workflow}/runs?head_sha={}&status=completed&per_page=20",
             query_escape(&sha)
         ));
         let runs: WorkflowRuns =
@@ -292,6 +297,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
                 url: run.html_url.clone(),
                 started_at: Some(baseline_run.started_at.clone()),
                 commits_behind: behind,
+                conclusion: run.conclusion.clone(),
             };
             return Ok(Lookup::Found(Box::new(Baseline { run: baseline_run, info })));
         }
@@ -308,7 +314,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
         }
     }
     Ok(Lookup::Missing(format!(
-        "no successful run of this workflow with an `{artifact}` artifact on {} or its {depth} first-parent ancestors",
+        "no completed run of this workflow with an `{artifact}` artifact on {} or its {depth} first-parent ancestors",
         &base[..base.len().min(12)]
     )))
 }

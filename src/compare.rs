@@ -41,6 +41,10 @@ pub struct BaselineInfo {
     /// How many first-parent commits the baseline is behind the wanted base commit (0 = exact).
     #[serde(default)]
     pub commits_behind: u32,
+    /// The baseline workflow run's conclusion (`success`, `failure`…), when it came from GitHub.
+    /// A red run's artifact is still a baseline: its failures are the "before" of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<String>,
 }
 
 impl BaselineInfo {

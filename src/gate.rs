@@ -6,7 +6,7 @@
 //! be measured decide the exit code first: infrastructure problems are 3, bad input is 2.
 
 use crate::errors::FcorrError;
-use crate::model::{GateReason, Outcome, Run, SuiteErrorKind, SuiteStatus, Verdict};
+use crate::model::{GateKind, GateReason, Outcome, Run, SuiteErrorKind, SuiteStatus, Verdict};
 
 /// One parsed gate.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,8 +70,8 @@ impl Gate {
 pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let mut reasons = Vec::new();
     let mut skipped = Vec::new();
-    let reason = |gate: &str, suite: Option<&str>, message: String| GateReason {
-        gate: gate.into(),
+    let reason = |gate: GateKind, suite: Option<&str>, message: String| GateReason {
+        gate,
         suite: suite.map(str::to_string),
         message,
     };
@@ -85,7 +85,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 SuiteErrorKind::Input => usage_error = true,
                 SuiteErrorKind::NoResults | SuiteErrorKind::BadReport => {}
             }
-            reasons.push(reason("error", Some(&suite.name), error.message.clone()));
+            reasons.push(reason(GateKind::Error, Some(&suite.name), error.message.clone()));
         }
     }
 
@@ -94,7 +94,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
             Gate::Strict => {
                 for suite in run.suites.iter().filter(|s| !s.score.met && s.error.is_none()) {
                     reasons.push(reason(
-                        "strict",
+                        GateKind::Strict,
                         Some(&suite.name),
                         format!(
                             "{}: score {} is below its {} threshold {} ({})",
@@ -111,14 +111,14 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 for suite in &run.suites {
                     if suite.critical && !suite.score.met {
                         reasons.push(reason(
-                            "critical",
+                            GateKind::Critical,
                             Some(&suite.name),
                             format!("critical suite {} failed", suite.name),
                         ));
                     }
                     for case in suite.cases.iter().filter(|c| c.critical && c.status.is_failure()) {
                         reasons.push(reason(
-                            "critical",
+                            GateKind::Critical,
                             Some(&suite.name),
                             format!("critical case `{}` {}", case.name, case.status.label()),
                         ));
@@ -127,11 +127,11 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
             }
             Gate::Empty => {
                 if run.totals.ran() == 0 {
-                    reasons.push(reason("empty", None, "no tests ran in any suite".into()));
+                    reasons.push(reason(GateKind::Empty, None, "no tests ran in any suite".into()));
                 }
                 for suite in run.suites.iter().filter(|s| s.status == SuiteStatus::NoTests) {
                     reasons.push(reason(
-                        "empty",
+                        GateKind::Empty,
                         Some(&suite.name),
                         format!("{}: the test tool collected no tests", suite.name),
                     ));
@@ -139,9 +139,9 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
             }
             Gate::ScoreBelow(n) => match run.score {
                 Some(score) if score < *n => {
-                    reasons.push(reason("score", None, format!("combined score {score} is below {n}")));
+                    reasons.push(reason(GateKind::Score, None, format!("combined score {score} is below {n}")));
                 }
-                None => reasons.push(reason("score", None, "no combined score: nothing was scored".into())),
+                None => reasons.push(reason(GateKind::Score, None, "no combined score: nothing was scored".into())),
                 _ => {}
             },
             Gate::Regression => match &run.comparison {
@@ -153,7 +153,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 Some(c) => {
                     for change in c.cases.iter().filter(|x| x.change == crate::compare::Change::NewFailure) {
                         reasons.push(reason(
-                            "regression",
+                            GateKind::Regression,
                             Some(&change.suite_id),
                             format!("new failure: {}", change.name),
                         ));
@@ -162,7 +162,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                         && delta < -regression_tolerance
                     {
                         reasons.push(reason(
-                            "regression",
+                            GateKind::Regression,
                             None,
                             format!("combined score dropped {:.2} points (tolerance {regression_tolerance})", -delta),
                         ));
@@ -172,8 +172,8 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
         }
     }
 
-    let gate_failed = reasons.iter().any(|r| r.gate != "error")
-        || reasons.iter().any(|r| r.gate == "error") && !harness_error && !usage_error;
+    let gate_failed = reasons.iter().any(|r| r.gate != GateKind::Error)
+        || reasons.iter().any(|r| r.gate == GateKind::Error) && !harness_error && !usage_error;
     let outcome = if harness_error {
         Outcome::HarnessError
     } else if usage_error {
@@ -199,5 +199,107 @@ mod tests {
         assert!(Gate::parse("score<inf").is_err());
         assert!(Gate::parse("nope").is_err());
         assert!(Gate::parse_list(&["none".into()]).unwrap().is_empty());
+    }
+
+    use crate::config::Weights;
+    use crate::model::{Case, CaseStatus, Suite, SuiteError, SuiteKind};
+
+    /// A scored suite: `passed`/`failed` cases, optionally an error of `error` kind.
+    fn suite(name: &str, passed: usize, failed: usize, error: Option<SuiteErrorKind>, critical: bool) -> Suite {
+        let mut s = Suite::new(name, name, SuiteKind::Import);
+        let status = |i: usize| if i < passed { CaseStatus::Passed } else { CaseStatus::Failed };
+        s.cases = (0..passed + failed)
+            .map(|i| Case { name: format!("t{i}"), status: status(i), ..Case::default() })
+            .collect();
+        s.finalize_cases();
+        s.critical = critical;
+        s.status = match (&error, failed) {
+            (Some(_), _) => SuiteStatus::Error,
+            (None, 0) if passed == 0 => SuiteStatus::NoTests,
+            (None, 0) => SuiteStatus::Passed,
+            (None, _) => SuiteStatus::Failed,
+        };
+        s.error = error.map(|kind| SuiteError { kind, message: format!("{name} broke"), hint: None });
+        s.score = crate::score::score_suite(&s, crate::model::Policy::Strict, 100.0, &Weights::default());
+        s
+    }
+
+    /// Verdicts and exit codes across gates, and which outcome wins when several apply:
+    /// harness error (3) > usage error (2) > a failed gate (1) > pass (0); a suite that could
+    /// not be measured for another reason fails the run even with no gates.
+    #[test]
+    fn verdict_and_exit_code_precedence() {
+        use SuiteErrorKind::*;
+        let ok = || suite("ok", 3, 0, None, false);
+        let red = || suite("red", 2, 1, None, false);
+        let all = [Gate::Strict, Gate::Critical, Gate::Empty];
+        // (what, suites, gates, outcome, exit code, the gates named in the reasons)
+        type Row = (&'static str, Vec<Suite>, Vec<Gate>, Outcome, i32, &'static [GateKind]);
+        let table: Vec<Row> = vec![
+            ("all pass", vec![ok()], all.to_vec(), Outcome::Pass, 0, &[]),
+            ("strict failure", vec![ok(), red()], all.to_vec(), Outcome::Fail, 1, &[GateKind::Strict]),
+            ("failure with no gates", vec![red()], vec![], Outcome::Pass, 0, &[]),
+            (
+                "critical suite, critical gate only",
+                vec![suite("c", 1, 1, None, true)],
+                vec![Gate::Critical],
+                Outcome::Fail,
+                1,
+                &[GateKind::Critical],
+            ),
+            (
+                "no tests ran",
+                vec![suite("e", 0, 0, None, false)],
+                vec![Gate::Empty],
+                Outcome::Fail,
+                1,
+                &[GateKind::Empty, GateKind::Empty],
+            ),
+            ("score below", vec![ok(), red()], vec![Gate::ScoreBelow(60.0)], Outcome::Fail, 1, &[GateKind::Score]),
+            ("score above", vec![ok(), red()], vec![Gate::ScoreBelow(40.0)], Outcome::Pass, 0, &[]),
+            (
+                "no results fails even without gates",
+                vec![suite("n", 0, 0, Some(NoResults), false)],
+                vec![],
+                Outcome::Fail,
+                1,
+                &[GateKind::Error],
+            ),
+            (
+                "usage beats a failed gate",
+                vec![red(), suite("u", 0, 0, Some(Input), false)],
+                all.to_vec(),
+                Outcome::UsageError,
+                2,
+                &[GateKind::Error, GateKind::Strict],
+            ),
+            (
+                "harness beats usage",
+                vec![suite("u", 0, 0, Some(Input), false), suite("h", 0, 0, Some(ToolMissing), false)],
+                all.to_vec(),
+                Outcome::HarnessError,
+                3,
+                &[GateKind::Error, GateKind::Error, GateKind::Empty],
+            ),
+            ("regression without baseline is skipped", vec![ok()], vec![Gate::Regression], Outcome::Pass, 0, &[]),
+        ];
+        for (what, suites, gates, outcome, code, reasons) in table {
+            let run = Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None);
+            let verdict = judge(&run, &gates, 0.0);
+            assert_eq!(verdict.outcome, outcome, "{what}: {:?}", verdict.reasons);
+            assert_eq!(verdict.outcome.exit_code(), code, "{what}");
+            let kinds: Vec<GateKind> = verdict.reasons.iter().map(|r| r.gate).collect();
+            assert_eq!(kinds, reasons, "{what}: {:?}", verdict.reasons);
+        }
+    }
+
+    #[test]
+    fn gate_names_serialise_as_before() {
+        let names: Vec<String> = [GateKind::Strict, GateKind::Score, GateKind::Error]
+            .iter()
+            .map(|g| serde_json::to_string(g).unwrap())
+            .collect();
+        assert_eq!(names, ["\"strict\"", "\"score\"", "\"error\""]);
+        assert!(GateKind::Regression == "regression");
     }
 }

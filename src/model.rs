@@ -257,7 +257,8 @@ pub enum ResultsSource {
 pub struct Diagnostic {
     pub severity: Severity,
     /// Which phase or stage it came from (`build`, `collect`...).
-    pub source: String,
+    #[schemars(with = "String")]
+    pub source: DiagnosticSource,
     pub message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -265,6 +266,75 @@ pub struct Diagnostic {
     pub line: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub column: Option<u32>,
+}
+
+/// Which stage a [`Diagnostic`] came from, serialised as its lower-case name (`"build"`).
+///
+/// Names no variant knows are kept as [`DiagnosticSource::Other`] rather than rejected, so
+/// results written by a newer fcorr (or a runner added later) still read.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum DiagnosticSource {
+    /// Compiling or installing the project before its tests ran.
+    Build,
+    /// Reading the test tool's report files.
+    Collect,
+    /// Measuring coverage.
+    Coverage,
+    /// A benchmark suite's measurements.
+    Benchmark,
+    /// Any other stage, by name.
+    Other(String),
+}
+
+impl DiagnosticSource {
+    /// The name as serialised.
+    pub fn label(&self) -> &str {
+        match self {
+            DiagnosticSource::Build => "build",
+            DiagnosticSource::Collect => "collect",
+            DiagnosticSource::Coverage => "coverage",
+            DiagnosticSource::Benchmark => "benchmark",
+            DiagnosticSource::Other(name) => name,
+        }
+    }
+}
+
+impl From<&str> for DiagnosticSource {
+    fn from(name: &str) -> Self {
+        match name {
+            "build" => DiagnosticSource::Build,
+            "collect" => DiagnosticSource::Collect,
+            "coverage" => DiagnosticSource::Coverage,
+            "benchmark" => DiagnosticSource::Benchmark,
+            other => DiagnosticSource::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for DiagnosticSource {
+    fn from(name: String) -> Self {
+        DiagnosticSource::from(name.as_str())
+    }
+}
+
+impl From<DiagnosticSource> for String {
+    fn from(source: DiagnosticSource) -> Self {
+        source.label().to_string()
+    }
+}
+
+impl std::fmt::Display for DiagnosticSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Lets readers compare with the serialised name (`diagnostic.source == "build"`).
+impl PartialEq<&str> for DiagnosticSource {
+    fn eq(&self, other: &&str) -> bool {
+        self.label() == *other
+    }
 }
 
 /// Severity of a diagnostic.
@@ -589,11 +659,55 @@ impl Outcome {
 /// One reason behind a verdict.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct GateReason {
-    /// Gate name: `strict`, `critical`, `score`, `regression`, `empty`, `error`.
-    pub gate: String,
+    pub gate: GateKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suite: Option<String>,
     pub message: String,
+}
+
+/// Which gate gave a reason (serialised as its lower-case name, as in `fail-on`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
+#[serde(rename_all = "kebab-case")]
+pub enum GateKind {
+    /// A suite below its policy's threshold.
+    Strict,
+    /// A critical suite or case failed.
+    Critical,
+    /// The combined score is below `score<N`.
+    Score,
+    /// A new failure or a score drop against a fresh baseline.
+    Regression,
+    /// No tests ran.
+    Empty,
+    /// A suite could not be measured (not a gate one can turn off).
+    Error,
+}
+
+impl GateKind {
+    /// The name as serialised.
+    pub fn label(self) -> &'static str {
+        match self {
+            GateKind::Strict => "strict",
+            GateKind::Critical => "critical",
+            GateKind::Score => "score",
+            GateKind::Regression => "regression",
+            GateKind::Empty => "empty",
+            GateKind::Error => "error",
+        }
+    }
+}
+
+impl std::fmt::Display for GateKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.label())
+    }
+}
+
+/// Lets readers of results compare with the serialised name (`reason.gate == "strict"`).
+impl PartialEq<&str> for GateKind {
+    fn eq(&self, other: &&str) -> bool {
+        self.label() == *other
+    }
 }
 
 /// Stable id of a case: same test, same id, on any machine and in any run.
@@ -833,6 +947,21 @@ mod tests {
         }
         // A known id, computed before the formatting changed.
         assert_eq!(case_id("s", Some("t.py"), None, "test_x[1-2]"), "96c3a205f2d22d88");
+    }
+
+    /// results.json keeps plain names; names no variant knows survive a round trip.
+    #[test]
+    fn diagnostic_sources_serialise_as_names() {
+        for (name, source) in [
+            ("build", DiagnosticSource::Build),
+            ("collect", DiagnosticSource::Collect),
+            ("lint", DiagnosticSource::Other("lint".into())),
+        ] {
+            assert_eq!(serde_json::to_value(&source).unwrap(), serde_json::json!(name));
+            assert_eq!(serde_json::from_value::<DiagnosticSource>(serde_json::json!(name)).unwrap(), source);
+            assert_eq!(DiagnosticSource::from(name), source);
+            assert!(source == name);
+        }
     }
 
     #[test]

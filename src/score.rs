@@ -56,7 +56,9 @@ pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weig
             let build_errors = suite
                 .diagnostics
                 .iter()
-                .filter(|d| d.source == "build" && d.severity == crate::model::Severity::Error)
+                .filter(|d| {
+                    d.source == crate::model::DiagnosticSource::Build && d.severity == crate::model::Severity::Error
+                })
                 .count() as u64;
             let build_errors = if build_ok { build_errors } else { build_errors.max(1) };
             let runtime_errors = build_errors + counts.failures();

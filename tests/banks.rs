@@ -73,8 +73,13 @@ fn the_example_banks_run_through_the_script_sut_and_the_critical_failure_leads()
     assert_eq!(source("V2-LOY-001").as_deref(), Some("calibration_2025-12-18"));
     assert!(source("V2-DOC-001").unwrap().starts_with("human_override_"), "{:?}", source("V2-DOC-001"));
     // Exactly the one critical failure, named by the gate.
-    let critical: Vec<&str> =
-        run.verdict.reasons.iter().filter(|r| r.gate == "critical").map(|r| r.message.as_str()).collect();
+    let critical: Vec<&str> = run
+        .verdict
+        .reasons
+        .iter()
+        .filter(|r| r.gate == fcorr::model::GateKind::Critical)
+        .map(|r| r.message.as_str())
+        .collect();
     assert_eq!(critical.len(), 1, "{critical:?}");
     assert!(critical[0].contains("PAT-CRISIS-006"), "{critical:?}");
     // The comment leads with it: right after the headline, before the bank table and suites.

@@ -2,6 +2,8 @@
 //! temporary GITHUB_STEP_SUMMARY / GITHUB_OUTPUT, a wiremock GitHub API) running a real
 //! `node --test` suite (the js-node-test fixture) plus an imported JUnit report.
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -20,12 +22,11 @@ fn repo() -> PathBuf {
 
 /// `fcorr` with the machine's own GitHub variables removed.
 fn fcorr(dir: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    let mut cmd = support::fcorr_bin();
     cmd.current_dir(dir).env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
-    for (key, _) in std::env::vars() {
-        if key.starts_with("GITHUB_") || key == "CI" || key == "FCORR_ARTIFACT_NAME" || key == "GH_TOKEN" {
-            cmd.env_remove(key);
-        }
+    // `support::fcorr_bin` removed the GITHUB_* variables; these also change what fcorr does.
+    for key in ["CI", "FCORR_ARTIFACT_NAME", "GH_TOKEN"] {
+        cmd.env_remove(key);
     }
     cmd
 }

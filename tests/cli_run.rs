@@ -2,9 +2,10 @@
 //! (plan → execute → collect → score → report → gate) with real processes and real report files,
 //! plus the error paths a user hits first (bad config, missing paths, hung commands).
 
+mod support;
+
 use std::path::Path;
 
-use assert_cmd::Command;
 use fcorr::model::{CaseStatus, Outcome, Run, SuiteErrorKind, SuiteStatus};
 
 /// A JUnit report with the given (name, status) cases, as a test tool would write it.
@@ -46,8 +47,7 @@ fn suite_toml(name: &str) -> String {
 fn run_fcorr(dir: &Path, config: &str, extra: &[&str]) -> (i32, Run, String) {
     std::fs::write(dir.join("fcorr.toml"), config).unwrap();
     let out = dir.join("out");
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
+    let output = support::fcorr_bin()
         .current_dir(dir)
         .args(["run", "--config", "fcorr.toml", "--json", "--out"])
         .arg(&out)
@@ -193,12 +193,7 @@ fn import_suites_read_globs_relative_to_the_config() {
 fn malformed_config_names_file_line_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("fcorr.toml"), "[[suite]]\npath = \"x\"\npolicy = \"lenient\"\n").unwrap();
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .current_dir(dir.path())
-        .args(["run", "--config", "fcorr.toml"])
-        .output()
-        .unwrap();
+    let output = support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("fcorr.toml") && stderr.contains("line 3"), "{stderr}");
@@ -206,13 +201,7 @@ fn malformed_config_names_file_line_and_exits_2() {
 
 /// Runs fcorr in `dir` with `args`, without the GitHub variables of the machine running the tests.
 fn fcorr_in(dir: &Path, args: &[&str]) -> (i32, String) {
-    let mut cmd = Command::cargo_bin("fcorr").unwrap();
-    for (key, _) in std::env::vars() {
-        if key.starts_with("GITHUB_") {
-            cmd.env_remove(key);
-        }
-    }
-    let output = cmd.current_dir(dir).args(args).output().unwrap();
+    let output = support::fcorr_bin().current_dir(dir).args(args).output().unwrap();
     (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
@@ -289,12 +278,8 @@ fn run_without_arguments_uses_fcorr_toml_then_github_fcorr_toml_and_says_so() {
 #[test]
 fn unknown_gate_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .current_dir(dir.path())
-        .args(["run", ".", "--fail-on", "flaky"])
-        .output()
-        .unwrap();
+    let output =
+        support::fcorr_bin().current_dir(dir.path()).args(["run", ".", "--fail-on", "flaky"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown gate `flaky`"));
 }

@@ -75,7 +75,8 @@ async fn runs_on(server: &MockServer, sha: &str, runs: Vec<Value>) {
     Mock::given(method("GET"))
         .and(path("/repos/org/app/actions/workflows/7/runs"))
         .and(query_param("head_sha", sha))
-        .and(query_param("status", "success"))
+        // Any conclusion: a red base run's results are still the "before" of this run.
+        .and(query_param("status", "completed"))
         .respond_with(
             ResponseTemplate::new(200).set_body_json(json!({"total_count": runs.len(), "workflow_runs": runs})),
         )
@@ -84,8 +85,12 @@ async fn runs_on(server: &MockServer, sha: &str, runs: Vec<Value>) {
 }
 
 fn workflow_run(id: u64, sha: &str) -> Value {
+    concluded_run(id, sha, "success")
+}
+
+fn concluded_run(id: u64, sha: &str, conclusion: &str) -> Value {
     json!({
-        "id": id, "name": "CI", "head_sha": sha, "status": "completed", "conclusion": "success",
+        "id": id, "name": "CI", "head_sha": sha, "status": "completed", "conclusion": conclusion,
         "workflow_id": 7, "html_url": format!("https://github.com/org/app/actions/runs/{id}")
     })
 }
@@ -221,6 +226,50 @@ async fn no_baseline_within_the_depth() {
     let found = baseline::from_github(&api(&server), &ctx, "fcorr-results", 2).await.unwrap();
     let Lookup::Missing(why) = found else { panic!("expected no baseline, got {found:?}") };
     assert!(why.contains("fcorr-results") && why.contains("2 first-parent"), "{why}");
+}
+
+#[tokio::test]
+async fn a_red_base_run_with_the_artifact_is_the_baseline_and_says_so() {
+    let server = MockServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = pr_context(&server, dir.path(), "mergecommit");
+    this_run(&server).await;
+    // The base branch is red: its newest run failed (a flaky job, or a real failure) but
+    // uploaded its results. Before, fcorr asked only for `status=success` and found nothing.
+    runs_on(&server, "base1", vec![concluded_run(510, "base1", "failure")]).await;
+    let stored = sample_run(CaseStatus::Failed);
+    artifact(&server, 510, zip_of(&[("results.json", serde_json::to_string(&stored).unwrap().as_bytes())])).await;
+
+    let found = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap();
+    let Lookup::Found(b) = found else { panic!("expected a baseline, got {found:?}") };
+    assert_eq!(b.run, stored);
+    assert_eq!(b.info.source, "github:510");
+    assert_eq!(b.info.conclusion.as_deref(), Some("failure"));
+    assert!(b.info.is_fresh());
+}
+
+#[tokio::test]
+async fn an_older_red_run_is_used_when_the_newest_uploaded_nothing() {
+    let server = MockServer::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let ctx = pr_context(&server, dir.path(), "mergecommit");
+    this_run(&server).await;
+    // Newest first, as GitHub lists them: 521 (cancelled before the upload), then 520 (red, uploaded).
+    runs_on(&server, "base1", vec![concluded_run(521, "base1", "cancelled"), concluded_run(520, "base1", "failure")])
+        .await;
+    get(&server, "/repos/org/app/actions/runs/521/artifacts", json!({"total_count": 0, "artifacts": []})).await;
+    artifact(
+        &server,
+        520,
+        zip_of(&[("results.json", serde_json::to_string(&sample_run(CaseStatus::Passed)).unwrap().as_bytes())]),
+    )
+    .await;
+
+    let found = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap();
+    let Lookup::Found(b) = found else { panic!("expected a baseline, got {found:?}") };
+    assert_eq!(b.info.source, "github:520");
+    assert_eq!(b.info.conclusion.as_deref(), Some("failure"));
+    assert_eq!(b.info.commits_behind, 0);
 }
 
 #[tokio::test]

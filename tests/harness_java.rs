@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use assert_cmd::Command;
 use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
@@ -152,8 +151,7 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
 #[test]
 fn detect_json_for_java_fixtures() {
     for (name, tool) in [("maven-mixed", "maven"), ("gradle-reports", "gradle")] {
-        let output =
-            Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
+        let output = fcorr_bin().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
         assert_eq!(output.status.code(), Some(0));
         let json: Value = serde_json::from_slice(&output.stdout).unwrap();
         let best = &json["best"];

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use assert_cmd::Command;
 use fcorr::model::{PhaseKind, PhaseStatus, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
@@ -182,8 +181,7 @@ fn detect_json_lists_markers_confidence_and_package_manager() {
         ("js-ts-build-fail", "node --test", "TypeScript"),
     ];
     for (name, framework, language) in cases {
-        let output =
-            Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
+        let output = fcorr_bin().arg("detect").arg(fixture(name)).arg("--json").output().unwrap();
         assert_eq!(output.status.code(), Some(0), "{name}");
         let json: Value = serde_json::from_slice(&output.stdout).unwrap();
         let best = &json["best"];
@@ -197,16 +195,10 @@ fn detect_json_lists_markers_confidence_and_package_manager() {
         assert!(markers.iter().any(|m| m.starts_with("scripts.test")), "{name}: {markers:?}");
         assert!(json["problem"].is_null(), "{name}");
     }
-    let output = Command::cargo_bin("fcorr")
-        .unwrap()
-        .arg("detect")
-        .arg(fixture("js-bad-package-json"))
-        .arg("--json")
-        .output()
-        .unwrap();
+    let output = fcorr_bin().arg("detect").arg(fixture("js-bad-package-json")).arg("--json").output().unwrap();
     let json: Value = serde_json::from_slice(&output.stdout).unwrap();
     assert!(json["problem"].as_str().unwrap().contains("line 10"), "{json}");
-    let text = Command::cargo_bin("fcorr").unwrap().arg("detect").arg(fixture("js-jest")).output().unwrap();
+    let text = fcorr_bin().arg("detect").arg(fixture("js-jest")).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("JavaScript / jest") && text.contains("package manager: npm"), "{text}");
 }

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Suite, SuiteStatus};
+use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
 use serde_json::Value;
 
 mod support;
@@ -210,4 +210,135 @@ fn py_hang_times_out_and_kills_the_whole_process_group() {
         return;
     }
     panic!("in three attempts pytest never reached the hanging test within the 3 s timeout");
+}
+
+/// `fcorr run` on a copy of a fixture at a new path, as a fresh CI checkout would be.
+fn run_copy(name: &str, env: &[(&str, &str)], config: Option<&str>) -> (tempfile::TempDir, Run, i32) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join(name);
+    copy_project(&fixture(name), &project);
+    let out = dir.path().join("out");
+    let mut cmd = fcorr();
+    cmd.current_dir(dir.path()).arg("run");
+    if let Some(config) = config {
+        std::fs::write(dir.path().join("fcorr.toml"), config).unwrap();
+        cmd.args(["--config", "fcorr.toml"]);
+    } else {
+        cmd.arg(&project);
+    }
+    cmd.arg("--out").arg(&out).arg("--json");
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let (run, code) = parse_run(&cmd.output().unwrap());
+    (dir, run, code)
+}
+
+#[test]
+fn py_groups_installs_pep735_groups_with_include_group_and_shares_the_venv_across_checkouts() {
+    let _guard = shared();
+    let want = expected("py-groups");
+    let (_first_dir, first, code) = run_copy("py-groups", &[], None);
+    let suite = &first.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    assert_cases(suite, &want["cases"]);
+    assert_counts(suite, &want["counts"]);
+    let detection = suite.detection.as_ref().unwrap();
+    assert!(detection.markers.iter().any(|m| m == "pyproject.toml: [tool.pytest]"), "{:?}", detection.markers);
+    assert!(
+        detection.markers.iter().any(|m| m == "test dependencies: pyproject.toml [dependency-groups] tests"),
+        "{:?}",
+        detection.markers
+    );
+
+    // A second checkout at another path: same dependencies, so the same virtualenv; only the
+    // project itself is linked in again, never a full reinstall.
+    let (_second_dir, second, code) = run_copy("py-groups", &[], None);
+    let again = &second.suites[0];
+    assert_eq!((again.status, code), (SuiteStatus::Passed, 0), "{again:#?}");
+    assert_counts(again, &want["counts"]);
+    let python = |s: &Suite| phase(s, PhaseKind::Test).command.split(' ').next().unwrap().to_string();
+    assert_eq!(python(again), python(suite));
+    let install = phase(again, PhaseKind::Install);
+    assert!(install.command.contains("--no-deps -e ."), "{install:#?}");
+    assert!(!install.command.contains("tomli-w"), "{install:#?}");
+}
+
+#[test]
+fn py_groups_installs_with_pip_when_asked() {
+    let _guard = shared();
+    let want = expected("py-groups");
+    let (_dir, run, code) = run_copy("py-groups", &[("FCORR_PYTHON_INSTALLER", "pip")], None);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    assert_counts(suite, &want["counts"]);
+    let command = &phase(suite, PhaseKind::Test).command;
+    let install = phase(suite, PhaseKind::Install);
+    if install.status != PhaseStatus::Skipped {
+        assert!(install.command.contains("-m pip install"), "{install:#?}");
+        assert!(!install.command.contains("uv pip"), "{install:#?}");
+    }
+    assert!(command.contains("fcorr-test-cache/venvs/"), "{command}");
+}
+
+#[test]
+fn py_collect_error_is_an_error_case_that_names_the_missing_module() {
+    let _guard = shared();
+    let want = expected("py-collect-error");
+    let (run, code) = run("py-collect-error");
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_counts(suite, &want["counts"]);
+    assert_eq!(suite.counts.failed, 0, "a collection error is an error, not a failure");
+    let case = &suite.cases[0];
+    assert_eq!(case.status, CaseStatus::Error);
+    assert_eq!(
+        case.message.as_deref(),
+        Some(
+            "tests/test_render.py could not be collected: ModuleNotFoundError: No module named \
+             'fcorr_fixture_missing_renderer'"
+        )
+    );
+    assert_eq!((case.file.as_deref(), case.line), (Some("tests/test_render.py"), Some(2)));
+}
+
+#[test]
+fn py_conftest_error_says_which_module_is_missing_and_where_fcorr_looked() {
+    let _guard = shared();
+    let want = expected("py-conftest-error");
+    assert!(want["counts"].is_null());
+    let (run, code) = run("py-conftest-error");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Error, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(
+        error.message,
+        "pytest could not import tests/conftest.py (exit 4), so no test ran: ModuleNotFoundError: No module named \
+         'fcorr_fixture_missing_plugin'"
+    );
+    let hint = error.hint.as_deref().unwrap();
+    assert!(hint.contains("provides `fcorr_fixture_missing_plugin`"), "{hint}");
+    assert!(hint.contains("[dependency-groups]") && hint.contains("requirements*.txt"), "{hint}");
+    assert!(hint.contains("installed pyproject.toml [project.optional-dependencies] test"), "{hint}");
+}
+
+#[test]
+fn overriding_only_the_install_command_installs_into_fcorrs_virtualenv() {
+    let _guard = shared();
+    let want = expected("py-pass");
+    // A plain `pip install` as a user writes it: with the venv first on PATH it lands there.
+    let config = "[[suite]]\nname = \"calc\"\npath = \"py-pass\"\n\
+                  commands = { install = \"pip install pytest && python -c 'import sys; print(\\\"prefix\\\", sys.prefix)'\" }\n";
+    let (_dir, run, code) = run_copy("py-pass", &[], Some(config));
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    assert_counts(suite, &want["counts"]);
+    let install = phase(suite, PhaseKind::Install);
+    assert!(install.command.contains("pip install pytest"), "{install:#?}");
+    // The override's `python` (and so its `pip`) is the virtualenv's, the one the tests run with.
+    let test_python = phase(suite, PhaseKind::Test).command.split(' ').next().unwrap().to_string();
+    let venv = test_python.trim_end_matches("/bin/python");
+    assert!(install.log_tail.contains(&format!("prefix {venv}")), "{venv}: {}", install.log_tail);
 }

@@ -5,6 +5,7 @@
 //! deserializer and Python's `junitparser`; CTRF output is validated against the CTRF schema.
 
 mod report_support;
+mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
@@ -19,7 +20,7 @@ fn repo() -> PathBuf {
 }
 
 fn fcorr() -> Command {
-    let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    let mut cmd = support::fcorr_bin();
     cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
     cmd
 }
@@ -340,5 +341,59 @@ fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
     let names: Vec<&str> = back.test_suites[0].test_cases.iter().map(|t| t.name.as_str()).collect();
     for name in report_support::HOSTILE {
         assert!(names.contains(name), "{name:?} survives XML escaping: {names:?}");
+    }
+}
+
+/// Replaces every match of `pattern` by `~` of the same width, so masked tables keep their
+/// alignment and a snapshot shows where a time was without depending on it.
+fn mask(text: &str, pattern: &str) -> String {
+    let re = regex::Regex::new(pattern).unwrap();
+    re.replace_all(text, |c: &regex::Captures| "~".repeat(c[0].chars().count())).into_owned()
+}
+
+/// The CTRF document with its time- and id-derived values replaced by placeholders.
+fn masked_ctrf(run: &Run) -> Value {
+    fn walk(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                for (key, v) in map.iter_mut() {
+                    let masked = ["start", "stop", "duration", "durationMs", "timestamp", "reportId"];
+                    if masked.contains(&key.as_str()) && !v.is_null() {
+                        *v = Value::String(format!("[{key}]"));
+                    } else {
+                        walk(v);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    let mut doc = serde_json::to_value(fcorr::report::ctrf::build(run, &ReportEnv::default())).unwrap();
+    walk(&mut doc);
+    doc
+}
+
+/// The terminal table and verdict, JUnit and CTRF of every shared scenario, next to the
+/// Markdown snapshots: a change to any of them shows up as a reviewed diff. Times and report
+/// ids are masked (the scenarios fix them, but a renderer that read the clock must not flap).
+#[test]
+fn snapshots_of_terminal_junit_and_ctrf() {
+    let duration = r"\b\d+(\.\d+)?(ms|s)\b|\b\d+m\d{2}s\b";
+    for (name, run) in report_support::scenarios() {
+        let terminal = format!(
+            "{}\n{}",
+            fcorr::report::terminal::render_table(&run, false),
+            fcorr::report::terminal::render_verdict(&run, false)
+        );
+        insta::assert_snapshot!(format!("terminal_{name}"), mask(&terminal, duration));
+        let junit =
+            String::from_utf8(fcorr::report::junit::JunitXml.render(&run, &ReportEnv::default()).unwrap()).unwrap();
+        let junit = mask(
+            &mask(&junit, r#"(?:timestamp|time)="[^"]*""#),
+            r#"<property name="[^"]*(?:time|duration)[^"]*" value="[^"]*"/>"#,
+        );
+        insta::assert_snapshot!(format!("junit_{name}"), junit);
+        insta::assert_json_snapshot!(format!("ctrf_{name}"), masked_ctrf(&run));
     }
 }

@@ -52,6 +52,11 @@ fn comment_names_the_baseline_or_its_absence() {
     assert!(new_failures < fixed);
     let stale = render_comment(&with_comparison(3), &env()).unwrap();
     assert!(stale.contains("stale baseline**: 3 commits behind"), "{stale}");
+    assert!(!fresh.contains("baseline run itself"), "a green baseline run is not called out");
+    let mut red = with_comparison(0);
+    red.comparison.as_mut().unwrap().baseline.conclusion = Some("failure".into());
+    let red = render_comment(&red, &env()).unwrap();
+    assert!(red.contains("the baseline run itself ended in `failure`"), "{red}");
 }
 
 #[test]

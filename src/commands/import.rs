@@ -94,7 +94,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let parse_time = parse_started.elapsed();
     let parse_cpu = cpu_seconds() - parse_cpu_started;
     for suite in &suites {
-        for diagnostic in suite.diagnostics.iter().filter(|d| d.source == "collect") {
+        for diagnostic in suite.diagnostics.iter().filter(|d| d.source == crate::model::DiagnosticSource::Collect) {
             let level = if diagnostic.severity == Severity::Error { "error" } else { "warning" };
             eprintln!("fcorr: {level}: {}", diagnostic.message);
         }

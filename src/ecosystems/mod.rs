@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Outcome};
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity};
+use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
 pub mod command;
 pub mod go;
@@ -97,17 +97,35 @@ pub struct PhasePlan {
     pub skip: Option<String>,
     /// Report files the test phase writes.
     pub reports: Vec<ReportSpec>,
+    /// When the user overrides this phase's commands (`commands.install`...): commands that still
+    /// run first, and environment the override runs with (e.g. the virtualenv to install into).
+    pub override_setup: Vec<CommandSpec>,
+    pub override_env: Vec<(String, String)>,
 }
 
 impl PhasePlan {
     /// A phase that runs the given commands.
     pub fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
-        PhasePlan { kind, commands, skip: None, reports: Vec::new() }
+        PhasePlan {
+            kind,
+            commands,
+            skip: None,
+            reports: Vec::new(),
+            override_setup: Vec::new(),
+            override_env: Vec::new(),
+        }
     }
 
     /// A phase that is skipped for the given reason.
     pub fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
-        PhasePlan { kind, commands: Vec::new(), skip: Some(reason.into()), reports: Vec::new() }
+        PhasePlan {
+            kind,
+            commands: Vec::new(),
+            skip: Some(reason.into()),
+            reports: Vec::new(),
+            override_setup: Vec::new(),
+            override_env: Vec::new(),
+        }
     }
 
     /// Declares the report files the phase writes.
@@ -138,12 +156,15 @@ pub struct Collected {
     /// reported zero tests. Without it, zero cases is an error rather than "no tests".
     pub ran: bool,
     pub diagnostics: Vec<Diagnostic>,
+    /// Why no results exist, when the ecosystem can tell better than "no parsable report"
+    /// (e.g. pytest could not import a conftest). Used only when no case was collected.
+    pub error: Option<SuiteError>,
 }
 
 impl Collected {
     /// Nothing collected and no evidence of a run.
     pub fn nothing() -> Collected {
-        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new() }
+        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new(), error: None }
     }
 }
 

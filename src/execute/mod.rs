@@ -357,13 +357,18 @@ fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path)
     ];
     for (kind, script) in overrides {
         let Some(script) = script else { continue };
-        let replacement = PhasePlan::run(kind, vec![CommandSpec::shell(script, root)]);
+        let mut user = CommandSpec::shell(script, root);
         match phases.iter_mut().find(|p| p.kind == kind) {
             Some(existing) => {
+                // The ecosystem's setup (e.g. the virtualenv) still runs, and the override
+                // inherits its environment, so an overridden install lands where tests look.
+                user.env = std::mem::take(&mut existing.override_env);
+                let mut commands = std::mem::take(&mut existing.override_setup);
+                commands.push(user);
                 let reports = std::mem::take(&mut existing.reports);
-                *existing = replacement.with_reports(reports);
+                *existing = PhasePlan::run(kind, commands).with_reports(reports);
             }
-            None => phases.push(replacement),
+            None => phases.push(PhasePlan::run(kind, vec![user])),
         }
     }
     if !plan.reports.is_empty()
@@ -488,7 +493,10 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         return;
     }
     if counts.total == 0 {
-        if collected.ran {
+        if let Some(error) = collected.error {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(error);
+        } else if collected.ran {
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
@@ -516,7 +524,7 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         if exit_code == Some(0) {
             suite.diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
-                source: "collect".into(),
+                source: crate::model::DiagnosticSource::Collect,
                 message: "the test command exited 0 although failures were reported".into(),
                 file: None,
                 line: None,
@@ -563,6 +571,7 @@ mod tests {
             source: ResultsSource::Report { format: "junit".into(), files: vec!["r.xml".into()] },
             ran,
             diagnostics: Vec::new(),
+            error: None,
         }
     }
 

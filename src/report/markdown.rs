@@ -472,6 +472,8 @@ struct BaselineView<'a> {
     commits_behind: u32,
     fresh: bool,
     stale: bool,
+    /// The baseline run's conclusion when it was not `success` (`failure`, `cancelled`…).
+    red_conclusion: Option<&'a str>,
 }
 
 /// Number of case changes of each kind.
@@ -543,6 +545,7 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
             commits_behind: c.baseline.commits_behind,
             fresh: c.baseline.is_fresh(),
             stale: !c.baseline.is_fresh(),
+            red_conclusion: c.baseline.conclusion.as_deref().filter(|c| *c != "success"),
         },
         score_delta: c.score_delta,
         pass_rate_delta: c.pass_rate_delta,

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::SuiteSite;
 use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
-use crate::model::{Case, CaseStatus, ResultsSource, Suite, SuiteKind, SuiteStatus};
+use crate::model::{Case, CaseStatus, Suite, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 
@@ -81,8 +81,7 @@ impl SuiteRunner for Echo {
             .iter()
             .map(|(name, status)| Case { name: name.clone(), status: *status, ..Case::default() })
             .collect();
-        let collected =
-            Collected { cases, source: ResultsSource::None, ran: !plan.cases.is_empty(), diagnostics: Vec::new() };
+        let collected = Collected { cases, ran: !plan.cases.is_empty(), ..Collected::nothing() };
         crate::execute::apply_collected(&mut result, collected, None);
         result
     }

@@ -242,6 +242,7 @@ pub fn with_comparison(commits_behind: u32) -> Run {
             url: Some("https://github.com/acme/app/actions/runs/987654".into()),
             started_at: Some("2026-11-21T09:00:00Z".into()),
             commits_behind,
+            conclusion: Some("success".into()),
         },
         score_delta: Some(-50.0),
         pass_rate_delta: Some(-28.57),

@@ -26,9 +26,33 @@ pub fn expected(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
 }
 
-/// The fcorr binary with the shared test cache, so virtualenvs are made once per machine.
+/// Names of the `GITHUB_*` variables in the test's own environment.
+///
+/// fcorr changes what it does when it sees them (step summary, outputs, annotations, the
+/// GitHub API), so tests run on GitHub Actions would otherwise test another path than tests run
+/// anywhere else, and could write into the real job's summary. Tests that mean to exercise that
+/// path set the variables they need explicitly, after this removal.
+pub fn github_vars() -> Vec<String> {
+    std::env::vars_os().filter_map(|(key, _)| key.into_string().ok()).filter(|key| key.starts_with("GITHUB_")).collect()
+}
+
+/// The fcorr binary (assert_cmd's `Command`) without the `GITHUB_*` variables of the test's
+/// environment.
+pub fn fcorr_bin() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("fcorr").unwrap();
+    for key in github_vars() {
+        cmd.env_remove(key);
+    }
+    cmd
+}
+
+/// The fcorr binary with the shared test cache, so virtualenvs are made once per machine, and
+/// without the `GITHUB_*` variables of the test's environment.
 pub fn fcorr() -> Command {
     let mut cmd = Command::cargo_bin("fcorr").unwrap();
+    for key in github_vars() {
+        cmd.env_remove(key);
+    }
     cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
     cmd
 }

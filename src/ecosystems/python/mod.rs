@@ -1,34 +1,32 @@
 //! Python projects: pytest (or unittest, run through pytest) in an isolated, cached virtualenv.
 //!
-//! Install creates `<cache>/venvs/<hash>` once per project and dependency set and marks it
-//! complete; build is an in-memory compile of every `.py` file (a syntax gate); test runs pytest with a JUnit report.
+//! Detection and the phase plan live here; [`deps`] reads what the tests need, [`install`] puts
+//! it into a virtualenv shared by every checkout with the same dependencies, build is an
+//! in-memory compile of every `.py` file (a syntax gate), and test runs pytest with a JUnit report.
 
-use std::path::{Path, PathBuf};
+mod deps;
+mod install;
+mod messages;
+
+use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
-use sha2::{Digest, Sha256};
 
 use super::{Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Exit};
 use crate::model::{Case, CaseStatus, Detection, Diagnostic, PhaseKind, Severity};
+use deps::REQUIREMENT_FILES;
+use install::{COMPLETE_MARKER, InstallPlan, Installer, Interpreter, PROJECT_MARKER};
 
 /// pytest / unittest projects.
 pub struct Python;
 
-/// Name of the file that marks a virtualenv as completely installed; it holds the hash.
-const COMPLETE_MARKER: &str = ".fcorr-complete";
-/// Requirement files installed with `pip install -r`, in this order.
-const REQUIREMENT_FILES: &[&str] = &[
-    "requirements.txt",
-    "requirements-dev.txt",
-    "requirements-test.txt",
-    "test-requirements.txt",
-    "dev-requirements.txt",
-];
-/// Optional-dependency groups that hold test tools.
-const TEST_EXTRAS: &[&str] = &["test", "tests", "testing", "dev"];
+/// The interpreter virtualenvs are made from.
+const BASE_PYTHON: &str = "python3";
+/// pytest's exit code for a usage error, including a conftest that cannot be imported.
+const PYTEST_USAGE_ERROR: i32 = 4;
 /// The syntax gate: compiles every file (or every `.py` below a directory) in memory, so no
 /// bytecode is written, and reports failures in `compileall`'s format (read by
 /// `compile_diagnostics`).
@@ -81,6 +79,11 @@ impl Ecosystem for Python {
             collected.cases = cases_from_progress(&ctx.outcome.output);
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
+        messages::explain_collection_errors(&mut collected.cases, ctx.root);
+        if collected.cases.is_empty() && ctx.outcome.exit == Exit::Code(PYTEST_USAGE_ERROR) {
+            collected.error = Some(messages::usage_error(&ctx.outcome.output, ctx.root, &dependency_search(ctx.root)));
+            collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
+        }
         collected
     }
 
@@ -127,57 +130,27 @@ impl Manifest {
         self.pyproject.as_ref()?.get("project")?.as_table()
     }
 
-    /// `[project] dependencies`.
-    fn dependencies(&self) -> Vec<String> {
-        strings(self.project().and_then(|p| p.get("dependencies")))
-    }
-
-    /// Requirements of the test-ish optional-dependency groups, with the group names.
-    fn test_extras(&self) -> (Vec<String>, Vec<String>) {
-        let Some(optional) = self.project().and_then(|p| p.get("optional-dependencies")).and_then(|o| o.as_table())
-        else {
-            return (Vec::new(), Vec::new());
-        };
-        let mut names = Vec::new();
-        let mut requirements = Vec::new();
-        for extra in TEST_EXTRAS {
-            if let Some(value) = optional.get(*extra) {
-                names.push(extra.to_string());
-                requirements.extend(strings(Some(value)));
-            }
-        }
-        (names, requirements)
-    }
-
-    fn has_pytest_config(&self) -> bool {
-        self.pyproject
-            .as_ref()
-            .and_then(|t| t.get("tool"))
-            .and_then(|t| t.get("pytest"))
-            .and_then(|t| t.get("ini_options"))
-            .is_some()
+    /// Which pytest configuration table `pyproject.toml` has: `[tool.pytest.ini_options]`, or
+    /// pytest 9's native `[tool.pytest]`.
+    fn pytest_table(&self) -> Option<&'static str> {
+        let pytest = self.pyproject.as_ref()?.get("tool")?.get("pytest")?.as_table()?;
+        Some(if pytest.contains_key("ini_options") { "[tool.pytest.ini_options]" } else { "[tool.pytest]" })
     }
 
     fn has_build_system(&self) -> bool {
         self.pyproject.as_ref().is_some_and(|t| t.contains_key("build-system"))
     }
+
+    fn test_deps(&self, files: &ProjectFiles) -> deps::TestDeps {
+        deps::read(files, self.pyproject.as_ref())
+    }
 }
 
-fn strings(value: Option<&toml::Value>) -> Vec<String> {
-    value
-        .and_then(|v| v.as_array())
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_string)).collect())
-        .unwrap_or_default()
-}
-
-/// True when a requirement string names pytest itself (`pytest`, `pytest>=8`, `pytest[extra]`).
-fn is_pytest_requirement(req: &str) -> bool {
-    let name: String = req.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').collect();
-    name.eq_ignore_ascii_case("pytest")
-}
-
-fn requirement_lines(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty())
+/// Where the project's test dependencies were looked for and found (for exit-4 hints).
+fn dependency_search(root: &Path) -> messages::DependencySearch {
+    let Ok(files) = ProjectFiles::scan(root) else { return messages::DependencySearch::default() };
+    let deps = Manifest::read(&files).test_deps(&files);
+    messages::DependencySearch { looked: deps.looked, found: deps.found }
 }
 
 fn ini_has_section(files: &ProjectFiles, file: &str, section: &str) -> bool {
@@ -205,8 +178,8 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
     if files.has("pyproject.toml") {
         packaging = true;
         markers.push("pyproject.toml".into());
-        if manifest.has_pytest_config() {
-            markers.push("pyproject.toml: [tool.pytest.ini_options]".into());
+        if let Some(table) = manifest.pytest_table() {
+            markers.push(format!("pyproject.toml: {table}"));
             pytest_evidence = pytest_evidence.max(0.95);
         }
     }
@@ -231,18 +204,17 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         markers.push("conftest.py".into());
         pytest_evidence = pytest_evidence.max(0.9);
     }
-    let mut declared: Vec<String> = manifest.dependencies();
-    declared.extend(manifest.test_extras().1);
+    let test_deps = manifest.test_deps(files);
     for file in REQUIREMENT_FILES {
         if files.has(file) {
             packaging = true;
             markers.push((*file).into());
-            if let Some(text) = files.read(file) {
-                declared.extend(requirement_lines(&text).map(str::to_string));
-            }
         }
     }
-    if declared.iter().any(|r| is_pytest_requirement(r)) {
+    for source in test_deps.found.iter().filter(|f| f.starts_with("pyproject.toml")) {
+        markers.push(format!("test dependencies: {source}"));
+    }
+    if test_deps.declares_pytest {
         markers.push("pytest in declared dependencies".into());
         pytest_evidence = pytest_evidence.max(0.9);
     }
@@ -293,32 +265,6 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
     })
 }
 
-/// The virtualenv for a project: keyed by its path and the contents of its dependency files.
-fn venv_dir(root: &Path, files: &ProjectFiles, cache_dir: &Path) -> (PathBuf, String) {
-    let mut hasher = Sha256::new();
-    hasher.update(root.to_string_lossy().as_bytes());
-    hasher.update([0u8]);
-    let inputs = ["pyproject.toml", "setup.py", "setup.cfg"].iter().chain(REQUIREMENT_FILES);
-    for file in inputs {
-        if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
-            hasher.update(file.as_bytes());
-            hasher.update([0u8]);
-            hasher.update(text.as_bytes());
-            hasher.update([0u8]);
-        }
-    }
-    let hash = hex::encode(&hasher.finalize()[..8]);
-    (cache_dir.join("venvs").join(&hash), hash)
-}
-
-fn venv_python(venv: &Path) -> PathBuf {
-    venv.join("bin").join("python")
-}
-
-fn is_complete(venv: &Path, hash: &str) -> bool {
-    std::fs::read_to_string(venv.join(COMPLETE_MARKER)).is_ok_and(|t| t.trim() == hash)
-}
-
 fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
     let files = ctx.files;
     let root = ctx.root;
@@ -326,10 +272,36 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
     if let Some(problem) = manifest.problem {
         return Err(problem);
     }
-    let (venv, hash) = venv_dir(root, files, ctx.cache_dir);
-    let complete = is_complete(&venv, &hash);
-    let python_in_venv = venv_python(&venv).to_string_lossy().into_owned();
-    let env = vec![
+    let test_deps = manifest.test_deps(files);
+    if let Some(problem) = test_deps.problems.first() {
+        return Err(format!("{}: {problem}", root.join("pyproject.toml").display()));
+    }
+    let preference = install::Preference::from_env()?;
+    let installable_project = manifest.project().is_some()
+        && (!test_deps.dependencies.is_empty() || manifest.has_build_system())
+        || files.has("setup.py");
+    let interpreter = Interpreter::probe(BASE_PYTHON, root);
+    let stamp = install::project_stamp(root, files);
+
+    // The key depends on the installer, which may have to be installed itself; first look for a
+    // finished venv made by whichever installer is at hand without downloading anything.
+    let (mut installer, _) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, false)?;
+    let mut key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
+    let mut venv = ctx.cache_dir.join("venvs").join(&key);
+    let mut fallback_note = None;
+    let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
+    if ctx.install && !complete && installer == Installer::Pip && preference != install::Preference::Pip {
+        let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
+        installer = chosen;
+        fallback_note = note;
+        key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
+        venv = ctx.cache_dir.join("venvs").join(&key);
+    }
+    let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
+    let linked = !installable_project || install::marker_is(&venv, PROJECT_MARKER, &stamp);
+    let python_in_venv = install::venv_python(&venv).to_string_lossy().into_owned();
+
+    let mut env = vec![
         ("PIP_DISABLE_PIP_VERSION_CHECK".to_string(), "1".to_string()),
         ("PIP_NO_INPUT".to_string(), "1".to_string()),
         // Progress must reach the pipe as it happens: a killed process never flushes its buffers.
@@ -339,77 +311,69 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
         // it also hides the installed packages' bytecode: pytest recompiled itself on every run,
         // about a second each time.)
         ("PYTHONDONTWRITEBYTECODE".to_string(), "1".to_string()),
+        // uv must use this machine's interpreter, never download one.
+        ("UV_PYTHON_DOWNLOADS".to_string(), "never".to_string()),
+        ("UV_NO_PROGRESS".to_string(), "1".to_string()),
+        // pip writes bytecode at install time, uv only when asked; without it (and with
+        // PYTHONDONTWRITEBYTECODE) every test run would compile pytest and the dependencies again.
+        ("UV_COMPILE_BYTECODE".to_string(), "1".to_string()),
     ];
+    // uv does not read pip's index settings; carry them over so a mirror keeps working.
+    for (pip, uv) in [("PIP_INDEX_URL", "UV_INDEX_URL"), ("PIP_EXTRA_INDEX_URL", "UV_EXTRA_INDEX_URL")] {
+        if let (Ok(value), Err(_)) = (std::env::var(pip), std::env::var(uv)) {
+            env.push((uv.to_string(), value));
+        }
+    }
     let with_env = |mut spec: CommandSpec| {
         spec.env = env.clone();
         spec
     };
+    let install_plan = InstallPlan {
+        installer: &installer,
+        base_python: BASE_PYTHON,
+        venv: &venv,
+        root,
+        deps: &test_deps,
+        installable_project,
+        env: &env,
+    };
 
-    let (install, python) = if !ctx.install {
+    let (mut install, python) = if !ctx.install {
         // Without installing, use what is already there: our venv, the project's own, or python3.
         let python = if complete {
             python_in_venv.clone()
         } else if root.join(".venv/bin/python").is_file() {
             root.join(".venv/bin/python").to_string_lossy().into_owned()
         } else {
-            "python3".to_string()
+            BASE_PYTHON.to_string()
         };
         (PhasePlan::skipped(PhaseKind::Install, "--no-install"), python)
+    } else if complete && linked {
+        let note = format!("dependencies up to date (virtualenv {} already installed)", venv.display());
+        (PhasePlan::skipped(PhaseKind::Install, note), python_in_venv.clone())
     } else if complete {
-        (
-            PhasePlan::skipped(
-                PhaseKind::Install,
-                format!("dependencies up to date (virtualenv {} already installed)", venv.display()),
-            ),
-            python_in_venv.clone(),
-        )
+        (PhasePlan::run(PhaseKind::Install, install_plan.relink(&stamp)), python_in_venv.clone())
     } else {
-        let venv_arg = venv.to_string_lossy().into_owned();
-        let py = python_in_venv.as_str();
-        // A venv left by a failed install is reused (pip finishes the job) unless it is broken.
         let mut commands = Vec::new();
-        if !(venv_python(&venv).is_file() && venv.join("pyvenv.cfg").is_file()) {
-            commands.push(with_env(CommandSpec::new("python3", &["-m", "venv", "--clear", &venv_arg], root)));
+        if let Some(note) = &fallback_note {
+            // Said in the install log, where a reader looks for why pip ran.
+            commands.push(with_env(CommandSpec::new(
+                BASE_PYTHON,
+                &["-c", "import sys; print(sys.argv[1])", note],
+                root,
+            )));
         }
-        let mut declared: Vec<String> = Vec::new();
-        for file in REQUIREMENT_FILES {
-            if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
-                declared.extend(requirement_lines(&text).map(str::to_string));
-                // An empty requirements file installs nothing; skip the pip start-up.
-                if requirement_lines(&text).next().is_some() {
-                    commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "-r", file], root)));
-                }
-            }
-        }
-        let dependencies = manifest.dependencies();
-        let (extras, extra_requirements) = manifest.test_extras();
-        declared.extend(dependencies.iter().cloned());
-        declared.extend(extra_requirements.iter().cloned());
-        let installable_project = manifest.project().is_some()
-            && (!dependencies.is_empty() || manifest.has_build_system())
-            || files.has("setup.py");
-        if installable_project {
-            // The project itself, editable, with its test extras: imports resolve like in development.
-            let target = if extras.is_empty() { ".".to_string() } else { format!(".[{}]", extras.join(",")) };
-            commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "-e", &target], root)));
-        } else if !extra_requirements.is_empty() {
-            // Nothing to build: install the test extras' requirements directly.
-            let mut args = vec!["-m", "pip", "install"];
-            args.extend(extra_requirements.iter().map(String::as_str));
-            commands.push(with_env(CommandSpec::new(py, &args, root)));
-        }
-        if !declared.iter().any(|r| is_pytest_requirement(r)) {
-            commands.push(with_env(CommandSpec::new(py, &["-m", "pip", "install", "pytest"], root)));
-        }
-        // Last: only a complete install is marked, so a failed one is retried next time.
-        let marker = venv.join(COMPLETE_MARKER).to_string_lossy().into_owned();
-        commands.push(with_env(CommandSpec::new(
-            py,
-            &["-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", &marker, &hash],
-            root,
-        )));
+        commands.extend(install_plan.full(&key, &stamp));
         (PhasePlan::run(PhaseKind::Install, commands), python_in_venv.clone())
     };
+    // A user's `commands.install` runs with this venv first on PATH, after making sure it exists.
+    if ctx.install {
+        install.override_setup = vec![install_plan.override_setup()];
+        install.override_env = env.clone();
+        let path = std::env::var("PATH").unwrap_or_default();
+        let bin = venv.join("bin").to_string_lossy().into_owned();
+        install.override_env.push(("PATH".into(), if path.is_empty() { bin } else { format!("{bin}:{path}") }));
+    }
 
     let sources: Vec<&str> = files.files.iter().map(String::as_str).filter(|f| f.ends_with(".py")).collect();
     let build = if sources.is_empty() {
@@ -524,7 +488,8 @@ fn compile_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 mod tests {
     use super::*;
 
-    fn files_of(entries: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
+    /// A scratch project with these files (shared by the python modules' tests).
+    pub(super) fn files_of(entries: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
         let dir = tempfile::tempdir().unwrap();
         for (path, text) in entries {
             let full = dir.path().join(path);

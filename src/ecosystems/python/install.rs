@@ -1,0 +1,447 @@
+//! Installing a Python project's test dependencies into a cached virtualenv, with uv or pip.
+//!
+//! The virtualenv is keyed by the interpreter and what is installed (dependency declarations,
+//! requirement files, lockfiles), never by the project's path, so every checkout of the same
+//! project shares it; the project itself is linked in editable mode per checkout.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use sha2::{Digest, Sha256};
+
+use super::super::ProjectFiles;
+use super::deps::{self, TestDeps};
+use crate::execute::process::{self, CommandSpec, Exit};
+
+/// uv version fcorr installs from PyPI when none is on `PATH` (tested with this one).
+pub(crate) const UV_VERSION: &str = "0.13.9";
+/// File in the virtualenv marking its dependencies as completely installed; it holds the key.
+pub(crate) const COMPLETE_MARKER: &str = ".fcorr-complete";
+/// File in the virtualenv naming the checkout linked into it (editable) and that checkout's hash.
+pub(crate) const PROJECT_MARKER: &str = ".fcorr-project";
+/// Version of what fcorr puts into a venv; part of the key so older venvs are not reused.
+const CACHE_LAYOUT: &str = "2";
+/// How long installing uv itself may take before fcorr falls back to pip.
+const UV_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// The tool that installs packages into the virtualenv.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Installer {
+    /// `uv pip install --python <venv>`: one resolver run, parallel downloads, a global cache.
+    Uv(PathBuf),
+    /// `<venv>/bin/python -m pip install`.
+    Pip,
+}
+
+impl Installer {
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            Installer::Uv(_) => "uv",
+            Installer::Pip => "pip",
+        }
+    }
+}
+
+/// Which installer `FCORR_PYTHON_INSTALLER` asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Preference {
+    Auto,
+    Uv,
+    Pip,
+}
+
+impl Preference {
+    pub(crate) fn from_env() -> Result<Preference, String> {
+        Preference::parse(std::env::var("FCORR_PYTHON_INSTALLER").ok().as_deref())
+    }
+
+    fn parse(value: Option<&str>) -> Result<Preference, String> {
+        match value.map(str::trim) {
+            None | Some("" | "auto") => Ok(Preference::Auto),
+            Some("uv") => Ok(Preference::Uv),
+            Some("pip") => Ok(Preference::Pip),
+            Some(other) => Err(format!("FCORR_PYTHON_INSTALLER={other} is not one of auto, uv, pip")),
+        }
+    }
+}
+
+/// Finds uv: `FCORR_UV`, then `uv` on `PATH`, then fcorr's tool cache.
+fn find_uv(cache_dir: &Path) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("FCORR_UV").map(PathBuf::from) {
+        return path.is_file().then_some(path);
+    }
+    let on_path = std::env::var_os("PATH")
+        .map(|paths| std::env::split_paths(&paths).map(|p| p.join("uv")).find(|p| p.is_file()))
+        .unwrap_or_default();
+    on_path.or_else(|| Some(uv_in_cache(cache_dir)).filter(|p| p.is_file()))
+}
+
+fn uv_tool_dir(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("tools").join(format!("uv-{UV_VERSION}"))
+}
+
+fn uv_in_cache(cache_dir: &Path) -> PathBuf {
+    uv_tool_dir(cache_dir).join("bin").join("uv")
+}
+
+/// Installs uv from PyPI into the tool cache (`pip install --target`, then an atomic rename so
+/// concurrent suites never see half a tool). On failure, says why in one line.
+fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, String> {
+    let final_dir = uv_tool_dir(cache_dir);
+    let staging = cache_dir.join("tools").join(format!(".uv-{UV_VERSION}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    std::fs::create_dir_all(&staging).map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+    let target = staging.to_string_lossy().into_owned();
+    let requirement = format!("uv=={UV_VERSION}");
+    let mut spec = CommandSpec::new(
+        python,
+        &[
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-input",
+            "--target",
+            &target,
+            &requirement,
+        ],
+        cache_dir,
+    );
+    spec.env.push(("PIP_NO_INPUT".into(), "1".into()));
+    let outcome = process::run(&spec, UV_BOOTSTRAP_TIMEOUT, process::DEFAULT_GRACE, &process::null_log());
+    let binary = staging.join("bin").join("uv");
+    if !outcome.exit.success() || !binary.is_file() {
+        let _ = std::fs::remove_dir_all(&staging);
+        let why = match outcome.exit {
+            Exit::Code(code) => {
+                let last = outcome.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                format!("`{}` exited with code {code}: {last}", spec.display())
+            }
+            other => format!("`{}` ended with {other:?}", spec.display()),
+        };
+        return Err(why);
+    }
+    // Another suite may have won the race; its copy is as good as ours.
+    if std::fs::rename(&staging, &final_dir).is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    let installed = uv_in_cache(cache_dir);
+    if installed.is_file() { Ok(installed) } else { Err(format!("{} is missing after install", installed.display())) }
+}
+
+/// Picks the installer. `Ok((installer, note))`: the note says why pip was used when uv was
+/// wanted but not available.
+pub(crate) fn choose(
+    preference: Preference,
+    python: &str,
+    cache_dir: &Path,
+    may_download: bool,
+) -> Result<(Installer, Option<String>), String> {
+    if preference == Preference::Pip {
+        return Ok((Installer::Pip, None));
+    }
+    if let Some(uv) = find_uv(cache_dir) {
+        return Ok((Installer::Uv(uv), None));
+    }
+    if !may_download {
+        return Ok((Installer::Pip, None));
+    }
+    match bootstrap_uv(python, cache_dir) {
+        Ok(uv) => Ok((Installer::Uv(uv), None)),
+        Err(why) if preference == Preference::Uv => Err(format!(
+            "FCORR_PYTHON_INSTALLER=uv, but uv is not on PATH and could not be installed from PyPI: {why} \
+             (install uv, point FCORR_UV at it, or set FCORR_PYTHON_INSTALLER=pip)"
+        )),
+        Err(why) => Ok((Installer::Pip, Some(format!("uv could not be installed ({why}); installed with pip")))),
+    }
+}
+
+/// What the cache key depends on besides the declarations: the interpreter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Interpreter {
+    /// `sys.version`, `sys.executable` (resolved) and the machine, one per line.
+    pub identity: String,
+}
+
+impl Interpreter {
+    /// Asks `python` who it is; empty identity when it cannot be run (the install phase then
+    /// reports the missing interpreter as a missing tool).
+    pub(crate) fn probe(python: &str, cwd: &Path) -> Interpreter {
+        let script = "import os, platform, sys; print(sys.version); print(os.path.realpath(sys.executable)); \
+                      print(platform.machine())";
+        let spec = CommandSpec::new(python, &["-I", "-S", "-c", script], cwd);
+        let outcome = process::run(&spec, Duration::from_secs(30), process::DEFAULT_GRACE, &process::null_log());
+        let identity = if outcome.exit.success() { outcome.output.trim().to_string() } else { String::new() };
+        Interpreter { identity }
+    }
+}
+
+/// Parts of `pyproject.toml` that decide what gets installed (not, say, pytest's options).
+const PYPROJECT_INSTALL_KEYS: &[&[&str]] = &[
+    &["build-system"],
+    &["project", "dependencies"],
+    &["project", "optional-dependencies"],
+    &["project", "dynamic"],
+    &["dependency-groups"],
+    &["tool", "uv"],
+    &["tool", "pdm"],
+    &["tool", "hatch", "envs"],
+    &["tool", "setuptools", "dynamic"],
+    &["tool", "poetry"],
+];
+
+fn lookup<'a>(table: &'a toml::Table, path: &[&str]) -> Option<&'a toml::Value> {
+    let (first, rest) = path.split_first()?;
+    let mut value = table.get(*first)?;
+    for key in rest {
+        value = value.as_table()?.get(*key)?;
+    }
+    Some(value)
+}
+
+/// The dependency cache key: interpreter, installer, the install-relevant parts of
+/// `pyproject.toml`, and the contents of setup files, requirement files and lockfiles.
+pub(crate) fn dependency_key(
+    interpreter: &Interpreter,
+    installer: &Installer,
+    files: &ProjectFiles,
+    pyproject: Option<&toml::Table>,
+    test_deps: &TestDeps,
+) -> String {
+    let mut hasher = Sha256::new();
+    let mut feed = |label: &str, text: &str| {
+        hasher.update(label.as_bytes());
+        hasher.update([0u8]);
+        hasher.update(text.as_bytes());
+        hasher.update([0u8]);
+    };
+    // Bumped when what fcorr puts in a venv changes (e.g. bytecode compiled at install time).
+    feed("layout", CACHE_LAYOUT);
+    feed("interpreter", &interpreter.identity);
+    // A uv-made venv has no pip; the two kinds are not interchangeable.
+    feed("installer", installer.label());
+    if let Some(table) = pyproject {
+        for path in PYPROJECT_INSTALL_KEYS {
+            if let Some(value) = lookup(table, path) {
+                feed(&path.join("."), &value.to_string());
+            }
+        }
+    }
+    let mut inputs: Vec<String> = ["setup.py", "setup.cfg"].iter().map(|s| s.to_string()).collect();
+    inputs.extend(test_deps.requirement_files.iter().cloned());
+    inputs.extend(deps::LOCKFILES.iter().map(|s| s.to_string()));
+    for file in inputs {
+        if let Some(text) = files.has(&file).then(|| files.read(&file)).flatten() {
+            feed(&file, &text);
+        }
+    }
+    hex::encode(&hasher.finalize()[..8])
+}
+
+/// What the checkout linked into the venv must match: its path and its packaging files.
+pub(crate) fn project_stamp(root: &Path, files: &ProjectFiles) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(root.to_string_lossy().as_bytes());
+    for file in ["pyproject.toml", "setup.py", "setup.cfg"] {
+        if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
+            hasher.update([0u8]);
+            hasher.update(file.as_bytes());
+            hasher.update([0u8]);
+            hasher.update(text.as_bytes());
+        }
+    }
+    format!("{}\n{}", root.display(), hex::encode(&hasher.finalize()[..8]))
+}
+
+pub(crate) fn venv_python(venv: &Path) -> PathBuf {
+    venv.join("bin").join("python")
+}
+
+/// True when the file `marker` in the venv holds exactly `value`.
+pub(crate) fn marker_is(venv: &Path, marker: &str, value: &str) -> bool {
+    std::fs::read_to_string(venv.join(marker)).is_ok_and(|t| t.trim() == value.trim())
+}
+
+/// The install commands, given what is already in the venv.
+pub(crate) struct InstallPlan<'a> {
+    pub installer: &'a Installer,
+    /// The interpreter the venv is made from.
+    pub base_python: &'a str,
+    pub venv: &'a Path,
+    pub root: &'a Path,
+    pub deps: &'a TestDeps,
+    /// True when the project itself is installed (editable) rather than only its requirements.
+    pub installable_project: bool,
+    pub env: &'a [(String, String)],
+}
+
+impl InstallPlan<'_> {
+    fn command(&self, program: &str, args: &[&str]) -> CommandSpec {
+        let mut spec = CommandSpec::new(program, args, self.root);
+        spec.env = self.env.to_vec();
+        spec
+    }
+
+    /// `uv pip install --python <venv python>` or `<venv python> -m pip install`, then `args`.
+    fn install(&self, args: &[&str]) -> CommandSpec {
+        let py = venv_python(self.venv).to_string_lossy().into_owned();
+        match self.installer {
+            Installer::Uv(uv) => {
+                let mut all = vec!["pip", "install", "--python", py.as_str()];
+                all.extend_from_slice(args);
+                self.command(&uv.to_string_lossy(), &all)
+            }
+            Installer::Pip => {
+                let mut all = vec!["-m", "pip", "install"];
+                all.extend_from_slice(args);
+                self.command(&py, &all)
+            }
+        }
+    }
+
+    fn write_marker(&self, marker: &str, value: &str) -> CommandSpec {
+        let path = self.venv.join(marker).to_string_lossy().into_owned();
+        let py = venv_python(self.venv).to_string_lossy().into_owned();
+        self.command(
+            &py,
+            &["-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", &path, value],
+        )
+    }
+
+    /// Creates the venv unless a usable one is there (a failed install's venv is finished, not
+    /// remade).
+    fn create_venv(&self) -> Option<CommandSpec> {
+        if venv_python(self.venv).is_file() && self.venv.join("pyvenv.cfg").is_file() {
+            return None;
+        }
+        let venv = self.venv.to_string_lossy().into_owned();
+        Some(match self.installer {
+            Installer::Uv(uv) => {
+                self.command(&uv.to_string_lossy(), &["venv", "--quiet", "--python", self.base_python, &venv])
+            }
+            Installer::Pip => self.command(self.base_python, &["-m", "venv", "--clear", &venv]),
+        })
+    }
+
+    /// Everything: venv, one installer run for all requirements and the project, markers.
+    pub(crate) fn full(&self, key: &str, stamp: &str) -> Vec<CommandSpec> {
+        let mut commands: Vec<CommandSpec> = self.create_venv().into_iter().collect();
+        let mut args: Vec<String> = Vec::new();
+        for file in &self.deps.requirement_files {
+            args.push("-r".into());
+            args.push(file.clone());
+        }
+        if self.installable_project {
+            // The project itself, editable, with its test extras: imports resolve as in development.
+            args.push("-e".into());
+            args.push(if self.deps.extras.is_empty() {
+                ".".into()
+            } else {
+                format!(".[{}]", self.deps.extras.join(","))
+            });
+        } else {
+            // Nothing to build: the extras' requirements directly.
+            args.extend(self.deps.extra_requirements.iter().cloned());
+        }
+        args.extend(self.deps.group_requirements.iter().cloned());
+        if !self.deps.declares_pytest {
+            args.push("pytest".into());
+        }
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        commands.push(self.install(&refs));
+        // Last: only a complete install is marked, so a failed one is retried next time.
+        commands.push(self.write_marker(COMPLETE_MARKER, key));
+        if self.installable_project {
+            commands.push(self.write_marker(PROJECT_MARKER, stamp));
+        }
+        commands
+    }
+
+    /// Dependencies are in place; only this checkout is linked in (editable, no dependencies).
+    pub(crate) fn relink(&self, stamp: &str) -> Vec<CommandSpec> {
+        vec![self.install(&["--no-deps", "-e", "."]), self.write_marker(PROJECT_MARKER, stamp)]
+    }
+
+    /// Runs before a user's `commands.install`: makes sure the venv exists with its own pip, so
+    /// `pip install …` in the override (with the venv first on `PATH`) installs into it.
+    pub(crate) fn override_setup(&self) -> CommandSpec {
+        let venv = self.venv.to_string_lossy();
+        let script = format!(
+            "test -x {pip} || {python} -m venv {venv}",
+            pip = process::shell_quote(&self.venv.join("bin").join("pip").to_string_lossy()),
+            python = process::shell_quote(self.base_python),
+            venv = process::shell_quote(&venv),
+        );
+        let mut spec = CommandSpec::shell(&script, self.root);
+        spec.env = self.env.to_vec();
+        spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::files_of;
+    use super::*;
+
+    fn key_of(entries: &[(&str, &str)], interpreter: &str) -> String {
+        let (_d, files) = files_of(entries);
+        let py: Option<toml::Table> = files.read("pyproject.toml").map(|t| toml::from_str(&t).unwrap());
+        let deps = deps::read(&files, py.as_ref());
+        let interpreter = Interpreter { identity: interpreter.into() };
+        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps)
+    }
+
+    #[test]
+    fn key_ignores_the_path_and_unrelated_config_but_not_dependencies() {
+        let base = "[project]\nname = \"x\"\ndependencies = [\"attrs\"]\n[tool.pytest.ini_options]\naddopts = \"-q\"\n";
+        // Two checkouts (two temp dirs) of the same project share the key.
+        let a = key_of(&[("pyproject.toml", base)], "3.11.7");
+        assert_eq!(a, key_of(&[("pyproject.toml", base)], "3.11.7"));
+        // pytest options do not change what is installed.
+        let reconfigured = base.replace("-q", "-v");
+        assert_eq!(a, key_of(&[("pyproject.toml", &reconfigured)], "3.11.7"));
+        // Dependencies, lockfiles, requirement files and the interpreter do.
+        assert_ne!(a, key_of(&[("pyproject.toml", &base.replace("attrs", "attrs>=23"))], "3.11.7"));
+        assert_ne!(a, key_of(&[("pyproject.toml", base), ("uv.lock", "version = 1\n")], "3.11.7"));
+        assert_ne!(a, key_of(&[("pyproject.toml", base), ("requirements/tests.txt", "pytest\n")], "3.11.7"));
+        assert_ne!(a, key_of(&[("pyproject.toml", base)], "3.12.1"));
+    }
+
+    #[test]
+    fn one_installer_run_installs_files_project_extras_and_groups() {
+        let deps = TestDeps {
+            requirement_files: vec!["requirements/tests.txt".into()],
+            extras: vec!["test".into()],
+            group_requirements: vec!["tomli-w".into()],
+            ..TestDeps::default()
+        };
+        let uv = Installer::Uv(PathBuf::from("/t/uv"));
+        let plan = InstallPlan {
+            installer: &uv,
+            base_python: "python3",
+            venv: Path::new("/c/venvs/k"),
+            root: Path::new("/p"),
+            deps: &deps,
+            installable_project: true,
+            env: &[],
+        };
+        let commands: Vec<String> = plan.full("k", "/p\nh").iter().map(CommandSpec::display).collect();
+        assert_eq!(commands[0], "/t/uv venv --quiet --python python3 /c/venvs/k");
+        assert_eq!(
+            commands[1],
+            "/t/uv pip install --python /c/venvs/k/bin/python -r requirements/tests.txt -e '.[test]' tomli-w pytest"
+        );
+        assert_eq!(commands.len(), 4, "{commands:?}");
+        let relink: Vec<String> = plan.relink("/p\nh").iter().map(CommandSpec::display).collect();
+        assert_eq!(relink[0], "/t/uv pip install --python /c/venvs/k/bin/python --no-deps -e .");
+    }
+
+    #[test]
+    fn preference_values() {
+        assert_eq!(Preference::parse(None), Ok(Preference::Auto));
+        assert_eq!(Preference::parse(Some(" pip ")), Ok(Preference::Pip));
+        assert_eq!(Preference::parse(Some("uv")), Ok(Preference::Uv));
+        assert!(Preference::parse(Some("poetry")).unwrap_err().contains("not one of auto, uv, pip"));
+    }
+}
