@@ -87,6 +87,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         no_install: args.no_install,
         timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
         filter: args.filter.clone(),
+        select: args.select.clone(),
     };
     let plans = match &args.samples {
         Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,

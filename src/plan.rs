@@ -44,6 +44,8 @@ pub struct Overrides {
     pub timeouts: Timeouts,
     /// Only suites whose name contains this (or matches it as a glob).
     pub filter: Option<String>,
+    /// Bank suites: one test id, `topic:NAME` or `bank:NAME` (`--select`).
+    pub select: Option<String>,
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.

@@ -87,6 +87,14 @@ fn the_example_banks_run_through_the_script_sut_and_the_critical_failure_leads()
     let first_section = comment.find("####").unwrap();
     assert!(comment[first_section..].starts_with("#### 🚨 Critical failures (1)"), "{comment}");
     assert!(comment.find("PAT-CRISIS-006").unwrap() < comment.find("| Bank |").unwrap(), "{comment}");
+    // The terminal leads with it too.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout
+            .trim_start()
+            .starts_with("CRITICAL FAILURES (1)\n  crisis-and-keywords \u{203a} PAT-CRISIS-006: 0 Hard fail"),
+        "{stdout}"
+    );
     // Progress with an ETA while the banks ran.
     assert!(stderr.contains("[20/20] V2-") && stderr.contains("ETA"), "{stderr}");
     // A run reads history; it never writes it.
@@ -253,16 +261,18 @@ print(json.dumps({"updated": e, "reasoning": "short factual replies help " + q["
 #[test]
 fn one_test_by_id_or_one_topic_runs_only_its_bank() {
     let examples = repo().join("examples/banks");
+    // `--select`, or the same through FCORR_BANK_SELECT (for STATE-).
     let select = |selection: &str| {
         let out = tempfile::tempdir().unwrap();
-        let output = fcorr()
-            .current_dir(&examples)
-            .env("FCORR_BANK_SELECT", selection)
-            .args(["run", "--config", "fcorr.toml", "--json", "--color", "never", "--out"])
-            .arg(out.path())
-            .output()
-            .unwrap();
-        parse_run(&output)
+        let mut cmd = fcorr();
+        cmd.current_dir(&examples).args(["run", "--config", "fcorr.toml", "--json", "--color", "never", "--out"]);
+        cmd.arg(out.path());
+        if selection.starts_with("STATE-") {
+            cmd.env("FCORR_BANK_SELECT", selection);
+        } else {
+            cmd.args(["--select", selection]);
+        }
+        parse_run(&cmd.output().unwrap())
     };
     // The PAT- prefix picks the pattern bank; the one test is the critical failure.
     let (run, code) = select("PAT-CRISIS-006");

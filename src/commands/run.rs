@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// Only suites whose name contains this text or matches this glob.
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
+    /// Bank suites: only this test id (its prefix picks the bank), `topic:NAME` or `bank:NAME`.
+    #[arg(long, value_name = "SELECTION", env = "FCORR_BANK_SELECT")]
+    pub select: Option<String>,
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<String>,

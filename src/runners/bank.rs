@@ -21,11 +21,7 @@ use crate::sut::config::{SutConfig, SutContext};
 /// The bank runner.
 pub struct Bank;
 
-/// Environment variable selecting tests for one run: `all`, `bank:NAME`, `topic:NAME`, or a test
-/// id (its prefix picks the bank).
-pub const SELECT_ENV: &str = "FCORR_BANK_SELECT";
-
-/// True for a bank suite the selection (`FCORR_BANK_SELECT` or `select`) leaves out: another
+/// True for a bank suite the selection (`--select`, `FCORR_BANK_SELECT` or `select`) leaves out: another
 /// bank holds the selected test, or another bank was named. Planning drops such suites, so they
 /// neither show as empty suites nor weigh on the combined score.
 pub fn deselected(suite: &SuitePlan) -> bool {
@@ -55,7 +51,7 @@ pub struct BankConfig {
     pub pass_mark: Option<u32>,
     /// Test-id prefix of this bank, for selecting one test by id (default by mechanism).
     pub prefix: Option<String>,
-    /// Tests to run: `all` (default), `topic:NAME`, or a test id. `FCORR_BANK_SELECT` overrides.
+    /// Tests to run: `all` (default), `bank:NAME`, `topic:NAME`, or a test id. `--select` overrides.
     pub select: Option<String>,
     /// The system under test (`[suite.sut]`).
     pub sut: Option<SutConfig>,
@@ -135,7 +131,8 @@ impl SuiteRunner for Bank {
             Some(h) => ctx.base.join(h),
             None => bank.parent().unwrap_or(ctx.base).join("history"),
         };
-        let select = std::env::var(SELECT_ENV).ok().or(c.select.clone()).unwrap_or_default();
+        // `--select` (or FCORR_BANK_SELECT, which clap reads into it) beats the suite's `select`.
+        let select = ctx.overrides.select.clone().or(c.select.clone()).unwrap_or_default();
         let mut prefixes = default_prefixes();
         if let Some(prefix) = &c.prefix {
             prefixes.retain(|(m, _)| m != mechanism.name);
