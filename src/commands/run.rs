@@ -143,7 +143,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let mut run = pipeline::execute(&prepared, mode);
     pipeline::judge(&mut run, &prepared);
     let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
-    let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env);
+    let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
     pipeline::keep_dated(&run, &prepared);
 
     let mut between = String::new();
