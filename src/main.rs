@@ -47,6 +47,6 @@ fn stdout_is_a_document(command: &Command) -> bool {
         Command::Compare(args) => args.json,
         Command::Detect(args) => args.json,
         Command::Schema => true,
-        Command::Report(_) | Command::Publish(_) => false,
+        Command::Report(_) | Command::Publish(_) | Command::Calibrate(_) => false,
     }
 }

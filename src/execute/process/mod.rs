@@ -82,6 +82,9 @@ pub struct CommandSpec {
     pub stdout_file: Option<PathBuf>,
     /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
     pub pass_env: Vec<String>,
+    /// Bytes written to the command's stdin (then closed); `None` leaves stdin closed. Systems
+    /// under test and benchmark executors read their case or task here.
+    pub stdin: Option<Vec<u8>>,
 }
 
 impl CommandSpec {
@@ -94,6 +97,7 @@ impl CommandSpec {
             env: Vec::new(),
             stdout_file: None,
             pass_env: Vec::new(),
+            stdin: None,
         }
     }
 
@@ -374,7 +378,7 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 
 /// Runs a command to completion, timeout or cancellation.
 ///
-/// `CI=true` is always set; stdin is closed. Output goes to `log` in full.
+/// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
 pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> Outcome {
     let started = Instant::now();
     {
@@ -399,7 +403,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         .env("CI", "true")
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(MARKER_VAR, &marker)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     platform::own_group(&mut command);
@@ -440,6 +444,13 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         platform::signal_group(pgid, platform::Stop::Term);
     }
 
+    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
+        // A writer thread, so a command that does not read its stdin cannot block us; when it
+        // exits without reading, the write fails with EPIPE, which is fine.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok());
     let (pipes_done_tx, pipes_done_rx) = mpsc::channel::<()>();
