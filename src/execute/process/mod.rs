@@ -577,7 +577,7 @@ fn spawn_reader(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn sh(script: &str) -> CommandSpec {
@@ -589,6 +589,15 @@ mod tests {
         let out = run(&sh("echo hello; echo oops >&2; exit 3"), Duration::from_secs(10), DEFAULT_GRACE, &null_log());
         assert_eq!(out.exit, Exit::Code(3));
         assert!(out.output.contains("hello") && out.output.contains("oops"), "{}", out.output);
+    }
+
+    #[test]
+    fn stdin_bytes_reach_the_command() {
+        let mut spec = sh("tr a-z A-Z");
+        spec.stdin = Some(b"hello stdin".to_vec());
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0));
+        assert!(out.output.contains("HELLO STDIN"), "{}", out.output);
     }
 
     #[test]
@@ -614,7 +623,7 @@ mod tests {
     }
 
     /// Polls `/proc` until `pid` is gone or a zombie; returns whether it is still alive.
-    fn wait_until_dead(pid: u32, within: Duration) -> bool {
+    pub(crate) fn wait_until_dead(pid: u32, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         loop {
             let alive = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
