@@ -40,6 +40,8 @@ pub enum Command {
     Merge(commands::merge::MergeArgs),
     /// Ask a calibrator for a test bank's expectations; --write records changes in a new history file.
     Calibrate(commands::calibrate::CalibrateArgs),
+    /// List the configured suites and their benchmark tasks / dataset cases.
+    Suites(commands::suites::SuitesArgs),
 }
 
 impl Command {
@@ -56,6 +58,7 @@ impl Command {
             Command::Publish(args) => commands::publish::execute(args),
             Command::Merge(args) => commands::merge::execute(args),
             Command::Calibrate(args) => commands::calibrate::execute(args),
+            Command::Suites(args) => commands::suites::execute(args),
         }
     }
 }

@@ -303,6 +303,21 @@ pub struct ReportConfig {
     /// Folder keeping every run as `results_YYYY-MM-DD-HHMM.json` / `report_YYYY-MM-DD-HHMM.md`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub results_folder: Option<PathBuf>,
+    /// Mermaid chart of outcomes in the job summary (default on).
+    pub charts: Option<bool>,
+    /// The same chart in the PR comment (default off: comments stay short).
+    pub comment_charts: Option<bool>,
+}
+
+impl ReportConfig {
+    /// `env` with the chart settings of `[report]` (templates are resolved by the pipeline).
+    pub fn apply_to(&self, env: crate::report::ReportEnv) -> crate::report::ReportEnv {
+        crate::report::ReportEnv {
+            summary_charts: self.charts,
+            comment_charts: self.comment_charts.unwrap_or(false),
+            ..env
+        }
+    }
 }
 
 /// `[github]`: publishing settings (CLI flags and action inputs override).

@@ -6,6 +6,7 @@
 
 pub mod bank;
 pub mod baseline;
+pub mod benchmark;
 pub mod cli;
 pub mod collect;
 pub mod commands;
@@ -24,4 +25,5 @@ pub mod publish;
 pub mod report;
 pub mod runners;
 pub mod score;
+pub mod shard;
 pub mod sut;

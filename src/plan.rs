@@ -46,6 +46,10 @@ pub struct Overrides {
     pub filter: Option<String>,
     /// Bank suites: one test id, `topic:NAME` or `bank:NAME` (`--select`).
     pub select: Option<String>,
+    /// `--shard K/N`: this job's slice of the suites and of their items.
+    pub shard: Option<crate::shard::Shard>,
+    /// `--no-cache`: systems under test are called even when a cached answer exists.
+    pub no_cache: bool,
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.

@@ -67,6 +67,8 @@ pub struct BankPlan {
     base_dir: PathBuf,
     /// (mechanism, prefix) of every bank suite kind, for id selection.
     prefixes: Vec<(String, String)>,
+    /// `--no-cache`: ask the system under test even when a cached answer exists.
+    no_cache: bool,
 }
 
 impl SuiteRunner for Bank {
@@ -153,6 +155,7 @@ impl SuiteRunner for Bank {
             sut: c.sut,
             base_dir: ctx.base.to_path_buf(),
             prefixes,
+            no_cache: ctx.overrides.no_cache,
         })
     }
 
@@ -172,6 +175,7 @@ impl SuiteRunner for Bank {
             Some(config) => {
                 let mut sut_ctx = SutContext::new(&plan.base_dir);
                 sut_ctx.cache_dir = ctx.exec.cache_dir.join("sut-answers");
+                sut_ctx.no_cache = plan.no_cache;
                 match config.build(&sut_ctx) {
                     Ok(sut) => Some(sut),
                     Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), None),

@@ -9,6 +9,10 @@ use crate::model::Usage;
 /// Bytes of a raw answer kept for reports (head only; the rest is counted, not kept).
 pub const RAW_CAP: usize = 4 * 1024;
 
+/// Answers larger than this (a command's stdout, an HTTP body) are an error, not an answer, and
+/// are never read whole into memory.
+pub const MAX_ANSWER: u64 = 16 * 1024 * 1024;
+
 /// How to read a system's text answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -93,14 +97,7 @@ pub(crate) fn usage_from_json(value: &Value) -> Option<Usage> {
 
 /// The first [`RAW_CAP`] bytes of `text` on a character boundary, with a note of what was cut.
 pub(crate) fn cap(text: &str) -> String {
-    if text.len() <= RAW_CAP {
-        return text.to_string();
-    }
-    let mut end = RAW_CAP;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[... {} bytes omitted]", &text[..end], text.len() - end)
+    crate::collect::cap_text(text, RAW_CAP)
 }
 
 #[cfg(test)]
@@ -151,7 +148,7 @@ mod tests {
         let text = "é".repeat(RAW_CAP);
         let capped = cap(&text);
         assert!(capped.len() < text.len());
-        assert!(capped.contains("bytes omitted"));
+        assert!(capped.contains("bytes truncated"));
         assert!(!capped.contains('\u{FFFD}'));
     }
 }

@@ -103,6 +103,14 @@ impl CommandSut {
     }
 }
 
+/// The file's bytes, or `None` when it holds more than `limit` (read no further than that).
+fn read_capped(path: &std::path::Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
 fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) -> String {
     text.replace("{prompt}", &quote(&request.prompt)).replace("{id}", &quote(&request.id))
@@ -117,7 +125,7 @@ impl Backend for CommandSut {
         let stdout_path = std::env::temp_dir().join(format!("fcorr-sut-{}-{n}.out", std::process::id()));
         spec.stdout_file = Some(stdout_path.clone());
         let outcome = process::run(&spec, timeout, KILL_GRACE, &self.log);
-        let stdout = std::fs::read(&stdout_path);
+        let stdout = read_capped(&stdout_path, answer::MAX_ANSWER);
         let _ = std::fs::remove_file(&stdout_path);
         let output = || Some(answer::cap(&outcome.output));
         match outcome.exit {
@@ -134,10 +142,21 @@ impl Backend for CommandSut {
             }
             Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
         }
-        let stdout = stdout.map_err(|e| Failure::Permanent {
-            message: format!("cannot read the stdout of `{}`: {e}", spec.display()),
-            raw: output(),
-        })?;
+        let stdout = match stdout {
+            Ok(Some(stdout)) => stdout,
+            Ok(None) => {
+                let message = format!(
+                    "`{}` printed more than {} MiB; that is not an answer",
+                    spec.display(),
+                    answer::MAX_ANSWER >> 20
+                );
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+            Err(e) => {
+                let message = format!("cannot read the stdout of `{}`: {e}", spec.display());
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+        };
         answer::parse(&stdout, self.config.answer).map_err(|bad| Failure::Permanent {
             message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
             raw: Some(bad.raw),
@@ -252,6 +271,18 @@ mod tests {
         let SutError::Backend { message, raw } = err else { panic!("{err:?}") };
         assert!(message.contains("exited with code 3"), "{message}");
         assert!(raw.unwrap().contains("model not loaded"));
+    }
+
+    #[test]
+    fn an_answer_beyond_the_limit_is_an_error_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        std::fs::write(&file, "x".repeat(1000)).unwrap();
+        assert_eq!(read_capped(&file, 1000).unwrap().map(|b| b.len()), Some(1000));
+        assert_eq!(read_capped(&file, 999).unwrap(), None);
+        // 17 MiB of output: a backend error naming the limit.
+        let err = shell("head -c 17825792 /dev/zero | tr '\\0' x", dir.path()).call(&request("x")).unwrap_err();
+        assert!(err.to_string().contains("more than 16 MiB"), "{err}");
     }
 
     #[test]

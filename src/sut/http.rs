@@ -13,8 +13,8 @@ use super::answer::{self, AnswerFormat, Reply};
 use super::config::SutConfigError;
 use super::guard::{Backend, Failure};
 
-/// Response bodies larger than this are an error, not an answer (and never fill memory).
-const MAX_BODY: u64 = 16 * 1024 * 1024;
+// Response bodies larger than this are an error, not an answer (and never fill memory).
+use super::answer::MAX_ANSWER as MAX_BODY;
 
 /// `[suite.sut]` with `type = "http"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -80,11 +80,11 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Also write the complete stdout to this file (for tools that report on stdout).
     pub stdout_file: Option<PathBuf>,
-    /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
-    pub pass_env: Vec<String>,
     /// Bytes written to the command's stdin (then closed); `None` leaves stdin closed. Systems
     /// under test and benchmark executors read their case or task here.
     pub stdin: Option<Vec<u8>>,
+    /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
+    pub pass_env: Vec<String>,
 }
 
 impl CommandSpec {
@@ -96,8 +96,8 @@ impl CommandSpec {
             cwd: cwd.into(),
             env: Vec::new(),
             stdout_file: None,
-            pass_env: Vec::new(),
             stdin: None,
+            pass_env: Vec::new(),
         }
     }
 
