@@ -82,9 +82,10 @@ fn rate(passes: u64, cases: u64) -> Option<f64> {
     (cases > 0).then(|| crate::score::round2(passes as f64 * 100.0 / cases as f64))
 }
 
-/// The figures of an eval suite, listing at most `max_flips` flips; `None` for other kinds.
+/// The figures of an eval or benchmark suite (pass rate, reasons, usage and cost, flips), listing
+/// at most `max_flips` flips; `None` for other kinds.
 pub fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usize) -> Option<EvalMetrics> {
-    if suite.kind != SuiteKind::Eval {
+    if !matches!(suite.kind, SuiteKind::Eval | SuiteKind::Benchmark) {
         return None;
     }
     let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
