@@ -12,13 +12,17 @@ use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
 pub mod ctrf;
+mod dotnet;
 pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
+pub mod nunit;
 pub mod tap;
+pub mod trx;
 mod xml_stream;
+pub mod xunit_net;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 ///
@@ -29,6 +33,9 @@ pub fn parsers() -> Vec<Box<dyn ReportParser>> {
     vec![
         Box::new(ctrf::Ctrf),
         Box::new(tap::Tap),
+        Box::new(nunit::Nunit),
+        Box::new(xunit_net::XunitNet),
+        Box::new(trx::Trx),
         Box::new(junit::Junit),
         Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
@@ -149,7 +156,7 @@ pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPar
         return Err("the file is empty".into());
     }
     parsers().into_iter().find(|p| p.sniff(&head)).ok_or_else(|| {
-        "not a report format fcorr recognises (JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP)"
+        "not a report format fcorr recognises (JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX)"
             .into()
     })
 }
