@@ -96,6 +96,32 @@ fn local_name(key: &str) -> &str {
     }
 }
 
+/// The local name of a document's first element, from its first bytes: what sniffing goes by,
+/// so a report that merely mentions `<test-run` in captured output is not taken for NUnit.
+/// Skips a byte-order mark, whitespace, the XML declaration, processing instructions,
+/// comments and a DOCTYPE (without an internal subset holding `>`).
+pub(crate) fn root_element(head: &[u8]) -> Option<&str> {
+    let mut rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    loop {
+        rest = rest.trim_ascii_start();
+        let skip_to = |rest: &[u8], end: &[u8]| rest.windows(end.len()).position(|w| w == end).map(|at| at + end.len());
+        let skipped = if rest.starts_with(b"<?") {
+            skip_to(rest, b"?>")
+        } else if rest.starts_with(b"<!--") {
+            skip_to(rest, b"-->")
+        } else if rest.starts_with(b"<!") {
+            skip_to(rest, b">")
+        } else {
+            break;
+        };
+        rest = &rest[skipped?..];
+    }
+    let name = rest.strip_prefix(b"<")?;
+    let end = name.iter().position(|b| b.is_ascii_whitespace() || matches!(b, b'>' | b'/')).unwrap_or(name.len());
+    let name = std::str::from_utf8(&name[..end]).ok()?;
+    Some(local_name(name))
+}
+
 /// The attribute with local name `key`, normalized as XML 1.0 says; `None` when absent or empty.
 pub(crate) fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
     e.attributes()
@@ -264,6 +290,15 @@ mod tests {
         let windows = "   at Calc.Tests.T.M() in C:\\src\\Tests\\T.cs:line 9";
         assert_eq!(stack_location(windows, &ParseOptions::default(), None), Some(("C:/src/Tests/T.cs".into(), 9)));
         assert_eq!(stack_location("   at X.Y()\n   at Z.W() in :line x", &options, None), None);
+    }
+
+    #[test]
+    fn root_elements_are_found_past_prologs() {
+        let head = b"\xEF\xBB\xBF<?xml version=\"1.0\"?>\n<!--c-->\n<!DOCTYPE x>\n<test-run id=\"0\">";
+        assert_eq!(root_element(head), Some("test-run"));
+        assert_eq!(root_element(b"<t:TestRun xmlns:t=\"x\">"), Some("TestRun"));
+        assert_eq!(root_element(b"<testsuite><system-out><![CDATA[<test-run"), Some("testsuite"));
+        assert_eq!(root_element(b"<!-- never closed"), None);
     }
 
     #[test]

@@ -24,8 +24,7 @@ impl ReportParser for Nunit {
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(head);
-        text.contains("<test-run") || text.contains("<test-results")
+        matches!(dotnet::root_element(head), Some("test-run" | "test-results"))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {

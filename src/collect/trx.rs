@@ -24,8 +24,7 @@ impl ReportParser for Trx {
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(head);
-        text.contains("<TestRun") && (text.contains("TeamTest") || text.contains("<Results") || text.contains("<Times"))
+        dotnet::root_element(head) == Some("TestRun")
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {

@@ -24,8 +24,9 @@ impl ReportParser for XunitNet {
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
-        let text = String::from_utf8_lossy(head);
-        text.contains("<assemblies") || (text.contains("<assembly ") && text.contains("<collection"))
+        // A lone `<assembly>` root is how older runners wrote a single assembly.
+        matches!(dotnet::root_element(head), Some("assemblies"))
+            || (dotnet::root_element(head) == Some("assembly") && head.windows(11).any(|w| w == b"<collection"))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
