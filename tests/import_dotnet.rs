@@ -335,3 +335,48 @@ fn truncated_reports_never_pass_through_fcorr_import() {
         }
     }
 }
+
+#[test]
+fn declared_totals_are_checked_against_what_was_read() {
+    let parse =
+        |format: &str, xml: &str| parser_named(format).unwrap().parse(&mut xml.as_bytes(), &ParseOptions::default());
+    // (format, report declaring 3 tests of which 1 failed, with only 2 passing results in it)
+    let table = [
+        (
+            "nunit",
+            r#"<test-run total="3" passed="2" failed="1"><test-suite type="TestFixture" fullname="N.F">
+               <test-case name="a" result="Passed"/><test-case name="b" result="Passed"/></test-suite></test-run>"#,
+        ),
+        (
+            "nunit",
+            r#"<test-results total="3" errors="0" failures="1" not-run="0"><test-suite type="TestFixture" name="F"><results>
+               <test-case name="F.a" executed="True" result="Success"/><test-case name="F.b" executed="True" result="Success"/>
+               </results></test-suite></test-results>"#,
+        ),
+        (
+            "xunit-net",
+            r#"<assemblies><assembly total="3" passed="2" failed="1" errors="0"><collection>
+               <test name="C.a" type="C" result="Pass"/><test name="C.b" type="C" result="Pass"/></collection></assembly></assemblies>"#,
+        ),
+        (
+            "trx",
+            r#"<TestRun><Results><UnitTestResult testName="a" outcome="Passed"/><UnitTestResult testName="b" outcome="Passed"/>
+               </Results><ResultSummary outcome="Completed"><Counters total="3" passed="2" failed="1"/></ResultSummary></TestRun>"#,
+        ),
+    ];
+    for (format, xml) in table {
+        let report = parse(format, xml).unwrap_or_else(|e| panic!("{format}: {e}"));
+        assert_eq!(
+            report.warnings,
+            ["the report declares 3 tests but 2 test results were read (fewer than declared)"],
+            "{format}"
+        );
+        let missing = report.cases.last().unwrap();
+        assert_eq!(
+            (missing.name.as_str(), missing.status),
+            ("[declared failures not reported]", CaseStatus::Error),
+            "{format}"
+        );
+        assert_eq!(report.cases.len(), 3, "{format}");
+    }
+}

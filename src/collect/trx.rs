@@ -114,7 +114,11 @@ impl Handler for Reader<'_> {
     fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {
         match name {
             "TestRun" => self.saw_root = true,
-            "UnitTestResult" => self.start_result(e),
+            // Unit tests; ordered tests (`TestResultAggregation`, whose rows are their inner
+            // results) and the older generic and manual test kinds.
+            "UnitTestResult" | "TestResultAggregation" | "GenericTestResult" | "ManualTestResult" => {
+                self.start_result(e)
+            }
             "InnerResults" => {
                 if let Some(parent) = self.open.last_mut() {
                     parent.has_inner = true;
@@ -124,7 +128,7 @@ impl Handler for Reader<'_> {
             "StdErr" if !self.in_summary => self.begin(Field::StdErr, false),
             "Message" if !self.open.is_empty() => self.begin(Field::Message, true),
             "StackTrace" if !self.open.is_empty() => self.begin(Field::StackTrace, true),
-            "UnitTest" => self.definition = attr(e, "id"),
+            "UnitTest" | "OrderedTest" | "GenericTest" | "ManualTest" => self.definition = attr(e, "id"),
             "TestMethod" => {
                 if let (Some(id), Some(class)) = (self.definition.clone(), attr(e, "className")) {
                     // Older MSTest writes an assembly-qualified name: `Ns.Class, Tests, Version=...`.
@@ -151,8 +155,10 @@ impl Handler for Reader<'_> {
 
     fn end(&mut self, name: &str) {
         match name {
-            "UnitTestResult" => self.finish_result(),
-            "UnitTest" => self.definition = None,
+            "UnitTestResult" | "TestResultAggregation" | "GenericTestResult" | "ManualTestResult" => {
+                self.finish_result()
+            }
+            "UnitTest" | "OrderedTest" | "GenericTest" | "ManualTest" => self.definition = None,
             "ResultSummary" => self.in_summary = false,
             "StdOut" | "StdErr" | "Message" | "StackTrace" | "Text" => self.end_field(),
             _ => {}
