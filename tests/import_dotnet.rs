@@ -380,3 +380,36 @@ fn declared_totals_are_checked_against_what_was_read() {
         assert_eq!(report.cases.len(), 3, "{format}");
     }
 }
+
+#[test]
+fn hostile_input_is_an_error_never_a_panic() {
+    let deep = format!("<test-run>{}", "<test-suite type=\"TestFixture\">".repeat(100_000));
+    let wide = format!("<assemblies><assembly><collection><test name=\"{}\" result=\"Pass\"/>", "x".repeat(2 << 20));
+    let huge_message = format!(
+        "<TestRun><Results><UnitTestResult testName=\"a\" outcome=\"Failed\"><Output><ErrorInfo><Message>{}</Message>\
+         </ErrorInfo></Output></UnitTestResult></Results></TestRun>",
+        "m".repeat(1 << 20)
+    );
+    let documents: Vec<(&str, Vec<u8>)> = vec![
+        ("nunit", deep.into_bytes()),
+        ("xunit-net", wide.into_bytes()),
+        ("nunit", b"<test-run><test-case name=\"\xFF\" result=\"Passed\"/></test-run>".to_vec()),
+        ("nunit", b"\x00\x01\x02 not xml at all".to_vec()),
+        ("xunit-net", b"<assemblies></assembly></assemblies>".to_vec()),
+    ];
+    // Cut short (deep nesting, a 2 MiB name), invalid UTF-8, not XML, an end tag with nothing open.
+    for (format, bytes) in &documents {
+        let result = parser_named(format).unwrap().parse(&mut bytes.as_slice(), &ParseOptions::default());
+        let error = result.err().unwrap_or_default();
+        assert!(!error.is_empty(), "{format}: read as a report");
+    }
+    // An unknown entity in a passing result's text changes nothing.
+    let entity = b"<TestRun><Results><UnitTestResult outcome=\"Passed\">&bogus;</UnitTestResult></Results></TestRun>";
+    let report = parser_named("trx").unwrap().parse(&mut entity.as_slice(), &ParseOptions::default()).unwrap();
+    assert_eq!(report.cases[0].status, CaseStatus::Passed);
+    // A huge message is capped, not kept whole.
+    let report = parser_named("trx").unwrap().parse(&mut huge_message.as_bytes(), &ParseOptions::default()).unwrap();
+    let case = &report.cases[0];
+    assert_eq!(case.status, CaseStatus::Failed);
+    assert!(case.details.as_deref().unwrap().len() < 20 * 1024 && case.message.as_deref().unwrap().len() < 20 * 1024);
+}
