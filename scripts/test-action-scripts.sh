@@ -116,6 +116,12 @@ expect_eq "mismatch: exit 3" 3 "$rc"
 detail=$(cat "$log") expect_true "mismatch: says so" grep -q 'checksum mismatch' "$log"
 cp "$tmp/table.bak" "$action/dist/checksums.txt"
 
+# 3b. a Windows runner -> refused with the reason (no Windows build exists), never a source build
+run_install windows RUNNER_OS=Windows
+expect_eq "windows runner: exit 3" 3 "$rc"
+detail=$(cat "$log") expect_true "windows runner: says Linux and macOS only" grep -q 'Linux and macOS runners only' "$log"
+if [[ -s $out ]]; then not_ok "windows runner: no outputs" "$(cat "$out")"; else ok "windows runner: no outputs"; fi
+
 # 4. unknown runner, missing asset, local action, empty table -> cargo install --path
 if command -v cargo >/dev/null 2>&1; then
   (cd "$action" && cargo generate-lockfile -q)

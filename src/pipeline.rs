@@ -152,13 +152,14 @@ pub fn judge(run: &mut Run, prepared: &Prepared) {
     run.verdict = gate::judge(run, &prepared.gates, prepared.config.gate.regression_tolerance);
 }
 
-/// Writes reports for a finished run, printing problems as warnings.
-pub fn write_reports(run: &Run, out_dir: &Path, formats: &[String], env: &ReportEnv) -> Vec<PathBuf> {
-    let (written, problems) = report::write_all(run, env, out_dir, formats);
-    for problem in problems {
-        eprintln!("fcorr: warning: {problem}");
-    }
-    written
+/// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).
+pub fn write_reports(
+    run: &Run,
+    out_dir: &Path,
+    formats: &[String],
+    env: &ReportEnv,
+) -> Result<Vec<PathBuf>, FcorrError> {
+    report::write_required(run, env, out_dir, formats).map(|(written, _)| written)
 }
 
 /// The exit code of a judged run: 130 when it was interrupted, else the verdict's.

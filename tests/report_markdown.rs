@@ -206,3 +206,34 @@ fn thousands_of_new_failures_still_name_the_first_ones() {
     assert!(Budget::SUMMARY.fits(&summary));
     assert!(summary.contains("#### ❌ New failures (1000)"));
 }
+
+#[test]
+fn names_with_blank_lines_cannot_escape_their_summary_and_mentions_do_not_ping() {
+    use comrak::nodes::NodeValue;
+    use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, SuiteStatus};
+    let hostile = "a\n\n# HEADING\n\n![x](https://host/p.png)\n\n@octocat";
+    let mut bad = failing(hostile, CaseStatus::Failed, &format!("{hostile}\n\ncc @octocat"));
+    bad.details = Some(hostile.into());
+    let phases = vec![phase(PhaseKind::Test, hostile, PhaseStatus::Failed, Some(1), hostile)];
+    let run = run(vec![suite(hostile, SuiteStatus::Failed, vec![bad], phases)], None);
+    for md in [render_summary(&run, &env()).unwrap(), render_comment(&run, &env()).unwrap()] {
+        check_markdown(&md);
+        let arena = comrak::Arena::new();
+        let root = comrak::parse_document(&arena, &md, &gfm());
+        for node in root.descendants() {
+            match &node.data().value {
+                NodeValue::Heading(_) => {
+                    assert!(!text_of(node).starts_with("HEADING"), "a name became a heading:\n{md}")
+                }
+                NodeValue::Image(_) => panic!("a name became an image:\n{md}"),
+                NodeValue::Text(t) => assert!(!t.contains("@octocat"), "a mention that pings: {t:?}\n{md}"),
+                NodeValue::HtmlBlock(h) => assert!(!h.literal.contains("@octocat"), "{:?}", h.literal),
+                _ => {}
+            }
+        }
+        // Every `<summary>` holds its whole text on one line.
+        for line in md.lines().filter(|l| l.contains("<summary>")) {
+            assert!(line.contains("</summary>"), "{line:?}\n{md}");
+        }
+    }
+}

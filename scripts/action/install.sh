@@ -80,9 +80,6 @@ runner_target() {
     Linux/ARM64) echo aarch64-unknown-linux-musl ;;
     macOS/X64) echo x86_64-apple-darwin ;;
     macOS/ARM64) echo aarch64-apple-darwin ;;
-    Windows/X64) echo x86_64-pc-windows-msvc ;;
-    # Windows on Arm runs x64 binaries under emulation; there is no native build.
-    Windows/ARM64) echo x86_64-pc-windows-msvc ;;
     *) echo "" ;;
   esac
 }
@@ -171,6 +168,12 @@ extract() {
 # ---------------------------------------------------------------------------------------------
 
 target=$(runner_target)
+# No Windows backend for process control yet (no process groups, no subreaper): a source build
+# would stop at a compile_error, so say so at once.
+case "${RUNNER_OS:-$(uname -s)}" in
+  Windows | MINGW* | MSYS* | CYGWIN*)
+    die "fcorr runs on Linux and macOS runners only: it has no Windows process backend yet (see the README, 'Platforms'). Use runs-on: ubuntu-latest or macos-latest." ;;
+esac
 
 case "$want" in
   source) install_from_source "version: source was requested" ;;

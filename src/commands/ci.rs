@@ -207,7 +207,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 
     // Results first: nothing published can be lost if publishing fails.
     let env = report_env(ctx.as_ref(), prepared.templates());
-    pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env);
+    pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
 
     if args.run.json {
         // The model always serialises (plain data).

@@ -101,10 +101,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let report_started = Instant::now();
     let env = ReportEnv::default();
-    let (written, problems, format_times) = crate::report::write_all_timed(&run, &env, &out_dir, &args.judge.format);
-    for problem in problems {
-        eprintln!("fcorr: warning: {problem}");
-    }
+    let (written, format_times) = crate::report::write_required(&run, &env, &out_dir, &args.judge.format)?;
     let report_time = report_started.elapsed();
 
     args.judge.print(&run, &written);
@@ -159,6 +156,7 @@ fn expand_all(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, FcorrErro
 }
 
 /// User + system CPU seconds this process has used so far (0 where unavailable).
+#[cfg(unix)]
 fn cpu_seconds() -> f64 {
     // SAFETY: getrusage only writes into the zeroed struct we own.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -167,4 +165,10 @@ fn cpu_seconds() -> f64 {
     }
     let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// No `getrusage` off Unix: `--timings` reports 0 CPU seconds there.
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    0.0
 }

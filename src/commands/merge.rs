@@ -75,10 +75,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);
 
     let out_dir = args.judge.out_dir(&cwd);
-    let (written, problems) = report::write_all(&run, &ReportEnv::default(), &out_dir, &args.judge.format);
-    for problem in problems {
-        eprintln!("fcorr: warning: {problem}");
-    }
+    let (written, _) = report::write_required(&run, &ReportEnv::default(), &out_dir, &args.judge.format)?;
     args.judge.print(&run, &written);
     Ok(run.verdict.outcome.exit_code())
 }

@@ -139,7 +139,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let mut run = pipeline::execute(&prepared, mode);
     pipeline::judge(&mut run, &prepared);
     let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
-    let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env);
+    let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
 
     let mut between = String::new();
     if args.sdk.is_some() {

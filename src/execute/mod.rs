@@ -58,6 +58,8 @@ pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) 
             });
         }
     });
+    // Daemons that outlived their command without its marker (a scrubbed environment) go now.
+    process::kill_all_leftovers();
     results
         .into_iter()
         .zip(plans)
@@ -128,7 +130,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
     }
     let log = match File::create(&log_path) {
-        Ok(file) => process::file_log(file),
+        Ok(file) => process::capped_file_log(file),
         Err(e) => {
             return failed_suite(
                 plan,
@@ -239,7 +241,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         };
         let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
         sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, &project.env, &log);
+        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
         sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
@@ -397,7 +399,7 @@ fn run_phase(
     command_line: &str,
     timeout: Duration,
     grace: Duration,
-    env: &[(String, String)],
+    project: &ProjectPlan,
     log: &LogSink,
 ) -> (Phase, Outcome) {
     let started = Instant::now();
@@ -405,7 +407,8 @@ fn run_phase(
     let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
     for command in &plan.commands {
         let mut command = command.clone();
-        command.env.extend(env.iter().cloned());
+        command.env.extend(project.env.iter().cloned());
+        command.pass_env.extend(project.pass_env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
         last = process::run(&command, left, grace, log);
         if let Some(message) = shell_command_not_found(&command, &last) {
@@ -429,7 +432,7 @@ fn run_phase(
     };
     let note = match &last.exit {
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
-        Exit::Signal(signal) => Some(format!("killed by signal {signal}")),
+        Exit::Signal(signal) => Some(signal_text(*signal)),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
         _ => None,
     };
@@ -445,6 +448,14 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// "killed by signal 11 (SIGSEGV)".
+fn signal_text(signal: i32) -> String {
+    match process::signal_name(signal) {
+        Some(name) => format!("killed by signal {signal} ({name})"),
+        None => format!("killed by signal {signal}"),
+    }
 }
 
 /// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
@@ -492,6 +503,27 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
         suite.status = SuiteStatus::Timeout;
         return;
     }
+    // Death by a signal is a non-zero exit: with no failure parsed, the results cannot be trusted
+    // (a report written by an atexit hook before the crash looks complete but proves nothing).
+    // Checked before the zero-test rules, so a crash is never shown as "no tests"; a run that
+    // produced nothing at all keeps the no-results message below, which names the signal too.
+    if let Some(Exit::Signal(signal)) = exit
+        && counts.failures() == 0
+        && collected.error.is_none()
+        && (counts.total > 0 || collected.ran)
+    {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError {
+            kind: SuiteErrorKind::NoResults,
+            message: format!(
+                "the test command was {} and no failing test was reported: results are incomplete \
+                 (the runner crashed or was killed, perhaps after writing its report)",
+                signal_text(*signal)
+            ),
+            hint: Some("read the test phase's log tail".into()),
+        });
+        return;
+    }
     if counts.total == 0 {
         if let Some(error) = collected.error {
             suite.status = SuiteStatus::Error;
@@ -503,6 +535,7 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
             let how = match exit {
                 Some(Exit::Code(0)) | None => "the test command succeeded".to_string(),
                 Some(Exit::Code(code)) => format!("the test command exited with code {code}"),
+                Some(Exit::Signal(signal)) => format!("the test command was {}", signal_text(*signal)),
                 Some(other) => format!("the test command ended with {other:?}"),
             };
             suite.error = Some(SuiteError {
@@ -590,6 +623,30 @@ mod tests {
         assert_eq!(status_of(collected(&[Skipped], true), 0), (SuiteStatus::NoTests, None));
         assert_eq!(status_of(collected(&[Passed, Failed], true), 1), (SuiteStatus::Failed, None));
         assert_eq!(status_of(collected(&[Passed], true), 0), (SuiteStatus::Passed, None));
+    }
+
+    #[test]
+    fn death_by_signal_with_every_test_passed_is_an_error() {
+        for signal in [11, 9] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(signal), ..outcome(0) };
+            apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "signal {signal}");
+            assert!(suite.error.unwrap().message.contains(&format!("signal {signal}")));
+        }
+        // A crash is never "no tests": neither when the tool reported zero tests nor all skipped.
+        for (statuses, ran) in [(&[][..], true), (&[CaseStatus::Skipped][..], true)] {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+            apply_collected(&mut suite, collected(statuses, ran), Some(&killed));
+            assert_eq!(suite.status, SuiteStatus::Error, "{statuses:?}");
+            assert!(suite.error.unwrap().message.contains("signal 11 (SIGSEGV)"));
+        }
+        // A failure parsed is the truth the report tells: the suite failed.
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+        apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
+        assert_eq!(suite.status, SuiteStatus::Failed);
     }
 
     #[test]

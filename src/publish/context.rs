@@ -29,6 +29,9 @@ pub struct GithubContext {
     pub token: Option<String>,
     pub workspace: Option<PathBuf>,
     pub event: Event,
+    /// Why the event file could not be read: the run is published without PR context (job
+    /// summary, outputs and annotations still are), never dropped.
+    pub event_problem: Option<String>,
 }
 
 /// The parts of the event payload fcorr uses.
@@ -91,9 +94,10 @@ impl GithubContext {
             return Ok(None);
         };
         let event_path = event_file.map(Path::to_path_buf).or_else(|| get("GITHUB_EVENT_PATH").map(PathBuf::from));
-        let event = match &event_path {
-            Some(path) => read_event(path)?,
-            None => Event::default(),
+        let (event, event_problem) = match event_path.as_deref().map(read_event) {
+            Some(Ok(event)) => (event, None),
+            Some(Err(problem)) => (Event::default(), Some(problem)),
+            None => (Event::default(), None),
         };
         let workflow_file = get("GITHUB_WORKFLOW_REF").and_then(|r| {
             // owner/repo/.github/workflows/ci.yml@refs/heads/main
@@ -126,6 +130,7 @@ impl GithubContext {
             token: get("GITHUB_TOKEN").or_else(|| get("GH_TOKEN")),
             workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
             event,
+            event_problem,
         }))
     }
 
@@ -222,11 +227,13 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_event_file_names_the_file() {
+    fn a_bad_event_file_names_the_file_and_leaves_a_context_without_a_pr() {
         let dir = tempfile::tempdir().unwrap();
         let event = dir.path().join("event.json");
         std::fs::write(&event, "{nope").unwrap();
-        let err = GithubContext::from_vars(&vars(&[("GITHUB_REPOSITORY", "o/r")]), Some(&event)).unwrap_err();
+        let ctx = GithubContext::from_vars(&vars(&[("GITHUB_REPOSITORY", "o/r")]), Some(&event)).unwrap().unwrap();
+        let err = ctx.event_problem.as_deref().unwrap();
         assert!(err.contains("event.json") && err.contains("line 1"), "{err}");
+        assert!(ctx.pull_request().is_none());
     }
 }

@@ -10,6 +10,7 @@ pub mod check_run;
 pub mod comment;
 pub mod context;
 pub mod files;
+pub mod guard;
 
 use std::io::Write;
 use std::path::Path;
@@ -95,6 +96,9 @@ pub fn publish(
     stdout: &mut dyn Write,
 ) -> Published {
     let mut published = Published::default();
+    if let Some(problem) = &ctx.event_problem {
+        published.warn(format!("{problem}; publishing without pull-request context"));
+    }
     let summary = render(run, env, markdown::render_summary, &mut published);
     let comment_md = render(run, env, markdown::render_comment, &mut published);
 
@@ -108,9 +112,12 @@ pub fn publish(
     if options.annotations {
         let (lines, left_out) = annotations::workflow_commands(&all_annotations);
         published.annotations_left_out = left_out;
-        for line in lines {
-            let _ = writeln!(stdout, "{line}");
-        }
+        // These are fcorr's own commands, escaped: the only lines let through the guard.
+        guard::with_commands(stdout, |out| {
+            for line in &lines {
+                let _ = writeln!(out, "{line}");
+            }
+        });
     }
 
     let tag = options.tag.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| ctx.default_tag());

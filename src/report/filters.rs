@@ -9,6 +9,7 @@ use minijinja::{Environment, Value};
 /// Registers every filter on a template environment.
 pub fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
+    env.add_filter("summary", |v: Value| escape_summary(&text_of(&v)));
     env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
     env.add_filter("code_cell", |v: Value| inline_code(&text_of(&v), true));
     env.add_filter("code_block", |v: Value, info: Option<String>| {
@@ -33,13 +34,29 @@ fn text_of(v: &Value) -> String {
     if v.is_none() || v.is_undefined() { String::new() } else { v.to_string() }
 }
 
-/// Escapes text for one GFM table cell: pipes, backticks, HTML (so `<script>` and `<!--` stay
-/// text), emphasis and link markers; newlines become `<br>` so the row stays one line.
+/// Zero-width joiner put after an `@`, so `@someone` in a test message shows as written but
+/// does not ping (or notify) that account.
+const NO_PING: char = '\u{200D}';
+
+/// Escapes text for one GFM table cell (or any inline spot: a list item, a heading): pipes,
+/// backticks, HTML (so `<script>` and `<!--` stay text), emphasis, link, image and heading
+/// markers; newlines become `<br>` so the text stays on its line; `@mentions` do not ping.
 pub fn escape_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
+            '@' => {
+                out.push('@');
+                if chars.peek().is_some_and(|n| n.is_alphanumeric()) {
+                    out.push(NO_PING);
+                }
+            }
+            // At the start of a line these open a heading or a list (the `p.note` line).
+            '#' | '-' | '+' if out.is_empty() => {
+                out.push('\\');
+                out.push(c);
+            }
             '\\' | '|' | '`' | '*' | '_' | '[' | ']' | '~' => {
                 out.push('\\');
                 out.push(c);
@@ -54,6 +71,35 @@ pub fn escape_cell(text: &str) -> String {
             }
             '\n' => out.push_str("<br>"),
             c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text for a line of raw HTML such as `<summary>…</summary>`: one line (every run of whitespace
+/// and control characters becomes one space, so a blank line cannot end the HTML block and let
+/// the rest render as Markdown), HTML-escaped, and `@mentions` do not ping.
+pub fn escape_summary(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut chars = text.trim().chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if c.is_whitespace() || c.is_control() => {
+                if !out.ends_with(' ') {
+                    out.push(' ');
+                }
+            }
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '"' => out.push_str("&quot;"),
+            '@' => {
+                out.push('@');
+                if chars.peek().is_some_and(|n| n.is_alphanumeric()) {
+                    out.push(NO_PING);
+                }
+            }
             c => out.push(c),
         }
     }
@@ -220,6 +266,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn summary_text_stays_on_one_html_line_and_does_not_ping() {
+        let hostile = "a\n\n# HEADING\n\n![x](https://host/p.png) <img src=x> @octocat";
+        assert_eq!(escape_summary(hostile), "a # HEADING ![x](https://host/p.png) &lt;img src=x&gt; @\u{200D}octocat");
+    }
+
+    #[test]
     fn timestamps_read_to_the_second_in_utc() {
         assert_eq!(timestamp("2026-11-23T01:02:28.083719292Z"), "2026-11-23 01:02:28 UTC");
         assert_eq!(timestamp("2026-11-23T03:02:28+02:00"), "2026-11-23 01:02:28 UTC");
@@ -233,6 +285,8 @@ mod tests {
         assert_eq!(escape_cell("<!-- hi -->"), "&lt;!-- hi --&gt;");
         assert_eq!(escape_cell("one\ntwo\r\nthree"), "one<br>two<br>three");
         assert_eq!(escape_cell("`x`"), "\\`x\\`");
+        assert_eq!(escape_cell("# H"), "\\# H");
+        assert_eq!(escape_cell("ping @octocat, mail a@b"), "ping @\u{200D}octocat, mail a@\u{200D}b");
     }
 
     #[test]

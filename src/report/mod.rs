@@ -108,6 +108,24 @@ pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> 
     (written, problems)
 }
 
+/// How long each report format took to write, in registration order.
+pub type Timings = Vec<(&'static str, Duration)>;
+
+/// [`write_all_timed`] for commands whose product is these files: any report that could not be
+/// written is a harness error (exit 3) naming the path and the OS error, never a warning.
+pub fn write_required(
+    run: &Run,
+    env: &ReportEnv,
+    out: &Path,
+    formats: &[String],
+) -> Result<(Vec<PathBuf>, Timings), FcorrError> {
+    let (written, problems, timings) = write_all_timed(run, env, out, formats);
+    if problems.is_empty() {
+        return Ok((written, timings));
+    }
+    Err(FcorrError::Harness(format!("reports could not be written to {}: {}", out.display(), problems.join("; "))))
+}
+
 /// [`write_all`], also returning how long each format took (for `--timings`).
 pub fn write_all_timed(
     run: &Run,
@@ -160,7 +178,16 @@ pub fn write_all_timed(
                 written.push(path);
                 timings.push((reporter.name(), took));
             }
-            Some((Err(e), _)) => problems.push(format!("{} report failed: {e}", reporter.name())),
+            Some((Err(e), _)) => {
+                // A write error from inside a renderer (a full disk) does not say where.
+                let path = out.join(reporter.file_name());
+                let place = path.display().to_string();
+                if e.contains(&place) || e.contains(out.to_string_lossy().as_ref()) {
+                    problems.push(format!("{} report failed: {e}", reporter.name()));
+                } else {
+                    problems.push(format!("{} report failed: {e} (writing {place})", reporter.name()));
+                }
+            }
             None => problems.push(format!("{} report was not written", reporter.name())),
         }
     }
@@ -180,7 +207,7 @@ pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Resul
         let file = std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
         let mut writer = BufWriter::with_capacity(256 * 1024, file);
         fill(&mut writer)?;
-        writer.flush().map_err(|e| format!("cannot write {}: {e}", tmp.display()))?;
+        writer.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {} to {}: {e}", tmp.display(), path.display()))
     })();
     if result.is_err() {

@@ -35,6 +35,11 @@ pub struct ProjectConfig {
     pub reports: Vec<String>,
     /// Format of `reports`; detected from content when unset.
     pub report_format: Option<String>,
+    /// Secret variables fcorr removes from test environments (`GITHUB_TOKEN`,
+    /// `ACTIONS_RUNTIME_TOKEN`...) that this suite's commands may inherit anyway. Left out of
+    /// the serialised form when empty, so configuration hashes stay what they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 /// A project suite, resolved.
@@ -46,6 +51,8 @@ pub struct ProjectPlan {
     pub install: bool,
     pub timeouts: PhaseTimeouts,
     pub env: Vec<(String, String)>,
+    /// Names from `process::SECRET_VARS` the suite's commands may inherit (`pass-env`).
+    pub pass_env: Vec<String>,
     pub commands: Commands,
     pub reports: Vec<ReportSpec>,
     /// Samples mode: directories whose contents are copied into a scratch root before running.
@@ -114,6 +121,7 @@ impl SuiteRunner for Project {
                 return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
             }
         }
+        crate::execute::process::check_pass_env(&config.pass_env).map_err(|message| site.error("pass-env", message))?;
         crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 
@@ -129,6 +137,7 @@ impl SuiteRunner for Project {
             install: !ctx.overrides.no_install && config.install.unwrap_or(run.install),
             timeouts: PhaseTimeouts::from(timeouts),
             env: env.into_iter().collect(),
+            pass_env: config.pass_env,
             commands: config.commands,
             reports: config
                 .reports

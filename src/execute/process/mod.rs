@@ -2,15 +2,28 @@
 //! streamed to a log file and kept in memory only as a capped head and tail.
 //!
 //! Every process group started here is registered so Ctrl-C can stop them all; after a command
-//! ends, whatever is left of its group (grandchildren included) is killed, so nothing outlives it.
+//! ends, whatever is left of its group (grandchildren included) is killed and, on Linux, so is
+//! every descendant that left the group (`setsid`, double fork), found through the subreaper.
+//! Children never see the tokens fcorr publishes with ([`SECRET_VARS`]) unless a suite opts in.
+//!
+//! The platform specifics live in `unix.rs`; there is no Windows backend yet, so a Windows build
+//! stops here with a clear message instead of failing somewhere in the middle.
+
+#[cfg(not(unix))]
+compile_error!("fcorr supports Linux and macOS: process control has no Windows backend yet");
+
+#[cfg(unix)]
+mod unix;
+pub(crate) use platform::signal_name;
+#[cfg(unix)]
+use unix as platform;
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -23,6 +36,40 @@ pub const TAIL_BYTES: usize = 32 * 1024;
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for output pipes to close once the process group is gone.
 const PIPE_DRAIN: Duration = Duration::from_secs(2);
+/// Bytes of a suite log written from its start, and kept from its end (see [`capped_file_log`]).
+pub const LOG_HEAD_BYTES: usize = 4 * 1024 * 1024;
+/// Bytes kept from the end of a suite log.
+pub const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
+
+/// Environment variables removed from every child unless its suite names them in `pass-env`:
+/// the tokens fcorr itself publishes with, and the runner's own credentials. A test that prints
+/// its environment would otherwise put them in every report, log and the PR comment.
+pub const SECRET_VARS: &[&str] = &[
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+];
+
+/// Checks a suite's `pass-env`: only names fcorr removes can be passed back; any other name is
+/// a mistake (a typo would silently leave the test without its token), so it is a config error.
+pub(crate) fn check_pass_env(names: &[String]) -> Result<(), String> {
+    match names.iter().find(|name| !SECRET_VARS.contains(&name.as_str())) {
+        None => Ok(()),
+        Some(name) => Err(format!(
+            "`{name}` in `pass-env` is not a variable fcorr removes from test environments; \
+             only these can be passed back: {} (every other variable reaches the tests already)",
+            SECRET_VARS.join(", ")
+        )),
+    }
+}
+
+/// Set in every child's environment to a value unique to the command, so that descendants which
+/// left its process group can still be told apart from another suite's when it ends.
+pub(crate) const MARKER_VAR: &str = "FCORR_COMMAND_ID";
 
 /// A command to run.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +80,8 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Also write the complete stdout to this file (for tools that report on stdout).
     pub stdout_file: Option<PathBuf>,
+    /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
+    pub pass_env: Vec<String>,
 }
 
 impl CommandSpec {
@@ -44,6 +93,7 @@ impl CommandSpec {
             cwd: cwd.into(),
             env: Vec::new(),
             stdout_file: None,
+            pass_env: Vec::new(),
         }
     }
 
@@ -132,6 +182,85 @@ pub fn file_log(file: File) -> LogSink {
     Arc::new(Mutex::new(Box::new(file)))
 }
 
+/// A log sink that writes to a file, capped: the first [`LOG_HEAD_BYTES`] go straight to the
+/// file, the last [`LOG_TAIL_BYTES`] are held and written when the sink is dropped, after a line
+/// saying how many bytes were cut between them. A test printing 500 MB leaves an 8 MiB log.
+pub fn capped_file_log(file: File) -> LogSink {
+    Arc::new(Mutex::new(Box::new(CappedLog::new(file, LOG_HEAD_BYTES, LOG_TAIL_BYTES))))
+}
+
+/// Head written through, tail kept in a ring, the middle counted and dropped.
+struct CappedLog<W: Write> {
+    out: W,
+    head_left: usize,
+    tail: VecDeque<u8>,
+    tail_cap: usize,
+    cut: u64,
+}
+
+impl<W: Write> CappedLog<W> {
+    fn new(out: W, head: usize, tail: usize) -> CappedLog<W> {
+        CappedLog { out, head_left: head, tail: VecDeque::new(), tail_cap: tail, cut: 0 }
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.cut > 0 {
+            // Start the tail on a line boundary so the marker and the first kept line are whole.
+            let skip = self.tail.iter().position(|b| *b == b'\n').map_or(0, |i| i + 1);
+            self.tail.drain(..skip);
+            self.cut += skip as u64;
+            writeln!(
+                self.out,
+                "\n[fcorr: {} bytes cut from the middle of this log; it keeps the first {} and the last {} bytes]",
+                self.cut,
+                LOG_HEAD_BYTES,
+                self.tail.len()
+            )?;
+            self.cut = 0;
+        }
+        let (a, b) = self.tail.as_slices();
+        self.out.write_all(a)?;
+        self.out.write_all(b)?;
+        self.tail.clear();
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Write for CappedLog<W> {
+    fn write(&mut self, mut buf: &[u8]) -> io::Result<usize> {
+        let len = buf.len();
+        if self.head_left > 0 {
+            let take = buf.len().min(self.head_left);
+            self.out.write_all(&buf[..take])?;
+            self.head_left -= take;
+            buf = &buf[take..];
+        }
+        if buf.len() >= self.tail_cap {
+            self.cut += (self.tail.len() + buf.len() - self.tail_cap) as u64;
+            self.tail.clear();
+            self.tail.extend(&buf[buf.len() - self.tail_cap..]);
+        } else {
+            let overflow = (self.tail.len() + buf.len()).saturating_sub(self.tail_cap);
+            self.cut += overflow as u64;
+            self.tail.drain(..overflow);
+            self.tail.extend(buf);
+        }
+        Ok(len)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // The tail is written once, at the end: flushing it early would let it repeat.
+        self.out.flush()
+    }
+}
+
+impl<W: Write> Drop for CappedLog<W> {
+    fn drop(&mut self) {
+        // Nothing to report a failure to at this point; the reports carry the capped tails.
+        let _ = self.finish();
+    }
+}
+
 /// A log sink that discards everything.
 pub fn null_log() -> LogSink {
     Arc::new(Mutex::new(Box::new(io::sink())))
@@ -139,6 +268,22 @@ pub fn null_log() -> LogSink {
 
 static ACTIVE_GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
 static CANCELLED: AtomicBool = AtomicBool::new(false);
+static NEXT_COMMAND: AtomicU64 = AtomicU64::new(0);
+static SUBREAPER: OnceLock<bool> = OnceLock::new();
+
+/// Makes fcorr the subreaper of its descendants (Linux; once per process). Returns whether
+/// orphaned descendants can be found again: false on macOS, where they go to launchd.
+pub fn ensure_subreaper() -> bool {
+    *SUBREAPER.get_or_init(platform::become_subreaper)
+}
+
+/// Kills every descendant still alive that a command started by this fcorr left behind and
+/// that is not part of a running command (the end of a run). Returns the pids killed.
+pub fn kill_all_leftovers() -> Vec<i32> {
+    let active = lock(active_groups());
+    let ours = format!("{}-", std::process::id());
+    platform::kill_leftovers(&|marker: &str| marker.starts_with(&ours), &active)
+}
 
 fn active_groups() -> &'static Mutex<HashSet<i32>> {
     ACTIVE_GROUPS.get_or_init(|| Mutex::new(HashSet::new()))
@@ -152,10 +297,10 @@ pub fn is_cancelled() -> bool {
 /// Stops every running command: SIGTERM now; a second call sends SIGKILL.
 pub fn cancel_all() {
     let again = CANCELLED.swap(true, Ordering::SeqCst);
-    let signal = if again { libc::SIGKILL } else { libc::SIGTERM };
+    let signal = if again { platform::Stop::Kill } else { platform::Stop::Term };
     let groups: Vec<i32> = lock(active_groups()).iter().copied().collect();
     for pgid in groups {
-        signal_group(pgid, signal);
+        platform::signal_group(pgid, signal);
     }
 }
 
@@ -167,13 +312,6 @@ pub fn install_interrupt_handler() -> Result<(), String> {
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // A panic while holding one of these locks leaves plain data behind; keep using it.
     mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn signal_group(pgid: i32, signal: i32) {
-    // SAFETY: killpg only sends a signal; an invalid or finished group yields ESRCH, ignored.
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
 }
 
 /// Keeps the first `head` bytes and the last `tail` bytes of a stream.
@@ -248,18 +386,33 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         return finished(Exit::Cancelled, started, &Capture::new(0, 0));
     }
 
+    let subreaper = ensure_subreaper();
+    let marker = format!("{}-{}", std::process::id(), NEXT_COMMAND.fetch_add(1, Ordering::SeqCst));
     let mut command = Command::new(&spec.program);
+    command.args(&spec.args).current_dir(&spec.cwd);
+    for name in SECRET_VARS {
+        if !spec.pass_env.iter().any(|p| p == name) {
+            command.env_remove(name);
+        }
+    }
     command
-        .args(&spec.args)
-        .current_dir(&spec.cwd)
         .env("CI", "true")
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .env(MARKER_VAR, &marker)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
+        .stderr(Stdio::piped());
+    platform::own_group(&mut command);
 
-    let mut child = match command.spawn() {
+    // Spawn and register under the lock the leftover sweep holds, so the sweep never mistakes a
+    // command that has just started (or already exited) for a leftover.
+    let mut active = lock(active_groups());
+    let spawned = command.spawn();
+    if let Ok(child) = &spawned {
+        active.insert(child.id() as i32);
+    }
+    drop(active);
+    let mut child = match spawned {
         Ok(child) => child,
         Err(e) => {
             let not_found = e.kind() == io::ErrorKind::NotFound;
@@ -282,10 +435,9 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         }
     };
     let pgid = child.id() as i32;
-    lock(active_groups()).insert(pgid);
     // Ctrl-C may have landed between the check above and the registration.
     if is_cancelled() {
-        signal_group(pgid, libc::SIGTERM);
+        platform::signal_group(pgid, platform::Stop::Term);
     }
 
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
@@ -313,19 +465,24 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         Ok(status) => status,
         Err(_) => {
             timed_out = true;
-            signal_group(pgid, libc::SIGTERM);
+            platform::signal_group(pgid, platform::Stop::Term);
             match exit_rx.recv_timeout(grace) {
                 Ok(status) => status,
                 Err(_) => {
-                    signal_group(pgid, libc::SIGKILL);
+                    platform::signal_group(pgid, platform::Stop::Kill);
                     exit_rx.recv().unwrap_or_else(|_| Err(io::Error::other("wait thread ended without a status")))
                 }
             }
         }
     };
-    // The leader is gone; anything it left behind in its group goes too.
-    signal_group(pgid, libc::SIGKILL);
-    lock(active_groups()).remove(&pgid);
+    // The leader is gone; anything it left behind in its group goes too, and so does every
+    // descendant that left the group but still carries this command's marker.
+    platform::signal_group(pgid, platform::Stop::Kill);
+    let leftovers = {
+        let mut active = lock(active_groups());
+        active.remove(&pgid);
+        if subreaper { platform::kill_leftovers(&|found: &str| found == marker, &active) } else { Vec::new() }
+    };
 
     let drain_deadline = Instant::now() + PIPE_DRAIN;
     let mut drained = 0;
@@ -343,11 +500,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         Exit::TimedOut
     } else {
         match status {
-            Ok(status) => match (status.code(), status.signal()) {
-                (Some(code), _) => Exit::Code(code),
-                (None, Some(signal)) => Exit::Signal(signal),
-                (None, None) => Exit::Signal(0),
-            },
+            Ok(status) => platform::exit_of(status),
             Err(e) => {
                 Exit::SpawnFailed { message: format!("waiting for `{}` failed: {e}", spec.program), not_found: false }
             }
@@ -355,6 +508,13 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     };
     let capture = lock(&capture);
     let mut outcome = finished(exit, started, &capture);
+    if !leftovers.is_empty() {
+        outcome.output.push_str(&format!(
+            "\n[fcorr: killed {} process(es) that outlived the command outside its process group: {:?}]",
+            leftovers.len(),
+            leftovers
+        ));
+    }
     if drained < readers {
         outcome
             .output
@@ -362,6 +522,10 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     }
     {
         let mut sink = lock(log);
+        if !leftovers.is_empty() {
+            // The log is what people read after the run: it names the pids too.
+            let _ = writeln!(sink, "[fcorr: killed leftover process(es) outside the command's group: {leftovers:?}]");
+        }
         let _ = writeln!(sink, "[fcorr: {:?} after {:.1}s]\n", outcome.exit, outcome.duration.as_secs_f64());
         let _ = sink.flush();
     }
@@ -452,6 +616,102 @@ mod tests {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// Reads the pids the script wrote, one per file, waiting for the files to appear.
+    fn pids_in(dir: &std::path::Path, names: &[&str]) -> Vec<u32> {
+        names
+            .iter()
+            .map(|name| {
+                let path = dir.join(name);
+                let deadline = Instant::now() + Duration::from_secs(5);
+                loop {
+                    if let Ok(text) = std::fs::read_to_string(&path)
+                        && let Ok(pid) = text.trim().parse()
+                    {
+                        break pid;
+                    }
+                    assert!(Instant::now() < deadline, "{} was never written", path.display());
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+            .collect()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn descendants_in_their_own_session_or_double_forked_do_not_outlive_the_command() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        // A grandchild in a new session (setsid), and a classic daemon: fork, setsid, fork again,
+        // parent exits. Neither is in the command's process group any more.
+        let daemon = "import os, sys, time\n\
+                      if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        \
+                      open(sys.argv[1], 'w').write(str(os.getpid()))\n        time.sleep(300)\n    os._exit(0)\n";
+        std::fs::write(dir.path().join("daemon.py"), daemon).unwrap();
+        let script = format!(
+            "setsid sh -c 'echo $$ > {d}/sess; exec sleep 300' </dev/null >/dev/null 2>&1 & \
+             python3 {d}/daemon.py {d}/daemon </dev/null >/dev/null 2>&1; \
+             while [ ! -s {d}/sess ] || [ ! -s {d}/daemon ]; do sleep 0.05; done; echo started"
+        );
+        let out = run(&sh(&script), Duration::from_secs(20), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0), "{}", out.output);
+        for pid in pids_in(dir.path(), &["sess", "daemon"]) {
+            assert!(!wait_until_dead(pid, Duration::from_secs(2)), "{pid} outlived the command: {}", out.output);
+        }
+        assert!(out.output.contains("outlived the command"), "{}", out.output);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_setsid_grandchild_does_not_survive_the_timeout() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let script =
+            format!("setsid sh -c 'trap \"\" TERM; echo $$ > {d}/sess; sleep 300' >/dev/null 2>&1 & sleep 300");
+        let out = run(&sh(&script), Duration::from_millis(800), Duration::from_millis(300), &null_log());
+        assert_eq!(out.exit, Exit::TimedOut);
+        let pid = pids_in(dir.path(), &["sess"])[0];
+        assert!(!wait_until_dead(pid, Duration::from_secs(2)), "setsid grandchild {pid} survived the timeout");
+    }
+
+    #[test]
+    fn tokens_are_removed_from_the_child_environment_unless_passed() {
+        // Inherited from fcorr's own environment, as on a runner.
+        let mut spec = sh("env");
+        // SAFETY: set once in this test process before the child is spawned; no other test reads it.
+        unsafe {
+            std::env::set_var("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "s3cr3t-value");
+            std::env::set_var("ACTIONS_RUNTIME_TOKEN", "s3cr3t-value");
+        }
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert!(!out.output.contains("s3cr3t-value"), "{}", out.output);
+        assert!(out.output.contains(MARKER_VAR), "{}", out.output);
+        spec.pass_env = vec!["ACTIONS_RUNTIME_TOKEN".into()];
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert!(out.output.contains("ACTIONS_RUNTIME_TOKEN=s3cr3t-value"), "{}", out.output);
+        assert!(!out.output.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{}", out.output);
+    }
+
+    #[test]
+    fn a_huge_output_leaves_a_capped_log_with_head_tail_and_a_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("suite.log");
+        let log = capped_file_log(File::create(&path).unwrap());
+        // 40 MB of output from a real process, with recognisable first and last lines.
+        let script = "echo FIRST-LINE; yes 0123456789abcdef0123456789abcdef | head -c 40000000; echo; echo LAST-LINE";
+        let out = run(&sh(script), Duration::from_secs(60), DEFAULT_GRACE, &log);
+        assert_eq!(out.exit, Exit::Code(0));
+        drop(log);
+        let size = std::fs::metadata(&path).unwrap().len() as usize;
+        assert!(size <= LOG_HEAD_BYTES + LOG_TAIL_BYTES + 4096, "log is {size} bytes");
+        let text = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&text);
+        assert!(text.contains("FIRST-LINE") && text.contains("LAST-LINE"));
+        let marker = text.lines().find(|l| l.starts_with("[fcorr: ") && l.contains("bytes cut")).unwrap();
+        let cut: u64 = marker["[fcorr: ".len()..].split(' ').next().unwrap().parse().unwrap();
+        // What was cut plus what was kept is what was printed, plus fcorr's own lines.
+        assert!(cut + size as u64 >= 40_000_000, "{marker}");
     }
 
     #[test]

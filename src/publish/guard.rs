@@ -1,0 +1,133 @@
+//! The workflow-command guard: inside GitHub Actions, every subcommand's output is fenced with
+//! `::stop-commands::<random>` … `::<random>::`, so no test name, failure message or log line fcorr
+//! prints can act as a runner command (`::add-mask::`, `::error::`, `##[error]`…). The tokens fcorr
+//! holds are registered with `::add-mask::` before anything else is printed.
+//!
+//! Publishing lifts the fence only around the annotation commands it writes itself
+//! ([`with_commands`]). The runner keeps one stop state for the whole step, across stdout and
+//! stderr, so the fence must be lifted before the process exits ([`finish`]).
+
+use std::io::Write;
+use std::sync::Mutex;
+
+use super::files::random_token;
+
+/// The token variables fcorr reads (and masks): what `GithubContext` uses to call the API.
+pub const MASKED_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
+
+/// Where the fence lines go and the token that lifts the current fence.
+struct Fence {
+    to_stderr: bool,
+    token: String,
+}
+
+static FENCE: Mutex<Option<Fence>> = Mutex::new(None);
+
+fn fence() -> std::sync::MutexGuard<'static, Option<Fence>> {
+    // Plain data: a panic elsewhere while holding it leaves nothing inconsistent.
+    FENCE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// True when this process runs as a GitHub Actions step.
+pub fn in_actions() -> bool {
+    std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
+}
+
+/// The `::add-mask::` lines for the tokens in `vars`, one per line of each value.
+pub fn mask_lines(vars: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    let mut lines = Vec::new();
+    for name in MASKED_VARS {
+        let Some(value) = vars(name) else { continue };
+        for part in value.lines().map(str::trim).filter(|p| !p.is_empty()) {
+            lines.push(format!("::add-mask::{part}"));
+        }
+    }
+    lines
+}
+
+/// Masks the tokens and raises the fence, when running in Actions. `to_stderr` when stdout must
+/// stay a single document (`--json`): the runner reads stderr for commands too.
+pub fn start(to_stderr: bool) {
+    if !in_actions() {
+        return;
+    }
+    let token = random_token();
+    let mut text = String::new();
+    for line in mask_lines(|name| std::env::var(name).ok().filter(|v| !v.is_empty())) {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    text.push_str(&format!("::stop-commands::{token}\n"));
+    write_fence_line(to_stderr, &text);
+    *fence() = Some(Fence { to_stderr, token });
+}
+
+/// Lifts the fence for good (the step's later output is not fcorr's to guard).
+pub fn finish() {
+    if let Some(fence) = fence().take() {
+        // Everything fcorr printed must reach the runner before the fence goes.
+        let _ = std::io::stdout().flush();
+        write_fence_line(fence.to_stderr, &format!("::{}::\n", fence.token));
+    }
+}
+
+/// Runs `emit` (which writes fcorr's own workflow commands to `out`) with the fence lifted, then
+/// raises a new one with a fresh token. Without a fence, just runs `emit`.
+pub fn with_commands(out: &mut dyn Write, emit: impl FnOnce(&mut dyn Write)) {
+    let mut guard = fence();
+    let Some(current) = guard.as_mut() else {
+        drop(guard);
+        emit(out);
+        return;
+    };
+    let _ = std::io::stdout().flush();
+    let _ = writeln!(out, "::{}::", current.token);
+    emit(out);
+    current.token = random_token();
+    let _ = writeln!(out, "::stop-commands::{}", current.token);
+    let _ = out.flush();
+}
+
+/// [`finish`] for the panic hook: never waits for the lock a panicking thread may hold.
+pub fn finish_after_panic() {
+    let Ok(mut guard) = FENCE.try_lock() else { return };
+    if let Some(fence) = guard.take() {
+        write_fence_line(fence.to_stderr, &format!("::{}::\n", fence.token));
+    }
+}
+
+fn write_fence_line(to_stderr: bool, text: &str) {
+    if to_stderr {
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(text.as_bytes());
+        let _ = err.flush();
+    } else {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_of_every_token_is_masked() {
+        let lines = mask_lines(|name| match name {
+            "GITHUB_TOKEN" => Some("ghs_abc".into()),
+            "GH_TOKEN" => Some("two\nlines".into()),
+            _ => None,
+        });
+        assert_eq!(lines, ["::add-mask::ghs_abc", "::add-mask::two", "::add-mask::lines"]);
+    }
+
+    #[test]
+    fn without_a_fence_commands_pass_straight_through() {
+        let mut out = Vec::new();
+        with_commands(&mut out, |w| {
+            let _ = writeln!(w, "::error::real");
+        });
+        assert_eq!(String::from_utf8(out).unwrap(), "::error::real\n");
+    }
+}
