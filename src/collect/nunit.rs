@@ -390,6 +390,47 @@ mod tests {
         assert!(parse_str("<foo/>").unwrap_err().contains("not an NUnit report"));
     }
 
+    /// The table in docs/import.md.
+    #[test]
+    fn results_map_as_documented() {
+        use CaseStatus::*;
+        let nunit3 = [
+            (("Passed", ""), (Passed, None)),
+            (("Failed", ""), (Failed, None)),
+            (("Failed", "Error"), (Error, None)),
+            (("Failed", "Invalid"), (Error, Some("invalid"))),
+            (("Failed", "Cancelled"), (Error, Some("cancelled"))),
+            (("Skipped", "Ignored"), (Skipped, Some("ignored"))),
+            (("Skipped", "Explicit"), (Skipped, Some("explicit"))),
+            (("Skipped", ""), (Skipped, None)),
+            (("Inconclusive", ""), (Skipped, Some("inconclusive"))),
+            (("Warning", ""), (Passed, Some("warning"))),
+            (("", ""), (Error, Some("unknown NUnit result"))),
+        ];
+        for ((result, label), want) in nunit3 {
+            let got = nunit3_status(Some(result).filter(|r| !r.is_empty()), Some(label).filter(|l| !l.is_empty()));
+            assert_eq!(got, want, "{result}/{label}");
+        }
+        let nunit2 = [
+            ("Success", Passed),
+            ("Failure", Failed),
+            ("Error", Error),
+            ("Ignored", Skipped),
+            ("Skipped", Skipped),
+            ("Inconclusive", Skipped),
+            ("NotRunnable", Error),
+            ("Cancelled", Error),
+        ];
+        for (result, want) in nunit2 {
+            assert_eq!(nunit2_status(Some(result), None, None).0, want, "{result}");
+        }
+        // NUnit 2.4: no result=, only executed= and success=.
+        assert_eq!(nunit2_status(None, Some("False"), None).0, Skipped);
+        assert_eq!(nunit2_status(None, Some("True"), Some("True")).0, Passed);
+        assert_eq!(nunit2_status(None, Some("True"), Some("False")).0, Failed);
+        assert_eq!(nunit2_status(None, None, None).0, Error);
+    }
+
     #[test]
     fn a_failed_teardown_with_passing_cases_is_an_error_case() {
         let xml = r#"<test-run total="1" failed="0"><test-suite type="TestFixture" fullname="N.F" result="Failed" site="TearDown">

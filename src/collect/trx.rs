@@ -363,6 +363,33 @@ fn trx_duration_ms(value: &str) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// The table in docs/import.md.
+    #[test]
+    fn outcomes_map_as_documented() {
+        use CaseStatus::*;
+        let table = [
+            ("Passed", Passed),
+            ("Completed", Passed),
+            ("PassedButRunAborted", Passed),
+            ("Warning", Passed),
+            ("Failed", Failed),
+            ("Error", Error),
+            ("Timeout", Timeout),
+            ("Aborted", Error),
+            ("Disconnected", Error),
+            ("NotRunnable", Error),
+            ("Inconclusive", Skipped),
+            ("NotExecuted", Skipped),
+            ("InProgress", Error),
+            ("Pending", Error),
+            ("Whatever", Error),
+        ];
+        for (outcome, want) in table {
+            assert_eq!(trx_status(Some(outcome)).0, want, "{outcome}");
+        }
+        assert_eq!(trx_status(None).0, Error);
+    }
+
     #[test]
     fn durations() {
         assert_eq!(trx_duration_ms("00:00:01.5000000"), Some(1500.0));
