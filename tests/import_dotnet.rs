@@ -413,3 +413,15 @@ fn hostile_input_is_an_error_never_a_panic() {
     assert_eq!(case.status, CaseStatus::Failed);
     assert!(case.details.as_deref().unwrap().len() < 20 * 1024 && case.message.as_deref().unwrap().len() < 20 * 1024);
 }
+
+#[test]
+fn errors_count_only_the_results_finished_before_them() {
+    let bytes = std::fs::read(dir().join("mstest.trx")).unwrap();
+    // Cut inside the third row of the data-driven `Add`: AddsTwoNumbers and two rows are done.
+    let cut = String::from_utf8_lossy(&bytes).find("testName=\"Add (2,2,5)\"").unwrap();
+    let error = parser_named("trx").unwrap().parse(&mut &bytes[..cut], &ParseOptions::default()).unwrap_err();
+    assert!(error.ends_with("; 3 test results were read before it"), "{error}");
+    let xml = r#"<assemblies><assembly><errors><error type="fatal"><failure><message>x"#;
+    let error = parser_named("xunit-net").unwrap().parse(&mut xml.as_bytes(), &ParseOptions::default()).unwrap_err();
+    assert!(error.ends_with("0 test results were read before the end"), "{error}");
+}

@@ -123,7 +123,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
 impl Handler for Reader<'_> {
     fn cases_read(&self) -> usize {
-        self.read
+        // The one being read when the document stopped is not finished.
+        self.read - usize::from(self.case.is_some())
     }
 
     fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {

@@ -108,7 +108,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
 impl Handler for Reader<'_> {
     fn cases_read(&self) -> usize {
-        self.report.cases.len() - self.parents.len()
+        // Finished rows only: not the data-driven parents, not the results still being read.
+        self.report.cases.len().saturating_sub(self.parents.len() + self.open.len())
     }
 
     fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {

@@ -45,6 +45,8 @@ enum Field {
 
 /// A `<test>` or an `<error>` being read (the last case in the report).
 struct Open {
+    /// A `<test>` (counted in `read`), not an `<error>`.
+    test: bool,
     exception_type: Option<String>,
     message: Option<String>,
     trace: Option<String>,
@@ -88,7 +90,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
 impl Handler for Reader<'_> {
     fn cases_read(&self) -> usize {
-        self.read
+        // The one being read when the document stopped is not finished.
+        self.read - usize::from(self.open.as_ref().is_some_and(|o| o.test))
     }
 
     fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {
@@ -160,12 +163,12 @@ impl Reader<'_> {
         }
     }
 
-    fn open_case(&mut self, case: Case) {
+    fn open_case(&mut self, case: Case, test: bool) {
         if self.open.is_some() {
             self.finish();
         }
         self.report.cases.push(case);
-        self.open = Some(Open { exception_type: None, message: None, trace: None, reason: None, output: None });
+        self.open = Some(Open { test, exception_type: None, message: None, trace: None, reason: None, output: None });
     }
 
     fn start_test(&mut self, e: &BytesStart<'_>) {
@@ -195,7 +198,7 @@ impl Reader<'_> {
             },
             ..Case::default()
         };
-        self.open_case(case);
+        self.open_case(case, true);
     }
 
     /// `<error type="test-class-cleanup" name="Ns.Class">`: a failure outside any test.
@@ -207,7 +210,7 @@ impl Reader<'_> {
             status: CaseStatus::Error,
             ..Case::default()
         };
-        self.open_case(case);
+        self.open_case(case, false);
     }
 
     fn finish(&mut self) {
