@@ -36,13 +36,16 @@ pub(crate) trait Handler {
 /// Reads the whole document into `handler`. A document that ends with any element still open was
 /// cut short (a crashed runner, a full disk): that is an error, never a partial pass.
 pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Result<(), DotnetReportError> {
-    // Names of the open elements: how deep the document is, and where it was cut.
-    let mut open: Vec<String> = Vec::new();
+    // Names of the open elements, end to end in one buffer (no allocation per element), and
+    // where each starts: how deep the document is, and where it was cut.
+    let mut names = String::new();
+    let mut starts: Vec<usize> = Vec::new();
     let result = xml_stream::read_events(input, xml_stream::CHUNK, |event| match event {
         Event::Start(ref e) => {
             let name = local_name(e.name().into_inner());
             handler.start(name, e, false);
-            open.push(name.to_string());
+            starts.push(names.len());
+            names.push_str(name);
         }
         Event::Empty(ref e) => {
             let name = local_name(e.name().into_inner());
@@ -50,7 +53,9 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
             handler.end(name);
         }
         Event::End(ref e) => {
-            open.pop();
+            if let Some(start) = starts.pop() {
+                names.truncate(start);
+            }
             handler.end(local_name(e.name().into_inner()));
         }
         Event::Text(ref t) => handler.text(&t.xml10_content()),
@@ -77,10 +82,10 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
             cases: handler.cases_read(),
         });
     }
-    if let Some(innermost) = open.last() {
+    if let Some(&start) = starts.last() {
         return Err(DotnetReportError::Truncated {
-            open: innermost.clone(),
-            depth: open.len(),
+            open: names[start..].to_string(),
+            depth: starts.len(),
             cases: handler.cases_read(),
         });
     }
