@@ -129,13 +129,26 @@ pub(crate) fn root_element(head: &[u8]) -> Option<&str> {
 
 /// The attribute with local name `key`, normalized as XML 1.0 says; `None` when absent or empty.
 pub(crate) fn attr(e: &BytesStart<'_>, key: &str) -> Option<String> {
-    e.attributes()
-        .with_checks(false)
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == key)
-        // An unknown entity in the value: keep it raw rather than lose the attribute.
-        .map(|a| a.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| a.value.clone()).into_owned())
-        .filter(|v| !v.trim().is_empty())
+    let [value] = attrs(e, [key]);
+    value
+}
+
+/// Several attributes in one pass over the tag (a test-case carries a dozen), in the order of
+/// `keys`; the first of a repeated attribute wins.
+pub(crate) fn attrs<const N: usize>(e: &BytesStart<'_>, keys: [&str; N]) -> [Option<String>; N] {
+    let mut found: [Option<String>; N] = std::array::from_fn(|_| None);
+    for a in e.attributes().with_checks(false).flatten() {
+        let local = a.key.local_name();
+        let Some(i) = keys.iter().position(|k| *k == local.as_ref()) else {
+            continue;
+        };
+        if found[i].is_none() {
+            // An unknown entity in the value: keep it raw rather than lose the attribute.
+            let value = a.normalized_value(XmlVersion::Implicit1_0).unwrap_or_else(|_| a.value.clone());
+            found[i] = Some(value.into_owned()).filter(|v| !v.trim().is_empty());
+        }
+    }
+    found
 }
 
 /// A count attribute (`total="12"`).

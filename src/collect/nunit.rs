@@ -7,7 +7,7 @@ use std::io::BufRead;
 
 use quick_xml::events::BytesStart;
 
-use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, count_attr};
+use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
 
@@ -255,21 +255,20 @@ impl Reader<'_> {
             self.finish_case();
         }
         self.read += 1;
-        let full = attr(e, "name").unwrap_or_else(|| "(unnamed)".into());
-        let result = attr(e, "result");
+        let [full, result, classname, duration, label, time, executed, success] =
+            attrs(e, ["name", "result", "classname", "duration", "label", "time", "executed", "success"]);
+        let full = full.unwrap_or_else(|| "(unnamed)".into());
         let (classname, name, duration_ms, (status, prefix)) = match self.shape {
             Some(Shape::Nunit3) => {
-                let classname = attr(e, "classname").or_else(|| self.fixture_classname());
-                let duration = attr(e, "duration").as_deref().and_then(dotnet::seconds_to_ms);
-                let status = nunit3_status(result.as_deref(), attr(e, "label").as_deref());
-                (classname, full, duration, status)
+                let classname = classname.or_else(|| self.fixture_classname());
+                let duration = duration.as_deref().and_then(dotnet::seconds_to_ms);
+                (classname, full, duration, nunit3_status(result.as_deref(), label.as_deref()))
             }
             _ => {
                 let classname = self.fixture_classname();
                 let name = dotnet::short_name(&full, classname.as_deref());
-                let duration = attr(e, "time").as_deref().and_then(dotnet::seconds_to_ms);
-                let status =
-                    nunit2_status(result.as_deref(), attr(e, "executed").as_deref(), attr(e, "success").as_deref());
+                let duration = time.as_deref().and_then(dotnet::seconds_to_ms);
+                let status = nunit2_status(result.as_deref(), executed.as_deref(), success.as_deref());
                 (classname, name, duration, status)
             }
         };

@@ -7,7 +7,7 @@ use std::io::BufRead;
 
 use quick_xml::events::BytesStart;
 
-use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, count_attr};
+use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
 
@@ -204,13 +204,13 @@ impl Reader<'_> {
     }
 
     fn start_result(&mut self, e: &BytesStart<'_>) {
-        let outcome = attr(e, "outcome");
+        let [outcome, test_name, duration, test_id] = attrs(e, ["outcome", "testName", "duration", "testId"]);
         let (status, note) = trx_status(outcome.as_deref());
         self.top_level += usize::from(self.open.is_empty());
         let case = Case {
-            name: attr(e, "testName").unwrap_or_else(|| "(unnamed)".into()),
+            name: test_name.unwrap_or_else(|| "(unnamed)".into()),
             status,
-            duration_ms: attr(e, "duration").as_deref().and_then(trx_duration_ms),
+            duration_ms: duration.as_deref().and_then(trx_duration_ms),
             message: note.map(str::to_string),
             ..Case::default()
         };
@@ -222,7 +222,7 @@ impl Reader<'_> {
             output: String::new(),
         });
         self.report.cases.push(case);
-        self.test_ids.push(attr(e, "testId"));
+        self.test_ids.push(test_id);
     }
 
     fn finish_result(&mut self) {

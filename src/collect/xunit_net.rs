@@ -6,7 +6,7 @@ use std::io::BufRead;
 
 use quick_xml::events::BytesStart;
 
-use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, count_attr};
+use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
 
@@ -173,9 +173,10 @@ impl Reader<'_> {
 
     fn start_test(&mut self, e: &BytesStart<'_>) {
         self.read += 1;
-        let classname = attr(e, "type");
-        let full = attr(e, "name").unwrap_or_else(|| "(unnamed)".into());
-        let status = match attr(e, "result").as_deref() {
+        let [classname, full, result, time, source_file, source_line] =
+            attrs(e, ["type", "name", "result", "time", "source-file", "source-line"]);
+        let full = full.unwrap_or_else(|| "(unnamed)".into());
+        let status = match result.as_deref() {
             Some("Pass") => CaseStatus::Passed,
             Some("Fail") => CaseStatus::Failed,
             Some("Skip" | "NotRun") => CaseStatus::Skipped,
@@ -186,11 +187,11 @@ impl Reader<'_> {
             name: dotnet::short_name(&full, classname.as_deref()),
             classname,
             status,
-            duration_ms: attr(e, "time").as_deref().and_then(dotnet::seconds_to_ms),
-            file: attr(e, "source-file").map(|f| self.options.relative_path(&f)),
-            line: attr(e, "source-line").and_then(|l| l.trim().parse().ok()),
+            duration_ms: time.as_deref().and_then(dotnet::seconds_to_ms),
+            file: source_file.map(|f| self.options.relative_path(&f)),
+            line: source_line.and_then(|l| l.trim().parse().ok()),
             // Said here so the reason for an odd result is not lost.
-            message: match (status, attr(e, "result")) {
+            message: match (status, result) {
                 (CaseStatus::Error, Some(other)) => Some(format!("unknown xUnit.net result `{other}`")),
                 (CaseStatus::Error, None) => Some("no result in the report".into()),
                 (_, Some(not_run)) if not_run == "NotRun" => Some("not run".into()),
