@@ -24,9 +24,10 @@ pub(crate) enum DotnetReportError {
     NoRoot { root: &'static str, what: &'static str },
 }
 
-/// One reader's side of [`drive`]: elements by local name, text already resolved.
+/// One reader's side of [`drive`]: elements by local name, text already resolved; an empty
+/// element (`<a/>`) is a start and an end.
 pub(crate) trait Handler {
-    fn start(&mut self, name: &str, e: &BytesStart<'_>, empty: bool);
+    fn start(&mut self, name: &str, e: &BytesStart<'_>);
     fn end(&mut self, name: &str);
     fn text(&mut self, text: &str);
     /// Cases read so far, for error messages.
@@ -43,13 +44,13 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
     let result = xml_stream::read_events(input, xml_stream::CHUNK, |event| match event {
         Event::Start(ref e) => {
             let name = local_name(e.name().into_inner());
-            handler.start(name, e, false);
+            handler.start(name, e);
             starts.push(names.len());
             names.push_str(name);
         }
         Event::Empty(ref e) => {
             let name = local_name(e.name().into_inner());
-            handler.start(name, e, true);
+            handler.start(name, e);
             handler.end(name);
         }
         Event::End(ref e) => {

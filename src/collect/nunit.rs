@@ -127,7 +127,7 @@ impl Handler for Reader<'_> {
         self.read - usize::from(self.case.is_some())
     }
 
-    fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {
+    fn start(&mut self, name: &str, e: &BytesStart<'_>) {
         match name {
             "test-run" if self.shape.is_none() => {
                 self.shape = Some(Shape::Nunit3);

@@ -112,7 +112,7 @@ impl Handler for Reader<'_> {
         self.report.cases.len().saturating_sub(self.parents.len() + self.open.len())
     }
 
-    fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {
+    fn start(&mut self, name: &str, e: &BytesStart<'_>) {
         match name {
             "TestRun" => self.saw_root = true,
             // Unit tests; ordered tests (`TestResultAggregation`, whose rows are their inner

@@ -94,7 +94,7 @@ impl Handler for Reader<'_> {
         self.read - usize::from(self.open.as_ref().is_some_and(|o| o.test))
     }
 
-    fn start(&mut self, name: &str, e: &BytesStart<'_>, _empty: bool) {
+    fn start(&mut self, name: &str, e: &BytesStart<'_>) {
         match name {
             "assembly" => {
                 self.saw_root = true;
