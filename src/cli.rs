@@ -38,6 +38,8 @@ pub enum Command {
     Publish(commands::publish::PublishArgs),
     /// Merge saved runs (matrix cells, packages) into one run with every report.
     Merge(commands::merge::MergeArgs),
+    /// List the configured suites and their benchmark tasks / dataset cases.
+    Suites(commands::suites::SuitesArgs),
 }
 
 impl Command {
@@ -53,6 +55,7 @@ impl Command {
             Command::Compare(args) => commands::compare::execute(args),
             Command::Publish(args) => commands::publish::execute(args),
             Command::Merge(args) => commands::merge::execute(args),
+            Command::Suites(args) => commands::suites::execute(args),
         }
     }
 }

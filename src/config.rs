@@ -300,6 +300,21 @@ pub struct ReportConfig {
     pub formats: Vec<String>,
     /// Directory with `summary.md.j2` / `comment.md.j2` overrides.
     pub templates: Option<PathBuf>,
+    /// Mermaid chart of outcomes in the job summary (default on).
+    pub charts: Option<bool>,
+    /// The same chart in the PR comment (default off: comments stay short).
+    pub comment_charts: Option<bool>,
+}
+
+impl ReportConfig {
+    /// `env` with the chart settings of `[report]` (templates are resolved by the pipeline).
+    pub fn apply_to(&self, env: crate::report::ReportEnv) -> crate::report::ReportEnv {
+        crate::report::ReportEnv {
+            summary_charts: self.charts,
+            comment_charts: self.comment_charts.unwrap_or(false),
+            ..env
+        }
+    }
 }
 
 /// `[github]`: publishing settings (CLI flags and action inputs override).

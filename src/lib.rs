@@ -5,6 +5,7 @@
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
 pub mod baseline;
+pub mod benchmark;
 pub mod cli;
 pub mod collect;
 pub mod commands;
@@ -23,4 +24,5 @@ pub mod publish;
 pub mod report;
 pub mod runners;
 pub mod score;
+pub mod shard;
 pub mod sut;

@@ -47,6 +47,10 @@ fn stdout_is_a_document(command: &Command) -> bool {
         Command::Compare(args) => args.json,
         Command::Detect(args) => args.json,
         Command::Schema => true,
+        Command::Suites(args) => {
+            let fcorr::commands::suites::SuitesAction::List(list) = &args.action;
+            list.json
+        }
         Command::Report(_) | Command::Publish(_) => false,
     }
 }

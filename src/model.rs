@@ -104,6 +104,9 @@ pub struct Suite {
     /// Token/call/cost totals for kinds that have them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// `K/N` when this suite ran as shard K of N (`--shard`); `fcorr merge` joins the parts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<String>,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -469,6 +472,12 @@ pub struct Usage {
     pub llm_calls: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Prompt (input) tokens, when the system reported them apart from output tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_in: Option<u64>,
+    /// Completion (output) tokens, when reported apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_out: Option<u64>,
 }
 
 /// Case counts by status.
@@ -885,6 +894,7 @@ impl Suite {
             duration_ms: 0,
             log_file: None,
             usage: None,
+            shard: None,
         }
     }
 

@@ -23,6 +23,8 @@ pub struct Prepared {
     pub out_dir: PathBuf,
     pub gates: Vec<Gate>,
     pub exec: ExecContext,
+    /// `--shard K/N`, recorded on every suite so `fcorr merge` can join the parts.
+    pub shard: Option<crate::shard::Shard>,
 }
 
 impl Prepared {
@@ -87,11 +89,14 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         no_install: args.no_install,
         timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
         filter: args.filter.clone(),
+        shard: args.shard,
+        no_cache: args.no_cache,
     };
     let plans = match &args.samples {
         Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
         None => plan::plan(&config, &args.paths, &overrides)?,
     };
+    let plans = crate::shard::select_suites(plans, args.shard);
     let out_dir = match (&args.out, &config.run.out) {
         (Some(out), _) => cwd.join(out),
         (None, Some(out)) => cwd.join(&config.base_dir).join(out),
@@ -105,7 +110,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         config.report.formats.retain(|f| !f.is_empty());
     }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
-    Ok(Prepared { config, plans, out_dir, gates, exec })
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard })
 }
 
 /// A usage-style error about a config value, placed at its line when it came from a file.
@@ -142,14 +147,21 @@ pub fn install_interrupt_handler() {
 pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
     let started = time::OffsetDateTime::now_utc();
     let sink = terminal::Progress::new(progress);
-    let suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    let mut suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    if let Some(shard) = prepared.shard {
+        suites.iter_mut().for_each(|s| s.shard = Some(shard.to_string()));
+    }
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
     Run::assemble(suites, started, Some(prepared.config.hash()), git)
 }
 
 /// Sets the run's verdict from the prepared gates. Call once, after any comparison.
 pub fn judge(run: &mut Run, prepared: &Prepared) {
-    run.verdict = gate::judge(run, &prepared.gates, prepared.config.gate.regression_tolerance);
+    let tolerance = prepared.config.gate.regression_tolerance;
+    run.verdict = match prepared.shard {
+        Some(_) => crate::shard::judge(run, &prepared.gates, tolerance),
+        None => gate::judge(run, &prepared.gates, tolerance),
+    };
 }
 
 /// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).

@@ -44,6 +44,10 @@ pub struct Overrides {
     pub timeouts: Timeouts,
     /// Only suites whose name contains this (or matches it as a glob).
     pub filter: Option<String>,
+    /// `--shard K/N`: this job's slice of the suites and of their items.
+    pub shard: Option<crate::shard::Shard>,
+    /// `--no-cache`: systems under test are called even when a cached answer exists.
+    pub no_cache: bool,
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.

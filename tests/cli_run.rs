@@ -132,6 +132,9 @@ fn no_report_is_an_error_never_a_pass() {
     assert_eq!(suite.status, SuiteStatus::Error);
     assert_eq!(suite.error.as_ref().unwrap().kind, SuiteErrorKind::NoResults);
     assert!(suite.error.as_ref().unwrap().message.contains("no test results found"));
+    // Named for what happened: the process ended before any test was reported, not "succeeded".
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(message.contains("the test process exited with code 0 before reporting any test"), "{message}");
     assert_eq!(suite.score.value, 0.0);
     assert_eq!(code, 1);
 }
@@ -282,4 +285,34 @@ fn unknown_gate_is_a_usage_error() {
         support::fcorr_bin().current_dir(dir.path()).args(["run", ".", "--fail-on", "flaky"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown gate `flaky`"));
+}
+
+#[test]
+fn a_long_phase_prints_a_heartbeat_with_its_last_output_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("slow");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::write(project.join("prepared.xml"), junit(&[("a", "passed")])).unwrap();
+    std::fs::write(project.join("test.sh"), "echo 'compiling the world'; sleep 12; cp prepared.xml report.xml\n")
+        .unwrap();
+    std::fs::write(dir.path().join("fcorr.toml"), suite_toml("slow")).unwrap();
+    let started = std::time::Instant::now();
+    // Without --json, progress goes to stderr as plain lines (stderr is not a terminal here).
+    let output = support::fcorr_bin()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let beats: Vec<&str> = stderr.lines().filter(|l| l.contains("still running")).collect();
+    assert!(!beats.is_empty(), "{stderr}");
+    assert!(beats[0].starts_with("[slow] test still running ("), "{stderr}");
+    assert!(beats[0].ends_with("— last output: compiling the world"), "{stderr}");
+    // At most one line per 10 s.
+    let allowed = started.elapsed().as_secs() / 10;
+    assert!(beats.len() as u64 <= allowed, "{} heartbeats in {:?}: {stderr}", beats.len(), started.elapsed());
+    assert!(stderr.contains("[slow] test command exited 0 in"), "{stderr}");
+    assert!(!stderr.contains("test ok"), "{stderr}");
 }

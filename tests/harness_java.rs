@@ -56,20 +56,11 @@ fn maven_fixture_matches_expected() {
     let (code, run) = fcorr_run(&[fixture(name).as_os_str()], out.path());
     let suite = &run.suites[0];
     assert_eq!(suite.detection.as_ref().unwrap().framework, "maven");
-    assert_eq!(
-        phase(suite, PhaseKind::Install).status,
-        PhaseStatus::Passed,
-        "{}",
-        phase(suite, PhaseKind::Install).log_tail
-    );
-    assert_eq!(
-        phase(suite, PhaseKind::Build).status,
-        PhaseStatus::Passed,
-        "{}",
-        phase(suite, PhaseKind::Build).log_tail
-    );
+    // One Maven run: `test` resolves and compiles too; no separate install and build runs.
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Skipped);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Skipped);
     let test = phase(suite, PhaseKind::Test);
-    assert!(test.command.contains("mvn -B --fail-at-end test"), "{}", test.command);
+    assert!(test.command.ends_with("&& mvn -B --fail-at-end test"), "{}", test.command);
     assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
     assert_matches_expected(suite, &expected(name));
     assert_eq!(suite.status, SuiteStatus::Failed);
@@ -107,7 +98,9 @@ fn maven_compile_error_is_build_failed_with_a_diagnostic() {
     let suite = &run.suites[0];
     assert_eq!(suite.status, SuiteStatus::BuildFailed, "{:#?}", suite.phases);
     assert_eq!(code, 1);
-    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    // The one Maven run failed while compiling: the build is what failed, and no test ran.
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Failed);
+    assert!(suite.cases.is_empty());
     let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(rel)).unwrap_or_else(|| {
         panic!("no diagnostic for {rel}: {:#?}\n{}", suite.diagnostics, phase(suite, PhaseKind::Build).log_tail)
     });
@@ -162,4 +155,50 @@ fn detect_json_for_java_fixtures() {
         let markers: Vec<&str> = best["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
         assert!(markers.iter().any(|m| m.contains("JUnit 5")), "{markers:?}");
     }
+}
+
+#[test]
+fn maven_wrapper_is_preferred_and_maven_runs_once() {
+    let name = "maven-wrapper";
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[fixture(name).as_os_str()], out.path());
+    let suite = &run.suites[0];
+    let markers = &suite.detection.as_ref().unwrap().markers;
+    assert!(markers.iter().any(|m| m == "mvnw (wrapper)"), "{markers:?}");
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Skipped);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Skipped);
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.ends_with("&& ./mvnw -B --fail-at-end test"), "{}", test.command);
+    // The wrapper itself ran (it announces itself), once.
+    assert_eq!(test.log_tail.matches("mvnw: running").count(), 1, "{}", test.log_tail);
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn an_enforcer_version_rule_is_tool_missing_naming_required_and_found() {
+    // Native `mvn -B test`: BUILD FAILURE, "Detected Maven Version: 3.8.7 is not in the allowed
+    // range [99.0,)." Before, the suite was an error saying the tests produced no results.
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[fixture("maven-enforcer").as_os_str()], out.path());
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Error, "{:#?}", suite.phases);
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(error.kind, SuiteErrorKind::ToolMissing, "{error:?}");
+    let found = maven_version();
+    assert_eq!(
+        error.message,
+        format!("test phase: the project requires Maven [99.0,) (maven-enforcer-plugin), found Maven {found}")
+    );
+    assert!(suite.cases.is_empty());
+    assert_eq!(code, 3);
+}
+
+/// The installed Maven's version, as `mvn -v` prints it.
+fn maven_version() -> String {
+    let output = std::process::Command::new("mvn").args(["-B", "-v"]).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string();
+    let line = text.lines().find(|l| l.contains("Apache Maven ")).unwrap().to_string();
+    line.split("Apache Maven ").nth(1).unwrap().split_whitespace().next().unwrap().to_string()
 }

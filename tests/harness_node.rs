@@ -222,18 +222,13 @@ fn tool_bin(name: &str, package: &str) -> std::path::PathBuf {
     bin
 }
 
-/// `fcorr run` on a fixture holding only a manifest and a lockfile, with js-jest's sources
-/// copied in and the package manager `name` first on PATH; the install must use it.
-fn jest_with_package_manager(fixture_name: &str, name: &str, package: &str, install: &str) {
-    let bin = tool_bin(name, package);
+/// `fcorr run --json` on a copy of a fixture holding only a manifest and a lockfile, with
+/// js-jest's sources copied in, `PATH` and `env` set.
+fn jest_sources_in(fixture_name: &str, path: std::ffi::OsString, env: &[(&str, &str)]) -> (i32, Run) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join(fixture_name);
     copy_project(&fixture(fixture_name), &project);
     copy_project(&fixture("js-jest").join("src"), &project.join("src"));
-    let path = std::env::join_paths(
-        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
-    )
-    .unwrap();
     let output = fcorr()
         .arg("run")
         .arg(&project)
@@ -241,9 +236,20 @@ fn jest_with_package_manager(fixture_name: &str, name: &str, package: &str, inst
         .arg(dir.path().join("out"))
         .arg("--json")
         .env("PATH", path)
+        .envs(env.iter().copied())
         .output()
         .unwrap();
     let (run, code) = parse_run(&output);
+    (code, run)
+}
+
+/// `fcorr run` on a fixture holding only a manifest and a lockfile, with js-jest's sources
+/// copied in and the package manager `name` first on PATH; the install must use it.
+fn jest_with_package_manager(fixture_name: &str, name: &str, package: &str, install: &str) {
+    let bin = tool_bin(name, package);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path))).unwrap();
+    let (code, run) = jest_sources_in(fixture_name, path, &[]);
     let suite = &run.suites[0];
     assert_eq!(suite.detection.as_ref().unwrap().package_manager.as_deref(), Some(name));
     let phase = phase(suite, PhaseKind::Install);
@@ -261,4 +267,190 @@ fn pnpm_project_installs_with_pnpm_and_matches_jest() {
 #[test]
 fn yarn_project_installs_with_yarn_and_matches_jest() {
     jest_with_package_manager("js-yarn", "yarn", "yarn@1.22.22", "yarn install --frozen-lockfile");
+}
+
+#[test]
+fn and_test_script_keeps_vitest_typecheck_and_names_the_skipped_lint_step() {
+    // `pnpm lint && vitest run --typecheck`: without `--typecheck` the type tests vanish and the
+    // suite passes falsely (3 passed); the native run has 6 tests, one failing type test.
+    let suite = check_failing_fixture("js-vitest-typecheck", "jest-json");
+    let test = phase(&suite, PhaseKind::Test);
+    assert!(test.command.contains("--typecheck"), "{}", test.command);
+    let note = test.note.as_deref().unwrap_or_default();
+    assert!(note.contains("skipped script step(s) `node scripts/lint.mjs`"), "{note}");
+    assert!(note.contains("run-script-steps = true"), "{note}");
+}
+
+#[test]
+fn run_script_steps_runs_the_lint_step_as_build_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("app");
+    copy_project(&fixture("js-vitest-typecheck"), &project);
+    std::fs::write(project.join("src/debug.ts"), "export function halt() {\n  debugger;\n}\n").unwrap();
+    let config = dir.path().join("fcorr.toml");
+    std::fs::write(&config, "[[suite]]\npath = \"app\"\nrun-script-steps = true\n").unwrap();
+    let output = fcorr()
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--json")
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    let build = phase(suite, PhaseKind::Build);
+    assert_eq!(build.command, "node scripts/lint.mjs", "{:#?}", suite.phases);
+    assert_eq!(build.status, PhaseStatus::Failed, "{}", build.log_tail);
+    assert!(build.log_tail.contains("lint: debugger statement in debug.ts"), "{}", build.log_tail);
+    assert_eq!(suite.status, SuiteStatus::BuildFailed);
+    assert_eq!(phase(suite, PhaseKind::Test).status, PhaseStatus::Skipped);
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_script_running_jest_twice_gives_two_case_groups() {
+    // `jest && jest --env ...`: the second run fails where the first passes; running jest once
+    // would be a false pass.
+    let suite = check_failing_fixture("js-jest-twice", "jest-json");
+    let test = phase(&suite, PhaseKind::Test);
+    assert_eq!(test.command.matches("npx --no-install jest").count(), 2, "{}", test.command);
+    assert!(test.command.contains("--env ./edge-environment.cjs"), "{}", test.command);
+    assert!(test.note.as_deref().unwrap_or_default().contains("runs jest 2 times"), "{:?}", test.note);
+    let failed = suite.failures().next().unwrap();
+    assert_eq!(failed.file.as_deref(), Some("src/encode.test.js"));
+    assert!(failed.message.as_deref().unwrap_or_default().contains("Buffer is not defined"), "{:?}", failed.message);
+    // Same test in two runs: two ids.
+    let ids: std::collections::BTreeSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 6);
+}
+
+/// `fcorr run` on a copy of a fixture without its node_modules: a fresh checkout.
+fn run_fresh_copy(name: &str) -> (i32, Run) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join(name);
+    copy_project(&fixture(name), &project);
+    fcorr_run(&[&project], &dir.path().join("out"))
+}
+
+#[test]
+fn vitest_failure_on_a_fresh_checkout_has_its_line() {
+    // No node_modules yet: the vitest version (and so `--includeTaskLocation`) is only known
+    // after the install phase. Before the fix, the first run had no line and a rerun had one.
+    let (code, run) = run_fresh_copy("js-vitest");
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Passed, "{:#?}", suite.phases);
+    assert_matches_expected(suite, &expected("js-vitest"));
+    assert_eq!(code, 1);
+    let failed = suite.failures().next().unwrap();
+    // expected.json: the failure is at src/slug.test.js:15:37; the location is the test's line.
+    assert_eq!(failed.file.as_deref(), Some("src/slug.test.js"));
+    assert!(failed.line.is_some(), "{failed:#?}");
+    assert!(phase(suite, PhaseKind::Test).command.contains("--includeTaskLocation"));
+}
+
+/// Every test passes and the tool exits 1 on its coverage threshold: the suite's error says so
+/// and quotes the tool's threshold line.
+fn check_coverage_threshold_fixture(name: &str, threshold_line: &str) {
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = &run.suites[0];
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, Some(1));
+    assert_eq!(suite.status, SuiteStatus::Error);
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(message.starts_with("coverage threshold not met"), "{message}");
+    assert!(message.contains(threshold_line), "{message}");
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn a_coverage_threshold_failure_is_named_with_its_threshold_line() {
+    check_coverage_threshold_fixture(
+        "js-jest-coverage",
+        r#"Jest: "global" coverage threshold for lines (90%) not met: 54.54%"#,
+    );
+}
+
+#[test]
+fn a_vitest_coverage_threshold_failure_is_named_with_its_threshold_line() {
+    // Before, "the test command exited with code 1 but every reported test passed: results are
+    // incomplete".
+    check_coverage_threshold_fixture(
+        "js-vitest-coverage",
+        "Coverage for lines (40%) does not meet global threshold (90%)",
+    );
+}
+
+#[test]
+fn an_engines_range_npm_enforces_is_tool_missing_naming_required_and_found() {
+    // Native `npm ci`: EBADENGINE, "Required: {"node":">=99"}" / "Actual: {"node":"v20..."}".
+    // Before, the suite was "install failed" with the reason only in the log.
+    let (code, run) = run_fresh_copy("js-engines");
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Install).status, PhaseStatus::Failed, "{:#?}", suite.phases);
+    assert_eq!(suite.status, SuiteStatus::Error);
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(error.kind, SuiteErrorKind::ToolMissing, "{error:?}");
+    let node = std::process::Command::new("node").arg("--version").output().unwrap();
+    let node = String::from_utf8_lossy(&node.stdout).trim().to_string();
+    assert_eq!(
+        error.message,
+        format!("install phase: the project requires node >=99 (package.json `engines`), found node {node}")
+    );
+    assert_eq!(code, 3);
+}
+
+#[test]
+fn a_pinned_package_manager_missing_from_path_runs_through_corepack() {
+    // js-pnpm pins `"packageManager": "pnpm@9.15.9"`; pnpm is not on this machine's PATH (nor a
+    // fresh CI runner's), corepack ships with Node. Before, this was a tool-missing error.
+    let path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .filter(|dir| !dir.join("pnpm").exists())
+        .collect::<Vec<_>>();
+    // The registry mirror this suite may run behind serves metadata without npm's signatures,
+    // which corepack would refuse; fcorr itself leaves verification on.
+    let (code, run) =
+        jest_sources_in("js-pnpm", std::env::join_paths(path).unwrap(), &[("COREPACK_INTEGRITY_KEYS", "0")]);
+    let suite = &run.suites[0];
+    let markers = &suite.detection.as_ref().unwrap().markers;
+    assert!(markers.iter().any(|m| m == "pnpm@9.15.9 through corepack (pnpm is not on PATH)"), "{markers:?}");
+    let install = phase(suite, PhaseKind::Install);
+    assert!(install.command.starts_with("corepack pnpm install --frozen-lockfile"), "{}", install.command);
+    assert_eq!(install.status, PhaseStatus::Passed, "{}", install.log_tail);
+    assert_matches_expected(suite, &expected("js-pnpm"));
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn a_build_script_failing_without_file_and_line_shows_its_error_under_the_suite() {
+    // Native `npm run build` prints "Error: config.json is missing" and exits 1. Before, the
+    // terminal showed the suite as build-failed with nothing under it.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("app");
+    std::fs::create_dir_all(project.join("test")).unwrap();
+    std::fs::write(
+        project.join("package.json"),
+        r#"{"name": "app", "private": true, "scripts": {"build": "node build.js", "test": "node --test"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        project.join("build.js"),
+        "console.log('bundling...');\nconsole.error('Error: config.json is missing');\nprocess.exit(1);\n",
+    )
+    .unwrap();
+    std::fs::write(project.join("test/a.test.js"), "require('node:test')('a', () => {});\n").unwrap();
+    let output = fcorr()
+        .arg("run")
+        .arg(&project)
+        .arg("--out")
+        .arg(dir.path().join("out"))
+        .arg("--color")
+        .arg("never")
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(text.contains("/app\n  Error: config.json is missing\n"), "{text}");
+    assert_eq!(output.status.code(), Some(1), "{text}");
 }

@@ -2,6 +2,7 @@
 //! with what the native tools reported in each fixture's `expected.json`.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
@@ -341,4 +342,52 @@ fn overriding_only_the_install_command_installs_into_fcorrs_virtualenv() {
     let test_python = phase(suite, PhaseKind::Test).command.split(' ').next().unwrap().to_string();
     let venv = test_python.trim_end_matches("/bin/python");
     assert!(install.log_tail.contains(&format!("prefix {venv}")), "{venv}: {}", install.log_tail);
+}
+
+#[test]
+fn a_pytest_cov_threshold_failure_is_named_with_its_threshold_line() {
+    // Native: both tests pass, pytest-cov prints "FAIL Required test coverage of 90% not
+    // reached. Total coverage: 50.00%" and pytest exits 1. Before, fcorr said "every reported
+    // test passed: results are incomplete".
+    let _guard = shared();
+    let want = expected("py-cov-threshold");
+    let (run, code) = run_with("py-cov-threshold", &[], &[]);
+    let suite = &run.suites[0];
+    assert_counts(suite, &want["counts"]);
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_eq!(suite.status, SuiteStatus::Error, "{suite:#?}");
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(message.starts_with("coverage threshold not met"), "{message}");
+    assert!(message.contains("Required test coverage of 90% not reached. Total coverage: 50.00%"), "{message}");
+    assert_ne!(code, 0);
+}
+
+#[test]
+fn two_runs_sharing_a_cold_virtualenv_install_one_at_a_time() {
+    // Two checkouts of the same project, started together with an empty cache: both want the
+    // same virtualenv. Before, the second `uv venv` failed ("A virtual environment already
+    // exists") and that suite was install-failed.
+    let _guard = shared();
+    let cache = tempfile::tempdir().unwrap();
+    let spawn = |dir: &Path| {
+        let project = dir.join("py-pass");
+        copy_project(&fixture("py-pass"), &project);
+        let mut cmd = fcorr();
+        cmd.env("FCORR_CACHE_DIR", cache.path())
+            .arg("run")
+            .arg(&project)
+            .arg("--out")
+            .arg(dir.join("out"))
+            .arg("--json");
+        cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+        cmd.spawn().unwrap()
+    };
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let children = [spawn(a.path()), spawn(b.path())];
+    for child in children {
+        let (run, code) = parse_run(&child.wait_with_output().unwrap());
+        let suite = &run.suites[0];
+        assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+        assert_counts(suite, &expected("py-pass")["counts"]);
+    }
 }

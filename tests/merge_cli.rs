@@ -101,3 +101,76 @@ fn a_merged_baseline_compares_case_by_case() {
     assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("baseline"));
     assert!(read_run(&dir.path().join("again/results.json")).comparison.is_none());
 }
+
+/// `fcorr run --shard K/N` of the bundled benchmark example, both shards, then `fcorr merge`:
+/// the same one suite, each task once, as the unsharded run.
+#[test]
+fn benchmark_shards_run_apart_and_merge_into_the_whole_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = repo().join("examples/fcorr.toml");
+    let run = |out: &str, shard: Option<&str>| {
+        let mut cmd = fcorr(dir.path());
+        cmd.args(["run", "--config"]).arg(&config);
+        cmd.args(["--filter", "calc-bench", "--out", out, "--format", "json", "--fail-on", "none"]);
+        if let Some(shard) = shard {
+            cmd.args(["--shard", shard]);
+        }
+        cmd.assert().code(0);
+        read_run(&dir.path().join(out).join("results.json"))
+    };
+    let whole = run("whole", None);
+    let mut names = Vec::new();
+    for k in 1..=2 {
+        let part = run(&format!("cells/s{k}"), Some(&format!("{k}/2")));
+        assert_eq!(part.suites.len(), 1);
+        assert_eq!(part.suites[0].shard.as_deref(), Some(format!("{k}/2").as_str()));
+        names.extend(part.suites[0].cases.iter().map(|c| c.name.clone()));
+    }
+    names.sort();
+    assert_eq!(names, ["fix-add", "fix-div", "fix-mul"]);
+
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--fail-on", "none"]).assert().code(0);
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    assert_eq!(merged.suites.len(), 1);
+    let (m, w) = (&merged.suites[0], &whole.suites[0]);
+    assert_eq!((m.id.as_str(), m.shard.as_deref()), ("calc-bench", None));
+    assert_eq!((m.counts.total, m.counts.passed, m.counts.failed, m.counts.error), (3, 1, 1, 1));
+    assert_eq!(m.counts, w.counts);
+    assert_eq!(m.score.value, w.score.value);
+    assert_eq!(m.usage.as_ref().map(|u| u.tokens), w.usage.as_ref().map(|u| u.tokens));
+    let ids = |s: &fcorr::model::Suite| {
+        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(m), ids(w), "case ids are the same sharded or not, so baselines compare");
+}
+
+/// With the default gates, a shard that holds none of a suite's tasks passes (emptiness is
+/// judged at the merge), the shard that ran the task is judged on it, and the merge passes.
+#[test]
+fn an_empty_shard_passes_and_the_merge_judges_the_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let bench = repo().join("examples/benchmark");
+    let toml = format!(
+        "[[suite]]\nname = \"one\"\nkind = \"benchmark\"\npolicy = \"pass-rate\"\ntasks = \"{}\"\nexecutor = \"{}\"\nids = [\"fix-add\"]\n",
+        bench.join("tasks.jsonl").display(),
+        bench.join("agent.sh").display()
+    );
+    std::fs::write(dir.path().join("fcorr.toml"), toml).unwrap();
+    let mut statuses = Vec::new();
+    for k in 1..=2 {
+        let out = format!("cells/s{k}");
+        fcorr(dir.path())
+            .args(["run", "--shard", &format!("{k}/2"), "--out", &out, "--format", "json"])
+            .assert()
+            .code(0);
+        statuses.push(read_run(&dir.path().join(out).join("results.json")).suites[0].status);
+    }
+    statuses.sort_by_key(|s| format!("{s:?}"));
+    assert_eq!(statuses, [SuiteStatus::NoTests, SuiteStatus::Passed]);
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--format", "json"]).assert().code(0);
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    assert_eq!((merged.suites.len(), merged.totals.total, merged.totals.passed), (1, 1, 1));
+    assert_eq!(merged.suites[0].status, SuiteStatus::Passed);
+}

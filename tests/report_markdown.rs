@@ -161,22 +161,61 @@ fn template_errors_name_the_template_and_line() {
 
 #[test]
 fn html_page_is_self_contained_and_escapes_names() {
-    let run: Run = hostile_names();
-    let html = String::from_utf8(fcorr::report::html::HtmlPage.render(&run, &env()).unwrap()).unwrap();
+    let mut run: Run = hostile_names();
+    // Payloads aimed at every context the page writes: text, attributes, URLs, the data script.
+    run.suites[0].cases[0].name = "</script><script>window.pwned=1</script>".into();
+    run.suites[0].cases[0].file = Some("\"><img src=x onerror=window.pwned=1>.py".into());
+    run.suites[0].phases.push(phase(
+        fcorr::model::PhaseKind::Test,
+        "pytest '<svg onload=window.pwned=1>'",
+        fcorr::model::PhaseStatus::Failed,
+        Some(1),
+        "</pre><script>window.pwned=1</script>",
+    ));
+    let env = ReportEnv { run_url: Some("javascript:window.pwned=1".into()), ..env() };
+    let html = String::from_utf8(fcorr::report::html::HtmlPage.render(&run, &env).unwrap()).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    assert!(html.contains("<table>"), "tables rendered");
-    assert!(!html.contains("<script"), "no scripts, and no injected ones");
-    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
-    for external in ["<link", " src=", "@import", "url("] {
+    // Exactly two scripts: the base64 data block and fcorr's own script, both allowed by hash.
+    assert_eq!(html.matches("<script").count(), 2, "no injected scripts");
+    assert_eq!(html.matches("</script>").count(), 2, "no name can close the data block early");
+    let data = html.split("id=\"fcorr-data\">").nth(1).unwrap().split("</script>").next().unwrap();
+    assert!(data.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "data is bare base64");
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none';"));
+    // Names, paths and logs are text everywhere they are written (suite card, no-script list).
+    assert!(html.contains("&lt;/script&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;"));
+    assert!(html.contains("weird|suite `name` &lt;i&gt;"));
+    assert!(html.contains("&quot;&gt;&lt;img src=x onerror=window.pwned=1&gt;.py"));
+    assert!(html.contains("pytest &#39;&lt;svg onload=window.pwned=1&gt;&#39;"));
+    for raw in ["<img", "<svg onload", "<i>", "javascript:", "onerror=window.pwned=1>"] {
+        assert!(!html.contains(raw), "raw payload {raw:?} in the page");
+    }
+    for external in ["<link", " src=\"", "@import", "url("] {
         assert!(!html.contains(external), "external asset reference {external:?}");
     }
-    // Every suite is a row of the first table.
-    let rows = html.split("<table>").nth(1).unwrap().split("</table>").next().unwrap().matches("<tr>").count();
-    assert_eq!(rows, run.suites.len() + 1);
-    // GitHub's `> [!NOTE]` alerts become styled blocks, not a literal "[!NOTE]".
-    let page = fcorr::report::html::page(&run, "> [!NOTE]\n> Passing cases are not listed.\n");
-    assert!(page.contains("<div class=\"markdown-alert markdown-alert-note\">"), "{page}");
-    assert!(!page.contains("[!NOTE]"));
+}
+
+#[test]
+fn mermaid_pie_in_the_summary_and_only_on_request_in_the_comment() {
+    let run = mixed_failures();
+    let pie = "```mermaid\npie showData title ";
+    let summary = render_summary(&run, &env()).unwrap();
+    assert!(summary.contains(pie), "{summary}");
+    check_markdown(&summary);
+    assert!(!render_comment(&run, &env()).unwrap().contains(pie), "comments carry no chart by default");
+    let asked = ReportEnv { comment_charts: true, ..env() };
+    let comment = render_comment(&run, &asked).unwrap();
+    assert!(comment.contains(pie), "{comment}");
+    assert!(Budget::COMMENT.fits(&comment));
+    // `[report] charts = false` turns it off; a run without failures never has one.
+    let off = ReportEnv { summary_charts: Some(false), ..env() };
+    assert!(!render_summary(&run, &off).unwrap().contains(pie));
+    assert!(!render_summary(&all_passing(), &env()).unwrap().contains("```mermaid"));
+    // A template can turn it off with the variable, whatever the settings say.
+    let dir = tempfile::tempdir().unwrap();
+    let own = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/templates/summary.md.j2")).unwrap();
+    std::fs::write(dir.path().join("summary.md.j2"), format!("{{% set charts = false %}}{own}")).unwrap();
+    let custom = ReportEnv { templates: Some(dir.path().into()), ..env() };
+    assert!(!render_summary(&run, &custom).unwrap().contains(pie));
 }
 
 #[test]

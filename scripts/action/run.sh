@@ -51,6 +51,8 @@ bin=$(to_unix "$bin")
 
 check_run=$(bool check-run "${IN_CHECK_RUN:-false}") ||
   fail 2 "input 'check-run' must be true or false, got '${IN_CHECK_RUN:-}'"
+comment_charts=$(bool comment-charts "${IN_COMMENT_CHARTS:-false}") ||
+  fail 2 "input 'comment-charts' must be true or false, got '${IN_COMMENT_CHARTS:-}'"
 annotations=$(bool annotations "${IN_ANNOTATIONS:-true}") ||
   fail 2 "input 'annotations' must be true or false, got '${IN_ANNOTATIONS:-}'"
 
@@ -65,6 +67,7 @@ args+=(--comment "${IN_COMMENT:-update}")
 [[ -n ${IN_COMMENT_WHEN:-} ]] && args+=(--comment-when "$IN_COMMENT_WHEN")
 [[ -n ${IN_COMMENT_TAG:-} ]] && args+=(--comment-tag "$IN_COMMENT_TAG")
 [[ $check_run == true ]] && args+=(--check-run)
+[[ $comment_charts == true ]] && args+=(--comment-charts)
 if [[ $annotations == true ]]; then args+=(--annotations); else args+=(--no-annotations); fi
 args+=(--out "$out_dir")
 

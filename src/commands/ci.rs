@@ -55,6 +55,9 @@ pub struct PublishFlags {
     /// Also create a check run with annotations (needs `checks: write`).
     #[arg(long)]
     pub check_run: bool,
+    /// Also put the Mermaid chart of outcomes in the PR comment (`[report] comment-charts`).
+    #[arg(long)]
+    pub comment_charts: bool,
     /// Emit annotations for failures (default).
     #[arg(long, overrides_with = "no_annotations")]
     pub annotations: bool,
@@ -156,6 +159,7 @@ pub fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> Re
         run_url: ctx.and_then(GithubContext::run_url),
         server_url: ctx.map(|c| c.server_url.clone()),
         templates,
+        ..ReportEnv::default()
     }
 }
 
@@ -206,7 +210,8 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     pipeline::judge(&mut run, &prepared);
 
     // Results first: nothing published can be lost if publishing fails.
-    let env = report_env(ctx.as_ref(), prepared.templates());
+    let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), prepared.templates()));
+    env.comment_charts |= args.publish.comment_charts;
     pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
 
     if args.run.json {

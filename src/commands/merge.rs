@@ -160,7 +160,8 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut uses: HashMap<String, usize> = HashMap::new();
     for input in &inputs {
         if let Ok(run) = &input.run {
-            for suite in &run.suites {
+            // Shard parts of one suite are joined below, not told apart.
+            for suite in run.suites.iter().filter(|s| s.shard.is_none()) {
                 *uses.entry(suite.id.clone()).or_default() += 1;
             }
         }
@@ -173,6 +174,7 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut git = None;
     let mut config_hashes = Vec::new();
     let mut suites = Vec::new();
+    let mut shard_parts = Vec::new();
     for input in inputs {
         match input.run {
             Ok(run) => {
@@ -181,6 +183,10 @@ fn merge(inputs: Vec<Input>) -> Run {
                     config_hashes.push(run.config_hash);
                 }
                 for mut suite in run.suites {
+                    if suite.shard.is_some() {
+                        shard_parts.push((input.label.clone(), suite));
+                        continue;
+                    }
                     if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
                         suite.id = format!("{}/{}", input.label, suite.id);
                         suite.name = format!("{}/{}", input.label, suite.name);
@@ -193,6 +199,7 @@ fn merge(inputs: Vec<Input>) -> Run {
             Err(message) => suites.push(unreadable_suite(&input.label, &input.path, message)),
         }
     }
+    suites.extend(crate::shard::join(shard_parts));
 
     let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
     let config_hash = match config_hashes.as_slice() {
@@ -239,5 +246,44 @@ mod tests {
         assert_eq!(labels_of(&paths, cwd), ["ubuntu", "a/fcorr-out", "b/fcorr-out", "nightly"]);
         let twice = vec![PathBuf::from("/w/x/results.json"), PathBuf::from("/w/x/results.json")];
         assert_eq!(labels_of(&twice, cwd), ["x", "x#2"]);
+    }
+
+    #[test]
+    fn shard_parts_join_while_matrix_cells_stay_apart() {
+        use crate::model::{Case, CaseStatus, Policy};
+        // Shards 1/2 and 2/2 each run half of `bench`; the whole `app` suite ran in shard 1 only.
+        // Two unsharded matrix cells both ran `lint`.
+        let passed = |id: &str, kind: SuiteKind, shard: Option<&str>, cases: &[&str]| {
+            let mut suite = Suite::new(id, id, kind);
+            suite.score.policy = Policy::PassRate;
+            suite.cases = cases
+                .iter()
+                .map(|c| Case { name: c.to_string(), status: CaseStatus::Passed, ..Case::default() })
+                .collect();
+            suite.status = SuiteStatus::Passed;
+            suite.shard = shard.map(String::from);
+            suite
+        };
+        let input = |label: &str, suites: Vec<Suite>| {
+            let run = Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None);
+            Input { path: PathBuf::from(format!("{label}/results.json")), label: label.into(), run: Ok(run) }
+        };
+        let run = merge(vec![
+            input(
+                "s1",
+                vec![
+                    passed("bench", SuiteKind::Benchmark, Some("1/2"), &["a"]),
+                    passed("app", SuiteKind::Project, Some("1/2"), &["t"]),
+                ],
+            ),
+            input("s2", vec![passed("bench", SuiteKind::Benchmark, Some("2/2"), &["b"])]),
+            input("linux", vec![passed("lint", SuiteKind::Project, None, &["l"])]),
+            input("mac", vec![passed("lint", SuiteKind::Project, None, &["l"])]),
+        ]);
+        let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["linux/lint", "mac/lint", "bench", "app"]);
+        let bench = &run.suites[2];
+        assert_eq!((bench.counts.total, bench.counts.passed, bench.shard.as_deref()), (2, 2, None));
+        assert_eq!(bench.cases.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["a", "b"]);
     }
 }

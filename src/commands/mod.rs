@@ -9,3 +9,4 @@ pub mod publish;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub mod suites;

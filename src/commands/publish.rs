@@ -51,7 +51,8 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
         ..PathMapper::default()
     };
     let mut stdout = std::io::stdout().lock();
-    let env = crate::commands::ci::report_env(Some(&ctx), config.report.templates.clone());
+    let mut env = config.report.apply_to(crate::commands::ci::report_env(Some(&ctx), config.report.templates.clone()));
+    env.comment_charts |= args.publish.comment_charts;
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
     if let Some(url) = published.comment_url {
         println!("comment: {url}");

@@ -59,6 +59,7 @@ pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
         run_url: args.run_url.clone(),
         server_url: None,
         templates: args.templates.clone(),
+        ..ReportEnv::default()
     };
     if let Some(dir) = &env.templates
         && !dir.is_dir()

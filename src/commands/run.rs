@@ -53,6 +53,12 @@ pub struct RunArgs {
     /// Only suites whose name contains this text or matches this glob.
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
+    /// Run shard K of N (1-based): whole suites by a hash of their id, benchmark tasks by task id.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<crate::shard::Shard>,
+    /// Call systems under test even when their answer cache has the answer (docs/sut.md).
+    #[arg(long)]
+    pub no_cache: bool,
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<String>,
@@ -138,7 +144,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
     pipeline::judge(&mut run, &prepared);
-    let env = ReportEnv { templates: prepared.templates(), ..ReportEnv::default() };
+    let env = prepared.config.report.apply_to(ReportEnv { templates: prepared.templates(), ..ReportEnv::default() });
     let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
 
     let mut between = String::new();

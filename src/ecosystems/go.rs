@@ -116,7 +116,8 @@ fn package_pattern(files: &ProjectFiles) -> &'static str {
     if uses.is_empty() { "./..." } else { "work" }
 }
 
-/// Directories below the root with their own go.mod that the package pattern will not reach.
+/// Directories below the root with their own go.mod and `_test.go` files that the package pattern
+/// will not reach.
 fn untested_modules(files: &ProjectFiles) -> Vec<String> {
     let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
     files
@@ -126,6 +127,11 @@ fn untested_modules(files: &ProjectFiles) -> Vec<String> {
         // The go command skips testdata, vendor, and `_`/`.` directories; so does this.
         .filter(|dir| !dir.split('/').any(|p| p == "testdata" || p == "vendor" || p.starts_with(['_', '.'])))
         .filter(|dir| !uses.iter().any(|u| u == dir))
+        // A module without tests (a tools module, generated code) loses nothing by being skipped.
+        .filter(|dir| {
+            let prefix = format!("{dir}/");
+            files.files.iter().any(|f| f.starts_with(&prefix) && f.ends_with("_test.go"))
+        })
         .map(str::to_string)
         .collect()
 }
@@ -169,6 +175,28 @@ fn go_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_nested_modules_with_tests_are_named_untested() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [
+            ("go.mod", "module example.com/app\n"),
+            ("app_test.go", "package app\n"),
+            ("tools/go.mod", "module example.com/tools\n"),
+            ("tools/tools.go", "package tools\n"),
+            ("lib/go.mod", "module example.com/lib\n"),
+            ("lib/sum/sum_test.go", "package sum\n"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        assert_eq!(untested_modules(&files), ["lib"]);
+        let markers = Go.detect(&files, None).unwrap().detection.markers;
+        assert!(markers.iter().any(|m| m.starts_with("nested module(s) not tested: lib (")), "{markers:?}");
+        assert!(!markers.iter().any(|m| m.contains("tools")), "{markers:?}");
+    }
 
     #[test]
     fn requires_are_found_in_both_forms() {

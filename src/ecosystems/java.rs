@@ -1,8 +1,8 @@
 //! Java (and Kotlin) projects built with Maven (`pom.xml`) or Gradle (`build.gradle[.kts]`).
 //!
-//! Maven: resolve dependencies, `test-compile` as the build gate, then `test` (or `verify` when the
-//! failsafe plugin is configured); results come from surefire/failsafe `TEST-*.xml` through the JUnit
-//! reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
+//! Maven: one run of `test` (or `verify` when the failsafe plugin is configured), through `./mvnw`
+//! when the project ships it; a compile error in that run is a build failure; results come from
+//! surefire/failsafe `TEST-*.xml` through the JUnit reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
 //! `build/test-results/**/*.xml`. Old report directories are removed before tests run, so a crash
 //! can never be scored with the previous run's results.
 
@@ -107,10 +107,75 @@ impl Ecosystem for Java {
         }
     }
 
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        // Maven stops before surefire when compiling fails; Gradle keeps its separate build phase.
+        if !(output.contains("COMPILATION ERROR") || output.contains("Compilation failure")) {
+            return None;
+        }
+        let diagnostics = self.build_diagnostics(output, root);
+        if !diagnostics.is_empty() {
+            return Some(diagnostics);
+        }
+        let line =
+            output.lines().find(|l| l.starts_with("[ERROR] Failed to execute goal")).unwrap_or("compilation failed");
+        Some(vec![Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message: line.trim_start_matches("[ERROR] ").to_string(),
+            file: None,
+            line: None,
+            column: None,
+        }])
+    }
+
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        enforcer_version_rejection(output)
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = javac_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
+}
+
+/// The maven-enforcer-plugin's version rules (`requireMavenVersion`, `requireJavaVersion`):
+/// `Detected Maven Version: 3.8.7 is not in the allowed range [3.9.0,).`, or the rule's own
+/// message when the project wrote one.
+fn enforcer_version_rejection(output: &str) -> Option<String> {
+    static DETECTED: OnceLock<regex::Regex> = OnceLock::new();
+    let detected = DETECTED.get_or_init(|| {
+        // Enforcer 3.x says `Detected JDK version 17.0.15 (JAVA_HOME=...) is not in...`, 1.x
+        // `Detected JDK Version: 17.0.15 is not in...`.
+        regex::Regex::new(
+            r"Detected (Maven|JDK) [Vv]ersion:? (\S+)(?: \([^)]*\))? is not in the allowed range (.+?)\.?\s*$",
+        )
+        .expect("valid regex")
+    });
+    let lines: Vec<&str> = output.lines().map(|l| l.trim_start_matches("[ERROR] ").trim_end()).collect();
+    for (i, line) in lines.iter().enumerate() {
+        if let Some(c) = detected.captures(line) {
+            let tool = if &c[1] == "JDK" { "Java" } else { "Maven" };
+            return Some(format!(
+                "the project requires {tool} {} (maven-enforcer-plugin), found {tool} {}",
+                &c[3], &c[2]
+            ));
+        }
+        // A rule with its own <message>: quote it.
+        let rule = ["RequireMavenVersion", "RequireJavaVersion"].into_iter().find(|r| line.contains(r));
+        if let Some(rule) = rule
+            && line.ends_with("failed with message:")
+            && let Some(message) = lines.get(i + 1).filter(|m| !m.is_empty() && !m.contains("Detected"))
+        {
+            let tool = if rule == "RequireJavaVersion" { "Java" } else { "Maven" };
+            return Some(format!("the project's maven-enforcer-plugin rejects this {tool} version: {message}"));
+        }
+    }
+    None
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
@@ -130,16 +195,23 @@ fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
 
 fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
-    let mvn = if ctx.files.has("mvnw") { "./mvnw" } else { "mvn" };
+    let (mvn, wrapper_args): (&str, &[&str]) = match ctx.files.has("mvnw") {
+        // A wrapper checked out without its executable bit (common from Windows) still runs.
+        true if is_executable(&root.join("mvnw")) => ("./mvnw", &[]),
+        true => ("sh", &["./mvnw"]),
+        false => ("mvn", &[]),
+    };
     let pom = ctx.files.read("pom.xml").unwrap_or_default();
     let failsafe = pom.contains("maven-failsafe-plugin");
+    // One Maven run, as a developer types it: `test` resolves the dependencies and compiles before
+    // surefire runs, so separate `dependency:resolve` and `test-compile` runs only cost JVM starts.
+    // A compile error in that run is reported as a build failure (`build_failure_in_test`).
     let install = if ctx.install {
-        // Resolves the project's dependencies (test scope included); plugins come with the build.
-        PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(mvn, &["-B", "-q", "dependency:resolve"], root)])
+        PhasePlan::skipped(PhaseKind::Install, "Maven resolves dependencies in the test run (one Maven invocation)")
     } else {
         PhasePlan::skipped(PhaseKind::Install, "--no-install")
     };
-    let build = PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(mvn, &["-B", "-q", "test-compile"], root)]);
+    let build = PhasePlan::skipped(PhaseKind::Build, "compiled by the test run (one Maven invocation)");
     // --fail-at-end: one failing module must not hide the results of the others.
     let goal = if failsafe { "verify" } else { "test" };
     let mut reports =
@@ -152,7 +224,7 @@ fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
         PhaseKind::Test,
         vec![
             clean_reports(root, &["target/surefire-reports", "target/failsafe-reports"]),
-            CommandSpec::new(mvn, &["-B", "--fail-at-end", goal], root),
+            CommandSpec::new(mvn, &[wrapper_args, &["-B", "--fail-at-end", goal]].concat(), root),
         ],
     )
     .with_reports(reports);
@@ -224,6 +296,30 @@ fn javac_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn enforcer_version_rules_name_required_and_found_versions() {
+        // Maven 3.8.7 with enforcer 3.5.0 (the maven-enforcer fixture's real output).
+        let maven = "[ERROR] Rule 0: org.apache.maven.enforcer.rules.version.RequireMavenVersion failed with message:\n\
+[ERROR] Detected Maven Version: 3.8.7 is not in the allowed range [99.0,).\n[ERROR] -> [Help 1]\n";
+        assert_eq!(
+            enforcer_version_rejection(maven).as_deref(),
+            Some("the project requires Maven [99.0,) (maven-enforcer-plugin), found Maven 3.8.7")
+        );
+        let java = "[ERROR] Rule 1: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with message:\n\
+[ERROR] Detected JDK version 17.0.15 (JAVA_HOME=/usr/lib/jvm/java-17) is not in the allowed range [21,).\n";
+        assert_eq!(
+            enforcer_version_rejection(java).as_deref(),
+            Some("the project requires Java [21,) (maven-enforcer-plugin), found Java 17.0.15")
+        );
+        let custom = "[ERROR] Rule 0: org.apache.maven.enforcer.rules.version.RequireJavaVersion failed with message:\n\
+[ERROR] Build with JDK 21 or newer\n";
+        assert_eq!(
+            enforcer_version_rejection(custom).as_deref(),
+            Some("the project's maven-enforcer-plugin rejects this Java version: Build with JDK 21 or newer")
+        );
+        assert_eq!(enforcer_version_rejection("[ERROR] COMPILATION ERROR :\n"), None);
+    }
 
     #[test]
     fn maven_compiler_errors_are_relative_and_deduplicated() {

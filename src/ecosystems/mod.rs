@@ -11,6 +11,7 @@ use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
 pub mod command;
+mod coverage;
 pub mod go;
 pub mod java;
 pub mod node;
@@ -59,6 +60,28 @@ pub trait Ecosystem: Send + Sync {
         collect::collect_reports(ctx)
     }
 
+    /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on
+    /// the installed version of a tool are chosen here, after install, not when planning.
+    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+        let _ = (ctx, phase);
+    }
+
+    /// For a test command that also compiles (one `mvn test` instead of compile, then test): the
+    /// compiler errors when its failure was a compilation failure, so the suite is `build-failed`
+    /// with a diagnostic rather than a test run with no results. `None`: not a build failure.
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        let _ = (output, root);
+        None
+    }
+
+    /// A tool version the project rejects (`engines` in package.json, a Maven enforcer rule),
+    /// read from a failed phase's output: a message naming the required and the found version.
+    /// The suite is then a tool-missing error, not an install, build or test failure.
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        let _ = output;
+        None
+    }
+
     /// Extracts file/line errors from a failed build's output.
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let _ = root;
@@ -86,6 +109,9 @@ pub struct PlanContext<'a> {
     pub cache_dir: &'a Path,
     /// False with `--no-install`: plan no install phase commands.
     pub install: bool,
+    /// `run-script-steps = true`: run the steps of a `test` script that are not the test framework
+    /// (lint, type check...) instead of skipping them with a note.
+    pub run_script_steps: bool,
 }
 
 /// The commands of one phase.
@@ -97,10 +123,15 @@ pub struct PhasePlan {
     pub skip: Option<String>,
     /// Report files the test phase writes.
     pub reports: Vec<ReportSpec>,
+    /// Something the user should know about how the phase runs (e.g. script steps not run).
+    pub note: Option<String>,
     /// When the user overrides this phase's commands (`commands.install`...): commands that still
     /// run first, and environment the override runs with (e.g. the virtualenv to install into).
     pub override_setup: Vec<CommandSpec>,
     pub override_env: Vec<(String, String)>,
+    /// A file locked (exclusively, across processes) while the phase runs: runs that share a
+    /// cached environment (one virtualenv for every checkout) install into it one at a time.
+    pub lock: Option<PathBuf>,
 }
 
 impl PhasePlan {
@@ -111,8 +142,10 @@ impl PhasePlan {
             commands,
             skip: None,
             reports: Vec::new(),
+            note: None,
             override_setup: Vec::new(),
             override_env: Vec::new(),
+            lock: None,
         }
     }
 
@@ -123,9 +156,23 @@ impl PhasePlan {
             commands: Vec::new(),
             skip: Some(reason.into()),
             reports: Vec::new(),
+            note: None,
             override_setup: Vec::new(),
             override_env: Vec::new(),
+            lock: None,
         }
+    }
+
+    /// Attaches a note shown with the phase's result.
+    pub fn with_note(mut self, note: Option<String>) -> PhasePlan {
+        self.note = note;
+        self
+    }
+
+    /// Runs the phase holding an exclusive lock on `path` (created when missing).
+    pub fn with_lock(mut self, path: PathBuf) -> PhasePlan {
+        self.lock = Some(path);
+        self
     }
 
     /// Declares the report files the phase writes.

@@ -3,10 +3,11 @@
 //! The framework comes from the `test` script and the dependencies; the package manager from
 //! `packageManager` or the lockfile. Tests run the framework directly with a machine-readable
 //! reporter fcorr adds (jest/vitest JSON, mocha JSON through a bundled reporter that keeps the
-//! describe path, node's JUnit plus a
-//! reporter that adds each test's file and line): when the `test` script is a plain call of that framework its extra
-//! arguments are kept, minus watch/reporter flags that would fight fcorr's; a script that does
-//! more (`&&`, pipes, other tools) is not replayed, the framework runs with its defaults instead.
+//! describe path, node's JUnit plus a reporter that adds each test's file and line). The `test`
+//! script is read step by step (`script.rs`): each call of the framework runs with all its flags
+//! and environment, minus watch/reporter flags that would fight fcorr's; other steps (`pnpm lint
+//! && ...`) are skipped with a note, or run in the build phase with `run-script-steps = true`.
+//! A script calling the framework twice gives two runs whose cases are named by their flags.
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -22,6 +23,7 @@ use crate::execute::process::CommandSpec;
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 mod locations;
+mod script;
 
 /// Node.js projects (npm, pnpm, yarn).
 pub struct Node;
@@ -175,17 +177,34 @@ impl Ecosystem for Node {
             )
         })?;
         let pm = package_manager(ctx.files, Some(&manifest));
+        let script = ScriptPlan::read(&manifest, framework);
         Ok(vec![
             install_phase(ctx, &manifest, &pm),
-            build_phase(ctx, &manifest, &pm),
-            test_phase(ctx, &manifest, framework)?,
+            build_phase(ctx, &manifest, &pm, &script),
+            test_phase(ctx, framework, &script)?,
         ])
     }
 
+    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+        if phase.kind == PhaseKind::Test {
+            add_task_location(ctx.root, phase);
+        }
+    }
+
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
-        let mut collected = collect::collect_reports(ctx);
+        let groups = read_groups(ctx.work_dir);
+        let mut collected = if ctx.reports.iter().any(|r| groups.iter().any(|(report, _)| *report == r.pattern)) {
+            collect_groups(ctx, &groups)
+        } else {
+            collect::collect_reports(ctx)
+        };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
+        collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         collected
+    }
+
+    fn rejected_tool_version(&self, output: &str) -> Option<String> {
+        engines_rejection(&strip_ansi_escapes::strip_str(output))
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
@@ -297,13 +316,31 @@ struct PackageManager {
     /// The lockfile it installs from, if any.
     lockfile: Option<&'static str>,
     markers: Vec<String>,
+    /// Run through `corepack`: package.json pins the tool (`packageManager`) and it is not on
+    /// PATH, but Node's corepack is, and fetches exactly the pinned version.
+    via_corepack: bool,
+}
+
+impl PackageManager {
+    /// `pnpm ARGS`, or `corepack pnpm ARGS` when the tool comes from corepack.
+    fn command(&self, args: &[&str], root: &Path) -> CommandSpec {
+        if !self.via_corepack {
+            return CommandSpec::new(self.name, args, root);
+        }
+        let mut spec = CommandSpec::new("corepack", &[&[self.name], args].concat(), root);
+        // CI has no stdin to answer corepack's "download pnpm?" prompt.
+        spec.env.push(("COREPACK_ENABLE_DOWNLOAD_PROMPT".into(), "0".into()));
+        spec
+    }
 }
 
 /// `packageManager` first (corepack's field), then the lockfile; npm when there is neither.
 ///
 /// A pnpm or yarn project whose tool is missing keeps that tool: installing with npm would ignore
-/// its lockfile and test other dependency versions than the project pins. The install then fails
-/// as "tool missing", and the marker says what to install.
+/// its lockfile and test other dependency versions than the project pins. When package.json pins
+/// it (`"packageManager": "pnpm@9.15.9"`) and corepack (shipped with Node) is on PATH, corepack
+/// runs that exact version; otherwise the install fails as "tool missing", and the marker says what
+/// to install.
 fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> PackageManager {
     let declared = manifest.and_then(|m| m.package_manager.as_deref());
     let from_field = declared.and_then(|d| ["pnpm", "yarn", "npm"].into_iter().find(|pm| d.starts_with(pm)));
@@ -329,12 +366,19 @@ fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> Package
         None => markers.push("no lockfile".into()),
     }
     if name != "npm" && find_on_path(name).is_none() {
+        if from_field.is_some()
+            && let Some(pinned) = declared.filter(|d| d.contains('@'))
+            && find_on_path("corepack").is_some()
+        {
+            markers.push(format!("{pinned} through corepack ({name} is not on PATH)"));
+            return PackageManager { name, lockfile, markers, via_corepack: true };
+        }
         markers.push(format!(
             "{name} is not on PATH: install it (`corepack enable {name}` or `npm install -g {name}`); npm would ignore \
              the {name} lockfile"
         ));
     }
-    PackageManager { name, lockfile, markers }
+    PackageManager { name, lockfile, markers, via_corepack: false }
 }
 
 /// The full path of a program on `PATH`.
@@ -353,15 +397,19 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
     if let Some(reason) = up_to_date(ctx.root, pm) {
         return PhasePlan::skipped(PhaseKind::Install, reason);
     }
+    // `--prefer-offline`: packages already in the package manager's own store (npm's cache,
+    // pnpm's content-addressed store, yarn's cache) are used without asking the registry again,
+    // so a fresh checkout with a warm store (CI restores it with actions/cache) installs offline.
+    // The lockfile still pins every version and integrity hash.
     let args: &[&str] = match (pm.name, pm.lockfile) {
-        ("pnpm", Some(_)) => &["install", "--frozen-lockfile"],
-        ("pnpm", None) => &["install"],
-        ("yarn", Some(_)) => &["install", "--frozen-lockfile"],
-        ("yarn", None) => &["install"],
-        (_, Some(_)) => &["ci", "--no-audit", "--no-fund"],
-        (_, None) => &["install", "--no-audit", "--no-fund"],
+        ("pnpm", Some(_)) => &["install", "--frozen-lockfile", "--prefer-offline"],
+        ("pnpm", None) => &["install", "--prefer-offline"],
+        ("yarn", Some(_)) => &["install", "--frozen-lockfile", "--prefer-offline"],
+        ("yarn", None) => &["install", "--prefer-offline"],
+        (_, Some(_)) => &["ci", "--no-audit", "--no-fund", "--prefer-offline"],
+        (_, None) => &["install", "--no-audit", "--no-fund", "--prefer-offline"],
     };
-    PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new(pm.name, args, ctx.root)])
+    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)])
 }
 
 /// Why installing again is unnecessary: the package manager's record in `node_modules` is newer
@@ -389,9 +437,34 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {
+fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager, script: &ScriptPlan) -> PhasePlan {
+    let mut phase = build_phase_alone(ctx, manifest, pm, script);
+    if ctx.run_script_steps && !script.before.is_empty() {
+        // `run-script-steps = true`: the steps the test script runs before its framework (lint,
+        // type check) are build work; a failing one stops the suite as a build failure would.
+        let mut commands = std::mem::take(&mut phase.commands);
+        commands.extend(script.before.iter().map(|step| script_step_command(ctx.root, step)));
+        phase = PhasePlan::run(PhaseKind::Build, commands);
+    }
+    phase
+}
+
+fn build_phase_alone(
+    ctx: &PlanContext<'_>,
+    manifest: &Manifest,
+    pm: &PackageManager,
+    test_script: &ScriptPlan,
+) -> PhasePlan {
     if let Some(script) = ["build", "compile", "tsc"].into_iter().find(|s| manifest.script(s).is_some()) {
-        return PhasePlan::run(PhaseKind::Build, vec![CommandSpec::new(pm.name, &["run", script], ctx.root)]);
+        return PhasePlan::run(PhaseKind::Build, vec![pm.command(&["run", script], ctx.root)]);
+    }
+    if test_script.runs.iter().any(|r| r.args.iter().any(|a| a == "--typecheck" || a.starts_with("--typecheck."))) {
+        // The project type-checks through its tests: a type error is a failing type test there,
+        // not a build failure fcorr would invent with its own `tsc --noEmit`.
+        return PhasePlan::skipped(
+            PhaseKind::Build,
+            "no build script; `vitest --typecheck` in scripts.test type-checks the tests (reported as tests)",
+        );
     }
     if ctx.files.has("tsconfig.json") {
         if manifest.dep("typescript").is_some() || ctx.root.join("node_modules/typescript").is_dir() {
@@ -408,14 +481,151 @@ fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) 
     PhasePlan::skipped(PhaseKind::Build, "no build, compile or tsc script and no tsconfig.json")
 }
 
-fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) -> Result<PhasePlan, String> {
-    let script = manifest.script("test").unwrap_or_default();
-    let user = script_args(script, framework).unwrap_or_default();
+/// A script step run as the package manager would: through `sh`, with `node_modules/.bin` first
+/// on `PATH`.
+fn script_step_command(root: &Path, step: &script::Step) -> CommandSpec {
+    let mut command = CommandSpec::shell(&step.text, root);
+    let bin = root.join("node_modules/.bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| path.to_string_lossy().into_owned());
+    command.env.push(("PATH".into(), joined));
+    command
+}
+
+/// What the `test` script runs, read step by step.
+#[derive(Debug, Default)]
+struct ScriptPlan {
+    /// Each invocation of the framework: its environment and arguments (fcorr's flags removed).
+    runs: Vec<FrameworkRun>,
+    /// Steps before the first framework invocation (lint, tsc...).
+    before: Vec<script::Step>,
+    /// Other steps after it (coverage upload...).
+    after: Vec<script::Step>,
+    /// Why the script is not replayed, when it is not.
+    unreadable: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct FrameworkRun {
+    env: Vec<(String, String)>,
+    args: Vec<String>,
+    /// The invocation as a person reads it (`jest --env edge-runtime`), naming its case group.
+    label: String,
+}
+
+impl ScriptPlan {
+    fn read(manifest: &Manifest, framework: Framework) -> ScriptPlan {
+        let Some(text) = manifest.script("test").filter(|t| !t.trim().is_empty()) else {
+            return ScriptPlan::default();
+        };
+        let Some(steps) = script::steps(text, &manifest.scripts) else {
+            return ScriptPlan {
+                unreadable: Some(format!(
+                    "scripts.test `{text}` uses pipes, redirections or substitutions fcorr does not replay; {} runs \
+                     with its defaults — set `commands.test` and `reports` to run it exactly",
+                    framework.label()
+                )),
+                ..ScriptPlan::default()
+            };
+        };
+        let mut plan = ScriptPlan::default();
+        for step in steps {
+            match framework_args(&step.words, framework) {
+                Some(args) => {
+                    let label = std::iter::once(framework.label().to_string())
+                        .chain(args.iter().map(|a| crate::execute::process::shell_quote(a)))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    plan.runs.push(FrameworkRun { env: step.env, args, label });
+                }
+                None if plan.runs.is_empty() => plan.before.push(step),
+                None => plan.after.push(step),
+            }
+        }
+        if plan.runs.is_empty() {
+            plan.unreadable = Some(format!(
+                "scripts.test `{text}` does not call {} directly; it runs with its defaults",
+                framework.label()
+            ));
+            plan.before.clear();
+            plan.after.clear();
+        }
+        plan
+    }
+
+    /// The note on the test phase: steps not run, several runs, a script not replayed.
+    fn note(&self, run_steps: bool) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(why) = &self.unreadable {
+            parts.push(why.clone());
+        }
+        let quoted = |steps: &[script::Step]| steps.iter().map(|s| format!("`{}`", s.text)).collect::<Vec<_>>();
+        if !self.before.is_empty() && !run_steps {
+            parts.push(format!(
+                "skipped script step(s) {} (set `run-script-steps = true` to run them in the build phase)",
+                quoted(&self.before).join(", ")
+            ));
+        }
+        if !self.after.is_empty() {
+            parts.push(format!("skipped script step(s) after the tests: {}", quoted(&self.after).join(", ")));
+        }
+        if self.runs.len() > 1 {
+            let labels: Vec<String> = self.runs.iter().map(|r| format!("[{}]", r.label)).collect();
+            parts.push(format!(
+                "scripts.test runs {} {} times; each run's cases are a group named {}",
+                self.runs.first().map(|r| r.label.split(' ').next().unwrap_or_default()).unwrap_or_default(),
+                self.runs.len(),
+                labels.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// The file in the work directory naming each framework run's report and case group.
+const GROUPS_FILE: &str = "fcorr-node-runs.json";
+
+fn test_phase(ctx: &PlanContext<'_>, framework: Framework, script: &ScriptPlan) -> Result<PhasePlan, String> {
+    let default_run = [FrameworkRun { env: Vec::new(), args: Vec::new(), label: framework.label().into() }];
+    let runs: &[FrameworkRun] = if script.runs.is_empty() { &default_run } else { &script.runs };
+    let mut commands = Vec::new();
+    let mut reports = Vec::new();
+    let mut groups = Vec::new();
+    for (i, run) in runs.iter().enumerate() {
+        // One run keeps the historical report name; several get one report each.
+        let suffix = if runs.len() == 1 { String::new() } else { format!("-{}", i + 1) };
+        let (mut command, report) = framework_command(ctx, framework, &run.args, &suffix)?;
+        command.env.extend(run.env.iter().cloned());
+        // A report left by an earlier run in a reused output directory must not pass for this one's.
+        if let Err(e) = std::fs::remove_file(&report.pattern)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return Err(format!("cannot remove the old report {}: {e}", report.pattern));
+        }
+        groups.push(serde_json::json!({ "report": report.pattern, "label": run.label }));
+        commands.push(command);
+        reports.push(report);
+    }
+    let groups_path = ctx.work_dir.join(GROUPS_FILE);
+    let text = if runs.len() > 1 { serde_json::Value::Array(groups).to_string() } else { "[]".into() };
+    std::fs::write(&groups_path, text).map_err(|e| format!("cannot write {}: {e}", groups_path.display()))?;
+    Ok(PhasePlan::run(PhaseKind::Test, commands).with_reports(reports).with_note(script.note(ctx.run_script_steps)))
+}
+
+/// The command running the framework once with fcorr's reporter flags, and its report.
+fn framework_command(
+    ctx: &PlanContext<'_>,
+    framework: Framework,
+    user: &[String],
+    suffix: &str,
+) -> Result<(CommandSpec, ReportSpec), String> {
     let user: Vec<&str> = user.iter().map(String::as_str).collect();
     let work = ctx.work_dir;
-    let (command, report) = match framework {
+    Ok(match framework {
         Framework::Jest => {
-            let out = work.join("jest.json");
+            let out = work.join(format!("jest{suffix}.json"));
             let out_flag = format!("--outputFile={}", out.display());
             let mut args = vec!["--no-install", "jest"];
             args.extend(&user);
@@ -423,7 +633,7 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
             (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
         }
         Framework::Vitest => {
-            let out = work.join("vitest.json");
+            let out = work.join(format!("vitest{suffix}.json"));
             let out_flag = format!("--outputFile.json={}", out.display());
             let mut args = vec!["--no-install", "vitest", "run"];
             args.extend(&user);
@@ -432,13 +642,11 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
                 args.push("--reporter=default");
             }
             args.extend(["--reporter=json", out_flag.as_str()]);
-            if package_major(ctx.root, "vitest").is_some_and(|major| major >= 3) {
-                args.push("--includeTaskLocation");
-            }
+            // `--includeTaskLocation` depends on the installed vitest: added by `refine_phase`.
             (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
         }
         Framework::Mocha => {
-            let out = work.join("mocha.json");
+            let out = work.join(format!("mocha{suffix}.json"));
             let reporter = work.join("fcorr-mocha-reporter.cjs");
             std::fs::write(&reporter, MOCHA_REPORTER)
                 .map_err(|e| format!("cannot write {}: {e}", reporter.display()))?;
@@ -450,7 +658,7 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
             (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "mocha-json"))
         }
         Framework::NodeTest => {
-            let out = work.join("node-test.xml");
+            let out = work.join(format!("node-test{suffix}.xml"));
             let destination = format!("--test-reporter-destination={}", out.display());
             let reporter = work.join(locations::REPORTER_FILE);
             std::fs::write(&reporter, locations::REPORTER)
@@ -476,14 +684,112 @@ fn test_phase(ctx: &PlanContext<'_>, manifest: &Manifest, framework: Framework) 
             args.extend(&user);
             (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, "node-junit"))
         }
+    })
+}
+
+/// Adds vitest's `--includeTaskLocation` to fcorr's own vitest commands when the vitest installed
+/// now (after the install phase) is 3 or newer; older versions reject the flag.
+fn add_task_location(root: &Path, phase: &mut PhasePlan) {
+    let ours = |c: &CommandSpec| {
+        c.program == "npx"
+            && c.args.get(1).is_some_and(|a| a == "vitest")
+            && c.args.iter().any(|a| a.starts_with("--outputFile.json="))
+            && !c.args.iter().any(|a| a == "--includeTaskLocation")
     };
-    // A report left by an earlier run in a reused output directory must not pass for this one's.
-    if let Err(e) = std::fs::remove_file(&report.pattern)
-        && e.kind() != std::io::ErrorKind::NotFound
-    {
-        return Err(format!("cannot remove the old report {}: {e}", report.pattern));
+    if !phase.commands.iter().any(ours) || package_major(root, "vitest").is_none_or(|major| major < 3) {
+        return;
     }
-    Ok(PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(vec![report]))
+    for command in phase.commands.iter_mut().filter(|c| ours(c)) {
+        command.args.push("--includeTaskLocation".into());
+    }
+}
+
+/// Case groups of a script that runs the framework several times: report path → label.
+fn read_groups(work_dir: &Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(work_dir.join(GROUPS_FILE)) else { return Vec::new() };
+    let Ok(Value::Array(items)) = serde_json::from_str::<Value>(&text) else { return Vec::new() };
+    items
+        .iter()
+        .filter_map(|g| Some((g.get("report")?.as_str()?.to_string(), g.get("label")?.as_str()?.to_string())))
+        .collect()
+}
+
+/// Collects each run's report on its own and names its cases `[label] name`, so the same test run
+/// twice (`jest && jest --env edge-runtime`) is two cases with two stable ids, not one overwritten.
+fn collect_groups(ctx: &CollectContext<'_>, groups: &[(String, String)]) -> Collected {
+    let mut all = Collected::nothing();
+    let mut files = Vec::new();
+    let mut formats: Vec<String> = Vec::new();
+    for spec in ctx.reports {
+        let one = std::slice::from_ref(spec);
+        let mut collected = collect::collect_reports(&CollectContext { reports: one, ..*ctx });
+        if let Some((_, label)) = groups.iter().find(|(report, _)| *report == spec.pattern) {
+            for case in &mut collected.cases {
+                case.name = format!("[{label}] {}", case.name);
+            }
+        }
+        all.ran |= collected.ran;
+        all.cases.extend(collected.cases);
+        all.diagnostics.extend(collected.diagnostics);
+        if let crate::model::ResultsSource::Report { format, files: f } = collected.source {
+            if !formats.contains(&format) {
+                formats.push(format);
+            }
+            files.extend(f);
+        }
+    }
+    if !files.is_empty() {
+        all.source = crate::model::ResultsSource::Report { format: formats.join("+"), files };
+    }
+    all
+}
+
+/// package.json's `engines` refused by the package manager: npm (`engine-strict`) prints
+/// `notsup Required: {"node":">=22"}` / `notsup Actual: {"node":"v20.20.2",...}`, pnpm
+/// (`engine-strict`) `Your Node version is incompatible...` / `Expected version: >=22` / `Got:
+/// v20.20.2`, yarn 1 `The engine "node" is incompatible with this module. Expected version
+/// ">=22". Got "20.20.2"`.
+fn engines_rejection(output: &str) -> Option<String> {
+    let say = |tool: &str, required: &str, found: &str| {
+        format!("the project requires {tool} {required} (package.json `engines`), found {tool} {found}")
+    };
+    let after = |line: &str, marker: &str| line.find(marker).map(|i| line[i + marker.len()..].trim().to_string());
+    let lines: Vec<&str> = output.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        // npm: one entry per engine the project names.
+        if let Some(required) = after(line, "notsup Required:") {
+            let actual = lines[i + 1..].iter().find_map(|l| after(l, "notsup Actual:")).unwrap_or_default();
+            let required: serde_json::Map<String, Value> = serde_json::from_str(&required).ok()?;
+            let actual: serde_json::Map<String, Value> = serde_json::from_str(&actual).unwrap_or_default();
+            let parts: Vec<String> = required
+                .iter()
+                .map(|(tool, range)| {
+                    let found = actual.get(tool).and_then(Value::as_str).unwrap_or("none");
+                    say(tool, range.as_str().unwrap_or("?"), found)
+                })
+                .collect();
+            return Some(parts.join("; "));
+        }
+        // pnpm
+        if let Some(rest) = after(line, "Your ")
+            && let Some((tool, _)) = rest.split_once(" version is incompatible with ")
+        {
+            let expected = lines[i + 1..].iter().find_map(|l| l.strip_prefix("Expected version:"))?;
+            let got = lines[i + 1..].iter().find_map(|l| l.strip_prefix("Got:")).unwrap_or("unknown");
+            return Some(say(tool, expected.trim(), got.trim()));
+        }
+        // yarn 1
+        if let Some(rest) = after(line, "The engine \"")
+            && let Some((tool, rest)) = rest.split_once('"')
+            && rest.contains("is incompatible")
+        {
+            let quoted: Vec<&str> = rest.split('"').skip(1).step_by(2).collect();
+            if let [expected, got, ..] = quoted.as_slice() {
+                return Some(say(tool, expected, got));
+            }
+        }
+    }
+    None
 }
 
 /// Major version of an installed package (`node_modules/<name>/package.json`).
@@ -493,24 +799,21 @@ fn package_major(root: &Path, name: &str) -> Option<u64> {
     value.get("version")?.as_str()?.split('.').next()?.parse().ok()
 }
 
-/// The extra arguments of a `test` script that is a plain call of the framework, without the flags
-/// fcorr sets itself; `None` when the script does more than that.
-fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
-    if script.contains(['&', '|', ';', '<', '>', '$', '`', '(', ')', '\n']) {
-        return None;
-    }
-    let mut words = split_words(script)?.into_iter().peekable();
-    // Leading `VAR=value` assignments and `cross-env` change the environment, not the arguments.
-    while let Some(word) = words.peek() {
-        if word == "cross-env" || (word.contains('=') && !word.starts_with('-')) {
-            words.next();
-        } else {
-            break;
-        }
-    }
-    let first = words.next()?;
+/// The arguments of one script step that calls the framework, without the flags fcorr sets
+/// itself; `None` when the step runs something else. `npx jest`, `pnpm exec jest` and `yarn jest`
+/// count as calling jest.
+fn framework_args(words: &[String], framework: Framework) -> Option<Vec<String>> {
+    let mut words: Vec<String> = words.to_vec();
+    let launcher = match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["npx", "--no-install" | "--no", ..] => 2,
+        ["pnpm" | "yarn", "exec", ..] => 2,
+        ["npx", ..] | ["yarn", ..] => 1,
+        _ => 0,
+    };
+    words.drain(..launcher);
+    let first = words.first()?.clone();
     let bin = first.rsplit('/').next().unwrap_or(&first).to_string();
-    let rest: Vec<String> = words.collect();
+    let rest: Vec<String> = words[1..].to_vec();
     let (rest, drop_flags, value_flags): (Vec<String>, &[&str], &[&str]) = match framework {
         Framework::Jest if bin == "jest" => (rest, &["--watch", "--watchAll", "--json", "--ci"], &["--outputFile"]),
         Framework::Vitest if bin == "vitest" => {
@@ -544,47 +847,6 @@ fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
         kept.push(word);
     }
     Some(kept)
-}
-
-/// Splits a command line into words with shell-like single and double quotes.
-fn split_words(text: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut current = String::new();
-    let mut in_word = false;
-    let mut quote: Option<char> = None;
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some('"'), '\\') => current.push(chars.next()?),
-            (Some(_), c) => current.push(c),
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                in_word = true;
-            }
-            (None, '\\') => {
-                current.push(chars.next()?);
-                in_word = true;
-            }
-            (None, c) if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut current));
-                    in_word = false;
-                }
-            }
-            (None, c) => {
-                current.push(c);
-                in_word = true;
-            }
-        }
-    }
-    if quote.is_some() {
-        return None;
-    }
-    if in_word {
-        words.push(current);
-    }
-    Some(words)
 }
 
 /// `file(line,col): error TSxxxx: message` lines from tsc.
@@ -661,6 +923,15 @@ module.exports = FcorrMochaJson;
 mod tests {
     use super::*;
 
+    fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
+        let manifest = Manifest::parse(&serde_json::json!({ "scripts": { "test": script } }).to_string()).unwrap();
+        let plan = ScriptPlan::read(&manifest, framework);
+        match plan.runs.as_slice() {
+            [only] if plan.before.is_empty() && plan.after.is_empty() => Some(only.args.clone()),
+            _ => None,
+        }
+    }
+
     #[test]
     fn script_args_keep_extra_flags_and_drop_conflicting_ones() {
         let jest = script_args("NODE_ENV=test jest --runInBand --outputFile out.json --watch src", Framework::Jest);
@@ -669,11 +940,67 @@ mod tests {
         assert_eq!(vitest.unwrap(), ["--reporter=verbose", "--dir", "my tests"]);
         assert_eq!(script_args("node --test dist/", Framework::NodeTest).unwrap(), ["dist/"]);
         assert_eq!(script_args("mocha -R spec 'test/**/*.js'", Framework::Mocha).unwrap(), ["test/**/*.js"]);
+        assert_eq!(script_args("npx jest --ci -i", Framework::Jest).unwrap(), ["-i"]);
+        assert_eq!(script_args("pnpm exec vitest --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
         assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
         assert_eq!(script_args("react-scripts test", Framework::Jest), None);
         assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);
         assert!(script_runs_node_test("tsc && NODE_ENV=test node --enable-source-maps --test dist/"));
         assert!(!script_runs_node_test("jest --test-path-pattern x"));
+    }
+
+    #[test]
+    fn and_scripts_keep_the_framework_flags_and_name_the_skipped_steps() {
+        let manifest = Manifest::parse(
+            r#"{"scripts":{"lint":"eslint .","test":"pnpm lint && NODE_OPTIONS=--no-warnings vitest run --typecheck && codecov"}}"#,
+        )
+        .unwrap();
+        let plan = ScriptPlan::read(&manifest, Framework::Vitest);
+        assert_eq!(plan.runs.len(), 1);
+        assert_eq!(plan.runs[0].args, ["--typecheck"]);
+        assert_eq!(plan.runs[0].env, [("NODE_OPTIONS".to_string(), "--no-warnings".to_string())]);
+        assert_eq!(plan.before.iter().map(|s| s.text.as_str()).collect::<Vec<_>>(), ["eslint ."]);
+        let note = plan.note(false).unwrap();
+        assert!(note.contains("skipped script step(s) `eslint .`"), "{note}");
+        assert!(note.contains("run-script-steps = true"), "{note}");
+        assert!(note.contains("after the tests: `codecov`"), "{note}");
+        assert!(!plan.note(true).unwrap().contains("eslint"), "run, so not skipped");
+    }
+
+    #[test]
+    fn a_script_running_jest_twice_is_two_labelled_runs() {
+        let manifest = Manifest::parse(r#"{"scripts":{"test":"jest && jest --env edge-runtime"}}"#).unwrap();
+        let plan = ScriptPlan::read(&manifest, Framework::Jest);
+        let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["jest", "jest --env edge-runtime"]);
+        let note = plan.note(false).unwrap();
+        assert!(note.contains("runs jest 2 times"), "{note}");
+        let unreadable = Manifest::parse(r#"{"scripts":{"test":"jest | tee log"}}"#).unwrap();
+        let plan = ScriptPlan::read(&unreadable, Framework::Jest);
+        assert!(plan.runs.is_empty());
+        assert!(plan.note(false).unwrap().contains("does not replay"), "{:?}", plan.note(false));
+    }
+
+    #[test]
+    fn engines_rejections_of_npm_pnpm_and_yarn_name_both_versions() {
+        // Real outputs of npm 11 and pnpm 9 (engine-strict) and yarn 1.22 for engines.node ">=99".
+        let npm = "npm error code EBADENGINE\nnpm error notsup Not compatible with your version of node/npm: eng@1.0.0\n\
+                   npm error notsup Required: {\"node\":\">=99\"}\n\
+                   npm error notsup Actual:   {\"node\":\"v20.20.2\",\"npm\":\"11.19.1\"}\n";
+        let pnpm = " ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js version)\n\n\
+                    Your Node version is incompatible with \"/tmp/eng\".\n\nExpected version: >=99\nGot: v20.20.2\n";
+        let yarn = "error eng@1.0.0: The engine \"node\" is incompatible with this module. Expected version \">=99\". \
+                    Got \"20.20.2\"\nerror Found incompatible module.\n";
+        let found: Vec<Option<String>> = [npm, pnpm, yarn].into_iter().map(engines_rejection).collect();
+        assert_eq!(
+            found,
+            [
+                Some("the project requires node >=99 (package.json `engines`), found node v20.20.2".to_string()),
+                Some("the project requires Node >=99 (package.json `engines`), found Node v20.20.2".to_string()),
+                Some("the project requires node >=99 (package.json `engines`), found node 20.20.2".to_string()),
+            ]
+        );
+        assert_eq!(engines_rejection("npm error code ERESOLVE\n"), None);
     }
 
     #[test]

@@ -7,6 +7,7 @@
 pub mod process;
 
 use std::fs::{self, File};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -130,7 +131,12 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
     }
     let log = match File::create(&log_path) {
-        Ok(file) => process::capped_file_log(file),
+        Ok(file) => {
+            // The tap lets the progress display show the last output line of a long phase.
+            let (log, tap) = crate::events::tapped_log(process::capped_file_log(file));
+            sink.emit(Event::Output { suite_id: plan.id.clone(), tap });
+            log
+        }
         Err(e) => {
             return failed_suite(
                 plan,
@@ -199,6 +205,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         work_dir: &work_dir,
         cache_dir: &ctx.cache_dir,
         install: project.install,
+        run_script_steps: project.run_script_steps,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -234,6 +241,10 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
             suite.phases.push(phase);
             continue;
         }
+        // Version-dependent flags are chosen now that the earlier phases (install) have run.
+        let mut refined = phase_plan.clone();
+        ecosystem.refine_phase(&plan_ctx, &mut refined);
+        let phase_plan = &refined;
         let timeout = match kind {
             PhaseKind::Install => project.timeouts.install,
             PhaseKind::Build => project.timeouts.build,
@@ -259,6 +270,31 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
             (_, PhaseStatus::Cancelled) => {
                 suite.status = SuiteStatus::Cancelled;
                 blocked = Some("cancelled");
+            }
+            (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
+                // The project refused the installed tool before doing any work: a missing tool
+                // (the right version), not a failing install, build or test.
+                suite.status = SuiteStatus::Error;
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::ToolMissing,
+                    message: format!("{} phase: {message}", kind.label()),
+                    hint: Some("install the version the project requires (or change its requirement)".into()),
+                });
+                blocked = Some("the project rejected the installed tool version");
+            }
+            (PhaseKind::Test, PhaseStatus::Failed)
+                if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
+            {
+                // The test command compiles first (one Maven run): a compile error is a build failure.
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(diagnostics);
+                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+                    build.status = PhaseStatus::Failed;
+                    build.exit_code = phase.exit_code;
+                    build.log_tail = phase.log_tail.clone();
+                    build.note = Some("compilation ran inside the test command and failed".into());
+                }
+                blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
                 test_reports = phase_plan.reports.clone();
@@ -332,7 +368,7 @@ fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Res
     Ok(scratch)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
@@ -405,12 +441,20 @@ fn run_phase(
     let started = Instant::now();
     let mut output = String::new();
     let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
-    for command in &plan.commands {
+    // The lock is held until the phase ends (dropping the file releases it).
+    let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
+        Ok(held) => (held, &plan.commands[..]),
+        Err(exit) => {
+            last.exit = exit;
+            (None, &[][..])
+        }
+    };
+    for command in commands {
         let mut command = command.clone();
         command.env.extend(project.env.iter().cloned());
         command.pass_env.extend(project.pass_env.iter().cloned());
         let left = timeout.saturating_sub(started.elapsed());
-        last = process::run(&command, left, grace, log);
+        let previous = std::mem::replace(&mut last, process::run(&command, left, grace, log));
         if let Some(message) = shell_command_not_found(&command, &last) {
             last.exit = Exit::SpawnFailed { message, not_found: true };
         }
@@ -418,6 +462,10 @@ fn run_phase(
             output.push('\n');
         }
         output.push_str(&last.output);
+        // A later test command that passes must not hide an earlier one's failing exit.
+        if !previous.exit.success() && last.exit.success() {
+            last.exit = previous.exit;
+        }
         // Tests report failures through their exit code; every test command still runs.
         if !last.exit.success() && plan.kind != PhaseKind::Test {
             break;
@@ -434,7 +482,7 @@ fn run_phase(
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
         Exit::Signal(signal) => Some(signal_text(*signal)),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
-        _ => None,
+        _ => plan.note.clone(),
     };
     let phase = Phase {
         kind: plan.kind,
@@ -448,6 +496,48 @@ fn run_phase(
     };
     last.output = output;
     (phase, last)
+}
+
+/// Takes the exclusive lock on `path` for a phase, waiting (within the phase's budget) while
+/// another fcorr process holds it: two runs sharing a cached virtualenv must not create or
+/// install into it at the same time (uv refuses a venv that appeared meanwhile; pip races).
+fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, Exit> {
+    let note = |text: &str| {
+        if let Ok(mut sink) = log.lock() {
+            let _ = writeln!(sink, "fcorr: {text}");
+        }
+    };
+    if let Some(dir) = path.parent() {
+        let _ = fs::create_dir_all(dir);
+    }
+    let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| {
+        Exit::SpawnFailed { message: format!("cannot open the lock file {}: {e}", path.display()), not_found: false }
+    })?;
+    let started = Instant::now();
+    let mut said = false;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(fs::TryLockError::WouldBlock) => {}
+            Err(fs::TryLockError::Error(e)) => {
+                return Err(Exit::SpawnFailed {
+                    message: format!("cannot lock {}: {e}", path.display()),
+                    not_found: false,
+                });
+            }
+        }
+        if !said {
+            note(&format!("waiting for another fcorr process that holds {}", path.display()));
+            said = true;
+        }
+        if process::is_cancelled() {
+            return Err(Exit::Cancelled);
+        }
+        if started.elapsed() >= timeout {
+            return Err(Exit::TimedOut);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 /// "killed by signal 11 (SIGSEGV)".
@@ -532,15 +622,20 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
+            // Name what happened: a process that ended early, not a tool that "succeeded".
             let how = match exit {
-                Some(Exit::Code(0)) | None => "the test command succeeded".to_string(),
-                Some(Exit::Code(code)) => format!("the test command exited with code {code}"),
-                Some(Exit::Signal(signal)) => format!("the test command was {}", signal_text(*signal)),
-                Some(other) => format!("the test command ended with {other:?}"),
+                None => "the test command produced no report or summary".to_string(),
+                Some(Exit::Code(code)) => {
+                    format!("the test process exited with code {code} before reporting any test")
+                }
+                Some(Exit::Signal(signal)) => {
+                    format!("the test process was {} before reporting any test", signal_text(*signal))
+                }
+                Some(other) => format!("the test command ended with {other:?} before reporting any test"),
             };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
-                message: format!("no test results found: {how} but no parsable report or summary was produced"),
+                message: format!("no test results found: {how} (no parsable report or summary was written)"),
                 hint: Some(
                     "check the log; if the project uses another test tool, set `commands.test` and `reports`".into(),
                 ),
@@ -569,6 +664,21 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
     match exit_code {
         Some(code) if code != 0 => {
             suite.status = SuiteStatus::Error;
+            let coverage: Vec<&str> =
+                suite.diagnostics.iter().filter(|d| d.source == "coverage").map(|d| d.message.as_str()).collect();
+            if !coverage.is_empty() {
+                // Every test passed; the tool failed the run on its coverage threshold. Say that.
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::NoResults,
+                    message: format!(
+                        "coverage threshold not met (the test command exited with code {code}; every reported test \
+                         passed): {}",
+                        coverage.join("; ")
+                    ),
+                    hint: Some("raise the coverage or change the project's coverage threshold".into()),
+                });
+                return;
+            }
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
                 message: format!(

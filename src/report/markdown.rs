@@ -139,7 +139,9 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         // Levels that can step down stop rendering as soon as they outgrow the budget; the last
         // one renders in full so the trim below sees all of it.
         let cap = (detail != Detail::Summary).then_some(budget);
-        let ctx = context(run, env, detail, notice, &budget, listed);
+        // Charts go where GitHub draws them; the comment carries one only when asked to.
+        let charts = if template == COMMENT_TEMPLATE { env.comment_charts } else { env.summary_charts.unwrap_or(true) };
+        let ctx = context(run, env, detail, notice, &budget, listed, charts);
         match render_capped(&engine, template, ctx, cap)? {
             Some(text) if budget.fits(&text) => return Ok(text),
             Some(text) => last = Some(text),
@@ -582,7 +584,15 @@ fn change_counts(changes: &[&CaseChange]) -> ChangeCounts {
 
 /// The template context at one detail level (documented in `docs/templates.md`), listing at
 /// most `max` failures (and changes of each kind).
-fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, budget: &Budget, max: usize) -> Value {
+fn context(
+    run: &Run,
+    env: &ReportEnv,
+    detail: Detail,
+    notice: Option<String>,
+    budget: &Budget,
+    max: usize,
+    charts: bool,
+) -> Value {
     let mut all_cases = Vec::new();
     let mut all_failures = Vec::new();
     let mut suites = Vec::with_capacity(run.suites.len());
@@ -689,5 +699,7 @@ fn context(run: &Run, env: &ReportEnv, detail: Detail, notice: Option<String>, b
         detail => Value::from(Serde(detail)),
         notice => notice,
         budget => budget.describe(),
+        charts => charts,
+        outcome_pie => super::mermaid::outcome_pie(&run.totals),
     }
 }

@@ -1,17 +1,19 @@
 //! Terminal output: live progress while suites run, then the summary table and the verdict.
 //!
 //! On a TTY progress is drawn with indicatif spinners; in CI (or when piped) each phase is one
-//! plain line, so logs stay readable. The table and verdict are plain functions of the run.
+//! plain line, so logs stay readable. A phase running longer than a few seconds gets a heartbeat
+//! (elapsed time and its last output line): on the spinner, or in CI at most one line per 10 s.
+//! The table and verdict are plain functions of the run.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
-use crate::events::{Event, EventSink};
-use crate::model::{Outcome, PhaseKind, PhaseStatus, Run, Suite};
+use crate::events::{Event, EventSink, OutputTap};
+use crate::model::{Outcome, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,20 +43,70 @@ pub fn use_color(choice: Option<&str>) -> bool {
     }
 }
 
+/// A phase shows a heartbeat once it has run this long.
+const HEARTBEAT_AFTER: Duration = Duration::from_secs(5);
+/// Plain (CI) mode prints at most one heartbeat line per this interval, whatever runs at once.
+const PLAIN_HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
+
 /// Shows progress on stderr.
 pub struct Progress {
-    mode: ProgressMode,
-    multi: MultiProgress,
-    bars: Mutex<HashMap<String, ProgressBar>>,
+    shared: Arc<Shared>,
     total: Mutex<(usize, usize)>,
 }
 
+/// What the event handler and the heartbeat thread both use.
+struct Shared {
+    mode: ProgressMode,
+    multi: MultiProgress,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+    /// The last output line of each suite's log.
+    taps: Mutex<HashMap<String, OutputTap>>,
+    /// Phases running now, by suite id.
+    running: Mutex<HashMap<String, Running>>,
+    /// When plain mode last printed a heartbeat.
+    last_plain_beat: Mutex<Option<Instant>>,
+}
+
+/// A phase under way.
+#[derive(Debug, Clone)]
+struct Running {
+    phase: PhaseKind,
+    command: String,
+    started: Instant,
+    /// When this phase's last heartbeat was shown (plain mode), for fairness between suites.
+    last_beat: Option<Instant>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    // Display state only: a panic elsewhere leaves it usable.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 impl Progress {
-    /// A progress display in the given mode.
+    /// A progress display in the given mode; outside quiet mode a thread shows heartbeats for
+    /// long phases until the display is dropped.
     pub fn new(mode: ProgressMode) -> Progress {
-        Progress { mode, multi: MultiProgress::new(), bars: Mutex::new(HashMap::new()), total: Mutex::new((0, 0)) }
+        let shared = Arc::new(Shared {
+            mode,
+            multi: MultiProgress::new(),
+            bars: Mutex::new(HashMap::new()),
+            taps: Mutex::new(HashMap::new()),
+            running: Mutex::new(HashMap::new()),
+            last_plain_beat: Mutex::new(None),
+        });
+        if mode != ProgressMode::Quiet {
+            let weak = Arc::downgrade(&shared);
+            std::thread::spawn(move || heartbeat_loop(weak));
+        }
+        Progress { shared, total: Mutex::new((0, 0)) }
     }
 
+    fn line(&self, text: String) {
+        self.shared.line(text);
+    }
+}
+
+impl Shared {
     fn line(&self, text: String) {
         match self.mode {
             ProgressMode::Quiet => {}
@@ -67,21 +119,79 @@ impl Progress {
             }
         }
     }
+
+    /// One heartbeat round: spinners get the elapsed time and last line; plain mode prints one
+    /// line for the phase that has waited longest for one, at most once per interval.
+    fn beat(&self, now: Instant) {
+        let running: Vec<(String, Running)> =
+            lock(&self.running).iter().map(|(id, r)| (id.clone(), r.clone())).collect();
+        let last_line = |id: &str| lock(&self.taps).get(id).map(OutputTap::last_line).unwrap_or_default();
+        match self.mode {
+            ProgressMode::Quiet => {}
+            ProgressMode::Tty => {
+                let bars = lock(&self.bars);
+                for (id, r) in running.iter().filter(|(_, r)| now.duration_since(r.started) >= HEARTBEAT_AFTER) {
+                    if let Some(bar) = bars.get(id) {
+                        let last = last_line(id);
+                        let tail = if last.is_empty() { String::new() } else { format!(" — {last}") };
+                        bar.set_message(format!("{}: {}{tail}", r.phase.label(), r.command));
+                    }
+                }
+            }
+            ProgressMode::Plain => {
+                let mut last_beat = lock(&self.last_plain_beat);
+                if last_beat.is_some_and(|t| now.duration_since(t) < PLAIN_HEARTBEAT_EVERY) {
+                    return;
+                }
+                let Some((id, r)) = next_heartbeat(&running, now) else { return };
+                *last_beat = Some(now);
+                if let Some(entry) = lock(&self.running).get_mut(&id) {
+                    entry.last_beat = Some(now);
+                }
+                self.line(heartbeat_line(&id, r.phase, now.duration_since(r.started), &last_line(&id)));
+            }
+        }
+    }
+}
+
+/// Wakes every second until the display is gone.
+fn heartbeat_loop(shared: Weak<Shared>) {
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+        let Some(shared) = shared.upgrade() else { return };
+        shared.beat(Instant::now());
+    }
+}
+
+/// The running phase to report next in plain mode: among those running longer than
+/// [`PLAIN_HEARTBEAT_EVERY`], the one whose last heartbeat is oldest (never shown first).
+fn next_heartbeat(running: &[(String, Running)], now: Instant) -> Option<(String, Running)> {
+    running
+        .iter()
+        .filter(|(_, r)| now.duration_since(r.started) >= PLAIN_HEARTBEAT_EVERY)
+        .min_by_key(|(id, r)| (r.last_beat, r.started, id.clone()))
+        .cloned()
+}
+
+/// `[suite] install still running (40s): added 120 packages in 3s`.
+fn heartbeat_line(suite_id: &str, phase: PhaseKind, elapsed: Duration, last_line: &str) -> String {
+    let last = if last_line.is_empty() { "no output yet".to_string() } else { format!("last output: {last_line}") };
+    format!("[{suite_id}] {} still running ({}) — {last}", phase.label(), duration(elapsed.as_millis() as u64))
 }
 
 impl EventSink for Progress {
     fn emit(&self, event: Event) {
-        if self.mode == ProgressMode::Quiet {
+        if self.shared.mode == ProgressMode::Quiet {
             return;
         }
         match event {
             Event::RunStarted { suites, jobs } => {
-                *self.total.lock().unwrap_or_else(|p| p.into_inner()) = (0, suites);
+                *lock(&self.total) = (0, suites);
                 self.line(format!("fcorr: running {suites} suite(s), {jobs} at a time"));
             }
             Event::SuiteStarted { suite_id, name } => {
-                if self.mode == ProgressMode::Tty {
-                    let bar = self.multi.add(ProgressBar::new_spinner());
+                if self.shared.mode == ProgressMode::Tty {
+                    let bar = self.shared.multi.add(ProgressBar::new_spinner());
                     // The template is a literal known to be valid.
                     bar.set_style(
                         ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} {elapsed}")
@@ -90,7 +200,7 @@ impl EventSink for Progress {
                     bar.set_prefix(name);
                     bar.set_message("detecting");
                     bar.enable_steady_tick(Duration::from_millis(120));
-                    self.bars.lock().unwrap_or_else(|p| p.into_inner()).insert(suite_id, bar);
+                    lock(&self.shared.bars).insert(suite_id, bar);
                 } else {
                     self.line(format!("[{name}] started"));
                 }
@@ -104,23 +214,25 @@ impl EventSink for Progress {
                 );
                 self.update(&suite_id, text, "detected");
             }
+            Event::Output { suite_id, tap } => {
+                lock(&self.shared.taps).insert(suite_id, tap);
+            }
             Event::PhaseStarted { suite_id, phase, command } => {
+                lock(&self.shared.running).insert(
+                    suite_id.clone(),
+                    Running { phase, command: command.clone(), started: Instant::now(), last_beat: None },
+                );
                 self.update(&suite_id, format!("{}: {command}", phase.label()), "running");
             }
             Event::PhaseFinished { suite_id, phase } => {
-                if self.mode == ProgressMode::Plain {
-                    let note = phase.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
-                    self.line(format!(
-                        "[{suite_id}] {} {} in {}{note}",
-                        phase.kind.label(),
-                        phase_word(phase.status),
-                        duration(phase.duration_ms)
-                    ));
+                lock(&self.shared.running).remove(&suite_id);
+                if self.shared.mode == ProgressMode::Plain {
+                    self.line(phase_line(&suite_id, &phase));
                 }
             }
             Event::SuiteFinished { suite } => {
                 let (done, total) = {
-                    let mut t = self.total.lock().unwrap_or_else(|p| p.into_inner());
+                    let mut t = lock(&self.total);
                     t.0 += 1;
                     *t
                 };
@@ -131,7 +243,9 @@ impl EventSink for Progress {
                     suite.score.value,
                     counts_cell(&suite)
                 );
-                if let Some(bar) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).remove(&suite.id) {
+                lock(&self.shared.running).remove(&suite.id);
+                lock(&self.shared.taps).remove(&suite.id);
+                if let Some(bar) = lock(&self.shared.bars).remove(&suite.id) {
                     bar.finish_and_clear();
                 }
                 self.line(text);
@@ -146,9 +260,9 @@ impl EventSink for Progress {
 
 impl Progress {
     fn update(&self, suite_id: &str, tty_text: String, plain_word: &str) {
-        match self.mode {
+        match self.shared.mode {
             ProgressMode::Tty => {
-                if let Some(bar) = self.bars.lock().unwrap_or_else(|p| p.into_inner()).get(suite_id) {
+                if let Some(bar) = lock(&self.shared.bars).get(suite_id) {
                     bar.set_message(tty_text);
                 }
             }
@@ -156,6 +270,18 @@ impl Progress {
             ProgressMode::Quiet => {}
         }
     }
+}
+
+/// The plain line for a finished phase. A test command that exits 0 is not "ok" yet: whether the
+/// suite passed is known only once its results are read, so it says what happened.
+fn phase_line(suite_id: &str, phase: &crate::model::Phase) -> String {
+    let note = phase.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
+    let word = match (phase.kind, phase.status) {
+        (PhaseKind::Test, PhaseStatus::Passed) => "command exited 0",
+        (PhaseKind::Test, PhaseStatus::Failed) => "command failed",
+        (_, status) => phase_word(status),
+    };
+    format!("[{suite_id}] {} {word} in {}{note}", phase.kind.label(), duration(phase.duration_ms))
 }
 
 fn phase_word(status: PhaseStatus) -> &'static str {
@@ -200,8 +326,7 @@ fn phase_cell(suite: &Suite, kind: PhaseKind) -> String {
 }
 
 /// ANSI color of a suite status: green passed, yellow nothing to judge, red everything else.
-fn status_color(status: crate::model::SuiteStatus) -> &'static str {
-    use crate::model::SuiteStatus;
+fn status_color(status: SuiteStatus) -> &'static str {
     match status {
         SuiteStatus::Passed => "32",
         SuiteStatus::NoTests | SuiteStatus::Cancelled => "33",
@@ -274,7 +399,15 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 lines.push(format!("  hint: {hint}"));
             }
         }
-        for d in suite.diagnostics.iter().filter(|d| d.source == "build").take(10) {
+        let mut build_diagnostics = suite.diagnostics.iter().filter(|d| d.source == "build").peekable();
+        if suite.status == SuiteStatus::BuildFailed && build_diagnostics.peek().is_none() {
+            // No file:line was recognised: the failed phase's own error line still says why.
+            if let Some(line) = suite.phases.iter().find(|p| p.status == PhaseStatus::Failed).and_then(build_error_line)
+            {
+                lines.push(format!("  {line}"));
+            }
+        }
+        for d in build_diagnostics.take(10) {
             let location = match (&d.file, d.line) {
                 (Some(f), Some(l)) => format!("{f}:{l}: "),
                 (Some(f), None) => format!("{f}: "),
@@ -315,6 +448,12 @@ pub fn render_table(run: &Run, color: bool) -> String {
         }
     }
     out
+}
+
+/// The first line of a failed phase's log that reads as an error, else its last line.
+fn build_error_line(phase: &crate::model::Phase) -> Option<&str> {
+    let lines = || phase.log_tail.lines().map(str::trim).filter(|l| !l.is_empty());
+    lines().find(|l| l.to_ascii_lowercase().contains("error")).or_else(|| lines().next_back())
 }
 
 fn first_line(text: &str) -> &str {
@@ -395,6 +534,63 @@ mod tests {
         assert!(!table.contains("fourth line hidden"));
         let verdict = render_verdict(&run(), false);
         assert!(verdict.starts_with("FAIL  score 0  health POOR  1 passed, 1 failed, 0 skipped"), "{verdict}");
+    }
+
+    #[test]
+    fn a_build_failure_without_file_and_line_shows_its_error_line() {
+        let mut run = run();
+        let suite = &mut run.suites[0];
+        suite.status = SuiteStatus::BuildFailed;
+        suite.phases.push(crate::model::Phase {
+            kind: PhaseKind::Build,
+            command: "npm run build".into(),
+            status: PhaseStatus::Failed,
+            exit_code: Some(1),
+            duration_ms: 10,
+            log_tail: "> app@1.0.0 build\n> node build.js\n\nError: config.json is missing\n    at build.js:3\n".into(),
+            note: None,
+        });
+        let table = render_table(&run, false);
+        assert!(table.contains("\napp\n  Error: config.json is missing\n"), "{table}");
+    }
+
+    #[test]
+    fn a_test_phase_that_exits_0_is_not_called_ok() {
+        let phase = crate::model::Phase {
+            kind: PhaseKind::Test,
+            command: "jest".into(),
+            status: PhaseStatus::Passed,
+            exit_code: Some(0),
+            duration_ms: 1200,
+            log_tail: String::new(),
+            note: None,
+        };
+        assert_eq!(phase_line("app", &phase), "[app] test command exited 0 in 1.2s");
+        let build = crate::model::Phase { kind: PhaseKind::Build, ..phase };
+        assert_eq!(phase_line("app", &build), "[app] build ok in 1.2s");
+    }
+
+    #[test]
+    fn plain_heartbeats_wait_10s_and_take_turns() {
+        let t0 = Instant::now();
+        let running = |id: &str, started: Instant, last_beat: Option<Instant>| {
+            (id.to_string(), Running { phase: PhaseKind::Install, command: "npm ci".into(), started, last_beat })
+        };
+        let now = t0 + Duration::from_secs(30);
+        let fresh = [running("a", now - Duration::from_secs(9), None)];
+        assert!(next_heartbeat(&fresh, now).is_none(), "under 10 s: no heartbeat");
+        let two = [
+            running("a", t0, Some(now - Duration::from_secs(2))),
+            running("b", t0 + Duration::from_secs(1), Some(now - Duration::from_secs(12))),
+        ];
+        assert_eq!(next_heartbeat(&two, now).unwrap().0, "b", "the one that waited longest");
+        let never = [running("a", t0, Some(now)), running("b", t0, None)];
+        assert_eq!(next_heartbeat(&never, now).unwrap().0, "b", "never shown goes first");
+        assert_eq!(
+            heartbeat_line("app", PhaseKind::Install, Duration::from_secs(42), "added 3 packages"),
+            "[app] install still running (42.0s) — last output: added 3 packages"
+        );
+        assert!(heartbeat_line("app", PhaseKind::Build, Duration::from_secs(12), "").ends_with("no output yet"));
     }
 
     #[test]

@@ -31,6 +31,7 @@ pub mod project;
 static RUNNERS: &[&dyn Runner] = &[
     &project::Project,
     &import::Import,
+    &crate::benchmark::runner::Benchmark,
     #[cfg(test)]
     &echo::Echo,
 ];
@@ -67,7 +68,28 @@ pub trait SuiteRunner: Send + Sync + 'static {
     /// goes wrong becomes the suite's `status` and `error`, and other suites carry on. The
     /// pipeline scores the suite afterwards.
     fn run(&self, suite: &SuitePlan, plan: &Self::Plan, ctx: &RunContext<'_>) -> Suite;
+
+    /// The items (benchmark tasks, dataset cases) a planned suite would run, its own filters and
+    /// `--shard` applied, for `fcorr suites list`. `None` (the default) for kinds whose cases
+    /// are known only by running them.
+    fn items(&self, suite: &SuitePlan, plan: &Self::Plan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
+        let _ = (suite, plan);
+        None
+    }
 }
+
+/// One item of a suite (a benchmark task, a dataset case), as `fcorr suites list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteItem {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// Why a suite's items cannot be listed (its tasks or dataset file is unreadable).
+pub type ItemsError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What planning knows besides the suite: run-wide defaults and command-line overrides.
 pub struct PlanContext<'a> {
@@ -130,6 +152,7 @@ pub trait Runner: Send + Sync {
     fn load(&self, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError>;
     fn plan(&self, settings: &toml::Table, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<KindPlan, PlanError>;
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite;
+    fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>>;
 }
 
 impl<R: SuiteRunner> Runner for R {
@@ -161,6 +184,10 @@ impl<R: SuiteRunner> Runner for R {
         })?;
         let plan = SuiteRunner::plan(self, config, suite, ctx)?;
         Ok(KindPlan::new(plan))
+    }
+
+    fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
+        SuiteRunner::items(self, suite, suite.settings.get::<R::Plan>()?)
     }
 
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite {

@@ -40,6 +40,11 @@ pub struct ProjectConfig {
     /// the serialised form when empty, so configuration hashes stay what they were.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
+    /// Run the steps of a node `test` script that are not the test framework (`pnpm lint &&
+    /// vitest`): steps before the framework join the build phase. Default: skipped with a note.
+    /// Not serialised when false, so the configuration hash of existing suites is unchanged.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub run_script_steps: bool,
 }
 
 /// A project suite, resolved.
@@ -57,6 +62,8 @@ pub struct ProjectPlan {
     pub reports: Vec<ReportSpec>,
     /// Samples mode: directories whose contents are copied into a scratch root before running.
     pub copy_from: Vec<PathBuf>,
+    /// `run-script-steps`: run a node `test` script's non-framework steps too.
+    pub run_script_steps: bool,
 }
 
 /// Resolved per-phase timeouts.
@@ -145,6 +152,7 @@ impl SuiteRunner for Project {
                 .map(|pattern| ReportSpec { pattern: pattern.clone(), format: config.report_format.clone() })
                 .collect(),
             copy_from: Vec::new(),
+            run_script_steps: config.run_script_steps,
         })
     }
 

@@ -8,6 +8,18 @@ use std::time::Duration;
 
 use crate::model::Usage;
 
+pub mod answer;
+mod cache;
+pub mod command;
+pub mod config;
+mod guard;
+pub mod http;
+pub mod openai;
+#[cfg(test)]
+mod testing;
+
+pub use config::{SutConfig, SutConfigError, SutContext};
+
 /// One question to the system under test.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SutRequest {

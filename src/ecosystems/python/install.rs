@@ -317,9 +317,10 @@ impl InstallPlan<'_> {
         }
         let venv = self.venv.to_string_lossy().into_owned();
         Some(match self.installer {
-            Installer::Uv(uv) => {
-                self.command(&uv.to_string_lossy(), &["venv", "--quiet", "--python", self.base_python, &venv])
-            }
+            Installer::Uv(uv) => self.command(
+                &uv.to_string_lossy(),
+                &["venv", "--quiet", "--allow-existing", "--python", self.base_python, &venv],
+            ),
             Installer::Pip => self.command(self.base_python, &["-m", "venv", "--clear", &venv]),
         })
     }
@@ -427,7 +428,7 @@ mod tests {
             env: &[],
         };
         let commands: Vec<String> = plan.full("k", "/p\nh").iter().map(CommandSpec::display).collect();
-        assert_eq!(commands[0], "/t/uv venv --quiet --python python3 /c/venvs/k");
+        assert_eq!(commands[0], "/t/uv venv --quiet --allow-existing --python python3 /c/venvs/k");
         assert_eq!(
             commands[1],
             "/t/uv pip install --python /c/venvs/k/bin/python -r requirements/tests.txt -e '.[test]' tomli-w pytest"

@@ -80,6 +80,8 @@ impl Ecosystem for Python {
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
+        // pytest-cov fails a run whose every test passed (exit 1) when coverage is too low.
+        collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         if collected.cases.is_empty() && ctx.outcome.exit == Exit::Code(PYTEST_USAGE_ERROR) {
             collected.error = Some(messages::usage_error(&ctx.outcome.output, ctx.root, &dependency_search(ctx.root)));
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
@@ -338,7 +340,7 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
         env: &env,
     };
 
-    let (mut install, python) = if !ctx.install {
+    let (install, python) = if !ctx.install {
         // Without installing, use what is already there: our venv, the project's own, or python3.
         let python = if complete {
             python_in_venv.clone()
@@ -366,6 +368,9 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
         commands.extend(install_plan.full(&key, &stamp));
         (PhasePlan::run(PhaseKind::Install, commands), python_in_venv.clone())
     };
+    // Every checkout with the same dependencies shares this venv: runs install into it one at a
+    // time (two concurrent suites or CI jobs would otherwise race to create it).
+    let mut install = install.with_lock(venv.with_extension("lock"));
     // A user's `commands.install` runs with this venv first on PATH, after making sure it exists.
     if ctx.install {
         install.override_setup = vec![install_plan.override_setup()];

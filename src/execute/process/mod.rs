@@ -80,6 +80,9 @@ pub struct CommandSpec {
     pub env: Vec<(String, String)>,
     /// Also write the complete stdout to this file (for tools that report on stdout).
     pub stdout_file: Option<PathBuf>,
+    /// Bytes written to the command's stdin (then closed); `None` leaves stdin closed. Systems
+    /// under test and benchmark executors read their case or task here.
+    pub stdin: Option<Vec<u8>>,
     /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
     pub pass_env: Vec<String>,
 }
@@ -93,6 +96,7 @@ impl CommandSpec {
             cwd: cwd.into(),
             env: Vec::new(),
             stdout_file: None,
+            stdin: None,
             pass_env: Vec::new(),
         }
     }
@@ -374,7 +378,7 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 
 /// Runs a command to completion, timeout or cancellation.
 ///
-/// `CI=true` is always set; stdin is closed. Output goes to `log` in full.
+/// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
 pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> Outcome {
     let started = Instant::now();
     {
@@ -399,7 +403,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         .env("CI", "true")
         .envs(spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
         .env(MARKER_VAR, &marker)
-        .stdin(Stdio::null())
+        .stdin(if spec.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     platform::own_group(&mut command);
@@ -440,6 +444,13 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         platform::signal_group(pgid, platform::Stop::Term);
     }
 
+    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
+        // A writer thread, so a command that does not read its stdin cannot block us; when it
+        // exits without reading, the write fails with EPIPE, which is fine.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&input);
+        });
+    }
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok());
     let (pipes_done_tx, pipes_done_rx) = mpsc::channel::<()>();
@@ -566,7 +577,7 @@ fn spawn_reader(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn sh(script: &str) -> CommandSpec {
@@ -578,6 +589,15 @@ mod tests {
         let out = run(&sh("echo hello; echo oops >&2; exit 3"), Duration::from_secs(10), DEFAULT_GRACE, &null_log());
         assert_eq!(out.exit, Exit::Code(3));
         assert!(out.output.contains("hello") && out.output.contains("oops"), "{}", out.output);
+    }
+
+    #[test]
+    fn stdin_bytes_reach_the_command() {
+        let mut spec = sh("tr a-z A-Z");
+        spec.stdin = Some(b"hello stdin".to_vec());
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0));
+        assert!(out.output.contains("HELLO STDIN"), "{}", out.output);
     }
 
     #[test]
@@ -603,7 +623,7 @@ mod tests {
     }
 
     /// Polls `/proc` until `pid` is gone or a zombie; returns whether it is still alive.
-    fn wait_until_dead(pid: u32, within: Duration) -> bool {
+    pub(crate) fn wait_until_dead(pid: u32, within: Duration) -> bool {
         let deadline = Instant::now() + within;
         loop {
             let alive = match std::fs::read_to_string(format!("/proc/{pid}/stat")) {

@@ -1,0 +1,530 @@
+//! Benchmark task suites (`kind = "benchmark"`, SWE-bench style): per task, a scratch git copy
+//! of its repository, an executor (an agent CLI) or a given patch, then the task's tests through
+//! the harness engine, graded FAIL_TO_PASS / PASS_TO_PASS. One task is one case.
+//!
+//! An executor that crashes or times out is that task's error, never the run's.
+
+mod grade;
+pub mod runner;
+pub mod tasks;
+mod workspace;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::collect::ReportSpec;
+use crate::config::Commands;
+use crate::events::NullSink;
+use crate::execute::process::{self, CommandSpec, Exit, LogSink};
+use crate::execute::{self, ExecContext};
+use crate::model::{
+    Case, CaseStatus, Diagnostic, DiagnosticSource, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
+    SuiteKind, SuiteStatus, Usage,
+};
+use crate::plan::SuitePlan;
+use crate::runners::KindPlan;
+use crate::runners::project::{PhaseTimeouts, Project, ProjectPlan};
+use crate::shard::Shard;
+use crate::sut::answer;
+pub use tasks::{Task, TaskError, TaskFilter};
+
+/// Dollars per 1,000 tokens when `cost-per-1k` is not set (seed 002).
+pub const DEFAULT_COST_PER_1K: f64 = 0.003;
+/// Seconds an executor may take per task when `executor-timeout` is not set.
+pub const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
+/// Bytes of the generated patch kept in the case details (the file has all of it).
+pub const PATCH_CAP: usize = 16 * 1024;
+
+/// The keys of a `kind = "benchmark"` suite (besides the shared `name`, `path`, `policy`...).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct BenchmarkConfig {
+    /// Tasks file (`.json`, `.jsonl`, `.toml`) or directory, relative to the config file
+    /// (default: the suite's `path`).
+    pub tasks: Option<PathBuf>,
+    /// Shell command run in each task's copy: the task as JSON on stdin and in
+    /// `FCORR_TASK_JSON`; it edits the copy or prints a patch. A leading `./` or `../` word is
+    /// relative to the config file.
+    pub executor: Option<String>,
+    /// Seconds per task for the executor (default 600).
+    pub executor_timeout: Option<u64>,
+    /// Dollars per 1,000 tokens for the cost estimate (default 0.003).
+    pub cost_per_1k: Option<f64>,
+    /// Tasks run at once (default: the run's `-j`).
+    pub jobs: Option<usize>,
+    /// Only these task ids.
+    pub ids: Vec<String>,
+    /// Only tasks with any of these tags.
+    pub tags: Vec<String>,
+    /// Only tasks of these difficulties.
+    pub difficulty: Vec<String>,
+    /// Ecosystem for the tasks' tests when a task has no `test_commands` (detected otherwise).
+    pub runner: Option<String>,
+    /// Install each task copy's dependencies before its tests (default true).
+    pub install: Option<bool>,
+    /// Seconds for each task's test commands (default 600).
+    pub test_timeout: Option<u64>,
+    /// Environment for the executor and the tests.
+    pub env: BTreeMap<String, String>,
+    /// Report files the test commands write, for tasks that name none (globs in the copy).
+    pub reports: Vec<String>,
+}
+
+/// A benchmark suite, resolved.
+#[derive(Debug, Clone)]
+pub struct BenchmarkPlan {
+    /// Absolute tasks file or directory.
+    pub tasks: PathBuf,
+    /// The executor command, its leading relative program made absolute.
+    pub executor: Option<String>,
+    pub executor_timeout: Duration,
+    pub cost_per_1k: f64,
+    pub jobs: Option<usize>,
+    pub filter: TaskFilter,
+    pub runner: Option<String>,
+    pub install: bool,
+    pub test_timeout: Duration,
+    pub env: Vec<(String, String)>,
+    pub reports: Vec<String>,
+    /// Keeps only the tasks of one shard (`--shard K/N`), when set.
+    pub shard: Option<Shard>,
+}
+
+impl BenchmarkConfig {
+    /// Resolves paths against `base_dir` (the config file's directory) and applies defaults;
+    /// `path` is the suite's own `path`, the default tasks location.
+    pub fn resolve(&self, base_dir: &Path, path: &Path) -> Result<BenchmarkPlan, String> {
+        if let Some(price) = self.cost_per_1k
+            && (!price.is_finite() || price < 0.0)
+        {
+            return Err(format!("cost-per-1k: {price} is not a non-negative price"));
+        }
+        if self.jobs == Some(0) {
+            return Err("jobs: must be at least 1".into());
+        }
+        Ok(BenchmarkPlan {
+            tasks: self.tasks.as_ref().map_or_else(|| base_dir.join(path), |t| base_dir.join(t)),
+            executor: self.executor.as_deref().map(|e| absolute_program(e, base_dir)),
+            executor_timeout: Duration::from_secs(self.executor_timeout.unwrap_or(DEFAULT_EXECUTOR_TIMEOUT)),
+            cost_per_1k: self.cost_per_1k.unwrap_or(DEFAULT_COST_PER_1K),
+            jobs: self.jobs,
+            filter: TaskFilter { ids: self.ids.clone(), tags: self.tags.clone(), difficulty: self.difficulty.clone() },
+            runner: self.runner.clone(),
+            install: self.install.unwrap_or(true),
+            test_timeout: Duration::from_secs(self.test_timeout.unwrap_or(DEFAULT_EXECUTOR_TIMEOUT)),
+            env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+            reports: self.reports.clone(),
+            shard: None,
+        })
+    }
+}
+
+/// Runs a benchmark suite to an unscored [`Suite`] (the caller scores it). Only the shared
+/// settings of `suite` are read (id, name, path, weight, critical).
+pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> Suite {
+    let mut suite = Suite::new(suite_plan.id.clone(), suite_plan.name.clone(), SuiteKind::Benchmark);
+    suite.path = Some(suite_plan.display_path.clone());
+    suite.weight = suite_plan.weight;
+    suite.critical = suite_plan.critical;
+    suite.score.policy = suite_plan.policy;
+    suite.score.threshold = suite_plan.threshold;
+    let fail = |mut suite: Suite, kind, message: String, hint: Option<&str>| {
+        suite.status = SuiteStatus::Error;
+        suite.error = Some(SuiteError { kind, message, hint: hint.map(String::from) });
+        suite
+    };
+    let (selected, total) = match select(&suite_plan.id, plan) {
+        Ok(tasks) => tasks,
+        Err(e) => return fail(suite, SuiteErrorKind::Input, e.to_string(), Some("fix the tasks file")),
+    };
+    if selected.is_empty() {
+        let message =
+            format!("no task to run: {} has {total} task(s), none left after the filters", plan.tasks.display());
+        // Another shard may hold every task: an empty shard is not an error, just empty.
+        if plan.shard.is_some() && total > 0 {
+            suite.status = SuiteStatus::NoTests;
+            suite.diagnostics.push(notice(message));
+            return suite;
+        }
+        return fail(suite, SuiteErrorKind::Input, message, Some("check `ids`, `tags` and `difficulty`"));
+    }
+
+    let runner = TaskRunner { suite: suite_plan, plan, ctx };
+    let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
+    suite.cases = run_all(&selected, jobs, &runner);
+    // Ids from the suite id and task id (classname, name), like every other kind's cases.
+    suite.finalize_cases();
+    suite.results_source =
+        ResultsSource::Report { format: "benchmark-tasks".into(), files: vec![plan.tasks.display().to_string()] };
+    suite.status = if process::is_cancelled() {
+        SuiteStatus::Cancelled
+    } else if suite.counts.failures() == 0 {
+        SuiteStatus::Passed
+    } else {
+        SuiteStatus::Failed
+    };
+    let usage = totals(&suite.cases, plan.cost_per_1k);
+    suite.diagnostics.push(notice(metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
+    suite.usage = Some(usage);
+    suite
+}
+
+/// The tasks this suite runs (its filters and shard applied) and how many the file has.
+pub(crate) fn select(suite_id: &str, plan: &BenchmarkPlan) -> Result<(Vec<Task>, usize), TaskError> {
+    let all = tasks::load(&plan.tasks)?;
+    let total = all.len();
+    let selected =
+        all.into_iter().filter(|t| plan.filter.keeps(t) && Shard::keeps_item(plan.shard, suite_id, &t.id)).collect();
+    Ok((selected, total))
+}
+
+fn notice(message: String) -> Diagnostic {
+    Diagnostic {
+        severity: Severity::Notice,
+        source: DiagnosticSource::Benchmark,
+        message,
+        file: None,
+        line: None,
+        column: None,
+    }
+}
+
+/// Runs tasks `jobs` at a time; cases come back in task order.
+fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<Case>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(task) = tasks.get(i) else { break };
+                    let case = runner.run(task);
+                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(case);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .zip(tasks)
+        .map(|(slot, task)| {
+            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
+                let mut case = Case { name: task.id.clone(), ..Case::default() };
+                case.message = Some("the worker running this task stopped unexpectedly".into());
+                case
+            })
+        })
+        .collect()
+}
+
+/// Sums tokens and calls; cost = tokens / 1000 × `cost_per_1k`.
+fn totals(cases: &[Case], cost_per_1k: f64) -> Usage {
+    let mut usage = Usage::default();
+    for u in cases.iter().filter_map(|c| c.usage.as_ref()) {
+        usage.tokens += u.tokens;
+        usage.llm_calls += u.llm_calls;
+        if let Some(n) = u.tokens_in {
+            usage.tokens_in = Some(usage.tokens_in.unwrap_or(0) + n);
+        }
+        if let Some(n) = u.tokens_out {
+            usage.tokens_out = Some(usage.tokens_out.unwrap_or(0) + n);
+        }
+    }
+    usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * cost_per_1k);
+    usage
+}
+
+/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost (with
+/// the price per 1K tokens when known; a merged suite knows only the cost).
+pub(crate) fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: Option<f64>) -> String {
+    let n = cases.len().max(1) as f64;
+    let passed = cases.iter().filter(|c| c.status == CaseStatus::Passed).count();
+    let duration: f64 = cases.iter().filter_map(|c| c.duration_ms).sum();
+    let price = cost_per_1k.map(|p| format!(" at ${p} per 1K")).unwrap_or_default();
+    format!(
+        "{} task(s): pass rate {:.1}% ({passed}/{}), average {:.0} tokens and {:.1} s per task, estimated cost ${:.4} ({} tokens{price})",
+        cases.len(),
+        passed as f64 / n * 100.0,
+        cases.len(),
+        usage.tokens as f64 / n,
+        duration / n / 1000.0,
+        usage.cost_usd.unwrap_or(0.0),
+        usage.tokens,
+    )
+}
+
+/// `./agent.sh --x` → `/abs/config/dir/agent.sh --x`, so the executor is found from any task copy.
+fn absolute_program(command: &str, base_dir: &Path) -> String {
+    let (first, rest) = command.split_once(' ').unwrap_or((command, ""));
+    if first.starts_with("./") || first.starts_with("../") {
+        let program = process::shell_quote(&base_dir.join(first).to_string_lossy());
+        if rest.is_empty() { program } else { format!("{program} {rest}") }
+    } else {
+        command.to_string()
+    }
+}
+
+struct TaskRunner<'a> {
+    suite: &'a SuitePlan,
+    plan: &'a BenchmarkPlan,
+    ctx: &'a ExecContext,
+}
+
+/// What the executor did.
+struct Executed {
+    usage: Option<Usage>,
+    duration: Duration,
+    /// A patch it printed instead of editing the copy.
+    patch: Option<String>,
+    output: String,
+}
+
+impl TaskRunner<'_> {
+    fn run(&self, task: &Task) -> Case {
+        let started = Instant::now();
+        let mut case = Case { name: task.id.clone(), classname: Some(self.suite.name.clone()), ..Case::default() };
+        if let Some(d) = &task.difficulty {
+            case.tags.insert("difficulty".into(), d.clone());
+        }
+        if !task.tags.is_empty() {
+            case.tags.insert("tags".into(), task.tags.join(", "));
+        }
+        let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
+        let scratch = dir.join("repo");
+        let log = match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("task.log"))) {
+            Ok(file) => process::file_log(file),
+            Err(e) => {
+                return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
+            }
+        };
+        if let Err(e) = workspace::prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
+            return error_case(case, "workspace-error", e.to_string(), started);
+        }
+
+        let mut notes = Vec::new();
+        let mut usage = None;
+        let mut work_duration = Duration::ZERO;
+        if let Some(patch) = &task.patch_file {
+            match workspace::apply_patch(&scratch, &task.base_dir.join(patch), &log) {
+                Ok(method) => notes.push(format!("patch {} applied with {method}", patch.display())),
+                Err(e) => return failed_case(case, "patch-does-not-apply", e.to_string(), started),
+            }
+        } else if let Some(executor) = &self.plan.executor {
+            let executed = match self.execute(executor, task, &scratch, &dir, &log) {
+                Ok(executed) => executed,
+                Err((status, code, message, output)) => {
+                    let mut case = error_case(case, code, message, started);
+                    case.status = status;
+                    case.output = Some(output);
+                    return case;
+                }
+            };
+            usage = executed.usage;
+            work_duration = executed.duration;
+            case.output = Some(executed.output);
+            notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
+            if let Some(patch) = executed.patch {
+                let file = dir.join("executor.patch");
+                let applied = std::fs::write(&file, patch)
+                    .map_err(|e| workspace::WorkspaceError(format!("cannot write {}: {e}", file.display())))
+                    .and_then(|_| workspace::apply_patch(&scratch, &file, &log));
+                match applied {
+                    Ok(method) => notes.push(format!("its patch applied with {method}")),
+                    Err(e) => return failed_case(case, "patch-does-not-apply", e.to_string(), started),
+                }
+            }
+        } else {
+            let message = "no executor configured and the task has no `patch_file`".to_string();
+            return error_case(case, "no-executor", message, started);
+        }
+
+        let patch_file = dir.join("generated.patch");
+        let generated = match workspace::diff(&scratch, &patch_file, &log) {
+            Ok(patch) => patch,
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        };
+
+        let (test_suite, project) = self.test_plan(task, &scratch);
+        let tests = execute::run_project(&test_suite, &project, self.ctx, &NullSink);
+        let grade = grade::grade(task, &tests);
+        case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
+        case.score = Some(grade.ratio * 100.0);
+        case.message = Some(grade.summary.clone());
+        case.reasons = grade.reasons;
+        if !grade.passed && case.reasons.is_empty() {
+            case.reasons.push(Reason { code: "tests-failed".into(), expected: None, actual: None, message: None });
+        }
+        notes.push(format!("tests: {}", grade.summary));
+        if let Some(log_file) = &tests.log_file {
+            notes.push(format!("test log: {log_file}"));
+        }
+        // Relative to the output directory, like the test log, so it names the file in an artifact.
+        let shown = patch_file.strip_prefix(&self.ctx.out_dir).unwrap_or(&patch_file);
+        notes.push(format!("generated patch: {} ({} bytes)", shown.display(), generated.len()));
+        case.details = Some(format!("{}\n\n{}", notes.join("\n"), crate::collect::cap_text(&generated, PATCH_CAP)));
+        let mut usage = usage.unwrap_or_default();
+        usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * self.plan.cost_per_1k);
+        case.usage = Some(usage);
+        case.duration_ms =
+            Some(if work_duration.is_zero() { started.elapsed() } else { work_duration }.as_secs_f64() * 1000.0);
+        case
+    }
+
+    /// Runs the executor in the task's copy.
+    #[allow(clippy::type_complexity)]
+    fn execute(
+        &self,
+        executor: &str,
+        task: &Task,
+        scratch: &Path,
+        dir: &Path,
+        log: &LogSink,
+    ) -> Result<Executed, (CaseStatus, &'static str, String, String)> {
+        let task_json = serde_json::to_string(task).unwrap_or_default();
+        let usage_file = dir.join("usage.json");
+        let _ = std::fs::remove_file(&usage_file);
+        let mut spec = CommandSpec::shell(executor, scratch);
+        spec.env = self.plan.env.clone();
+        spec.env.extend([
+            ("FCORR_TASK_ID".to_string(), task.id.clone()),
+            ("FCORR_TASK_JSON".to_string(), task_json.clone()),
+            ("FCORR_TASK_DIR".to_string(), scratch.to_string_lossy().into_owned()),
+            ("FCORR_USAGE_FILE".to_string(), usage_file.to_string_lossy().into_owned()),
+        ]);
+        spec.stdin = Some(task_json.into_bytes());
+        let stdout_path = dir.join("executor.stdout");
+        spec.stdout_file = Some(stdout_path.clone());
+        let outcome = process::run(&spec, self.plan.executor_timeout, self.ctx.grace, log);
+        let output = answer::cap(&outcome.output);
+        match &outcome.exit {
+            Exit::Code(0) => {}
+            Exit::TimedOut => {
+                let message = format!(
+                    "the executor did not finish within {}s and was killed",
+                    self.plan.executor_timeout.as_secs()
+                );
+                return Err((CaseStatus::Timeout, "executor-timeout", message, output));
+            }
+            Exit::Cancelled => return Err((CaseStatus::Error, "cancelled", "cancelled".into(), output)),
+            Exit::Code(code) => {
+                return Err((
+                    CaseStatus::Error,
+                    "executor-error",
+                    format!("the executor exited with code {code}"),
+                    output,
+                ));
+            }
+            Exit::Signal(signal) => {
+                let message = format!("the executor was killed by signal {signal}");
+                return Err((CaseStatus::Error, "executor-error", message, output));
+            }
+            Exit::SpawnFailed { message, .. } => {
+                return Err((CaseStatus::Error, "executor-error", message.clone(), output));
+            }
+        }
+        let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
+        let trimmed = stdout.trim();
+        if trimmed.starts_with('{')
+            && let Ok(json) = serde_json::from_str::<Value>(trimmed)
+        {
+            executed.usage = json.get("usage").and_then(answer::usage_from_json);
+            executed.patch = json.get("patch").and_then(Value::as_str).map(String::from);
+            if let Some(ms) = json.get("duration_ms").and_then(Value::as_f64) {
+                executed.duration = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+            }
+        } else if trimmed.starts_with("diff --git") || trimmed.starts_with("--- ") {
+            executed.patch = Some(stdout.clone());
+        }
+        if let Some(usage) = std::fs::read(&usage_file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| answer::usage_from_json(v.get("usage").unwrap_or(&v)))
+        {
+            executed.usage = Some(usage);
+        }
+        Ok(executed)
+    }
+
+    /// The task's tests as a project suite for the harness engine, so they are detected,
+    /// installed, run and their reports parsed exactly like any project's.
+    fn test_plan(&self, task: &Task, scratch: &Path) -> (SuitePlan, ProjectPlan) {
+        let id = format!("{}/{}", self.suite.id, task.id);
+        let mut env = self.plan.env.clone();
+        env.push(("FCORR_TASK_ID".into(), task.id.clone()));
+        let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
+        let project = ProjectPlan {
+            ecosystem: self.plan.runner.clone(),
+            framework: None,
+            install: self.plan.install,
+            timeouts: PhaseTimeouts {
+                install: self.plan.test_timeout,
+                build: self.plan.test_timeout,
+                test: self.plan.test_timeout,
+            },
+            env,
+            commands: Commands { test: test_script(&task.test_commands), ..Commands::default() },
+            reports: reports.iter().map(|pattern| ReportSpec { pattern: pattern.clone(), format: None }).collect(),
+            copy_from: Vec::new(),
+            // A task's tests are the repository's own; fcorr's publishing tokens stay out.
+            pass_env: Vec::new(),
+            // The task's test commands are run as written, step by step.
+            run_script_steps: false,
+        };
+        let suite = SuitePlan {
+            id: id.clone(),
+            name: id,
+            kind: SuiteKind::Project,
+            runner: &Project,
+            root: scratch.to_path_buf(),
+            display_path: task.repo.clone(),
+            policy: self.suite.policy,
+            threshold: 100.0,
+            weight: 1.0,
+            critical: false,
+            weights: Default::default(),
+            origin: None,
+            settings: KindPlan::new(project.clone()),
+        };
+        (suite, project)
+    }
+}
+
+/// Several test commands as one script that runs them all and fails if any failed.
+fn test_script(commands: &[String]) -> Option<String> {
+    match commands {
+        [] => None,
+        [one] => Some(one.clone()),
+        many => {
+            let mut script = String::from("fcorr_rc=0\n");
+            for command in many {
+                script.push_str(&format!("{{ {command}\n}} || fcorr_rc=1\n"));
+            }
+            script.push_str("exit $fcorr_rc");
+            Some(script)
+        }
+    }
+}
+
+fn error_case(mut case: Case, code: &str, message: String, started: Instant) -> Case {
+    case.status = CaseStatus::Error;
+    case.reasons.push(Reason { code: code.into(), expected: None, actual: None, message: Some(message.clone()) });
+    case.message = Some(message);
+    case.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
+    case.score = Some(0.0);
+    case
+}
+
+fn failed_case(case: Case, code: &str, message: String, started: Instant) -> Case {
+    Case { status: CaseStatus::Failed, ..error_case(case, code, message, started) }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,102 @@
+//! `kind = "benchmark"` on the suite-runner seam: reads the kind's keys, checks them with their
+//! lines, resolves them with the run's defaults and flags, and runs the suite.
+
+use crate::config::SuiteSite;
+use crate::errors::{ConfigError, PlanError};
+use crate::model::{Suite, SuiteKind, SuiteStatus};
+use crate::plan::SuitePlan;
+use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
+
+use super::{BenchmarkConfig, BenchmarkPlan};
+
+/// The benchmark runner.
+pub struct Benchmark;
+
+impl SuiteRunner for Benchmark {
+    type Config = BenchmarkConfig;
+    type Plan = BenchmarkPlan;
+
+    fn name(&self) -> &'static str {
+        "benchmark"
+    }
+
+    fn suite_kind(&self) -> SuiteKind {
+        SuiteKind::Benchmark
+    }
+
+    fn about(&self) -> &'static str {
+        "SWE-bench-style tasks: an executor (or a patch) changes a scratch copy, the task's tests grade it"
+    }
+
+    fn validate(&self, config: &BenchmarkConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+        let tasks = match (&config.tasks, site.path) {
+            (Some(tasks), _) => tasks.as_path(),
+            (None, Some(path)) => path,
+            (None, None) => {
+                return Err(
+                    site.error("tasks", "a benchmark suite needs `tasks` (or `path`): a tasks file or directory")
+                );
+            }
+        };
+        let key = if config.tasks.is_some() { "tasks" } else { "path" };
+        if !site.base_dir.join(tasks).exists() {
+            return Err(site.error(key, format!("{key}: {} does not exist", tasks.display())));
+        }
+        if config.executor.as_deref().is_some_and(|e| e.trim().is_empty()) {
+            return Err(site.error("executor", "executor is empty; remove it or give a command"));
+        }
+        if config.executor_timeout == Some(0) || config.test_timeout == Some(0) {
+            let key = if config.executor_timeout == Some(0) { "executor-timeout" } else { "test-timeout" };
+            return Err(site.error(key, format!("{key} must be at least 1 second")));
+        }
+        // The rest (prices, job counts) is checked where it is resolved, with the same words.
+        config.resolve(site.base_dir, tasks).map(|_| ()).map_err(|message| {
+            let key = message.split(':').next().unwrap_or("tasks").to_string();
+            site.error(&key, message)
+        })
+    }
+
+    fn plan(
+        &self,
+        config: BenchmarkConfig,
+        suite: &SuitePlan,
+        ctx: &PlanContext<'_>,
+    ) -> Result<BenchmarkPlan, PlanError> {
+        let run = &ctx.config.run;
+        let mut config = config;
+        let mut env = run.env.clone();
+        env.extend(std::mem::take(&mut config.env));
+        config.env = env;
+        config.install = Some(!ctx.overrides.no_install && config.install.unwrap_or(run.install));
+        if config.test_timeout.is_none() {
+            config.test_timeout = ctx.overrides.timeouts.test.or(run.timeouts.test);
+        }
+        let mut plan = config.resolve(ctx.base, &suite.root).map_err(|message| {
+            let file = suite.origin.as_ref().map(|o| o.file.clone()).unwrap_or_else(|| "fcorr.toml".into());
+            let line = suite.origin.as_ref().map(|o| o.line).unwrap_or(0);
+            PlanError::Config(ConfigError::new(&file, (line, 1), format!("suite {}: {message}", suite.name)))
+        })?;
+        plan.shard = ctx.overrides.shard;
+        Ok(plan)
+    }
+
+    fn run(&self, suite: &SuitePlan, plan: &BenchmarkPlan, ctx: &RunContext<'_>) -> Suite {
+        if ctx.cancelled() {
+            let mut result = crate::execute::new_suite(suite);
+            result.status = SuiteStatus::Cancelled;
+            return result;
+        }
+        super::run(suite, plan, ctx.exec)
+    }
+
+    fn items(&self, suite: &SuitePlan, plan: &BenchmarkPlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
+        let tasks = super::select(&suite.id, plan).map(|(tasks, _)| tasks);
+        Some(
+            tasks
+                .map(|tasks| {
+                    tasks.into_iter().map(|t| SuiteItem { id: t.id, difficulty: t.difficulty, tags: t.tags }).collect()
+                })
+                .map_err(Into::into),
+        )
+    }
+}

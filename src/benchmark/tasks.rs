@@ -1,0 +1,233 @@
+//! Benchmark tasks: loading them from a JSON array, JSONL, TOML (`[[task]]`) or a directory of
+//! such files, in SWE-bench's field names or fcorr's, and filtering by id, tag and difficulty.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// One task: a repository state, what to fix, and how to tell whether it was fixed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Task {
+    #[serde(alias = "instance_id")]
+    pub id: String,
+    /// A directory (a git checkout or plain files), relative to the tasks file, or anything
+    /// `git clone` accepts that is already reachable (a local bare repository, a fetched mirror).
+    pub repo: String,
+    /// Commit to check out when `repo` is a git repository (default: its HEAD).
+    #[serde(default, alias = "base_commit", skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, alias = "problem_statement")]
+    pub description: String,
+    /// The reference solution, for people and executors that want it; never applied by fcorr.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_patch: Option<String>,
+    /// A patch file to apply instead of running the executor (relative to the tasks file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub patch_file: Option<PathBuf>,
+    /// Shell commands that test the result; empty: the project's own tests, as fcorr detects them.
+    #[serde(default)]
+    pub test_commands: Vec<String>,
+    /// Report files the test commands write (globs, relative to the task's copy).
+    #[serde(default)]
+    pub reports: Vec<String>,
+    /// Tests that must go from failing to passing.
+    #[serde(default, rename = "FAIL_TO_PASS", alias = "fail_to_pass", deserialize_with = "names")]
+    pub fail_to_pass: Vec<String>,
+    /// Tests that must keep passing.
+    #[serde(default, rename = "PASS_TO_PASS", alias = "pass_to_pass", deserialize_with = "names")]
+    pub pass_to_pass: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<String>,
+    #[serde(default)]
+    pub tags: Vec<String>,
+    /// Directory the task came from; relative paths in it start here.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+/// A list of test names, or (as SWE-bench ships them) a string holding a JSON list.
+fn names<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Names {
+        List(Vec<String>),
+        Encoded(String),
+    }
+    match Names::deserialize(deserializer)? {
+        Names::List(list) => Ok(list),
+        Names::Encoded(text) => serde_json::from_str(&text).map_err(|e| {
+            serde::de::Error::custom(format!("expected a list of test names or a JSON list in a string: {e}"))
+        }),
+    }
+}
+
+/// Which tasks to run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TaskFilter {
+    /// Task ids to keep (exact).
+    pub ids: Vec<String>,
+    /// Keep tasks carrying any of these tags.
+    pub tags: Vec<String>,
+    /// Keep tasks of these difficulties.
+    pub difficulty: Vec<String>,
+}
+
+impl TaskFilter {
+    /// True when the task passes every filter that is set.
+    pub fn keeps(&self, task: &Task) -> bool {
+        self.keeps_item(&task.id, &task.tags, task.difficulty.as_deref())
+    }
+
+    /// The same test on any item with an id, tags and a difficulty (`fcorr suites list`).
+    pub fn keeps_item(&self, id: &str, tags: &[String], difficulty: Option<&str>) -> bool {
+        (self.ids.is_empty() || self.ids.iter().any(|i| i == id))
+            && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
+            && (self.difficulty.is_empty()
+                || difficulty.is_some_and(|d| self.difficulty.iter().any(|f| f.eq_ignore_ascii_case(d))))
+    }
+}
+
+/// A tasks file or directory that cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TaskError {
+    #[error("{}: cannot read it: {message}", path.display())]
+    Read { path: PathBuf, message: String },
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse { path: PathBuf, line: Option<usize>, message: String },
+    #[error("{}: task id `{id}` appears twice; ids must be unique", path.display())]
+    Duplicate { path: PathBuf, id: String },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TomlTasks {
+    #[serde(default)]
+    task: Vec<Task>,
+}
+
+/// Loads every task from a file (`.json`, `.jsonl`, `.toml`) or a directory of them (sorted by
+/// name, not recursive).
+pub fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
+    let read_err = |e: std::io::Error| TaskError::Read { path: path.to_path_buf(), message: e.to_string() };
+    let mut tasks = Vec::new();
+    if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(read_err)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_file() && matches!(extension(p).as_str(), "json" | "jsonl" | "toml"))
+            .collect();
+        files.sort();
+        for file in files {
+            tasks.extend(load_file(&file)?);
+        }
+    } else {
+        tasks = load_file(path)?;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for task in &tasks {
+        if !seen.insert(task.id.as_str()) {
+            return Err(TaskError::Duplicate { path: path.to_path_buf(), id: task.id.clone() });
+        }
+    }
+    Ok(tasks)
+}
+
+fn extension(path: &Path) -> String {
+    path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default()
+}
+
+fn load_file(path: &Path) -> Result<Vec<Task>, TaskError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| TaskError::Read { path: path.to_path_buf(), message: e.to_string() })?;
+    let parse = |line: Option<usize>, message: String| TaskError::Parse { path: path.to_path_buf(), line, message };
+    let mut tasks: Vec<Task> = match extension(path).as_str() {
+        "jsonl" => {
+            let mut tasks = Vec::new();
+            for (n, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                tasks.push(serde_json::from_str(line).map_err(|e| parse(Some(n + 1), e.to_string()))?);
+            }
+            tasks
+        }
+        "json" => serde_json::from_str(&text).map_err(|e| parse(Some(e.line()), e.to_string()))?,
+        "toml" => toml::from_str::<TomlTasks>(&text).map_err(|e| parse(None, e.to_string()))?.task,
+        other => return Err(parse(None, format!("unknown task file type `.{other}`; use .json, .jsonl or .toml"))),
+    };
+    let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    for task in &mut tasks {
+        if task.id.trim().is_empty() {
+            return Err(parse(None, "a task has an empty `id`".into()));
+        }
+        task.base_dir = base.clone();
+    }
+    Ok(tasks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonl_json_toml_and_directories_load_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("a.jsonl"),
+            "{\"instance_id\": \"t1\", \"repo\": \"r\", \"FAIL_TO_PASS\": \"[\\\"test_a\\\"]\", \"difficulty\": \"easy\"}\n\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("b.json"), r#"[{"id": "t2", "repo": "r", "tags": ["parser"]}]"#).unwrap();
+        std::fs::write(
+            dir.path().join("c.toml"),
+            "[[task]]\nid = \"t3\"\nrepo = \"r\"\ntest_commands = [\"make test\"]\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("notes.md"), "ignored").unwrap();
+        let tasks = load(dir.path()).unwrap();
+        let ids: Vec<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+        assert_eq!(ids, ["t1", "t2", "t3"]);
+        assert_eq!(tasks[0].fail_to_pass, ["test_a"]);
+        assert_eq!(tasks[2].test_commands, ["make test"]);
+        assert_eq!(tasks[0].base_dir, dir.path());
+    }
+
+    #[test]
+    fn errors_name_the_file_and_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.jsonl");
+        std::fs::write(&file, "{\"id\": \"a\", \"repo\": \"r\"}\n{\"id\": \"b\", \"repo\": \"r\", \"oops\": 1}\n")
+            .unwrap();
+        let err = load(&file).unwrap_err().to_string();
+        assert!(err.contains("t.jsonl:2") && err.contains("oops"), "{err}");
+        std::fs::write(&file, "{\"id\": \"a\", \"repo\": \"r\"}\n{\"id\": \"a\", \"repo\": \"r\"}\n").unwrap();
+        assert!(load(&file).unwrap_err().to_string().contains("appears twice"));
+    }
+
+    #[test]
+    fn filters_by_id_tag_and_difficulty() {
+        let task = |id: &str, tags: &[&str], difficulty: Option<&str>| Task {
+            id: id.into(),
+            repo: "r".into(),
+            commit: None,
+            description: String::new(),
+            expected_patch: None,
+            patch_file: None,
+            test_commands: Vec::new(),
+            reports: Vec::new(),
+            fail_to_pass: Vec::new(),
+            pass_to_pass: Vec::new(),
+            difficulty: difficulty.map(String::from),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            base_dir: PathBuf::new(),
+        };
+        let tasks = [task("a", &["io"], Some("easy")), task("b", &["parser"], Some("hard")), task("c", &[], None)];
+        let kept = |f: TaskFilter| tasks.iter().filter(|t| f.keeps(t)).map(|t| t.id.clone()).collect::<Vec<_>>();
+        assert_eq!(kept(TaskFilter::default()), ["a", "b", "c"]);
+        assert_eq!(kept(TaskFilter { ids: vec!["b".into()], ..Default::default() }), ["b"]);
+        assert_eq!(kept(TaskFilter { tags: vec!["io".into()], ..Default::default() }), ["a"]);
+        assert_eq!(kept(TaskFilter { difficulty: vec!["HARD".into()], ..Default::default() }), ["b"]);
+    }
+}

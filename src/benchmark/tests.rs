@@ -1,0 +1,232 @@
+//! Benchmark suites end to end with real processes: the bundled example (solved, wrong patch,
+//! crash), a given patch file, and an executor that hangs.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::config::Weights;
+use crate::model::Policy;
+
+fn example_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/benchmark")
+}
+
+fn suite_plan(id: &str) -> SuitePlan {
+    SuitePlan {
+        id: id.into(),
+        name: id.into(),
+        kind: SuiteKind::Benchmark,
+        runner: &runner::Benchmark,
+        root: PathBuf::from("/"),
+        display_path: id.into(),
+        policy: Policy::PassRate,
+        threshold: 100.0,
+        weight: 1.0,
+        critical: false,
+        weights: Weights::default(),
+        origin: None,
+        settings: KindPlan::new(()),
+    }
+}
+
+/// Resolves `config` as the pipeline would, then runs the suite.
+fn run_bench(id: &str, config: &BenchmarkConfig, base_dir: &Path, tasks: &str, out: &Path) -> Suite {
+    let mut config = config.clone();
+    config.install = Some(false);
+    let plan = config.resolve(base_dir, Path::new(tasks)).unwrap();
+    run(&suite_plan(id), &plan, &ctx(out))
+}
+
+fn ctx(out: &Path) -> ExecContext {
+    ExecContext { out_dir: out.to_path_buf(), cache_dir: out.join("cache"), jobs: 2, grace: Duration::from_secs(1) }
+}
+
+fn case<'a>(suite: &'a Suite, id: &str) -> &'a Case {
+    suite.cases.iter().find(|c| c.name == id).unwrap_or_else(|| panic!("no case {id}: {suite:#?}"))
+}
+
+#[test]
+fn the_example_solves_one_task_fails_one_and_errors_one() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = example_dir();
+    let config = BenchmarkConfig { executor: Some("./agent.sh".into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("calc-bench", &config, &dir, "tasks.jsonl", out.path());
+
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.failed, suite.counts.error), (3, 1, 1, 1));
+
+    let solved = case(&suite, "fix-add");
+    assert_eq!(solved.status, CaseStatus::Passed, "{solved:#?}");
+    assert_eq!(solved.score, Some(100.0));
+    let usage = solved.usage.as_ref().unwrap();
+    assert_eq!((usage.tokens, usage.llm_calls), (1500, 2));
+    assert!((usage.cost_usd.unwrap() - 0.0045).abs() < 1e-12);
+    let details = solved.details.as_deref().unwrap();
+    assert!(details.contains("+add() { echo $(($1 + $2)); }"), "{details}");
+    let patch = workspace::task_dir(out.path(), "calc-bench", "fix-add").join("generated.patch");
+    assert!(std::fs::read_to_string(patch).unwrap().contains("+add()"));
+
+    let wrong = case(&suite, "fix-mul");
+    assert_eq!(wrong.status, CaseStatus::Failed, "{wrong:#?}");
+    assert_eq!(wrong.score, Some(50.0), "P2P passed, F2P did not");
+    assert_eq!(wrong.reasons[0].code, "fail-to-pass");
+    assert_eq!(wrong.usage.as_ref().unwrap().tokens, 900, "usage from FCORR_USAGE_FILE");
+
+    let crashed = case(&suite, "fix-div");
+    assert_eq!(crashed.status, CaseStatus::Error);
+    assert_eq!(crashed.reasons[0].code, "executor-error");
+    assert!(crashed.output.as_deref().unwrap().contains("cannot reach the model endpoint"));
+
+    let usage = suite.usage.as_ref().unwrap();
+    assert_eq!(usage.tokens, 2400);
+    assert!((usage.cost_usd.unwrap() - 2.4 * DEFAULT_COST_PER_1K).abs() < 1e-12);
+    assert!(suite.diagnostics[0].message.contains("pass rate 33.3% (1/3)"), "{:?}", suite.diagnostics);
+    // The source repository is untouched.
+    assert!(std::fs::read_to_string(dir.join("repos/calc/calc.sh")).unwrap().contains("add() { echo $(($1 - $2)); }"));
+}
+
+#[test]
+fn a_given_patch_file_is_applied_and_graded_and_filters_pick_tasks() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let dir = example_dir();
+    std::fs::write(
+        work.path().join("fix.patch"),
+        "--- a/calc.sh\n+++ b/calc.sh\n@@ -5 +5 @@\n-div() { echo $(($1 % $2)); }\n+div() { echo $(($1 / $2)); }\n",
+    )
+    .unwrap();
+    let task = serde_json::json!({
+        "id": "fix-div", "repo": dir.join("repos/calc"), "patch_file": "fix.patch",
+        "test_commands": ["sh test.sh > report.tap", "true"], "reports": ["report.tap"],
+        "FAIL_TO_PASS": ["test_div"], "PASS_TO_PASS": ["test_sub"], "difficulty": "hard",
+    });
+    let other = serde_json::json!({"id": "other", "repo": "x", "difficulty": "easy"});
+    std::fs::write(work.path().join("tasks.json"), serde_json::json!([task, other]).to_string()).unwrap();
+    let config = BenchmarkConfig { difficulty: vec!["hard".into()], ..BenchmarkConfig::default() };
+    let suite = run_bench("patched", &config, work.path(), "tasks.json", out.path());
+    assert_eq!(suite.counts.total, 1);
+    let case = case(&suite, "fix-div");
+    assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
+    assert!(case.details.as_deref().unwrap().contains("applied with git apply"));
+}
+
+#[test]
+fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
+    let out = tempfile::tempdir().unwrap();
+    let dir = example_dir();
+    let config = BenchmarkConfig {
+        executor: Some("if [ \"$FCORR_TASK_ID\" = fix-add ]; then sleep 300; else exit 0; fi".into()),
+        executor_timeout: Some(1),
+        ..BenchmarkConfig::default()
+    };
+    let started = Instant::now();
+    let suite = run_bench("hang", &config, &dir, "tasks.jsonl", out.path());
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(case(&suite, "fix-add").status, CaseStatus::Timeout);
+    assert_eq!(case(&suite, "fix-add").reasons[0].code, "executor-timeout");
+    // The others ran their tests: nothing was changed, so their F2P tests still fail.
+    assert_eq!(case(&suite, "fix-mul").status, CaseStatus::Failed);
+    assert_eq!(suite.counts.total, 3);
+}
+
+#[test]
+fn a_missing_tasks_file_is_the_suites_input_error() {
+    let out = tempfile::tempdir().unwrap();
+    let suite = run_bench("missing", &BenchmarkConfig::default(), out.path(), "nope.jsonl", out.path());
+    assert_eq!(suite.status, SuiteStatus::Error);
+    assert!(suite.error.unwrap().message.contains("nope.jsonl"));
+}
+
+#[test]
+fn shards_split_the_tasks_and_together_run_each_once() {
+    let dir = example_dir();
+    let mut seen = Vec::new();
+    for index in 1..=2 {
+        let out = tempfile::tempdir().unwrap();
+        let mut plan = BenchmarkConfig::default().resolve(&dir, Path::new("tasks.jsonl")).unwrap();
+        plan.install = false;
+        plan.shard = Some(Shard { index, total: 2 });
+        // No executor: every selected task is an error case, which is enough to count them.
+        let suite = run(&suite_plan("calc-bench"), &plan, &ctx(out.path()));
+        seen.extend(suite.cases.iter().map(|c| c.name.clone()));
+    }
+    seen.sort();
+    assert_eq!(seen, ["fix-add", "fix-div", "fix-mul"]);
+}
+
+#[test]
+fn the_kind_is_read_planned_and_run_through_the_seam() {
+    use crate::config::Config;
+    use crate::events::NullSink;
+    use crate::plan::{Overrides, plan};
+    let out = tempfile::tempdir().unwrap();
+    let text = "[[suite]]\nname = \"calc\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\nexecutor = \"./agent.sh\"\nids = [\"fix-add\", \"fix-div\"]\ninstall = false\n";
+    let config = Config::parse(text, &example_dir().join("fcorr.toml")).unwrap();
+    let plans = plan(&config, &[], &Overrides::default()).unwrap();
+    let suites = execute::run_suites(&plans, &ctx(out.path()), &NullSink);
+    let suite = &suites[0];
+    assert_eq!(suite.kind, SuiteKind::Benchmark);
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.error), (2, 1, 1), "{suite:#?}");
+    assert_eq!(suite.score.value, 50.0);
+
+    let bad = "[[suite]]\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\n\nexecutor-timeout = 0\n";
+    let err = Config::parse(bad, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    assert!(err.contains("line 5") && err.contains("executor-timeout"), "{err}");
+    let missing = "[[suite]]\nkind = \"benchmark\"\ntasks = \"nope.jsonl\"\n";
+    let err = Config::parse(missing, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    assert!(err.contains("line 3") && err.contains("nope.jsonl"), "{err}");
+}
+
+#[test]
+fn test_scripts_run_every_command() {
+    assert_eq!(test_script(&[]), None);
+    assert_eq!(test_script(&["make test".into()]).as_deref(), Some("make test"));
+    let script = test_script(&["false".into(), "echo ran".into()]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+}
+
+#[test]
+fn tasks_run_jobs_at_a_time() {
+    let out = tempfile::tempdir().unwrap();
+    let meet = tempfile::tempdir().unwrap();
+    // Each executor marks itself running, waits (up to 5 s) to see another running executor, and
+    // unmarks itself when it ends: run one at a time, none would ever see another.
+    let executor = r#"touch "$MEET/$FCORR_TASK_ID.run"; i=0
+running() { ls "$MEET" | grep -c '\.run$'; }
+while [ "$(running)" -lt 2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+[ "$(running)" -ge 2 ] && touch "$MEET/$FCORR_TASK_ID.together"
+rm "$MEET/$FCORR_TASK_ID.run"; exit 0"#;
+    let config = BenchmarkConfig {
+        executor: Some(executor.into()),
+        jobs: Some(3),
+        env: [("MEET".to_string(), meet.path().display().to_string())].into(),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("jobs", &config, &example_dir(), "tasks.jsonl", out.path());
+    assert_eq!(suite.counts.total, 3, "{suite:#?}");
+    let together = std::fs::read_dir(meet.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".together"));
+    assert!(together.count() >= 2, "with jobs = 3, at least two tasks' executors ran at the same time");
+}
+
+#[test]
+fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
+    let out = tempfile::tempdir().unwrap();
+    let executor = "i=0; while [ $i -lt 2000 ]; do echo \"line $i of a generated file\"; i=$((i+1)); done > big.txt";
+    let config =
+        BenchmarkConfig { executor: Some(executor.into()), ids: vec!["fix-add".into()], ..BenchmarkConfig::default() };
+    let suite = run_bench("big", &config, &example_dir(), "tasks.jsonl", out.path());
+    let case = case(&suite, "fix-add");
+    let patch =
+        std::fs::read_to_string(workspace::task_dir(out.path(), "big", "fix-add").join("generated.patch")).unwrap();
+    assert!(patch.len() > 2 * PATCH_CAP && patch.contains("+line 1999 of a generated file"), "{}", patch.len());
+    let details = case.details.as_deref().unwrap();
+    assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
+    assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
+    assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");
+}

@@ -1,0 +1,197 @@
+//! One scratch git repository per task: cloned (a git source) or copied and committed (plain
+//! files), patched (`git apply`, then `--3way`, then `patch -p1`), and diffed against its base
+//! so the change an executor made can be reported as a patch.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::execute::process::{self, CommandSpec, Exit, LogSink, Outcome};
+
+/// Time any one git or patch command may take.
+const GIT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Why a scratch repository could not be made or changed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct WorkspaceError(pub String);
+
+fn run(program: &str, args: &[&str], cwd: &Path, log: &LogSink) -> Outcome {
+    let mut spec = CommandSpec::new(program, args, cwd);
+    // The scratch commit needs an identity, whatever the machine's git configuration says.
+    spec.env = vec![
+        ("GIT_AUTHOR_NAME".into(), "fcorr".into()),
+        ("GIT_AUTHOR_EMAIL".into(), "fcorr@localhost".into()),
+        ("GIT_COMMITTER_NAME".into(), "fcorr".into()),
+        ("GIT_COMMITTER_EMAIL".into(), "fcorr@localhost".into()),
+    ];
+    process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log)
+}
+
+fn check(outcome: Outcome, what: &str) -> Result<Outcome, WorkspaceError> {
+    if outcome.exit.success() {
+        Ok(outcome)
+    } else {
+        Err(WorkspaceError(format!("{what} failed ({:?}): {}", outcome.exit, outcome.output.trim())))
+    }
+}
+
+/// Makes `scratch` a git repository holding the task's base state.
+pub(crate) fn prepare(
+    repo: &str,
+    base_dir: &Path,
+    commit: Option<&str>,
+    scratch: &Path,
+    log: &LogSink,
+) -> Result<(), WorkspaceError> {
+    let _ = std::fs::remove_dir_all(scratch);
+    let parent = scratch.parent().unwrap_or(Path::new("/"));
+    std::fs::create_dir_all(parent).map_err(|e| WorkspaceError(format!("cannot create {}: {e}", parent.display())))?;
+    let local = base_dir.join(repo);
+    let scratch_text = scratch.to_string_lossy().into_owned();
+    let is_git = local.join(".git").exists() || !local.is_dir();
+    if is_git {
+        let source = if local.exists() { local.to_string_lossy().into_owned() } else { repo.to_string() };
+        check(run("git", &["clone", "--quiet", "--no-hardlinks", &source, &scratch_text], parent, log), "git clone")
+            .map_err(|e| WorkspaceError(format!("repo `{repo}`: {e}")))?;
+        if let Some(commit) = commit {
+            check(run("git", &["checkout", "--quiet", "--detach", commit], scratch, log), "git checkout")
+                .map_err(|e| WorkspaceError(format!("repo `{repo}` at {commit}: {e}")))?;
+        }
+        return Ok(());
+    }
+    if commit.is_some() {
+        return Err(WorkspaceError(format!("repo `{repo}` is not a git repository, so it has no commit to check out")));
+    }
+    crate::execute::copy_tree(&local, scratch)
+        .map_err(|e| WorkspaceError(format!("cannot copy {}: {e}", local.display())))?;
+    check(run("git", &["init", "--quiet"], scratch, log), "git init")?;
+    check(run("git", &["add", "-A"], scratch, log), "git add")?;
+    check(
+        run(
+            "git",
+            &["-c", "commit.gpgsign=false", "commit", "--quiet", "--allow-empty", "-m", "fcorr: task base"],
+            scratch,
+            log,
+        ),
+        "git commit",
+    )?;
+    Ok(())
+}
+
+/// Applies a patch file; returns the method that worked.
+pub(crate) fn apply_patch(scratch: &Path, patch: &Path, log: &LogSink) -> Result<&'static str, WorkspaceError> {
+    let file = patch.to_string_lossy().into_owned();
+    let attempts: [(&'static str, &str, Vec<&str>); 3] = [
+        ("git apply", "git", vec!["apply", "--whitespace=nowarn", &file]),
+        ("git apply --3way", "git", vec!["apply", "--3way", "--whitespace=nowarn", &file]),
+        ("patch -p1", "patch", vec!["-p1", "--forward", "--batch", "-i", &file]),
+    ];
+    let mut failures = Vec::new();
+    for (name, program, args) in attempts {
+        let outcome = run(program, &args, scratch, log);
+        if outcome.exit.success() {
+            return Ok(name);
+        }
+        failures.push(format!("{name}: {}", first_line(&outcome)));
+        // A failed three-way apply can leave conflict markers; the next method starts clean.
+        let _ = run("git", &["checkout", "--quiet", "--", "."], scratch, log);
+    }
+    Err(WorkspaceError(format!("the patch does not apply ({})", failures.join("; "))))
+}
+
+fn first_line(outcome: &Outcome) -> String {
+    match &outcome.exit {
+        Exit::SpawnFailed { message, .. } => message.clone(),
+        _ => outcome.output.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output").trim().to_string(),
+    }
+}
+
+/// The change in `scratch` since its base commit, new files included.
+pub(crate) fn diff(scratch: &Path, out_file: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
+    check(run("git", &["add", "-A"], scratch, log), "git add")?;
+    let mut spec = CommandSpec::new("git", &["diff", "--cached", "--binary", "HEAD"], scratch);
+    spec.stdout_file = Some(out_file.to_path_buf());
+    check(process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log), "git diff")?;
+    std::fs::read(out_file)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .map_err(|e| WorkspaceError(format!("cannot read {}: {e}", out_file.display())))
+}
+
+/// Where a task's files go under the output directory.
+pub(crate) fn task_dir(out_dir: &Path, suite_id: &str, task_id: &str) -> PathBuf {
+    use crate::execute::safe_name;
+    out_dir.join("benchmark").join(safe_name(suite_id)).join(safe_name(task_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_files_become_a_repo_a_patch_applies_and_the_diff_shows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("calc.sh"), "add() { echo $(($1 - $2)); }\n").unwrap();
+        let scratch = dir.path().join("work/repo");
+        let log = process::null_log();
+        prepare("src", dir.path(), None, &scratch, &log).unwrap();
+        assert!(scratch.join(".git").is_dir());
+
+        let patch = dir.path().join("fix.patch");
+        std::fs::write(
+            &patch,
+            "--- a/calc.sh\n+++ b/calc.sh\n@@ -1 +1 @@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); }\n",
+        )
+        .unwrap();
+        assert_eq!(apply_patch(&scratch, &patch, &log).unwrap(), "git apply");
+        let diff = diff(&scratch, &dir.path().join("out.patch"), &log).unwrap();
+        assert!(diff.contains("+add() { echo $(($1 + $2)); }"), "{diff}");
+        // The source directory is untouched.
+        assert!(std::fs::read_to_string(src.join("calc.sh")).unwrap().contains("$1 - $2"));
+    }
+
+    #[test]
+    fn a_patch_that_fits_nothing_names_every_method_tried() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.txt"), "one\n").unwrap();
+        let scratch = dir.path().join("repo");
+        let log = process::null_log();
+        prepare("src", dir.path(), None, &scratch, &log).unwrap();
+        let patch = dir.path().join("bad.patch");
+        std::fs::write(&patch, "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+three\n").unwrap();
+        let err = apply_patch(&scratch, &patch, &log).unwrap_err().to_string();
+        assert!(err.contains("git apply:") && err.contains("--3way") && err.contains("patch -p1"), "{err}");
+        assert_eq!(std::fs::read_to_string(scratch.join("a.txt")).unwrap(), "one\n");
+    }
+
+    #[test]
+    fn a_git_source_is_cloned_at_the_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = process::null_log();
+        let origin = dir.path().join("origin");
+        prepare_plain(&origin, "v1\n");
+        let first = git_head(&origin);
+        std::fs::write(origin.join("f.txt"), "v2\n").unwrap();
+        run("git", &["commit", "-qam", "v2"], &origin, &log);
+        let scratch = dir.path().join("scratch");
+        prepare("origin", dir.path(), Some(&first), &scratch, &log).unwrap();
+        assert_eq!(std::fs::read_to_string(scratch.join("f.txt")).unwrap(), "v1\n");
+        assert!(prepare("nowhere", dir.path(), None, &dir.path().join("x"), &log).is_err());
+    }
+
+    fn prepare_plain(path: &Path, content: &str) {
+        let log = process::null_log();
+        std::fs::create_dir_all(path).unwrap();
+        std::fs::write(path.join("f.txt"), content).unwrap();
+        run("git", &["init", "-q"], path, &log);
+        run("git", &["add", "-A"], path, &log);
+        run("git", &["-c", "commit.gpgsign=false", "commit", "-qm", "v1"], path, &log);
+    }
+
+    fn git_head(path: &Path) -> String {
+        let out = std::process::Command::new("git").args(["rev-parse", "HEAD"]).current_dir(path).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+}

@@ -1,0 +1,203 @@
+//! Charts for `report.html`, drawn by fcorr as inline SVG: no chart library, nothing to load,
+//! a few hundred bytes each. Colours come from the page's style sheet (classes, not inline
+//! styles), so the page's Content-Security-Policy needs no `unsafe-inline`.
+
+use std::fmt::Write as _;
+
+use super::escape;
+use crate::model::{Counts, Run};
+
+/// Outcome segments in drawing order: (class, label, count).
+fn segments(totals: &Counts) -> [(&'static str, &'static str, u64); 6] {
+    [
+        ("passed", "passed", totals.passed),
+        ("failed", "failed", totals.failed),
+        ("error", "errors", totals.error),
+        ("timeout", "timed out", totals.timeout),
+        ("flaky", "flaky", totals.flaky),
+        ("skipped", "skipped", totals.skipped),
+    ]
+}
+
+/// A donut of outcomes with the total in the middle and a legend.
+pub(super) fn status_donut(totals: &Counts) -> String {
+    const R: f64 = 45.0;
+    let circumference = 2.0 * std::f64::consts::PI * R;
+    let total: u64 = segments(totals).iter().map(|s| s.2).sum();
+    let label: Vec<String> =
+        segments(totals).iter().filter(|s| s.2 > 0).map(|(_, name, n)| format!("{n} {name}")).collect();
+    let mut svg = format!(
+        "<figure class=\"chart\"><figcaption>Outcomes</figcaption><svg viewBox=\"0 0 120 120\" width=\"140\" height=\"140\" role=\"img\" aria-label=\"{}\">\
+         <circle class=\"track\" cx=\"60\" cy=\"60\" r=\"{R}\"/>",
+        escape(&label.join(", "))
+    );
+    let mut offset = 0.0;
+    for (class, _, n) in segments(totals) {
+        if n == 0 || total == 0 {
+            continue;
+        }
+        let length = circumference * n as f64 / total as f64;
+        // Written with 2 decimals; `write!` to a String cannot fail.
+        let _ = write!(
+            svg,
+            "<circle class=\"seg s-{class}\" cx=\"60\" cy=\"60\" r=\"{R}\" stroke-dasharray=\"{length:.2} {rest:.2}\" \
+             stroke-dashoffset=\"{off:.2}\" transform=\"rotate(-90 60 60)\"/>",
+            rest = circumference - length,
+            off = -offset,
+        );
+        offset += length;
+    }
+    let _ =
+        write!(svg, "<text x=\"60\" y=\"58\" class=\"big\">{total}</text><text x=\"60\" y=\"76\">tests</text></svg>");
+    svg.push_str("<ul class=\"legend\">");
+    for (class, name, n) in segments(totals) {
+        if n > 0 {
+            let _ = write!(svg, "<li><i class=\"sw s-{class}\"></i>{n} {name}</li>");
+        }
+    }
+    svg.push_str("</ul></figure>\n");
+    svg
+}
+
+/// Upper bounds (ms) and labels of the duration buckets: each a decade, people read them at once.
+const BUCKETS: [(f64, &str); 6] = [
+    (10.0, "<10ms"),
+    (100.0, "<100ms"),
+    (1_000.0, "<1s"),
+    (10_000.0, "<10s"),
+    (60_000.0, "<1m"),
+    (f64::INFINITY, "≥1m"),
+];
+
+/// How many cases took how long, in decade buckets.
+pub(super) fn duration_histogram(run: &Run) -> String {
+    let mut counts = [0u64; BUCKETS.len()];
+    for case in run.suites.iter().flat_map(|s| s.cases.iter()) {
+        if let Some(ms) = case.duration_ms {
+            let bucket = BUCKETS.iter().position(|(max, _)| ms < *max).unwrap_or(BUCKETS.len() - 1);
+            counts[bucket] += 1;
+        }
+    }
+    let max = counts.iter().copied().max().unwrap_or(0);
+    let label: Vec<String> = BUCKETS.iter().zip(counts).map(|((_, l), n)| format!("{l}: {n}")).collect();
+    let mut svg = format!(
+        "<figure class=\"chart\"><figcaption>Test durations</figcaption><svg viewBox=\"0 0 240 130\" width=\"240\" height=\"130\" role=\"img\" aria-label=\"{}\">",
+        escape(&label.join(", "))
+    );
+    if max == 0 {
+        svg.push_str("<text x=\"120\" y=\"65\">no durations</text>");
+    }
+    for (i, ((_, name), n)) in BUCKETS.iter().zip(counts).enumerate() {
+        let height = if max == 0 { 0.0 } else { 90.0 * n as f64 / max as f64 };
+        let x = 8.0 + i as f64 * 38.0;
+        let _ = write!(
+            svg,
+            "<rect class=\"bar\" x=\"{x}\" y=\"{y:.1}\" width=\"30\" height=\"{height:.1}\"><title>{name}: {n}</title></rect>\
+             <text x=\"{cx}\" y=\"{ty:.1}\" class=\"small\">{n}</text><text x=\"{cx}\" y=\"124\" class=\"small\">{label}</text>",
+            y = 100.0 - height,
+            cx = x + 15.0,
+            ty = 96.0 - height,
+            label = escape(name),
+        );
+    }
+    svg.push_str("</svg></figure>\n");
+    svg
+}
+
+/// Suites shown in the score chart; the rest are counted.
+const SCORE_ROWS: usize = 25;
+
+/// Each suite's score as a bar, with a tick where the baseline's score was.
+pub(super) fn suite_scores(run: &Run) -> String {
+    let baseline = |id: &str| {
+        run.comparison.as_ref().and_then(|c| c.suites.iter().find(|d| d.suite_id == id)).and_then(|d| d.baseline_score)
+    };
+    let rows = run.suites.len().min(SCORE_ROWS);
+    let height = 14 + rows * 18;
+    let mut svg = format!(
+        "<figure class=\"chart wide\"><figcaption>Score per suite{}</figcaption><svg viewBox=\"0 0 360 {height}\" width=\"360\" height=\"{height}\" role=\"img\" aria-label=\"Score per suite\">",
+        if run.comparison.is_some() { " (tick: baseline)" } else { "" }
+    );
+    for (i, suite) in run.suites.iter().take(SCORE_ROWS).enumerate() {
+        let y = 4 + i * 18;
+        let value = suite.score.value.clamp(0.0, 100.0);
+        let class = if suite.score.met { "ok" } else { "bad" };
+        let name: String = suite.name.chars().take(24).collect();
+        let _ = write!(
+            svg,
+            "<text x=\"0\" y=\"{ty}\" class=\"small left\">{name}</text><rect class=\"track\" x=\"150\" y=\"{y}\" width=\"160\" height=\"12\"/>\
+             <rect class=\"bar {class}\" x=\"150\" y=\"{y}\" width=\"{w:.1}\" height=\"12\"><title>{title}: {value}</title></rect>\
+             <text x=\"316\" y=\"{ty}\" class=\"small left\">{value}</text>",
+            ty = y + 10,
+            name = escape(&name),
+            title = escape(&suite.name),
+            w = 1.6 * value,
+            value = super::super::filters::format_number(value),
+        );
+        if let Some(before) = baseline(&suite.id) {
+            let _ = write!(
+                svg,
+                "<rect class=\"tick\" x=\"{x:.1}\" y=\"{ty}\" width=\"2\" height=\"16\"><title>baseline {b}</title></rect>",
+                x = 150.0 + 1.6 * before.clamp(0.0, 100.0) - 1.0,
+                ty = y as f64 - 2.0,
+                b = super::super::filters::format_number(before),
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    if run.suites.len() > SCORE_ROWS {
+        let _ = write!(svg, "<p class=\"muted\">… and {} more suites</p>", run.suites.len() - SCORE_ROWS);
+    }
+    svg.push_str("</figure>\n");
+    svg
+}
+
+/// The `n` slowest cases with bars relative to the slowest.
+pub(super) fn slowest(run: &Run, n: usize) -> String {
+    let mut timed: Vec<(&str, &str, f64)> = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().filter_map(move |c| c.duration_ms.map(|d| (s.name.as_str(), c.name.as_str(), d))))
+        .collect();
+    // Partial sort: only the top n are ordered, so 100,000 cases cost one pass.
+    let n = n.min(timed.len());
+    if n == 0 {
+        return String::new();
+    }
+    timed.select_nth_unstable_by(n - 1, |a, b| b.2.total_cmp(&a.2));
+    timed.truncate(n);
+    timed.sort_by(|a, b| b.2.total_cmp(&a.2));
+    let max = timed.first().map(|t| t.2).unwrap_or(0.0).max(f64::MIN_POSITIVE);
+    let mut html =
+        String::from("<figure class=\"chart wide\"><figcaption>Slowest tests</figcaption><table class=\"slow\">");
+    for (suite, name, ms) in timed {
+        let _ = write!(
+            html,
+            "<tr><td class=\"name\" title=\"{title}\">{name}</td><td><svg width=\"100\" height=\"8\" aria-hidden=\"true\"><rect class=\"bar\" width=\"{w:.1}\" height=\"8\"/></svg></td><td class=\"num\">{time}</td></tr>",
+            title = escape(&format!("{suite} › {name}")),
+            name = escape(name),
+            w = 100.0 * ms / max,
+            time = escape(&super::super::filters::format_duration(ms)),
+        );
+    }
+    html.push_str("</table></figure>\n");
+    html
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn donut_segments_add_up_to_the_circle() {
+        let totals = Counts { total: 4, passed: 2, failed: 1, skipped: 1, ..Counts::default() };
+        let svg = status_donut(&totals);
+        let lengths: f64 = svg
+            .split("stroke-dasharray=\"")
+            .skip(1)
+            .map(|s| s.split(' ').next().unwrap().parse::<f64>().unwrap())
+            .sum();
+        assert!((lengths - 2.0 * std::f64::consts::PI * 45.0).abs() < 0.05, "{lengths}");
+        assert!(svg.contains("2 passed") && svg.contains("1 failed") && !svg.contains("errors"));
+    }
+}

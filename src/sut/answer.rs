@@ -1,0 +1,154 @@
+//! Reading what a system answered: `{"output": …, "usage": {…}}` or plain text, usage under the
+//! names different tools give it, and the capped raw text kept for reports.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::model::Usage;
+
+/// Bytes of a raw answer kept for reports (head only; the rest is counted, not kept).
+pub const RAW_CAP: usize = 4 * 1024;
+
+/// Answers larger than this (a command's stdout, an HTTP body) are an error, not an answer, and
+/// are never read whole into memory.
+pub const MAX_ANSWER: u64 = 16 * 1024 * 1024;
+
+/// How to read a system's text answer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AnswerFormat {
+    /// A JSON object with an `output` member when the text starts with `{`, else plain text.
+    #[default]
+    Auto,
+    /// Always a JSON object with an `output` member.
+    Json,
+    /// Always plain text (a JSON-looking answer is just text).
+    Text,
+}
+
+/// A usable answer before timing and attempts are added.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Reply {
+    pub output: Value,
+    pub raw: String,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+}
+
+/// Why an answer was unusable; `raw` is the capped text as received.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Malformed {
+    pub message: String,
+    pub raw: String,
+}
+
+/// Reads a text answer (a command's stdout, an HTTP body) in the given format.
+pub(crate) fn parse(bytes: &[u8], format: AnswerFormat) -> Result<Reply, Malformed> {
+    let Ok(text) = std::str::from_utf8(bytes) else {
+        return Err(Malformed {
+            message: "the answer is not UTF-8 text".into(),
+            raw: cap(&String::from_utf8_lossy(bytes)),
+        });
+    };
+    let raw = cap(text);
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(Malformed { message: "the answer is empty".into(), raw });
+    }
+    let json = match format {
+        AnswerFormat::Text => false,
+        AnswerFormat::Json => true,
+        AnswerFormat::Auto => trimmed.starts_with('{'),
+    };
+    if !json {
+        return Ok(Reply { output: Value::String(trimmed.to_string()), raw, usage: None });
+    }
+    let value: Value = serde_json::from_str(trimmed).map_err(|e| Malformed {
+        message: format!(
+            "the answer looks like JSON but does not parse ({e}); expected {{\"output\": …, \"usage\": {{…}}}}"
+        ),
+        raw: raw.clone(),
+    })?;
+    let Value::Object(mut object) = value else {
+        return Err(Malformed { message: "the JSON answer is not an object with an `output` member".into(), raw });
+    };
+    let Some(output) = object.remove("output") else {
+        return Err(Malformed { message: "the JSON answer has no `output` member".into(), raw });
+    };
+    let usage = object.get("usage").and_then(usage_from_json);
+    Ok(Reply { output, raw, usage })
+}
+
+/// Usage from a JSON object, accepting the OpenAI, Anthropic and fcorr spellings; `None` when
+/// it names no tokens, calls or cost.
+pub(crate) fn usage_from_json(value: &Value) -> Option<Usage> {
+    let number = |keys: &[&str]| keys.iter().find_map(|k| value.get(*k).and_then(Value::as_u64));
+    let tokens_in = number(&["tokens_in", "prompt_tokens", "input_tokens"]);
+    let tokens_out = number(&["tokens_out", "completion_tokens", "output_tokens"]);
+    let total = number(&["tokens", "total_tokens"]);
+    let calls = number(&["llm_calls", "calls"]);
+    let cost = ["cost_usd", "cost"].iter().find_map(|k| value.get(*k).and_then(Value::as_f64));
+    if tokens_in.is_none() && tokens_out.is_none() && total.is_none() && calls.is_none() && cost.is_none() {
+        return None;
+    }
+    let tokens = total.unwrap_or(tokens_in.unwrap_or(0) + tokens_out.unwrap_or(0));
+    Some(Usage { tokens, llm_calls: calls.unwrap_or(0), cost_usd: cost, tokens_in, tokens_out })
+}
+
+/// The first [`RAW_CAP`] bytes of `text` on a character boundary, with a note of what was cut.
+pub(crate) fn cap(text: &str) -> String {
+    crate::collect::cap_text(text, RAW_CAP)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn plain_text_is_the_trimmed_output() {
+        let reply = parse(b"  ls -la\n", AnswerFormat::Auto).unwrap();
+        assert_eq!(reply.output, json!("ls -la"));
+        assert_eq!(reply.usage, None);
+    }
+
+    #[test]
+    fn json_answer_gives_output_and_usage() {
+        let text = br#"{"output": {"cmd": "ls"}, "usage": {"prompt_tokens": 7, "completion_tokens": 3, "calls": 2}}"#;
+        let reply = parse(text, AnswerFormat::Auto).unwrap();
+        assert_eq!(reply.output, json!({"cmd": "ls"}));
+        let usage = reply.usage.unwrap();
+        assert_eq!((usage.tokens, usage.tokens_in, usage.tokens_out, usage.llm_calls), (10, Some(7), Some(3), 2));
+    }
+
+    #[test]
+    fn broken_json_and_missing_output_are_malformed_with_raw_kept() {
+        let err = parse(br#"{"output": "ls"#, AnswerFormat::Auto).unwrap_err();
+        assert!(err.message.contains("does not parse"), "{}", err.message);
+        assert_eq!(err.raw, r#"{"output": "ls"#);
+        let err = parse(br#"{"answer": 1}"#, AnswerFormat::Auto).unwrap_err();
+        assert!(err.message.contains("no `output`"), "{}", err.message);
+        assert!(parse(b"ls", AnswerFormat::Json).is_err());
+    }
+
+    #[test]
+    fn text_format_keeps_json_looking_answers_as_text() {
+        let reply = parse(br#"{"a": 1}"#, AnswerFormat::Text).unwrap();
+        assert_eq!(reply.output, json!(r#"{"a": 1}"#));
+    }
+
+    #[test]
+    fn binary_and_empty_answers_are_malformed() {
+        assert!(parse(b"\xff\xfe\x00junk", AnswerFormat::Auto).unwrap_err().message.contains("UTF-8"));
+        assert!(parse(b" \n", AnswerFormat::Auto).unwrap_err().message.contains("empty"));
+    }
+
+    #[test]
+    fn cap_cuts_on_a_character_boundary() {
+        let text = "é".repeat(RAW_CAP);
+        let capped = cap(&text);
+        assert!(capped.len() < text.len());
+        assert!(capped.contains("bytes truncated"));
+        assert!(!capped.contains('\u{FFFD}'));
+    }
+}

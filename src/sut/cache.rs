@@ -1,0 +1,87 @@
+//! The answer cache: one JSON file per (system settings, case input), so re-judging or
+//! re-rendering a run does not call the system again. Only answers are cached, never errors.
+
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use super::SutRequest;
+use super::answer::Reply;
+
+/// Bumped when the key or the file layout changes, so old entries are simply missed.
+const CACHE_VERSION: u32 = 1;
+
+/// A directory of cached answers.
+#[derive(Debug, Clone)]
+pub(crate) struct AnswerCache {
+    dir: PathBuf,
+}
+
+impl AnswerCache {
+    pub(crate) fn new(dir: PathBuf) -> AnswerCache {
+        AnswerCache { dir }
+    }
+
+    /// sha256 of the system's identity and the whole request.
+    pub(crate) fn key(&self, identity: &Value, request: &SutRequest) -> String {
+        let material = json!({
+            "v": CACHE_VERSION,
+            "sut": identity,
+            "id": request.id,
+            "prompt": request.prompt,
+            "case": request.case,
+        });
+        hex::encode(Sha256::digest(material.to_string().as_bytes()))
+    }
+
+    /// The cached answer; a missing, unreadable or corrupt entry is a miss.
+    pub(crate) fn get(&self, key: &str) -> Option<Reply> {
+        let text = std::fs::read(self.dir.join(format!("{key}.json"))).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Stores an answer. Failing to write only costs a later call, so errors are ignored; the
+    /// write goes to a temporary name first so a concurrent reader never sees half a file.
+    pub(crate) fn put(&self, key: &str, reply: &Reply) {
+        if std::fs::create_dir_all(&self.dir).is_err() {
+            return;
+        }
+        let Ok(text) = serde_json::to_vec(reply) else { return };
+        let tmp = self.dir.join(format!(".{key}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, self.dir.join(format!("{key}.json"))).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(prompt: &str) -> SutRequest {
+        SutRequest { id: "c1".into(), prompt: prompt.into(), case: json!({"prompt": prompt}) }
+    }
+
+    #[test]
+    fn round_trip_and_keys_differ_by_input_and_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::new(dir.path().join("answers"));
+        let id = json!({"type": "command", "command": "./a.sh"});
+        let key = cache.key(&id, &request("list files"));
+        assert_eq!(key, cache.key(&id, &request("list files")));
+        assert_ne!(key, cache.key(&id, &request("remove files")));
+        assert_ne!(key, cache.key(&json!({"type": "command", "command": "./b.sh"}), &request("list files")));
+        assert!(cache.get(&key).is_none());
+        let reply = Reply { output: json!("ls"), raw: "ls\n".into(), usage: None };
+        cache.put(&key, &reply);
+        assert_eq!(cache.get(&key), Some(reply));
+    }
+
+    #[test]
+    fn a_corrupt_entry_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("abc.json"), "{not json").unwrap();
+        assert!(AnswerCache::new(dir.path().to_path_buf()).get("abc").is_none());
+    }
+}

@@ -1,0 +1,295 @@
+//! The `command` adapter: one process per call, in its own process group (the harness's process
+//! runner), the case as JSON on stdin and/or `{prompt}`/`{id}` in its command line; the answer
+//! is its stdout, `{"output": …, "usage": {…}}` or plain text.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::SutRequest;
+use super::answer::{self, AnswerFormat, Reply};
+use super::guard::{Backend, Failure};
+use crate::execute::process::{self, CommandSpec, Exit, LogSink};
+
+/// Time between SIGTERM and SIGKILL when a call times out: a system under test has no results
+/// to save, so it gets a short grace.
+const KILL_GRACE: Duration = Duration::from_secs(1);
+
+/// `[suite.sut]` with `type = "command"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct CommandConfig {
+    /// A string runs with `sh -c` (`{prompt}`/`{id}` substituted shell-quoted); a list is the argv
+    /// itself (substituted verbatim, no shell).
+    pub command: CommandLine,
+    /// What the process reads on stdin.
+    #[serde(default)]
+    pub stdin: StdinMode,
+    /// Working directory, relative to the configuration file (default: its directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// How stdout is read.
+    #[serde(default)]
+    pub answer: AnswerFormat,
+}
+
+/// A command line: shell text or argv.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum CommandLine {
+    Shell(String),
+    Argv(Vec<String>),
+}
+
+/// What a command SUT gets on stdin.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StdinMode {
+    /// The whole case as one JSON object.
+    #[default]
+    Case,
+    /// The prompt text alone.
+    Prompt,
+    /// Nothing (stdin closed).
+    None,
+}
+
+/// A command SUT ready to run.
+pub(crate) struct CommandSut {
+    config: CommandConfig,
+    cwd: PathBuf,
+    log: LogSink,
+}
+
+static STDOUT_FILES: AtomicU64 = AtomicU64::new(0);
+
+impl CommandSut {
+    pub(crate) fn new(config: CommandConfig, base_dir: &std::path::Path, log: LogSink) -> CommandSut {
+        let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
+        CommandSut { config, cwd, log }
+    }
+
+    fn spec(&self, request: &SutRequest) -> CommandSpec {
+        let mut spec = match &self.config.command {
+            CommandLine::Shell(script) => {
+                CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
+            }
+            CommandLine::Argv(argv) => {
+                let mut words = argv.iter().map(|w| substitute(w, request, |s| s.to_string()));
+                let mut program = words.next().unwrap_or_default();
+                // A relative path names a file beside the configuration, wherever fcorr runs.
+                if program.contains('/') && !program.starts_with('/') {
+                    program = self.cwd.join(&program).to_string_lossy().into_owned();
+                }
+                let mut spec = CommandSpec::new(program, &[], &self.cwd);
+                spec.args = words.collect();
+                spec
+            }
+        };
+        spec.env = self.config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        spec.env.push(("FCORR_CASE_ID".into(), request.id.clone()));
+        spec.stdin = match self.config.stdin {
+            StdinMode::Case => Some(request.case.to_string().into_bytes()),
+            StdinMode::Prompt => Some(request.prompt.clone().into_bytes()),
+            StdinMode::None => None,
+        };
+        spec
+    }
+}
+
+/// The file's bytes, or `None` when it holds more than `limit` (read no further than that).
+fn read_capped(path: &std::path::Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+}
+
+/// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
+fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) -> String {
+    text.replace("{prompt}", &quote(&request.prompt)).replace("{id}", &quote(&request.id))
+}
+
+impl Backend for CommandSut {
+    fn attempt(&self, request: &SutRequest, timeout: Duration) -> Result<Reply, Failure> {
+        let mut spec = self.spec(request);
+        // Stdout alone is the answer; the runner's capture interleaves stderr, so stdout is
+        // also copied to a file of its own.
+        let n = STDOUT_FILES.fetch_add(1, Ordering::Relaxed);
+        let stdout_path = std::env::temp_dir().join(format!("fcorr-sut-{}-{n}.out", std::process::id()));
+        spec.stdout_file = Some(stdout_path.clone());
+        let outcome = process::run(&spec, timeout, KILL_GRACE, &self.log);
+        let stdout = read_capped(&stdout_path, answer::MAX_ANSWER);
+        let _ = std::fs::remove_file(&stdout_path);
+        let output = || Some(answer::cap(&outcome.output));
+        match outcome.exit {
+            Exit::Code(0) => {}
+            Exit::TimedOut => return Err(Failure::Timeout),
+            Exit::Cancelled => return Err(Failure::Cancelled),
+            Exit::Code(code) => {
+                let message = format!("`{}` exited with code {code}", spec.display());
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+            Exit::Signal(signal) => {
+                let message = format!("`{}` was killed by signal {signal}", spec.display());
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+            Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
+        }
+        let stdout = match stdout {
+            Ok(Some(stdout)) => stdout,
+            Ok(None) => {
+                let message = format!(
+                    "`{}` printed more than {} MiB; that is not an answer",
+                    spec.display(),
+                    answer::MAX_ANSWER >> 20
+                );
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+            Err(e) => {
+                let message = format!("cannot read the stdout of `{}`: {e}", spec.display());
+                return Err(Failure::Permanent { message, raw: output() });
+            }
+        };
+        answer::parse(&stdout, self.config.answer).map_err(|bad| Failure::Permanent {
+            message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
+            raw: Some(bad.raw),
+        })
+    }
+
+    fn describe(&self) -> String {
+        match &self.config.command {
+            CommandLine::Shell(script) => format!("command: {script}"),
+            CommandLine::Argv(argv) => {
+                format!("command: {}", argv.iter().map(|w| process::shell_quote(w)).collect::<Vec<_>>().join(" "))
+            }
+        }
+    }
+
+    fn identity(&self) -> Value {
+        serde_json::json!({"type": "command", "config": self.config, "cwd": self.cwd})
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::execute::process::tests::wait_until_dead;
+    use crate::sut::guard::{CallPolicy, Guarded};
+    use crate::sut::{Sut, SutError};
+    use serde_json::json;
+    use std::time::Instant;
+
+    fn sut(command: CommandLine, dir: &std::path::Path, timeout: Duration) -> Guarded<CommandSut> {
+        let config = CommandConfig {
+            command,
+            stdin: StdinMode::Case,
+            cwd: None,
+            env: BTreeMap::new(),
+            answer: AnswerFormat::Auto,
+        };
+        let policy = CallPolicy { timeout, ..CallPolicy::default() };
+        Guarded::new(CommandSut::new(config, dir, process::null_log()), policy, None)
+    }
+
+    fn shell(script: &str, dir: &std::path::Path) -> Guarded<CommandSut> {
+        sut(CommandLine::Shell(script.into()), dir, Duration::from_secs(10))
+    }
+
+    fn request(prompt: &str) -> SutRequest {
+        SutRequest { id: "case-1".into(), prompt: prompt.into(), case: json!({"id": "case-1", "prompt": prompt}) }
+    }
+
+    #[test]
+    fn prompt_is_substituted_shell_quoted() {
+        let dir = tempfile::tempdir().unwrap();
+        let answer = shell("printf '%s|%s' {prompt} {id}", dir.path()).call(&request("it's $HOME; `x`")).unwrap();
+        assert_eq!(answer.output, json!("it's $HOME; `x`|case-1"));
+        assert_eq!(answer.attempts, 1);
+        assert!(!answer.cached);
+    }
+
+    #[test]
+    fn argv_form_passes_words_verbatim_and_resolves_relative_programs() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("echo.sh");
+        std::fs::write(&script, "#!/bin/sh\nprintf '%s' \"$1\"\n").unwrap();
+        std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let argv = CommandLine::Argv(vec!["./echo.sh".into(), "say {prompt}".into()]);
+        let answer = sut(argv, dir.path(), Duration::from_secs(10)).call(&request("a b")).unwrap();
+        assert_eq!(answer.output, json!("say a b"));
+    }
+
+    #[test]
+    fn the_case_arrives_as_json_on_stdin_and_json_answers_carry_usage() {
+        let dir = tempfile::tempdir().unwrap();
+        let script =
+            r#"read -r line; printf '{"output": %s, "usage": {"input_tokens": 5, "output_tokens": 2}}' "$line""#;
+        let answer = shell(script, dir.path()).call(&request("list")).unwrap();
+        assert_eq!(answer.output, json!({"id": "case-1", "prompt": "list"}));
+        let usage = answer.usage.unwrap();
+        assert_eq!((usage.tokens, usage.tokens_in, usage.tokens_out), (7, Some(5), Some(2)));
+    }
+
+    #[test]
+    fn a_hanging_sut_is_killed_at_the_timeout_with_its_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        // The child ignores SIGTERM, so only the group SIGKILL after the grace stops it.
+        let script = format!("sh -c 'trap \"\" TERM; echo $$ > {}; sleep 300' & wait", pidfile.display());
+        let started = Instant::now();
+        let err =
+            sut(CommandLine::Shell(script), dir.path(), Duration::from_millis(300)).call(&request("x")).unwrap_err();
+        assert_eq!(err, SutError::Timeout { after: Duration::from_millis(300) });
+        assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+        let pid: u32 = std::fs::read_to_string(&pidfile).unwrap().trim().parse().unwrap();
+        assert!(!wait_until_dead(pid, Duration::from_secs(2)), "process {pid} outlived the timeout");
+    }
+
+    #[test]
+    fn garbage_on_stdout_is_a_backend_error_with_the_raw_text() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = shell(r#"echo '{"output": "ls" oops'"#, dir.path()).call(&request("x")).unwrap_err();
+        let SutError::Backend { message, raw } = err else { panic!("{err:?}") };
+        assert!(message.contains("unusable") && message.contains("does not parse"), "{message}");
+        assert_eq!(raw.as_deref(), Some("{\"output\": \"ls\" oops\n"));
+
+        let err = shell(r"printf '\377\376\000binary'", dir.path()).call(&request("x")).unwrap_err();
+        assert!(err.to_string().contains("not UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn a_non_zero_exit_is_a_backend_error_naming_the_code_and_keeping_stderr() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = shell("echo 'model not loaded' >&2; exit 3", dir.path()).call(&request("x")).unwrap_err();
+        let SutError::Backend { message, raw } = err else { panic!("{err:?}") };
+        assert!(message.contains("exited with code 3"), "{message}");
+        assert!(raw.unwrap().contains("model not loaded"));
+    }
+
+    #[test]
+    fn an_answer_beyond_the_limit_is_an_error_not_read_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out");
+        std::fs::write(&file, "x".repeat(1000)).unwrap();
+        assert_eq!(read_capped(&file, 1000).unwrap().map(|b| b.len()), Some(1000));
+        assert_eq!(read_capped(&file, 999).unwrap(), None);
+        // 17 MiB of output: a backend error naming the limit.
+        let err = shell("head -c 17825792 /dev/zero | tr '\\0' x", dir.path()).call(&request("x")).unwrap_err();
+        assert!(err.to_string().contains("more than 16 MiB"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_program_is_a_backend_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let argv = CommandLine::Argv(vec!["fcorr-no-such-sut".into()]);
+        let err = sut(argv, dir.path(), Duration::from_secs(5)).call(&request("x")).unwrap_err();
+        assert!(err.to_string().contains("fcorr-no-such-sut"), "{err}");
+    }
+}

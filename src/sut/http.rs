@@ -1,0 +1,315 @@
+//! The `http` adapter: POST a JSON body built from a template to a URL and pick the answer out of
+//! the JSON response with a JSON pointer. Also the HTTP plumbing the `openai` adapter shares:
+//! one blocking client, and failures classified as transient (connection refused, 429, 5xx) or not.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::SutRequest;
+use super::answer::{self, AnswerFormat, Reply};
+use super::config::SutConfigError;
+use super::guard::{Backend, Failure};
+
+// Response bodies larger than this are an error, not an answer (and never fill memory).
+use super::answer::MAX_ANSWER as MAX_BODY;
+
+/// `[suite.sut]` with `type = "http"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub struct HttpConfig {
+    pub url: String,
+    /// JSON body template: a string `"{case}"` becomes the whole case, `{prompt}` and `{id}` are
+    /// replaced inside strings. Default: the case itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    /// JSON pointer to the answer, e.g. `/choices/0/text`. Default: the `output` member of a
+    /// `{"output": …}` response, else the whole response.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// JSON pointer to a usage object (default `/usage`, when present).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<String>,
+    /// Extra headers; `{env:NAME}` in a value is replaced by that environment variable, so
+    /// tokens stay out of the file.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub headers: BTreeMap<String, String>,
+}
+
+/// An HTTP SUT ready to call.
+pub(crate) struct HttpSut {
+    config: HttpConfig,
+    client: Client,
+    headers: Vec<(String, String)>,
+}
+
+impl HttpSut {
+    pub(crate) fn new(config: HttpConfig, timeout: Duration) -> Result<HttpSut, SutConfigError> {
+        check_url("url", &config.url)?;
+        for pointer in [&config.answer, &config.usage].into_iter().flatten() {
+            if !pointer.is_empty() && !pointer.starts_with('/') {
+                let message = format!("`{pointer}` is not a JSON pointer (it starts with `/`, e.g. `/answer/text`)");
+                return Err(SutConfigError::Invalid { key: "answer", message });
+            }
+        }
+        let headers = config
+            .headers
+            .iter()
+            .map(|(name, value)| Ok((name.clone(), expand_env(value)?)))
+            .collect::<Result<_, SutConfigError>>()?;
+        Ok(HttpSut { client: Client::new(timeout), config, headers })
+    }
+}
+
+/// Replaces each `{env:NAME}` with the variable's value; an unset variable is an error.
+fn expand_env(value: &str) -> Result<String, SutConfigError> {
+    let mut out = String::new();
+    let mut rest = value;
+    while let Some(start) = rest.find("{env:") {
+        let Some(len) = rest[start..].find('}') else { break };
+        let var = &rest[start + 5..start + len];
+        let found =
+            std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key: "headers", var: var.to_string() })?;
+        out.push_str(&rest[..start]);
+        out.push_str(&found);
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Rejects URLs ureq could not call, at configuration time.
+pub(crate) fn check_url(key: &'static str, url: &str) -> Result<(), SutConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(SutConfigError::Invalid { key, message: format!("`{url}` is not an http:// or https:// URL") })
+    }
+}
+
+/// Fills a body template from a request.
+fn fill(template: &Value, request: &SutRequest) -> Value {
+    match template {
+        Value::String(s) if s == "{case}" => request.case.clone(),
+        Value::String(s) => Value::String(s.replace("{prompt}", &request.prompt).replace("{id}", &request.id)),
+        Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, request)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, request))).collect()),
+        other => other.clone(),
+    }
+}
+
+impl Backend for HttpSut {
+    fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
+        let body = self.config.body.as_ref().map_or_else(|| request.case.clone(), |t| fill(t, request));
+        let text = self.client.post_json(&self.config.url, &self.headers, &body)?;
+        let Some(pointer) = &self.config.answer else {
+            return answer::parse(text.as_bytes(), AnswerFormat::Auto).map_err(|bad| Failure::Permanent {
+                message: format!("{}: {}", self.config.url, bad.message),
+                raw: Some(bad.raw),
+            });
+        };
+        let json: Value = serde_json::from_str(&text).map_err(|e| Failure::Permanent {
+            message: format!("{} answered something that is not JSON: {e}", self.config.url),
+            raw: Some(answer::cap(&text)),
+        })?;
+        let output = json.pointer(pointer).cloned().ok_or_else(|| Failure::Permanent {
+            message: format!("{}: the response has nothing at `{pointer}`", self.config.url),
+            raw: Some(answer::cap(&text)),
+        })?;
+        let usage = json.pointer(self.config.usage.as_deref().unwrap_or("/usage")).and_then(answer::usage_from_json);
+        Ok(Reply { output, raw: answer::cap(&text), usage })
+    }
+
+    fn describe(&self) -> String {
+        format!("http: POST {}", self.config.url)
+    }
+
+    fn identity(&self) -> Value {
+        serde_json::json!({"type": "http", "config": self.config})
+    }
+}
+
+/// A blocking HTTP client; `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` are honoured (ureq's default).
+pub(crate) struct Client {
+    agent: ureq::Agent,
+}
+
+impl Client {
+    pub(crate) fn new(timeout: Duration) -> Client {
+        let config = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            // Statuses are classified here (429 and 5xx retried), not turned into errors.
+            .http_status_as_error(false)
+            .build();
+        Client { agent: ureq::Agent::new_with_config(config) }
+    }
+
+    /// POSTs `body` and returns the response text of a 2xx answer.
+    pub(crate) fn post_json(&self, url: &str, headers: &[(String, String)], body: &Value) -> Result<String, Failure> {
+        let mut request = self.agent.post(url).content_type("application/json");
+        for (name, value) in headers {
+            request = request.header(name.as_str(), value.as_str());
+        }
+        let mut response = request.send(body.to_string()).map_err(|e| classify(url, e))?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get("retry-after")
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| parse_retry_after(v, time::OffsetDateTime::now_utc()));
+        let text = response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(url, e))?;
+        let raw = Some(answer::cap(&text));
+        match status {
+            200..=299 => Ok(text),
+            429 => Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {url}"), raw, retry_after }),
+            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {url}"), raw, retry_after }),
+            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {url}"), raw }),
+        }
+    }
+}
+
+/// Which client errors are worth a retry: a refused or reset connection may be a server still
+/// starting or restarting; a bad URL or TLS failure will not fix itself.
+fn classify(url: &str, error: ureq::Error) -> Failure {
+    use std::io::ErrorKind;
+    match &error {
+        ureq::Error::Timeout(_) => Failure::Timeout,
+        ureq::Error::Io(e) if e.kind() == ErrorKind::TimedOut => Failure::Timeout,
+        ureq::Error::Io(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::ConnectionRefused | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+            ) =>
+        {
+            Failure::Transient { message: format!("cannot reach {url}: {error}"), raw: None, retry_after: None }
+        }
+        ureq::Error::ConnectionFailed => {
+            Failure::Transient { message: format!("cannot reach {url}: {error}"), raw: None, retry_after: None }
+        }
+        _ => Failure::Permanent { message: format!("request to {url} failed: {error}"), raw: None },
+    }
+}
+
+/// `Retry-After`: seconds, or an HTTP date (RFC 9110), relative to `now`.
+fn parse_retry_after(value: &str, now: time::OffsetDateTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let format = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let at = time::PrimitiveDateTime::parse(value, &format).ok()?.assume_utc();
+    Some(Duration::try_from(at - now).unwrap_or(Duration::ZERO))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sut::guard::{CallPolicy, Guarded};
+    use crate::sut::testing::{Reply as Canned, Server};
+    use crate::sut::{Sut, SutError};
+    use serde_json::json;
+
+    fn request() -> SutRequest {
+        SutRequest { id: "c7".into(), prompt: "list files".into(), case: json!({"id": "c7", "prompt": "list files"}) }
+    }
+
+    fn config(url: String) -> HttpConfig {
+        HttpConfig { url, body: None, answer: None, usage: None, headers: BTreeMap::new() }
+    }
+
+    fn policy() -> CallPolicy {
+        CallPolicy { timeout: Duration::from_secs(5), backoff: Duration::from_millis(20), ..CallPolicy::default() }
+    }
+
+    #[test]
+    fn body_template_and_answer_pointer() {
+        let server =
+            Server::start(vec![Canned::json(200, r#"{"data": {"text": "ls"}, "usage": {"total_tokens": 9}}"#)]);
+        let mut config = config(server.url("/ask"));
+        config.body = Some(json!({"q": "Q: {prompt}", "meta": {"case": "{case}", "n": 1}}));
+        config.answer = Some("/data/text".into());
+        let sut = Guarded::new(HttpSut::new(config, Duration::from_secs(5)).unwrap(), policy(), None);
+        let answer = sut.call(&request()).unwrap();
+        assert_eq!(answer.output, json!("ls"));
+        assert_eq!(answer.usage.unwrap().tokens, 9);
+        let seen = server.requests();
+        assert_eq!(seen[0].path, "/ask");
+        let body: Value = serde_json::from_str(&seen[0].body).unwrap();
+        assert_eq!(body, json!({"q": "Q: list files", "meta": {"case": {"id": "c7", "prompt": "list files"}, "n": 1}}));
+    }
+
+    #[test]
+    fn a_missing_pointer_or_non_json_body_is_a_backend_error_with_raw() {
+        let server = Server::start(vec![Canned::json(200, r#"{"other": 1}"#), Canned::text(200, "<html>oops")]);
+        let mut config = config(server.url("/"));
+        config.answer = Some("/answer".into());
+        let sut = Guarded::new(HttpSut::new(config, Duration::from_secs(5)).unwrap(), policy(), None);
+        let err = sut.call(&request()).unwrap_err();
+        assert!(
+            matches!(&err, SutError::Backend { message, raw: Some(raw) } if message.contains("/answer") && raw.contains("other")),
+            "{err:?}"
+        );
+        let err = sut.call(&request()).unwrap_err();
+        assert!(
+            matches!(&err, SutError::Backend { message, raw: Some(raw) } if message.contains("not JSON") && raw.contains("<html>")),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn a_client_error_is_not_retried() {
+        let server = Server::start(vec![Canned::text(400, "bad request"), Canned::text(200, "never")]);
+        let sut = Guarded::new(HttpSut::new(config(server.url("/")), Duration::from_secs(5)).unwrap(), policy(), None);
+        let err = sut.call(&request()).unwrap_err();
+        assert!(err.to_string().contains("HTTP 400"), "{err}");
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[test]
+    fn connection_refused_is_retried_then_reported() {
+        // Bind and drop a listener: the port is then (almost certainly) closed.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let sut = Guarded::new(
+            HttpSut::new(config(format!("http://127.0.0.1:{port}/")), Duration::from_secs(5)).unwrap(),
+            CallPolicy { retries: 1, ..policy() },
+            None,
+        );
+        let err = sut.call(&request()).unwrap_err();
+        assert!(err.to_string().contains("cannot reach") && err.to_string().contains("after 2 attempts"), "{err}");
+    }
+
+    #[test]
+    fn a_slow_server_times_out() {
+        let server = Server::start(vec![Canned::json(200, r#"{"output": "late"}"#).delayed(Duration::from_secs(3))]);
+        let sut = Guarded::new(
+            HttpSut::new(config(server.url("/")), Duration::from_millis(300)).unwrap(),
+            CallPolicy { timeout: Duration::from_millis(300), ..policy() },
+            None,
+        );
+        let started = std::time::Instant::now();
+        let err = sut.call(&request()).unwrap_err();
+        assert!(matches!(err, SutError::Timeout { .. }), "{err:?}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn header_secrets_come_from_the_environment() {
+        assert!(matches!(expand_env("Bearer {env:FCORR_TEST_SURELY_UNSET}"), Err(SutConfigError::MissingEnv { .. })));
+        // PATH is set in every test environment.
+        let path = std::env::var("PATH").unwrap();
+        assert_eq!(expand_env("x {env:PATH} y").unwrap(), format!("x {path} y"));
+    }
+
+    #[test]
+    fn retry_after_in_seconds_or_as_a_date() {
+        let now = time::macros::datetime!(2026-11-23 12:00:00 UTC);
+        assert_eq!(parse_retry_after("2", now), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after("Mon, 23 Nov 2026 12:00:05 GMT", now), Some(Duration::from_secs(5)));
+        assert_eq!(parse_retry_after("Mon, 23 Nov 2026 11:00:00 GMT", now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+}

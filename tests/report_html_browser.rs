@@ -1,0 +1,314 @@
+//! report.html in a real browser: headless Chromium, driven over the DevTools protocol by
+//! `scripts/browser/drive.mjs`, answers through the DOM. Expected counts come from the
+//! `results.json` the same run wrote. Without a chromium binary these tests print why and pass,
+//! except under `CI`, where a missing browser is a failure (`.ci/run` installs it).
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use fcorr::model::{CaseStatus, Run};
+use serde_json::{Value, json};
+use support::repo;
+
+/// The chromium binary to drive: `$CHROMIUM`, else the first of the usual names on `PATH`.
+fn chromium() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("CHROMIUM") {
+        return Some(path.into());
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .flat_map(|dir| ["chromium", "chromium-browser", "google-chrome"].map(|name| dir.join(name)))
+        .find(|candidate| candidate.is_file())
+}
+
+/// `Some(chromium)` or, outside CI, `None` after saying why the test does nothing.
+fn browser_or_skip(test: &str) -> Option<PathBuf> {
+    match chromium() {
+        Some(path) => Some(path),
+        None if std::env::var_os("CI").is_some() => {
+            panic!(
+                "{test}: CI is set but no chromium binary was found (set CHROMIUM or run `apt-get install chromium`; .ci/run does)"
+            )
+        }
+        None => {
+            eprintln!("{test}: SKIPPED: no chromium binary on PATH (install Debian's `chromium` or set CHROMIUM)");
+            None
+        }
+    }
+}
+
+fn fcorr(cwd: &Path, args: &[&str]) -> std::process::Output {
+    let output = support::fcorr_bin().args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("fcorr runs");
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "fcorr {args:?}: {}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// Runs `body` (the body of an async function, after the page's data is shown) in `page`
+/// (a path, optionally with `#fragment`) and returns what it returned; fails on any page
+/// exception.
+fn drive(browser: &Path, dir: &Path, page: &str, body: &str) -> Value {
+    let script = dir.join("drive-script.js");
+    std::fs::write(&script, body).unwrap();
+    let output = Command::new("node")
+        .arg(repo().join("scripts/browser/drive.mjs"))
+        .args(["eval", page])
+        .arg(&script)
+        .env("CHROMIUM", browser)
+        .current_dir(dir)
+        .output()
+        .expect("node runs scripts/browser/drive.mjs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "drive.mjs failed: {}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result: Value =
+        serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("drive.mjs printed {stdout:?}: {e}"));
+    assert_eq!(result["exceptions"], json!([]), "the page threw: {result}");
+    result["value"].clone()
+}
+
+/// In-page helpers the test scripts share: read the DOM, act like a user, collect every row of
+/// the virtualised list by scrolling through it.
+const HELPERS: &str = r##"
+const $ = (id) => document.getElementById(id);
+const settle = () => new Promise((r) => setTimeout(r, 150));
+const frame = () => new Promise((r) => requestAnimationFrame(() => r()));
+const shown = () => Number($("shown-count").textContent);
+const rendered = () => [...document.querySelectorAll("#rows .row")].map((r) => ({ id: r.dataset.id, status: r.dataset.status }));
+async function clickStatus(status) {
+  $("chips").querySelector(`button[data-status="${status}"]`).click();
+  await settle();
+}
+async function search(text) {
+  const box = $("search");
+  box.value = text;
+  box.dispatchEvent(new Event("input"));
+  await settle();
+}
+async function allRows() {
+  const list = $("list"), seen = new Map();
+  for (let top = 0; ; top += Math.max(1, list.clientHeight - 56)) {
+    list.scrollTop = top;
+    list.dispatchEvent(new Event("scroll"));
+    await frame(); await frame();
+    for (const r of rendered()) seen.set(r.id, r.status);
+    if (top + list.clientHeight >= list.scrollHeight) break;
+  }
+  list.scrollTop = 0;
+  return [...seen].map(([id, status]) => ({ id, status }));
+}
+"##;
+
+fn load_run(dir: &Path) -> Run {
+    serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
+}
+
+fn ids_with(run: &Run, status: CaseStatus) -> Vec<String> {
+    let mut ids: Vec<String> =
+        run.suites.iter().flat_map(|s| s.cases.iter()).filter(|c| c.status == status).map(|c| c.id.clone()).collect();
+    ids.sort();
+    ids
+}
+
+/// A fragment of a failure's message that few cases' search text contains, with that case, the
+/// number of cases the page should show for it (same fields and case folding as report.js).
+fn search_probe(run: &Run) -> (String, String, usize) {
+    let hay: Vec<String> = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
+        .map(|(s, c)| {
+            [
+                c.name.as_str(),
+                c.classname.as_deref().unwrap_or(""),
+                c.file.as_deref().unwrap_or(""),
+                c.message.as_deref().unwrap_or(""),
+                &s.name,
+            ]
+            .join("\n")
+            .to_lowercase()
+        })
+        .collect();
+    for case in run.suites.iter().flat_map(|s| s.cases.iter()).filter(|c| c.status == CaseStatus::Failed) {
+        let Some(message) = case.message.as_deref() else { continue };
+        let words: Vec<&str> = message.split_whitespace().collect();
+        // A few words from the middle of the message: a fragment, not the whole text.
+        for width in [3, 4, 5] {
+            for start in 0..words.len().saturating_sub(width) {
+                let fragment = words[start..start + width].join(" ");
+                let needle = fragment.to_lowercase();
+                let matches = hay.iter().filter(|h| h.contains(&needle)).count();
+                if (1..=5).contains(&matches) && fragment.len() < message.len() {
+                    return (fragment, case.id.clone(), matches);
+                }
+            }
+        }
+    }
+    panic!("no failure message has a distinctive fragment");
+}
+
+/// The checks every report must pass: the failed chip shows exactly the failed cases, a search
+/// for a fragment of a message finds its case, and a `#case=` link selects and opens a case.
+fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
+    let run = load_run(out);
+    let failed = ids_with(&run, CaseStatus::Failed);
+    assert!(!failed.is_empty(), "the report under test has failures");
+    let (fragment, found, matches) = search_probe(&run);
+    let script = format!(
+        "{HELPERS}
+        const ready = Number(document.body.dataset.readyMs);
+        await clickStatus('failed');
+        const failedShown = shown();
+        const failedRows = {scroll_all} ? await allRows() : rendered();
+        await clickStatus('all');
+        await search({fragment});
+        const searchShown = shown();
+        const searchRows = rendered();
+        location.hash = 'case=' + encodeURIComponent({found});
+        await settle();
+        const detail = $('detail');
+        return {{ ready, failedShown, failedRows, searchShown, searchRows,
+          hashCase: new URLSearchParams(location.hash.slice(1)).get('case'),
+          selected: [...document.querySelectorAll('#rows .row.sel')].map((r) => r.dataset.id),
+          detailText: detail.textContent }};",
+        fragment = json!(fragment),
+        found = json!(found),
+    );
+    let value = drive(browser, out, "report.html", &script);
+    assert_eq!(value["failedShown"], failed.len(), "the failed chip shows every failed case: {}", value["failedShown"]);
+    let rows = value["failedRows"].as_array().unwrap();
+    assert!(!rows.is_empty() && rows.iter().all(|r| r["status"] == "failed"), "only failed rows: {rows:?}");
+    if scroll_all {
+        let mut listed: Vec<String> = rows.iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+        listed.sort();
+        assert_eq!(listed, failed, "scrolling the failed list shows exactly the failed cases");
+    }
+    assert_eq!(value["searchShown"], matches, "search {fragment:?} shows the cases containing it");
+    assert!(
+        value["searchRows"].as_array().unwrap().iter().any(|r| r["id"] == found),
+        "search {fragment:?} finds {found}"
+    );
+    assert_eq!(value["hashCase"], found);
+    assert_eq!(value["selected"], json!([found]), "the linked case is the selected row");
+    let case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| c.id == found).unwrap();
+    let detail = value["detailText"].as_str().unwrap();
+    assert!(
+        detail.contains(&case.name) && detail.contains(case.message.as_deref().unwrap()),
+        "detail pane shows the case: {detail}"
+    );
+
+    // A link opened fresh (not a hash change on an open page) selects the case on load.
+    let other = failed.last().unwrap();
+    let fresh = drive(
+        browser,
+        out,
+        &format!("report.html#status=failed&case={other}"),
+        "return { selected: document.querySelector('#rows .row.sel')?.dataset.id ?? null,
+                  heading: document.querySelector('#detail h2')?.textContent ?? null,
+                  pressed: document.querySelector('#chips [aria-pressed=true]')?.dataset.status };",
+    );
+    let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| &c.id == other).unwrap();
+    assert_eq!(fresh, json!({"selected": other, "heading": other_case.name, "pressed": "failed"}));
+}
+
+#[test]
+fn fixture_report_filters_searches_and_links_in_chromium() {
+    let Some(browser) = browser_or_skip("fixture_report_filters_searches_and_links_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = repo().join("tests/fixtures/reports/junit");
+    let glob = format!("{}/*.xml", fixtures.display());
+    fcorr(dir.path(), &["import", &glob, "--name", "fixtures", "--out", "out", "--format", "html"]);
+    check_filter_search_and_link(&browser, &dir.path().join("out"), true);
+}
+
+#[test]
+fn hundred_thousand_cases_filter_search_and_link_in_chromium() {
+    let Some(browser) = browser_or_skip("hundred_thousand_cases_filter_search_and_link_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("python3")
+        .arg(repo().join("benches/import/gen_junit.py"))
+        .arg(dir.path().join("big.xml"))
+        .status()
+        .expect("python3 runs benches/import/gen_junit.py");
+    assert!(status.success());
+    fcorr(dir.path(), &["import", "big.xml", "--out", "out", "--format", "html"]);
+    std::fs::remove_file(dir.path().join("big.xml")).unwrap();
+    let size = std::fs::metadata(dir.path().join("out/report.html")).unwrap().len();
+    assert!(size <= 12 * 1024 * 1024, "report.html of 100,000 cases is {size} bytes, over the 12 MB budget");
+    // Scrolling through 10,000 failed rows would time the test out; the count, the rows on
+    // screen and the search/link checks carry the proof here, the fixture test scrolls fully.
+    check_filter_search_and_link(&browser, &dir.path().join("out"), false);
+}
+
+/// JUnit with payloads in every field the page shows: names, class names, files, messages,
+/// traces and output. Each payload sets `window.pwned` if it ever runs.
+const HOSTILE_JUNIT: &str = r##"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites>
+  <testsuite name="&lt;/script&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;" tests="4">
+    <testcase classname="&lt;img src=x onerror=&quot;window.pwned=2&quot;&gt;" name="&lt;/script&gt;&lt;script&gt;window.pwned=3&lt;/script&gt;" file="javascript:window.pwned=4" time="0.1">
+      <failure message="&lt;img src=x onerror=window.pwned=5&gt; see javascript:window.pwned=6">&lt;/pre&gt;&lt;script&gt;window.pwned=7&lt;/script&gt;</failure>
+      <system-out>&lt;iframe src="javascript:window.pwned=8"&gt;&lt;/iframe&gt;</system-out>
+    </testcase>
+    <testcase classname="x" name="&lt;a href=&quot;javascript:window.pwned=9&quot;&gt;click&lt;/a&gt;" time="0.2">
+      <failure message="&quot;&gt;&lt;svg onload=window.pwned=10&gt;">'&gt;&lt;script&gt;window.pwned=11&lt;/script&gt;</failure>
+    </testcase>
+    <testcase classname="x" name="]]&gt;&lt;!--&lt;script&gt;window.pwned=12&lt;/script&gt;" time="0.3"/>
+    <testcase classname="x" name="u2028&#x2028;u2029&#x2029;&lt;/SCRIPT &gt;" time="0.4"><skipped message="&lt;style&gt;*{display:none}&lt;/style&gt;"/></testcase>
+  </testsuite>
+</testsuites>
+"##;
+
+#[test]
+fn hostile_names_run_no_script_in_chromium() {
+    let Some(browser) = browser_or_skip("hostile_names_run_no_script_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("hostile.xml"), HOSTILE_JUNIT).unwrap();
+    fcorr(dir.path(), &["import", "hostile.xml", "--out", "out", "--format", "html"]);
+    fcorr(dir.path(), &["report", "out/results.json", "--run-url", "javascript:window.pwned=13", "--format", "html"]);
+    let out = dir.path().join("out");
+    let run = load_run(&out);
+    assert_eq!(run.totals.total, 4, "every hostile case was imported");
+    // Every case opened in the detail pane, every grouping drawn, and a payload in the fragment.
+    let script = format!(
+        "{HELPERS}
+        // Counted after every step: what the rows, groups and detail pane drew from the data.
+        let scripts = 0, injected = 0, links = [];
+        const check = () => {{
+          scripts = Math.max(scripts, document.scripts.length);
+          injected = Math.max(injected, document.querySelectorAll('img, iframe, object, embed, svg[onload], a[href^=javascript], style:not(head style)').length);
+          links.push(...[...document.querySelectorAll('a[href]')].map((a) => a.getAttribute('href')));
+        }};
+        check();
+        for (const group of ['suite', 'file', 'tag', 'category', 'none']) {{
+          $('group').value = group; $('group').dispatchEvent(new Event('change')); await settle(); check();
+        }}
+        const names = [...document.querySelectorAll('#rows .row .name')].map((n) => n.textContent);
+        for (const r of [...document.querySelectorAll('#rows .row')]) {{ r.click(); await settle(); check(); }}
+        await search('window.pwned=12');
+        const found = shown();
+        check();
+        location.hash = 'q=' + encodeURIComponent('<img src=x onerror=window.pwned=14>') + '&case=' + encodeURIComponent('<script>window.pwned=15</script>');
+        await settle();
+        check();
+        return {{ pwned: window.pwned ?? null, found, scripts, injected, links, names }};"
+    );
+    let value = drive(&browser, &out, "report.html#case=%3Cscript%3Ewindow.pwned%3D16%3C%2Fscript%3E", &script);
+    assert_eq!(value["pwned"], Value::Null, "a payload ran: {value}");
+    assert_eq!(value["scripts"], 2, "only the data block and fcorr's script: {value}");
+    assert_eq!(value["injected"], 0, "no element came from test data: {value}");
+    assert_eq!(value["links"], json!([]), "a javascript: run URL is not a link: {value}");
+    assert_eq!(value["found"], 1, "names shown as text are searchable as text: {value}");
+    let names = value["names"].as_array().unwrap();
+    assert_eq!(names.len(), 4, "every case drawn as a row: {value}");
+    assert!(names.iter().any(|n| n == "</script><script>window.pwned=3</script>"), "names shown verbatim: {value}");
+}
