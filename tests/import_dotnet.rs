@@ -12,7 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use fcorr::collect::{ParseOptions, ParsedReport, parse_file, parser_named};
-use fcorr::model::{Case, CaseStatus, Run, SuiteStatus};
+use fcorr::model::{Case, CaseStatus, Run, Severity, SuiteStatus};
 
 fn dir() -> PathBuf {
     support::repo().join("tests/fixtures/reports/dotnet")
@@ -331,7 +331,11 @@ fn truncated_reports_never_pass_through_fcorr_import() {
             let out = tmp.path().join(format!("out-{cut}-{name}"));
             let (exit, run) = import(&file, &out);
             assert_ne!(exit, 0, "{name} cut at {cut} passed");
-            assert_ne!(run.suites[0].status, SuiteStatus::Passed, "{name} cut at {cut}");
+            let suite = &run.suites[0];
+            assert_ne!(suite.status, SuiteStatus::Passed, "{name} cut at {cut}");
+            // The suite says which file could not be read.
+            let said = suite.diagnostics.iter().any(|d| d.severity == Severity::Error && d.message.contains("cut-"));
+            assert!(said, "{name} cut at {cut}: {:?}", suite.diagnostics);
         }
     }
 }
