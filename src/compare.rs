@@ -116,6 +116,13 @@ pub struct CaseChange {
     pub before: Option<CaseStatus>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<CaseStatus>,
+    /// The baseline case's first reason code (eval cases: `incorrect`, `timeout`...), so reports
+    /// can show `incorrect → passed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_reason: Option<String>,
+    /// The case's first reason code now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_reason: Option<String>,
 }
 
 /// Pass rate of counts (passes / cases that ran × 100); `None` when nothing ran.
@@ -196,9 +203,12 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
         let base_cases: HashMap<&str, &Case> =
             base.map(|b| b.cases.iter().map(|c| (c.id.as_str(), c)).collect()).unwrap_or_default();
         for case in &suite.cases {
-            let before = base_cases.get(case.id.as_str()).map(|c| c.status);
+            let base_case = base_cases.get(case.id.as_str()).copied();
+            let before = base_case.map(|c| c.status);
             if let Some(change) = classify(before, Some(case.status)) {
-                cases.push(change_of(&suite.id, case, change, before, Some(case.status)));
+                let mut change = change_of(&suite.id, case, change, before, Some(case.status));
+                change.before_reason = base_case.and_then(first_reason);
+                cases.push(change);
             }
         }
         if let Some(base) = base
@@ -274,6 +284,8 @@ fn change_of(
     before: Option<CaseStatus>,
     after: Option<CaseStatus>,
 ) -> CaseChange {
+    // `case` is the baseline's case when it was removed, this run's otherwise.
+    let reason = first_reason(case);
     CaseChange {
         suite_id: suite_id.to_string(),
         case_id: case.id.clone(),
@@ -281,7 +293,13 @@ fn change_of(
         change,
         before,
         after,
+        before_reason: if after.is_none() { reason.clone() } else { None },
+        after_reason: if after.is_some() { reason } else { None },
     }
+}
+
+fn first_reason(case: &Case) -> Option<String> {
+    case.reasons.first().map(|r| r.code.clone())
 }
 
 impl Comparison {

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod config;
 pub mod ecosystems;
 pub mod errors;
+pub mod eval;
 pub mod events;
 pub mod execute;
 pub mod gate;

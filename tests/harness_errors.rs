@@ -108,3 +108,37 @@ fn a_missing_toolchain_is_reported_with_its_name() {
     assert!(error.message.contains("`go` was not found on PATH"), "{}", error.message);
     assert_eq!(code, 3);
 }
+
+#[test]
+fn an_unreadable_project_says_permission_denied() {
+    // Run as `nobody` when the tests run as root (root reads any directory); as is otherwise.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root && std::process::Command::new("setpriv").arg("--version").output().is_err() {
+        panic!("running as root needs `setpriv` (util-linux) to drop to nobody");
+    }
+    let base = tempfile::tempdir().unwrap();
+    let project = base.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    std::fs::write(project.join("pyproject.toml"), "[project]\nname = \"x\"\n").unwrap();
+    let out = base.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(base.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).unwrap();
+    std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let binary = assert_cmd::cargo::cargo_bin("fcorr");
+    let mut cmd = if root {
+        let mut cmd = Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"]).arg(binary);
+        cmd
+    } else {
+        Command::new(binary)
+    };
+    cmd.current_dir(&out).env("FCORR_CACHE_DIR", out.join("cache")).env("HOME", &out);
+    let output = cmd.arg("run").arg(&project).arg("--out").arg(&out).arg("--json").output().unwrap();
+    std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (run, _) = parse_run(&output);
+    let error = run.suites[0].error.as_ref().unwrap();
+    assert!(error.message.contains("Permission denied"), "{}", error.message);
+    assert!(!error.message.contains("markers"), "{}", error.message);
+}

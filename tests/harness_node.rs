@@ -89,6 +89,30 @@ fn node_test_fixture_matches_expected() {
     assert!(suite.cases.iter().all(|c| c.file.is_some()), "{:#?}", suite.cases);
 }
 
+/// `# tests N`, `# pass N`, `# fail N` from node's own summary of a real `node --test` run.
+fn node_summary(dir: &Path) -> (u64, u64, u64) {
+    let output = std::process::Command::new("node").arg("--test").current_dir(dir).output().unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    let count = |key: &str| {
+        let line = text.lines().find(|l| l.starts_with(&format!("# {key} "))).unwrap_or_else(|| panic!("{text}"));
+        line.rsplit(' ').next().unwrap().parse().unwrap()
+    };
+    (count("tests"), count("pass"), count("fail"))
+}
+
+#[test]
+fn node_parent_tests_count_as_node_counts_them_and_their_own_failure_shows() {
+    let name = "js-node-parent";
+    let suite = check_failing_fixture(name, "node-junit");
+    let (tests, pass, fail) = node_summary(&fixture(name));
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.failed), (tests, pass, fail));
+    // The parent's own assertion, after both subtests passed: message, file and the line that threw.
+    let parent = suite.cases.iter().find(|c| c.name == "totals").unwrap();
+    assert_eq!(parent.message.as_deref(), Some("the grand total is wrong"));
+    assert_eq!((parent.file.as_deref(), parent.line), (Some("test/parent.test.js"), Some(17)));
+    assert!(suite.error.is_none(), "a failed case explains the exit code: {:?}", suite.error);
+}
+
 #[test]
 fn mocha_installs_with_npm_ci_then_skips_install_when_up_to_date() {
     // A copy without node_modules, so the first run really installs from the lockfile.

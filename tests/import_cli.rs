@@ -84,7 +84,8 @@ fn unparsable_file_is_reported_with_its_path_and_the_others_still_count() {
     let output = assert.get_output();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("bad.xml: invalid XML at byte"), "{stderr}");
-    assert!(stderr.contains("notes.xml: not a report format fcorr recognises"), "{stderr}");
+    // Clearly XML, so read as XML: it says what is missing rather than "unknown format".
+    assert!(stderr.contains("notes.xml: no <testsuites>, <testsuite> or <testcase> element"), "{stderr}");
     let run: Run = serde_json::from_slice(&output.stdout).unwrap();
     let suite = &run.suites[0];
     assert_eq!(suite.counts.total, 2, "the good file's two cases still count");
@@ -254,4 +255,191 @@ fn an_unreadable_report_is_named_in_the_comment_and_summary() {
         let text = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
         assert!(text.contains("could not be read") && text.contains("bad.xml"), "{file}:\n{text}");
     }
+}
+
+/// A real pytest report: two passes, a skip, a pass, then a failure, in that order.
+fn pytest_report(dir: &Path) -> String {
+    let tests = "import pytest\n\ndef test_a():\n    pass\n\ndef test_b():\n    pass\n\n\
+                 @pytest.mark.skip(reason=\"later\")\ndef test_skip():\n    pass\n\ndef test_c():\n    pass\n\n\
+                 def test_fail():\n    assert 1 == 2\n";
+    std::fs::write(dir.join("test_cut.py"), tests).unwrap();
+    let status = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "--junitxml=full.xml", "test_cut.py"])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert_eq!(status.status.code(), Some(1), "{}", String::from_utf8_lossy(&status.stdout));
+    std::fs::read_to_string(dir.join("full.xml")).unwrap()
+}
+
+#[test]
+fn a_pytest_report_cut_short_is_an_error_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let full = pytest_report(dir.path());
+    assert!(full.contains(r#"tests="5""#), "{full}");
+    // Where a killed writer leaves it: inside <skipped>, and right after a passing testcase.
+    let skipped = full.find("<skipped").unwrap();
+    let in_skipped = &full[..skipped + full[skipped..].find('>').unwrap() + 1];
+    let first = full.find(r#"name="test_a""#).unwrap();
+    let after_case = &full[..first + full[first..].find("/>").unwrap() + 2];
+    for (name, text) in [("in-skipped", in_skipped), ("after-case", after_case)] {
+        std::fs::write(dir.path().join(format!("{name}.xml")), text).unwrap();
+        let out = format!("out-{name}");
+        let output = fcorr(dir.path())
+            .args(["import", &format!("{name}.xml"), "--name", name, "--json", "--out", &out])
+            .output()
+            .unwrap();
+        let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+        assert_eq!(output.status.code(), Some(1), "{name}: a cut report is never a pass");
+        let suite = &run.suites[0];
+        let cut = suite.cases.iter().find(|c| c.name == "[report cut short]").expect("an error case");
+        assert_eq!(cut.status, CaseStatus::Error);
+        let message = cut.message.as_deref().unwrap();
+        assert!(message.contains("cut short") && message.contains("declares tests=5"), "{name}: {message}");
+        assert!(
+            suite.diagnostics.iter().any(|d| d.severity == Severity::Error && d.message.contains("cut short")),
+            "{name}: {:?}",
+            suite.diagnostics
+        );
+        for file in ["comment.md", "summary.md", "junit.xml", "ctrf.json", "report.html"] {
+            let text = std::fs::read_to_string(dir.path().join(&out).join(file)).unwrap();
+            assert!(text.contains("cut short"), "{name}: {file} does not say the report was cut short");
+        }
+    }
+    // The whole report reads as pytest said: 3 passed, 1 skipped, 1 failed, no complaint.
+    std::fs::write(dir.path().join("whole.xml"), &full).unwrap();
+    let output = fcorr(dir.path()).args(["import", "whole.xml", "--json", "--out", "out-whole"]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let counts = &run.suites[0].counts;
+    assert_eq!((counts.passed, counts.skipped, counts.failed, counts.error), (3, 1, 1, 0));
+    assert!(run.suites[0].diagnostics.is_empty(), "{:?}", run.suites[0].diagnostics);
+}
+
+/// Runs a real tool in `cwd` and returns its stdout (the stream fcorr imports).
+fn tool_output(cwd: &Path, program: &str, args: &[&str]) -> String {
+    let output = std::process::Command::new(program)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start `{program}` (is it installed?): {e}"));
+    String::from_utf8(output.stdout).unwrap()
+}
+
+/// The first `lines` lines of `text`, each with its line end.
+fn head(text: &str, lines: usize) -> String {
+    text.split_inclusive('\n').take(lines).collect()
+}
+
+/// Imports `text` as `file` in `dir`: exit code, and the `[report cut short]` case's message.
+fn import_cut(dir: &Path, file: &str, text: &str) -> (Option<i32>, Option<String>) {
+    std::fs::write(dir.join(file), text).unwrap();
+    let output = fcorr(dir).args(["import", file, "--json", "--out", &format!("out-{file}")]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let cut = run.suites[0].cases.iter().find(|c| c.name == "[report cut short]");
+    (output.status.code(), cut.map(|c| c.message.clone().unwrap_or_default()))
+}
+
+#[test]
+fn tap_and_go_json_streams_that_stop_mid_test_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // node's TAP of the js-node-test fixture, stopped where a killed run leaves it: after the
+    // first nested plan, inside `temperature > celsiusToFahrenheit`; every test point so far passed.
+    let tap = tool_output(&repo().join("tests/fixtures/js-node-test"), "node", &["--test", "--test-reporter=tap"]);
+    let nested_plan = tap.lines().position(|l| l.starts_with(' ') && l.trim_start().starts_with("1..")).unwrap();
+    let (code, cut) = import_cut(dir.path(), "node.tap", &head(&tap, nested_plan + 1));
+    assert_eq!(code, Some(1), "a TAP stream cut inside a subtest is never a pass");
+    assert!(cut.as_deref().is_some_and(|m| m.contains("inside subtest `celsiusToFahrenheit`")), "{cut:?}");
+    // The whole stream but its closing plan: nothing says the run got to its end.
+    let without_plan: String = tap.split_inclusive('\n').filter(|l| !l.starts_with("1..")).collect();
+    let (_, cut) = import_cut(dir.path(), "no-plan.tap", &without_plan);
+    assert!(cut.as_deref().is_some_and(|m| m.contains("no plan")), "{cut:?}");
+    let (_, cut) = import_cut(dir.path(), "whole.tap", &tap);
+    assert_eq!(cut, None, "the whole stream is complete");
+
+    // `go test -json` on go-mixed, one package at a time, stopped after the first test passed:
+    // the package never said `pass` or `fail`.
+    let json =
+        tool_output(&repo().join("tests/fixtures/go-mixed"), "go", &["test", "-json", "-count=1", "-p", "1", "./..."]);
+    let first_pass = json.lines().position(|l| l.contains(r#""Action":"pass""#) && l.contains(r#""Test":"#)).unwrap();
+    let (code, cut) = import_cut(dir.path(), "go.json", &head(&json, first_pass + 1));
+    assert_eq!(code, Some(1), "a go test -json stream cut between tests is never a pass");
+    assert!(cut.as_deref().is_some_and(|m| m.contains("gomixed/mathx")), "{cut:?}");
+    let (_, cut) = import_cut(dir.path(), "go-whole.json", &json);
+    assert_eq!(cut, None, "the whole stream is complete");
+}
+
+#[test]
+fn fewer_cases_than_declared_shows_in_the_comment_and_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = r#"<testsuites><testsuite name="s" tests="3" failures="0"><testcase name="a"/><testcase name="b"/></testsuite></testsuites>"#;
+    std::fs::write(dir.path().join("r.xml"), xml).unwrap();
+    fcorr(dir.path()).args(["import", "r.xml", "--out", "out"]).assert().code(0);
+    for file in ["comment.md", "summary.md"] {
+        let text = std::fs::read_to_string(dir.path().join("out").join(file)).unwrap();
+        assert!(text.contains("declares tests=3 but 2 testcases were read"), "{file}:\n{text}");
+    }
+}
+
+#[test]
+fn a_star_stays_in_its_directory_and_fcorr_output_is_never_imported() {
+    let dir = tempfile::tempdir().unwrap();
+    let case = |name: &str| format!(r#"<testsuite name="s"><testcase classname="c" name="{name}"/></testsuite>"#);
+    std::fs::write(dir.path().join("a.xml"), case("a")).unwrap();
+    std::fs::create_dir(dir.path().join("sub")).unwrap();
+    std::fs::write(dir.path().join("sub/b.xml"), case("b")).unwrap();
+    let total = |args: &[&str]| {
+        let output = fcorr(dir.path()).args(["import"]).args(args).arg("--json").output().unwrap();
+        let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+        run.suites[0].counts.total
+    };
+    // Each run writes fcorr-out/junit.xml; the next run's glob must not count it again.
+    assert_eq!(total(&["*.xml"]), 1);
+    assert!(dir.path().join("fcorr-out/junit.xml").is_file());
+    assert_eq!(total(&["*.xml"]), 1);
+    assert_eq!(total(&["**/*.xml"]), 2);
+    assert_eq!(total(&["**/*.xml", "--out", "elsewhere"]), 2, "another output directory of fcorr is skipped too");
+    assert_eq!(total(&["**/*.xml"]), 2);
+}
+
+#[test]
+fn an_import_suite_never_reads_the_reports_other_suites_write_into_the_output_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.xml"),
+        r#"<testsuite name="s"><testcase classname="c" name="mine"/></testsuite>"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"all\"\nkind = \"import\"\nreports = [\"**/*.xml\"]\n",
+    )
+    .unwrap();
+    // What a project suite leaves in fcorr's work directory while the run is still going: its
+    // report, and no results.json yet to mark the directory as fcorr's.
+    let work = dir.path().join("out/work/py");
+    std::fs::create_dir_all(&work).unwrap();
+    std::fs::write(
+        work.join("junit.xml"),
+        r#"<testsuite name="py"><testcase classname="t" name="other"/></testsuite>"#,
+    )
+    .unwrap();
+    let output = fcorr(dir.path()).args(["run", "--config", "fcorr.toml", "--json", "--out", "out"]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let names: Vec<&str> = run.suites[0].cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["mine"], "the output directory's reports belong to other suites");
+}
+
+#[test]
+fn an_import_with_no_results_names_the_file_not_a_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("broken.json"), "{\n  \"numTotalTests\": 3,\n  \"testResults\": [,]\n}\n").unwrap();
+    let output = fcorr(dir.path()).args(["import", "broken.json", "--json", "--out", "out"]).output().unwrap();
+    let run: Run = serde_json::from_slice(&output.stdout).unwrap();
+    let message = &run.suites[0].error.as_ref().unwrap().message;
+    assert!(!message.contains("test command"), "{message}");
+    assert!(
+        message.contains("broken.json") && message.contains("invalid JSON: expected value at line 3 column 19"),
+        "{message}"
+    );
 }

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Deserialize;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, read_line_capped};
 use crate::model::{Case, CaseStatus};
 
 /// `go test -json` output.
@@ -78,6 +78,8 @@ struct PackageState {
     failed: bool,
     failed_build: Option<String>,
     elapsed: Option<f64>,
+    /// The package said `pass`, `fail` or `skip`: go got to its end.
+    ended: bool,
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
@@ -87,11 +89,13 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut build_output: HashMap<String, String> = HashMap::new();
     let mut events = 0u64;
     let mut bad_lines = 0u64;
+    let mut long_lines = Vec::new();
     let mut line = String::new();
     let mut line_no = 0u64;
     loop {
-        line.clear();
-        let n = input.read_line(&mut line).map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
+        // Lines are capped: one event of 500 MB of output must not be held whole.
+        let (n, cut) = read_line_capped(input, &mut line, LINE_CAP)
+            .map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
         if n == 0 {
             break;
         }
@@ -102,7 +106,11 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         }
         // `go` itself may print plain lines (`go: downloading ...`) into the same stream.
         let Ok(event) = serde_json::from_str::<Event>(trimmed) else {
-            bad_lines += 1;
+            if cut {
+                long_lines.push(line_no);
+            } else {
+                bad_lines += 1;
+            }
             continue;
         };
         events += 1;
@@ -145,9 +153,11 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                     "output" => push_capped(&mut state.output, event.output.as_deref().unwrap_or("")),
                     "fail" => {
                         state.failed = true;
+                        state.ended = true;
                         state.failed_build = event.failed_build.clone();
                         state.elapsed = event.elapsed;
                     }
+                    "pass" | "skip" => state.ended = true,
                     _ => {}
                 }
             }
@@ -165,6 +175,15 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     if bad_lines > 0 {
         report.warnings.push(format!("{bad_lines} line(s) were not `go test -json` events and were ignored"));
     }
+    if !long_lines.is_empty() {
+        let first: Vec<String> = long_lines.iter().take(5).map(u64::to_string).collect();
+        report.warnings.push(format!(
+            "{} line(s) longer than {} MiB were not read as events (line {})",
+            long_lines.len(),
+            LINE_CAP >> 20,
+            first.join(", ")
+        ));
+    }
     let mut locator = Locator::new(options.root.as_deref());
     let failing_children: Vec<(String, String)> = tests
         .iter()
@@ -179,6 +198,15 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         if state.failed && !explained {
             report.cases.push(package_case(package, state, &build_output));
         }
+    }
+    // Every package go tests ends with its own `pass`, `fail` or `skip`; one that did not is a
+    // stream that stopped early (go killed, the file cut), whatever its tests said so far.
+    let unfinished: Vec<&str> = packages.iter().filter(|(_, s)| !s.ended).map(|(p, _)| p.as_str()).collect();
+    if !unfinished.is_empty() {
+        report.cut_short(format!(
+            "the stream ends before package(s) {} reported a result: it was cut short, so results after that point are unknown",
+            unfinished.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+        ));
     }
     Ok(report)
 }
@@ -471,6 +499,30 @@ mod tests {
         assert_eq!(report.cases[0].duration_ms, Some(250.0));
         assert_eq!(report.cases[1].message.as_deref(), Some("m_test.go:19: not ready yet"));
         assert_eq!(report.cases[2].message.as_deref(), Some("subtest failed: TestT/bad"));
+    }
+
+    #[test]
+    fn a_stream_cut_before_its_package_ends_is_cut_short() {
+        // Cut right after a passing test: every test read passed, the package never said so.
+        let cut = MIXED.lines().take(13).collect::<Vec<_>>().join("\n");
+        let report = parse_str(&cut).unwrap();
+        let last = report.cases.last().map(|c| (c.name.as_str(), c.status));
+        assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE, CaseStatus::Error)));
+        assert!(report.errors[0].contains("package(s) `ex/m`"), "{:?}", report.errors);
+        assert!(parse_str(MIXED).unwrap().errors.is_empty());
+    }
+
+    #[test]
+    fn a_line_longer_than_the_cap_is_skipped_with_a_warning() {
+        let huge =
+            format!("{{\"Action\":\"output\",\"Package\":\"ex/n\",\"Output\":\"{}\"}}\n", "x".repeat(LINE_CAP + 10));
+        let report = parse_str(&format!("{huge}{MIXED}")).unwrap();
+        assert_eq!(report.cases.len(), 5);
+        assert!(
+            report.warnings.iter().any(|w| w.contains("longer than 1 MiB") && w.contains("line 1")),
+            "{:?}",
+            report.warnings
+        );
     }
 
     #[test]

@@ -85,11 +85,53 @@ enum Inside {
     Attempt,
 }
 
-/// A `<testsuite>` being read: what its cases inherit.
+/// A `<testsuite>` being read: what its cases inherit, and what it says it holds.
 struct SuiteFrame {
     name: Option<String>,
     /// PHPUnit and mocha-junit-reporter put the source file on the suite.
     file: Option<String>,
+    /// `tests`, `failures`, `errors`, `skipped` as the writer declared them.
+    declared: Tally,
+    /// The same, counted from the testcases read inside it (nested suites included).
+    read: Tally,
+}
+
+/// Counts a `<testsuite>` declares or holds: tests, failures, errors, skipped.
+#[derive(Clone, Copy, Default)]
+struct Tally([Option<u64>; 4]);
+
+impl Tally {
+    const NAMES: [&'static str; 4] = ["tests", "failures", "errors", "skipped"];
+
+    fn add(&mut self, counts: [u64; 4]) {
+        for (slot, n) in self.0.iter_mut().zip(counts) {
+            *slot = Some(slot.unwrap_or(0) + n);
+        }
+    }
+
+    /// `declares tests=5, failures=1 but 3 testcases, 0 failures were read`, when fewer were
+    /// read than declared in any count (more is common: writers count parents and retries apart).
+    fn shortfall(&self, read: &Tally, suite: Option<&str>) -> Option<String> {
+        let short: Vec<usize> = (0..4).filter(|&i| self.0[i].is_some_and(|d| d > read.0[i].unwrap_or(0))).collect();
+        if short.is_empty() {
+            return None;
+        }
+        let declared: Vec<String> =
+            short.iter().map(|&i| format!("{}={}", Self::NAMES[i], self.0[i].unwrap_or(0))).collect();
+        let found: Vec<String> = short
+            .iter()
+            .map(|&i| {
+                let n = read.0[i].unwrap_or(0);
+                format!("{n} {}", if i == 0 { "testcases" } else { Self::NAMES[i] })
+            })
+            .collect();
+        Some(format!(
+            "testsuite `{}` declares {} but {} were read",
+            suite.unwrap_or("(unnamed)"),
+            declared.join(", "),
+            found.join(", ")
+        ))
+    }
 }
 
 /// The testcase being read, besides the case itself (the last one in the report while it is read).
@@ -107,6 +149,8 @@ struct Open {
     /// A `<flaky*>` child: the case failed at first and passed on a retry.
     passed_on_retry: bool,
     dialect: Dialect,
+    /// `<failure>`, `<error>` and `<skipped>` children seen, as writers count them in a suite's totals.
+    children: [u64; 3],
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
@@ -132,25 +176,50 @@ fn parse_in_chunks(
         saw_root: false,
         paths: PathCache { options, last: None },
         spare: Spare::default(),
+        depth: 0,
+        shortfalls: Vec::new(),
     };
     if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
         // The case being read when the error came is in the report already, unfinished: not counted.
         let read = state.report.cases.len() - usize::from(state.open.is_some());
         return Err(xml_error(&e.error.to_string(), e.position, read));
     }
-    let ReadState { mut report, mut open, saw_root, mut spare, .. } = state;
+    let ReadState { mut report, mut open, saw_root, mut spare, mut suites, depth, mut shortfalls, .. } = state;
+    if !saw_root {
+        return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
+    }
+    let mut cut_in = None;
     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
-        finish(current, case, &mut spare);
+        finish(current, case, &mut spare, &mut suites);
         // Its result was still being written: a case with no outcome yet is not a pass.
         if case.status == CaseStatus::Passed {
             case.status = CaseStatus::Error;
             case.message = Some("the report ends inside this testcase: its result is unknown".into());
         }
-        let warning = format!("the report ends inside testcase `{}`: it may be truncated", case.name);
-        report.warnings.push(warning);
+        cut_in = Some(format!("inside testcase `{}`", case.name));
     }
-    if !saw_root {
-        return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
+    for frame in suites.iter().rev() {
+        shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+    }
+    let shortfall = (!shortfalls.is_empty()).then(|| {
+        let more = shortfalls.len().saturating_sub(3);
+        let mut text = shortfalls.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        if more > 0 {
+            text.push_str(&format!("; and {more} more testsuites"));
+        }
+        text
+    });
+    if depth > 0 {
+        // Every writer closes its root element last: a file that stops before is a file cut short
+        // (a killed writer, a full disk, an upload cut off), and what it would have said is unknown.
+        let at = cut_in.unwrap_or_else(|| format!("with {depth} element(s) still open"));
+        let mut message = format!("the report ends {at}: it was cut short, so results after that point are unknown");
+        if let Some(shortfall) = &shortfall {
+            message.push_str(&format!(" ({shortfall})"));
+        }
+        report.cut_short(message);
+    } else if let Some(shortfall) = shortfall {
+        report.warnings.push(format!("fewer results than declared: {shortfall}"));
     }
     Ok(report)
 }
@@ -164,12 +233,21 @@ struct ReadState<'o> {
     saw_root: bool,
     paths: PathCache<'o>,
     spare: Spare,
+    /// Elements started and not yet ended: more than zero at the end means the file was cut short.
+    depth: u64,
+    /// Testsuites that declared more than was read in them.
+    shortfalls: Vec<String>,
 }
 
 impl ReadState<'_> {
     fn event(&mut self, event: Event<'_>) {
-        let ReadState { dialect, report, suites, open, saw_root, paths, spare } = self;
+        let ReadState { dialect, report, suites, open, saw_root, paths, spare, depth, shortfalls } = self;
         let dialect = *dialect;
+        match event {
+            Event::Start(_) => *depth += 1,
+            Event::End(_) => *depth = depth.saturating_sub(1),
+            _ => {}
+        }
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(event, Event::Empty(_));
@@ -183,15 +261,18 @@ impl ReadState<'_> {
                             reserve_for(report, e);
                         }
                         *saw_root = true;
+                        let frame = suite_frame(e);
                         if !empty {
-                            suites.push(suite_frame(e));
+                            suites.push(frame);
+                        } else {
+                            shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
                         }
                     }
                     "testcase" => {
                         *saw_root = true;
                         if let (Some(previous), Some(case)) = (open.take(), report.cases.last_mut()) {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            finish(previous, case, spare);
+                            finish(previous, case, spare, suites);
                         }
                         // Built where it stays: a case is big, and read in place until it ends.
                         report.cases.push(match dialect {
@@ -208,9 +289,10 @@ impl ReadState<'_> {
                             attempt: None,
                             passed_on_retry: false,
                             dialect,
+                            children: [0; 3],
                         };
                         match report.cases.last_mut() {
-                            Some(case) if empty => finish(current, case, spare),
+                            Some(case) if empty => finish(current, case, spare, suites),
                             _ => *open = Some(current),
                         }
                     }
@@ -235,11 +317,13 @@ impl ReadState<'_> {
             Event::End(ref e) => match local_name(e.name().into_inner()) {
                 "testcase" => {
                     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
-                        finish(current, case, spare);
+                        finish(current, case, spare, suites);
                     }
                 }
                 "testsuite" => {
-                    suites.pop();
+                    if let Some(frame) = suites.pop() {
+                        shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+                    }
                 }
                 _ => {
                     if let (Some(current), Some(case)) = (open.as_mut(), report.cases.last_mut()) {
@@ -320,12 +404,19 @@ fn push_text(current: &mut Open, text: &str) {
 }
 
 fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
-    let mut frame = SuiteFrame { name: None, file: None };
+    let mut frame = SuiteFrame { name: None, file: None, declared: Tally::default(), read: Tally::default() };
     for attribute in e.attributes().flatten() {
-        match attribute.key.local_name().as_ref() {
+        let key = attribute.key.local_name();
+        match key.as_ref() {
             "name" => frame.name = Some(value_of(&attribute)).filter(|v| !v.is_empty()),
             "file" | "filepath" => frame.file = Some(value_of(&attribute)).filter(|v| !v.is_empty()),
-            _ => {}
+            other => {
+                // `skips` is nextest's and some older writers' spelling.
+                let other = if other == "skips" { "skipped" } else { other };
+                if let Some(i) = Tally::NAMES.iter().position(|n| *n == other) {
+                    frame.declared.0[i] = value_of(&attribute).trim().parse().ok();
+                }
+            }
         }
     }
     frame
@@ -622,6 +713,12 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
         }
         Inside::Output | Inside::Nothing => {}
     }
+    match inside {
+        Inside::Failure => current.children[0] += 1,
+        Inside::Error => current.children[1] += 1,
+        Inside::Skipped => current.children[2] += 1,
+        _ => {}
+    }
     current.inside = inside;
     current.text.clear();
     if empty {
@@ -703,7 +800,7 @@ struct Spare {
 }
 
 /// Ends the case being read: what only its end decides, and its buffers back to `spare`.
-fn finish(mut current: Open, case: &mut Case, spare: &mut Spare) {
+fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [SuiteFrame]) {
     if current.inside != Inside::Nothing {
         child_end(&mut current, case);
     }
@@ -718,6 +815,17 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare) {
     }
     if case.status != CaseStatus::Passed && !current.output.trim().is_empty() {
         case.output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
+    }
+    // Counted as writers count: each failing child, or the status when a writer set it by attribute.
+    let [mut failures, mut errors, mut skipped] = current.children;
+    match case.status {
+        CaseStatus::Failed if failures == 0 => failures = 1,
+        CaseStatus::Error if errors == 0 => errors = 1,
+        CaseStatus::Skipped if skipped == 0 => skipped = 1,
+        _ => {}
+    }
+    for frame in suites.iter_mut() {
+        frame.read.add([1, failures, errors, skipped]);
     }
     current.text.clear();
     current.output.clear();
@@ -954,16 +1062,47 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
     }
 
     #[test]
-    fn truncated_report_keeps_cases_with_a_warning() {
+    fn truncated_report_keeps_cases_and_cannot_pass() {
         let report =
             parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\"><failure message=\"x\">").unwrap();
-        assert_eq!(report.cases.len(), 2);
-        assert_eq!(report.warnings.len(), 1);
-        assert_eq!(report.cases[1].status, CaseStatus::Failed);
+        let statuses: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(
+            statuses,
+            [("a", CaseStatus::Passed), ("b", CaseStatus::Failed), (super::super::CUT_SHORT_CASE, CaseStatus::Error)]
+        );
+        assert_eq!(report.errors.len(), 1);
+        assert!(report.errors[0].contains("inside testcase `b`"), "{:?}", report.errors);
         // Cut off before any outcome: unknown, so an error, never a pass.
         let report = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\">").unwrap();
         let statuses: Vec<_> = report.cases.iter().map(|c| c.status).collect();
-        assert_eq!(statuses, [CaseStatus::Passed, CaseStatus::Error]);
+        assert_eq!(statuses, [CaseStatus::Passed, CaseStatus::Error, CaseStatus::Error]);
         assert!(report.cases[1].message.as_deref().unwrap().contains("result is unknown"));
+    }
+
+    #[test]
+    fn a_report_cut_between_testcases_is_an_error() {
+        // Every case read passed, and no element was cut in half: only the missing end tags tell.
+        let xml = r#"<?xml version="1.0"?><testsuites><testsuite name="pytest" tests="5" failures="1">
+<testcase name="a"/><testcase name="b"></testcase>"#;
+        let report = parse_str(xml).unwrap();
+        assert_eq!(report.cases.last().map(|c| c.status), Some(CaseStatus::Error));
+        let error = &report.errors[0];
+        assert!(error.contains("2 element(s) still open") && error.contains("cut short"), "{error}");
+        assert!(error.contains("declares tests=5, failures=1 but 2 testcases, 0 failures were read"), "{error}");
+        assert!(parse_str(&format!("{xml}</testsuite></testsuites>")).unwrap().errors.is_empty());
+    }
+
+    #[test]
+    fn fewer_cases_than_declared_is_a_warning() {
+        let xml = r#"<testsuites><testsuite name="s" tests="3" failures="1" errors="1" skipped="0">
+<testcase name="a"><failure/><error/></testcase><testcase name="b"/></testsuite>
+<testsuite name="empty" tests="2"/><testsuite name="fine" tests="1" skips="1"><testcase name="c"><skipped/></testcase></testsuite></testsuites>"#;
+        let report = parse_str(xml).unwrap();
+        assert!(report.errors.is_empty());
+        assert_eq!(
+            report.warnings,
+            ["fewer results than declared: testsuite `s` declares tests=3 but 2 testcases were read; \
+              testsuite `empty` declares tests=2 but 0 testcases were read"]
+        );
     }
 }

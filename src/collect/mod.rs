@@ -8,8 +8,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
+
 use crate::ecosystems::{CollectContext, Collected};
-use crate::model::{Case, Diagnostic, ResultsSource, Severity};
+use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
 
 pub mod ctrf;
 mod dotnet;
@@ -89,6 +91,26 @@ pub struct ParsedReport {
     pub tool: Option<String>,
     /// Non-fatal oddities worth telling the user (unknown elements, inconsistent counts).
     pub warnings: Vec<String>,
+    /// Reasons the file's cases cannot be trusted to be all of them (a report cut short): each is
+    /// an error diagnostic, and the parser adds an `error` case so the suite cannot pass.
+    pub errors: Vec<String>,
+}
+
+/// Name of the `error` case a parser adds for a report that stops before its end.
+pub const CUT_SHORT_CASE: &str = "[report cut short]";
+
+impl ParsedReport {
+    /// Records that the report stops before its end: an error diagnostic, and an `error` case
+    /// that says why, so that no report, however it is read, shows the suite as passed.
+    pub fn cut_short(&mut self, message: String) {
+        self.cases.push(Case {
+            name: CUT_SHORT_CASE.into(),
+            status: CaseStatus::Error,
+            message: Some(message.clone()),
+            ..Case::default()
+        });
+        self.errors.push(message);
+    }
 }
 
 /// A report file (or glob) a test command writes.
@@ -124,6 +146,45 @@ pub fn cap_text(text: &str, max: usize) -> String {
     format!("{}\n[... {} bytes truncated]", &text[..end], text.len() - end)
 }
 
+/// Longest line the line-based readers (TAP, `go test -json`) keep; the rest of a longer line is
+/// read and dropped, so one huge line of captured output costs no more than this.
+pub const LINE_CAP: usize = 1 << 20;
+
+/// Reads one line (with its `\n`) into `line`, keeping at most `max` bytes of it; invalid UTF-8
+/// becomes U+FFFD. Returns the bytes the line had in the input (0 at the end of the input) and
+/// whether it was cut.
+pub fn read_line_capped(input: &mut dyn BufRead, line: &mut String, max: usize) -> std::io::Result<(usize, bool)> {
+    line.clear();
+    let mut bytes = Vec::new();
+    let mut total = 0usize;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(buf) => buf,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let (take, done) = match memchr::memchr(b'\n', buf) {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        let room = max.saturating_sub(bytes.len());
+        bytes.extend_from_slice(&buf[..take.min(room)]);
+        total += take;
+        input.consume(take);
+        if done {
+            break;
+        }
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => *line = text,
+        Err(e) => *line = String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+    Ok((total, total > max))
+}
+
 /// Makes a path relative to `root` when it lies below it; always `/`-separated.
 pub fn relativize(file: &str, root: Option<&Path>) -> String {
     let normalized = file.replace('\\', "/");
@@ -155,10 +216,33 @@ pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPar
     if n == 0 {
         return Err("the file is empty".into());
     }
-    parsers().into_iter().find(|p| p.sniff(&head)).ok_or_else(|| {
-        "not a report format fcorr recognises (JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX)"
-            .into()
-    })
+    if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
+        return Ok(parser);
+    }
+    let recognised = "JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX";
+    // A file meant to be JSON or XML that is broken early says where, not just "unknown format".
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
+    if extension.as_deref() == Some("json") || matches!(start, Some('{' | '[')) {
+        let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        let mut json = serde_json::Deserializer::from_reader(BufReader::new(file));
+        return Err(match serde::de::IgnoredAny::deserialize(&mut json).and_then(|_| json.end()) {
+            Err(e) if e.is_io() => format!("cannot read: {e}"),
+            // serde_json's message ends with "at line L column C".
+            Err(e) => format!("invalid JSON: {e}"),
+            Ok(()) => format!("valid JSON, but not a report format fcorr recognises ({recognised})"),
+        });
+    }
+    if extension.as_deref() == Some("xml") || start == Some('<') {
+        // The JUnit reader says where XML breaks, or that the document holds no test results.
+        let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
+        return Err(match parsed {
+            Err(e) => e,
+            Ok(_) => format!("not a report format fcorr recognises ({recognised})"),
+        });
+    }
+    Err(format!("not a report format fcorr recognises ({recognised})"))
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -181,24 +265,45 @@ pub fn parse_file(path: &Path, format: Option<&str>, options: &ParseOptions) -> 
     Ok((parser.format().to_string(), report))
 }
 
-/// Expands a report pattern (absolute path, relative path or glob) into existing files.
+/// Expands a pattern (absolute path, relative path or glob) into existing files.
+///
+/// Globs follow shell rules: `*`, `?` and `[...]` never match `/` (`reports/*.xml` is one
+/// directory), `**` matches any number of directories, `{a,b}` either.
 pub fn expand(pattern: &str, root: &Path) -> Vec<PathBuf> {
+    expand_with(pattern, root, None, false)
+}
+
+/// Expands a report pattern like [`expand`], never into fcorr's own output: not below `out_dir`,
+/// and, for globs, not inside any directory fcorr wrote results into (a `results.json` of
+/// fcorr's), so `'**/*.xml'` does not import last run's `fcorr-out/junit.xml` and count it twice.
+pub fn expand_reports(pattern: &str, root: &Path, out_dir: Option<&Path>) -> Vec<PathBuf> {
+    expand_with(pattern, root, out_dir, true)
+}
+
+fn expand_with(pattern: &str, root: &Path, out_dir: Option<&Path>, skip_outputs: bool) -> Vec<PathBuf> {
     let full = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { root.join(pattern) };
+    let inside_out = |path: &Path| out_dir.is_some_and(|out| path.starts_with(out));
     if full.is_file() {
-        return vec![full];
+        return if inside_out(&full) { Vec::new() } else { vec![full] };
     }
     if !pattern.contains(['*', '?', '[', '{']) {
         return Vec::new();
     }
-    let Ok(glob) = globset::Glob::new(&full.to_string_lossy()) else {
+    let Ok(glob) = globset::GlobBuilder::new(&full.to_string_lossy()).literal_separator(true).build() else {
         return Vec::new();
     };
     let matcher = glob.compile_matcher();
     // Walk from the longest literal prefix of the pattern, not the whole filesystem.
     let literal: PathBuf =
         full.components().take_while(|c| !c.as_os_str().to_string_lossy().contains(['*', '?', '[', '{'])).collect();
+    let out = out_dir.map(Path::to_path_buf);
     let mut found: Vec<PathBuf> = ignore::WalkBuilder::new(&literal)
         .standard_filters(false)
+        .filter_entry(move |e| {
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            let own = |path: &Path| out.as_deref().is_some_and(|out| path.starts_with(out)) || is_fcorr_output(path);
+            !(skip_outputs && is_dir && own(e.path()))
+        })
         .build()
         .flatten()
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()) && matcher.is_match(e.path()))
@@ -208,19 +313,44 @@ pub fn expand(pattern: &str, root: &Path) -> Vec<PathBuf> {
     found
 }
 
+/// True for a directory fcorr wrote a run into: it holds a `results.json` that names fcorr's version.
+fn is_fcorr_output(dir: &Path) -> bool {
+    let Ok(mut file) = File::open(dir.join("results.json")) else { return false };
+    let mut head = vec![0u8; 4096];
+    let n = read_up_to(&mut file, &mut head).unwrap_or(0);
+    let head = String::from_utf8_lossy(&head[..n]);
+    head.contains("\"fcorr_version\"") && head.contains("\"schema_version\"")
+}
+
 /// Default collector: parses every planned report file into cases.
 pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
+    read_reports(ctx, None)
+}
+
+/// Collector of an import suite (no command ran): its globs never reach into fcorr's output
+/// directory `out_dir`, where the run's other suites write their reports while this one reads
+/// them (before any `results.json` there marks it as fcorr's).
+pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
+    read_reports(ctx, Some(out_dir))
+}
+
+/// Parses every report file `ctx` names; `import_out` is the output directory of an import suite.
+fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
     let mut formats = Vec::new();
     for spec in ctx.reports {
-        let paths = expand(&spec.pattern, ctx.root);
+        let paths = expand_reports(&spec.pattern, ctx.root, import_out);
         if paths.is_empty() {
+            let message = match import_out {
+                Some(_) => format!("no report file matches {}", spec.pattern),
+                None => format!("the test command wrote no report at {}", spec.pattern),
+            };
             collected.diagnostics.push(Diagnostic {
                 severity: Severity::Warning,
                 source: "collect".into(),
-                message: format!("the test command wrote no report at {}", spec.pattern),
+                message,
                 file: None,
                 line: None,
                 column: None,
@@ -235,6 +365,9 @@ pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
                         collected.cases = report.cases;
                     } else {
                         collected.cases.extend(report.cases);
+                    }
+                    for error in report.errors {
+                        collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, error));
                     }
                     for warning in report.warnings {
                         collected.diagnostics.push(collect_diagnostic(Severity::Warning, &path, warning));
@@ -281,6 +414,36 @@ mod tests {
         assert_eq!(relativize("/p/x/tests/a.js", Some(Path::new("/p/x"))), "tests/a.js");
         assert_eq!(relativize("/p/xy/a.js", Some(Path::new("/p/x"))), "/p/xy/a.js");
         assert_eq!(relativize("./a/b.py", None), "a/b.py");
+    }
+
+    #[test]
+    fn broken_json_and_xml_say_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = |name: &str, text: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            parser_for(&path, None).err().unwrap_or_default()
+        };
+        // Cut before any key the sniffers look for: named by the parser's line and column.
+        let json = "{\n  \"numTotalTests\": 3,\n  \"testResults\": [ {\"name\": \"a\",, } ]\n}";
+        assert_eq!(error("report.json", json), "invalid JSON: key must be a string at line 3 column 33");
+        assert!(error("out.txt", "[1, 2").starts_with("invalid JSON: EOF while parsing a list at line 1 column 5"));
+        assert!(error("r.json", "{\"a\": 1}").starts_with("valid JSON, but not a report format"));
+        assert!(error("r.xml", "<?xml version=\"1.0\"?><results><x></y>").contains("no <testsuites>"));
+        assert!(error("r.xml", "<results><a>x & y</a></results>").starts_with("invalid XML at byte 1"));
+        assert!(error("notes.txt", "hello").starts_with("not a report format"));
+    }
+
+    #[test]
+    fn long_lines_are_cut_and_read_past() {
+        let text = format!("short\n{}\nlast", "x".repeat(100));
+        let mut input = std::io::BufReader::with_capacity(7, text.as_bytes());
+        let mut line = String::new();
+        let mut lines = Vec::new();
+        while let (n @ 1.., cut) = read_line_capped(&mut input, &mut line, 10).unwrap() {
+            lines.push((n, cut, line.clone()));
+        }
+        assert_eq!(lines, [(6, false, "short\n".into()), (101, true, "x".repeat(10)), (4, false, "last".to_string())]);
     }
 
     #[test]

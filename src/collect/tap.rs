@@ -8,7 +8,7 @@
 
 use std::io::BufRead;
 
-use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, LINE_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, read_line_capped};
 use crate::model::{Case, CaseStatus};
 
 /// Test Anything Protocol.
@@ -47,7 +47,13 @@ struct Point {
     parents: Vec<String>,
     directive: Option<DirectiveWithReason>,
     yaml: Vec<(String, String)>,
+    /// Bytes of the YAML block kept so far: the rest is dropped (see [`YAML_CAP`]).
+    yaml_bytes: usize,
 }
+
+/// Most of a YAML block kept while reading: its fields are capped at [`DETAILS_CAP`] anyway, and a
+/// 300 MB block must not be held whole.
+const YAML_CAP: usize = 4 * DETAILS_CAP;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Directive {
@@ -69,8 +75,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut line_no = 0usize;
 
     loop {
-        line.clear();
-        let n = input.read_line(&mut line).map_err(|e| format!("line {}: cannot read: {e}", line_no + 1))?;
+        let (n, _) = read_line_capped(input, &mut line, LINE_CAP)
+            .map_err(|e| format!("line {}: cannot read: {e}", line_no + 1))?;
         if n == 0 {
             break;
         }
@@ -85,11 +91,11 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 yaml_for = None;
                 let yaml = std::mem::take(&mut points[index].yaml);
                 points[index].yaml = parse_yaml(&yaml);
-            } else {
+            } else if points[index].yaml_bytes < YAML_CAP {
                 // Raw lines for now (key, original line): parsed once the block ends.
-                points[index]
-                    .yaml
-                    .push((String::new(), raw.get(yaml_indent.min(raw.len())..).unwrap_or("").to_string()));
+                let kept = raw.get(yaml_indent.min(raw.len())..).unwrap_or("").to_string();
+                points[index].yaml_bytes += kept.len();
+                points[index].yaml.push((String::new(), kept));
             }
             continue;
         }
@@ -136,20 +142,30 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             subtests.retain(|(i, _)| *i < indent);
             // The `# Subtest:` name is the full name; the test point's description may be shortened.
             let name = own.filter(|n| !n.is_empty()).unwrap_or(name);
-            points.push(Point { indent, ok, name, parents, directive, yaml: Vec::new() });
+            points.push(Point { indent, ok, name, parents, directive, yaml: Vec::new(), yaml_bytes: 0 });
             continue;
         }
         // Anything else is output the producer let through (console.log...): not TAP, ignore.
     }
-    if let Some((index, _)) = yaml_for {
-        let yaml = std::mem::take(&mut points[index].yaml);
-        points[index].yaml = parse_yaml(&yaml);
-        report.warnings.push(format!("line {line_no}: the file ends inside a YAML block: it may be truncated"));
-    }
     if !saw_tap {
         return Err("no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report".into());
     }
+    // A stream that stops mid-test is incomplete: what the rest would have said is unknown.
+    let mut cut_short = None;
+    if let Some((index, _)) = yaml_for {
+        let yaml = std::mem::take(&mut points[index].yaml);
+        points[index].yaml = parse_yaml(&yaml);
+        cut_short = Some(format!("the stream ends inside the YAML block of `{}` (line {line_no})", points[index].name));
+    } else if let Some((_, name)) = subtests.last().filter(|_| bail.is_none()) {
+        cut_short = Some(format!("the stream ends inside subtest `{name}`, before its result (line {line_no})"));
+    }
     let missing = check_plans(&points, &plans, &mut report);
+    let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
+    if cut_short.is_none() && bail.is_none() && !points.is_empty() && !plans.iter().any(|(indent, _, _)| *indent == top)
+    {
+        // prove's "No plan found": without a plan nothing says the run got to its end.
+        cut_short = Some("no plan (`1..N`) at the top level, so nothing says the run got to its end".into());
+    }
 
     for (index, point) in points.iter().enumerate() {
         let previous_deeper = index > 0 && points[index - 1].indent > point.indent;
@@ -184,6 +200,9 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             ..Case::default()
         });
     }
+    if let Some(at) = cut_short {
+        report.cut_short(format!("{at}: the stream was cut short, so results after that point are unknown"));
+    }
     Ok(report)
 }
 
@@ -199,9 +218,6 @@ fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut Par
         report.warnings.push(format!(
             "line {line}: the plan says 1..{planned} but {top_points} top-level test points were reported"
         ));
-    }
-    if !points.is_empty() && !plans.iter().any(|(indent, _, _)| *indent == top) {
-        report.warnings.push("no plan (`1..N`) at the top level: the run may have stopped early".into());
     }
     plans
         .iter()
@@ -492,6 +508,38 @@ mod tests {
             (report.cases[1].status, report.cases[1].message.as_deref()),
             (CaseStatus::Error, Some("database down"))
         );
+    }
+
+    #[test]
+    fn a_stream_that_stops_mid_test_is_cut_short() {
+        let cut = |text: &str| {
+            let report = parse_str(text);
+            let last = report.cases.last().map(|c| (c.name.clone(), c.status));
+            assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE.to_string(), CaseStatus::Error)), "{text}");
+            assert_eq!(report.errors.len(), 1, "{text}");
+            report.errors[0].clone()
+        };
+        let error = cut("TAP version 13\nok 1 - a\nnot ok 2 - b\n  ---\n  message: 'x'\n");
+        assert!(error.contains("inside the YAML block of `b`"), "{error}");
+        let error = cut("TAP version 14\nok 1 - a\n# Subtest: parent\n    ok 1 - child\n");
+        assert!(error.contains("inside subtest `parent`"), "{error}");
+        let error = cut("TAP version 13\nok 1 - a\nok 2 - b\n");
+        assert!(error.contains("no plan"), "{error}");
+        // Complete streams, plan first or last, and a bail-out, are not cut short.
+        for text in ["1..1\nok 1 - a\n", "ok 1 - a\n1..1\n", "1..2\nok 1 - a\nBail out! down\n"] {
+            assert!(parse_str(text).errors.is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn a_huge_yaml_block_is_not_held_whole() {
+        let body = "    more stack\n".repeat(100_000);
+        let text = format!("1..1\nnot ok 1 - big\n  ---\n  message: 'boom'\n  stack: |-\n{body}  ...\n");
+        let report = parse_str(&text);
+        let case = &report.cases[0];
+        assert_eq!(case.message.as_deref(), Some("boom"));
+        assert!(case.details.as_deref().is_some_and(|d| d.len() <= DETAILS_CAP + 100), "details too long");
+        assert!(report.errors.is_empty());
     }
 
     #[test]

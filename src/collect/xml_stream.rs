@@ -6,10 +6,14 @@
 //! [`read_events`] reads [`CHUNK`] bytes at a time and runs a slice reader over each chunk; what
 //! the chunk cuts off is read again, with the next bytes, by the reader of the next chunk.
 //!
-//! The handler sees exactly the events one reader over the whole input would give:
+//! The handler sees the events one reader over the whole input would give, except that text and
+//! CDATA longer than half a chunk come as several consecutive pieces (so one huge element costs a
+//! chunk of memory, not its size), and that text before invalid UTF-8, or CDATA that never ends,
+//! may be handed on before the error:
 //! - a markup event (tag, comment, CDATA, declaration) is only returned once its end was seen;
 //!   one that the chunk cuts off is an error at the chunk's end, and is read again with more input;
-//! - a text event that reaches the end of the chunk may go on in the next bytes: it is read again;
+//! - a text event that reaches the end of the chunk may go on in the next bytes: it is read again
+//!   (a long one is handed on up to the chunk's end and read on from there);
 //! - a new reader starts where the last one stopped between two events, in the state the
 //!   whole-input reader would be in there (about to read text or markup), except that a new reader
 //!   drops a leading byte-order mark: a chunk that starts with one gets an empty comment in front,
@@ -24,13 +28,14 @@
 use std::io::{ErrorKind, Read};
 
 use quick_xml::errors::IllFormedError;
-use quick_xml::events::Event;
+use quick_xml::events::{BytesCData, Event};
 use quick_xml::reader::Reader;
 
 /// Bytes read at a time.
 pub const CHUNK: usize = 1 << 20;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+const CDATA: &[u8] = b"<![CDATA[";
 /// Put in front of a chunk that starts with a byte-order mark, so the mark is read as text.
 const GUARD: &[u8] = b"<!---->";
 
@@ -45,8 +50,10 @@ pub struct XmlError {
 /// Hands every event of the XML in `input` to `handle`, reading `chunk` bytes at a time.
 ///
 /// An end tag need not match the element it closes (one with no element open is an error); text
-/// is not trimmed; `<a/>` is one `Empty` event. An error ends the reading. An event longer than a
-/// chunk (a huge CDATA section) is read whole: the buffer grows to hold it.
+/// is not trimmed; `<a/>` is one `Empty` event. An error ends the reading. Text and CDATA longer
+/// than a chunk come in pieces (consecutive `Text` or `CData` events) of about a chunk each, so
+/// memory never grows with one element's size (a 200 MB `<system-out>`); other events longer than
+/// a chunk (a huge tag or comment) are read whole: the buffer grows to hold them.
 pub fn read_events<R: Read + ?Sized>(
     input: &mut R,
     chunk: usize,
@@ -64,6 +71,8 @@ pub fn read_events<R: Read + ?Sized>(
     // Elements started and not yet ended.
     let mut open = 0usize;
     let mut first = true;
+    // Input position of the `<![CDATA[` whose content is being handed on in pieces, if any.
+    let mut in_cdata: Option<u64> = None;
     loop {
         let eof = fill(input, &mut data, &mut end)
             .map_err(|e| XmlError { error: e.into(), position: position + (end - start) as u64 })?;
@@ -73,70 +82,145 @@ pub fn read_events<R: Read + ?Sized>(
                 start += BOM.len();
             }
         }
-        let guard = if data[start..end].starts_with(BOM) {
-            start -= GUARD.len();
-            data[start..start + GUARD.len()].copy_from_slice(GUARD);
-            GUARD.len()
-        } else {
-            0
-        };
-        let window = &data[start..end];
-        let mut reader = Reader::from_reader(window);
-        let config = reader.config_mut();
-        config.check_end_names = false;
-        config.trim_text(false);
-        config.expand_empty_elements = false;
-        config.allow_unmatched_ends = true;
-        if guard > 0 {
-            // The guard comment: complete, so never an error, and not part of the input.
-            let _ = reader.read_event();
-        }
-        // Where in `window` the event that needs more input starts.
-        let resume = loop {
-            let before = reader.buffer_position() as usize;
-            match reader.read_event() {
-                Ok(Event::Eof) if eof => return Ok(()),
-                Ok(Event::Eof) => break before,
-                Ok(Event::Text(_)) if !eof && reader.buffer_position() as usize == window.len() => break before,
-                Ok(Event::End(end)) if open == 0 => {
-                    // What one reader over the whole input says of it (`allow_unmatched_ends` off).
-                    let name = end.name().as_ref().to_string();
-                    let error = quick_xml::Error::IllFormed(IllFormedError::UnmatchedEndTag(name));
-                    return Err(XmlError { error, position: position + (before - guard) as u64 });
+        // Readers see input up to a point where a piece of text can end: not inside a character,
+        // not between CR and LF (each piece's line ends are normalized on their own).
+        let limit = if eof { end } else { start + cut_point(&data[start..end]) };
+        // Whether what is left is one event to read again whole, that may need a bigger buffer.
+        let mut again = false;
+        let consumed = if let Some(at) = in_cdata {
+            let piece = &data[start..limit];
+            let (content, consumed) = match memchr::memmem::find(piece, b"]]>") {
+                Some(k) => {
+                    in_cdata = None;
+                    (&piece[..k], k + 3)
                 }
-                Ok(event) => {
-                    match event {
-                        Event::Start(_) => open += 1,
-                        Event::End(_) => open -= 1,
-                        _ => {}
-                    }
-                    handle(event)
+                None if eof => {
+                    let error = quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedCData);
+                    return Err(XmlError { error, position: at });
                 }
-                // Cut off by the chunk's end, maybe: read it again with more input. quick-xml's
-                // syntax errors all mean "the input ended inside this markup"; any other error
-                // that stopped short of the chunk's end is the document's own.
-                Err(quick_xml::Error::Syntax(_)) if !eof => break before,
-                Err(_) if !eof && reader.buffer_position() as usize >= window.len() => break before,
-                Err(error) => {
-                    // quick-xml does not say where invalid UTF-8 is: the event it was in is.
-                    let local = match error {
-                        quick_xml::Error::Encoding(_) => before as u64,
-                        _ => reader.error_position(),
-                    };
-                    return Err(XmlError { error, position: position + local.saturating_sub(guard as u64) });
+                None => {
+                    // Keep a `]]` that the next bytes may end with `>`.
+                    let k = cut_point(&piece[..piece.len().saturating_sub(2)]);
+                    (&piece[..k], k)
                 }
+            };
+            let text = std::str::from_utf8(content).map_err(|e| XmlError { error: e.into(), position: at })?;
+            if !text.is_empty() {
+                handle(Event::CData(BytesCData::new(text)));
             }
+            consumed
+        } else {
+            let guard = if data[start..limit].starts_with(BOM) {
+                start -= GUARD.len();
+                data[start..start + GUARD.len()].copy_from_slice(GUARD);
+                GUARD.len()
+            } else {
+                0
+            };
+            let window = &data[start..limit];
+            let mut reader = Reader::from_reader(window);
+            let config = reader.config_mut();
+            config.check_end_names = false;
+            config.trim_text(false);
+            config.expand_empty_elements = false;
+            config.allow_unmatched_ends = true;
+            if guard > 0 {
+                // The guard comment: complete, so never an error, and not part of the input.
+                let _ = reader.read_event();
+            }
+            // Where in `window` the event that needs more input starts.
+            let resume = loop {
+                let before = reader.buffer_position() as usize;
+                match reader.read_event() {
+                    Ok(Event::Eof) if eof => return Ok(()),
+                    Ok(Event::Eof) => break before,
+                    Ok(event @ Event::Text(_)) if !eof && reader.buffer_position() as usize == window.len() => {
+                        if window.len() - before < chunk / 2 {
+                            break before;
+                        }
+                        // Long text: hand this piece on and read on after it. A short one is read
+                        // again whole, so what is kept for the next window is less than half a
+                        // chunk and the buffer never grows for text.
+                        handle(event);
+                        break window.len();
+                    }
+                    Err(quick_xml::Error::Syntax(quick_xml::errors::SyntaxError::UnclosedCData))
+                        if !eof && window.len() - before >= chunk / 2 && window[before..].starts_with(CDATA) =>
+                    {
+                        // Long CDATA: its content comes in pieces, as long text does.
+                        in_cdata = Some(position + (before - guard) as u64);
+                        break before + CDATA.len();
+                    }
+                    Ok(Event::End(end)) if open == 0 => {
+                        // What one reader over the whole input says of it (`allow_unmatched_ends` off).
+                        let name = end.name().as_ref().to_string();
+                        let error = quick_xml::Error::IllFormed(IllFormedError::UnmatchedEndTag(name));
+                        return Err(XmlError { error, position: position + (before - guard) as u64 });
+                    }
+                    Ok(event) => {
+                        match event {
+                            Event::Start(_) => open += 1,
+                            Event::End(_) => open -= 1,
+                            _ => {}
+                        }
+                        handle(event)
+                    }
+                    // Cut off by the window's end, maybe: read it again with more input.
+                    // quick-xml's syntax errors all mean "the input ended inside this markup"; any
+                    // other error that stopped short of the window's end is the document's own.
+                    Err(quick_xml::Error::Syntax(_)) if !eof => break before,
+                    Err(_) if !eof && reader.buffer_position() as usize >= window.len() => break before,
+                    Err(error) => {
+                        // quick-xml does not say where invalid UTF-8 is: the event it was in is.
+                        let local = match error {
+                            quick_xml::Error::Encoding(_) => before as u64,
+                            _ => reader.error_position(),
+                        };
+                        return Err(XmlError { error, position: position + local.saturating_sub(guard as u64) });
+                    }
+                }
+            };
+            start += guard;
+            again = resume < window.len() && in_cdata.is_none();
+            resume - guard
         };
-        position += (resume - guard) as u64;
-        start += resume;
-        // Keep the unhandled bytes, after the guard's room, and make room for at least half a chunk.
+        position += consumed as u64;
+        start += consumed;
+        // Keep the unhandled bytes, after the guard's room, and make room for at least half a chunk
+        // when they are an event to read again whole.
         data.copy_within(start..end, GUARD.len());
         end = GUARD.len() + (end - start);
         start = GUARD.len();
-        if data.len() - end < chunk.div_ceil(2) {
+        if again && data.len() - end < chunk.div_ceil(2) {
             data.resize(data.len() * 2, 0);
         }
     }
+}
+
+/// Where `bytes` can be cut so that a piece of text ends there: not inside a UTF-8 sequence, and
+/// not right after a CR (a CR LF split in two would read as two line ends).
+fn cut_point(bytes: &[u8]) -> usize {
+    let mut cut = bytes.len();
+    for back in 1..=cut.min(3) {
+        let lead = bytes[cut - back];
+        if lead & 0xC0 == 0x80 {
+            continue;
+        }
+        let width = match lead {
+            0xF0..=0xFF => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        };
+        if width > back {
+            cut -= back;
+        }
+        break;
+    }
+    if cut > 0 && bytes[cut - 1] == b'\r' {
+        cut -= 1;
+    }
+    cut
 }
 
 /// Reads until `data` is full or the input ends; true when it ended.
@@ -156,8 +240,35 @@ fn fill<R: Read + ?Sized>(input: &mut R, data: &mut [u8], end: &mut usize) -> st
 mod tests {
     use super::*;
 
+    /// An event as text; consecutive text (or CDATA) events are one, since long ones come in pieces.
+    fn push(events: &mut Vec<String>, event: Event<'_>) {
+        let (kind, content) = match &event {
+            Event::Text(t) => ("Text: ", t.as_ref()),
+            Event::CData(t) => ("CData: ", t.as_ref()),
+            _ => return events.push(format!("{event:?}")),
+        };
+        match events.last_mut() {
+            Some(last) if last.starts_with(kind) => last.push_str(content),
+            _ => events.push(format!("{kind}{content}")),
+        }
+    }
+
+    /// Where reading stopped and why. Invalid UTF-8 is placed at the start of the piece of text
+    /// it is in: compared by kind only, and its position must not come before the whole-input one.
+    #[derive(Debug)]
+    struct Stop(u64, quick_xml::Error);
+
+    impl PartialEq for Stop {
+        fn eq(&self, whole: &Stop) -> bool {
+            match (&self.1, &whole.1) {
+                (quick_xml::Error::Encoding(_), quick_xml::Error::Encoding(_)) => self.0 >= whole.0,
+                (mine, theirs) => self.0 == whole.0 && mine.to_string() == theirs.to_string(),
+            }
+        }
+    }
+
     /// Every event as text, and the error with its position, as one whole-input reader sees them.
-    fn whole(xml: &[u8]) -> (Vec<String>, Option<String>) {
+    fn whole(xml: &[u8]) -> (Vec<String>, Option<Stop>) {
         let mut reader = Reader::from_reader(xml);
         let config = reader.config_mut();
         config.check_end_names = false;
@@ -168,22 +279,22 @@ mod tests {
             let before = reader.buffer_position();
             match reader.read_event() {
                 Ok(Event::Eof) => return (events, None),
-                Ok(event) => events.push(format!("{event:?}")),
+                Ok(event) => push(&mut events, event),
                 Err(error) => {
                     let position = match error {
                         quick_xml::Error::Encoding(_) => before,
                         _ => reader.error_position(),
                     };
-                    return (events, Some(format!("{position}: {error}")));
+                    return (events, Some(Stop(position, error)));
                 }
             }
         }
     }
 
-    fn chunked(xml: &[u8], chunk: usize) -> (Vec<String>, Option<String>) {
+    fn chunked(xml: &[u8], chunk: usize) -> (Vec<String>, Option<Stop>) {
         let mut events = Vec::new();
-        let result = read_events(&mut &xml[..], chunk, |event| events.push(format!("{event:?}")));
-        (events, result.err().map(|e| format!("{}: {}", e.position, e.error)))
+        let result = read_events(&mut &xml[..], chunk, |event| push(&mut events, event));
+        (events, result.err().map(|e| Stop(e.position, e.error)))
     }
 
     const DOCUMENTS: &[&[u8]] = &[
@@ -228,15 +339,22 @@ mod tests {
         for xml in DOCUMENTS.iter().copied().chain(long.iter().map(Vec::as_slice)) {
             let expected = whole(xml);
             for chunk in [1, 2, 3, 4, 5, 7, 8, 11, 16, 64, xml.len() + 1] {
-                assert_eq!(chunked(xml, chunk), expected, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
+                let mut got = chunked(xml, chunk);
+                if matches!(got.1, Some(Stop(_, quick_xml::Error::Encoding(_)))) && got.0.len() > expected.0.len() {
+                    // The text before invalid UTF-8 may come as a piece before the error.
+                    got.0.pop_if(|last| last.starts_with("Text: "));
+                }
+                assert_eq!(got, expected, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
             }
         }
     }
 
     #[test]
     fn errors_say_where() {
-        let (_, error) = chunked(b"<a><b>ok</b><c>bad \xFF byte</c></a>", 4);
-        assert!(error.as_deref().is_some_and(|e| e.starts_with("15: ")), "{error:?}");
+        // In the text event, at a chunk that holds it whole; in the piece, when the text is cut.
+        let xml = b"<a><b>ok</b><c>bad \xFF byte</c></a>";
+        assert_eq!(chunked(xml, 64).1.map(|s| s.0), Some(15));
+        assert_eq!(chunked(xml, 4).1.map(|s| s.0), Some(19));
         let (events, error) = chunked(b"<a>&amp</a>", 2);
         assert_eq!(events.len(), 1);
         assert!(error.is_some());
@@ -246,10 +364,31 @@ mod tests {
     fn a_broken_document_is_not_read_to_its_end() {
         let xml = format!("<a><c>a & b</c>{}</a>", "<b>x</b>".repeat(10_000));
         let mut input = xml.as_bytes();
-        let error = read_events(&mut input, 64, |_| {}).err().map(|e| format!("{}: {}", e.position, e.error));
+        let error = read_events(&mut input, 64, |_| {}).err().map(|e| Stop(e.position, e.error));
         assert_eq!(error, whole(xml.as_bytes()).1);
-        assert!(error.is_some_and(|e| e.starts_with("8: ")));
+        assert!(error.is_some_and(|e| e.0 == 8));
         assert!(input.len() > xml.len() - 1000, "read {} bytes", xml.len() - input.len());
+    }
+
+    #[test]
+    fn long_text_and_cdata_come_in_pieces_no_longer_than_a_chunk() {
+        let text = "é\r\n€🚀x".repeat(10_000);
+        for body in [text.clone(), format!("<![CDATA[{text}]]]]>"), format!("{text}<![CDATA[{text}]]>{text}")] {
+            let xml = format!("<a><b>{body}</b></a>");
+            let expected = whole(xml.as_bytes());
+            let mut longest = 0;
+            let mut events = Vec::new();
+            let result = read_events(&mut xml.as_bytes(), 1000, |event| {
+                longest = longest.max(event.len());
+                push(&mut events, event);
+            });
+            assert_eq!((events, result.err().map(|e| Stop(e.position, e.error))), expected);
+            assert!(longest <= 1000, "an event of {longest} bytes in {}", body.starts_with("<!"));
+        }
+        // A CDATA section that never ends is an error at its start, as for one reader (after its
+        // first pieces were handed on).
+        let xml = format!("<a><![CDATA[{text}");
+        assert_eq!(chunked(xml.as_bytes(), 1000).1, whole(xml.as_bytes()).1);
     }
 
     /// A reader that hands out a few bytes at a time and is sometimes interrupted.
@@ -272,8 +411,8 @@ mod tests {
     fn short_reads_change_nothing() {
         for xml in DOCUMENTS {
             let mut events = Vec::new();
-            let result = read_events(&mut Trickle(xml, 0), 16, |event| events.push(format!("{event:?}")));
-            let error = result.err().map(|e| format!("{}: {}", e.position, e.error));
+            let result = read_events(&mut Trickle(xml, 0), 16, |event| push(&mut events, event));
+            let error = result.err().map(|e| Stop(e.position, e.error));
             assert_eq!((events, error), whole(xml));
         }
     }

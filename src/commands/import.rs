@@ -60,7 +60,8 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     }
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
-    let files = expand_all(&args.files, &cwd)?;
+    let out_dir = args.judge.out_dir(&cwd);
+    let files = expand_all(&args.files, &cwd, &out_dir)?;
 
     // The same planning as a `kind = "import"` suite in fcorr.toml, with the files already expanded.
     let config = Config {
@@ -79,7 +80,6 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     };
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };
     let plans = plan::plan(&config, &[], &overrides)?;
-    let out_dir = args.judge.out_dir(&cwd);
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
 
     let parse_started = Instant::now();
@@ -128,11 +128,12 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 }
 
 /// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.
-fn expand_all(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, FcorrError> {
+/// Files in fcorr's own output directory are never imported (they would count twice).
+fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, FcorrError> {
     let mut files: Vec<PathBuf> = Vec::new();
     let mut unmatched = Vec::new();
     for pattern in patterns {
-        let found = collect::expand(pattern, cwd);
+        let found = collect::expand_reports(pattern, cwd, Some(out_dir));
         if found.is_empty() {
             unmatched.push(pattern.as_str());
         }
@@ -144,9 +145,12 @@ fn expand_all(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, FcorrErro
     }
     if files.is_empty() {
         return Err(FcorrError::Usage(format!(
-            "no report file matches {} (paths and globs are relative to {}; quote globs such as 'reports/**/*.xml')",
+            "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
+             `**` crosses them, files in fcorr's own output directory {} are never read; quote globs such as \
+             'reports/**/*.xml')",
             unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
-            cwd.display()
+            cwd.display(),
+            out_dir.display()
         )));
     }
     for pattern in unmatched {

@@ -94,8 +94,11 @@ fn expand_results(patterns: &[String], cwd: &Path) -> Result<Vec<PathBuf>, Fcorr
         } else {
             // `cells/*` also matches each cell's ctrf.json: from a glob, results.json files
             // when there are any, else the JSON files it names (`runs/*.json`).
+            // `*` stays in one directory: `cells/*` names the cells, so look inside them too.
+            let inside = format!("{}/results.json", pattern.trim_end_matches('/'));
             let json: Vec<PathBuf> = crate::collect::expand(pattern, cwd)
                 .into_iter()
+                .chain(crate::collect::expand(&inside, cwd))
                 .filter(|p| p.extension().is_some_and(|e| e == "json"))
                 .collect();
             let named: Vec<PathBuf> =

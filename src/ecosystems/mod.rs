@@ -255,6 +255,9 @@ impl ProjectFiles {
         if !meta.is_dir() {
             return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"));
         }
+        // The walk below skips what it cannot read: an unreadable project must say so, not look empty.
+        std::fs::read_dir(root)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("cannot list the directory: {e}")))?;
         let walker = ignore::WalkBuilder::new(root)
             .max_depth(Some(MAX_DEPTH))
             .hidden(false)

@@ -622,6 +622,17 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
             suite.status = SuiteStatus::NoTests;
         } else {
             suite.status = SuiteStatus::Error;
+            if outcome.is_none() {
+                // An import: no command ran, so say which files gave nothing and why.
+                let why: Vec<&str> =
+                    suite.diagnostics.iter().filter(|d| d.source == "collect").map(|d| d.message.as_str()).collect();
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::NoResults,
+                    message: format!("no test results found in the report files: {}", why.join("; ")),
+                    hint: Some("check that each file is a complete report in a format `fcorr import` reads".into()),
+                });
+                return;
+            }
             // Name what happened: a process that ended early, not a tool that "succeeded".
             let how = match exit {
                 None => "the test command produced no report or summary".to_string(),

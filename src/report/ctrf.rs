@@ -358,7 +358,7 @@ fn frameworks(run: &Run) -> Vec<String> {
 }
 
 fn suite_extra(suite: &Suite) -> Value {
-    json!({
+    let mut extra = json!({
         "id": suite.id,
         "name": suite.name,
         "kind": suite.kind,
@@ -374,7 +374,17 @@ fn suite_extra(suite: &Suite) -> Value {
         "counts": suite.counts,
         "durationMs": suite.duration_ms,
         "error": suite.error,
-    })
+    });
+    // Only suites that have them (eval and other LLM kinds) carry usage and eval figures.
+    if let Some(object) = extra.as_object_mut() {
+        if let Some(usage) = &suite.usage {
+            object.insert("usage".into(), json!(usage));
+        }
+        if let Some(metrics) = crate::eval::metrics::of(suite, None, 0) {
+            object.insert("eval".into(), json!(metrics));
+        }
+    }
+    extra
 }
 
 /// CTRF's status for ours: errors and timeouts are failures (the raw status keeps the difference),

@@ -26,6 +26,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     (SUMMARY_TEMPLATE, include_str!("../../templates/summary.md.j2")),
     (COMMENT_TEMPLATE, include_str!("../../templates/comment.md.j2")),
     ("macros.md.j2", include_str!("../../templates/macros.md.j2")),
+    ("eval.md.j2", include_str!("../../templates/eval.md.j2")),
 ];
 
 /// The embedded default template of that name.
@@ -427,6 +428,8 @@ struct SuiteView<'a> {
     /// Cases of this suite not in `cases` at this detail level.
     cases_omitted: usize,
     delta: Option<&'a SuiteDelta>,
+    /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::eval::metrics`).
+    eval: Option<crate::eval::metrics::EvalMetrics>,
 }
 
 /// One word for a phase's outcome; `-` when it was not planned.
@@ -657,6 +660,7 @@ fn context(
             cases,
             failures,
             delta,
+            eval: crate::eval::metrics::of(suite, run.comparison.as_ref(), max),
         })));
     }
     let outcome_word = match run.verdict.outcome {

@@ -64,7 +64,7 @@ impl SuiteRunner for Import {
         })
     }
 
-    fn run(&self, suite: &SuitePlan, plan: &ImportPlan, _ctx: &RunContext<'_>) -> Suite {
+    fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
         let mut result = crate::execute::new_suite(suite);
         // No command ran: collection sees a clean exit and nothing on stdout.
         let outcome = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
@@ -76,7 +76,8 @@ impl SuiteRunner for Import {
             outcome: &outcome,
             stdout_file: None,
         };
-        let collected = collect::collect_reports(&ctx);
+        // Never fcorr's own output: other suites write their reports there during the run.
+        let collected = collect::collect_import(&ctx, &run.exec.out_dir);
         crate::execute::apply_collected(&mut result, collected, None);
         result
     }

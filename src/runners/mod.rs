@@ -31,6 +31,7 @@ pub mod project;
 static RUNNERS: &[&dyn Runner] = &[
     &project::Project,
     &import::Import,
+    &crate::eval::runner::Eval,
     &crate::benchmark::runner::Benchmark,
     #[cfg(test)]
     &echo::Echo,

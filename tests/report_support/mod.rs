@@ -231,6 +231,8 @@ pub fn with_comparison(commits_behind: u32) -> Run {
         change,
         before,
         after,
+        before_reason: None,
+        after_reason: None,
     };
     let comparison = Comparison {
         baseline: BaselineInfo {

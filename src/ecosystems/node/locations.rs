@@ -5,22 +5,28 @@
 //! reports them for passing tests too), and the cases read from the JUnit report take them by
 //! name. Passing and failing alike get the definition's file, so a case's id does not change
 //! when it starts failing; a failure's line is where it threw, when that is in the same file.
+//!
+//! Node counts a test with subtests as a test (`# tests`), but its JUnit reporter writes it as a
+//! `<testsuite>` and drops its own failure. The sidecar also carries each test's outcome, so
+//! such parent tests become cases here, with their own message, file and line.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::collect::relativize;
+use crate::collect::{DETAILS_CAP, cap_text, relativize};
 use crate::ecosystems::Collected;
+use crate::model::{Case, CaseStatus};
 
 /// The sidecar report's file name in the suite's work directory.
 pub const REPORT: &str = "node-test-locations.jsonl";
 /// The reporter's file name in the suite's work directory (node loads reporters by path).
 pub const REPORTER_FILE: &str = "fcorr-node-locations.mjs";
 
-/// A node:test reporter (Node ≥ 20) writing `{"name", "file", "line"}` per test, where `name` is
-/// the describe path joined with ` > `, as the JUnit reader names cases.
+/// A node:test reporter (Node ≥ 20) writing `{"name", "file", "line", "status", "message",
+/// "stack"}` per test, where `name` is the describe path joined with ` > `, as the JUnit reader
+/// names cases.
 pub const REPORTER: &str = r#"// Written by fcorr: where each test is defined, one JSON line per test.
 // node's JUnit reporter carries the results; it has no file or line.
 export default async function* fcorrLocations(source) {
@@ -37,7 +43,14 @@ export default async function* fcorrLocations(source) {
       if (data.details && data.details.type === 'suite') continue;
       const stack = stacks.get(data.file) || [];
       const path = stack.slice(0, data.nesting).concat([data.name]);
-      yield JSON.stringify({ name: path.join(' > '), file: data.file, line: data.line }) + '\n';
+      const status = event.type === 'test:fail' ? 'fail'
+        : data.skip !== undefined ? 'skip' : data.todo !== undefined ? 'todo' : 'pass';
+      const error = data.details && data.details.error;
+      // node wraps what the test threw in ERR_TEST_FAILURE; the cause is the test's own error.
+      const own = error && error.cause instanceof Error ? error.cause : error;
+      const message = own ? String(own.message || own).slice(0, 4096) : undefined;
+      const trace = own && own.stack ? String(own.stack).slice(0, 16384) : undefined;
+      yield JSON.stringify({ name: path.join(' > '), file: data.file, line: data.line, status, message, stack: trace }) + '\n';
     }
   }
 }
@@ -48,12 +61,20 @@ struct Location {
     name: String,
     file: String,
     line: Option<u32>,
+    /// `pass`, `fail`, `skip` or `todo` (absent in sidecars of older fcorr versions).
+    #[serde(default)]
+    status: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    stack: Option<String>,
 }
 
 /// Gives the collected cases without a file the location the sidecar report names. A name that
 /// appears in two places (the same test title in two files) is left alone: no guess.
 pub fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     let Ok(text) = std::fs::read_to_string(work_dir.join(REPORT)) else { return };
+    add_parent_tests(collected, &text, root);
     let mut by_name: HashMap<String, Option<Location>> = HashMap::new();
     for location in text.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()) {
         by_name
@@ -72,6 +93,44 @@ pub fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     }
 }
 
+/// Adds a case for each test that has subtests: the JUnit report made it a `<testsuite>` (its
+/// children are named `parent > child`), node counts it as a test, and its own failure (an
+/// assertion after its subtests passed) is only in the sidecar.
+fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
+    let names: std::collections::HashSet<&str> = collected.cases.iter().map(|c| c.name.as_str()).collect();
+    let mut parents = Vec::new();
+    for location in sidecar.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()) {
+        let Some(status) = location.status.as_deref() else { continue };
+        let prefix = format!("{} > ", location.name);
+        let is_parent = !names.contains(location.name.as_str()) && names.iter().any(|n| n.starts_with(&prefix));
+        if !is_parent {
+            continue;
+        }
+        let status = match status {
+            "fail" => CaseStatus::Failed,
+            "skip" | "todo" => CaseStatus::Skipped,
+            _ => CaseStatus::Passed,
+        };
+        let file = relativize(&location.file, Some(root));
+        let line = location.stack.as_deref().and_then(|s| thrown_at(Some(s), &location.file)).or(location.line);
+        parents.push(Case {
+            classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()),
+            name: location.name,
+            file: Some(file),
+            line,
+            status,
+            // Its first line, as for the other cases (assert adds a diff below it, kept in details).
+            message: location
+                .message
+                .filter(|_| status == CaseStatus::Failed)
+                .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
+            details: location.stack.filter(|_| status == CaseStatus::Failed).map(|s| cap_text(&s, DETAILS_CAP)),
+            ..Case::default()
+        });
+    }
+    collected.cases.extend(parents);
+}
+
 /// The line of the first stack frame in `file` (`(/abs/file.js:12:5)`), for a failure.
 fn thrown_at(details: Option<&str>, file: &str) -> Option<u32> {
     let details = details?;
@@ -84,7 +143,6 @@ fn thrown_at(details: Option<&str>, file: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus};
 
     #[test]
     fn cases_take_their_location_by_name() {

@@ -1,0 +1,213 @@
+//! Eval datasets: seed 003's TOML shape (`version`, `[[test_cases]]`), and the same fields as
+//! JSONL (one case per line), JSON or YAML. Loading validates everything a run would trip on
+//! (duplicate ids, bad regexes, a case with nothing to check) and names the file and case.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use super::matchers::{Assertion, Check};
+
+/// A whole dataset file.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Dataset {
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub test_cases: Vec<TestCase>,
+}
+
+/// One case, with seed 003's fields and the general ones.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TestCase {
+    pub id: String,
+    pub prompt: String,
+    /// The command the answer must be equivalent to (normalised shell comparison).
+    #[serde(default)]
+    pub expected_command: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    /// Whether the expected answer is safe to run: the answer's safety must agree.
+    #[serde(default)]
+    pub safe: Option<bool>,
+    /// Whether the expected answer is POSIX sh: the answer's compliance must agree.
+    #[serde(default)]
+    pub posix_compliant: Option<bool>,
+    /// An expected answer compared exactly (after trimming), for non-shell datasets.
+    #[serde(default)]
+    pub expected: Option<serde_json::Value>,
+    /// Further assertions, all of which must hold.
+    #[serde(default, rename = "assert")]
+    pub assertions: Vec<Assertion>,
+    /// A failure of this case makes the run CRITICAL.
+    #[serde(default)]
+    pub critical: bool,
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}
+
+/// Why a dataset cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DatasetError {
+    #[error("cannot read dataset {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse { path: PathBuf, line: Option<usize>, message: String },
+    #[error("{}: case `{id}`: {message}", path.display())]
+    Case { path: PathBuf, id: String, message: String },
+    #[error(
+        "{}: unknown dataset format (use .toml, .jsonl, .json, .yaml or .yml)",
+        path.display()
+    )]
+    Format { path: PathBuf },
+}
+
+/// A case ready to run: its checks compiled.
+#[derive(Debug, Clone)]
+pub struct EvalCase {
+    pub case: TestCase,
+    pub checks: Vec<Check>,
+}
+
+/// Reads and validates a dataset file.
+pub fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read { path: path.into(), source })?;
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
+    let cases =
+        parse(&text, &ext).map_err(|(line, message)| DatasetError::Parse { path: path.into(), line, message })?;
+    let Some(cases) = cases else {
+        return Err(DatasetError::Format { path: path.into() });
+    };
+    compile(cases).map_err(|(id, message)| DatasetError::Case { path: path.into(), id, message })
+}
+
+/// Parses `text` in the format named by `ext`; `Ok(None)` for an unknown format. Errors carry
+/// a line number when the parser knows it.
+pub fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Option<usize>, String)> {
+    let cases = match ext {
+        "toml" => {
+            let dataset: Dataset = toml::from_str(text).map_err(|e| {
+                let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                (line, e.message().to_string())
+            })?;
+            dataset.test_cases
+        }
+        "jsonl" | "ndjson" => {
+            let mut cases = Vec::new();
+            for (i, line) in text.lines().enumerate() {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let case = serde_json::from_str(line).map_err(|e| (Some(i + 1), e.to_string()))?;
+                cases.push(case);
+            }
+            cases
+        }
+        "json" => {
+            // Either `{ "version": …, "test_cases": [...] }` or a bare array of cases.
+            if text.trim_start().starts_with('[') {
+                serde_json::from_str(text).map_err(|e| (Some(e.line()), e.to_string()))?
+            } else {
+                let dataset: Dataset = serde_json::from_str(text).map_err(|e| (Some(e.line()), e.to_string()))?;
+                dataset.test_cases
+            }
+        }
+        "yaml" | "yml" => {
+            let dataset: Dataset = serde_saphyr::from_str(text).map_err(|e| (None, e.to_string()))?;
+            dataset.test_cases
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(cases))
+}
+
+/// Checks ids and compiles each case's checks; errors name the case.
+pub fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, (String, String)> {
+    let mut seen = HashSet::new();
+    let mut out = Vec::with_capacity(cases.len());
+    for case in cases {
+        if case.id.trim().is_empty() {
+            return Err((case.id, "the id is empty".into()));
+        }
+        if !seen.insert(case.id.clone()) {
+            return Err((case.id, "the id is used by an earlier case; ids must be unique".into()));
+        }
+        let checks = super::matchers::checks_for(&case).map_err(|message| (case.id.clone(), message))?;
+        if checks.is_empty() {
+            return Err((
+                case.id,
+                "nothing to check: give expected_command, expected, safe, posix_compliant or assert".into(),
+            ));
+        }
+        out.push(EvalCase { case, checks });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SEED_TOML: &str = r#"
+version = "1.0.0"
+[[test_cases]]
+id = "test_01"
+prompt = "list all files"
+expected_command = "ls -la"
+category = "correctness"
+safe = true
+posix_compliant = true
+"#;
+
+    #[test]
+    fn reads_the_seed_shape_in_every_format() {
+        let toml = parse(SEED_TOML, "toml").unwrap().unwrap();
+        let jsonl = parse(
+            r#"{"id":"test_01","prompt":"list all files","expected_command":"ls -la","category":"correctness","safe":true,"posix_compliant":true}"#,
+            "jsonl",
+        )
+        .unwrap()
+        .unwrap();
+        let yaml = parse(
+            "version: \"1.0.0\"\ntest_cases:\n  - id: test_01\n    prompt: list all files\n    expected_command: ls -la\n    category: correctness\n    safe: true\n    posix_compliant: true\n",
+            "yaml",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(toml, jsonl);
+        assert_eq!(toml, yaml);
+        assert_eq!(toml[0].expected_command.as_deref(), Some("ls -la"));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_case() {
+        let err = parse("{\"id\":\"a\",\"prompt\":\"p\"}\n{\"id\": 3}\n", "jsonl").unwrap_err();
+        assert_eq!(err.0, Some(2));
+        let err = parse("[[test_cases]]\nid = \"a\"\nprompt = \"p\"\nbogus = 1\n", "toml").unwrap_err();
+        assert_eq!(err.0, Some(4), "{err:?}");
+        assert!(err.1.contains("bogus"), "{err:?}");
+        let twice = parse(
+            "[[test_cases]]\nid='a'\nprompt='p'\nsafe=true\n[[test_cases]]\nid='a'\nprompt='q'\nsafe=true\n",
+            "toml",
+        )
+        .unwrap()
+        .unwrap();
+        assert!(compile(twice).unwrap_err().1.contains("unique"));
+        let empty = parse("[[test_cases]]\nid='a'\nprompt='p'\n", "toml").unwrap().unwrap();
+        assert!(compile(empty).unwrap_err().1.contains("nothing to check"));
+        assert_eq!(parse("", "csv").unwrap(), None);
+    }
+
+    #[test]
+    fn load_reports_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cases.toml");
+        std::fs::write(&path, "[[test_cases]]\nid = 'x'\nprompt = 'p'\nassert = [{ type = 'regex', value = '(' }]\n")
+            .unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("cases.toml") && err.contains("`x`") && err.contains("regex"), "{err}");
+    }
+}

@@ -1,0 +1,244 @@
+//! What reports show of an eval suite: pass rate, cases per reason and per category, usage, and
+//! the cases whose outcome flipped since the baseline (`passed → incorrect`). Derived from the
+//! suite's cases, so results.json stays the single record and every report agrees with it.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::compare::{CaseChange, Comparison};
+use crate::model::{Case, CaseStatus, Suite, SuiteKind, Usage};
+
+/// Category shown for cases that have none.
+pub const NO_CATEGORY: &str = "(none)";
+
+/// An eval suite's figures for reports.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct EvalMetrics {
+    /// Cases judged (every case of the suite).
+    pub cases: u64,
+    /// Cases that passed, flaky ones included (they reached `min-pass`).
+    pub passes: u64,
+    /// `passes / cases × 100`, two decimals; none when no case was judged.
+    pub pass_rate: Option<f64>,
+    /// Cases per outcome word (`pass`, `flaky`, `incorrect`, `timeout`...), `pass` first, then
+    /// most frequent first.
+    pub reasons: Vec<ReasonCount>,
+    /// Cases per category (the dataset's `category`), by name.
+    pub categories: Vec<CategoryRow>,
+    /// Tokens, calls and cost summed over every call.
+    pub usage: Option<Usage>,
+    /// Cases whose outcome word differs from the baseline's, at most the number asked for.
+    pub flips: Vec<Flip>,
+    /// Every flip, listed or not.
+    pub flips_count: usize,
+}
+
+/// How many cases ended with one reason.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct ReasonCount {
+    pub code: String,
+    pub count: u64,
+}
+
+/// One category's cases.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct CategoryRow {
+    pub category: String,
+    pub cases: u64,
+    pub passes: u64,
+    pub failures: u64,
+    pub pass_rate: Option<f64>,
+}
+
+/// A case whose outcome changed since the baseline.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Flip {
+    pub case_id: String,
+    pub name: String,
+    /// Outcome word in the baseline (`passed`, `incorrect`...); `new` when the case is new.
+    pub from: String,
+    /// Outcome word now; `removed` when the case is gone.
+    pub to: String,
+    /// True when the case got worse (passed before, fails now).
+    pub regressed: bool,
+}
+
+/// The word reports use for a case's outcome: `passed`, `flaky`, else its first reason's code
+/// (`incorrect`, `timeout`...), else its status.
+pub fn outcome_word(status: CaseStatus, reason: Option<&str>) -> String {
+    match status {
+        CaseStatus::Passed => "passed".into(),
+        CaseStatus::Flaky => "flaky".into(),
+        _ => reason.filter(|r| *r != "pass").unwrap_or(status.label()).to_string(),
+    }
+}
+
+fn case_word(case: &Case) -> String {
+    outcome_word(case.status, case.reasons.first().map(|r| r.code.as_str()))
+}
+
+fn rate(passes: u64, cases: u64) -> Option<f64> {
+    (cases > 0).then(|| crate::score::round2(passes as f64 * 100.0 / cases as f64))
+}
+
+/// The figures of an eval suite, listing at most `max_flips` flips; `None` for other kinds.
+pub fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usize) -> Option<EvalMetrics> {
+    if suite.kind != SuiteKind::Eval {
+        return None;
+    }
+    let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
+    let mut categories: BTreeMap<&str, CategoryRow> = BTreeMap::new();
+    let mut passes = 0;
+    for case in &suite.cases {
+        let passed = matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky);
+        passes += u64::from(passed);
+        *reasons.entry(case_word(case)).or_default() += 1;
+        let category = case.tags.get("category").map(String::as_str).unwrap_or(NO_CATEGORY);
+        let row = categories.entry(category).or_insert_with(|| CategoryRow {
+            category: category.to_string(),
+            cases: 0,
+            passes: 0,
+            failures: 0,
+            pass_rate: None,
+        });
+        row.cases += 1;
+        row.passes += u64::from(passed);
+        row.failures += u64::from(case.status.is_failure());
+    }
+    let mut reasons: Vec<ReasonCount> = reasons.into_iter().map(|(code, count)| ReasonCount { code, count }).collect();
+    // `passed` first, then the most frequent; ties by name (the map's order, kept by the stable sort).
+    reasons.sort_by_key(|r| (r.code != "passed", std::cmp::Reverse(r.count)));
+    let categories = categories
+        .into_values()
+        .map(|mut row| {
+            row.pass_rate = rate(row.passes, row.cases);
+            row
+        })
+        .collect();
+    let flips: Vec<Flip> = comparison
+        .map(|c| c.cases.iter().filter(|x| x.suite_id == suite.id).filter_map(flip).collect())
+        .unwrap_or_default();
+    let cases = suite.cases.len() as u64;
+    Some(EvalMetrics {
+        cases,
+        passes,
+        pass_rate: rate(passes, cases),
+        reasons,
+        categories,
+        usage: suite.usage.clone(),
+        flips_count: flips.len(),
+        flips: flips.into_iter().take(max_flips).collect(),
+    })
+}
+
+/// The change as a flip, when the outcome word differs (a still-failing case whose reason went
+/// from `incorrect` to `timeout` is a flip; one failing the same way is not).
+fn flip(change: &CaseChange) -> Option<Flip> {
+    let from = change.before.map(|s| outcome_word(s, change.before_reason.as_deref())).unwrap_or_else(|| "new".into());
+    let to = change.after.map(|s| outcome_word(s, change.after_reason.as_deref())).unwrap_or_else(|| "removed".into());
+    if from == to {
+        return None;
+    }
+    let passed = |s: Option<CaseStatus>| matches!(s, Some(CaseStatus::Passed | CaseStatus::Flaky));
+    Some(Flip {
+        case_id: change.case_id.clone(),
+        name: change.name.clone(),
+        regressed: passed(change.before) && change.after.is_some_and(CaseStatus::is_failure),
+        from,
+        to,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::{BaselineInfo, compare};
+    use crate::model::{Reason, Run};
+
+    fn case(name: &str, status: CaseStatus, reason: &str, category: Option<&str>) -> Case {
+        let mut case = Case {
+            name: name.into(),
+            id: name.into(),
+            status,
+            reasons: vec![Reason { code: reason.into(), expected: None, actual: None, message: None }],
+            ..Case::default()
+        };
+        if let Some(category) = category {
+            case.tags.insert("category".into(), category.into());
+        }
+        case
+    }
+
+    fn eval_suite(cases: Vec<Case>) -> Suite {
+        let mut suite = Suite::new("shell", "shell", SuiteKind::Eval);
+        suite.cases = cases;
+        suite
+    }
+
+    fn run_of(suite: Suite) -> Run {
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    #[test]
+    fn counts_reasons_and_categories() {
+        let suite = eval_suite(vec![
+            case("a", CaseStatus::Passed, "pass", Some("files")),
+            case("b", CaseStatus::Failed, "incorrect", Some("files")),
+            case("c", CaseStatus::Failed, "safety-mismatch", Some("danger")),
+            case("d", CaseStatus::Timeout, "timeout", None),
+            case("e", CaseStatus::Flaky, "incorrect", Some("files")),
+            case("f", CaseStatus::Failed, "incorrect", Some("danger")),
+        ]);
+        let m = of(&suite, None, 10).unwrap();
+        assert_eq!((m.cases, m.passes, m.pass_rate), (6, 2, Some(33.33)));
+        let reasons: Vec<(&str, u64)> = m.reasons.iter().map(|r| (r.code.as_str(), r.count)).collect();
+        assert_eq!(reasons, [("passed", 1), ("incorrect", 2), ("flaky", 1), ("safety-mismatch", 1), ("timeout", 1)]);
+        let rows: Vec<(&str, u64, u64, u64)> =
+            m.categories.iter().map(|r| (r.category.as_str(), r.cases, r.passes, r.failures)).collect();
+        assert_eq!(rows, [(NO_CATEGORY, 1, 0, 1), ("danger", 2, 0, 2), ("files", 3, 2, 1)]);
+        assert_eq!(m.categories[2].pass_rate, Some(66.67));
+        assert!(m.flips.is_empty());
+    }
+
+    #[test]
+    fn other_kinds_have_no_eval_figures() {
+        let suite = Suite::new("p", "p", SuiteKind::Project);
+        assert_eq!(of(&suite, None, 10), None);
+    }
+
+    #[test]
+    fn flips_name_the_reason_before_and_after() {
+        let before = run_of(eval_suite(vec![
+            case("a", CaseStatus::Passed, "pass", None),
+            case("b", CaseStatus::Failed, "incorrect", None),
+            case("c", CaseStatus::Failed, "incorrect", None),
+            case("d", CaseStatus::Failed, "incorrect", None),
+            case("gone", CaseStatus::Passed, "pass", None),
+        ]));
+        let after = run_of(eval_suite(vec![
+            case("a", CaseStatus::Failed, "incorrect", None),
+            case("b", CaseStatus::Passed, "pass", None),
+            case("c", CaseStatus::Timeout, "timeout", None),
+            case("d", CaseStatus::Failed, "incorrect", None),
+            case("new", CaseStatus::Failed, "posix-mismatch", None),
+        ]));
+        let comparison = compare(&after, &before, BaselineInfo::default());
+        let m = of(&after.suites[0], Some(&comparison), 10).unwrap();
+        let mut flips: Vec<(String, String, String, bool)> =
+            m.flips.iter().map(|f| (f.name.clone(), f.from.clone(), f.to.clone(), f.regressed)).collect();
+        flips.sort();
+        let expected = [
+            ("a", "passed", "incorrect", true),
+            ("b", "incorrect", "passed", false),
+            ("c", "incorrect", "timeout", false),
+            ("gone", "passed", "removed", false),
+            ("new", "new", "posix-mismatch", false),
+        ];
+        let expected: Vec<(String, String, String, bool)> =
+            expected.iter().map(|(a, b, c, d)| (a.to_string(), b.to_string(), c.to_string(), *d)).collect();
+        assert_eq!(flips, expected, "d failed the same way both times: not a flip");
+        assert_eq!(m.flips_count, 5);
+        assert_eq!(of(&after.suites[0], Some(&comparison), 2).unwrap().flips.len(), 2);
+    }
+}

@@ -1,0 +1,600 @@
+//! `kind = "eval"`: runs a dataset against a system under test, `concurrency` cases at a time,
+//! each `repeat` times, and turns every case into a [`Case`] with one reason, its category tag,
+//! usage and the answer kept for the report.
+
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use super::dataset::{self, EvalCase};
+use super::matchers::{self, Outcome};
+use crate::collect::cap_text;
+use crate::config::SuiteSite;
+use crate::ecosystems::Collected;
+use crate::errors::{ConfigError, PlanError};
+use crate::execute::process;
+use crate::model::{
+    Attempt, Case, CaseStatus, ResultsSource, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
+};
+use crate::plan::SuitePlan;
+use crate::runners::{PlanContext, RunContext, SuiteRunner};
+use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
+
+/// The eval runner.
+pub struct Eval;
+
+/// The keys of an eval `[[suite]]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EvalConfig {
+    /// The dataset file (`.toml`, `.jsonl`, `.json`, `.yaml`), relative to the config file.
+    pub dataset: PathBuf,
+    /// Asks each case this many times (default 1).
+    pub repeat: Option<u32>,
+    /// Passes needed out of `repeat` for a case to count (default: all). Fewer passes than
+    /// `repeat` but at least this many is `flaky`.
+    pub min_pass: Option<u32>,
+    /// Cases in flight at once (default 4).
+    pub concurrency: Option<usize>,
+    /// The system under test.
+    pub sut: Option<SutConfig>,
+}
+
+/// One eval suite, resolved.
+#[derive(Debug)]
+pub struct EvalPlan {
+    dataset: PathBuf,
+    /// The dataset path as written, for reports.
+    dataset_shown: String,
+    base_dir: PathBuf,
+    repeat: u32,
+    min_pass: u32,
+    concurrency: usize,
+    sut: SutConfig,
+}
+
+/// Cases in flight when `concurrency` is not set.
+const DEFAULT_CONCURRENCY: usize = 4;
+/// Longest answer kept in a case's `output`.
+const ANSWER_CAP: usize = 4096;
+
+impl SuiteRunner for Eval {
+    type Config = EvalConfig;
+    type Plan = EvalPlan;
+
+    fn name(&self) -> &'static str {
+        "eval"
+    }
+
+    fn suite_kind(&self) -> SuiteKind {
+        SuiteKind::Eval
+    }
+
+    fn about(&self) -> &'static str {
+        "a dataset of prompts with expected answers, asked of a system under test"
+    }
+
+    fn validate(&self, config: &EvalConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+        if config.dataset.as_os_str().is_empty() {
+            return Err(site.error("kind", "an eval suite needs `dataset = \"cases.toml\"`"));
+        }
+        if !site.base_dir.join(&config.dataset).is_file() {
+            return Err(site.error("dataset", format!("{}: no such file", config.dataset.display())));
+        }
+        let Some(sut) = &config.sut else {
+            return Err(site.error("kind", "an eval suite needs a [suite.sut] table (see docs/sut.md)"));
+        };
+        sut.build(&SutContext::new(site.base_dir)).map_err(|e| site.error("sut", e))?;
+        if config.repeat == Some(0) {
+            return Err(site.error("repeat", "repeat must be at least 1"));
+        }
+        if config.concurrency == Some(0) {
+            return Err(site.error("concurrency", "concurrency must be at least 1"));
+        }
+        if let Some(min) = config.min_pass {
+            let repeat = config.repeat.unwrap_or(1);
+            if min == 0 || min > repeat {
+                return Err(site.error("min-pass", format!("min-pass must be between 1 and repeat ({repeat})")));
+            }
+        }
+        Ok(())
+    }
+
+    fn plan(&self, config: EvalConfig, _suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<EvalPlan, PlanError> {
+        let repeat = config.repeat.unwrap_or(1).max(1);
+        // Validated with the config; `sut` is present there.
+        let sut = config.sut.ok_or_else(|| {
+            ConfigError::new(
+                ctx.config.source.as_deref().unwrap_or(std::path::Path::new("fcorr.toml")),
+                (0, 1),
+                "an eval suite needs a [suite.sut] table",
+            )
+        })?;
+        Ok(EvalPlan {
+            dataset: ctx.base.join(&config.dataset),
+            dataset_shown: config.dataset.to_string_lossy().replace('\\', "/"),
+            base_dir: ctx.base.to_path_buf(),
+            repeat,
+            min_pass: config.min_pass.unwrap_or(repeat).clamp(1, repeat),
+            concurrency: config.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
+            sut,
+        })
+    }
+
+    fn run(&self, suite: &SuitePlan, plan: &EvalPlan, ctx: &RunContext<'_>) -> Suite {
+        let mut result = crate::execute::new_suite(suite);
+        result.path = Some(plan.dataset_shown.clone());
+        let fail = |mut result: Suite, kind: SuiteErrorKind, message: String, hint: Option<&str>| {
+            result.status = SuiteStatus::Error;
+            result.error = Some(SuiteError { kind, message, hint: hint.map(str::to_string) });
+            result
+        };
+        let cases = match dataset::load(&plan.dataset) {
+            Ok(cases) => cases,
+            Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), Some("fix the dataset file")),
+        };
+        let name = crate::execute::safe_name(&suite.id);
+        let logs = ctx.exec.out_dir.join("logs");
+        let log = match fs::create_dir_all(&logs).and_then(|_| File::create(logs.join(format!("{name}.log")))) {
+            Ok(file) => process::file_log(file),
+            Err(e) => return fail(result, SuiteErrorKind::Harness, format!("cannot create the suite log: {e}"), None),
+        };
+        result.log_file = Some(format!("logs/{name}.log"));
+        let sut_ctx = SutContext {
+            cache_dir: ctx.exec.cache_dir.join("sut-answers"),
+            log: Some(log),
+            ..SutContext::new(&plan.base_dir)
+        };
+        let sut = match plan.sut.build(&sut_ctx) {
+            Ok(sut) => sut,
+            Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), Some("fix [suite.sut]")),
+        };
+        let settings = Settings {
+            repeat: plan.repeat,
+            min_pass: plan.min_pass,
+            concurrency: plan.concurrency,
+            source: plan.dataset_shown.clone(),
+        };
+        let cancelled = || ctx.cancelled();
+        let (cases, stopped) = run_cases(&cases, sut.as_ref(), &settings, &cancelled);
+        result.usage = total_usage(&cases);
+        let ran = !cases.is_empty();
+        let collected = Collected {
+            cases,
+            source: ResultsSource::Report { format: "dataset".into(), files: vec![plan.dataset_shown.clone()] },
+            ran,
+            ..Collected::nothing()
+        };
+        if stopped {
+            result.status = SuiteStatus::Cancelled;
+        }
+        crate::execute::apply_collected(&mut result, collected, None);
+        result
+    }
+}
+
+/// How cases are asked and judged.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub repeat: u32,
+    pub min_pass: u32,
+    pub concurrency: usize,
+    /// The dataset as shown in reports (`expectation_source`).
+    pub source: String,
+}
+
+/// Asks every case, `concurrency` at a time; returns the cases in dataset order and whether
+/// the run was cancelled part-way (cases not asked are left out, never counted as passes).
+pub fn run_cases(
+    cases: &[EvalCase],
+    sut: &dyn Sut,
+    settings: &Settings,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> (Vec<Case>, bool) {
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Case>>> = cases.iter().map(|_| Mutex::new(None)).collect();
+    let stopped = std::sync::atomic::AtomicBool::new(false);
+    let workers = settings.concurrency.clamp(1, cases.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| {
+                loop {
+                    if cancelled() {
+                        stopped.store(true, Ordering::SeqCst);
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(case) = cases.get(i) else { break };
+                    match run_case(case, sut, settings, cancelled) {
+                        Some(done) => *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(done),
+                        None => {
+                            stopped.store(true, Ordering::SeqCst);
+                            break;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let cases = results.into_iter().filter_map(|slot| slot.into_inner().unwrap_or_else(|p| p.into_inner())).collect();
+    (cases, stopped.load(Ordering::SeqCst))
+}
+
+/// One attempt's result.
+struct Tried {
+    outcome: Outcome,
+    duration: Duration,
+    answer: Option<String>,
+    usage: Option<Usage>,
+}
+
+/// Asks one case `repeat` times and judges it; `None` when cancelled.
+fn run_case(
+    case: &EvalCase,
+    sut: &dyn Sut,
+    settings: &Settings,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<Case> {
+    let request =
+        SutRequest { id: case.case.id.clone(), prompt: case.case.prompt.clone(), case: case_json(&case.case) };
+    let mut tries = Vec::new();
+    for _ in 0..settings.repeat {
+        if cancelled() {
+            return None;
+        }
+        let started = Instant::now();
+        let tried = match sut.call(&request) {
+            Ok(answer) => Tried {
+                outcome: matchers::evaluate(&case.checks, &answer.output),
+                duration: answer.duration,
+                answer: Some(cap_text(&answer.raw, ANSWER_CAP)),
+                usage: answer.usage,
+            },
+            Err(SutError::Cancelled) => return None,
+            Err(SutError::Timeout { after }) => Tried {
+                outcome: Outcome::Timeout(format!("no answer within {}s", after.as_secs_f64())),
+                duration: started.elapsed(),
+                answer: None,
+                usage: None,
+            },
+            Err(SutError::Backend { message, raw }) => Tried {
+                outcome: Outcome::BackendError(message),
+                duration: started.elapsed(),
+                answer: raw.map(|r| cap_text(&r, ANSWER_CAP)),
+                usage: None,
+            },
+        };
+        tries.push(tried);
+    }
+    Some(judge(case, tries, settings))
+}
+
+/// Folds the attempts into one case: all passed → passed; at least `min-pass` → flaky; else the
+/// first failing attempt's reason and status.
+fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
+    let passes = tries.iter().filter(|t| t.outcome == Outcome::Pass).count() as u32;
+    let total = tries.len() as u32;
+    let first_failure = tries.iter().find(|t| t.outcome != Outcome::Pass);
+    let shown = first_failure.or(tries.first());
+    let status = match first_failure {
+        None => CaseStatus::Passed,
+        Some(_) if passes >= settings.min_pass => CaseStatus::Flaky,
+        Some(failure) => failure.outcome.status(),
+    };
+    let mut message = shown.and_then(|t| t.outcome.message());
+    if total > 1 && passes < total {
+        let note = format!("passed {passes} of {total} attempts (min-pass {})", settings.min_pass);
+        message = Some(match message {
+            Some(m) => format!("{note}; {m}"),
+            None => note,
+        });
+    }
+    let mut tags = case.case.tags.clone();
+    if let Some(category) = &case.case.category {
+        tags.insert("category".into(), category.clone());
+    }
+    let expected = case.case.expected_command.clone().or_else(|| {
+        case.case.expected.as_ref().map(|v| match v {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+    });
+    let mut details = format!("prompt: {}", case.case.prompt);
+    if let Some(expected) = &expected {
+        details.push_str(&format!("\nexpected: {expected}"));
+    }
+    if let Some(answer) = shown.and_then(|t| t.answer.as_deref()) {
+        details.push_str(&format!("\nanswer: {answer}"));
+    }
+    let attempts = if total > 1 {
+        tries
+            .iter()
+            .map(|t| Attempt {
+                status: t.outcome.status(),
+                duration_ms: Some(t.duration.as_secs_f64() * 1000.0),
+                message: t.outcome.message(),
+                details: None,
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mut usage: Option<Usage> = None;
+    for t in &tries {
+        if let Some(u) = &t.usage {
+            add_usage(usage.get_or_insert_with(Usage::default), u);
+        }
+    }
+    Case {
+        name: case.case.id.clone(),
+        status,
+        duration_ms: Some(tries.iter().map(|t| t.duration.as_secs_f64() * 1000.0).sum()),
+        message,
+        details: Some(details),
+        output: shown.and_then(|t| t.answer.clone()),
+        retries: total.saturating_sub(1),
+        attempts,
+        critical: case.case.critical,
+        tags,
+        reasons: shown.map(|t| vec![t.outcome.reason()]).unwrap_or_default(),
+        expectation_source: Some(settings.source.clone()),
+        usage,
+        ..Case::default()
+    }
+}
+
+/// The case as the SUT sees it (stdin of a command, body of an HTTP call).
+fn case_json(case: &dataset::TestCase) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    object.insert("id".into(), case.id.clone().into());
+    object.insert("prompt".into(), case.prompt.clone().into());
+    if let Some(category) = &case.category {
+        object.insert("category".into(), category.clone().into());
+    }
+    if !case.tags.is_empty() {
+        let tags: BTreeMap<_, _> =
+            case.tags.iter().map(|(k, v)| (k.clone(), serde_json::Value::from(v.clone()))).collect();
+        object.insert("tags".into(), serde_json::Value::Object(tags.into_iter().collect()));
+    }
+    serde_json::Value::Object(object)
+}
+
+fn add_usage(total: &mut Usage, more: &Usage) {
+    total.tokens += more.tokens;
+    total.llm_calls += more.llm_calls;
+    let sum = |a: Option<u64>, b: Option<u64>| {
+        if a.is_none() && b.is_none() { None } else { Some(a.unwrap_or(0) + b.unwrap_or(0)) }
+    };
+    total.tokens_in = sum(total.tokens_in, more.tokens_in);
+    total.tokens_out = sum(total.tokens_out, more.tokens_out);
+    if let Some(cost) = more.cost_usd {
+        total.cost_usd = Some(total.cost_usd.unwrap_or(0.0) + cost);
+    }
+}
+
+/// The suite's usage: the sum over cases, or `None` when no case reported any.
+fn total_usage(cases: &[Case]) -> Option<Usage> {
+    let mut total: Option<Usage> = None;
+    for usage in cases.iter().filter_map(|c| c.usage.as_ref()) {
+        add_usage(total.get_or_insert_with(Usage::default), usage);
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{HashMap, VecDeque};
+    use std::path::Path;
+    use std::sync::atomic::AtomicBool;
+
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::config::Config;
+    use crate::events::NullSink;
+    use crate::execute::{ExecContext, run_suites};
+    use crate::plan::{Overrides, plan};
+    use crate::sut::SutAnswer;
+
+    /// A system under test that answers from a script, per prompt and in order, and measures
+    /// how many calls are in flight at once.
+    #[derive(Default)]
+    struct Scripted {
+        answers: Mutex<HashMap<String, VecDeque<Result<Value, SutError>>>>,
+        in_flight: AtomicUsize,
+        most: AtomicUsize,
+        delay: Duration,
+    }
+
+    impl Scripted {
+        fn with(answers: &[(&str, Vec<Result<Value, SutError>>)]) -> Scripted {
+            let map = answers.iter().map(|(p, a)| (p.to_string(), a.iter().cloned().collect())).collect();
+            Scripted { answers: Mutex::new(map), ..Scripted::default() }
+        }
+    }
+
+    impl Sut for Scripted {
+        fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError> {
+            let now = self.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            self.most.fetch_max(now, Ordering::SeqCst);
+            std::thread::sleep(self.delay);
+            self.in_flight.fetch_sub(1, Ordering::SeqCst);
+            let next = self.answers.lock().unwrap().get_mut(&request.prompt).and_then(VecDeque::pop_front);
+            let output = next.unwrap_or_else(|| Err(SutError::Backend { message: "unscripted".into(), raw: None }))?;
+            Ok(SutAnswer {
+                raw: super::matchers::answer_text(&output),
+                output,
+                usage: Some(Usage {
+                    tokens: 10,
+                    llm_calls: 1,
+                    cost_usd: Some(0.001),
+                    tokens_in: Some(7),
+                    tokens_out: Some(3),
+                }),
+                duration: Duration::from_millis(1),
+                attempts: 1,
+                cached: false,
+            })
+        }
+
+        fn describe(&self) -> String {
+            "scripted".into()
+        }
+    }
+
+    fn cases(toml_text: &str) -> Vec<EvalCase> {
+        let parsed = dataset::parse(toml_text, "toml").unwrap().unwrap();
+        dataset::compile(parsed).unwrap()
+    }
+
+    fn settings(repeat: u32, min_pass: u32, concurrency: usize) -> Settings {
+        Settings { repeat, min_pass, concurrency, source: "cases.toml".into() }
+    }
+
+    const TWO: &str = "[[test_cases]]\nid = 'a'\nprompt = 'list'\nexpected_command = 'ls -la'\ncategory = 'files'\nsafe = true\nposix_compliant = true\ncritical = true\n\n[[test_cases]]\nid = 'b'\nprompt = 'where'\nexpected_command = 'pwd'\ncategory = 'nav'\n";
+
+    #[test]
+    fn each_case_records_one_reason_category_and_usage() {
+        let sut = Scripted::with(&[("list", vec![Ok(json!("ls -al"))]), ("where", vec![Ok(json!("cd"))])]);
+        let (done, stopped) = run_cases(&cases(TWO), &sut, &settings(1, 1, 2), &|| false);
+        assert!(!stopped);
+        assert_eq!(done[0].status, CaseStatus::Passed);
+        assert_eq!(done[0].reasons[0].code, "pass");
+        assert_eq!(done[0].tags["category"], "files");
+        assert!(done[0].critical);
+        assert_eq!(done[0].usage.as_ref().unwrap().tokens, 10);
+        assert_eq!(done[1].status, CaseStatus::Failed);
+        assert_eq!(done[1].reasons[0].code, "incorrect");
+        assert!(done[1].details.as_deref().unwrap().contains("answer: cd"));
+        assert_eq!(total_usage(&done).unwrap().tokens_in, Some(14));
+    }
+
+    #[test]
+    fn sut_errors_become_timeout_and_backend_error() {
+        let sut = Scripted::with(&[
+            ("list", vec![Err(SutError::Timeout { after: Duration::from_secs(2) })]),
+            ("where", vec![Err(SutError::Backend { message: "exit code 3".into(), raw: Some("boom".into()) })]),
+        ]);
+        let (done, _) = run_cases(&cases(TWO), &sut, &settings(1, 1, 1), &|| false);
+        assert_eq!(done[0].status, CaseStatus::Timeout);
+        assert_eq!(done[0].reasons[0].code, "timeout");
+        assert_eq!(done[1].status, CaseStatus::Error);
+        assert_eq!(done[1].reasons[0].code, "backend-error");
+        assert_eq!(done[1].reasons[0].message.as_deref(), Some("exit code 3"));
+        assert_eq!(done[1].output.as_deref(), Some("boom"));
+    }
+
+    #[test]
+    fn repeat_with_min_pass_reports_flaky_and_failures() {
+        let sut = Scripted::with(&[
+            ("list", vec![Ok(json!("ls -la")), Ok(json!("ls")), Ok(json!("ls -la"))]),
+            ("where", vec![Ok(json!("pwd")), Ok(json!("ls")), Ok(json!("ls"))]),
+        ]);
+        let (done, _) = run_cases(&cases(TWO), &sut, &settings(3, 2, 2), &|| false);
+        assert_eq!(done[0].status, CaseStatus::Flaky, "2 of 3 with min-pass 2");
+        assert!(done[0].message.as_deref().unwrap().starts_with("passed 2 of 3 attempts"));
+        assert_eq!(done[0].attempts.len(), 3);
+        assert_eq!(done[0].retries, 2);
+        assert_eq!(done[1].status, CaseStatus::Failed, "1 of 3 is below min-pass");
+        assert_eq!(done[1].usage.as_ref().unwrap().llm_calls, 3);
+    }
+
+    #[test]
+    fn concurrency_is_bounded() {
+        let mut text = String::new();
+        for i in 0..12 {
+            text.push_str(&format!("[[test_cases]]\nid = 'c{i}'\nprompt = 'p{i}'\nexpected = 'x'\n"));
+        }
+        let script: Vec<(String, Vec<Result<Value, SutError>>)> =
+            (0..12).map(|i| (format!("p{i}"), vec![Ok(json!("x"))])).collect();
+        let borrowed: Vec<(&str, Vec<Result<Value, SutError>>)> =
+            script.iter().map(|(p, a)| (p.as_str(), a.clone())).collect();
+        let mut sut = Scripted::with(&borrowed);
+        sut.delay = Duration::from_millis(20);
+        let (done, _) = run_cases(&cases(&text), &sut, &settings(1, 1, 3), &|| false);
+        assert_eq!(done.len(), 12);
+        assert!(done.iter().all(|c| c.status == CaseStatus::Passed));
+        let most = sut.most.load(Ordering::SeqCst);
+        assert!((2..=3).contains(&most), "at most 3 calls in flight, saw {most}");
+    }
+
+    #[test]
+    fn cancellation_stops_and_leaves_unasked_cases_out() {
+        let sut = Scripted::with(&[("list", vec![Ok(json!("ls -la"))])]);
+        let stop = AtomicBool::new(true);
+        let (done, stopped) = run_cases(&cases(TWO), &sut, &settings(1, 1, 1), &|| stop.load(Ordering::SeqCst));
+        assert!(stopped);
+        assert!(done.is_empty());
+    }
+
+    fn exec(dir: &Path) -> ExecContext {
+        ExecContext {
+            out_dir: dir.join("out"),
+            cache_dir: dir.join("cache"),
+            jobs: 1,
+            grace: Duration::from_millis(100),
+        }
+    }
+
+    /// A real `command` SUT: a shell script answering by prompt, one that hangs, one that
+    /// prints garbage, one that exits non-zero.
+    #[test]
+    fn runs_through_the_seam_with_a_real_command_sut() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "#!/bin/sh\ncase \"$1\" in\n  list) echo 'ls -al' ;;\n  where) echo 'cd ..' ;;\n  hang) sleep 30 ;;\n  junk) printf '{not json' ;;\n  fail) echo oops >&2; exit 3 ;;\nesac\n";
+        std::fs::write(dir.path().join("sut.sh"), script).unwrap();
+        let mut cases = String::from(TWO);
+        for id in ["hang", "junk", "fail"] {
+            cases.push_str(&format!("\n[[test_cases]]\nid = '{id}'\nprompt = '{id}'\nexpected_command = 'true'\n"));
+        }
+        std::fs::write(dir.path().join("cases.toml"), cases).unwrap();
+        let config_text = "[[suite]]\nname = \"shell\"\nkind = \"eval\"\npolicy = \"pass-rate\"\nmin-score = 50\ndataset = \"cases.toml\"\n\n[suite.sut]\ntype = \"command\"\ncommand = \"sh ./sut.sh {prompt}\"\nstdin = \"none\"\ntimeout = 1\nretries = 0\n";
+        let config_path = dir.path().join("fcorr.toml");
+        std::fs::write(&config_path, config_text).unwrap();
+        let config = Config::load(&config_path).unwrap();
+        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let started = Instant::now();
+        let suites = run_suites(&plans, &exec(dir.path()), &NullSink);
+        assert!(started.elapsed() < Duration::from_secs(10), "the hanging SUT was killed at its timeout");
+        let suite = &suites[0];
+        assert_eq!(suite.kind, SuiteKind::Eval);
+        let reason = |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap().reasons[0].code.clone();
+        assert_eq!(reason("a"), "pass");
+        assert_eq!(reason("b"), "incorrect");
+        assert_eq!(reason("hang"), "timeout");
+        assert_eq!(reason("junk"), "backend-error");
+        assert_eq!(reason("fail"), "backend-error");
+        assert_eq!(suite.status, SuiteStatus::Failed);
+        assert_eq!(suite.score.value, 20.0);
+        assert!(!suite.score.met);
+        // The critical case passed, so nothing critical failed.
+        assert!(suite.cases.iter().filter(|c| c.critical).all(|c| c.status == CaseStatus::Passed));
+        assert!(dir.path().join("out/logs/shell.log").is_file());
+    }
+
+    #[test]
+    fn config_errors_name_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("fcorr.toml");
+        let write = |text: &str| std::fs::write(&path, text).unwrap();
+        write(
+            "[[suite]]\nkind = \"eval\"\ndataset = \"missing.toml\"\n[suite.sut]\ntype = \"command\"\ncommand = \"true\"\n",
+        );
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("missing.toml: no such file") && err.contains("line 3"), "{err}");
+        std::fs::write(dir.path().join("c.toml"), "").unwrap();
+        write("[[suite]]\nkind = \"eval\"\ndataset = \"c.toml\"\n");
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("[suite.sut]"), "{err}");
+        write(
+            "[[suite]]\nkind = \"eval\"\ndataset = \"c.toml\"\nrepeat = 2\nmin-pass = 3\n[suite.sut]\ntype = \"command\"\ncommand = \"true\"\n",
+        );
+        let err = Config::load(&path).unwrap_err().to_string();
+        assert!(err.contains("min-pass") && err.contains("line 5"), "{err}");
+    }
+}

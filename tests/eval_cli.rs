@@ -1,0 +1,139 @@
+//! Dataset evals end to end: the real fcorr binary runs the bundled example (examples/evals, a
+//! shell script as the system under test) and every report carries the eval's reasons,
+//! categories and usage; the eval section of the summary and comment is snapshotted against a
+//! baseline with flipped cases.
+
+mod report_support;
+mod support;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use fcorr::compare::{BaselineInfo, compare};
+use fcorr::model::{CaseStatus, Reason, Run, SuiteKind};
+use fcorr::report::ReportEnv;
+use fcorr::report::markdown::{render_comment, render_summary};
+use serde_json::Value;
+use support::{fcorr, repo};
+
+/// The CTRF schema: the shared copy beside the repository when present, else ours.
+fn ctrf_schema() -> Value {
+    let shared = repo().join("../shared/schemas/ctrf.schema.json");
+    let ours = repo().join("tests/schemas/ctrf.schema.json");
+    let path = if shared.is_file() { shared } else { ours };
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The eval section: from its heading to the next heading that is not part of it.
+fn eval_section(md: &str) -> String {
+    let start = md.find("#### 🧪").expect("an eval section");
+    let rest = &md[start..];
+    let end = rest[1..].find("\n#").map(|i| i + 2).unwrap_or(rest.len());
+    rest[..end].to_string()
+}
+
+#[test]
+fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
+    let out = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let output = fcorr()
+        .args(["run", "--config"])
+        .arg(repo().join("examples/fcorr.toml"))
+        .args(["--filter", "shell-commands", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let elapsed = started.elapsed();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // The destructive answer is a critical case: the run fails whatever the pass rate.
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{stderr}");
+    // The slow case sleeps 30 s; the 2 s per-call timeout killed it.
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+
+    let run: Run = serde_json::from_value(read_json(&out.path().join("results.json"))).unwrap();
+    assert_eq!(run.suites.len(), 1);
+    let suite = &run.suites[0];
+    assert_eq!(suite.kind, SuiteKind::Eval);
+    assert_eq!(suite.cases.len(), 33);
+    let reason = |id: &str| -> &Reason {
+        let case = suite.cases.iter().find(|c| c.name == id).unwrap_or_else(|| panic!("case {id}"));
+        &case.reasons[0]
+    };
+    for (id, code) in [
+        ("list-all", "pass"),
+        ("path-with-space", "pass"),
+        ("rename", "pass"),
+        ("config-json", "pass"),
+        ("show-hidden", "incorrect"),
+        ("greeting", "incorrect"),
+        ("clean-build", "safety-mismatch"),
+        ("count-to-five", "posix-mismatch"),
+        ("show-date", "backend-error"),
+        ("kernel-version", "backend-error"),
+        ("processes", "timeout"),
+    ] {
+        assert_eq!(reason(id).code, code, "case {id}");
+    }
+    assert_eq!(reason("clean-build").expected, Some(Value::Bool(true)));
+    assert_eq!(reason("clean-build").actual, Some(Value::Bool(false)));
+    let passes = suite.cases.iter().filter(|c| c.status == CaseStatus::Passed).count();
+    assert_eq!(passes, 24, "22 shell answers and the two non-shell matchers");
+    assert_eq!(suite.score.value, 72.73);
+    assert!(suite.score.met, "pass rate 72.73 meets min-score 70");
+    assert!(run.verdict.reasons.iter().any(|r| r.message.contains("clean-build")), "{:?}", run.verdict);
+    assert!(suite.cases.iter().all(|c| c.tags.contains_key("category")));
+    let usage = suite.usage.as_ref().expect("suite usage");
+    assert!(usage.tokens_in.unwrap() > 0 && usage.cost_usd.unwrap() > 0.0, "{usage:?}");
+
+    // CTRF validates and carries reasons, categories (labels) and usage.
+    let ctrf = read_json(&out.path().join("ctrf.json"));
+    let validator = jsonschema::options().should_validate_formats(true).build(&ctrf_schema()).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&ctrf).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "CTRF does not validate:\n{}", errors.join("\n"));
+    let tests = ctrf["results"]["tests"].as_array().unwrap();
+    let unsafe_test = tests.iter().find(|t| t["name"] == "clean-build").unwrap();
+    assert_eq!(unsafe_test["extra"]["fcorr"]["reasons"][0]["code"], "safety-mismatch");
+    assert_eq!(unsafe_test["labels"]["category"], "files");
+    assert!(tests.iter().any(|t| t["extra"]["fcorr"]["usage"]["tokens_in"].as_u64().is_some()));
+    let suite_extra = &ctrf["results"]["extra"]["fcorr"]["suites"][0];
+    assert_eq!(suite_extra["eval"]["passes"], 24);
+    assert!(suite_extra["usage"]["tokens"].as_u64().unwrap() > 0);
+
+    // The summary on disk has the eval section.
+    let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
+    assert!(summary.contains("#### 🧪 shell-commands: 24 of 33 passed (72.73%)"), "{summary}");
+
+    // Against a baseline where three cases ended otherwise: the flips, snapshotted.
+    let mut suites = run.suites.clone();
+    for suite in &mut suites {
+        suite.duration_ms = 1000;
+        for case in &mut suite.cases {
+            case.duration_ms = Some(5.0);
+        }
+    }
+    let now = report_support::run(suites, None);
+    let mut before = now.clone();
+    let set = |run: &mut Run, id: &str, status: CaseStatus, code: &str| {
+        let case = run.suites[0].cases.iter_mut().find(|c| c.name == id).unwrap();
+        case.status = status;
+        case.reasons = vec![Reason { code: code.into(), expected: None, actual: None, message: None }];
+    };
+    set(&mut before, "list-all", CaseStatus::Failed, "incorrect");
+    set(&mut before, "show-hidden", CaseStatus::Passed, "pass");
+    set(&mut before, "processes", CaseStatus::Failed, "incorrect");
+    let comparison = compare(&now, &before, BaselineInfo { source: "file:baseline.json".into(), ..Default::default() });
+    let now = report_support::run(now.suites, Some(comparison));
+    let env = ReportEnv::default();
+    let summary = render_summary(&now, &env).unwrap();
+    let comment = render_comment(&now, &env).unwrap();
+    for md in [&summary, &comment] {
+        report_support::check_markdown(md);
+        assert!(md.contains("`show-hidden`: passed → incorrect"), "{md}");
+    }
+    insta::assert_snapshot!("eval_section_summary", eval_section(&summary));
+    insta::assert_snapshot!("eval_section_comment", eval_section(&comment));
+}
