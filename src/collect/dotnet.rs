@@ -1,6 +1,6 @@
 //! What the .NET report readers (NUnit 2/3, xUnit.net v2, TRX) share: a streaming pass over the
-//! XML that refuses documents ending with elements still open, file/line from .NET stack traces,
-//! and the checks of what a report declares against what was read.
+//! XML that tells when a document ends with elements still open (cut short), file/line from .NET
+//! stack traces, and the checks of what a report declares against what was read.
 
 use std::io::BufRead;
 
@@ -15,11 +15,6 @@ use crate::model::{Case, CaseStatus};
 pub(crate) enum DotnetReportError {
     #[error("invalid XML at byte {position}: {message}; {cases} test results were read before it")]
     Xml { position: u64, message: String, cases: usize },
-    #[error(
-        "the report ends inside <{open}> ({depth} elements still open): it was cut short, so its \
-         results cannot be trusted; {cases} test results were read before the end"
-    )]
-    Truncated { open: String, depth: usize, cases: usize },
     #[error("no <{root}> element: not {what} report")]
     NoRoot { root: &'static str, what: &'static str },
 }
@@ -35,8 +30,8 @@ pub(crate) trait Handler {
 }
 
 /// Reads the whole document into `handler`. A document that ends with any element still open was
-/// cut short (a crashed runner, a full disk): that is an error, never a partial pass.
-pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Result<(), DotnetReportError> {
+/// cut short (a crashed runner, a full disk): that gives `Some(why)`, for [`cut_short`].
+pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Result<Option<String>, DotnetReportError> {
     // Names of the open elements, end to end in one buffer (no allocation per element), and
     // where each starts: how deep the document is, and where it was cut.
     let mut names = String::new();
@@ -83,14 +78,28 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
             cases: handler.cases_read(),
         });
     }
-    if let Some(&start) = starts.last() {
-        return Err(DotnetReportError::Truncated {
-            open: names[start..].to_string(),
-            depth: starts.len(),
-            cases: handler.cases_read(),
-        });
+    Ok(starts.last().map(|&start| {
+        format!(
+            "the report ends inside <{}> ({} elements still open): it was cut short, so results after \
+             that point are unknown; {} test results were read before the end",
+            &names[start..],
+            starts.len(),
+            handler.cases_read()
+        )
+    }))
+}
+
+/// A report cut short keeps what was read, with an error diagnostic and an `error` case (see
+/// [`ParsedReport::cut_short`]) that also say how many results the file declared and were missing.
+pub(crate) fn cut_short(report: &mut ParsedReport, cut: Option<String>) {
+    if let Some(why) = cut {
+        let declared = report.warnings.iter().find(|w| w.starts_with("the report declares"));
+        let why = match declared {
+            Some(declared) => format!("{why}; {declared}"),
+            None => why,
+        };
+        report.cut_short(why);
     }
-    Ok(())
 }
 
 /// The part of a name after its namespace prefix (TRX elements carry a default namespace only,

@@ -106,7 +106,11 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         field: Field::None,
         capture: Capture::default(),
     };
-    dotnet::drive(input, &mut reader)?;
+    let cut = dotnet::drive(input, &mut reader)?;
+    if cut.is_some() {
+        // Keep the case being read (its result is in its start tag); open suites say nothing more.
+        reader.finish_case();
+    }
     let Reader { mut report, shape, read, declared_total, declared_failing, .. } = reader;
     if shape.is_none() {
         return Err(DotnetReportError::NoRoot { root: "test-run> or <test-results", what: "an NUnit" });
@@ -118,6 +122,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         Some((declared_failing, format!("{declared_failing} failed tests"))),
         None,
     );
+    dotnet::cut_short(&mut report, cut);
     Ok(report)
 }
 
@@ -380,11 +385,18 @@ mod tests {
 
     #[test]
     fn cut_short_is_an_error_and_unknown_results_are_not_passes() {
-        let error = parse_str(
-            "<test-run total=\"1\"><test-suite type=\"TestFixture\"><test-case name=\"a\" result=\"Passed\"/>",
+        let report = parse_str(
+            "<test-run total=\"2\"><test-suite type=\"TestFixture\"><test-case name=\"a\" result=\"Passed\"/>",
         )
-        .unwrap_err();
+        .unwrap();
+        let statuses: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(statuses, [("a", CaseStatus::Passed), (super::super::CUT_SHORT_CASE, CaseStatus::Error)]);
+        let error = &report.errors[0];
         assert!(error.contains("cut short") && error.contains("<test-suite>"), "{error}");
+        assert!(
+            error.ends_with("the report declares 2 tests but 1 test results were read (fewer than declared)"),
+            "{error}"
+        );
         let report = parse_str("<test-run><test-case name=\"a\" result=\"Odd\"/></test-run>").unwrap();
         assert_eq!(report.cases[0].status, CaseStatus::Error);
         assert!(parse_str("<foo/>").unwrap_err().contains("not an NUnit report"));

@@ -99,11 +99,17 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         field: Field::None,
         capture: Capture::default(),
     };
-    dotnet::drive(input, &mut reader)?;
+    let cut = dotnet::drive(input, &mut reader)?;
     if !reader.saw_root {
         return Err(DotnetReportError::NoRoot { root: "TestRun", what: "a TRX" });
     }
-    Ok(reader.finish())
+    // Keep the results being read (their outcomes are in their start tags).
+    while !reader.open.is_empty() {
+        reader.finish_result();
+    }
+    let mut report = reader.finish();
+    dotnet::cut_short(&mut report, cut);
+    Ok(report)
 }
 
 impl Handler for Reader<'_> {
