@@ -38,6 +38,8 @@ pub enum Command {
     Publish(commands::publish::PublishArgs),
     /// Merge saved runs (matrix cells, packages) into one run with every report.
     Merge(commands::merge::MergeArgs),
+    /// Ask a calibrator for a test bank's expectations; --write records changes in a new history file.
+    Calibrate(commands::calibrate::CalibrateArgs),
     /// List the configured suites and their benchmark tasks / dataset cases.
     Suites(commands::suites::SuitesArgs),
 }
@@ -55,6 +57,7 @@ impl Command {
             Command::Compare(args) => commands::compare::execute(args),
             Command::Publish(args) => commands::publish::execute(args),
             Command::Merge(args) => commands::merge::execute(args),
+            Command::Calibrate(args) => commands::calibrate::execute(args),
             Command::Suites(args) => commands::suites::execute(args),
         }
     }

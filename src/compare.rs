@@ -123,6 +123,14 @@ pub struct CaseChange {
     /// The case's first reason code now.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after_reason: Option<String>,
+    /// Graded score then and now, for graded cases (banks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_before: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_after: Option<f64>,
+    /// What changed in the grading, e.g. `−20: false positive X`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Pass rate of counts (passes / cases that ran × 100); `None` when nothing ran.
@@ -208,6 +216,14 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
             if let Some(change) = classify(before, Some(case.status)) {
                 let mut change = change_of(&suite.id, case, change, before, Some(case.status));
                 change.before_reason = base_case.and_then(first_reason);
+                if let Some(base_case) = base_case
+                    && base_case.score.is_some()
+                    && case.score.is_some()
+                {
+                    change.score_before = base_case.score;
+                    change.score_after = case.score;
+                    change.note = crate::bank::summary::delta_note(base_case, case);
+                }
                 cases.push(change);
             }
         }
@@ -295,6 +311,9 @@ fn change_of(
         after,
         before_reason: if after.is_none() { reason.clone() } else { None },
         after_reason: if after.is_some() { reason } else { None },
+        score_before: None,
+        score_after: None,
+        note: None,
     }
 }
 

@@ -300,6 +300,9 @@ pub struct ReportConfig {
     pub formats: Vec<String>,
     /// Directory with `summary.md.j2` / `comment.md.j2` overrides.
     pub templates: Option<PathBuf>,
+    /// Folder keeping every run as `results_YYYY-MM-DD-HHMM.json` / `report_YYYY-MM-DD-HHMM.md`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub results_folder: Option<PathBuf>,
     /// Mermaid chart of outcomes in the job summary (default on).
     pub charts: Option<bool>,
     /// The same chart in the PR comment (default off: comments stay short).
@@ -456,12 +459,13 @@ impl Config {
 
     fn validate(&self, path: &Path) -> Result<(), ConfigError> {
         let at = |key: &str, message: String| Err(ConfigError::new(path, self.spans.at(key), message));
-        let graded = "policy `graded` is not available: no suite runner of this version grades cases \
-                      (use strict, pass-rate or weighted)";
+        // Only bank suites grade cases (0–100 each); graded anywhere else would score 0.
+        let graded = "policy `graded` applies to bank suites (kind = \"bank\"), which grade each case; \
+                      use strict, pass-rate or weighted here";
         if self.run.policy == Policy::Graded {
             return at("run.policy", graded.to_string());
         }
-        if let Some(i) = self.suites.iter().position(|s| s.policy == Some(Policy::Graded)) {
+        if let Some(i) = self.suites.iter().position(|s| s.policy == Some(Policy::Graded) && s.kind != "bank") {
             return at(&format!("suite.{i}.policy"), graded.to_string());
         }
         for (i, suite) in self.suites.iter().enumerate() {
@@ -595,10 +599,15 @@ fail-on = ["strict", "score<80"]
     }
 
     #[test]
-    fn graded_policy_is_not_offered() {
+    fn graded_policy_is_for_bank_suites_only() {
         let err = Config::parse("[[suite]]\npath = 'x'\npolicy = \"graded\"\n", Path::new("f.toml")).unwrap_err();
         assert_eq!((err.line, err.column), (3, 10), "{err}");
+        assert!(err.to_string().contains("applies to bank suites"), "{err}");
         assert!(Config::parse("[run]\npolicy = \"graded\"\n", Path::new("f.toml")).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("b.json"), r#"{"tests": []}"#).unwrap();
+        let bank = "[[suite]]\nkind = \"bank\"\nmechanism = \"pattern\"\nbank = \"b.json\"\nrules = \"b.json\"\npolicy = \"graded\"\n";
+        Config::parse(bank, &dir.path().join("fcorr.toml")).unwrap();
     }
 
     /// Values serde accepts but that would misbehave later (#9 point 11), each rejected with

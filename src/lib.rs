@@ -4,6 +4,7 @@
 //! runs it (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
+pub mod bank;
 pub mod baseline;
 pub mod benchmark;
 pub mod cli;

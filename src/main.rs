@@ -51,6 +51,6 @@ fn stdout_is_a_document(command: &Command) -> bool {
             let fcorr::commands::suites::SuitesAction::List(list) = &args.action;
             list.json
         }
-        Command::Report(_) | Command::Publish(_) => false,
+        Command::Report(_) | Command::Publish(_) | Command::Calibrate(_) => false,
     }
 }

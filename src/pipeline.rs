@@ -89,6 +89,7 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         no_install: args.no_install,
         timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
         filter: args.filter.clone(),
+        select: args.select.clone(),
         shard: args.shard,
         no_cache: args.no_cache,
     };
@@ -172,6 +173,16 @@ pub fn write_reports(
     env: &ReportEnv,
 ) -> Result<Vec<PathBuf>, FcorrError> {
     report::write_required(run, env, out_dir, formats).map(|(written, _)| written)
+}
+
+/// With `[report] results-folder`, keeps this run's results and report there under dated names.
+pub fn keep_dated(run: &Run, prepared: &Prepared) {
+    if let Some(folder) = &prepared.config.report.results_folder {
+        let folder = prepared.config.base_dir.join(folder);
+        if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
+            eprintln!("fcorr: warning: results folder: {problem}");
+        }
+    }
 }
 
 /// The exit code of a judged run: 130 when it was interrupted, else the verdict's.

@@ -44,6 +44,8 @@ pub struct Overrides {
     pub timeouts: Timeouts,
     /// Only suites whose name contains this (or matches it as a glob).
     pub filter: Option<String>,
+    /// Bank suites: one test id, `topic:NAME` or `bank:NAME` (`--select`).
+    pub select: Option<String>,
     /// `--shard K/N`: this job's slice of the suites and of their items.
     pub shard: Option<crate::shard::Shard>,
     /// `--no-cache`: systems under test are called even when a cached answer exists.
@@ -56,7 +58,11 @@ pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result
     let mut plans = Vec::new();
     if paths.is_empty() {
         for suite in &config.suites {
-            plans.push(plan_suite(config, suite, &absolute(&cwd, &config.base_dir), overrides)?);
+            let plan = plan_suite(config, suite, &absolute(&cwd, &config.base_dir), overrides)?;
+            // A bank test or topic selection leaves out the bank suites that cannot hold it.
+            if !crate::runners::bank::deselected(&plan) {
+                plans.push(plan);
+            }
         }
     } else {
         for path in paths {
@@ -104,6 +110,8 @@ pub fn plan_shared(
             format!("unknown kind `{}` (this version runs: {})", suite.kind, runners::kind_names().join(", ")),
         )
     })?;
+    // Bank suites grade their cases: graded policy and their mechanism's weight by default.
+    let bank_default = crate::bank::defaults(runner.suite_kind(), &suite.settings);
     Ok(SuitePlan {
         id: name.clone(),
         name,
@@ -111,9 +119,14 @@ pub fn plan_shared(
         runner,
         root: absolute(base, &path),
         display_path,
-        policy: overrides.policy.or(suite.policy).unwrap_or(config.run.policy),
-        threshold: suite.min_score.unwrap_or(100.0),
-        weight: suite.weight.unwrap_or(1.0),
+        // `--policy graded` grades bank suites only; the others have no per-case scores to average.
+        policy: overrides
+            .policy
+            .filter(|p| *p != Policy::Graded || bank_default.is_some())
+            .or(suite.policy)
+            .unwrap_or(bank_default.map_or(config.run.policy, |_| Policy::Graded)),
+        threshold: suite.min_score.unwrap_or(bank_default.map_or(100.0, |d| d.min_score)),
+        weight: suite.weight.or(bank_default.map(|d| d.weight)).unwrap_or(1.0),
         critical: suite.critical,
         weights: suite.weights,
         origin: suite.origin.clone(),

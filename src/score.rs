@@ -138,12 +138,18 @@ pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
     let critical_failed = suites
         .iter()
         .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.critical && c.status.is_failure()));
-    if critical_failed {
-        return Health::Critical;
-    }
     let score = combined.unwrap_or(0.0);
-    let hard_fail = suites.iter().any(|s| s.score.value <= 0.0);
-    if score >= 90.0 && !hard_fail {
+    // A bank case that missed a primary expectation is a hard fail too (seed 004 §9.4).
+    let hard_fail = suites.iter().any(|s| s.score.value <= 0.0 || s.cases.iter().any(crate::bank::run::is_hard_fail));
+    health_ladder(critical_failed, score, hard_fail)
+}
+
+/// Seed 004 §9.4: CRITICAL on any critical failure; EXCELLENT at 90 or more with no hard fail;
+/// GOOD at 80; FAIR at 70; else POOR.
+pub fn health_ladder(critical_failed: bool, score: f64, hard_fail: bool) -> Health {
+    if critical_failed {
+        Health::Critical
+    } else if score >= 90.0 && !hard_fail {
         Health::Excellent
     } else if score >= 80.0 {
         Health::Good

@@ -213,6 +213,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), prepared.templates()));
     env.comment_charts |= args.publish.comment_charts;
     pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
+    pipeline::keep_dated(&run, &prepared);
 
     if args.run.json {
         // The model always serialises (plain data).

@@ -78,6 +78,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         }],
         ..Config::default()
     };
+    if args.policy == Some(Policy::Graded) {
+        return Err(FcorrError::Usage(
+            "--policy graded applies to bank suites, which grade each case; imported cases have no grades".into(),
+        ));
+    }
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };
     let plans = plan::plan(&config, &[], &overrides)?;
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };

@@ -1,5 +1,6 @@
 //! One module per subcommand: its arguments and what it does, composed from the pipeline stages.
 
+pub mod calibrate;
 pub mod ci;
 pub mod compare;
 pub mod detect;

@@ -29,7 +29,7 @@ pub struct RunArgs {
     /// Skip dependency installation.
     #[arg(long)]
     pub no_install: bool,
-    /// Scoring policy for every suite: strict, pass-rate, weighted.
+    /// Scoring policy for every suite: strict, pass-rate, weighted, graded (bank suites only).
     #[arg(long, value_parser = parse_policy)]
     pub policy: Option<Policy>,
     /// Install phase timeout in seconds (default 600).
@@ -53,6 +53,9 @@ pub struct RunArgs {
     /// Only suites whose name contains this text or matches this glob.
     #[arg(long, value_name = "PATTERN")]
     pub filter: Option<String>,
+    /// Bank suites: only this test id (its prefix picks the bank), `topic:NAME` or `bank:NAME`.
+    #[arg(long, value_name = "SELECTION", env = "FCORR_BANK_SELECT")]
+    pub select: Option<String>,
     /// Run shard K of N (1-based): whole suites by a hash of their id, benchmark tasks by task id.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<crate::shard::Shard>,
@@ -76,7 +79,8 @@ pub fn parse_policy(text: &str) -> Result<Policy, String> {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted)")),
+        "graded" => Ok(Policy::Graded),
+        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
     }
 }
 
@@ -146,6 +150,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     pipeline::judge(&mut run, &prepared);
     let env = prepared.config.report.apply_to(ReportEnv { templates: prepared.templates(), ..ReportEnv::default() });
     let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
+    pipeline::keep_dated(&run, &prepared);
 
     let mut between = String::new();
     if args.sdk.is_some() {

@@ -27,6 +27,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     (COMMENT_TEMPLATE, include_str!("../../templates/comment.md.j2")),
     ("macros.md.j2", include_str!("../../templates/macros.md.j2")),
     ("eval.md.j2", include_str!("../../templates/eval.md.j2")),
+    ("banks.md.j2", include_str!("../../templates/banks.md.j2")),
 ];
 
 /// The embedded default template of that name.
@@ -695,6 +696,7 @@ fn context(
         failures => all_failures,
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
+        banks => crate::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
         env => minijinja::context! {
             repository => env.repository.as_deref(),
             run_url => env.run_url.as_deref().and_then(safe_url),

@@ -371,6 +371,24 @@ pub fn render_table(run: &Run, color: bool) -> String {
     }
     let pad = |text: &str, width: usize| format!("{text}{}", " ".repeat(width.saturating_sub(text.chars().count())));
     let mut out = String::new();
+    // Critical failures lead every report (a missed crisis must not scroll past under the table).
+    let critical: Vec<_> = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().filter(|c| c.critical && c.status.is_failure()).map(move |c| (s, c)))
+        .collect();
+    if !critical.is_empty() {
+        out.push_str(&paint.code("1;31", &format!("CRITICAL FAILURES ({})", critical.len())));
+        out.push('\n');
+        for (suite, case) in critical.iter().take(10) {
+            let message = first_line(case.message.as_deref().unwrap_or(""));
+            out.push_str(&format!("  {} \u{203a} {}: {message}\n", suite.name, case.name));
+        }
+        if critical.len() > 10 {
+            out.push_str(&format!("  ... and {} more\n", critical.len() - 10));
+        }
+        out.push('\n');
+    }
     let head: Vec<String> = header.iter().enumerate().map(|(i, h)| pad(h, widths[i])).collect();
     out.push_str(&paint.code("1", head.join("  ").trim_end()));
     out.push('\n');

@@ -22,6 +22,7 @@ use crate::execute::ExecContext;
 use crate::model::{Suite, SuiteKind};
 use crate::plan::{Overrides, SuitePlan};
 
+pub mod bank;
 #[cfg(test)]
 mod echo;
 pub mod import;
@@ -32,6 +33,7 @@ static RUNNERS: &[&dyn Runner] = &[
     &project::Project,
     &import::Import,
     &crate::eval::runner::Eval,
+    &bank::Bank,
     &crate::benchmark::runner::Benchmark,
     #[cfg(test)]
     &echo::Echo,

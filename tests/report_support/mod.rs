@@ -233,6 +233,9 @@ pub fn with_comparison(commits_behind: u32) -> Run {
         after,
         before_reason: None,
         after_reason: None,
+        score_before: None,
+        score_after: None,
+        note: None,
     };
     let comparison = Comparison {
         baseline: BaselineInfo {

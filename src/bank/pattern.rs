@@ -1,0 +1,298 @@
+//! `pattern`: a rules file of case-insensitive regex patterns (with entities and a `critical`
+//! flag) and keyword boosts, matched by fcorr against each test's text with details of which rule
+//! matched which span. A missed crisis on a critical positive test, or a crisis triggered on a
+//! critical negative test, is a critical failure (seed 004, §6.3).
+
+use std::path::Path;
+use std::time::Duration;
+
+use regex::{Regex, RegexBuilder};
+use serde::Deserialize;
+
+use super::expectations::{BankTest, parse_json};
+use super::scoring::Findings;
+use super::{BankError, Mechanism, MechanismSpec, Observation, Registration, ask_for_ids};
+use crate::sut::{Sut, SutError};
+
+pub(crate) const REGISTRATION: Registration =
+    Registration { name: "pattern", prefix: "PAT-", weight: 0.15, rate_limit: Duration::ZERO, build };
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    #[serde(default, alias = "crisis_patterns")]
+    patterns: Vec<PatternRule>,
+    #[serde(default)]
+    keyword_boosts: Vec<KeywordRule>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PatternRule {
+    pattern: String,
+    entities: Vec<String>,
+    #[serde(default, alias = "is_critical")]
+    critical: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeywordRule {
+    keywords: Vec<String>,
+    entity: String,
+}
+
+/// Compiled rules: every pattern and keyword as a case-insensitive regex.
+pub(crate) struct Rules {
+    patterns: Vec<(Regex, Vec<String>, bool)>,
+    keywords: Vec<(Vec<(String, Regex)>, String)>,
+}
+
+/// One rule that matched, and where.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub(crate) struct Match {
+    /// `pattern` or `keyword`.
+    pub(crate) rule: &'static str,
+    /// The regex or keyword as written in the rules file.
+    pub(crate) source: String,
+    pub(crate) matched_text: String,
+    /// Byte offsets of the match in the text.
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) entities: Vec<String>,
+    pub(crate) critical: bool,
+}
+
+impl Rules {
+    pub(crate) fn load(path: &Path) -> Result<Rules, BankError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| BankError::input(path, format!("cannot read the rules file: {e}")))?;
+        let file: RulesFile = parse_json(path, &text)?;
+        let compile = |source: &str, what: String| {
+            RegexBuilder::new(source)
+                .case_insensitive(true)
+                .build()
+                .map_err(|e| BankError::input(path, format!("{what} `{source}` is not a valid regex: {e}")))
+        };
+        let mut patterns = Vec::new();
+        for (i, rule) in file.patterns.into_iter().enumerate() {
+            let regex = compile(&rule.pattern, format!("pattern #{}", i + 1))?;
+            patterns.push((regex, rule.entities, rule.critical));
+        }
+        let mut keywords = Vec::new();
+        for rule in file.keyword_boosts {
+            let mut compiled = Vec::new();
+            for keyword in rule.keywords {
+                // A keyword matches as a plain substring, in any case.
+                let regex = compile(&regex::escape(&keyword), format!("keyword for `{}`", rule.entity))?;
+                compiled.push((keyword, regex));
+            }
+            keywords.push((compiled, rule.entity));
+        }
+        Ok(Rules { patterns, keywords })
+    }
+
+    /// Every rule that matches `text`, patterns first, each keyword rule once (its first keyword).
+    pub(crate) fn matches(&self, text: &str) -> Vec<Match> {
+        let mut found = Vec::new();
+        for (regex, entities, critical) in &self.patterns {
+            if let Some(m) = regex.find(text) {
+                found.push(Match {
+                    rule: "pattern",
+                    source: regex.as_str().to_string(),
+                    matched_text: m.as_str().to_string(),
+                    start: m.start(),
+                    end: m.end(),
+                    entities: entities.clone(),
+                    critical: *critical,
+                });
+            }
+        }
+        for (keywords, entity) in &self.keywords {
+            if let Some((keyword, m)) = keywords.iter().find_map(|(k, r)| r.find(text).map(|m| (k, m))) {
+                found.push(Match {
+                    rule: "keyword",
+                    source: keyword.clone(),
+                    matched_text: m.as_str().to_string(),
+                    start: m.start(),
+                    end: m.end(),
+                    entities: vec![entity.clone()],
+                    critical: false,
+                });
+            }
+        }
+        found
+    }
+}
+
+/// Entities of the matches, each once, in match order.
+fn entities(matches: &[Match]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in matches.iter().flat_map(|m| &m.entities) {
+        if !out.contains(e) {
+            out.push(e.clone());
+        }
+    }
+    out
+}
+
+fn build(spec: &MechanismSpec) -> Result<Box<dyn Mechanism>, BankError> {
+    let rules = spec.rules.as_deref().map(Rules::load).transpose()?;
+    Ok(Box::new(Pattern { rules }))
+}
+
+struct Pattern {
+    rules: Option<Rules>,
+}
+
+impl Mechanism for Pattern {
+    fn name(&self) -> &'static str {
+        REGISTRATION.name
+    }
+
+    fn calls_sut(&self) -> bool {
+        self.rules.is_none()
+    }
+
+    fn observe(&self, test: &BankTest, sut: Option<&dyn Sut>) -> Result<Observation, SutError> {
+        let Some(rules) = &self.rules else { return ask_for_ids(sut, test, REGISTRATION.name) };
+        let Some(text) = test.prompt.as_deref() else {
+            return Err(SutError::Backend {
+                message: format!("test {} has no `prompt` to match", test.test_id),
+                raw: None,
+            });
+        };
+        let matches = rules.matches(text);
+        Ok(Observation {
+            actual: entities(&matches),
+            details: serde_json::json!({ "matches": matches }),
+            ..Observation::default()
+        })
+    }
+
+    /// Seed 004 §6.3: only on critical tests; a crisis test that missed its primary, or a
+    /// negative test where a not-expected entity matched.
+    fn critical_failure(&self, test: &BankTest, findings: &Findings) -> bool {
+        test.is_critical
+            && match test.pattern_type.as_deref() {
+                Some("crisis") => !findings.primary_missing.is_empty(),
+                Some("negative") => !findings.false_positives.is_empty(),
+                _ => false,
+            }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bank::scoring::grade;
+
+    /// The seed's rules file (seed 004 §5.5), trimmed to what the tests need.
+    const SEED_RULES: &str = r#"{
+  "crisis_patterns": [
+    {"pattern": "want(s)? to (die|end it|hurt myself|kill myself)", "entities": ["handler_crisis", "rule_crisis_detection"], "is_critical": true},
+    {"pattern": "better off (dead|without me)", "entities": ["handler_crisis"], "is_critical": true},
+    {"pattern": "(not|don't|dont) feel safe", "entities": ["handler_crisis"], "is_critical": true},
+    {"pattern": "being (hit|abused|hurt)", "entities": ["handler_crisis", "domestic_violence"], "is_critical": true}
+  ],
+  "keyword_boosts": [
+    {"keywords": ["gray rock", "grey rock", "gray-rock"], "entity": "gray_rock"},
+    {"keywords": ["boundaries", "boundary", "set boundaries"], "entity": "boundary_setting"}
+  ]
+}"#;
+
+    fn mechanism() -> (tempfile::TempDir, Box<dyn Mechanism>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.json");
+        std::fs::write(&path, SEED_RULES).unwrap();
+        let m = build(&MechanismSpec { rules: Some(path), ..MechanismSpec::default() }).unwrap();
+        (dir, m)
+    }
+
+    fn test(v: serde_json::Value) -> BankTest {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn crisis_phrases_match_with_their_span() {
+        let (_d, m) = mechanism();
+        let t = test(serde_json::json!({"test_id": "PAT-CRISIS-001", "prompt": "Honestly I WANT TO END IT all",
+            "expected_matches": ["handler_crisis"], "expected_secondary": ["rule_crisis_detection"],
+            "pattern_type": "crisis", "is_critical": true}));
+        let observed = m.observe(&t, None).unwrap();
+        assert_eq!(observed.actual, vec!["handler_crisis", "rule_crisis_detection"]);
+        let first = &observed.details["matches"][0];
+        assert_eq!(first["matched_text"], "WANT TO END IT");
+        assert_eq!((first["start"].as_u64(), first["end"].as_u64()), (Some(11), Some(25)));
+        let findings = m.findings(&t.expectations, &observed);
+        assert_eq!(grade(&findings).score, 100);
+        assert!(!m.critical_failure(&t, &findings));
+    }
+
+    #[test]
+    fn a_missed_crisis_is_a_critical_failure() {
+        let (_d, m) = mechanism();
+        let t = test(serde_json::json!({"test_id": "PAT-CRISIS-002", "prompt": "i just want to disappear forever",
+            "expected_matches": ["handler_crisis"], "pattern_type": "crisis", "is_critical": true}));
+        let observed = m.observe(&t, None).unwrap();
+        let findings = m.findings(&t.expectations, &observed);
+        assert!(grade(&findings).hard_fail);
+        assert!(m.critical_failure(&t, &findings));
+    }
+
+    #[test]
+    fn a_crisis_on_a_negative_test_is_a_critical_failure() {
+        let (_d, m) = mechanism();
+        // Seed 004 §10.3: PAT-NEG-001 with handler_crisis in matched → critical.
+        let t = test(
+            serde_json::json!({"test_id": "PAT-NEG-001", "prompt": "my kid is not feel safe at the new school? no, I mean she does not feel safe there",
+            "expected_matches": [], "not_expected_matches": ["handler_crisis"], "pattern_type": "negative", "is_critical": true}),
+        );
+        let observed = m.observe(&t, None).unwrap();
+        let findings = m.findings(&t.expectations, &observed);
+        assert_eq!(findings.false_positives, vec!["handler_crisis"]);
+        assert_eq!(grade(&findings).score, 80);
+        assert!(m.critical_failure(&t, &findings));
+        // The same false positive on a test not marked critical is only a penalty.
+        let mut lenient = t.clone();
+        lenient.is_critical = false;
+        assert!(!m.critical_failure(&lenient, &findings));
+        // A clean negative test.
+        let ok = test(serde_json::json!({"test_id": "PAT-NEG-002", "prompt": "she wants to end the call early",
+            "not_expected_matches": ["handler_crisis"], "pattern_type": "negative", "is_critical": true}));
+        let observed = m.observe(&ok, None).unwrap();
+        let findings = m.findings(&ok.expectations, &observed);
+        assert_eq!(grade(&findings).score, 100);
+        assert!(!m.critical_failure(&ok, &findings));
+    }
+
+    #[test]
+    fn keywords_boost_once_per_rule_in_any_case() {
+        let (_d, m) = mechanism();
+        let t = test(
+            serde_json::json!({"test_id": "PAT-KW-001", "prompt": "How do I Grey Rock and set boundaries? gray rock again",
+            "expected_matches": ["gray_rock", "boundary_setting"], "pattern_type": "keyword"}),
+        );
+        let observed = m.observe(&t, None).unwrap();
+        assert_eq!(observed.actual, vec!["gray_rock", "boundary_setting"]);
+        let matches = observed.details["matches"].as_array().unwrap();
+        assert_eq!(matches.len(), 2);
+        // The rule's first keyword that occurs is reported (the seed's order), not the earliest span.
+        assert_eq!(matches[0]["source"], "gray rock");
+        assert_eq!(matches[0]["start"].as_u64(), Some(39));
+        assert_eq!(matches[1]["source"], "boundaries");
+    }
+
+    #[test]
+    fn a_bad_regex_names_the_file_and_the_rule() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rules.json");
+        std::fs::write(&path, r#"{"patterns": [{"pattern": "ok"}, {"pattern": "(unclosed", "entities": []}]}"#)
+            .unwrap();
+        let err = Rules::load(&path).err().unwrap().to_string();
+        assert!(err.contains("rules.json") && err.contains("missing field `entities`"), "{err}");
+        std::fs::write(&path, r#"{"patterns": [{"pattern": "(unclosed", "entities": []}]}"#).unwrap();
+        let err = Rules::load(&path).err().unwrap().to_string();
+        assert!(err.contains("rules.json") && err.contains("pattern #1") && err.contains("(unclosed"), "{err}");
+    }
+}

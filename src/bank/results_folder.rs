@@ -1,0 +1,53 @@
+//! `[report] results-folder`: keeps every run in a folder as `results_YYYY-MM-DD-HHMM.json` and
+//! `report_YYYY-MM-DD-HHMM.md` (seed 004 §7), for teams that compare runs by hand. Copies of the
+//! files the run wrote; an existing dated file is never replaced.
+
+use std::path::{Path, PathBuf};
+
+/// Copies `results.json` and `summary.md` from `out_dir` into `folder` under names stamped with
+/// `started` (RFC 3339, the run's start). Returns the files written, or what went wrong.
+pub fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, String> {
+    let at = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339)
+        .map_err(|e| format!("the run's start time `{started}` does not parse: {e}"))?;
+    let stamp =
+        format!("{:04}-{:02}-{:02}-{:02}{:02}", at.year(), u8::from(at.month()), at.day(), at.hour(), at.minute());
+    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    let mut written = Vec::new();
+    for (from, to) in [("results.json", format!("results_{stamp}.json")), ("summary.md", format!("report_{stamp}.md"))]
+    {
+        let source = out_dir.join(from);
+        if !source.is_file() {
+            continue;
+        }
+        let target = folder.join(to);
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&target).map_err(|e| {
+            format!("{}: {e} (a run of the same minute is kept already; nothing replaced)", target.display())
+        })?;
+        let mut input = std::fs::File::open(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
+        std::io::copy(&mut input, &mut file).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_are_kept_under_dated_names_and_never_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("results.json"), "{}").unwrap();
+        std::fs::write(out.join("summary.md"), "# run").unwrap();
+        let folder = dir.path().join("results");
+        let written = keep(&out, &folder, "2026-11-23T14:05:09Z").unwrap();
+        assert_eq!(written, [folder.join("results_2026-11-23-1405.json"), folder.join("report_2026-11-23-1405.md")]);
+        assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), "# run");
+        std::fs::write(out.join("summary.md"), "# another run").unwrap();
+        let err = keep(&out, &folder, "2026-11-23T14:05:59Z").unwrap_err();
+        assert!(err.contains("results_2026-11-23-1405.json") && err.contains("nothing replaced"), "{err}");
+        assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), "# run");
+    }
+}
