@@ -592,10 +592,13 @@ fail-on = ["strict", "score<80"]
 
     #[test]
     fn unknown_kind_lists_the_registered_ones() {
-        let text = "[[suite]]\nname = \"q\"\nkind = \"eval\"\n";
+        let text = "[[suite]]\nname = \"q\"\nkind = \"evaluation\"\n";
         let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
         assert!(err.contains("line 3, column 8"), "{err}");
-        assert!(err.contains("unknown kind `eval`") && err.contains("project, import"), "{err}");
+        assert!(err.contains("unknown kind `evaluation`"), "{err}");
+        for kind in ["project", "import", "benchmark", "eval", "bank"] {
+            assert!(err.contains(kind), "{kind} is listed: {err}");
+        }
     }
 
     #[test]

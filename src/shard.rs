@@ -68,7 +68,7 @@ impl Shard {
 /// runner filter items; listed without filtering, every shard would run every item and the
 /// merged suite would hold each case N times.
 pub fn splits_items(kind: SuiteKind) -> bool {
-    matches!(kind, SuiteKind::Benchmark)
+    matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
 }
 
 /// The suites this shard runs: whole suites by a hash of their id; item-split suites always.

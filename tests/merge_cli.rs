@@ -146,6 +146,47 @@ fn benchmark_shards_run_apart_and_merge_into_the_whole_suite() {
     assert_eq!(ids(m), ids(w), "case ids are the same sharded or not, so baselines compare");
 }
 
+/// Dataset evals split by case like benchmark tasks: each shard asks its slice, and the merge
+/// is the whole dataset with the same case ids and counts as an unsharded run.
+#[test]
+fn eval_shards_split_the_dataset_and_merge_into_the_whole_suite() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = repo().join("examples/fcorr.toml");
+    let run = |out: &str, shard: Option<&str>| {
+        let mut cmd = fcorr(dir.path());
+        cmd.args(["run", "--config"]).arg(&config);
+        cmd.args(["--filter", "shell-commands", "--out", out, "--format", "json", "--fail-on", "none", "--no-cache"]);
+        if let Some(shard) = shard {
+            cmd.args(["--shard", shard]);
+        }
+        cmd.assert().code(0);
+        read_run(&dir.path().join(out).join("results.json"))
+    };
+    let whole = run("whole", None);
+    let total = whole.suites[0].counts.total;
+    assert!(total >= 30, "{total} cases");
+    let mut sizes = Vec::new();
+    for k in 1..=3 {
+        let part = run(&format!("cells/s{k}"), Some(&format!("{k}/3")));
+        assert_eq!(part.suites.len(), 1);
+        sizes.push(part.suites[0].counts.total);
+    }
+    assert_eq!(sizes.iter().sum::<u64>() as usize, total as usize, "every case asked exactly once: {sizes:?}");
+    assert!(sizes.iter().all(|&n| (n as usize) < total as usize), "each shard asks a slice: {sizes:?}");
+
+    fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--fail-on", "none"]).assert().code(0);
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    assert_eq!(merged.suites.len(), 1);
+    let (m, w) = (&merged.suites[0], &whole.suites[0]);
+    assert_eq!(m.counts, w.counts);
+    let ids = |s: &fcorr::model::Suite| {
+        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.clone()).collect();
+        ids.sort();
+        ids
+    };
+    assert_eq!(ids(m), ids(w));
+}
+
 /// With the default gates, a shard that holds none of a suite's tasks passes (emptiness is
 /// judged at the merge), the shard that ran the task is judged on it, and the merge passes.
 #[test]

@@ -200,7 +200,9 @@ mod tests {
     #[test]
     fn the_examples_list_every_suite_and_the_benchmark_counts_its_tasks() {
         let listed = list(&examples(), &ListArgs::default()).unwrap();
-        assert_eq!(listed.len(), 6, "{listed:#?}");
+        assert_eq!(listed.len(), 7, "{listed:#?}");
+        let eval = listed.iter().find(|l| l.kind == "eval").unwrap();
+        assert_eq!((eval.name.as_str(), eval.count), ("shell-commands", Some(33)), "the dataset's cases are counted");
         let b = bench(&listed);
         assert_eq!((b.name.as_str(), b.count, b.configured), ("calc-bench", Some(3), Some(3)));
         assert!(listed.iter().filter(|l| l.kind == "project").all(|l| l.count.is_none()));

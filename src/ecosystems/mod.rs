@@ -132,6 +132,9 @@ pub struct PhasePlan {
     /// A file locked (exclusively, across processes) while the phase runs: runs that share a
     /// cached environment (one virtualenv for every checkout) install into it one at a time.
     pub lock: Option<PathBuf>,
+    /// A file that exists while the phase runs and is removed only when it passes: a phase that
+    /// failed or was interrupted leaves it, so planning can tell "never finished" from "done".
+    pub pending_marker: Option<PathBuf>,
 }
 
 impl PhasePlan {
@@ -146,6 +149,7 @@ impl PhasePlan {
             override_setup: Vec::new(),
             override_env: Vec::new(),
             lock: None,
+            pending_marker: None,
         }
     }
 
@@ -160,6 +164,7 @@ impl PhasePlan {
             override_setup: Vec::new(),
             override_env: Vec::new(),
             lock: None,
+            pending_marker: None,
         }
     }
 
@@ -172,6 +177,12 @@ impl PhasePlan {
     /// Runs the phase holding an exclusive lock on `path` (created when missing).
     pub fn with_lock(mut self, path: PathBuf) -> PhasePlan {
         self.lock = Some(path);
+        self
+    }
+
+    /// Marks the phase as in progress in `path` until it passes (see `pending_marker`).
+    pub fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
+        self.pending_marker = Some(path);
         self
     }
 

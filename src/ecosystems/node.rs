@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 use std::time::SystemTime;
 
 use serde_json::Value;
+use sha2::Digest;
 
 use super::{
     Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
@@ -394,7 +395,8 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
     if manifest.deps.is_empty() {
         return PhasePlan::skipped(PhaseKind::Install, "package.json declares no dependencies");
     }
-    if let Some(reason) = up_to_date(ctx.root, pm) {
+    let pending = pending_install_marker(ctx.cache_dir, ctx.root);
+    if let Some(reason) = up_to_date(ctx.root, pm).filter(|_| !pending.exists()) {
         return PhasePlan::skipped(PhaseKind::Install, reason);
     }
     // `--prefer-offline`: packages already in the package manager's own store (npm's cache,
@@ -409,7 +411,18 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
         (_, Some(_)) => &["ci", "--no-audit", "--no-fund", "--prefer-offline"],
         (_, None) => &["install", "--no-audit", "--no-fund", "--prefer-offline"],
     };
-    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)])
+    // An interrupted or failed install can leave the package manager's record newer than the
+    // lockfile over a broken node_modules; the marker (outside node_modules, which `npm ci`
+    // deletes first) stays until an install passes, so the next run installs again.
+    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)]).with_pending_marker(pending)
+}
+
+/// Where the "install in progress" marker of the project at `root` lives.
+fn pending_install_marker(cache_dir: &Path, root: &Path) -> PathBuf {
+    let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+    let digest = sha2::Sha256::digest(root.to_string_lossy().as_bytes());
+    let name: String = digest.iter().take(8).map(|b| format!("{b:02x}")).collect();
+    cache_dir.join("node-installs").join(format!("{name}.pending"))
 }
 
 /// Why installing again is unnecessary: the package manager's record in `node_modules` is newer

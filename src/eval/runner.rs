@@ -22,7 +22,7 @@ use crate::model::{
     Attempt, Case, CaseStatus, ResultsSource, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
 };
 use crate::plan::SuitePlan;
-use crate::runners::{PlanContext, RunContext, SuiteRunner};
+use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
 use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
 
 /// The eval runner.
@@ -56,6 +56,10 @@ pub struct EvalPlan {
     min_pass: u32,
     concurrency: usize,
     sut: SutConfig,
+    /// `--shard K/N`: only this shard's cases are asked (by a hash of suite and case id).
+    shard: Option<crate::shard::Shard>,
+    /// `--no-cache`: every case asks the SUT, whatever the answer cache holds.
+    no_cache: bool,
 }
 
 /// Cases in flight when `concurrency` is not set.
@@ -123,7 +127,20 @@ impl SuiteRunner for Eval {
             min_pass: config.min_pass.unwrap_or(repeat).clamp(1, repeat),
             concurrency: config.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
             sut,
+            shard: ctx.overrides.shard,
+            no_cache: ctx.overrides.no_cache,
         })
+    }
+
+    /// The dataset's cases (this shard's, with `--shard`), for `fcorr suites list`.
+    fn items(&self, suite: &SuitePlan, plan: &EvalPlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
+        Some(dataset::load(&plan.dataset).map_err(Into::into).map(|cases| {
+            cases
+                .into_iter()
+                .filter(|c| crate::shard::Shard::keeps_item(plan.shard, &suite.id, &c.case.id))
+                .map(|c| SuiteItem { id: c.case.id, difficulty: None, tags: c.case.category.into_iter().collect() })
+                .collect()
+        }))
     }
 
     fn run(&self, suite: &SuitePlan, plan: &EvalPlan, ctx: &RunContext<'_>) -> Suite {
@@ -138,6 +155,8 @@ impl SuiteRunner for Eval {
             Ok(cases) => cases,
             Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), Some("fix the dataset file")),
         };
+        let cases: Vec<_> =
+            cases.into_iter().filter(|c| crate::shard::Shard::keeps_item(plan.shard, &suite.id, &c.case.id)).collect();
         let name = crate::execute::safe_name(&suite.id);
         let logs = ctx.exec.out_dir.join("logs");
         let log = match fs::create_dir_all(&logs).and_then(|_| File::create(logs.join(format!("{name}.log")))) {
@@ -148,6 +167,7 @@ impl SuiteRunner for Eval {
         let sut_ctx = SutContext {
             cache_dir: ctx.exec.cache_dir.join("sut-answers"),
             log: Some(log),
+            no_cache: plan.no_cache,
             ..SutContext::new(&plan.base_dir)
         };
         let sut = match plan.sut.build(&sut_ctx) {

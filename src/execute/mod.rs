@@ -449,6 +449,11 @@ fn run_phase(
             (None, &[][..])
         }
     };
+    if let Some(marker) = &plan.pending_marker {
+        // Best effort: without the marker a later run falls back to the package manager's record.
+        let _ = marker.parent().map(fs::create_dir_all);
+        let _ = fs::write(marker, b"");
+    }
     for command in commands {
         let mut command = command.clone();
         command.env.extend(project.env.iter().cloned());
@@ -470,6 +475,9 @@ fn run_phase(
         if !last.exit.success() && plan.kind != PhaseKind::Test {
             break;
         }
+    }
+    if let (Some(marker), true) = (&plan.pending_marker, last.exit.success()) {
+        let _ = fs::remove_file(marker);
     }
     let status = match &last.exit {
         Exit::Code(0) => PhaseStatus::Passed,
@@ -710,6 +718,63 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
 mod tests {
     use super::*;
     use crate::model::{Case, CaseStatus, SuiteKind};
+
+    fn bare_project() -> ProjectPlan {
+        let t = Duration::from_secs(30);
+        ProjectPlan {
+            ecosystem: None,
+            framework: None,
+            install: true,
+            timeouts: crate::runners::project::PhaseTimeouts { install: t, build: t, test: t },
+            env: Vec::new(),
+            pass_env: Vec::new(),
+            commands: Default::default(),
+            reports: Vec::new(),
+            copy_from: Vec::new(),
+            run_script_steps: false,
+        }
+    }
+
+    fn phase_of(command: &str, dir: &Path) -> PhasePlan {
+        PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new("sh", &["-c", command], dir)])
+    }
+
+    #[test]
+    fn a_pending_marker_stays_when_the_phase_fails_and_goes_when_it_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("installs/p.pending");
+        let project = bare_project();
+        let log = process::null_log();
+        let seen = dir.path().join("seen");
+        // The marker exists while the commands run, and a failure leaves it.
+        let failing =
+            phase_of(&format!("test -e {} && touch {}; exit 1", marker.display(), seen.display()), dir.path())
+                .with_pending_marker(marker.clone());
+        let (phase, _) = run_phase(&failing, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
+        assert_eq!(phase.status, PhaseStatus::Failed);
+        assert!(seen.exists(), "the marker existed during the phase");
+        assert!(marker.exists(), "a failed phase leaves its marker");
+        let passing = phase_of("true", dir.path()).with_pending_marker(marker.clone());
+        let (phase, _) = run_phase(&passing, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
+        assert_eq!(phase.status, PhaseStatus::Passed);
+        assert!(!marker.exists(), "a passed phase removes its marker");
+    }
+
+    #[test]
+    fn a_locked_phase_waits_for_the_holder_and_times_out_within_its_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("venv.lock");
+        let holder = File::create(&lock).unwrap();
+        holder.lock().unwrap();
+        let project = bare_project();
+        let log = process::null_log();
+        let plan = phase_of("true", dir.path()).with_lock(lock.clone());
+        let (phase, _) = run_phase(&plan, "x", Duration::from_millis(300), Duration::from_secs(1), &project, &log);
+        assert_eq!(phase.status, PhaseStatus::Timeout, "{phase:?}");
+        drop(holder);
+        let (phase, _) = run_phase(&plan, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
+        assert_eq!(phase.status, PhaseStatus::Passed, "{phase:?}");
+    }
 
     fn outcome(code: i32) -> Outcome {
         Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), output_bytes: 0 }
