@@ -109,9 +109,9 @@ fn nothing_matched_and_unknown_formats_are_usage_errors() {
     assert!(stderr.contains("no report file matches `reports/**/*.xml`, `missing.xml`"), "{stderr}");
 
     std::fs::write(dir.path().join("r.xml"), "<testsuite><testcase name=\"a\"/></testsuite>").unwrap();
-    let assert = fcorr(dir.path()).args(["import", "r.xml", "--format-in", "nunit"]).assert().code(2);
+    let assert = fcorr(dir.path()).args(["import", "r.xml", "--format-in", "allure"]).assert().code(2);
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
-    assert!(stderr.contains("unknown report format `nunit`") && stderr.contains("junit"), "{stderr}");
+    assert!(stderr.contains("unknown report format `allure`") && stderr.contains("junit"), "{stderr}");
     fcorr(dir.path()).args(["import"]).assert().code(2);
 }
 

@@ -14,13 +14,17 @@ use crate::ecosystems::{CollectContext, Collected};
 use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
 
 pub mod ctrf;
+mod dotnet;
 pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
+pub mod nunit;
 pub mod tap;
+pub mod trx;
 mod xml_stream;
+pub mod xunit_net;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
 ///
@@ -31,6 +35,9 @@ pub fn parsers() -> Vec<Box<dyn ReportParser>> {
     vec![
         Box::new(ctrf::Ctrf),
         Box::new(tap::Tap),
+        Box::new(nunit::Nunit),
+        Box::new(xunit_net::XunitNet),
+        Box::new(trx::Trx),
         Box::new(junit::Junit),
         Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
@@ -212,7 +219,7 @@ pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPar
     if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
         return Ok(parser);
     }
-    let recognised = "JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP";
+    let recognised = "JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX";
     // A file meant to be JSON or XML that is broken early says where, not just "unknown format".
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
