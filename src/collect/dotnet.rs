@@ -226,6 +226,15 @@ pub(crate) fn stack_location(trace: &str, options: &ParseOptions, class: Option<
     Some((options.relative_path(file), line))
 }
 
+/// `note: text` when both are there, else whichever is (a status note such as `ignored` in front
+/// of the tool's own reason or message).
+pub(crate) fn prefixed(note: Option<String>, text: Option<String>) -> Option<String> {
+    match (note, text) {
+        (Some(note), Some(text)) => Some(format!("{note}: {text}")),
+        (note, text) => text.or(note),
+    }
+}
+
 /// The first non-empty line of a message, as the case's one-line message.
 pub(crate) fn first_line(text: &str) -> Option<String> {
     text.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)

@@ -290,11 +290,7 @@ impl Reader<'_> {
             return;
         };
         let message = open.failure_message.or(open.reason_message);
-        let message = match (open.prefix, message) {
-            (Some(prefix), Some(m)) => Some(format!("{prefix}: {m}")),
-            (Some(prefix), None) => Some(prefix.to_string()),
-            (None, m) => m,
-        };
+        let message = dotnet::prefixed(open.prefix.map(str::to_string), message);
         if case.status == CaseStatus::Passed {
             // A pass with a note (NUnit 3's Warning): the message only.
             case.message = message.as_deref().and_then(dotnet::first_line);

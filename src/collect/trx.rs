@@ -249,17 +249,10 @@ impl Reader<'_> {
             CaseStatus::Passed => {}
             CaseStatus::Skipped => {
                 let reason = open.message.as_deref().and_then(dotnet::first_line);
-                case.message = match (case.message.take(), reason) {
-                    (Some(note), Some(reason)) => Some(format!("{note}: {reason}")),
-                    (note, reason) => reason.or(note),
-                };
+                case.message = dotnet::prefixed(case.message.take(), reason);
             }
             _ => {
-                let note = case.message.take();
-                let message = match (note, open.message) {
-                    (Some(note), Some(m)) => Some(format!("{note}: {m}")),
-                    (note, m) => m.or(note),
-                };
+                let message = dotnet::prefixed(case.message.take(), open.message);
                 if let Some(trace) = &open.trace {
                     self.traces.push((open.index, trace.clone()));
                 }

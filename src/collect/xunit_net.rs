@@ -230,10 +230,7 @@ impl Reader<'_> {
             CaseStatus::Passed => {}
             CaseStatus::Skipped => {
                 let reason = open.reason.as_deref().and_then(dotnet::first_line);
-                case.message = match (case.message.take(), reason) {
-                    (Some(prefix), Some(reason)) => Some(format!("{prefix}: {reason}")),
-                    (prefix, reason) => reason.or(prefix),
-                };
+                case.message = dotnet::prefixed(case.message.take(), reason);
             }
             _ => {
                 let message = match (open.message, &open.exception_type) {
