@@ -5,7 +5,6 @@
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
 pub mod bank;
-pub mod baseline;
 pub mod benchmark;
 pub mod cli;
 pub mod collect;
@@ -19,6 +18,7 @@ pub mod events;
 pub mod execute;
 pub mod gate;
 pub mod git;
+pub mod github;
 pub mod model;
 pub mod pipeline;
 pub mod plan;
@@ -28,3 +28,4 @@ pub mod runners;
 pub mod score;
 pub mod shard;
 pub mod sut;
+pub mod text;

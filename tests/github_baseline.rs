@@ -4,10 +4,10 @@
 use std::collections::HashMap;
 use std::io::Write;
 
-use fcorr::baseline::{self, Lookup};
+use fcorr::github::api::Api;
+use fcorr::github::baseline::{self, Lookup};
+use fcorr::github::context::GithubContext;
 use fcorr::model::{Case, CaseStatus, Run, Suite, SuiteKind};
-use fcorr::publish::api::Api;
-use fcorr::publish::context::GithubContext;
 use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};

@@ -1,8 +1,8 @@
 //! The sticky PR comment and the check run against a local wiremock server answering with the
 //! response shapes GitHub documents for the issue-comments and check-runs endpoints.
 
+use fcorr::github::api::Api;
 use fcorr::publish::annotations::{Annotation, Level};
-use fcorr::publish::api::Api;
 use fcorr::publish::check_run::{self, CheckRun};
 use fcorr::publish::comment::{self, Mode, Outcome};
 use serde_json::{Value, json};

@@ -368,7 +368,7 @@ impl TaskRunner<'_> {
         // Relative to the output directory, like the test log, so it names the file in an artifact.
         let shown = patch_file.strip_prefix(&self.ctx.out_dir).unwrap_or(&patch_file);
         notes.push(format!("generated patch: {} ({} bytes)", shown.display(), generated.len()));
-        case.details = Some(format!("{}\n\n{}", notes.join("\n"), crate::collect::cap_text(&generated, PATCH_CAP)));
+        case.details = Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)));
         let mut usage = usage.unwrap_or_default();
         usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * self.plan.cost_per_1k);
         case.usage = Some(usage);

@@ -10,8 +10,9 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Attempt, Case, CaseStatus};
+use crate::text::cap_text;
 
 /// Common Test Report Format.
 pub struct Ctrf;

@@ -7,8 +7,9 @@ use std::io::BufRead;
 use quick_xml::XmlVersion;
 use quick_xml::events::{BytesStart, Event};
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, cap_text, xml_stream};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, xml_stream};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// Why a .NET report could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -173,7 +174,7 @@ pub(crate) fn seconds_to_ms(value: &str) -> Option<f64> {
 }
 
 /// Text collected from the element being read, kept up to a cap (a little over, so
-/// [`cap_text`] can say something was cut).
+/// [`cap_text`](crate::text::cap_text) can say something was cut).
 #[derive(Default)]
 pub(crate) struct Capture {
     pub(crate) text: String,

@@ -13,8 +13,9 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde::Deserialize;
 
-use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, read_line_capped};
+use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// `go test -json` output.
 pub struct GoTestJson;

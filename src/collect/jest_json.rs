@@ -8,8 +8,9 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 
-use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// Jest / vitest JSON results.
 pub struct JestJson;

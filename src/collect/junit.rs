@@ -19,8 +19,9 @@ use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::QName;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, xml_stream};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, xml_stream};
 use crate::model::{Attempt, Case, CaseStatus};
+use crate::text::cap_text;
 
 /// JUnit / xUnit XML.
 pub struct Junit;

@@ -11,8 +11,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 mod workspace;
 

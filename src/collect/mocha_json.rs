@@ -10,8 +10,9 @@ use std::io::BufRead;
 use serde::Deserialize;
 
 use super::jest_json::strip_ansi;
-use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser, cap_text};
+use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// Mocha JSON results.
 pub struct MochaJson;

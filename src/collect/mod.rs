@@ -134,18 +134,6 @@ pub const OUTPUT_CAP: usize = 4 * 1024;
 /// Longest failure details kept per case.
 pub const DETAILS_CAP: usize = 16 * 1024;
 
-/// Cuts text to at most `max` bytes on a character boundary, saying how much was dropped.
-pub fn cap_text(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n[... {} bytes truncated]", &text[..end], text.len() - end)
-}
-
 /// Longest line the line-based readers (TAP, `go test -json`) keep; the rest of a longer line is
 /// read and dropped, so one huge line of captured output costs no more than this.
 pub const LINE_CAP: usize = 1 << 20;
@@ -444,11 +432,5 @@ mod tests {
             lines.push((n, cut, line.clone()));
         }
         assert_eq!(lines, [(6, false, "short\n".into()), (101, true, "x".repeat(10)), (4, false, "last".to_string())]);
-    }
-
-    #[test]
-    fn cap_text_respects_char_boundaries() {
-        let capped = cap_text("ééé", 3);
-        assert!(capped.starts_with('é') && capped.contains("truncated"));
     }
 }

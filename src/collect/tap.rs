@@ -8,8 +8,9 @@
 
 use std::io::BufRead;
 
-use super::{DETAILS_CAP, LINE_CAP, ParseOptions, ParsedReport, ReportParser, cap_text, read_line_capped};
+use super::{DETAILS_CAP, LINE_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// Test Anything Protocol.
 pub struct Tap;

@@ -244,7 +244,7 @@ impl Reader<'_> {
         let Some(case) = self.report.cases.get_mut(open.index) else {
             return;
         };
-        let output = (!open.output.is_empty()).then(|| super::cap_text(&open.output, super::OUTPUT_CAP));
+        let output = (!open.output.is_empty()).then(|| crate::text::cap_text(&open.output, super::OUTPUT_CAP));
         match case.status {
             CaseStatus::Passed => {}
             CaseStatus::Skipped => {

@@ -9,13 +9,14 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::baseline::{self, Lookup, Source};
 use crate::commands::run::RunArgs;
 use crate::config::GithubConfig;
 use crate::errors::FcorrError;
+use crate::github::baseline::{self, Lookup, Source};
+use crate::github::{self, GithubContext};
 use crate::model::Run;
 use crate::pipeline;
-use crate::publish::{self, GithubContext, Options, annotations::PathMapper, comment};
+use crate::publish::{self, Options, annotations::PathMapper, comment};
 use crate::report::{ReportEnv, terminal};
 
 /// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
@@ -120,9 +121,9 @@ pub fn resolve_baseline(
                 eprintln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
                 return None;
             };
-            let rt = publish::runtime().map_err(|e| eprintln!("fcorr: warning: {e}")).ok()?;
+            let rt = github::runtime().map_err(|e| eprintln!("fcorr: warning: {e}")).ok()?;
             let result = rt.block_on(async {
-                let api = publish::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+                let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
                 baseline::from_github(&api, ctx, artifact, depth).await
             });
             match result {

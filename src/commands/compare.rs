@@ -83,7 +83,7 @@ pub fn render(c: &Comparison) -> String {
 /// `fcorr compare`.
 pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let mut run = crate::report::load_results(&args.results)?;
-    let base = crate::baseline::load_path(&args.baseline)
+    let base = crate::github::baseline::load_path(&args.baseline)
         .map_err(|message| FcorrError::Input { file: args.baseline.clone(), message })?;
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {

@@ -10,12 +10,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::baseline::{DEFAULT_DEPTH, Source};
 use crate::commands::ci;
 use crate::commands::run::JudgeArgs;
 use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::gate;
+use crate::github::baseline::{DEFAULT_DEPTH, Source};
 use crate::model::{Run, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::report::{self, ReportEnv};
 

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics};
 use crate::collect::{ReportSpec, relativize};
-use crate::execute::process::CommandSpec;
+use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 /// Maven and Gradle projects.
@@ -176,11 +176,6 @@ fn enforcer_version_rejection(output: &str) -> Option<String> {
 fn is_executable(path: &Path) -> bool {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
-}
-
-fn find_on_path(program: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
 }
 
 /// Deletes report directories (`*/target/surefire-reports`...) left by an earlier run.

@@ -20,7 +20,7 @@ use super::{
     Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
 };
 use crate::collect::{self, ReportSpec, relativize};
-use crate::execute::process::CommandSpec;
+use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 mod locations;
@@ -380,12 +380,6 @@ fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> Package
         ));
     }
     PackageManager { name, lockfile, markers, via_corepack: false }
-}
-
-/// The full path of a program on `PATH`.
-fn find_on_path(program: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
 }
 
 fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {

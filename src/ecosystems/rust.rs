@@ -2,11 +2,11 @@
 //! `cargo test --no-fail-fast` read as libtest text — or cargo-nextest's JUnit report when the
 //! project configures nextest with a JUnit path and `cargo-nextest` is installed.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
 use crate::collect::{ReportSpec, relativize};
-use crate::execute::process::CommandSpec;
+use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 /// cargo projects.
@@ -136,7 +136,7 @@ fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
     if !files.has(NEXTEST_CONFIG) {
         return NextestChoice::NotConfigured;
     }
-    if !on_path("cargo-nextest") {
+    if find_on_path("cargo-nextest").is_none() {
         return NextestChoice::NotInstalled;
     }
     let config: Option<toml::Table> = files.read(NEXTEST_CONFIG).and_then(|t| toml::from_str(&t).ok());
@@ -161,11 +161,6 @@ fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
         }
     }
     NextestChoice::NoJunit
-}
-
-fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir: PathBuf| dir.join(program).is_file()))
 }
 
 /// `Cargo.toml: line L, column C: message` when the manifest is not valid TOML.
@@ -249,7 +244,7 @@ error: could not compile `x` (lib test) due to 1 previous error
         std::fs::write(dir.path().join(NEXTEST_CONFIG), "[profile.ci.junit]\npath = \"junit.xml\"\n").unwrap();
         let files = ProjectFiles::scan(dir.path()).unwrap();
         let detection = Rust.detect(&files, None).unwrap().detection;
-        if on_path("cargo-nextest") {
+        if find_on_path("cargo-nextest").is_some() {
             assert_eq!(detection.framework, "cargo nextest");
             assert_eq!(
                 nextest_choice(&files),

@@ -263,7 +263,8 @@ fn incorrect(check: &Check, message: String) -> Option<Outcome> {
 }
 
 fn failure(check: &Check, answer: &Value, text: &str) -> Option<Outcome> {
-    let shown = clip(text);
+    // 200 characters and the `…`.
+    let shown = crate::text::truncate_chars(text, 201);
     match check {
         Check::Command(expected) => (!shell::commands_match(expected, text)).then(|| Outcome::Incorrect {
             check: check.name(),
@@ -386,14 +387,6 @@ fn show(value: &Value) -> String {
     match value {
         Value::String(s) => format!("`{s}`"),
         other => other.to_string(),
-    }
-}
-
-/// At most 200 characters of an answer for messages, cut on a character boundary.
-fn clip(text: &str) -> String {
-    match text.char_indices().nth(200) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
     }
 }
 

@@ -13,7 +13,6 @@ use serde::{Deserialize, Serialize};
 
 use super::dataset::{self, EvalCase};
 use super::matchers::{self, Outcome};
-use crate::collect::cap_text;
 use crate::config::SuiteSite;
 use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
@@ -24,6 +23,7 @@ use crate::model::{
 use crate::plan::SuitePlan;
 use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
 use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
+use crate::text::cap_text;
 
 /// The eval runner.
 pub struct Eval;

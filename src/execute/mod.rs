@@ -499,7 +499,7 @@ fn run_phase(
         exit_code: last.exit.code(),
         duration_ms: started.elapsed().as_millis() as u64,
         // The tail is shown in Markdown and HTML, where colour codes are noise.
-        log_tail: tail(&strip_ansi_escapes::strip_str(&output), PHASE_TAIL_BYTES),
+        log_tail: crate::text::tail(&strip_ansi_escapes::strip_str(&output), PHASE_TAIL_BYTES),
         note,
     };
     last.output = output;
@@ -564,20 +564,6 @@ fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<S
     }
     let line = outcome.output.lines().rev().find(|l| l.contains("not found"))?;
     Some(format!("`{}`: command not found (sh exit 127: {})", command.display(), line.trim()))
-}
-
-/// The last `max` bytes of `text`, starting on a line (or at least a character) boundary.
-pub fn tail(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let slice = &text[start..];
-    let slice = slice.find('\n').map(|i| &slice[i + 1..]).unwrap_or(slice);
-    format!("[... {} bytes earlier ...]\n{slice}", text.len() - slice.len())
 }
 
 /// Applies collected cases to a suite and decides its status with the truthfulness guards.
@@ -833,14 +819,6 @@ mod tests {
         let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
         apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
         assert_eq!(suite.status, SuiteStatus::Failed);
-    }
-
-    #[test]
-    fn tail_keeps_whole_lines() {
-        let text = "line one\nline two\nline three\n";
-        let t = tail(text, 12);
-        assert!(t.ends_with("line three\n"), "{t}");
-        assert!(!t.contains("two"));
     }
 
     #[test]

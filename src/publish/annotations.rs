@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use crate::model::{CaseStatus, Run, Severity, Suite};
+use crate::text::truncate_bytes;
 
 /// GitHub shows at most this many workflow-command annotations per level and step.
 pub const PER_LEVEL_LIMIT: usize = 10;
@@ -116,17 +117,6 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-fn cap(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
-
 /// Every annotation worth showing, most important first: critical failures, other failing cases,
 /// suites that could not be measured and build errors, then flaky cases and warnings.
 pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
@@ -168,8 +158,11 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                     level,
                     path: case.file.as_deref().map(|f| mapper.map(suite, f)),
                     line: case.line,
-                    title: cap(&format!("{}: {critical}{} {}", suite.name, case.status.label(), case.name), 250),
-                    message: cap(&message, 4000),
+                    title: truncate_bytes(
+                        &format!("{}: {critical}{} {}", suite.name, case.status.label(), case.name),
+                        250,
+                    ),
+                    message: truncate_bytes(&message, 4000),
                 },
             ));
         }
@@ -184,8 +177,8 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                     level: Level::Error,
                     path: None,
                     line: None,
-                    title: cap(&format!("{}: {}", suite.name, suite.status.label()), 250),
-                    message: cap(&message, 4000),
+                    title: truncate_bytes(&format!("{}: {}", suite.name, suite.status.label()), 250),
+                    message: truncate_bytes(&message, 4000),
                 },
             ));
         }
@@ -201,8 +194,8 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                     level,
                     path: diagnostic.file.as_deref().map(|f| mapper.map(suite, f)),
                     line: diagnostic.line,
-                    title: cap(&format!("{}: {}", suite.name, diagnostic.source), 250),
-                    message: cap(&diagnostic.message, 4000),
+                    title: truncate_bytes(&format!("{}: {}", suite.name, diagnostic.source), 250),
+                    message: truncate_bytes(&diagnostic.message, 4000),
                 },
             ));
         }

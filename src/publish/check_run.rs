@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::annotations::Annotation;
-use super::api::{Api, ApiError};
+use crate::github::api::{Api, ApiError};
 
 /// The Checks API accepts at most this many annotations per request.
 pub const ANNOTATIONS_PER_REQUEST: usize = 50;

@@ -5,7 +5,7 @@ use http::Method;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::api::{Api, ApiError};
+use crate::github::api::{Api, ApiError};
 
 /// GitHub rejects comment bodies of 65,536 characters or more.
 pub const COMMENT_LIMIT_CHARS: usize = 65_535;

@@ -26,10 +26,7 @@ pub fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
     }
     if cut == 0 {
         // One enormous line: cut at a character boundary instead.
-        cut = budget.min(text.len());
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
+        cut = crate::text::floor_boundary(text, budget);
     }
     let mut out = text[..cut].to_string();
     if !out.ends_with('\n') {
@@ -49,11 +46,7 @@ pub fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
     out.push('\n');
     // The closers are bounded by the reserve unless the text opened dozens of <details>.
     if out.len() > max_bytes {
-        let mut end = max_bytes;
-        while !out.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.truncate(end);
+        out.truncate(crate::text::floor_boundary(&out, max_bytes));
     }
     out
 }

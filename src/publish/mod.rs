@@ -5,20 +5,18 @@
 //! warning that never changes the verdict or the exit code.
 
 pub mod annotations;
-pub mod api;
 pub mod check_run;
 pub mod comment;
-pub mod context;
 pub mod files;
 pub mod guard;
 
 use std::io::Write;
 use std::path::Path;
 
+use crate::github::{GithubContext, api, runtime};
 use crate::model::{Outcome, Run};
 use crate::report::{ReportEnv, markdown};
 use annotations::PathMapper;
-pub use context::GithubContext;
 
 /// What to publish (flags, then `[github]` config, then defaults).
 #[derive(Debug, Clone)]
@@ -73,14 +71,6 @@ fn render(
         let builtin = ReportEnv { templates: None, ..env.clone() };
         renderer(run, &builtin).unwrap_or_else(|e| format!("fcorr could not render its report: {e}"))
     })
-}
-
-/// A current-thread runtime for the API calls of one command.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
 }
 
 /// Publishes `run` (whose reports are in `out_dir`) to every GitHub surface the context allows.

@@ -148,13 +148,7 @@ pub fn hard_trim(text: &str, budget: &Budget, notice: &str) -> String {
 /// Byte index of the longest prefix of `text` whose size is at most `room` units.
 fn prefix_end(text: &str, room: usize, unit: Unit) -> usize {
     match unit {
-        Unit::Bytes => {
-            let mut end = room.min(text.len());
-            while !text.is_char_boundary(end) {
-                end -= 1;
-            }
-            end
-        }
+        Unit::Bytes => crate::text::floor_boundary(text, room),
         Unit::Chars => text.char_indices().nth(room).map(|(i, _)| i).unwrap_or(text.len()),
     }
 }

@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use super::{ReportEnv, Reporter};
-use crate::collect::cap_text;
 use crate::compare::Comparison;
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
+use crate::text::cap_text;
 
 /// CTRF specification version written.
 pub const SPEC_VERSION: &str = "1.0.0";

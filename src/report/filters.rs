@@ -6,6 +6,8 @@
 
 use minijinja::{Environment, Value};
 
+use crate::text::truncate_chars;
+
 /// Registers every filter on a template environment.
 pub fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
@@ -146,16 +148,6 @@ fn longest_run(text: &str, ch: char) -> usize {
         }
     }
     best
-}
-
-/// At most `max` characters, ending with `…` when cut; never splits a character.
-pub fn truncate_chars(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let keep = max.saturating_sub(1);
-    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
-    format!("{}…", &text[..end])
 }
 
 /// The first line of a text.
@@ -307,9 +299,6 @@ mod tests {
 
     #[test]
     fn truncation_respects_char_boundaries() {
-        assert_eq!(truncate_chars("héllo", 10), "héllo");
-        assert_eq!(truncate_chars("😀😀😀😀", 3), "😀😀…");
-        assert_eq!(truncate_chars("abc", 0), "…");
         assert_eq!(last_lines("a\nb\nc\n", 2), "b\nc");
         assert_eq!(last_lines("a", 5), "a");
     }

@@ -19,8 +19,8 @@ use quick_junit::{
 use super::{ReportEnv, Reporter};
 
 mod stream;
-use crate::collect::cap_text;
 use crate::model::{Attempt, Case, CaseStatus, PhaseStatus, Run, Suite, SuiteStatus};
+use crate::text::cap_text;
 
 /// Longest captured output kept per case and per suite in the XML.
 const OUTPUT_CAP: usize = 16 * 1024;

@@ -97,7 +97,7 @@ pub(crate) fn usage_from_json(value: &Value) -> Option<Usage> {
 
 /// The first [`RAW_CAP`] bytes of `text` on a character boundary, with a note of what was cut.
 pub(crate) fn cap(text: &str) -> String {
-    crate::collect::cap_text(text, RAW_CAP)
+    crate::text::cap_text(text, RAW_CAP)
 }
 
 #[cfg(test)]

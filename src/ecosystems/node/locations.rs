@@ -15,9 +15,10 @@ use std::path::Path;
 
 use serde::Deserialize;
 
-use crate::collect::{DETAILS_CAP, cap_text, relativize};
+use crate::collect::{DETAILS_CAP, relativize};
 use crate::ecosystems::Collected;
 use crate::model::{Case, CaseStatus};
+use crate::text::cap_text;
 
 /// The sidecar report's file name in the suite's work directory.
 pub const REPORT: &str = "node-test-locations.jsonl";

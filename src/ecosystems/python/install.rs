@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::super::ProjectFiles;
 use super::deps::{self, TestDeps};
-use crate::execute::process::{self, CommandSpec, Exit};
+use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
 
 /// uv version fcorr installs from PyPI when none is on `PATH` (tested with this one).
 pub(crate) const UV_VERSION: &str = "0.13.9";
@@ -70,10 +70,7 @@ fn find_uv(cache_dir: &Path) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os("FCORR_UV").map(PathBuf::from) {
         return path.is_file().then_some(path);
     }
-    let on_path = std::env::var_os("PATH")
-        .map(|paths| std::env::split_paths(&paths).map(|p| p.join("uv")).find(|p| p.is_file()))
-        .unwrap_or_default();
-    on_path.or_else(|| Some(uv_in_cache(cache_dir)).filter(|p| p.is_file()))
+    find_on_path("uv").or_else(|| Some(uv_in_cache(cache_dir)).filter(|p| p.is_file()))
 }
 
 fn uv_tool_dir(cache_dir: &Path) -> PathBuf {

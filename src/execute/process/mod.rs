@@ -28,6 +28,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+/// The full path of `program` in a directory on `PATH` (the first one holding a file of that
+/// name), as the shell would find it: the one lookup every ecosystem uses to see a tool.
+pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(program)).find(|p| p.is_file())
+}
+
 /// Bytes of output kept from the start of a command.
 pub const HEAD_BYTES: usize = 8 * 1024;
 /// Bytes of output kept from the end of a command.

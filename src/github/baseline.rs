@@ -11,10 +11,10 @@ use std::path::{Component, Path, PathBuf};
 use http::Method;
 use serde::Deserialize;
 
+use super::api::{Api, ApiError};
+use super::context::GithubContext;
 use crate::compare::BaselineInfo;
 use crate::model::{Run, SCHEMA_VERSION};
-use crate::publish::api::{Api, ApiError};
-use crate::publish::context::GithubContext;
 
 /// Largest `results.json` accepted from a zip (uncompressed).
 pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;

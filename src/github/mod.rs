@@ -1,0 +1,17 @@
+//! GitHub at the edge: the REST client, the Actions context (environment and event file) and
+//! the baseline lookup. Both `publish` (writes to GitHub) and `commands::ci` (reads the baseline
+//! from GitHub) use it; nothing below the reports depends on it.
+
+pub mod api;
+pub mod baseline;
+pub mod context;
+
+pub use context::GithubContext;
+
+/// A current-thread runtime for the API calls of one command.
+pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))
+}

@@ -1,0 +1,103 @@
+//! Cutting text to a size without splitting a character: the one place for the truncation
+//! helpers that reports, parsers, logs and GitHub surfaces share, so every cut says the same
+//! thing and none can panic on a multi-byte character.
+
+/// The largest byte index `<= max` that is a character boundary of `text`.
+pub fn floor_boundary(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    end
+}
+
+/// The smallest byte index `>= min` that is a character boundary of `text`.
+pub fn ceil_boundary(text: &str, min: usize) -> usize {
+    let mut start = min.min(text.len());
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    start
+}
+
+/// At most `max` bytes of `text` on a character boundary, saying how much was dropped (for
+/// captured output and failure details kept in reports).
+pub fn cap_text(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let end = floor_boundary(text, max);
+    format!("{}\n[... {} bytes truncated]", &text[..end], text.len() - end)
+}
+
+/// At most `max` bytes of `text` on a character boundary, then `…` when cut (titles and
+/// messages with a byte limit).
+pub fn truncate_bytes(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    format!("{}…", &text[..floor_boundary(text, max)])
+}
+
+/// At most `max` characters, ending with `…` when cut; never splits a character.
+pub fn truncate_chars(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let keep = max.saturating_sub(1);
+    let end = text.char_indices().nth(keep).map(|(i, _)| i).unwrap_or(text.len());
+    format!("{}…", &text[..end])
+}
+
+/// The last `max` bytes of `text`, starting on a line (or at least a character) boundary, with
+/// a note of how much came before (a log's tail holds the error).
+pub fn tail(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let slice = &text[ceil_boundary(text, text.len() - max)..];
+    let slice = slice.find('\n').map(|i| &slice[i + 1..]).unwrap_or(slice);
+    format!("[... {} bytes earlier ...]\n{slice}", text.len() - slice.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn boundaries_never_split_a_character() {
+        assert_eq!(floor_boundary("ééé", 3), 2);
+        assert_eq!(floor_boundary("abc", 10), 3);
+        assert_eq!(ceil_boundary("ééé", 3), 4);
+        assert_eq!(ceil_boundary("abc", 10), 3);
+    }
+
+    #[test]
+    fn cap_text_respects_char_boundaries() {
+        let capped = cap_text("ééé", 3);
+        assert_eq!(capped, "é\n[... 4 bytes truncated]");
+        assert_eq!(cap_text("short", 10), "short");
+    }
+
+    #[test]
+    fn truncate_bytes_cuts_on_a_boundary() {
+        assert_eq!(truncate_bytes("ééé", 3), "é…");
+        assert_eq!(truncate_bytes("abc", 3), "abc");
+    }
+
+    #[test]
+    fn truncation_respects_char_boundaries() {
+        assert_eq!(truncate_chars("héllo", 10), "héllo");
+        assert_eq!(truncate_chars("😀😀😀😀", 3), "😀😀…");
+        assert_eq!(truncate_chars("abc", 0), "…");
+    }
+
+    #[test]
+    fn tail_keeps_whole_lines() {
+        let text = "line one\nline two\nline three\n";
+        let t = tail(text, 12);
+        assert!(t.ends_with("line three\n"), "{t}");
+        assert!(!t.contains("two"));
+        assert!(tail("ééé", 3).ends_with('é'));
+    }
+}
