@@ -309,17 +309,6 @@ pub struct ReportConfig {
     pub comment_charts: Option<bool>,
 }
 
-impl ReportConfig {
-    /// `env` with the chart settings of `[report]` (templates are resolved by the pipeline).
-    pub fn apply_to(&self, env: crate::report::ReportEnv) -> crate::report::ReportEnv {
-        crate::report::ReportEnv {
-            summary_charts: self.charts,
-            comment_charts: self.comment_charts.unwrap_or(false),
-            ..env
-        }
-    }
-}
-
 /// `[github]`: publishing settings (CLI flags and action inputs override).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]

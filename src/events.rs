@@ -7,8 +7,11 @@
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-use crate::execute::process::LogSink;
 use crate::model::{Detection, Phase, PhaseKind, Suite};
+
+/// Where a command's output is written in full (defined here, with the tap that reads it, so
+/// events need nothing from the executor that emits them).
+pub type LogSink = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]

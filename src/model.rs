@@ -10,7 +10,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::compare::Comparison;
+pub mod comparison;
+
+pub use comparison::Comparison;
 
 /// Version of the `results.json` layout; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -836,35 +838,6 @@ fn case_key_in(scratch: &mut Vec<u8>, suite_id: &str, file: Option<&str>, classn
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(first)
-}
-
-impl Run {
-    /// A run of `suites` that started at `started_at`, finishing now; the caller scores and judges it.
-    pub fn assemble(
-        suites: Vec<Suite>,
-        started_at: time::OffsetDateTime,
-        config_hash: Option<String>,
-        git: Option<GitInfo>,
-    ) -> Run {
-        let finished_at = time::OffsetDateTime::now_utc();
-        let mut run = Run {
-            schema_version: SCHEMA_VERSION,
-            fcorr_version: env!("CARGO_PKG_VERSION").to_string(),
-            started_at: rfc3339(started_at),
-            finished_at: rfc3339(finished_at),
-            duration_ms: (finished_at - started_at).whole_milliseconds().max(0) as u64,
-            git,
-            config_hash,
-            suites,
-            totals: Counts::default(),
-            score: None,
-            health: Health::Poor,
-            verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
-            comparison: None,
-        };
-        crate::score::summarize(&mut run);
-        run
-    }
 }
 
 /// RFC 3339 text of a timestamp.

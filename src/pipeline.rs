@@ -122,19 +122,7 @@ fn config_error(config: &Config, key: &str, error: FcorrError) -> FcorrError {
     }
 }
 
-/// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
-pub fn cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("FCORR_CACHE_DIR") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
-        return PathBuf::from(dir).join("fcorr");
-    }
-    if let Some(home) = std::env::var_os("HOME") {
-        return PathBuf::from(home).join(".cache").join("fcorr");
-    }
-    std::env::temp_dir().join("fcorr-cache")
-}
+pub use crate::execute::cache_dir;
 
 /// Ctrl-C cancels the run (suites stop, results so far are written); failing to install the
 /// handler is a warning, not a reason not to run.

@@ -5,7 +5,10 @@
 //! the runtime score losing 0.1 per runtime error.
 
 use crate::config::Weights;
-use crate::model::{Health, PhaseKind, PhaseStatus, Policy, Run, Score, ScoreComponent, Suite, SuiteStatus};
+use crate::model::{
+    Case, Counts, GitInfo, Health, Outcome, PhaseKind, PhaseStatus, Policy, Run, SCHEMA_VERSION, Score, ScoreComponent,
+    Suite, SuiteStatus, Verdict, rfc3339,
+};
 
 /// Scores a suite under `policy`; `threshold` is the score that meets it.
 pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weights) -> Score {
@@ -133,6 +136,15 @@ pub fn combined_score(suites: &[Suite]) -> Option<f64> {
     Some(round2(suites.iter().map(|s| s.score.value * s.weight).sum::<f64>() / weight))
 }
 
+/// Reason code for a case whose primary expectation was missed (or that got no answer).
+pub const HARD_FAIL: &str = "hard-fail";
+
+/// Whether a case is a hard fail (seed 004: a bank case that missed a primary expectation;
+/// counts against EXCELLENT health).
+pub fn is_hard_fail(case: &Case) -> bool {
+    case.reasons.iter().any(|r| r.code == HARD_FAIL)
+}
+
 /// Health (seed 004): CRITICAL if any critical case or suite failed; then by combined score.
 pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
     let critical_failed = suites
@@ -140,7 +152,7 @@ pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
         .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.critical && c.status.is_failure()));
     let score = combined.unwrap_or(0.0);
     // A bank case that missed a primary expectation is a hard fail too (seed 004 §9.4).
-    let hard_fail = suites.iter().any(|s| s.score.value <= 0.0 || s.cases.iter().any(crate::bank::run::is_hard_fail));
+    let hard_fail = suites.iter().any(|s| s.score.value <= 0.0 || s.cases.iter().any(is_hard_fail));
     health_ladder(critical_failed, score, hard_fail)
 }
 
@@ -169,6 +181,37 @@ pub fn summarize(run: &mut Run) {
     run.totals = totals;
     run.score = combined_score(&run.suites);
     run.health = health(&run.suites, run.score);
+}
+
+// Assembled here rather than in the model: totals, combined score and health are scoring's job,
+// and the model knows nothing of how they are computed.
+impl Run {
+    /// A run of `suites` that started at `started_at`, finishing now; the caller scores and judges it.
+    pub fn assemble(
+        suites: Vec<Suite>,
+        started_at: time::OffsetDateTime,
+        config_hash: Option<String>,
+        git: Option<GitInfo>,
+    ) -> Run {
+        let finished_at = time::OffsetDateTime::now_utc();
+        let mut run = Run {
+            schema_version: SCHEMA_VERSION,
+            fcorr_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: rfc3339(started_at),
+            finished_at: rfc3339(finished_at),
+            duration_ms: (finished_at - started_at).whole_milliseconds().max(0) as u64,
+            git,
+            config_hash,
+            suites,
+            totals: Counts::default(),
+            score: None,
+            health: Health::Poor,
+            verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
+            comparison: None,
+        };
+        summarize(&mut run);
+        run
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use super::scoring::{Findings, Graded, grade, interpret};
 use super::select::Selection;
 use super::{BankError, MechanismSpec, Registration};
 use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind, SuiteStatus};
+use crate::score::HARD_FAIL;
 use crate::sut::{Sut, SutError};
 
 /// Everything needed to run one bank suite.
@@ -31,15 +32,8 @@ pub(crate) struct BankSettings {
     pub(crate) selection: Selection,
 }
 
-/// Reason code for a case whose primary expectation was missed (or that got no answer).
-pub(crate) const HARD_FAIL: &str = "hard-fail";
 /// Reason code for a critical failure.
 pub(crate) const CRITICAL_FAILURE: &str = "critical-failure";
-
-/// Whether a case is a bank hard fail (seed 004: counts against EXCELLENT health).
-pub fn is_hard_fail(case: &Case) -> bool {
-    case.reasons.iter().any(|r| r.code == HARD_FAIL)
-}
 
 /// Runs the bank. Bad bank, history or rules files are errors; a test the SUT could not answer is
 /// an errored case scoring 0, and the other tests go on.
@@ -239,6 +233,7 @@ mod tests {
     use super::*;
     use crate::bank::test_sut::TableSut;
     use crate::bank::{pattern, semantic};
+    use crate::score::is_hard_fail;
 
     fn settings(dir: &std::path::Path, mechanism: &'static Registration, rules: Option<PathBuf>) -> BankSettings {
         BankSettings {

@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::run::is_hard_fail;
 use super::scoring::{distribution, interpret};
 use crate::model::{Case, Health, Run, Suite, SuiteKind};
+use crate::score::is_hard_fail;
 
 /// One bank suite, summarised.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -249,24 +249,6 @@ fn changes(run: &Run) -> Vec<ScoreChange> {
     out
 }
 
-/// What changed in a graded case's deductions: `−20: false positive X` for a new penalty,
-/// `+10: no longer missing secondary Y` for one that went away; hard fails named as such.
-pub fn delta_note(before: &Case, after: &Case) -> Option<String> {
-    let messages = |case: &Case| -> Vec<String> { case.reasons.iter().filter_map(|r| r.message.clone()).collect() };
-    let (then, now) = (messages(before), messages(after));
-    let mut parts: Vec<String> = now.iter().filter(|m| !then.contains(m)).cloned().collect();
-    for gone in then.iter().filter(|m| !now.contains(m)) {
-        match gone.strip_prefix('\u{2212}') {
-            Some(rest) => match rest.split_once(": ") {
-                Some((points, what)) => parts.push(format!("+{points}: no longer {what}")),
-                None => parts.push(format!("no longer: {gone}")),
-            },
-            None => parts.push(format!("no longer: {gone}")),
-        }
-    }
-    (!parts.is_empty()).then(|| parts.join("; "))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,9 +393,9 @@ mod tests {
         };
         let before = with(&["\u{2212}10: missing secondary a"]);
         let after = with(&["\u{2212}10: missing secondary a", "\u{2212}20: false positive X"]);
-        assert_eq!(delta_note(&before, &after).as_deref(), Some("\u{2212}20: false positive X"));
-        assert_eq!(delta_note(&after, &before).as_deref(), Some("+20: no longer false positive X"));
-        assert_eq!(delta_note(&before, &before), None);
+        assert_eq!(crate::compare::delta_note(&before, &after).as_deref(), Some("\u{2212}20: false positive X"));
+        assert_eq!(crate::compare::delta_note(&after, &before).as_deref(), Some("+20: no longer false positive X"));
+        assert_eq!(crate::compare::delta_note(&before, &before), None);
     }
 
     #[test]

@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::ecosystems::{CollectContext, Collected};
-use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
+use crate::model::{Case, CaseStatus};
 
 pub mod ctrf;
 mod dotnet;
@@ -308,89 +307,6 @@ fn is_fcorr_output(dir: &Path) -> bool {
     let n = read_up_to(&mut file, &mut head).unwrap_or(0);
     let head = String::from_utf8_lossy(&head[..n]);
     head.contains("\"fcorr_version\"") && head.contains("\"schema_version\"")
-}
-
-/// Default collector: parses every planned report file into cases.
-pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
-    read_reports(ctx, None)
-}
-
-/// Collector of an import suite (no command ran): its globs never reach into fcorr's output
-/// directory `out_dir`, where the run's other suites write their reports while this one reads
-/// them (before any `results.json` there marks it as fcorr's).
-pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
-    read_reports(ctx, Some(out_dir))
-}
-
-/// Parses every report file `ctx` names; `import_out` is the output directory of an import suite.
-fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
-    let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
-    let mut collected = Collected::nothing();
-    let mut files = Vec::new();
-    let mut formats = Vec::new();
-    for spec in ctx.reports {
-        let paths = expand_reports(&spec.pattern, ctx.root, import_out);
-        if paths.is_empty() {
-            let message = match import_out {
-                Some(_) => format!("no report file matches {}", spec.pattern),
-                None => format!("the test command wrote no report at {}", spec.pattern),
-            };
-            collected.diagnostics.push(Diagnostic {
-                severity: Severity::Warning,
-                source: "collect".into(),
-                message,
-                file: None,
-                line: None,
-                column: None,
-            });
-        }
-        for path in paths {
-            match parse_file(&path, spec.format.as_deref(), &options) {
-                Ok((format, report)) => {
-                    collected.ran = true;
-                    if collected.cases.is_empty() {
-                        // One big report: move its cases rather than copy them.
-                        collected.cases = report.cases;
-                    } else {
-                        collected.cases.extend(report.cases);
-                    }
-                    for error in report.errors {
-                        collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, error));
-                    }
-                    for warning in report.warnings {
-                        collected.diagnostics.push(collect_diagnostic(Severity::Warning, &path, warning));
-                    }
-                    if !formats.contains(&format) {
-                        formats.push(format);
-                    }
-                    files.push(display_path(&path, ctx.root, ctx.work_dir));
-                }
-                Err(message) => collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, message)),
-            }
-        }
-    }
-    if !files.is_empty() {
-        collected.source = ResultsSource::Report { format: formats.join("+"), files };
-    }
-    collected
-}
-
-fn collect_diagnostic(severity: Severity, path: &Path, message: String) -> Diagnostic {
-    Diagnostic {
-        severity,
-        source: "collect".into(),
-        message: format!("{}: {message}", path.display()),
-        file: None,
-        line: None,
-        column: None,
-    }
-}
-
-fn display_path(path: &Path, root: &Path, work_dir: &Path) -> String {
-    path.strip_prefix(work_dir)
-        .or_else(|_| path.strip_prefix(root))
-        .map(|p| p.to_string_lossy().into_owned())
-        .unwrap_or_else(|_| path.to_string_lossy().into_owned())
 }
 
 #[cfg(test)]

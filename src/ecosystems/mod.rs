@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::collect::{self, ReportSpec};
+use crate::collect::ReportSpec;
 use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
@@ -16,7 +16,10 @@ pub mod go;
 pub mod java;
 pub mod node;
 pub mod python;
+mod reports;
 pub mod rust;
+
+pub use reports::{collect_import, collect_reports};
 
 /// Every ecosystem fcorr knows, in detection priority order for ties.
 pub fn registry() -> Vec<Box<dyn Ecosystem>> {
@@ -57,7 +60,7 @@ pub trait Ecosystem: Send + Sync {
 
     /// Turns the test phase's outputs into cases. The default parses the planned report files.
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
-        collect::collect_reports(ctx)
+        collect_reports(ctx)
     }
 
     /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on

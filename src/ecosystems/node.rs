@@ -19,7 +19,7 @@ use sha2::Digest;
 use super::{
     Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
 };
-use crate::collect::{self, ReportSpec, relativize};
+use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
@@ -197,7 +197,7 @@ impl Ecosystem for Node {
         let mut collected = if ctx.reports.iter().any(|r| groups.iter().any(|(report, _)| *report == r.pattern)) {
             collect_groups(ctx, &groups)
         } else {
-            collect::collect_reports(ctx)
+            super::collect_reports(ctx)
         };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
         collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
@@ -729,7 +729,7 @@ fn collect_groups(ctx: &CollectContext<'_>, groups: &[(String, String)]) -> Coll
     let mut formats: Vec<String> = Vec::new();
     for spec in ctx.reports {
         let one = std::slice::from_ref(spec);
-        let mut collected = collect::collect_reports(&CollectContext { reports: one, ..*ctx });
+        let mut collected = super::collect_reports(&CollectContext { reports: one, ..*ctx });
         if let Some((_, label)) = groups.iter().find(|(report, _)| *report == spec.pattern) {
             for case in &mut collected.cases {
                 case.name = format!("[{label}] {}", case.name);

@@ -25,6 +25,20 @@ use crate::runners::project::ProjectPlan;
 use crate::score;
 use process::{CommandSpec, Exit, LogSink, Outcome};
 
+/// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
+pub fn cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("FCORR_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME") {
+        return PathBuf::from(dir).join("fcorr");
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        return PathBuf::from(home).join(".cache").join("fcorr");
+    }
+    std::env::temp_dir().join("fcorr-cache")
+}
+
 /// Where and how suites run.
 #[derive(Debug, Clone)]
 pub struct ExecContext {

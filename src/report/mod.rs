@@ -253,6 +253,14 @@ pub fn load_results(path: &Path) -> Result<Run, FcorrError> {
     Ok(run)
 }
 
+// Defined with the reports, not the config: configuration knows nothing of rendering.
+impl crate::config::ReportConfig {
+    /// `env` with the chart settings of `[report]` (templates are resolved by the pipeline).
+    pub fn apply_to(&self, env: ReportEnv) -> ReportEnv {
+        ReportEnv { summary_charts: self.charts, comment_charts: self.comment_charts.unwrap_or(false), ..env }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::collect::{self, ReportSpec};
+use crate::collect::ReportSpec;
 use crate::config::SuiteSite;
 use crate::ecosystems::CollectContext;
 use crate::errors::{ConfigError, PlanError};
@@ -77,7 +77,7 @@ impl SuiteRunner for Import {
             stdout_file: None,
         };
         // Never fcorr's own output: other suites write their reports there during the run.
-        let collected = collect::collect_import(&ctx, &run.exec.out_dir);
+        let collected = crate::ecosystems::collect_import(&ctx, &run.exec.out_dir);
         crate::execute::apply_collected(&mut result, collected, None);
         result
     }

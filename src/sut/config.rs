@@ -155,7 +155,7 @@ impl SutContext {
     pub fn new(base_dir: impl Into<PathBuf>) -> SutContext {
         SutContext {
             base_dir: base_dir.into(),
-            cache_dir: crate::pipeline::cache_dir().join("sut-answers"),
+            cache_dir: crate::execute::cache_dir().join("sut-answers"),
             no_cache: false,
             log: None,
         }

@@ -72,7 +72,7 @@ impl Ecosystem for Python {
     }
 
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
-        let mut collected = collect::collect_reports(ctx);
+        let mut collected = crate::ecosystems::collect_reports(ctx);
         // A killed pytest writes no JUnit report; its verbose progress still names the tests
         // that finished and the one that was running.
         if matches!(ctx.outcome.exit, Exit::TimedOut) && collected.cases.is_empty() {

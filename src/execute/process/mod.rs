@@ -185,8 +185,7 @@ pub struct Outcome {
     pub output_bytes: u64,
 }
 
-/// Where a command's output is written in full.
-pub type LogSink = Arc<Mutex<Box<dyn Write + Send>>>;
+pub use crate::events::LogSink;
 
 /// A log sink that writes to a file.
 pub fn file_log(file: File) -> LogSink {

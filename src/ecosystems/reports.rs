@@ -1,0 +1,92 @@
+//! The default collector: the report files a test phase declared (or an import suite names),
+//! read with the parsers in `collect` into the cases and evidence a suite is judged on. It lives
+//! with the ecosystems, not the parsers, so parsers stay bytes → cases and know no ecosystem.
+
+use std::path::Path;
+
+use super::{CollectContext, Collected};
+use crate::collect::{ParseOptions, expand_reports, parse_file};
+use crate::model::{Diagnostic, ResultsSource, Severity};
+
+/// Default collector: parses every planned report file into cases.
+pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
+    read_reports(ctx, None)
+}
+
+/// Collector of an import suite (no command ran): its globs never reach into fcorr's output
+/// directory `out_dir`, where the run's other suites write their reports while this one reads
+/// them (before any `results.json` there marks it as fcorr's).
+pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
+    read_reports(ctx, Some(out_dir))
+}
+
+/// Parses every report file `ctx` names; `import_out` is the output directory of an import suite.
+fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
+    let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
+    let mut collected = Collected::nothing();
+    let mut files = Vec::new();
+    let mut formats = Vec::new();
+    for spec in ctx.reports {
+        let paths = expand_reports(&spec.pattern, ctx.root, import_out);
+        if paths.is_empty() {
+            let message = match import_out {
+                Some(_) => format!("no report file matches {}", spec.pattern),
+                None => format!("the test command wrote no report at {}", spec.pattern),
+            };
+            collected.diagnostics.push(Diagnostic {
+                severity: Severity::Warning,
+                source: "collect".into(),
+                message,
+                file: None,
+                line: None,
+                column: None,
+            });
+        }
+        for path in paths {
+            match parse_file(&path, spec.format.as_deref(), &options) {
+                Ok((format, report)) => {
+                    collected.ran = true;
+                    if collected.cases.is_empty() {
+                        // One big report: move its cases rather than copy them.
+                        collected.cases = report.cases;
+                    } else {
+                        collected.cases.extend(report.cases);
+                    }
+                    for error in report.errors {
+                        collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, error));
+                    }
+                    for warning in report.warnings {
+                        collected.diagnostics.push(collect_diagnostic(Severity::Warning, &path, warning));
+                    }
+                    if !formats.contains(&format) {
+                        formats.push(format);
+                    }
+                    files.push(display_path(&path, ctx.root, ctx.work_dir));
+                }
+                Err(message) => collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, message)),
+            }
+        }
+    }
+    if !files.is_empty() {
+        collected.source = ResultsSource::Report { format: formats.join("+"), files };
+    }
+    collected
+}
+
+fn collect_diagnostic(severity: Severity, path: &Path, message: String) -> Diagnostic {
+    Diagnostic {
+        severity,
+        source: "collect".into(),
+        message: format!("{}: {message}", path.display()),
+        file: None,
+        line: None,
+        column: None,
+    }
+}
+
+fn display_path(path: &Path, root: &Path, work_dir: &Path) -> String {
+    path.strip_prefix(work_dir)
+        .or_else(|_| path.strip_prefix(root))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| path.to_string_lossy().into_owned())
+}

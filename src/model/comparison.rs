@@ -1,0 +1,163 @@
+//! The comparison of a run with its baseline, as stored in `results.json` (`comparison`): the
+//! types live with the model because a [`Run`](super::Run) carries one; `compare` computes them.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{CaseStatus, Counts};
+
+/// Everything that changed between the baseline and this run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Comparison {
+    pub baseline: BaselineInfo,
+    /// Combined score now minus combined score then (points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_delta: Option<f64>,
+    /// Pass rate now minus pass rate then (percentage points).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_delta: Option<f64>,
+    pub counts_delta: CountsDelta,
+    pub duration_delta_ms: i64,
+    pub suites: Vec<SuiteDelta>,
+    /// Cases whose outcome changed, new failures first.
+    pub cases: Vec<CaseChange>,
+}
+
+/// Which run was compared with, and how trustworthy it is as a baseline.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+pub struct BaselineInfo {
+    /// `file:<path>` or `github:<run id>`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// How many first-parent commits the baseline is behind the wanted base commit (0 = exact).
+    #[serde(default)]
+    pub commits_behind: u32,
+    /// The baseline workflow run's conclusion (`success`, `failure`…), when it came from GitHub.
+    /// A red run's artifact is still a baseline: its failures are the "before" of this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conclusion: Option<String>,
+}
+
+impl BaselineInfo {
+    /// A baseline from exactly the wanted commit (or a user-given file) is fresh.
+    pub fn is_fresh(&self) -> bool {
+        self.commits_behind == 0
+    }
+}
+
+/// Signed differences of case counts.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct CountsDelta {
+    pub total: i64,
+    pub passed: i64,
+    pub failed: i64,
+    pub error: i64,
+    pub skipped: i64,
+    pub timeout: i64,
+    pub flaky: i64,
+}
+
+/// Per-suite differences.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct SuiteDelta {
+    pub suite_id: String,
+    pub name: String,
+    /// Present in this run but not in the baseline.
+    #[serde(default)]
+    pub added: bool,
+    /// Present in the baseline but not in this run.
+    #[serde(default)]
+    pub removed: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub baseline_score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_delta: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate_delta: Option<f64>,
+    pub counts_delta: CountsDelta,
+    pub duration_delta_ms: i64,
+}
+
+/// How one case changed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "kebab-case")]
+pub enum Change {
+    /// Did not fail before (passed, skipped, or is new in this run), fails now.
+    NewFailure,
+    /// Failed before, passes now.
+    Fixed,
+    StillFailing,
+    Added,
+    Removed,
+    NewlySkipped,
+    /// Passed only after a retry in this run.
+    Flaky,
+}
+
+/// One case whose outcome differs from the baseline.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct CaseChange {
+    pub suite_id: String,
+    pub case_id: String,
+    pub name: String,
+    pub change: Change,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<CaseStatus>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<CaseStatus>,
+    /// The baseline case's first reason code (eval cases: `incorrect`, `timeout`...), so reports
+    /// can show `incorrect → passed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before_reason: Option<String>,
+    /// The case's first reason code now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_reason: Option<String>,
+    /// Graded score then and now, for graded cases (banks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_before: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_after: Option<f64>,
+    /// What changed in the grading, e.g. `−20: false positive X`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn sub(now: u64, then: u64) -> i64 {
+    now as i64 - then as i64
+}
+
+impl CountsDelta {
+    /// `now - then`, field by field.
+    pub fn between(now: &Counts, then: &Counts) -> CountsDelta {
+        CountsDelta {
+            total: sub(now.total, then.total),
+            passed: sub(now.passed, then.passed),
+            failed: sub(now.failed, then.failed),
+            error: sub(now.error, then.error),
+            skipped: sub(now.skipped, then.skipped),
+            timeout: sub(now.timeout, then.timeout),
+            flaky: sub(now.flaky, then.flaky),
+        }
+    }
+}
+
+impl Comparison {
+    /// Cases with the given change.
+    pub fn with_change(&self, change: Change) -> impl Iterator<Item = &CaseChange> {
+        self.cases.iter().filter(move |c| c.change == change)
+    }
+
+    /// Whether anything a reader would care about changed (used by `comment-when = on-change`).
+    pub fn has_changes(&self) -> bool {
+        self.cases.iter().any(|c| c.change != Change::StillFailing)
+            || self.score_delta.is_some_and(|d| d != 0.0)
+            || self.suites.iter().any(|s| s.added || s.removed || s.score_delta.is_some_and(|d| d != 0.0))
+    }
+}
