@@ -325,6 +325,12 @@ pub struct GithubConfig {
     pub baseline_depth: Option<u32>,
     /// Baseline source for `fcorr ci`: `github`, a path, or `none`.
     pub baseline: Option<String>,
+    /// Write the job summary (default true).
+    pub job_summary: Option<bool>,
+    /// PR comment detail: `full`, `failures` or `summary` (default full).
+    pub comment_body: Option<String>,
+    /// A Dependabot run's token was granted write access by the workflow (default false).
+    pub token_can_write: Option<bool>,
 }
 
 impl Config {

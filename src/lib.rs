@@ -20,6 +20,7 @@ pub mod gate;
 pub mod git;
 pub mod github;
 pub mod model;
+pub(crate) mod net;
 pub mod pipeline;
 pub mod plan;
 pub mod publish;

@@ -277,7 +277,10 @@ async fn ci_runs_compares_publishes_and_gates() {
     assert_eq!(outputs["skipped"], expected["skipped"].as_u64().unwrap().to_string());
     assert_eq!(outputs["comment-url"], "https://github.com/org/app/pull/5#issuecomment-77");
     assert!(outputs["results-file"].ends_with("fcorr-out/results.json"));
-    assert_eq!(outputs.len(), 10);
+    let node_total: u64 = ["passed", "failed", "skipped", "error"].iter().map(|k| expected[k].as_u64().unwrap()).sum();
+    assert_eq!(outputs["total"], (node_total + 2).to_string());
+    assert_eq!(outputs["check-run-url"], "");
+    assert_eq!(outputs.len(), 14);
 
     // The comment sent to GitHub: marker, the baseline commit, the new failure.
     let posts: Vec<Value> = server

@@ -17,6 +17,7 @@ use crate::github::{self, GithubContext};
 use crate::model::Run;
 use crate::pipeline;
 use crate::publish::{self, Options, annotations::PathMapper, comment};
+use crate::report::markdown::Detail;
 use crate::report::{ReportEnv, terminal};
 
 /// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
@@ -65,6 +66,24 @@ pub struct PublishFlags {
     /// Do not emit annotations.
     #[arg(long, overrides_with = "annotations")]
     pub no_annotations: bool,
+    /// Do not write the job summary (`$GITHUB_STEP_SUMMARY`); outputs and files still are.
+    #[arg(long)]
+    pub no_job_summary: bool,
+    /// How much the PR comment shows: full (every case when it fits), failures, summary (suites
+    /// and totals). Smaller levels are still used when a larger one exceeds GitHub's limit.
+    #[arg(long, value_name = "LEVEL")]
+    pub comment_body: Option<String>,
+    /// Prefix joined to report file paths in annotations and links (reports written in a
+    /// subdirectory of a monorepo); `-dir/` strips a prefix instead (`[github] path-prefix`).
+    #[arg(long, value_name = "PREFIX")]
+    pub path_prefix: Option<String>,
+    /// Directory of template overrides (`summary.md.j2`, `comment.md.j2`…) over `[report] templates`.
+    #[arg(long, value_name = "DIR")]
+    pub templates: Option<PathBuf>,
+    /// The workflow grants a Dependabot run's token write access (`permissions:`): comment and
+    /// create the check run anyway. Fork pull requests stay read-only whatever this says.
+    #[arg(long)]
+    pub token_can_write: bool,
 }
 
 impl PublishFlags {
@@ -85,7 +104,37 @@ impl PublishFlags {
             tag: self.comment_tag.clone().or_else(|| config.comment_tag.clone()),
             check_run: self.check_run || config.check_run.unwrap_or(false),
             annotations,
+            job_summary: !self.no_job_summary && config.job_summary.unwrap_or(true),
+            token_can_write: self.token_can_write || config.token_can_write.unwrap_or(false),
         })
+    }
+
+    /// `--path-prefix` over `[github] path-prefix`.
+    pub fn path_prefix(&self, config: &GithubConfig) -> Option<String> {
+        self.path_prefix.clone().or_else(|| config.path_prefix.clone()).filter(|p| !p.trim().is_empty())
+    }
+
+    /// `--comment-body` over `[github] comment-body`; a bad level is a usage error.
+    pub fn comment_detail(&self, config: &GithubConfig) -> Result<Detail, FcorrError> {
+        match self.comment_body.as_deref().or(config.comment_body.as_deref()).unwrap_or("full") {
+            "full" => Ok(Detail::All),
+            "failures" => Ok(Detail::Failures),
+            "summary" => Ok(Detail::Summary),
+            other => Err(FcorrError::Usage(format!("--comment-body: `{other}` is not full, failures or summary"))),
+        }
+    }
+
+    /// `--templates` (checked here: a typo is a usage error, not built-in templates in silence),
+    /// else `configured` (the config's, already checked).
+    pub fn templates(&self, configured: Option<PathBuf>) -> Result<Option<PathBuf>, FcorrError> {
+        match &self.templates {
+            Some(dir) if !dir.is_dir() => Err(FcorrError::Usage(format!(
+                "--templates {}: no such directory (it holds summary.md.j2, comment.md.j2… overrides)",
+                dir.display()
+            ))),
+            Some(dir) => Ok(Some(dir.clone())),
+            None => Ok(configured),
+        }
     }
 }
 
@@ -182,12 +231,29 @@ pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
     }
 }
 
-/// `fcorr ci`.
+/// `fcorr ci`. When it cannot finish (exit 2 or 3) inside GitHub Actions, the job summary and
+/// the `verdict=error` output still say why: a red check with an empty summary explains nothing.
 pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
+    let event = args.event.clone();
+    let job_summary = !args.publish.no_job_summary;
+    let result = run_ci(args);
+    if let Err(error) = &result
+        && let Ok(Some(ctx)) = GithubContext::from_env(event.as_deref())
+    {
+        publish::publish_error(&ctx, error, error.exit_code(), job_summary);
+    }
+    result
+}
+
+fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare(&args.run)?;
     let github = &prepared.config.github;
     let options = args.publish.options(github)?;
-    let ctx = github_context(args.event.as_deref());
+    let comment_detail = args.publish.comment_detail(github)?;
+    let templates = args.publish.templates(prepared.templates())?;
+    let path_prefix = args.publish.path_prefix(github);
+    let ctx =
+        github_context(args.event.as_deref()).map(|ctx| GithubContext { path_prefix: path_prefix.clone(), ..ctx });
     let source = match args.baseline.as_deref().or(github.baseline.as_deref()) {
         Some(text) => Source::parse(text),
         None if ctx.is_some() => Source::Github,
@@ -211,8 +277,9 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     pipeline::judge(&mut run, &prepared);
 
     // Results first: nothing published can be lost if publishing fails.
-    let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), prepared.templates()));
+    let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), templates));
     env.comment_charts |= args.publish.comment_charts;
+    env.comment_detail = comment_detail;
     pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
     pipeline::keep_dated(&run, &prepared);
 
@@ -231,7 +298,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
                 roots: prepared.plans.iter().map(|p| (p.id.clone(), p.root.clone())).collect(),
                 base: cwd.join(&prepared.config.base_dir),
                 workspace: ctx.workspace.clone(),
-                prefix: github.path_prefix.clone(),
+                prefix: path_prefix.clone(),
             };
             // With --json, stdout is a JSON document for another program: the workflow commands
             // go to stderr, which the runner reads for them too.

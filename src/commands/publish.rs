@@ -8,6 +8,7 @@ use clap::Args;
 use crate::commands::ci::{PublishFlags, github_context};
 use crate::config::Config;
 use crate::errors::FcorrError;
+use crate::github::GithubContext;
 use crate::publish::{self, annotations::PathMapper};
 
 /// Arguments of `fcorr publish`.
@@ -34,25 +35,31 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     };
     let github = config.github.clone();
     let options = args.publish.options(&github)?;
+    let comment_detail = args.publish.comment_detail(&github)?;
+    let templates = args.publish.templates(config.report.templates.as_ref().map(|dir| config.base_dir.join(dir)))?;
+    let path_prefix = args.publish.path_prefix(&github);
     let run = crate::report::load_results(&args.results)?;
     let out_dir = if args.results.is_dir() {
         args.results.clone()
     } else {
         args.results.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
     };
-    let Some(ctx) = github_context(args.event.as_deref()) else {
+    let Some(ctx) =
+        github_context(args.event.as_deref()).map(|ctx| GithubContext { path_prefix: path_prefix.clone(), ..ctx })
+    else {
         eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);
     };
     let mapper = PathMapper {
         base: std::env::current_dir().unwrap_or_default(),
         workspace: ctx.workspace.clone(),
-        prefix: github.path_prefix.clone(),
+        prefix: path_prefix,
         ..PathMapper::default()
     };
     let mut stdout = std::io::stdout().lock();
-    let mut env = config.report.apply_to(crate::commands::ci::report_env(Some(&ctx), config.report.templates.clone()));
+    let mut env = config.report.apply_to(crate::commands::ci::report_env(Some(&ctx), templates));
     env.comment_charts |= args.publish.comment_charts;
+    env.comment_detail = comment_detail;
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
     if let Some(url) = published.comment_url {
         println!("comment: {url}");

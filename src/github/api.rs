@@ -1,13 +1,11 @@
-//! A thin GitHub REST client on octocrab: relative routes against `GITHUB_API_URL`, the API
-//! version header, pagination by `Link`, bounded rate-limit waits for idempotent requests, and
+//! A thin GitHub REST client on ureq (agent from `crate::net`: proxy and certificates of the
+//! company network): relative routes against `GITHUB_API_URL` (GitHub Enterprise Server too), the
+//! API version header, pagination by `Link`, bounded rate-limit waits for idempotent requests, and
 //! errors that keep the status and GitHub's message so callers can name a missing permission.
 
 use std::time::Duration;
 
-use http::header::{ACCEPT, HeaderName};
 use http::{HeaderMap, Method};
-use http_body_util::BodyExt;
-use octocrab::Octocrab;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -87,7 +85,8 @@ impl ApiError {
 
 /// GitHub client for one repository.
 pub struct Api {
-    octo: Octocrab,
+    agent: ureq::Agent,
+    token: Option<String>,
     api_url: String,
     pub owner: String,
     pub repo: String,
@@ -98,24 +97,26 @@ pub struct Api {
 }
 
 impl Api {
-    /// A client for `owner/repo` at `api_url`. Must be called inside a tokio runtime.
+    /// A client for `owner/repo` at `api_url`. Its calls must be awaited inside a tokio runtime.
     pub fn new(api_url: &str, token: Option<&str>, repository: &str) -> Result<Api, String> {
         let (owner, repo) =
             repository.split_once('/').ok_or_else(|| format!("GITHUB_REPOSITORY `{repository}` is not owner/name"))?;
-        let mut builder = Octocrab::builder()
-            .base_uri(api_url)
-            .map_err(|e| format!("GITHUB_API_URL `{api_url}` is not a URL: {e}"))?
-            .add_header(HeaderName::from_static("x-github-api-version"), API_VERSION.into())
-            .add_header(ACCEPT, "application/vnd.github+json".into())
-            .set_connect_timeout(Some(Duration::from_secs(15)))
-            .set_read_timeout(Some(Duration::from_secs(120)));
-        if let Some(token) = token {
-            builder = builder.personal_token(token.to_string());
+        let api_url = api_url.trim_end_matches('/');
+        match api_url.parse::<http::Uri>() {
+            Ok(uri) if uri.scheme().is_some() && uri.host().is_some() => {}
+            _ => return Err(format!("GITHUB_API_URL `{api_url}` is not a URL (expected e.g. https://api.github.com)")),
         }
-        let octo = builder.build().map_err(|e| format!("cannot start the GitHub client: {e}"))?;
+        let config = crate::net::agent_config()
+            .timeout_connect(Some(Duration::from_secs(15)))
+            .timeout_recv_response(Some(Duration::from_secs(120)))
+            .timeout_recv_body(Some(Duration::from_secs(120)))
+            // Statuses are classified here (rate limits, permissions), not turned into errors.
+            .http_status_as_error(false)
+            .build();
         Ok(Api {
-            octo,
-            api_url: api_url.trim_end_matches('/').to_string(),
+            agent: ureq::Agent::new_with_config(config),
+            token: token.map(str::to_string),
+            api_url: api_url.to_string(),
             owner: owner.into(),
             repo: repo.into(),
             max_wait: Duration::from_secs(60),
@@ -128,29 +129,46 @@ impl Api {
         format!("/repos/{}/{}{rest}", self.owner, self.repo)
     }
 
-    /// One request, no retries; any HTTP status is `Ok`.
+    /// One request, no retries; any HTTP status is `Ok`. Redirects are followed (artifact
+    /// downloads end on blob storage) without the token, which only goes to the API itself.
     pub async fn send_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
         let err =
             |message: String| ApiError { method: method.to_string(), path: path.to_string(), status: None, message };
-        let response = match *method {
-            Method::GET => self.octo._get(path).await,
-            Method::POST => self.octo._post(path, body).await,
-            Method::PATCH => self.octo._patch(path, body).await,
-            Method::PUT => self.octo._put(path, body).await,
-            Method::DELETE => self.octo._delete(path, body).await,
-            _ => return Err(err("unsupported method".into())),
+        let url = if path.starts_with('/') { format!("{}{path}", self.api_url) } else { path.to_string() };
+        let to_api = url.starts_with(&format!("{}/", self.api_url));
+        let mut request = http::Request::builder()
+            .method(method.clone())
+            .uri(&url)
+            .header("accept", "application/vnd.github+json")
+            .header("x-github-api-version", API_VERSION);
+        if let (Some(token), true) = (&self.token, to_api) {
+            request = request.header("authorization", format!("Bearer {token}"));
         }
-        .map_err(|e| err(transport_message(&e)))?;
-        let status = response.status().as_u16();
-        let headers = response.headers().clone();
-        let limited = http_body_util::Limited::new(response.into_body(), MAX_BODY_BYTES);
-        let body = limited
-            .collect()
-            .await
-            .map_err(|e| err(format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}")))?
-            .to_bytes()
-            .to_vec();
-        Ok(Response { status, headers, body })
+        let payload = match body {
+            Some(body) => {
+                request = request.header("content-type", "application/json");
+                body.to_string().into_bytes()
+            }
+            None => Vec::new(),
+        };
+        let request = request.body(payload).map_err(|e| err(format!("cannot build the request for {url}: {e}")))?;
+        let agent = self.agent.clone();
+        // ureq blocks; the blocking pool keeps the runtime (and a test's in-process mock server) free.
+        let answer = tokio::task::spawn_blocking(move || -> Result<Response, String> {
+            let mut response = agent.run(request).map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let headers = response.headers().clone();
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(MAX_BODY_BYTES as u64)
+                .read_to_vec()
+                .map_err(|e| format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}"))?;
+            Ok(Response { status, headers, body })
+        })
+        .await
+        .map_err(|e| err(format!("the request task failed: {e}")))?;
+        answer.map_err(err)
     }
 
     /// A request; non-2xx answers become errors. Idempotent requests (all but POST) are retried
@@ -212,7 +230,7 @@ impl Api {
     }
 
     /// A URL from a `Link` header as a route under the API base, so the token is still sent
-    /// (octocrab only authenticates relative routes and api.github.com).
+    /// (only routes under the API base get it).
     fn relative(&self, url: &str) -> String {
         match url.strip_prefix(&self.api_url) {
             Some(rest) if rest.starts_with('/') => rest.to_string(),
@@ -230,18 +248,6 @@ fn into_success(method: &Method, path: &str, response: Response) -> Result<Respo
         .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_else(|| String::from_utf8_lossy(&response.body).chars().take(200).collect());
     Err(ApiError { method: method.to_string(), path: path.to_string(), status: Some(response.status), message })
-}
-
-fn transport_message(e: &octocrab::Error) -> String {
-    // octocrab's Display is terse ("Service error"); the source chain says what happened.
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        text.push_str(": ");
-        text.push_str(&s.to_string());
-        source = s.source();
-    }
-    text
 }
 
 fn backoff(attempt: u32) -> Duration {

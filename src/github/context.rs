@@ -28,6 +28,11 @@ pub struct GithubContext {
     pub output: Option<PathBuf>,
     pub token: Option<String>,
     pub workspace: Option<PathBuf>,
+    /// `GITHUB_ACTOR`: who started the run (a re-run keeps the first actor's restrictions).
+    pub actor: String,
+    /// Prefix joined to report file paths (`path-prefix`), for reports written in a subdirectory
+    /// of a monorepo; annotations and code links use it. Set from flags/config, not the env.
+    pub path_prefix: Option<String>,
     pub event: Event,
     /// Why the event file could not be read: the run is published without PR context (job
     /// summary, outputs and annotations still are), never dropped.
@@ -47,7 +52,48 @@ pub struct Event {
     pub after: Option<String>,
     #[serde(default)]
     pub number: Option<u64>,
+    /// Who caused the event (`dependabot[bot]` on Dependabot's pull requests).
+    #[serde(default)]
+    pub sender: Option<User>,
 }
+
+/// A user or bot in the event payload.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct User {
+    #[serde(default)]
+    pub login: String,
+}
+
+/// Why a run's token cannot write (PR comment, check run): GitHub gives it a read-only one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOnly {
+    /// A `pull_request` run from a fork: read-only whatever the workflow asks for.
+    ForkPullRequest,
+    /// A run Dependabot started: read-only unless the workflow's `permissions:` raise it.
+    Dependabot,
+}
+
+impl ReadOnly {
+    /// What the user reads in the log and the job summary.
+    pub fn explain(&self) -> &'static str {
+        match self {
+            ReadOnly::ForkPullRequest => {
+                "this pull request comes from a fork: its token is read-only, so no PR comment or check run is \
+                 written (the job summary, outputs and annotations are). To comment on fork PRs use the two-stage \
+                 workflow_run recipe in docs/github-action.md (Recipe D)."
+            }
+            ReadOnly::Dependabot => {
+                "this run was started by Dependabot: GitHub gives it a read-only token by default, so no PR \
+                 comment or check run is written (the job summary, outputs and annotations are). If the workflow \
+                 grants `permissions: pull-requests: write` (and `checks: write`), pass `token-can-write: true` \
+                 (`--token-can-write`); or comment from a workflow_run job (Recipe D in docs/github-action.md)."
+            }
+        }
+    }
+}
+
+/// The bot account Dependabot acts as.
+pub const DEPENDABOT: &str = "dependabot[bot]";
 
 /// `pull_request` in the event payload.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -129,6 +175,8 @@ impl GithubContext {
             output: get("GITHUB_OUTPUT").map(PathBuf::from),
             token: get("GITHUB_TOKEN").or_else(|| get("GH_TOKEN")),
             workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
+            actor: get("GITHUB_ACTOR").unwrap_or_default(),
+            path_prefix: None,
             event,
             event_problem,
         }))
@@ -156,6 +204,35 @@ impl GithubContext {
             let base = pr.base.repo.as_ref().map(|r| r.full_name.as_str()).unwrap_or(&self.repository);
             pr.head.repo.as_ref().is_none_or(|r| !r.full_name.eq_ignore_ascii_case(base))
         })
+    }
+
+    /// Whether GitHub gives this run a read-only token, decided before the first write so the
+    /// run publishes what needs no token instead of collecting 403s.
+    ///
+    /// Dependabot: runs it starts on `pull_request`, `pull_request_review(_comment)`, `push`,
+    /// `create`, `deployment(_status)` get a read-only token by default (GitHub's "Automating
+    /// Dependabot with GitHub Actions"), also when someone else re-runs them; `GITHUB_ACTOR`
+    /// keeps the first actor on a re-run, and the event's sender is the fallback.
+    pub fn read_only(&self) -> Option<ReadOnly> {
+        if self.is_fork_pr() {
+            return Some(ReadOnly::ForkPullRequest);
+        }
+        const DEPENDABOT_READ_ONLY_EVENTS: &[&str] = &[
+            "pull_request",
+            "pull_request_review",
+            "pull_request_review_comment",
+            "push",
+            "create",
+            "deployment",
+            "deployment_status",
+        ];
+        let actor = if self.actor.is_empty() {
+            self.event.sender.as_ref().map(|s| s.login.as_str()).unwrap_or_default()
+        } else {
+            &self.actor
+        };
+        (actor.eq_ignore_ascii_case(DEPENDABOT) && DEPENDABOT_READ_ONLY_EVENTS.contains(&self.event_name.as_str()))
+            .then_some(ReadOnly::Dependabot)
     }
 
     /// The commit results belong to: the PR head, else the tested commit.
@@ -224,6 +301,30 @@ mod tests {
         assert_eq!(ctx.default_tag(), "CI/test");
         assert_eq!(ctx.workflow_file.as_deref(), Some(".github/workflows/ci.yml"));
         assert_eq!(ctx.api_url, "https://api.github.com");
+    }
+
+    #[test]
+    fn dependabot_runs_have_a_read_only_token_except_on_workflow_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let event = dir.path().join("event.json");
+        std::fs::write(
+            &event,
+            r#"{"pull_request": {"number": 3, "head": {"sha": "h", "repo": {"full_name": "org/app"}},
+                "base": {"sha": "b", "repo": {"full_name": "org/app"}}}, "sender": {"login": "dependabot[bot]"}}"#,
+        )
+        .unwrap();
+        let context = |event_name: &str, actor: &str| {
+            let v =
+                vars(&[("GITHUB_REPOSITORY", "org/app"), ("GITHUB_EVENT_NAME", event_name), ("GITHUB_ACTOR", actor)]);
+            GithubContext::from_vars(&v, Some(&event)).unwrap().unwrap()
+        };
+        assert_eq!(context("pull_request", "dependabot[bot]").read_only(), Some(ReadOnly::Dependabot));
+        assert_eq!(context("push", "dependabot[bot]").read_only(), Some(ReadOnly::Dependabot));
+        // No GITHUB_ACTOR: the event's sender decides.
+        assert_eq!(context("pull_request", "").read_only(), Some(ReadOnly::Dependabot));
+        // A workflow_run publisher has a write token; so does a person's run.
+        assert_eq!(context("workflow_run", "dependabot[bot]").read_only(), None);
+        assert_eq!(context("pull_request", "octocat").read_only(), None);
     }
 
     #[test]

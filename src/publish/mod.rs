@@ -27,6 +27,10 @@ pub struct Options {
     pub tag: Option<String>,
     pub check_run: bool,
     pub annotations: bool,
+    /// Write the job summary (`job-summary: false` leaves `$GITHUB_STEP_SUMMARY` alone).
+    pub job_summary: bool,
+    /// The workflow raised a Dependabot run's token to write (`--token-can-write`): comment anyway.
+    pub token_can_write: bool,
 }
 
 impl Default for Options {
@@ -37,6 +41,8 @@ impl Default for Options {
             tag: None,
             check_run: false,
             annotations: true,
+            job_summary: true,
+            token_can_write: false,
         }
     }
 }
@@ -92,10 +98,27 @@ pub fn publish(
     let summary = render(run, env, markdown::render_summary, &mut published);
     let comment_md = render(run, env, markdown::render_comment, &mut published);
 
-    if let Some(path) = &ctx.step_summary
-        && let Err(e) = files::append_step_summary(path, &summary)
+    let tag = options.tag.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| ctx.default_tag());
+    let pr = ctx.pull_request().map(|pr| pr.number);
+    let wants_comment = options.comment != comment::Mode::Off && pr.is_some();
+    let wants_api = wants_comment || options.check_run;
+    // Decided before the first write: a read-only token would only collect 403s.
+    let read_only = ctx
+        .read_only()
+        .filter(|why| !(options.token_can_write && *why == crate::github::context::ReadOnly::Dependabot))
+        .filter(|_| wants_api);
+
+    if options.job_summary
+        && let Some(path) = &ctx.step_summary
     {
-        published.warn(e);
+        // The note goes where the comment would have been read instead.
+        let text = match &read_only {
+            Some(why) => format!("{summary}\n> [!NOTE]\n> {}\n", why.explain()),
+            None => summary.clone(),
+        };
+        if let Err(e) = files::append_step_summary(path, &text) {
+            published.warn(e);
+        }
     }
 
     let all_annotations = annotations::collect(run, mapper);
@@ -110,17 +133,8 @@ pub fn publish(
         });
     }
 
-    let tag = options.tag.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| ctx.default_tag());
-    let pr = ctx.pull_request().map(|pr| pr.number);
-    let wants_comment = options.comment != comment::Mode::Off && pr.is_some();
-    let wants_api = wants_comment || options.check_run;
-    if wants_api && ctx.is_fork_pr() {
-        published.warn(
-            "this pull request comes from a fork: its token is read-only, so no PR comment or check run is \
-             written (the job summary, outputs and annotations are). To comment on fork PRs use the two-stage \
-             workflow_run recipe in docs/github-action.md (Recipe D)."
-                .into(),
-        );
+    if let Some(why) = &read_only {
+        published.warn(why.explain().into());
     } else if wants_api && ctx.token.is_none() {
         published.warn("GITHUB_TOKEN is not set: no PR comment or check run (pass `github-token`)".into());
     } else if wants_api {
@@ -128,7 +142,7 @@ pub fn publish(
     }
 
     if let Some(path) = &ctx.output {
-        let outputs = step_outputs(run, out_dir, published.comment_url.as_deref());
+        let outputs = step_outputs(run, out_dir, &published);
         if let Err(e) = files::write_outputs(path, &outputs) {
             published.warn(e);
         }
@@ -200,8 +214,37 @@ fn publish_api(
     });
 }
 
-/// The step outputs action.yml documents.
-pub fn step_outputs(run: &Run, out_dir: &Path, comment_url: Option<&str>) -> Vec<(&'static str, String)> {
+/// What a run that could not finish publishes: a job summary naming the cause and the
+/// `verdict=error` output (the run's own outputs were never computed). Problems are warnings.
+pub fn publish_error(ctx: &GithubContext, error: &dyn std::fmt::Display, code: i32, job_summary: bool) {
+    let message = error.to_string();
+    let kind = match code {
+        2 => "a usage or configuration error",
+        3 => "a harness or infrastructure error",
+        _ => "an error",
+    };
+    if job_summary && let Some(path) = &ctx.step_summary {
+        // A fence longer than any run of backticks in the message keeps it one code block.
+        let longest = message.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat(longest.max(2) + 1);
+        let text = format!(
+            "## fcorr: error\n\nfcorr stopped with {kind} (exit {code}) before it could report results:\n\n\
+             {fence}text\n{message}\n{fence}\n\nThe step log above has the details; fix the cause and re-run.\n"
+        );
+        if let Err(e) = files::append_step_summary(path, &text) {
+            eprintln!("fcorr: warning: {e}");
+        }
+    }
+    if let Some(path) = &ctx.output
+        && let Err(e) = files::write_outputs(path, &[("verdict", "error".into()), ("error", message)])
+    {
+        eprintln!("fcorr: warning: {e}");
+    }
+}
+
+/// The step outputs action.yml documents (`report-url` comes from the upload step, `exit-code`
+/// from scripts/action/run.sh).
+pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'static str, String)> {
     let file = |name: &str| {
         let path = out_dir.join(name);
         if path.exists() { path.display().to_string() } else { String::new() }
@@ -209,14 +252,18 @@ pub fn step_outputs(run: &Run, out_dir: &Path, comment_url: Option<&str>) -> Vec
     vec![
         ("verdict", verdict_word(run).into()),
         ("score", run.score.map(|s| format!("{s:.1}")).unwrap_or_default()),
+        ("total", run.totals.total.to_string()),
         ("passed", run.totals.passes().to_string()),
         ("failed", run.totals.failures().to_string()),
         ("skipped", run.totals.skipped.to_string()),
+        ("flaky", run.totals.flaky.to_string()),
+        ("duration-ms", run.duration_ms.to_string()),
         ("results-file", file("results.json")),
         ("junit-file", file("junit.xml")),
         ("ctrf-file", file("ctrf.json")),
         ("summary-file", file("summary.md")),
-        ("comment-url", comment_url.unwrap_or_default().to_string()),
+        ("comment-url", published.comment_url.clone().unwrap_or_default()),
+        ("check-run-url", published.check_run_url.clone().unwrap_or_default()),
     ]
 }
 

@@ -42,11 +42,13 @@ const MIN_CASE_SIZE: usize = 40;
 /// Room per failure in the short failure list: a failure with a message and a trace excerpt.
 const SHORT_LIST_CASE_SIZE: usize = 1_000;
 
-/// How much a rendering shows; reports step down until they fit their budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+/// How much a rendering shows; reports step down until they fit their budget. Ordered from the
+/// most detail to the least.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Detail {
     /// Every case, failures with traces.
+    #[default]
     All,
     /// Failing cases only, with their messages.
     Failures,
@@ -132,6 +134,10 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         (Detail::Summary, 0),
     ];
     for (detail, listed) in levels {
+        // The user asked for less in the comment (`comment-body`): start at that level.
+        if template == COMMENT_TEMPLATE && detail < env.comment_detail {
+            continue;
+        }
         // Listing every case cannot fit when there are more than the budget holds at its least
         // size each.
         if detail == Detail::All && total > max_cases {

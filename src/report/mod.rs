@@ -39,6 +39,9 @@ pub struct ReportEnv {
     /// Mermaid chart in the PR comment too (`[report] comment-charts = true`).
     #[serde(skip)]
     pub comment_charts: bool,
+    /// The most detail the PR comment shows (`comment-body`); less when that exceeds the limit.
+    #[serde(skip)]
+    pub comment_detail: markdown::Detail,
 }
 
 /// An output format.

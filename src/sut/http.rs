@@ -131,14 +131,15 @@ impl Backend for HttpSut {
     }
 }
 
-/// A blocking HTTP client; `HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` are honoured (ureq's default).
+/// A blocking HTTP client with fcorr's network settings (`crate::net`: proxy variables, system
+/// certificates).
 pub(crate) struct Client {
     agent: ureq::Agent,
 }
 
 impl Client {
     pub(crate) fn new(timeout: Duration) -> Client {
-        let config = ureq::Agent::config_builder()
+        let config = crate::net::agent_config()
             .timeout_global(Some(timeout))
             // Statuses are classified here (429 and 5xx retried), not turned into errors.
             .http_status_as_error(false)
