@@ -42,7 +42,9 @@ isolate=(env -u GITHUB_ACTION_PATH -u GITHUB_ACTION_REPOSITORY -u GITHUB_EVENT_N
   -u GITHUB_TOKEN -u GITHUB_SERVER_URL -u DEFAULT_BRANCH -u FCORR_VERSION -u FCORR_BIN
   -u FCORR_ACTION_PATH -u FCORR_ACTION_REPOSITORY -u FCORR_RELEASE_BASE_URL -u FCORR_ARTIFACT_NAME
   -u IN_CONFIG -u IN_PATHS -u IN_POLICY -u IN_FAIL_ON -u IN_BASELINE -u IN_COMMENT -u IN_COMMENT_WHEN
-  -u IN_COMMENT_TAG -u IN_CHECK_RUN -u IN_ANNOTATIONS -u IN_OUT -u IN_UPLOAD_BASELINE -u IN_ARTIFACT_NAME)
+  -u IN_COMMENT_TAG -u IN_CHECK_RUN -u IN_ANNOTATIONS -u IN_OUT -u IN_UPLOAD_BASELINE -u IN_ARTIFACT_NAME
+  -u IN_FILES -u IN_SUITE_NAME -u IN_GROUP_BY -u IN_JOB_SUMMARY -u IN_COMMENT_BODY -u IN_PATH_PREFIX
+  -u IN_TEMPLATES -u IN_TOKEN_CAN_WRITE -u GITHUB_STEP_SUMMARY)
 
 sha() { if command -v sha256sum >/dev/null; then sha256sum "$1" | awk '{print $1}'; else shasum -a 256 "$1" | awk '{print $1}'; fi; }
 
@@ -208,9 +210,23 @@ expect_eq "upload-baseline true: upload" true "$(output upload "$out")"
 run_run upload-no-results IN_UPLOAD_BASELINE=true STUB_OUT=elsewhere
 expect_eq "no results.json: nothing to upload" false "$(output upload "$out")"
 
-run_run bad-bool IN_CHECK_RUN=maybe
+run_run report-inputs IN_FILES=$'reports/**/*.xml\n  !reports/legacy/**  \n\n# note\n-odd.xml\r\n' IN_SUITE_NAME='unit tests' \
+  IN_GROUP_BY=directory IN_JOB_SUMMARY=false IN_COMMENT_BODY=failures IN_PATH_PREFIX=svc/ IN_TEMPLATES=tpl \
+  IN_TOKEN_CAN_WRITE=true
+expect_eq "report inputs: argv" \
+  "ci|--baseline|github|--comment|update|--annotations|--no-job-summary|--token-can-write|--comment-body|failures|--path-prefix|svc/|--templates|tpl|--suite-name|unit tests|--group-by|directory|--out|fcorr-out|--files=reports/**/*.xml|--files=!reports/legacy/**|--files=-odd.xml" \
+  "$(argv)"
+
+run_run bad-bool IN_CHECK_RUN=maybe GITHUB_STEP_SUMMARY="$tmp/bad-bool-summary.md"
 expect_eq "bad boolean: exit-code 2" 2 "$(output exit-code "$out")"
 expect_true "bad boolean: fcorr not run" test ! -e "$args_file"
+expect_eq "bad boolean: verdict error" error "$(output verdict "$out")"
+expect_true "bad boolean: the job summary names the input" grep -q "input 'check-run'" "$tmp/bad-bool-summary.md"
+
+run_run crash STUB_EXIT=139 GITHUB_STEP_SUMMARY="$tmp/crash-summary.md"
+expect_eq "killed by a signal: exit-code kept" 139 "$(output exit-code "$out")"
+expect_eq "killed by a signal: verdict error" error "$(output verdict "$out")"
+expect_true "killed by a signal: the job summary says so" grep -q "killed by signal 11" "$tmp/crash-summary.md"
 
 run_run no-bin FCORR_BIN=/nonexistent/fcorr
 expect_eq "missing binary: exit-code 3 (infrastructure)" 3 "$(output exit-code "$out")"

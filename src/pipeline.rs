@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::commands::run::RunArgs;
-use crate::config::{Config, Timeouts};
+use crate::config::{Config, SuiteConfig, Timeouts};
 use crate::errors::{ConfigError, FcorrError};
 use crate::execute::{self, ExecContext, process};
 use crate::gate::{self, Gate};
@@ -56,6 +56,16 @@ pub fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: bool, cw
 /// Loads config, plans suites and resolves the output directory; fails fast on bad input,
 /// before anything runs.
 pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
+    prepare_with(args, &|_, _, _| Ok(None))
+}
+
+/// Suites the command line adds to the config's (`fcorr ci --files`), built from the current
+/// directory, the output directory and the gates once those are known. `Some(empty)`: asked for
+/// and none found (already warned about), so an otherwise empty plan is not an error.
+pub type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Option<Vec<SuiteConfig>>, FcorrError>;
+
+/// [`prepare`] with suites added from the command line; they are planned like the config's.
+pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
@@ -93,16 +103,20 @@ pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
         shard: args.shard,
         no_cache: args.no_cache,
     };
-    let plans = match &args.samples {
-        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
-        None => plan::plan(&config, &args.paths, &overrides)?,
-    };
-    let plans = crate::shard::select_suites(plans, args.shard);
     let out_dir = match (&args.out, &config.run.out) {
         (Some(out), _) => cwd.join(out),
         (None, Some(out)) => cwd.join(&config.base_dir).join(out),
         (None, None) => cwd.join("fcorr-out"),
     };
+    let extra = extra(&cwd, &out_dir, &gates)?;
+    let plans = match &args.samples {
+        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
+        // Only added suites: no project in the current directory is detected and run.
+        None if extra.is_some() && args.paths.is_empty() && config.suites.is_empty() => Vec::new(),
+        None => plan::plan(&config, &args.paths, &overrides)?,
+    };
+    let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, &overrides)?;
+    let plans = crate::shard::select_suites(plans, args.shard);
     let jobs = args
         .jobs
         .or(config.run.jobs)

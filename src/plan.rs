@@ -77,6 +77,25 @@ pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result
     filter(plans, overrides.filter.as_deref())
 }
 
+/// `plans` with `extra` suites (from the command line, paths relative to `cwd`) planned after
+/// them, ids kept unique. No change without extras.
+pub(crate) fn add_suites(
+    mut plans: Vec<SuitePlan>,
+    config: &Config,
+    extra: &[SuiteConfig],
+    cwd: &Path,
+    overrides: &Overrides,
+) -> Result<Vec<SuitePlan>, PlanError> {
+    if extra.is_empty() {
+        return Ok(plans);
+    }
+    for suite in extra {
+        plans.push(plan_suite(config, suite, cwd, overrides)?);
+    }
+    dedupe_ids(&mut plans);
+    Ok(plans)
+}
+
 /// Plans one suite: the shared settings here, the kind's own through its runner.
 pub fn plan_suite(
     config: &Config,

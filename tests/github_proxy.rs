@@ -6,15 +6,14 @@
 
 mod support;
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use wiremock::matchers::{method, path};
-use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use wiremock::MockServer;
 
 /// Proxy variables of the machine, removed so only the test's own apply.
 const PROXY_VARS: &[&str] =
@@ -106,36 +105,8 @@ fn workspace() -> tempfile::TempDir {
         "[[suite]]\nname = \"calc\"\nkind = \"import\"\nreports = [\"report.xml\"]\n",
     )
     .unwrap();
-    let event = json!({
-        "number": 5,
-        "pull_request": {
-            "number": 5,
-            "head": {"sha": "head1", "ref": "deps", "repo": {"full_name": "org/app"}},
-            "base": {"sha": "base1", "ref": "main", "repo": {"full_name": "org/app"}}
-        },
-        "sender": {"login": "octocat"}
-    });
-    std::fs::write(ws.path().join("event.json"), event.to_string()).unwrap();
+    support::github::write_pr_event(ws.path());
     ws
-}
-
-fn github_env(ws: &Path, api: &str, actor: &str) -> HashMap<&'static str, String> {
-    HashMap::from([
-        ("GITHUB_ACTIONS", "true".to_string()),
-        ("GITHUB_REPOSITORY", "org/app".into()),
-        ("GITHUB_EVENT_NAME", "pull_request".into()),
-        ("GITHUB_EVENT_PATH", ws.join("event.json").display().to_string()),
-        ("GITHUB_SHA", "merge1".into()),
-        ("GITHUB_WORKFLOW", "CI".into()),
-        ("GITHUB_JOB", "test".into()),
-        ("GITHUB_ACTOR", actor.into()),
-        ("GITHUB_API_URL", api.into()),
-        ("GITHUB_SERVER_URL", "https://github.example.com".into()),
-        ("GITHUB_STEP_SUMMARY", ws.join("step-summary.md").display().to_string()),
-        ("GITHUB_OUTPUT", ws.join("github-output.txt").display().to_string()),
-        ("GITHUB_TOKEN", "ghs_proxy".into()),
-        ("GITHUB_WORKSPACE", ws.display().to_string()),
-    ])
 }
 
 /// `fcorr ci` publishing a comment on PR 5, with `env` on top of a clean environment.
@@ -149,7 +120,7 @@ fn fcorr_ci_with(ws: &Path, api: &str, actor: &str, env: &[(&str, String)], extr
     for key in PROXY_VARS.iter().chain(&["CI", "GH_TOKEN", "FCORR_ARTIFACT_NAME", "SSL_CERT_FILE", "SSL_CERT_DIR"]) {
         cmd.env_remove(key);
     }
-    cmd.envs(github_env(ws, api, actor));
+    cmd.envs(support::github::env(ws, api, actor));
     for (key, value) in env {
         cmd.env(key, value);
     }
@@ -158,29 +129,8 @@ fn fcorr_ci_with(ws: &Path, api: &str, actor: &str, env: &[(&str, String)], extr
     cmd.output().unwrap()
 }
 
-async fn mock_comment_api(server: &MockServer) {
-    Mock::given(method("GET"))
-        .and(path("/repos/org/app/issues/5/comments"))
-        .respond_with(ResponseTemplate::new(200).set_body_json(json!([])))
-        .mount(server)
-        .await;
-    Mock::given(method("POST"))
-        .and(path("/repos/org/app/issues/5/comments"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({
-            "id": 9, "html_url": "https://github.example.com/org/app/pull/5#issuecomment-9",
-            "body": "<!-- fcorr:CI/test -->", "user": {"login": "github-actions[bot]", "type": "Bot"}
-        })))
-        .mount(server)
-        .await;
-}
-
 fn api_host(server: &MockServer) -> String {
     server.uri().trim_start_matches("http://").to_string()
-}
-
-async fn writes(server: &MockServer) -> Vec<String> {
-    let requests = server.received_requests().await.unwrap();
-    requests.iter().filter(|r| r.method.as_str() != "GET").map(|r| format!("{} {}", r.method, r.url.path())).collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -188,7 +138,7 @@ async fn api_calls_go_through_the_https_proxy() {
     for variable in ["HTTPS_PROXY", "https_proxy"] {
         let ws = workspace();
         let server = MockServer::start().await;
-        mock_comment_api(&server).await;
+        support::github::mock_comment_api(&server).await;
         let proxy = Proxy::start();
         let out =
             fcorr_ci(ws.path(), &server.uri(), "octocat", &[(variable, format!("http://127.0.0.1:{}", proxy.port))]);
@@ -200,7 +150,7 @@ async fn api_calls_go_through_the_https_proxy() {
         let seen = proxy.seen();
         assert!(!seen.is_empty(), "{variable}: {seen:?}");
         assert!(seen.iter().all(|l| *l == format!("CONNECT {} HTTP/1.1", api_host(&server))), "{seen:?}");
-        assert_eq!(writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
+        assert_eq!(support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
     }
 }
 
@@ -208,7 +158,7 @@ async fn api_calls_go_through_the_https_proxy() {
 async fn no_proxy_hosts_are_called_directly() {
     let ws = workspace();
     let server = MockServer::start().await;
-    mock_comment_api(&server).await;
+    support::github::mock_comment_api(&server).await;
     let proxy = Proxy::start();
     let out = fcorr_ci(
         ws.path(),
@@ -225,7 +175,7 @@ async fn no_proxy_hosts_are_called_directly() {
 async fn an_unreadable_ssl_cert_file_is_a_warning_naming_it() {
     let ws = workspace();
     let server = MockServer::start().await;
-    mock_comment_api(&server).await;
+    support::github::mock_comment_api(&server).await;
     let missing = ws.path().join("no-such-ca.pem");
     let out = fcorr_ci(ws.path(), &server.uri(), "octocat", &[("SSL_CERT_FILE", missing.display().to_string())]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -242,7 +192,7 @@ fn outputs(ws: &Path) -> String {
 async fn dependabot_runs_write_nothing_through_the_api_and_say_why_in_the_summary() {
     let ws = workspace();
     let server = MockServer::start().await;
-    mock_comment_api(&server).await;
+    support::github::mock_comment_api(&server).await;
     let out = fcorr_ci(ws.path(), &server.uri(), "dependabot[bot]", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -264,5 +214,5 @@ async fn dependabot_runs_write_nothing_through_the_api_and_say_why_in_the_summar
     let out = fcorr_ci_with(ws.path(), &server.uri(), "dependabot[bot]", &[], &["--token-can-write"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("created the PR comment"), "{stderr}");
-    assert_eq!(writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
+    assert_eq!(support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
 }

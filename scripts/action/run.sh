@@ -5,8 +5,9 @@
 # title or branch name cannot inject shell. This script only maps them to flags; fcorr validates
 # the values itself (exit 2 with a message naming the flag).
 #
-# fcorr writes its own step outputs (verdict, score, passed, failed, skipped, results-file,
-# junit-file, ctrf-file, summary-file, comment-url) to $GITHUB_OUTPUT. This script adds:
+# fcorr writes its own step outputs (verdict, score, total, passed, failed, skipped, flaky,
+# duration-ms, results-file, junit-file, ctrf-file, summary-file, comment-url, check-run-url; on
+# exit 2/3 verdict=error and error) to $GITHUB_OUTPUT. This script adds:
 #   exit-code    fcorr's exit code (0 pass, 1 gate failed, 2 usage/config, 3 infrastructure)
 #   upload       "true" when the results should be uploaded as the baseline artifact
 #   upload-path  absolute path of <out>/results.json
@@ -21,9 +22,22 @@ out_line() {
   fi
 }
 
+# error_summary CODE MESSAGE: what fcorr itself writes when it stops with an error, for the
+# failures it cannot report (not started, crashed): verdict=error and a job summary naming the cause.
+error_summary() {
+  out_line verdict error
+  out_line error "$2"
+  if [[ -n ${GITHUB_STEP_SUMMARY:-} && $(bool job-summary "${IN_JOB_SUMMARY:-true}" 2>/dev/null || echo true) == true ]]; then
+    local fence='```'
+    printf '## fcorr: error\n\nfcorr stopped (exit %s) before it could report results:\n\n%stext\n%s\n%s\n' \
+      "$1" "$fence" "$2" "$fence" >>"$GITHUB_STEP_SUMMARY"
+  fi
+}
+
 fail() {
   # fail CODE MESSAGE: report, record the exit code for the last step, and stop
   printf '::error title=fcorr::%s\n' "$2"
+  error_summary "$1" "$2"
   out_line exit-code "$1"
   out_line upload false
   exit 0
@@ -55,6 +69,10 @@ comment_charts=$(bool comment-charts "${IN_COMMENT_CHARTS:-false}") ||
   fail 2 "input 'comment-charts' must be true or false, got '${IN_COMMENT_CHARTS:-}'"
 annotations=$(bool annotations "${IN_ANNOTATIONS:-true}") ||
   fail 2 "input 'annotations' must be true or false, got '${IN_ANNOTATIONS:-}'"
+job_summary=$(bool job-summary "${IN_JOB_SUMMARY:-true}") ||
+  fail 2 "input 'job-summary' must be true or false, got '${IN_JOB_SUMMARY:-}'"
+token_can_write=$(bool token-can-write "${IN_TOKEN_CAN_WRITE:-false}") ||
+  fail 2 "input 'token-can-write' must be true or false, got '${IN_TOKEN_CAN_WRITE:-}'"
 
 out_dir=${IN_OUT:-fcorr-out}
 
@@ -69,7 +87,23 @@ args+=(--comment "${IN_COMMENT:-update}")
 [[ $check_run == true ]] && args+=(--check-run)
 [[ $comment_charts == true ]] && args+=(--comment-charts)
 if [[ $annotations == true ]]; then args+=(--annotations); else args+=(--no-annotations); fi
+[[ $job_summary == false ]] && args+=(--no-job-summary)
+[[ $token_can_write == true ]] && args+=(--token-can-write)
+[[ -n ${IN_COMMENT_BODY:-} ]] && args+=(--comment-body "$IN_COMMENT_BODY")
+[[ -n ${IN_PATH_PREFIX:-} ]] && args+=(--path-prefix "$IN_PATH_PREFIX")
+[[ -n ${IN_TEMPLATES:-} ]] && args+=(--templates "$IN_TEMPLATES")
+[[ -n ${IN_SUITE_NAME:-} ]] && args+=(--suite-name "$IN_SUITE_NAME")
+[[ -n ${IN_GROUP_BY:-} ]] && args+=(--group-by "$IN_GROUP_BY")
 args+=(--out "$out_dir")
+
+# files: one glob per line, like paths; "--files=GLOB" keeps a glob starting with "-" or "!" a value.
+while IFS= read -r line || [[ -n $line ]]; do
+  line=${line%$'\r'}
+  line="${line#"${line%%[![:space:]]*}"}"
+  line="${line%"${line##*[![:space:]]}"}"
+  [[ -z $line || $line == \#* ]] && continue
+  args+=("--files=$line")
+done <<<"${IN_FILES:-}"
 
 # paths: one per line (a path may contain spaces); blank lines and "# comments" are ignored.
 # Passed after "--" so a path that starts with "-" is never read as a flag.
@@ -118,7 +152,13 @@ case $code in
   1) echo "fcorr: a gate failed (exit 1); the check fails after the results are uploaded" ;;
   2) echo "fcorr: usage or configuration error (exit 2)" ;;
   3) echo "fcorr: harness or infrastructure error (exit 3)" ;;
-  *) echo "fcorr: exited with $code" ;;
+  *)
+    # A crash or a signal: fcorr wrote no verdict of its own.
+    if ((code > 128)); then why="fcorr was killed by signal $((code - 128)) (exit $code)"; else why="fcorr crashed (exit $code)"; fi
+    echo "$why"
+    printf '::error title=fcorr::%s\n' "$why; the step log above has its last output"
+    error_summary "$code" "$why; the step log above has its last output"
+    ;;
 esac
 
 if [[ $upload == true && ! -f $results ]]; then

@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::commands::run::RunArgs;
-use crate::config::GithubConfig;
+use crate::config::{GithubConfig, SuiteConfig};
 use crate::errors::FcorrError;
+use crate::gate::Gate;
 use crate::github::baseline::{self, Lookup, Source};
 use crate::github::{self, GithubContext};
 use crate::model::Run;
@@ -19,6 +20,7 @@ use crate::pipeline;
 use crate::publish::{self, Options, annotations::PathMapper, comment};
 use crate::report::markdown::Detail;
 use crate::report::{ReportEnv, terminal};
+use crate::runners::import::ImportConfig;
 
 /// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
 #[derive(Debug, Args, Clone, Default)]
@@ -40,6 +42,90 @@ pub struct CiArgs {
     /// Event payload to read instead of `$GITHUB_EVENT_PATH`.
     #[arg(long, value_name = "FILE")]
     pub event: Option<PathBuf>,
+    #[command(flatten)]
+    pub files: FilesFlags,
+}
+
+/// Existing report files imported as suites next to (or instead of) the run's own.
+#[derive(Debug, Args, Clone, Default)]
+pub struct FilesFlags {
+    /// Report files or globs to import (any format `fcorr import` reads), relative to the current
+    /// directory; `**` crosses directories, `!glob` excludes. Repeat the flag for more.
+    #[arg(long = "files", value_name = "GLOB", allow_hyphen_values = true)]
+    pub files: Vec<String>,
+    /// Name (and stable id) of the suite the files make (default `import`).
+    #[arg(long, value_name = "NAME")]
+    pub suite_name: Option<String>,
+    /// `none` (one suite) or `directory` (one suite per top directory of the files, named after it).
+    #[arg(long, value_name = "HOW")]
+    pub group_by: Option<String>,
+}
+
+impl FilesFlags {
+    /// The import suites for the files, planned like `kind = "import"` suites in fcorr.toml.
+    /// Nothing matched: a warning (and a workflow warning in Actions), or a usage error when the
+    /// `empty` gate is on (`fail-on`), since then an empty import must not pass in silence.
+    fn suites(&self, cwd: &Path, out_dir: &Path, gates: &[Gate]) -> Result<Option<Vec<SuiteConfig>>, FcorrError> {
+        if self.files.is_empty() {
+            return Ok(None);
+        }
+        let by_directory = match self.group_by.as_deref().unwrap_or("none") {
+            "none" => false,
+            "directory" => true,
+            other => return Err(FcorrError::Usage(format!("--group-by: `{other}` is not none or directory"))),
+        };
+        let expanded = crate::commands::import::expand_patterns(&self.files, cwd, out_dir)?;
+        for pattern in &expanded.unmatched {
+            warn_in_workflow(&format!("--files: no report file matches `{pattern}`"));
+        }
+        if expanded.files.is_empty() {
+            let message = expanded.nothing_matched(cwd, out_dir);
+            if gates.contains(&Gate::Empty) {
+                return Err(FcorrError::Usage(format!(
+                    "--files: {message}; `fail-on` includes `empty`, so an import of nothing fails"
+                )));
+            }
+            warn_in_workflow(&format!("--files: {message}; nothing imported"));
+            return Ok(Some(Vec::new()));
+        }
+        let name = self.suite_name.clone().filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "import".into());
+        // Group by the first directory under `cwd`; files directly in it keep the suite name.
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+        for file in &expanded.files {
+            let group = match file.strip_prefix(cwd).ok().map(|rel| rel.components().collect::<Vec<_>>()) {
+                Some(parts) if by_directory && parts.len() > 1 => parts[0].as_os_str().to_string_lossy().into_owned(),
+                _ => name.clone(),
+            };
+            let path = file.to_string_lossy().into_owned();
+            match groups.iter_mut().find(|(g, _)| *g == group) {
+                Some((_, files)) => files.push(path),
+                None => groups.push((group, vec![path])),
+            }
+        }
+        Ok(Some(
+            groups
+                .into_iter()
+                .map(|(group, reports)| SuiteConfig {
+                    name: Some(group),
+                    // Case file paths in reports are relative to where the reports were listed.
+                    path: Some(cwd.to_path_buf()),
+                    ..SuiteConfig::with_settings("import", &ImportConfig { reports, report_format: None })
+                })
+                .collect(),
+        ))
+    }
+}
+
+/// A warning on stderr, and in GitHub Actions also as a `::warning::` the run page shows.
+fn warn_in_workflow(message: &str) {
+    eprintln!("fcorr: warning: {message}");
+    if publish::guard::in_actions() {
+        let mut out = std::io::stdout().lock();
+        let line = format!("::warning title=fcorr::{}", publish::annotations::escape_data(message));
+        publish::guard::with_commands(&mut out, |out| {
+            let _ = writeln!(out, "{line}");
+        });
+    }
 }
 
 /// Publishing flags shared by `fcorr ci` and `fcorr publish`.
@@ -246,7 +332,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 }
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
-    let prepared = pipeline::prepare(&args.run)?;
+    let prepared = pipeline::prepare_with(&args.run, &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
     let github = &prepared.config.github;
     let options = args.publish.options(github)?;
     let comment_detail = args.publish.comment_detail(github)?;

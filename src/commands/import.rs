@@ -135,33 +135,65 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 /// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.
 /// Files in fcorr's own output directory are never imported (they would count twice).
 fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, FcorrError> {
-    let mut files: Vec<PathBuf> = Vec::new();
-    let mut unmatched = Vec::new();
-    for pattern in patterns {
+    let expanded = expand_patterns(patterns, cwd, out_dir)?;
+    if expanded.files.is_empty() {
+        return Err(FcorrError::Usage(expanded.nothing_matched(cwd, out_dir)));
+    }
+    for pattern in &expanded.unmatched {
+        eprintln!("fcorr: warning: no report file matches `{pattern}`");
+    }
+    Ok(expanded.files)
+}
+
+/// Report files found for a list of globs.
+#[derive(Debug, Default)]
+pub(crate) struct Expanded {
+    /// Files, sorted per pattern, each once, excludes applied.
+    pub files: Vec<PathBuf>,
+    /// Include patterns that matched no file.
+    pub unmatched: Vec<String>,
+}
+
+impl Expanded {
+    /// The message for "no file at all": which patterns, relative to what, and how globs work.
+    pub fn nothing_matched(&self, cwd: &Path, out_dir: &Path) -> String {
+        format!(
+            "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
+             `**` crosses them, `!glob` excludes, files in fcorr's own output directory {} are never read; quote \
+             globs such as 'reports/**/*.xml')",
+            self.unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
+            cwd.display(),
+            out_dir.display()
+        )
+    }
+}
+
+/// Expands report globs relative to `cwd`; a pattern starting with `!` excludes the files its
+/// glob matches (in any position of the list). A bad exclude glob is a usage error.
+pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
+    let mut excludes = globset::GlobSetBuilder::new();
+    for pattern in patterns.iter().filter_map(|p| p.strip_prefix('!')) {
+        let full = cwd.join(pattern.trim());
+        let glob = globset::GlobBuilder::new(&full.to_string_lossy())
+            .literal_separator(true)
+            .build()
+            .map_err(|e| FcorrError::Usage(format!("`!{pattern}`: not a glob: {e}")))?;
+        excludes.add(glob);
+    }
+    let excludes = excludes.build().map_err(|e| FcorrError::Usage(format!("exclude globs: {e}")))?;
+    let mut expanded = Expanded::default();
+    for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
         let found = collect::expand_reports(pattern, cwd, Some(out_dir));
         if found.is_empty() {
-            unmatched.push(pattern.as_str());
+            expanded.unmatched.push(pattern.clone());
         }
         for file in found {
-            if !files.contains(&file) {
-                files.push(file);
+            if !excludes.is_match(&file) && !expanded.files.contains(&file) {
+                expanded.files.push(file);
             }
         }
     }
-    if files.is_empty() {
-        return Err(FcorrError::Usage(format!(
-            "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
-             `**` crosses them, files in fcorr's own output directory {} are never read; quote globs such as \
-             'reports/**/*.xml')",
-            unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
-            cwd.display(),
-            out_dir.display()
-        )));
-    }
-    for pattern in unmatched {
-        eprintln!("fcorr: warning: no report file matches `{pattern}`");
-    }
-    Ok(files)
+    Ok(expanded)
 }
 
 /// User + system CPU seconds this process has used so far (0 where unavailable).

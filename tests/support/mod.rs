@@ -3,6 +3,8 @@
 //! Each test file uses a subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod github;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
