@@ -216,3 +216,20 @@ async fn comment_body_summary_lists_no_cases_and_job_summary_can_be_off() {
     assert_eq!(outputs(ws.path())["verdict"], "error");
     assert!(std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap().contains("--comment-body"));
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn templates_override_the_summary_and_a_missing_directory_is_a_usage_error() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.path().join("tpl")).unwrap();
+    std::fs::write(ws.path().join("tpl/summary.md.j2"), "CUSTOM SUMMARY: {{ totals.total }} cases\n").unwrap();
+    let server = MockServer::start().await;
+    let out = fcorr_ci(ws.path(), &server.uri(), &["--files", "unit/*.xml", "--templates", "tpl", "--comment", "off"]);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap();
+    assert!(summary.starts_with("CUSTOM SUMMARY: 2 cases"), "{summary}");
+
+    let ws = workspace();
+    let out = fcorr_ci(ws.path(), &server.uri(), &["--files", "unit/*.xml", "--templates", "no-such-dir"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--templates no-such-dir"));
+}
