@@ -307,6 +307,27 @@ pub struct ReportConfig {
     pub charts: Option<bool>,
     /// The same chart in the PR comment (default off: comments stay short).
     pub comment_charts: Option<bool>,
+    /// Length of the slowest-tests and slowdowns lists (default 10; 0 = off).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowest: Option<usize>,
+    /// A slowdown adds at least this many ms (default 100).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_min_ms: Option<f64>,
+    /// ...and takes at least this many times the baseline's time (default 1.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slowdown_factor: Option<f64>,
+}
+
+impl ReportConfig {
+    /// The per-test time settings, defaults filled in.
+    pub fn timing(&self) -> crate::model::TimingSettings {
+        let d = crate::model::TimingSettings::default();
+        crate::model::TimingSettings {
+            slowest: self.slowest.unwrap_or(d.slowest),
+            slowdown_min_ms: self.slowdown_min_ms.unwrap_or(d.slowdown_min_ms),
+            slowdown_factor: self.slowdown_factor.unwrap_or(d.slowdown_factor),
+        }
+    }
 }
 
 /// `[github]`: publishing settings (CLI flags and action inputs override).
@@ -493,6 +514,19 @@ impl Config {
                     );
                 }
             }
+        }
+        if let Some(ms) = self.report.slowdown_min_ms
+            && !(ms.is_finite() && ms >= 0.0)
+        {
+            return at("report.slowdown-min-ms", format!("`slowdown-min-ms` must be a non-negative number, got {ms}"));
+        }
+        if let Some(factor) = self.report.slowdown_factor
+            && !(factor.is_finite() && factor >= 1.0)
+        {
+            return at(
+                "report.slowdown-factor",
+                format!("`slowdown-factor` must be a number >= 1 (1.5 = 50% slower), got {factor}"),
+            );
         }
         let mut names = std::collections::HashSet::new();
         for (i, suite) in self.suites.iter().enumerate() {

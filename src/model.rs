@@ -41,6 +41,9 @@ pub struct Run {
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
+    /// The slowest cases and the biggest slowdowns against the baseline (`report::slowest`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<Timing>,
 }
 
 /// Where the code under test came from.
@@ -971,4 +974,64 @@ mod tests {
             assert_eq!(case.id, expected);
         }
     }
+}
+
+/// Per-test time: the slowest cases of the run and the cases that got slower than in the
+/// baseline by more than both thresholds (computed by `report::slowest`).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+pub struct Timing {
+    /// Up to `settings.slowest` cases, slowest first.
+    pub slowest: Vec<SlowCase>,
+    /// Up to `settings.slowest` slowdowns, biggest increase first; empty without a baseline.
+    #[serde(default)]
+    pub slowdowns: Vec<Slowdown>,
+    /// Slowdowns over the thresholds, listed or not.
+    #[serde(default)]
+    pub slowdowns_total: usize,
+    /// True when a baseline was compared (an empty `slowdowns` then means none, not unknown).
+    #[serde(default)]
+    pub compared: bool,
+    pub settings: TimingSettings,
+}
+
+/// How the timing lists are chosen (`[report]` `slowest`, `slowdown-min-ms`, `slowdown-factor`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct TimingSettings {
+    /// Length of each list (default 10; 0 turns the lists off).
+    pub slowest: usize,
+    /// A slowdown must add at least this many milliseconds (default 100), so timer noise on
+    /// fast tests is ignored.
+    pub slowdown_min_ms: f64,
+    /// ...and take at least this many times the baseline's duration (default 1.5).
+    pub slowdown_factor: f64,
+}
+
+impl Default for TimingSettings {
+    fn default() -> Self {
+        TimingSettings { slowest: 10, slowdown_min_ms: 100.0, slowdown_factor: 1.5 }
+    }
+}
+
+/// One of the slowest cases.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct SlowCase {
+    pub suite_id: String,
+    pub case_id: String,
+    pub name: String,
+    pub duration_ms: f64,
+}
+
+/// A case that took longer than in the baseline.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct Slowdown {
+    pub suite_id: String,
+    pub case_id: String,
+    pub name: String,
+    pub before_ms: f64,
+    pub after_ms: f64,
+    /// `after_ms - before_ms`.
+    pub change_ms: f64,
+    /// `after_ms / before_ms` (none when the baseline took 0 ms).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub factor: Option<f64>,
 }

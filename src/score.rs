@@ -208,6 +208,7 @@ impl Run {
             health: Health::Poor,
             verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
+            timing: None,
         };
         summarize(&mut run);
         run

@@ -214,23 +214,7 @@ async fn ci_runs_compares_publishes_and_gates() {
         .respond_with(ResponseTemplate::new(200).set_body_bytes(zip))
         .mount(&server)
         .await;
-    Mock::given(method("GET"))
-        .and(path("/user"))
-        .respond_with(
-            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
-        )
-        .mount(&server)
-        .await;
-    get(&server, "/repos/org/app/issues/5/comments", json!([])).await;
-    Mock::given(method("POST"))
-        .and(path("/repos/org/app/issues/5/comments"))
-        .respond_with(ResponseTemplate::new(201).set_body_json(json!({
-            "id": 77, "html_url": "https://github.com/org/app/pull/5#issuecomment-77",
-            "body": "<!-- fcorr:CI/test -->", "user": {"login": "github-actions[bot]", "type": "Bot"}
-        })))
-        .expect(1)
-        .mount(&server)
-        .await;
+    mock_new_pr_comment(&server).await;
 
     let mut cmd = fcorr(ws.path());
     cmd.envs(github_env(ws.path(), &server.uri(), "pull_request"));
@@ -390,4 +374,76 @@ async fn publish_from_a_workflow_run_comments_on_the_fork_pr() {
         .map(|r| serde_json::from_slice(&r.body).unwrap())
         .collect();
     assert!(posts[0]["body"].as_str().unwrap().starts_with("<!-- fcorr:pr -->"));
+}
+
+/// GitHub for a PR without an fcorr comment yet, under `GITHUB_TOKEN`: one comment is created.
+async fn mock_new_pr_comment(server: &MockServer) {
+    Mock::given(method("GET"))
+        .and(path("/user"))
+        .respond_with(
+            ResponseTemplate::new(403).set_body_json(json!({"message": "Resource not accessible by integration"})),
+        )
+        .mount(server)
+        .await;
+    get(server, "/repos/org/app/issues/5/comments", json!([])).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/org/app/issues/5/comments"))
+        .respond_with(ResponseTemplate::new(201).set_body_json(json!({
+            "id": 77, "html_url": "https://github.com/org/app/pull/5#issuecomment-77",
+            "body": "<!-- fcorr:CI/test -->", "user": {"login": "github-actions[bot]", "type": "Bot"}
+        })))
+        .expect(1)
+        .mount(server)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn comment_links_failures_to_the_pr_head_and_to_the_check_run() {
+    const HEAD: &str = "1234567890abcdef1234567890abcdef12345678";
+    const MERGE: &str = "fedcba0987654321fedcba0987654321fedcba09";
+    let ws = workspace(false);
+    write_event(ws.path(), "org/app");
+    let event =
+        std::fs::read_to_string(ws.path().join("event.json")).unwrap().replace("\"head1\"", &format!("\"{HEAD}\""));
+    std::fs::write(ws.path().join("event.json"), event).unwrap();
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path("/repos/org/app/check-runs"))
+        .respond_with(
+            ResponseTemplate::new(201).set_body_json(json!({"id": 4, "html_url": "https://github.com/org/app/runs/4"})),
+        )
+        .expect(1)
+        .mount(&server)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/org/app/check-runs/4"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 4, "status": "completed"})))
+        .mount(&server)
+        .await;
+    mock_new_pr_comment(&server).await;
+
+    let mut cmd = fcorr(ws.path());
+    let mut env = github_env(ws.path(), &server.uri(), "pull_request");
+    // On pull_request GITHUB_SHA is GitHub's merge commit; links must use the PR head instead.
+    env.insert("GITHUB_SHA", MERGE.into());
+    cmd.envs(env);
+    cmd.args(["ci", "--config", "fcorr.toml", "--baseline", "none", "--check-run", "--out", "fcorr-out"])
+        .assert()
+        .code(1);
+
+    let posts: Vec<wiremock::Request> =
+        server.received_requests().await.unwrap().into_iter().filter(|r| r.method.as_str() == "POST").collect();
+    assert_eq!(posts.len(), 2);
+    assert!(posts[0].url.path().ends_with("/check-runs"), "the check run is created first, so the comment can link it");
+    let body: Value = serde_json::from_slice(&posts[1].body).unwrap();
+    let body = body["body"].as_str().unwrap();
+    let link =
+        format!("[`tests/test_calc.py:12`](https://github.com/org/app/blob/{HEAD}/imported/tests/test_calc.py#L12)");
+    assert!(body.contains(&format!("{link} ([annotation](https://github.com/org/app/runs/4))")), "{body}");
+    assert!(!body.contains(MERGE), "{body}");
+    // The files on disk link to the code as well (the check run did not exist when they were written).
+    let on_disk = std::fs::read_to_string(ws.path().join("fcorr-out/comment.md")).unwrap();
+    assert!(on_disk.contains(&link) && !on_disk.contains("[annotation]"), "{on_disk}");
+    let summary = std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap();
+    assert!(summary.contains(&link), "{summary}");
 }

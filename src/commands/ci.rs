@@ -356,7 +356,9 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         .or_else(|| github.artifact_name.clone())
         .unwrap_or_else(|| baseline::DEFAULT_ARTIFACT.into());
     let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
-    if let Some(base) = resolve_baseline(&source, ctx.as_ref(), &artifact, depth) {
+    let base = resolve_baseline(&source, ctx.as_ref(), &artifact, depth);
+    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &prepared.config.report.timing());
+    if let Some(base) = base {
         run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
     }
     // Judged once, after the comparison the regression gate needs.
@@ -366,6 +368,15 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), templates));
     env.comment_charts |= args.publish.comment_charts;
     env.comment_detail = comment_detail;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let mapper = PathMapper {
+        roots: prepared.plans.iter().map(|p| (p.id.clone(), p.root.clone())).collect(),
+        base: cwd.join(&prepared.config.base_dir),
+        workspace: ctx.as_ref().and_then(|c| c.workspace.clone()),
+        prefix: path_prefix.clone(),
+    };
+    // The files on disk link to the code too, like the published copies.
+    env.links = ctx.as_ref().and_then(|c| publish::code_links(c, &mapper));
     pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.run.format), &env)?;
     pipeline::keep_dated(&run, &prepared);
 
@@ -379,13 +390,6 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
 
     match &ctx {
         Some(ctx) => {
-            let cwd = std::env::current_dir().unwrap_or_default();
-            let mapper = PathMapper {
-                roots: prepared.plans.iter().map(|p| (p.id.clone(), p.root.clone())).collect(),
-                base: cwd.join(&prepared.config.base_dir),
-                workspace: ctx.workspace.clone(),
-                prefix: path_prefix.clone(),
-            };
             // With --json, stdout is a JSON document for another program: the workflow commands
             // go to stderr, which the runner reads for them too.
             if args.run.json {

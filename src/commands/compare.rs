@@ -93,6 +93,9 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
         print!("{}", render(&comparison));
     }
     if args.write {
+        // Keeps the list length and thresholds the run was made with.
+        let settings = run.timing.as_ref().map(|t| t.settings).unwrap_or_default();
+        crate::report::slowest::attach(&mut run, Some(&base.run), &settings);
         run.comparison = Some(comparison);
         let path = if args.results.is_dir() { args.results.join("results.json") } else { args.results.clone() };
         let mut bytes = serde_json::to_vec_pretty(&run).expect("run serialises");

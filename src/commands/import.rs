@@ -102,6 +102,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let git = crate::git::info(&cwd);
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
+    crate::report::slowest::attach(&mut run, None, &config.report.timing());
     run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
 
     let report_started = Instant::now();

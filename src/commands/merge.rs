@@ -69,7 +69,9 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
     let ctx = if source == Source::Github { ci::github_context(None) } else { None };
-    if let Some(base) = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH) {
+    let base = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
+    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &defaults.report.timing());
+    if let Some(base) = base {
         run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
     }
     run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);

@@ -5,9 +5,8 @@
 //! added or stripped (`[github] path-prefix`), so markers land on the right file.
 
 use std::collections::HashMap;
-use std::path::{Component, Path, PathBuf};
 
-use crate::model::{CaseStatus, Run, Severity, Suite};
+use crate::model::{CaseStatus, Run, Severity};
 use crate::text::truncate_bytes;
 
 /// GitHub shows at most this many workflow-command annotations per level and step.
@@ -55,67 +54,8 @@ pub struct Annotation {
     pub message: String,
 }
 
-/// Turns suite-relative file names into repository-relative paths.
-#[derive(Debug, Clone, Default)]
-pub struct PathMapper {
-    /// Absolute root of each suite by id (known when fcorr ran the suites itself).
-    pub roots: HashMap<String, PathBuf>,
-    /// Directory suite paths are relative to when a root is unknown (the current directory).
-    pub base: PathBuf,
-    /// Repository root; paths outside it are left as they are.
-    pub workspace: Option<PathBuf>,
-    /// Prepended to every path, or with a leading `-`, stripped from its start.
-    pub prefix: Option<String>,
-}
-
-impl PathMapper {
-    /// Repository-relative path of `file` (relative to the suite root, or absolute).
-    pub fn map(&self, suite: &Suite, file: &str) -> String {
-        let file_path = Path::new(file);
-        let absolute = if file_path.is_absolute() {
-            file_path.to_path_buf()
-        } else {
-            let root = self.roots.get(&suite.id).cloned().unwrap_or_else(|| match &suite.path {
-                Some(p) => self.base.join(p),
-                None => self.base.clone(),
-            });
-            root.join(file_path)
-        };
-        let absolute = normalize(&absolute);
-        let relative = match &self.workspace {
-            Some(ws) => absolute.strip_prefix(normalize(ws)).map(Path::to_path_buf).unwrap_or(absolute.clone()),
-            None => absolute.clone(),
-        };
-        let mut text = relative.to_string_lossy().replace('\\', "/");
-        match self.prefix.as_deref() {
-            Some(strip) if strip.starts_with('-') => {
-                let strip = strip[1..].trim_end_matches('/');
-                if let Some(rest) = text.strip_prefix(strip) {
-                    text = rest.trim_start_matches('/').to_string();
-                }
-            }
-            Some(add) if !add.is_empty() => text = format!("{}/{}", add.trim_end_matches('/'), text),
-            _ => {}
-        }
-        text
-    }
-}
-
-/// Lexical normalisation (`a/./b/../c` → `a/c`); no filesystem access, so it works for
-/// results produced on another machine.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+// Path resolution is shared with the reports' code links, which must agree with annotations.
+pub use crate::report::links::PathMapper;
 
 /// Every annotation worth showing, most important first: critical failures, other failing cases,
 /// suites that could not be measured and build errors, then flaky cases and warnings.
@@ -273,7 +213,7 @@ pub fn echo_untrusted(out: &mut impl std::io::Write, text: &str) -> std::io::Res
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, SuiteKind};
+    use crate::model::{Case, Suite, SuiteKind};
 
     #[test]
     fn escapes_data_and_properties() {

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use crate::github::{GithubContext, api, runtime};
 use crate::model::{Outcome, Run};
+use crate::report::links::CodeLinks;
 use crate::report::{ReportEnv, markdown};
 use annotations::PathMapper;
 
@@ -79,6 +80,12 @@ fn render(
     })
 }
 
+/// Links from reports to code for this run: files of the PR head (or the tested commit) on the
+/// repository's server, paths resolved like annotations'. `None` when the context lacks a part.
+pub fn code_links(ctx: &GithubContext, mapper: &PathMapper) -> Option<CodeLinks> {
+    CodeLinks::new(&ctx.server_url, &ctx.repository, ctx.head_sha(), mapper.clone())
+}
+
 /// Publishes `run` (whose reports are in `out_dir`) to every GitHub surface the context allows.
 /// Annotations go to `stdout` as workflow commands (`fcorr ci --json` passes stderr, which the
 /// runner reads for them too, to keep its stdout pure JSON).
@@ -95,8 +102,12 @@ pub fn publish(
     if let Some(problem) = &ctx.event_problem {
         published.warn(format!("{problem}; publishing without pull-request context"));
     }
+    let mut env = env.clone();
+    if env.links.is_none() {
+        env.links = code_links(ctx, mapper);
+    }
+    let env = &env;
     let summary = render(run, env, markdown::render_summary, &mut published);
-    let comment_md = render(run, env, markdown::render_comment, &mut published);
 
     let tag = options.tag.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| ctx.default_tag());
     let pr = ctx.pull_request().map(|pr| pr.number);
@@ -138,7 +149,12 @@ pub fn publish(
     } else if wants_api && ctx.token.is_none() {
         published.warn("GITHUB_TOKEN is not set: no PR comment or check run (pass `github-token`)".into());
     } else if wants_api {
-        publish_api(ctx, run, options, &tag, pr, &comment_md, &summary, &all_annotations, &mut published);
+        // The comment is rendered after the check run exists, so failures can link to it.
+        let comment_md = |published: &mut Published, check_run_url: Option<&str>| {
+            let env = ReportEnv { links: env.links.clone().map(|l| l.with_check_run(check_run_url)), ..env.clone() };
+            render(run, &env, markdown::render_comment, published)
+        };
+        publish_api(ctx, run, options, &tag, pr, comment_md, &summary, &all_annotations, &mut published);
     }
 
     if let Some(path) = &ctx.output {
@@ -157,7 +173,7 @@ fn publish_api(
     options: &Options,
     tag: &str,
     pr: Option<u64>,
-    comment_md: &str,
+    comment_md: impl FnOnce(&mut Published, Option<&str>) -> String,
     summary: &str,
     all_annotations: &[annotations::Annotation],
     published: &mut Published,
@@ -171,26 +187,6 @@ fn publish_api(
             Ok(api) => api,
             Err(e) => return published.warn(e),
         };
-        if let Some(pr) = pr
-            && options.comment != comment::Mode::Off
-        {
-            let wanted = match options.when {
-                comment::When::Always => true,
-                comment::When::OnFailure => run.verdict.outcome != Outcome::Pass,
-                comment::When::OnChange => run.comparison.as_ref().is_none_or(|c| c.has_changes()),
-            };
-            match comment::upsert(&api, pr, tag, comment_md, options.comment, wanted).await {
-                Ok(outcome) => {
-                    match &outcome {
-                        comment::Outcome::Created { url } => eprintln!("fcorr: created the PR comment {url}"),
-                        comment::Outcome::Updated { url } => eprintln!("fcorr: updated the PR comment {url}"),
-                        comment::Outcome::Skipped(why) => eprintln!("fcorr: no PR comment: {why}"),
-                    }
-                    published.comment_url = outcome.url().map(str::to_string);
-                }
-                Err(e) => published.warn(format!("PR comment: {}", e.explain("pull-requests: write"))),
-            }
-        }
         if options.check_run {
             let conclusion = if run.verdict.outcome == Outcome::Pass { "success" } else { "failure" };
             let title = headline(run);
@@ -209,6 +205,28 @@ fn publish_api(
                     published.check_run_url = Some(url);
                 }
                 Err(e) => published.warn(format!("check run: {}", e.explain("checks: write"))),
+            }
+        }
+        if let Some(pr) = pr
+            && options.comment != comment::Mode::Off
+        {
+            let wanted = match options.when {
+                comment::When::Always => true,
+                comment::When::OnFailure => run.verdict.outcome != Outcome::Pass,
+                comment::When::OnChange => run.comparison.as_ref().is_none_or(|c| c.has_changes()),
+            };
+            let check_run_url = published.check_run_url.clone();
+            let comment_md = comment_md(published, check_run_url.as_deref());
+            match comment::upsert(&api, pr, tag, &comment_md, options.comment, wanted).await {
+                Ok(outcome) => {
+                    match &outcome {
+                        comment::Outcome::Created { url } => eprintln!("fcorr: created the PR comment {url}"),
+                        comment::Outcome::Updated { url } => eprintln!("fcorr: updated the PR comment {url}"),
+                        comment::Outcome::Skipped(why) => eprintln!("fcorr: no PR comment: {why}"),
+                    }
+                    published.comment_url = outcome.url().map(str::to_string);
+                }
+                Err(e) => published.warn(format!("PR comment: {}", e.explain("pull-requests: write"))),
             }
         }
     });
@@ -285,4 +303,44 @@ fn headline(run: &Run) -> String {
         run.totals.failures(),
         run.totals.skipped
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "1111111111111111111111111111111111111111";
+    const MERGE: &str = "2222222222222222222222222222222222222222";
+
+    fn context(event_name: &str, event: &str) -> GithubContext {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("event.json");
+        std::fs::write(&path, event).unwrap();
+        let vars = [
+            ("GITHUB_REPOSITORY", "org/app"),
+            ("GITHUB_EVENT_NAME", event_name),
+            ("GITHUB_SHA", MERGE),
+            ("GITHUB_SERVER_URL", "https://ghe.example.com/"),
+        ];
+        let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        GithubContext::from_vars(&vars, Some(&path)).unwrap().unwrap()
+    }
+
+    fn url(ctx: &GithubContext) -> Option<String> {
+        let mapper = PathMapper { base: "/ws".into(), workspace: Some("/ws".into()), ..PathMapper::default() };
+        let suite = crate::model::Suite::new("s", "s", crate::model::SuiteKind::Import);
+        code_links(ctx, &mapper)?.file_url(&suite, "t.py", Some(3))
+    }
+
+    #[test]
+    fn pull_requests_link_their_head_not_the_merge_commit() {
+        let pr = format!(
+            r#"{{"pull_request": {{"number": 5, "head": {{"sha": "{HEAD}"}}, "base": {{"sha": "{MERGE}"}}}}}}"#
+        );
+        let ctx = context("pull_request", &pr);
+        assert_eq!(url(&ctx).unwrap(), format!("https://ghe.example.com/org/app/blob/{HEAD}/t.py#L3"));
+        // A push has no pull request: the tested commit is the one to link.
+        let ctx = context("push", r#"{"before": "0", "after": "x"}"#);
+        assert_eq!(url(&ctx).unwrap(), format!("https://ghe.example.com/org/app/blob/{MERGE}/t.py#L3"));
+    }
 }

@@ -29,6 +29,25 @@ pub fn register(env: &mut Environment<'_>) {
     env.add_filter("status_icon", |v: Value| status_icon(&text_of(&v)));
     env.add_filter("short_sha", |v: Value| short_sha(&text_of(&v)));
     env.add_filter("timestamp", |v: Value| timestamp(&text_of(&v)));
+    env.add_filter("link", |v: Value, url: Option<String>| link(&text_of(&v), url.as_deref()));
+}
+
+/// A link target safe to put in Markdown `[text](url)`: http(s), no spaces, parentheses or angle brackets.
+pub(crate) fn safe_url(url: &str) -> Option<&str> {
+    let ok = (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.chars().any(|c| {
+            c.is_whitespace() || c.is_control() || matches!(c, '(' | ')' | '<' | '>' | '"' | '`' | '[' | ']' | '|')
+        });
+    ok.then_some(url)
+}
+
+/// `[text](url)` when `url` is a safe link, else `text` as it is (already escaped Markdown, such
+/// as a code span): `{{ c.location|code|link(c.url) }}`.
+pub fn link(text: &str, url: Option<&str>) -> String {
+    match url.and_then(safe_url) {
+        Some(url) if !text.is_empty() => format!("[{text}]({url})"),
+        _ => text.to_string(),
+    }
 }
 
 /// The text of a template value; none and undefined become empty.

@@ -12,6 +12,7 @@ use minijinja::{Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 
 use super::budget::{self, Budget};
+use super::links::CodeLinks;
 use super::{ReportEnv, Reporter, filters};
 use crate::compare::{CaseChange, Change, Comparison, SuiteDelta};
 use crate::model::{Case, Counts, PhaseKind, PhaseStatus, Run, Suite};
@@ -349,6 +350,8 @@ struct CaseView<'a> {
     line: Option<u32>,
     /// `file:line`, `file`, or none.
     location: Option<String>,
+    /// Link to `location` on GitHub at the PR head (`report::links`), when known and in the repository.
+    url: Option<String>,
     status: &'static str,
     duration_ms: Option<f64>,
     message: Option<&'a str>,
@@ -363,12 +366,21 @@ struct CaseView<'a> {
     usage: Option<&'a crate::model::Usage>,
 }
 
-fn case_value(suite: &Suite, case: &Case) -> Value {
-    let location = match (&case.file, case.line) {
+/// `file:line`, `file`, or none.
+fn location(case: &Case) -> Option<String> {
+    match (&case.file, case.line) {
         (Some(f), Some(l)) => Some(format!("{f}:{l}")),
         (Some(f), None) => Some(f.clone()),
         _ => None,
-    };
+    }
+}
+
+/// GitHub link to the case's file and line, when links are on and the file is in the repository.
+fn code_url(links: Option<&CodeLinks>, suite: &Suite, case: &Case) -> Option<String> {
+    links.and_then(|l| l.file_url(suite, case.file.as_deref()?, case.line))
+}
+
+fn case_value(suite: &Suite, case: &Case, links: Option<&CodeLinks>) -> Value {
     Value::from(Serde(CaseView {
         id: &case.id,
         suite_id: &suite.id,
@@ -377,7 +389,8 @@ fn case_value(suite: &Suite, case: &Case) -> Value {
         classname: case.classname.as_deref(),
         file: case.file.as_deref(),
         line: case.line,
-        location,
+        location: location(case),
+        url: code_url(links, suite, case),
         status: case.status.label(),
         duration_ms: case.duration_ms,
         message: case.message.as_deref(),
@@ -455,13 +468,6 @@ fn phase_word(suite: &Suite, kind: PhaseKind) -> &'static str {
     }
 }
 
-/// A link target safe to put in Markdown `[text](url)`: http(s), no spaces, parentheses or angle brackets.
-fn safe_url(url: &str) -> Option<&str> {
-    let ok = (url.starts_with("https://") || url.starts_with("http://"))
-        && !url.chars().any(|c| c.is_whitespace() || matches!(c, '(' | ')' | '<' | '>' | '"' | '`'));
-    ok.then_some(url)
-}
-
 /// A case change with its suite name, for delta lists.
 #[derive(Serialize)]
 struct ChangeView<'a> {
@@ -471,6 +477,7 @@ struct ChangeView<'a> {
     /// The case now (message, location), when it is in this run.
     message: Option<&'a str>,
     location: Option<String>,
+    url: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -485,6 +492,86 @@ struct BaselineView<'a> {
     stale: bool,
     /// The baseline run's conclusion when it was not `success` (`failure`, `cancelled`…).
     red_conclusion: Option<&'a str>,
+}
+
+/// One listed case of the timing lists, with what templates need to show it.
+#[derive(Serialize)]
+struct TimedView<'a> {
+    suite: &'a str,
+    name: &'a str,
+    location: Option<String>,
+    url: Option<String>,
+    duration_ms: f64,
+    before_ms: Option<f64>,
+    change_ms: Option<f64>,
+    factor: Option<f64>,
+}
+
+#[derive(Serialize)]
+struct TimingView<'a> {
+    slowest: Vec<TimedView<'a>>,
+    slowdowns: Vec<TimedView<'a>>,
+    slowdowns_total: usize,
+    compared: bool,
+    settings: crate::model::TimingSettings,
+}
+
+/// The run's timing lists (`results.json` `timing`; computed from the run for older results
+/// without one, which then have no slowdowns), resolved to names, locations and links.
+fn timing_view<'a>(run: &'a Run, links: Option<&CodeLinks>) -> Option<TimingView<'a>> {
+    let computed;
+    let timing = match &run.timing {
+        Some(t) => t,
+        None => {
+            computed = super::slowest::timing(run, None, &crate::model::TimingSettings::default());
+            &computed
+        }
+    };
+    // "The slowest 10" of a run with 10 tests or fewer is just the run again: only slowdowns then.
+    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| super::slowest::ran_ms(c).is_some()).count();
+    let show_slowest = timed > timing.slowest.len();
+    if !show_slowest && timing.slowdowns.is_empty() && !timing.compared {
+        return None;
+    }
+    // Listed cases are this run's: names and locations are read from it (lists are short).
+    let find = |suite_id: &str, case_id: &str| -> Option<(&'a Suite, &'a Case)> {
+        let suite = run.suites.iter().find(|s| s.id == suite_id)?;
+        Some((suite, suite.cases.iter().find(|c| c.id == case_id)?))
+    };
+    let row = |(suite, case): (&'a Suite, &'a Case), duration_ms: f64| TimedView {
+        suite: &suite.name,
+        name: &case.name,
+        location: location(case),
+        url: code_url(links, suite, case),
+        duration_ms,
+        before_ms: None,
+        change_ms: None,
+        factor: None,
+    };
+    Some(TimingView {
+        slowest: timing
+            .slowest
+            .iter()
+            .filter(|_| show_slowest)
+            .filter_map(|c| Some(row(find(&c.suite_id, &c.case_id)?, c.duration_ms)))
+            .collect(),
+        slowdowns: timing
+            .slowdowns
+            .iter()
+            .filter_map(|d| {
+                let found = find(&d.suite_id, &d.case_id)?;
+                Some(TimedView {
+                    before_ms: Some(d.before_ms),
+                    change_ms: Some(d.change_ms),
+                    factor: d.factor,
+                    ..row(found, d.after_ms)
+                })
+            })
+            .collect(),
+        slowdowns_total: timing.slowdowns_total,
+        compared: timing.compared,
+        settings: timing.settings,
+    })
 }
 
 /// Number of case changes of each kind.
@@ -521,7 +608,7 @@ struct ComparisonView<'a> {
     newly_skipped: Vec<Value>,
 }
 
-fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> ComparisonView<'a> {
+fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize, links: Option<&CodeLinks>) -> ComparisonView<'a> {
     let mut changes: Vec<&CaseChange> = c.cases.iter().collect();
     changes.sort_by_key(|x| x.change);
     // Cases by id, built once: a scan per listed change would be quadratic on big runs.
@@ -535,12 +622,8 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
             change: x,
             suite: suite.map(|s| s.name.as_str()).unwrap_or(&x.suite_id),
             message: case.and_then(|k| k.message.as_deref()),
-            location: case.and_then(|k| {
-                k.file.as_ref().map(|f| match k.line {
-                    Some(l) => format!("{f}:{l}"),
-                    None => f.clone(),
-                })
-            }),
+            location: case.and_then(location),
+            url: found.and_then(|(s, k)| code_url(links, s, k)),
         }))
     };
     let pick = |kind: Change| -> Vec<Value> {
@@ -551,7 +634,7 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize) -> Compariso
             source: &c.baseline.source,
             commit: c.baseline.commit.as_deref(),
             short_commit: c.baseline.commit.as_deref().map(filters::short_sha),
-            url: c.baseline.url.as_deref().and_then(safe_url),
+            url: c.baseline.url.as_deref().and_then(filters::safe_url),
             started_at: c.baseline.started_at.as_deref(),
             commits_behind: c.baseline.commits_behind,
             fresh: c.baseline.is_fresh(),
@@ -620,7 +703,7 @@ fn context(
                 continue;
             }
             // One value shared by every list that shows the case.
-            let value = case_value(suite, case);
+            let value = case_value(suite, case, env.links.as_ref());
             if failing {
                 failures.push(value.clone());
             }
@@ -693,7 +776,8 @@ fn context(
         passed: run.verdict.outcome == crate::model::Outcome::Pass,
     };
     let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
-    let comparison = run.comparison.as_ref().map(|c| Value::from(Serde(comparison_view(run, c, max))));
+    let comparison =
+        run.comparison.as_ref().map(|c| Value::from(Serde(comparison_view(run, c, max, env.links.as_ref()))));
     minijinja::context! {
         run => Value::from(Serde(run_view)),
         suites => suites,
@@ -705,9 +789,11 @@ fn context(
         banks => crate::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
         env => minijinja::context! {
             repository => env.repository.as_deref(),
-            run_url => env.run_url.as_deref().and_then(safe_url),
-            server_url => env.server_url.as_deref().and_then(safe_url),
+            run_url => env.run_url.as_deref().and_then(filters::safe_url),
+            server_url => env.server_url.as_deref().and_then(filters::safe_url),
+            check_run_url => env.links.as_ref().and_then(|l| l.check_run_url()).and_then(filters::safe_url),
         },
+        timing => timing_view(run, env.links.as_ref()).map(|t| Value::from(Serde(t))),
         detail => Value::from(Serde(detail)),
         notice => notice,
         budget => budget.describe(),

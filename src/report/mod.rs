@@ -18,8 +18,10 @@ pub mod filters;
 pub mod html;
 pub mod json;
 pub mod junit;
+pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
+pub mod slowest;
 pub mod terminal;
 
 /// Extra context reports may show (CI links, repository names); all optional.
@@ -42,6 +44,9 @@ pub struct ReportEnv {
     /// The most detail the PR comment shows (`comment-body`); less when that exceeds the limit.
     #[serde(skip)]
     pub comment_detail: markdown::Detail,
+    /// Links from `file:line` to the code on GitHub; `None` outside GitHub (plain text then).
+    #[serde(skip)]
+    pub links: Option<links::CodeLinks>,
 }
 
 /// An output format.

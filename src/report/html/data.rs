@@ -13,17 +13,18 @@ use serde::ser::{SerializeSeq, Serializer};
 
 use crate::compare::Change;
 use crate::model::{Case, Run};
+use crate::report::links::CodeLinks;
 
 /// Captured output of passing cases kept in the page, in bytes; past it such output is left out
 /// (results.json keeps it), because a big green run would otherwise make a page nobody can open.
 const PASSING_OUTPUT_BUDGET: usize = 4 * 1024 * 1024;
 
 /// Writes the encoded data of `run` into `out`.
-pub(super) fn write_encoded(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
+pub(super) fn write_encoded(run: &Run, links: Option<&CodeLinks>, out: &mut dyn Write) -> std::io::Result<()> {
     let base64 = base64::write::EncoderWriter::new(out, &base64::engine::general_purpose::STANDARD);
     // Level 3: most of level 6's ratio on test output at a third of its time.
     let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(3));
-    serde_json::to_writer(&mut zlib, &PageData::of(run)).map_err(std::io::Error::other)?;
+    serde_json::to_writer(&mut zlib, &PageData::of(run, links)).map_err(std::io::Error::other)?;
     let mut base64 = zlib.finish()?;
     base64.finish()?;
     Ok(())
@@ -51,12 +52,13 @@ struct SuiteRef<'a> {
 
 struct Cases<'a> {
     run: &'a Run,
+    links: Option<&'a CodeLinks>,
     changes: HashMap<(&'a str, &'a str), Change>,
     keep_passing_output: Vec<bool>,
 }
 
 impl<'a> PageData<'a> {
-    fn of(run: &'a Run) -> PageData<'a> {
+    fn of(run: &'a Run, links: Option<&'a CodeLinks>) -> PageData<'a> {
         let changes = run
             .comparison
             .iter()
@@ -85,7 +87,7 @@ impl<'a> PageData<'a> {
         PageData {
             v: 1,
             suites: run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
-            cases: Cases { run, changes, keep_passing_output },
+            cases: Cases { run, links, changes, keep_passing_output },
             omitted_output: omitted,
             baseline: run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
         }
@@ -101,7 +103,13 @@ impl Serialize for Cases<'_> {
             for case in &suite.cases {
                 let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
                 let keep_output = self.keep_passing_output.get(index).copied().unwrap_or(true);
-                seq.serialize_element(&CaseRow::new(suite_index, case, change, keep_output))?;
+                // Failures only: a link per passing case would grow a 100,000-case page for
+                // rows nobody opens to find code.
+                let url = self
+                    .links
+                    .filter(|_| case.status.is_failure())
+                    .and_then(|l| l.file_url(suite, case.file.as_deref()?, case.line));
+                seq.serialize_element(&CaseRow::new(suite_index, case, change, keep_output, url))?;
                 index += 1;
             }
         }
@@ -150,6 +158,9 @@ struct Extra<'a> {
     usage: Option<&'a crate::model::Usage>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     output_omitted: bool,
+    /// GitHub link to the case's file and line (failures, when links are on).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    url: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -157,7 +168,13 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl<'a> CaseRow<'a> {
-    fn new(suite: usize, case: &'a Case, change: Option<Change>, keep_output: bool) -> CaseRow<'a> {
+    fn new(
+        suite: usize,
+        case: &'a Case,
+        change: Option<Change>,
+        keep_output: bool,
+        url: Option<String>,
+    ) -> CaseRow<'a> {
         let output_omitted = !keep_output && case.output.is_some();
         let extra = Extra {
             retries: case.retries,
@@ -170,6 +187,7 @@ impl<'a> CaseRow<'a> {
             expectation: case.expectation_source.as_deref(),
             usage: case.usage.as_ref(),
             output_omitted,
+            url,
         };
         let empty = extra.retries == 0
             && extra.score.is_none()
@@ -180,7 +198,8 @@ impl<'a> CaseRow<'a> {
             && extra.change.is_none()
             && extra.expectation.is_none()
             && extra.usage.is_none()
-            && !output_omitted;
+            && !output_omitted
+            && extra.url.is_none();
         CaseRow(
             suite,
             &case.id,
@@ -223,7 +242,7 @@ mod tests {
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let mut bytes = Vec::new();
-        write_encoded(&run, &mut bytes).unwrap();
+        write_encoded(&run, None, &mut bytes).unwrap();
         assert!(!bytes.contains(&b'<'), "base64 carries no markup");
         let data = decode(&bytes);
         let row = &data["cases"][0];
@@ -247,7 +266,7 @@ mod tests {
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let mut bytes = Vec::new();
-        write_encoded(&run, &mut bytes).unwrap();
+        write_encoded(&run, None, &mut bytes).unwrap();
         let data = decode(&bytes);
         assert_eq!(data["omitted_output"], 2);
         assert!(data["cases"][0][10].is_string());

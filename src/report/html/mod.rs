@@ -74,11 +74,11 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
 <aside id=\"detail\" class=\"detail\" aria-live=\"polite\"><p class=\"muted\">Select a test to see its details.</p></aside></div>\n\
 </section>\n",
     )?;
-    write_static_failures(run, out)?;
+    write_static_failures(run, env, out)?;
     out.write_all(b"<footer class=\"muted\">")?;
     write!(out, "fcorr {} · started {}", escape(&run.fcorr_version), escape(&run.started_at))?;
     out.write_all(b"</footer>\n<script type=\"application/x-fcorr+base64\" id=\"fcorr-data\">")?;
-    data::write_encoded(run, out)?;
+    data::write_encoded(run, env.links.as_ref(), out)?;
     write!(out, "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")?;
     Ok(())
 }
@@ -229,7 +229,7 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
 
 /// The first failures as plain HTML inside `<noscript>`: the page still says what broke when
 /// scripts are off (a mail client's preview, a locked-down viewer).
-fn write_static_failures(run: &Run, out: &mut dyn Write) -> std::io::Result<()> {
+fn write_static_failures(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Result<()> {
     let failures: Vec<_> = run
         .suites
         .iter()
@@ -245,7 +245,12 @@ fn write_static_failures(run: &Run, out: &mut dyn Write) -> std::io::Result<()> 
         write!(out, "<li><b>{}</b> › {}", escape(&suite.name), escape(&case.name))?;
         if let Some(file) = &case.file {
             let line = case.line.map(|l| format!(":{l}")).unwrap_or_default();
-            write!(out, " <code>{}{}</code>", escape(file), line)?;
+            let code = format!("<code>{}{}</code>", escape(file), line);
+            // Links are percent-encoded http(s) URLs (`report::links`); escaped again for the attribute.
+            match env.links.as_ref().and_then(|l| l.file_url(suite, file, case.line)) {
+                Some(url) => write!(out, " <a href=\"{}\">{code}</a>", escape(&url))?,
+                None => write!(out, " {code}")?,
+            }
         }
         if let Some(message) = &case.message {
             write!(out, "<pre>{}</pre>", escape(message))?;

@@ -212,7 +212,10 @@
     dl.appendChild(el("dd")).appendChild(el("span", "st " + status, status));
     item("suite", data.suites[c[SUITE]].name);
     item("class", c[CLASS]);
-    item("file", c[FILE] ? c[FILE] + (c[LINE] ? ":" + c[LINE] : "") : null);
+    const where = c[FILE] ? c[FILE] + (c[LINE] ? ":" + c[LINE] : "") : null;
+    // extra.url is an https link to the code built by fcorr (report::links); href set as a property, never as HTML.
+    if (where && extra.url && /^https?:\/\//.test(extra.url)) { const a = el("a", null, where); a.href = extra.url; dl.appendChild(el("dt", null, "file")); dl.appendChild(el("dd")).appendChild(a); }
+    else item("file", where);
     item("duration", fmtDuration(c[DUR]));
     if (extra.change) item("vs baseline", extra.change.replace(/-/g, " ") + (data.baseline ? " (" + data.baseline.slice(0, 12) + ")" : ""));
     if (extra.retries) item("retries", extra.retries);

@@ -1,0 +1,179 @@
+//! Per-test time: the slowest cases of a run and the cases that got slower than in the baseline.
+//!
+//! A slowdown must clear two thresholds at once, an absolute one (`slowdown-min-ms`) that hides
+//! timer noise on fast tests and a relative one (`slowdown-factor`) that hides the usual drift of
+//! slow ones. The result lands in `results.json` (`timing`) and in the summary and comment.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use crate::model::{Case, CaseStatus, Run, SlowCase, Slowdown, Timing, TimingSettings};
+
+/// Fills `run.timing`: the slowest cases, and the slowdowns against `baseline` when there is one.
+pub fn attach(run: &mut Run, baseline: Option<&Run>, settings: &TimingSettings) {
+    run.timing = Some(timing(run, baseline, settings));
+}
+
+/// The timing lists of `run` (see [`attach`]).
+pub fn timing(run: &Run, baseline: Option<&Run>, settings: &TimingSettings) -> Timing {
+    let (slowdowns, slowdowns_total) = match baseline {
+        Some(base) => slowdowns(run, base, settings),
+        None => (Vec::new(), 0),
+    };
+    Timing {
+        slowest: slowest(run, settings.slowest),
+        slowdowns,
+        slowdowns_total,
+        compared: baseline.is_some(),
+        settings: *settings,
+    }
+}
+
+/// A case's time, when it ran and has one (skipped cases have no meaningful duration).
+pub(crate) fn ran_ms(case: &Case) -> Option<f64> {
+    case.duration_ms.filter(|d| d.is_finite() && *d >= 0.0 && case.status != CaseStatus::Skipped)
+}
+
+/// The `n` biggest items by `key`, biggest first; ties keep input order (stable, so the lists
+/// read the same on every run). Linear in the input: a 100,000-case run is not sorted whole.
+fn top_by<T>(mut items: Vec<(f64, usize, T)>, n: usize) -> Vec<T> {
+    let order =
+        |a: &(f64, usize, T), b: &(f64, usize, T)| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1));
+    if n == 0 {
+        return Vec::new();
+    }
+    if items.len() > n {
+        items.select_nth_unstable_by(n - 1, order);
+        items.truncate(n);
+    }
+    items.sort_by(order);
+    items.into_iter().map(|(_, _, t)| t).collect()
+}
+
+/// The `n` slowest cases that ran, slowest first.
+pub fn slowest(run: &Run, n: usize) -> Vec<SlowCase> {
+    let timed = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
+        .enumerate()
+        .filter_map(|(i, (s, c))| ran_ms(c).map(|ms| (ms, i, (s, c))));
+    top_by(timed.collect(), n)
+        .into_iter()
+        .map(|(s, c)| SlowCase {
+            suite_id: s.id.clone(),
+            case_id: c.id.clone(),
+            name: c.name.clone(),
+            duration_ms: ms_of(c),
+        })
+        .collect()
+}
+
+fn ms_of(case: &Case) -> f64 {
+    case.duration_ms.unwrap_or_default()
+}
+
+/// Cases in both runs that got slower by at least `slowdown_min_ms` and by a factor of at least
+/// `slowdown_factor`: the biggest `settings.slowest` increases, and how many there are in all.
+pub fn slowdowns(run: &Run, baseline: &Run, settings: &TimingSettings) -> (Vec<Slowdown>, usize) {
+    let before: HashMap<(&str, &str), f64> = baseline
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter().filter_map(move |c| ran_ms(c).map(|ms| ((s.id.as_str(), c.id.as_str()), ms))))
+        .collect();
+    let mut found = Vec::new();
+    for (i, (suite, case)) in run.suites.iter().flat_map(|s| s.cases.iter().map(move |c| (s, c))).enumerate() {
+        let (Some(after), Some(&was)) = (ran_ms(case), before.get(&(suite.id.as_str(), case.id.as_str()))) else {
+            continue;
+        };
+        let change = after - was;
+        if change < settings.slowdown_min_ms || after < was * settings.slowdown_factor {
+            continue;
+        }
+        let slowdown = Slowdown {
+            suite_id: suite.id.clone(),
+            case_id: case.id.clone(),
+            name: case.name.clone(),
+            before_ms: was,
+            after_ms: after,
+            change_ms: crate::score::round2(change),
+            factor: (was > 0.0).then(|| crate::score::round2(after / was)),
+        };
+        found.push((change, i, slowdown));
+    }
+    let total = found.len();
+    (top_by(found, settings.slowest), total)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Suite, SuiteKind};
+
+    fn run(times: &[(&str, Option<f64>, CaseStatus)]) -> Run {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        suite.cases = times
+            .iter()
+            .map(|(name, ms, status)| Case {
+                name: name.to_string(),
+                duration_ms: *ms,
+                status: *status,
+                ..Case::default()
+            })
+            .collect();
+        suite.finalize_cases();
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    use CaseStatus::{Failed, Passed, Skipped};
+
+    #[test]
+    fn slowest_first_skipped_and_untimed_left_out_ties_in_order() {
+        let r = run(&[
+            ("a", Some(5.0), Passed),
+            ("b", Some(50.0), Failed),
+            ("c", Some(900.0), Skipped),
+            ("d", None, Passed),
+            ("e", Some(50.0), Passed),
+            ("f", Some(7.0), Passed),
+        ]);
+        let names: Vec<_> = slowest(&r, 3).into_iter().map(|c| c.name).collect();
+        assert_eq!(names, ["b", "e", "f"]);
+        assert!(slowest(&r, 0).is_empty());
+        assert_eq!(slowest(&r, 100).len(), 4);
+    }
+
+    #[test]
+    fn slowdowns_need_both_the_absolute_and_the_relative_change() {
+        let base = run(&[
+            ("noise", Some(10.0), Passed),
+            ("drift", Some(1000.0), Passed),
+            ("slower", Some(100.0), Passed),
+            ("much", Some(200.0), Passed),
+            ("was-skipped", Some(1.0), Skipped),
+            ("gone", Some(1.0), Passed),
+        ]);
+        let now = run(&[
+            ("noise", Some(90.0), Passed),   // 9x, but only +80 ms
+            ("drift", Some(1400.0), Passed), // +400 ms, but only 1.4x
+            ("slower", Some(250.0), Failed), // +150 ms, 2.5x
+            ("much", Some(2200.0), Passed),  // +2000 ms, 11x
+            ("was-skipped", Some(5000.0), Passed),
+            ("new", Some(9000.0), Passed),
+        ]);
+        let settings = TimingSettings::default();
+        let (list, total) = slowdowns(&now, &base, &settings);
+        assert_eq!(total, 2);
+        let names: Vec<_> = list.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["much", "slower"]);
+        assert_eq!(
+            (list[1].before_ms, list[1].after_ms, list[1].change_ms, list[1].factor),
+            (100.0, 250.0, 150.0, Some(2.5))
+        );
+        let one = TimingSettings { slowest: 1, ..settings };
+        let (list, total) = slowdowns(&now, &base, &one);
+        assert_eq!((list.len(), total), (1, 2), "the list is capped, the total is not");
+        let t = timing(&now, None, &settings);
+        assert!(!t.compared && t.slowdowns.is_empty() && t.slowest[0].name == "new");
+    }
+}
