@@ -641,16 +641,19 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
                 });
                 return;
             }
-            // Name what happened: a process that ended early, not a tool that "succeeded".
+            // Name what happened: a process that ended early, not a tool that "succeeded", and
+            // how many tests it had announced when the runner says so before running them.
+            let before = match &collected.announced {
+                Some(a) => {
+                    format!("before reporting {} test{} ({})", a.count, if a.count == 1 { "" } else { "s" }, a.evidence)
+                }
+                None => "before reporting any test result".to_string(),
+            };
             let how = match exit {
                 None => "the test command produced no report or summary".to_string(),
-                Some(Exit::Code(code)) => {
-                    format!("the test process exited with code {code} before reporting any test")
-                }
-                Some(Exit::Signal(signal)) => {
-                    format!("the test process was {} before reporting any test", signal_text(*signal))
-                }
-                Some(other) => format!("the test command ended with {other:?} before reporting any test"),
+                Some(Exit::Code(code)) => format!("the test process exited with code {code} {before}"),
+                Some(Exit::Signal(signal)) => format!("the test process was {} {before}", signal_text(*signal)),
+                Some(other) => format!("the test command ended with {other:?} {before}"),
             };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
@@ -791,6 +794,7 @@ mod tests {
             ran,
             diagnostics: Vec::new(),
             error: None,
+            announced: None,
         }
     }
 
