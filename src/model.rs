@@ -36,7 +36,10 @@ pub struct Run {
     pub totals: Counts,
     /// Weighted mean of suite scores (0–100); `None` when no suite was scored.
     pub score: Option<f64>,
-    pub health: Health,
+    /// Absent when nothing was scored (no suite: a shard that drew none; `score` is null then):
+    /// a run with nothing in it has no health grade, not a POOR one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health: Option<Health>,
     pub verdict: Verdict,
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -180,7 +180,7 @@ pub fn summarize(run: &mut Run) {
     }
     run.totals = totals;
     run.score = combined_score(&run.suites);
-    run.health = health(&run.suites, run.score);
+    run.health = run.score.map(|score| health(&run.suites, Some(score)));
 }
 
 // Assembled here rather than in the model: totals, combined score and health are scoring's job,
@@ -205,7 +205,7 @@ impl Run {
             suites,
             totals: Counts::default(),
             score: None,
-            health: Health::Poor,
+            health: None,
             verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
             timing: None,
@@ -283,5 +283,17 @@ mod tests {
         let mut bad = suite(&[Failed], SuiteStatus::Failed);
         bad.cases[0].critical = true;
         assert_eq!(health(&[good, bad], Some(50.0)), Health::Critical);
+    }
+
+    #[test]
+    fn a_run_with_no_suite_has_no_score_and_no_health_grade() {
+        // Before, zero suites (a shard that drew none) was graded POOR.
+        let mut run = Run::assemble(Vec::new(), time::OffsetDateTime::now_utc(), None, None);
+        summarize(&mut run);
+        assert_eq!((run.score, run.health), (None, None));
+        run.suites.push(suite(&[CaseStatus::Passed], SuiteStatus::Passed));
+        summarize(&mut run);
+        // Unscored here (0): a suite's run gets a grade, whatever it is.
+        assert_eq!((run.score, run.health), (Some(0.0), Some(Health::Poor)));
     }
 }

@@ -134,7 +134,8 @@ fn no_report_is_an_error_never_a_pass() {
     assert!(suite.error.as_ref().unwrap().message.contains("no test results found"));
     // Named for what happened: the process ended before any test was reported, not "succeeded".
     let message = &suite.error.as_ref().unwrap().message;
-    assert!(message.contains("the test process exited with code 0 before reporting any test"), "{message}");
+    // The scripted test announces no count, so none is claimed.
+    assert!(message.contains("the test process exited with code 0 before reporting any test result"), "{message}");
     assert_eq!(suite.score.value, 0.0);
     assert_eq!(code, 1);
 }
@@ -315,4 +316,39 @@ fn a_long_phase_prints_a_heartbeat_with_its_last_output_line() {
     assert!(beats.len() as u64 <= allowed, "{} heartbeats in {:?}: {stderr}", beats.len(), started.elapsed());
     assert!(stderr.contains("[slow] test command exited 0 in"), "{stderr}");
     assert!(!stderr.contains("test ok"), "{stderr}");
+}
+
+#[test]
+fn a_shard_that_drew_no_suite_has_no_health_grade() {
+    // Before, a run with zero suites was graded "health POOR" in the terminal, results.json and
+    // summary.md. One suite, two shards: exactly one shard draws nothing.
+    let dir = tempfile::tempdir().unwrap();
+    scripted_project(dir.path(), "calc", Some(&junit(&[("a", "passed")])), 0);
+    std::fs::write(dir.path().join("fcorr.toml"), suite_toml("calc")).unwrap();
+    let mut empty = 0;
+    for (i, shard) in ["1/2", "2/2"].into_iter().enumerate() {
+        let out = dir.path().join(format!("out{i}"));
+        let output = support::fcorr_bin()
+            .current_dir(dir.path())
+            .args(["run", "--config", "fcorr.toml", "--shard", shard, "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let printed = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+        let results: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+        let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        if results["suites"].as_array().unwrap().is_empty() {
+            empty += 1;
+            assert!(results["score"].is_null() && results.get("health").is_none(), "{results}");
+            assert!(!printed.contains("health") && !printed.contains("POOR"), "{printed}");
+            assert!(!summary.contains("POOR"), "{summary}");
+            // Emptiness is judged when the shards are merged, as before.
+            assert_eq!(output.status.code(), Some(0), "{printed}");
+        } else {
+            assert_eq!(results["health"], "EXCELLENT");
+            assert!(printed.contains("health EXCELLENT"), "{printed}");
+        }
+    }
+    assert_eq!(empty, 1);
 }

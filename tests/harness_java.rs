@@ -1,5 +1,6 @@
-//! The java runner against real fixtures: Maven with surefire, a javac error, and Gradle-format
-//! reports (Gradle itself is not installed here). Expected results come from `expected.json`.
+//! The java runner against real fixtures: Maven with surefire, a javac error, Gradle (Debian's
+//! Gradle 4.4.1, which `.ci/run` installs) with and without a committed wrapper, and Gradle-format
+//! reports read without Gradle. Expected results come from `expected.json`.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -12,7 +13,13 @@ use support::*;
 
 /// Runs `fcorr run ARGS --json`; returns the exit code and the run.
 fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {
+    fcorr_run_env(args, out, &[])
+}
+
+/// `fcorr_run` with extra environment variables.
+fn fcorr_run_env(args: &[&std::ffi::OsStr], out: &Path, env: &[(&str, &std::ffi::OsStr)]) -> (i32, Run) {
     let output = fcorr()
+        .envs(env.iter().copied())
         .arg("run")
         .args(args)
         .arg("--out")
@@ -113,8 +120,10 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
     let name = "gradle-reports";
     let dir = tempfile::tempdir().unwrap();
 
-    // Detected as Gradle; Gradle is not installed here and the fixture has no wrapper.
-    let (code, run) = fcorr_run(&[fixture(name).as_os_str()], &dir.path().join("out1"));
+    // Detected as Gradle; Gradle is not on this PATH and the fixture has no wrapper.
+    let path = path_without("gradle", dir.path());
+    let (code, run) =
+        fcorr_run_env(&[fixture(name).as_os_str()], &dir.path().join("out1"), &[("PATH", path.as_os_str())]);
     let suite = &run.suites[0];
     assert_eq!(suite.detection.as_ref().unwrap().framework, "gradle");
     let error = suite.error.as_ref().unwrap();
@@ -201,4 +210,80 @@ fn maven_version() -> String {
     let text = String::from_utf8_lossy(&output.stdout).to_string();
     let line = text.lines().find(|l| l.contains("Apache Maven ")).unwrap().to_string();
     line.split("Apache Maven ").nth(1).unwrap().split_whitespace().next().unwrap().to_string()
+}
+
+/// `PATH` without the directories holding `program`; the other programs of those directories
+/// that fcorr runs stay reachable through links in a directory under `scratch`.
+fn path_without(program: &str, scratch: &Path) -> std::ffi::OsString {
+    let links = scratch.join("path-links");
+    std::fs::create_dir_all(&links).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![links.clone()];
+    for dir in std::env::split_paths(&path) {
+        if !dir.join(program).exists() {
+            dirs.push(dir);
+            continue;
+        }
+        for tool in ["sh", "git", "find", "rm", "java"] {
+            if dir.join(tool).exists() && !links.join(tool).exists() {
+                std::os::unix::fs::symlink(dir.join(tool), links.join(tool)).unwrap();
+            }
+        }
+    }
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Fails with what to do when Gradle is missing: these tests run the real Gradle.
+fn require_gradle() {
+    let found = std::process::Command::new("gradle").arg("--version").output();
+    assert!(
+        found.as_ref().is_ok_and(|o| o.status.success()),
+        "these tests run the real Gradle: install it (`apt-get install gradle`, as .ci/run does): {found:?}"
+    );
+}
+
+#[test]
+fn a_committed_gradle_wrapper_runs_instead_of_gradle() {
+    require_gradle();
+    let name = "gradle-wrapper";
+    let dir = tempfile::tempdir().unwrap();
+    // Gradle writes build/ and .gradle/ into the project: run a copy.
+    let project = dir.path().join(name);
+    copy_project(&fixture(name), &project);
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    let markers = &suite.detection.as_ref().unwrap().markers;
+    assert!(markers.iter().any(|m| m == "gradlew (wrapper)"), "{markers:?}");
+    let build = phase(suite, PhaseKind::Build);
+    assert_eq!(build.command, "./gradlew --no-daemon --console=plain -q testClasses");
+    assert_eq!(build.status, PhaseStatus::Passed, "{}", build.log_tail);
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.ends_with("&& ./gradlew --no-daemon --console=plain --continue test"), "{}", test.command);
+    // The wrapper itself ran (the stand-in announces itself and execs the installed Gradle).
+    assert_eq!(test.log_tail.matches("gradlew: running").count(), 1, "{}", test.log_tail);
+    assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+    assert_eq!(code, 1);
+    let npe = suite.cases.iter().find(|c| c.name == "removeAllOfUnknownSkuReturnsFalse").unwrap();
+    assert!(npe.message.as_deref().unwrap_or_default().contains("NullPointerException"), "{:?}", npe.message);
+}
+
+#[test]
+fn without_a_wrapper_gradle_on_path_runs() {
+    require_gradle();
+    let name = "gradle-wrapper";
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("gradle-plain");
+    copy_project(&fixture(name), &project);
+    std::fs::remove_file(project.join("gradlew")).unwrap();
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert!(!suite.detection.as_ref().unwrap().markers.iter().any(|m| m.contains("wrapper")));
+    assert_eq!(phase(suite, PhaseKind::Build).command, "gradle --no-daemon --console=plain -q testClasses");
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.ends_with("&& gradle --no-daemon --console=plain --continue test"), "{}", test.command);
+    assert!(!test.log_tail.contains("gradlew: running"), "{}", test.log_tail);
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!(code, 1);
 }

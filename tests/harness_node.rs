@@ -231,7 +231,8 @@ fn detect_json_lists_markers_confidence_and_package_manager() {
 /// target/: it is on neither this machine's PATH nor a CI runner's without a setup action.
 /// Returns its bin directory.
 fn tool_bin(name: &str, package: &str) -> std::path::PathBuf {
-    let prefix = repo().join("target/fcorr-test-tools").join(name);
+    // One directory per package and version: two versions of one tool may be wanted.
+    let prefix = repo().join("target/fcorr-test-tools").join(package);
     let bin = prefix.join("node_modules/.bin");
     if !bin.join(name).exists() {
         std::fs::create_dir_all(&prefix).unwrap();
@@ -477,4 +478,111 @@ fn a_build_script_failing_without_file_and_line_shows_its_error_under_the_suite(
     let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
     assert!(text.contains("/app\n  Error: config.json is missing\n"), "{text}");
     assert_eq!(output.status.code(), Some(1), "{text}");
+}
+
+/// A loopback TCP listener that counts the connections made to it and closes each at once: set
+/// as npm's proxy, it sees every request npm sends to the registry and answers none.
+struct CountingProxy {
+    url: String,
+    connections: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl CountingProxy {
+    fn start() -> CountingProxy {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let connections = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = connections.clone();
+        // The thread ends with the test process.
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                drop(stream);
+            }
+        });
+        CountingProxy { url, connections }
+    }
+
+    fn count(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// npm's settings that send every registry request through this proxy, once.
+    fn npm_env(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("npm_config_proxy", self.url.clone()),
+            ("npm_config_https_proxy", self.url.clone()),
+            ("npm_config_noproxy", String::new()),
+            ("npm_config_fetch_retries", "0".into()),
+        ]
+    }
+}
+
+#[test]
+fn a_second_checkout_installs_from_the_warm_npm_cache_without_registry_requests() {
+    // CI restores npm's cache (actions/cache) into a fresh checkout: fcorr's `npm ci
+    // --prefer-offline` must then install from it without asking the registry. Without the flag,
+    // npm 11 revalidates every package with the registry (6 requests for this fixture's 3).
+    let name = "js-ts-build-fail";
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("npm-cache");
+    let proxy = CountingProxy::start();
+    let install = |copy: &str, offline: bool| {
+        let project = dir.path().join(copy);
+        copy_project(&fixture(name), &project);
+        let mut cmd = fcorr();
+        cmd.arg("run").arg(&project).arg("--out").arg(dir.path().join(format!("out-{copy}"))).arg("--json");
+        cmd.env("npm_config_cache", &cache).env_remove("NO_PROXY").env_remove("no_proxy");
+        if offline {
+            cmd.envs(proxy.npm_env());
+        }
+        let (run, _) = parse_run(&cmd.output().unwrap());
+        let install = phase(&run.suites[0], PhaseKind::Install).clone();
+        assert_eq!(install.command, "npm ci --no-audit --no-fund --prefer-offline");
+        assert_eq!(install.status, PhaseStatus::Passed, "{copy}: {}", install.log_tail);
+    };
+    // The first checkout fills the cache from the registry.
+    install("first", false);
+    assert!(cache.join("_cacache").is_dir(), "npm did not use {}", cache.display());
+    // The second installs with every registry request going to the counting proxy.
+    install("second", true);
+    assert_eq!(proxy.count(), 0, "npm asked the registry although its cache held every package");
+
+    // The proxy does see registry traffic: the same settings make `npm view` go through it.
+    let view = std::process::Command::new("npm")
+        .args(["view", "left-pad", "version"])
+        .env("npm_config_cache", dir.path().join("cold-cache"))
+        .envs(proxy.npm_env())
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    assert!(!view.status.success());
+    assert!(proxy.count() > 0, "the proxy saw no request from `npm view`");
+}
+
+/// `fcorr detect --json` markers of js-pnpm (which pins `pnpm@9.15.9`) with `package` first on PATH.
+fn js_pnpm_markers_with(package: &str) -> Vec<String> {
+    let bin = tool_bin("pnpm", package);
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path))).unwrap();
+    let output = fcorr_bin().arg("detect").arg(fixture("js-pnpm")).arg("--json").env("PATH", path).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    let json: Value = serde_json::from_slice(&output.stdout).unwrap();
+    json["best"]["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap().to_string()).collect()
+}
+
+#[test]
+fn a_package_manager_on_path_other_than_the_pinned_version_is_named() {
+    // Before, fcorr installed with whatever pnpm was on PATH and said nothing.
+    let markers = js_pnpm_markers_with("pnpm@9.12.0");
+    assert!(
+        markers.iter().any(|m| m
+            == "package.json pins pnpm@9.15.9 (packageManager) but the pnpm on PATH is 9.12.0: installing with \
+                9.12.0; run `corepack enable pnpm` to use 9.15.9"),
+        "{markers:?}"
+    );
+    // The pinned version on PATH: nothing to say.
+    let markers = js_pnpm_markers_with("pnpm@9.15.9");
+    assert!(!markers.iter().any(|m| m.contains("pins pnpm")), "{markers:?}");
 }

@@ -81,6 +81,34 @@ fn a_runner_killed_by_a_signal_after_writing_its_report_is_an_error() {
     }
 }
 
+#[test]
+fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
+    // pytest said `collected 3 items`, then a test called os._exit(0): no summary, no report,
+    // exit 0. Before, the message said only "before reporting any test".
+    let out = tempfile::tempdir().unwrap();
+    let output = clean_fcorr(&repo())
+        .arg("run")
+        .arg(support::fixture("py-early-exit"))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--json")
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    let test = phase(suite, fcorr::model::PhaseKind::Test);
+    assert_eq!(test.exit_code, expected("py-early-exit")["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_eq!(suite.status, SuiteStatus::Error, "{:?}", suite.error);
+    assert!(suite.cases.is_empty(), "{:?}", suite.cases);
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(
+        message.contains("the test process exited with code 0 before reporting 3 tests (pytest: `collected 3 items`)"),
+        "{message}"
+    );
+    assert_eq!(code, 1);
+    assert_eq!(suite.score.value, 0.0);
+}
+
 /// The secrets a runner holds, as distinct values so a leak names its source.
 const SECRETS: &[(&str, &str)] = &[
     ("GITHUB_TOKEN", "ghs_fcorrSecretGithubToken123"),

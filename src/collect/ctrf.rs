@@ -111,8 +111,12 @@ struct RetryAttempt {
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-    let document: Document = serde_json::from_reader(input)
-        .map_err(|e| format!("line {}, column {}: not a CTRF report: {e}", e.line(), e.column()))?;
+    let document: Document = serde_json::from_reader(input).map_err(|e| {
+        // serde_json ends its message with " at line L column C": the prefix says it once.
+        let text = e.to_string();
+        let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
+        format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column())
+    })?;
     let mut report = ParsedReport::default();
     if let Some(format) = document.report_format.as_deref()
         && format != "CTRF"
@@ -314,6 +318,9 @@ mod tests {
     fn bad_documents_name_the_place() {
         let error = parse_str("{\"results\": {\"tests\": [ {\"name\": 1} ]}}").unwrap_err();
         assert!(error.starts_with("line 1, column"), "{error}");
+        // The position is said once, not again at the end ("... at line 1 column 34").
+        assert_eq!(error.matches("line 1").count(), 1, "{error}");
+        assert!(error.ends_with("invalid type: integer `1`, expected a string"), "{error}");
         let report = parse_str(r#"{"results":{"tests":[{"name":"x","status":"weird","duration":0}]}}"#).unwrap();
         assert!(report.cases.is_empty());
         assert!(report.warnings[0].contains("results.tests[0]: unknown status `weird`"), "{:?}", report.warnings);

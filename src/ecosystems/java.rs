@@ -2,8 +2,9 @@
 //!
 //! Maven: one run of `test` (or `verify` when the failsafe plugin is configured), through `./mvnw`
 //! when the project ships it; a compile error in that run is a build failure; results come from
-//! surefire/failsafe `TEST-*.xml` through the JUnit reader. Gradle: `./gradlew` when the wrapper is committed, else `gradle`; results from
-//! `build/test-results/**/*.xml`. Old report directories are removed before tests run, so a crash
+//! surefire/failsafe `TEST-*.xml` through the JUnit reader. Gradle: `./gradlew` when the wrapper
+//! is committed, else `gradle`; results from `build/test-results/**/*.xml`. A wrapper without its
+//! executable bit runs through `sh`. Old report directories are removed before tests run, so a crash
 //! can never be scored with the previous run's results.
 
 use std::path::Path;
@@ -178,6 +179,19 @@ fn is_executable(path: &Path) -> bool {
     std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
+/// The program and leading arguments that run Maven or Gradle: the project's committed wrapper
+/// (`./mvnw`, `./gradlew`, which pins the tool version the project builds with) when there is one,
+/// else the tool on PATH. A wrapper checked out without its executable bit (common from Windows)
+/// still runs, through `sh`.
+fn launcher(ctx: &PlanContext<'_>, wrapper: &'static str, tool: &'static str) -> (&'static str, Vec<&'static str>) {
+    // `wrapper` is `./mvnw` or `./gradlew`: the listing has it without the `./`.
+    let file = wrapper.trim_start_matches("./");
+    if !ctx.files.has(file) {
+        return (tool, Vec::new());
+    }
+    if is_executable(&ctx.root.join(file)) { (wrapper, Vec::new()) } else { ("sh", vec![wrapper]) }
+}
+
 /// Deletes report directories (`*/target/surefire-reports`...) left by an earlier run.
 fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
     let names: Vec<String> = dirs.iter().map(|d| format!("-path '*/{d}'")).collect();
@@ -190,12 +204,7 @@ fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
 
 fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
-    let (mvn, wrapper_args): (&str, &[&str]) = match ctx.files.has("mvnw") {
-        // A wrapper checked out without its executable bit (common from Windows) still runs.
-        true if is_executable(&root.join("mvnw")) => ("./mvnw", &[]),
-        true => ("sh", &["./mvnw"]),
-        false => ("mvn", &[]),
-    };
+    let (mvn, wrapper_args) = launcher(ctx, "./mvnw", "mvn");
     let pom = ctx.files.read("pom.xml").unwrap_or_default();
     let failsafe = pom.contains("maven-failsafe-plugin");
     // One Maven run, as a developer types it: `test` resolves the dependencies and compiles before
@@ -219,7 +228,7 @@ fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
         PhaseKind::Test,
         vec![
             clean_reports(root, &["target/surefire-reports", "target/failsafe-reports"]),
-            CommandSpec::new(mvn, &[wrapper_args, &["-B", "--fail-at-end", goal]].concat(), root),
+            CommandSpec::new(mvn, &[wrapper_args.as_slice(), &["-B", "--fail-at-end", goal]].concat(), root),
         ],
     )
     .with_reports(reports);
@@ -228,17 +237,25 @@ fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
 
 fn gradle_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
-    let gradle = if ctx.files.has("gradlew") { "./gradlew" } else { "gradle" };
+    let (gradle, wrapper_args) = launcher(ctx, "./gradlew", "gradle");
     let install = PhasePlan::skipped(PhaseKind::Install, "Gradle resolves dependencies during the build");
     let build = PhasePlan::run(
         PhaseKind::Build,
-        vec![CommandSpec::new(gradle, &["--no-daemon", "--console=plain", "-q", "testClasses"], root)],
+        vec![CommandSpec::new(
+            gradle,
+            &[wrapper_args.as_slice(), &["--no-daemon", "--console=plain", "-q", "testClasses"]].concat(),
+            root,
+        )],
     );
     let test = PhasePlan::run(
         PhaseKind::Test,
         vec![
             clean_reports(root, &["build/test-results"]),
-            CommandSpec::new(gradle, &["--no-daemon", "--console=plain", "--continue", "test"], root),
+            CommandSpec::new(
+                gradle,
+                &[wrapper_args.as_slice(), &["--no-daemon", "--console=plain", "--continue", "test"]].concat(),
+                root,
+            ),
         ],
     )
     .with_reports(vec![ReportSpec { pattern: "**/build/test-results/**/*.xml".into(), format: Some("junit".into()) }]);
@@ -348,5 +365,65 @@ mod tests {
         assert!(c.detection.markers.iter().any(|m| m.contains("both pom.xml")), "{:?}", c.detection.markers);
         assert!(c.detection.markers.iter().any(|m| m.contains("JUnit 5")));
         assert_eq!(Java.detect(&files, Some("gradle")).unwrap().detection.framework, "gradle");
+    }
+
+    /// The commands planned for a project holding `files` (gradlew made executable or not).
+    fn planned(files: &[&str], framework: &str, executable_wrapper: bool) -> Vec<String> {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        for file in files {
+            std::fs::write(dir.path().join(file), "#!/bin/sh\n").unwrap();
+            let mode = if executable_wrapper { 0o755 } else { 0o644 };
+            std::fs::set_permissions(dir.path().join(file), std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let project = ProjectFiles::scan(dir.path()).unwrap();
+        let detection = Java.detect(&project, Some(framework)).unwrap().detection;
+        let ctx = PlanContext {
+            root: dir.path(),
+            files: &project,
+            detection: &detection,
+            work_dir: dir.path(),
+            cache_dir: dir.path(),
+            install: true,
+            run_script_steps: false,
+        };
+        let phases = Java.plan(&ctx).unwrap();
+        // Skip the report-cleaning `sh -c find ...` before the test run.
+        phases
+            .iter()
+            .flat_map(|p| &p.commands)
+            .filter(|c| c.args.first().is_none_or(|a| a != "-c"))
+            .map(CommandSpec::display)
+            .collect()
+    }
+
+    #[test]
+    fn a_committed_wrapper_runs_instead_of_the_tool_on_path() {
+        assert_eq!(
+            planned(&["build.gradle", "gradlew"], "gradle", true),
+            [
+                "./gradlew --no-daemon --console=plain -q testClasses",
+                "./gradlew --no-daemon --console=plain --continue test"
+            ]
+        );
+        assert_eq!(
+            planned(&["build.gradle"], "gradle", true),
+            ["gradle --no-daemon --console=plain -q testClasses", "gradle --no-daemon --console=plain --continue test"]
+        );
+        assert_eq!(planned(&["pom.xml", "mvnw"], "maven", true), ["./mvnw -B --fail-at-end test"]);
+        assert_eq!(planned(&["pom.xml"], "maven", true), ["mvn -B --fail-at-end test"]);
+    }
+
+    #[test]
+    fn a_wrapper_without_its_executable_bit_runs_through_sh() {
+        // Checked out from Windows or a zip: `./gradlew` would fail with "Permission denied".
+        assert_eq!(
+            planned(&["build.gradle", "gradlew"], "gradle", false),
+            [
+                "sh ./gradlew --no-daemon --console=plain -q testClasses",
+                "sh ./gradlew --no-daemon --console=plain --continue test"
+            ]
+        );
+        assert_eq!(planned(&["pom.xml", "mvnw"], "maven", false), ["sh ./mvnw -B --fail-at-end test"]);
     }
 }

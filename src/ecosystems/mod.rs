@@ -220,12 +220,30 @@ pub struct Collected {
     /// Why no results exist, when the ecosystem can tell better than "no parsable report"
     /// (e.g. pytest could not import a conftest). Used only when no case was collected.
     pub error: Option<SuiteError>,
+    /// How many tests the runner said it would run, before running them; a process that then
+    /// ends without a report is said to have ended before reporting that many.
+    pub announced: Option<Announced>,
+}
+
+/// A test count a runner printed before running the tests (pytest's `collected 3 items`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Announced {
+    pub count: u64,
+    /// Where the count comes from, for the message: "pytest: `collected 3 items`".
+    pub evidence: String,
 }
 
 impl Collected {
     /// Nothing collected and no evidence of a run.
     pub fn nothing() -> Collected {
-        Collected { cases: Vec::new(), source: ResultsSource::None, ran: false, diagnostics: Vec::new(), error: None }
+        Collected {
+            cases: Vec::new(),
+            source: ResultsSource::None,
+            ran: false,
+            diagnostics: Vec::new(),
+            error: None,
+            announced: None,
+        }
     }
 }
 

@@ -20,7 +20,7 @@ use super::{
     Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
 };
 use crate::collect::{ReportSpec, relativize};
-use crate::execute::process::{CommandSpec, find_on_path};
+use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 mod locations;
@@ -320,6 +320,9 @@ struct PackageManager {
     /// Run through `corepack`: package.json pins the tool (`packageManager`) and it is not on
     /// PATH, but Node's corepack is, and fetches exactly the pinned version.
     via_corepack: bool,
+    /// The tool on PATH is another version than `packageManager` pins: what will happen, and how
+    /// to get the pinned one. Shown as a marker and as the install phase's note.
+    version_warning: Option<String>,
 }
 
 impl PackageManager {
@@ -372,14 +375,72 @@ fn package_manager(files: &ProjectFiles, manifest: Option<&Manifest>) -> Package
             && find_on_path("corepack").is_some()
         {
             markers.push(format!("{pinned} through corepack ({name} is not on PATH)"));
-            return PackageManager { name, lockfile, markers, via_corepack: true };
+            return PackageManager { name, lockfile, markers, via_corepack: true, version_warning: None };
         }
         markers.push(format!(
             "{name} is not on PATH: install it (`corepack enable {name}` or `npm install -g {name}`); npm would ignore \
              the {name} lockfile"
         ));
+        return PackageManager { name, lockfile, markers, via_corepack: false, version_warning: None };
     }
-    PackageManager { name, lockfile, markers, via_corepack: false }
+    // Checked only with the manifest read (not for the quick package-manager guess).
+    let version_warning = declared
+        .filter(|_| from_field.is_some() && manifest.is_some())
+        .and_then(|d| version_mismatch(name, d, &files.root));
+    markers.extend(version_warning.clone());
+    PackageManager { name, lockfile, markers, via_corepack: false, version_warning }
+}
+
+/// When `packageManager` pins a version (`pnpm@9.15.9`, maybe `+sha512...`) and the tool on PATH
+/// reports another: a warning naming both. A corepack shim on PATH runs the pinned version and
+/// reports it, so it never warns.
+fn version_mismatch(name: &str, declared: &str, root: &Path) -> Option<String> {
+    let pinned = declared.split_once('@')?.1.split('+').next()?.trim();
+    if pinned.is_empty() {
+        return None;
+    }
+    let found = tool_version(name, root)?;
+    (found != pinned).then(|| {
+        format!(
+            "package.json pins {name}@{pinned} (packageManager) but the {name} on PATH is {found}: installing with \
+             {found}; run `corepack enable {name}` to use {pinned}"
+        )
+    })
+}
+
+/// What `program --version` prints (its last line that looks like a version), asked once per
+/// program and directory: detection and planning both want it.
+fn tool_version(program: &str, root: &Path) -> Option<String> {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    /// (program, directory) → what it reported.
+    type Versions = HashMap<(String, PathBuf), Option<String>>;
+    static SEEN: OnceLock<Mutex<Versions>> = OnceLock::new();
+    let key = (program.to_string(), root.to_path_buf());
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some(known) = seen.lock().ok().and_then(|map| map.get(&key).cloned()) {
+        return known;
+    }
+    let mut spec = CommandSpec::new(program, &["--version"], root);
+    // Without this, a corepack shim may stop to ask whether to download the pinned version.
+    spec.env.push(("COREPACK_ENABLE_DOWNLOAD_PROMPT".into(), "0".into()));
+    let timeout = std::time::Duration::from_secs(30);
+    let outcome = process::run(&spec, timeout, process::DEFAULT_GRACE, &process::null_log());
+    let version = (outcome.exit == Exit::Code(0))
+        .then(|| {
+            outcome
+                .output
+                .lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.split('.').count() >= 3 && l.chars().next().is_some_and(|c| c.is_ascii_digit()))
+                .map(str::to_string)
+        })
+        .flatten();
+    if let Ok(mut map) = seen.lock() {
+        map.insert(key, version.clone());
+    }
+    version
 }
 
 fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {
@@ -408,7 +469,9 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
     // An interrupted or failed install can leave the package manager's record newer than the
     // lockfile over a broken node_modules; the marker (outside node_modules, which `npm ci`
     // deletes first) stays until an install passes, so the next run installs again.
-    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)]).with_pending_marker(pending)
+    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)])
+        .with_pending_marker(pending)
+        .with_note(pm.version_warning.clone())
 }
 
 /// Where the "install in progress" marker of the project at `root` lives.

@@ -344,6 +344,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         };
         let collected = ecosystem.collect(&collect_ctx);
         apply_collected(&mut suite, collected, Some(&outcome));
+        flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
     } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError {
@@ -454,7 +455,13 @@ fn run_phase(
 ) -> (Phase, Outcome) {
     let started = Instant::now();
     let mut output = String::new();
-    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
+    let mut last = Outcome {
+        exit: Exit::Code(0),
+        duration: Duration::ZERO,
+        output: String::new(),
+        output_bytes: 0,
+        stdout_file_cut: 0,
+    };
     // The lock is held until the phase ends (dropping the file releases it).
     let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
         Ok(held) => (held, &plan.commands[..]),
@@ -580,6 +587,27 @@ fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<S
     Some(format!("`{}`: command not found (sh exit 127: {})", command.display(), line.trim()))
 }
 
+/// A test command whose stdout is its report (`go test -json`) printed more than fcorr keeps of
+/// it: the results in the cut middle are missing, so the suite cannot pass or fail on the rest.
+fn flag_cut_stdout_report(suite: &mut Suite, outcome: &Outcome, file: Option<&Path>) {
+    if outcome.stdout_file_cut == 0 || matches!(suite.status, SuiteStatus::Cancelled | SuiteStatus::Timeout) {
+        return;
+    }
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError {
+        kind: SuiteErrorKind::BadReport,
+        message: format!(
+            "the test command's report on stdout{} was cut: {} bytes from its middle were dropped (fcorr keeps the \
+             first {} MiB and the last {} MiB), so the results there are missing",
+            file.map(|f| format!(" ({})", f.display())).unwrap_or_default(),
+            outcome.stdout_file_cut,
+            process::STDOUT_FILE_HEAD_BYTES >> 20,
+            process::LOG_TAIL_BYTES >> 20
+        ),
+        hint: Some("a test prints without end, or the suite is too big for one report: print less, or split it".into()),
+    });
+}
+
 /// Applies collected cases to a suite and decides its status with the truthfulness guards.
 ///
 /// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing
@@ -641,16 +669,19 @@ pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<
                 });
                 return;
             }
-            // Name what happened: a process that ended early, not a tool that "succeeded".
+            // Name what happened: a process that ended early, not a tool that "succeeded", and
+            // how many tests it had announced when the runner says so before running them.
+            let before = match &collected.announced {
+                Some(a) => {
+                    format!("before reporting {} test{} ({})", a.count, if a.count == 1 { "" } else { "s" }, a.evidence)
+                }
+                None => "before reporting any test result".to_string(),
+            };
             let how = match exit {
                 None => "the test command produced no report or summary".to_string(),
-                Some(Exit::Code(code)) => {
-                    format!("the test process exited with code {code} before reporting any test")
-                }
-                Some(Exit::Signal(signal)) => {
-                    format!("the test process was {} before reporting any test", signal_text(*signal))
-                }
-                Some(other) => format!("the test command ended with {other:?} before reporting any test"),
+                Some(Exit::Code(code)) => format!("the test process exited with code {code} {before}"),
+                Some(Exit::Signal(signal)) => format!("the test process was {} {before}", signal_text(*signal)),
+                Some(other) => format!("the test command ended with {other:?} {before}"),
             };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
@@ -777,7 +808,13 @@ mod tests {
     }
 
     fn outcome(code: i32) -> Outcome {
-        Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), output_bytes: 0 }
+        Outcome {
+            exit: Exit::Code(code),
+            duration: Duration::ZERO,
+            output: String::new(),
+            output_bytes: 0,
+            stdout_file_cut: 0,
+        }
     }
 
     fn collected(statuses: &[CaseStatus], ran: bool) -> Collected {
@@ -791,7 +828,24 @@ mod tests {
             ran,
             diagnostics: Vec::new(),
             error: None,
+            announced: None,
         }
+    }
+
+    #[test]
+    fn a_cut_stdout_report_makes_the_suite_an_error_whatever_it_parsed() {
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&outcome(0)));
+        assert_eq!(suite.status, SuiteStatus::Passed);
+        let mut cut = outcome(0);
+        flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
+        assert_eq!(suite.status, SuiteStatus::Passed, "nothing was cut");
+        cut.stdout_file_cut = 1234;
+        flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
+        assert_eq!(suite.status, SuiteStatus::Error);
+        let error = suite.error.unwrap();
+        assert_eq!(error.kind, SuiteErrorKind::BadReport);
+        assert!(error.message.starts_with("the test command's report on stdout (/w/go-test.json) was cut: 1234 bytes"));
     }
 
     fn status_of(c: Collected, code: i32) -> (SuiteStatus, Option<SuiteErrorKind>) {

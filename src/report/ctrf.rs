@@ -342,7 +342,7 @@ pub fn build<'a>(run: &'a Run, env: &ReportEnv) -> Document<'a> {
         extra: json!({ "fcorr": {
             "schemaVersion": run.schema_version,
             "score": run.score,
-            "health": run.health.label(),
+            "health": run.health.map(|h| h.label()),
             "verdict": run.verdict,
             "configHash": run.config_hash,
         } }),

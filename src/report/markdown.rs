@@ -297,6 +297,7 @@ struct RunView<'a> {
     git: Option<&'a crate::model::GitInfo>,
     config_hash: Option<&'a str>,
     score: Option<f64>,
+    /// Empty when nothing was scored (no suite).
     health: &'static str,
     verdict: &'a crate::model::Verdict,
     /// `pass`, `fail`, `usage-error`, `harness-error`.
@@ -769,7 +770,7 @@ fn context(
         git: run.git.as_ref(),
         config_hash: run.config_hash.as_deref(),
         score: run.score,
-        health: run.health.label(),
+        health: run.health.map_or("", |h| h.label()),
         verdict: &run.verdict,
         outcome: Value::from(Serde(run.verdict.outcome)),
         outcome_word,

@@ -491,9 +491,10 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         Outcome::UsageError => paint.code("1;31", "INPUT ERROR"),
         Outcome::HarnessError => paint.code("1;31", "HARNESS ERROR"),
     };
+    // Nothing scored, nothing to grade: no health word at all rather than a made-up one.
+    let health = run.health.map(|h| format!("  health {}", h.label())).unwrap_or_default();
     let mut line = format!(
-        "{word}  score {score}  health {}  {} passed, {} failed, {} skipped  in {}",
-        run.health.label(),
+        "{word}  score {score}{health}  {} passed, {} failed, {} skipped  in {}",
         t.passes(),
         t.failures(),
         t.skipped,

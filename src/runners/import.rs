@@ -67,7 +67,13 @@ impl SuiteRunner for Import {
     fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
         let mut result = crate::execute::new_suite(suite);
         // No command ran: collection sees a clean exit and nothing on stdout.
-        let outcome = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), output_bytes: 0 };
+        let outcome = Outcome {
+            exit: Exit::Code(0),
+            duration: Duration::ZERO,
+            output: String::new(),
+            output_bytes: 0,
+            stdout_file_cut: 0,
+        };
         let ctx = CollectContext {
             root: &suite.root,
             work_dir: &suite.root,

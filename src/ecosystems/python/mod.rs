@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use super::{Announced, Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Exit};
 use crate::model::{Case, CaseStatus, Detection, Diagnostic, PhaseKind, Severity};
@@ -80,6 +80,7 @@ impl Ecosystem for Python {
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
+        collected.announced = announced(&ctx.outcome.output);
         // pytest-cov fails a run whose every test passed (exit 1) when coverage is too low.
         collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         if collected.cases.is_empty() && ctx.outcome.exit == Exit::Code(PYTEST_USAGE_ERROR) {
@@ -413,6 +414,19 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
 ///
 /// Names follow the JUnit (xunit1) report, so a test keeps its case id whether it finished or not:
 /// file = the module path, classname = dotted module (+ class), name = the last id part.
+/// The number of tests pytest said it would run before running them: `collected 3 items`, or
+/// the `3 selected` of `collected 5 items / 2 deselected / 3 selected`. `None` when pytest did
+/// not get that far or selected nothing.
+fn announced(output: &str) -> Option<Announced> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| Regex::new(r"(?m)\bcollected (\d+) items?\b([^\n]*)").expect("valid regex"));
+    let c = pattern.captures(output)?;
+    let selected = c[2].split(" / ").find_map(|part| part.trim().strip_suffix(" selected")?.parse().ok());
+    let count: u64 = selected.or_else(|| c[1].parse().ok())?;
+    (count > 0).then(|| Announced { count, evidence: format!("pytest: `{}`", c[0].trim()) })
+}
+
 fn cases_from_progress(output: &str) -> Vec<Case> {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     // The pattern is a literal; it compiles.
@@ -566,5 +580,19 @@ mod tests {
         assert_eq!(d[0].file.as_deref(), Some("inventory.py"));
         assert_eq!(d[0].line, Some(3));
         assert_eq!(d[0].message, "SyntaxError: '(' was never closed");
+    }
+
+    #[test]
+    fn announced_counts_are_what_pytest_collected_or_selected() {
+        let count = |out: &str| announced(out).map(|a| (a.count, a.evidence));
+        assert_eq!(
+            count("collecting ... collected 3 items\n\ntests/a.py::t PASSED"),
+            Some((3, "pytest: `collected 3 items`".to_string()))
+        );
+        assert_eq!(count("collected 1 item\n").map(|c| c.0), Some(1));
+        assert_eq!(count("collected 5 items / 2 deselected / 3 selected\n").map(|c| c.0), Some(3));
+        assert_eq!(count("collected 2 items / 1 error\n").map(|c| c.0), Some(2));
+        assert_eq!(count("collected 0 items\n"), None);
+        assert_eq!(count("ImportError while loading conftest\n"), None);
     }
 }

@@ -47,6 +47,11 @@ const PIPE_DRAIN: Duration = Duration::from_secs(2);
 pub const LOG_HEAD_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes kept from the end of a suite log.
 pub const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
+/// Bytes of a command's stdout copy ([`CommandSpec::stdout_file`]) written from its start; its
+/// last [`LOG_TAIL_BYTES`] are kept too. More than a log's head: the copy is a report (`go test
+/// -json`, libtest's output) that gets parsed, and a cut report makes its suite an error, so only
+/// runaway output (a test printing forever) should reach the cap — not a big, honest test suite.
+pub const STDOUT_FILE_HEAD_BYTES: usize = 64 * 1024 * 1024;
 
 /// Environment variables removed from every child unless its suite names them in `pass-env`:
 /// the tokens fcorr itself publishes with, and the runner's own credentials. A test that prints
@@ -183,6 +188,9 @@ pub struct Outcome {
     pub output: String,
     /// Total bytes the command printed.
     pub output_bytes: u64,
+    /// Bytes cut from the middle of the stdout copy ([`CommandSpec::stdout_file`]) to keep it
+    /// within [`STDOUT_FILE_HEAD_BYTES`] and [`LOG_TAIL_BYTES`]; 0 when nothing was cut.
+    pub stdout_file_cut: u64,
 }
 
 pub use crate::events::LogSink;
@@ -196,21 +204,26 @@ pub fn file_log(file: File) -> LogSink {
 /// file, the last [`LOG_TAIL_BYTES`] are held and written when the sink is dropped, after a line
 /// saying how many bytes were cut between them. A test printing 500 MB leaves an 8 MiB log.
 pub fn capped_file_log(file: File) -> LogSink {
-    Arc::new(Mutex::new(Box::new(CappedLog::new(file, LOG_HEAD_BYTES, LOG_TAIL_BYTES))))
+    Arc::new(Mutex::new(Box::new(CappedLog::new(file, LOG_HEAD_BYTES, LOG_TAIL_BYTES, "log"))))
 }
 
 /// Head written through, tail kept in a ring, the middle counted and dropped.
 struct CappedLog<W: Write> {
     out: W,
+    head: usize,
     head_left: usize,
     tail: VecDeque<u8>,
     tail_cap: usize,
     cut: u64,
+    /// What the file is, for the marker line ("log", "output").
+    what: &'static str,
+    /// Receives the number of bytes cut when the file is finished.
+    cut_total: Option<Arc<AtomicU64>>,
 }
 
 impl<W: Write> CappedLog<W> {
-    fn new(out: W, head: usize, tail: usize) -> CappedLog<W> {
-        CappedLog { out, head_left: head, tail: VecDeque::new(), tail_cap: tail, cut: 0 }
+    fn new(out: W, head: usize, tail: usize, what: &'static str) -> CappedLog<W> {
+        CappedLog { out, head, head_left: head, tail: VecDeque::new(), tail_cap: tail, cut: 0, what, cut_total: None }
     }
 
     fn finish(&mut self) -> io::Result<()> {
@@ -221,11 +234,15 @@ impl<W: Write> CappedLog<W> {
             self.cut += skip as u64;
             writeln!(
                 self.out,
-                "\n[fcorr: {} bytes cut from the middle of this log; it keeps the first {} and the last {} bytes]",
+                "\n[fcorr: {} bytes cut from the middle of this {}; it keeps the first {} and the last {} bytes]",
                 self.cut,
-                LOG_HEAD_BYTES,
+                self.what,
+                self.head,
                 self.tail.len()
             )?;
+            if let Some(total) = &self.cut_total {
+                total.fetch_add(self.cut, Ordering::SeqCst);
+            }
             self.cut = 0;
         }
         let (a, b) = self.tail.as_slices();
@@ -458,7 +475,13 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
         });
     }
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
-    let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok());
+    // The copy is capped like a suite log (head, marker, tail), with a head sized for reports.
+    let stdout_cut = Arc::new(AtomicU64::new(0));
+    let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok()).map(|file| {
+        let mut copy = CappedLog::new(file, STDOUT_FILE_HEAD_BYTES, LOG_TAIL_BYTES, "output");
+        copy.cut_total = Some(stdout_cut.clone());
+        copy
+    });
     let (pipes_done_tx, pipes_done_rx) = mpsc::channel::<()>();
     let mut readers = 0;
     if let Some(stdout) = child.stdout.take() {
@@ -525,6 +548,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
     };
     let capture = lock(&capture);
     let mut outcome = finished(exit, started, &capture);
+    outcome.stdout_file_cut = stdout_cut.load(Ordering::SeqCst);
     if !leftovers.is_empty() {
         outcome.output.push_str(&format!(
             "\n[fcorr: killed {} process(es) that outlived the command outside its process group: {:?}]",
@@ -550,12 +574,18 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
 }
 
 fn finished(exit: Exit, started: Instant, capture: &Capture) -> Outcome {
-    Outcome { exit, duration: started.elapsed(), output: capture.render(), output_bytes: capture.total }
+    Outcome {
+        exit,
+        duration: started.elapsed(),
+        output: capture.render(),
+        output_bytes: capture.total,
+        stdout_file_cut: 0,
+    }
 }
 
 fn spawn_reader(
     mut pipe: impl Read + Send + 'static,
-    mut copy: Option<File>,
+    mut copy: Option<CappedLog<File>>,
     capture: Arc<Mutex<Capture>>,
     log: LogSink,
     done: mpsc::Sender<()>,
@@ -578,6 +608,9 @@ fn spawn_reader(
                 Err(_) => break,
             }
         }
+        // Finish the copy (its tail and marker) before saying this pipe is done: the caller
+        // parses it as soon as `run` returns.
+        drop(copy);
         let _ = done.send(());
     });
 }
@@ -738,6 +771,33 @@ pub(crate) mod tests {
         let cut: u64 = marker["[fcorr: ".len()..].split(' ').next().unwrap().parse().unwrap();
         // What was cut plus what was kept is what was printed, plus fcorr's own lines.
         assert!(cut + size as u64 >= 40_000_000, "{marker}");
+    }
+
+    #[test]
+    fn a_huge_stdout_copy_is_capped_with_a_marker_and_the_cut_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("report.txt");
+        let mut spec =
+            sh("echo FIRST-LINE; yes 0123456789abcdef0123456789abcdef | head -c 80000000; echo; echo LAST-LINE; \
+             echo on-stderr >&2");
+        spec.stdout_file = Some(path.clone());
+        let out = run(&spec, Duration::from_secs(120), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0));
+        let size = std::fs::metadata(&path).unwrap().len();
+        assert!(size <= (STDOUT_FILE_HEAD_BYTES + LOG_TAIL_BYTES + 4096) as u64, "the copy is {size} bytes");
+        let text = std::fs::read(&path).unwrap();
+        let text = String::from_utf8_lossy(&text);
+        assert!(text.starts_with("FIRST-LINE\n") && text.ends_with("LAST-LINE\n"));
+        assert!(!text.contains("on-stderr"), "only stdout is copied");
+        let marker = text.lines().find(|l| l.starts_with("[fcorr: ") && l.contains("bytes cut")).unwrap();
+        assert!(marker.contains("of this output"), "{marker}");
+        let cut: u64 = marker["[fcorr: ".len()..].split(' ').next().unwrap().parse().unwrap();
+        assert_eq!(out.stdout_file_cut, cut);
+        assert!(cut + size >= 80_000_000 + 22, "{marker}");
+        // A small output is copied whole, with nothing cut.
+        spec.args = vec!["-c".into(), "echo small".into()];
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert_eq!((std::fs::read_to_string(&path).unwrap().as_str(), out.stdout_file_cut), ("small\n", 0));
     }
 
     #[test]

@@ -126,7 +126,7 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
          <span class=\"s-flaky\">{} flaky</span>, <span class=\"s-skipped\">{} skipped</span> · {}</p>\n",
         verdict_word(run),
         escape(&score_text(run.score)),
-        run.health.label(),
+        run.health.map_or("", |h| h.label()),
         t.total,
         t.passed,
         t.failed,
