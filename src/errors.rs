@@ -45,6 +45,46 @@ impl FcorrError {
     }
 }
 
+/// A report file that cannot be read as the format it is (or looks like). Parsers read a
+/// stream, so they give the format, the cause and the line when the reader knows it; the caller
+/// that opened the file adds it. Shown as the cause alone: callers put the path in front.
+#[derive(Debug, Clone, Error, PartialEq)]
+#[error("{message}")]
+pub struct ParseError {
+    /// The format being read (`junit`, `jest-json`...); empty when none was recognised.
+    pub format: String,
+    /// The report file, once known.
+    pub file: Option<PathBuf>,
+    /// 1-based line of the problem, when the reader knows it.
+    pub line: Option<u64>,
+    /// What is wrong (the readers' own positions included in the text).
+    pub message: String,
+}
+
+impl ParseError {
+    /// A problem reading `format`.
+    pub fn new(format: &str, message: impl Into<String>) -> ParseError {
+        ParseError { format: format.to_string(), file: None, line: None, message: message.into() }
+    }
+
+    /// The same problem, at a known line.
+    pub fn at_line(self, line: u64) -> ParseError {
+        ParseError { line: Some(line), ..self }
+    }
+
+    /// The same problem, in a known file.
+    pub fn in_file(self, file: &Path) -> ParseError {
+        ParseError { file: Some(file.to_path_buf()), ..self }
+    }
+}
+
+impl From<ParseError> for FcorrError {
+    /// An unreadable report given on the command line is an input error (exit 2).
+    fn from(e: ParseError) -> FcorrError {
+        FcorrError::Input { file: e.file.clone().unwrap_or_default(), message: e.message }
+    }
+}
+
 /// A configuration value that is wrong, with the file and (when known) the line and column
 /// of the value, so the user can go straight to it.
 #[derive(Debug, Clone, Error, PartialEq)]

@@ -12,6 +12,7 @@ mod support;
 use std::path::{Path, PathBuf};
 
 use fcorr::collect::{CUT_SHORT_CASE, ParseOptions, ParsedReport, parse_file, parser_named};
+use fcorr::errors::ParseError;
 use fcorr::model::{Case, CaseStatus, Run, Severity, SuiteStatus};
 
 fn dir() -> PathBuf {
@@ -276,7 +277,7 @@ fn fcorr_import_gives_the_verdict_and_counts() {
 
 /// The file was refused (invalid XML) or read as cut short: an error diagnostic and an `error`
 /// case, so that no suite can pass on it.
-fn refused(result: &Result<ParsedReport, String>) -> bool {
+fn refused(result: &Result<ParsedReport, ParseError>) -> bool {
     match result {
         Err(_) => true,
         Ok(report) => {
@@ -435,7 +436,8 @@ fn errors_count_only_the_results_finished_before_them() {
     // Cut inside the third row of the data-driven `Add`: AddsTwoNumbers and two rows are done.
     let cut = String::from_utf8_lossy(&bytes).find("testName=\"Add (2,2,5)\"").unwrap();
     let error = parser_named("trx").unwrap().parse(&mut &bytes[..cut], &ParseOptions::default()).unwrap_err();
-    assert!(error.ends_with("; 3 test results were read before it"), "{error}");
+    assert!(error.to_string().ends_with("; 3 test results were read before it"), "{error}");
+    assert_eq!(error.format, "trx");
     let xml = r#"<assemblies><assembly><errors><error type="fatal"><failure><message>x"#;
     let report = parser_named("xunit-net").unwrap().parse(&mut xml.as_bytes(), &ParseOptions::default()).unwrap();
     assert!(report.errors[0].ends_with("0 test results were read before the end"), "{:?}", report.errors);

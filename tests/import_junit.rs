@@ -185,5 +185,8 @@ fn a_non_utf8_report_is_an_error_that_says_what_to_do() {
     bytes.extend(b"\"/></testsuite>");
     std::fs::write(&path, bytes).unwrap();
     let error = parse_file(&path, None, &ParseOptions::default()).unwrap_err();
-    assert!(error.contains("UTF-8"), "{error}");
+    assert!(error.to_string().contains("UTF-8"), "{error}");
+    // Typed: the format that was being read and the file, for callers that report them.
+    assert_eq!(error.format, "junit");
+    assert_eq!(error.file.as_deref(), Some(path.as_path()));
 }

@@ -11,6 +11,7 @@ use std::io::BufRead;
 use serde::Deserialize;
 
 use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Attempt, Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -34,8 +35,8 @@ impl ReportParser for Ctrf {
                 || (text.contains("\"results\"") && text.contains("\"tool\"") && text.contains("\"summary\"")))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 

@@ -14,6 +14,7 @@ use regex::Regex;
 use serde::Deserialize;
 
 use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -37,8 +38,8 @@ impl ReportParser for GoTestJson {
             .is_some_and(|first| first.starts_with('{') && first.contains("\"Action\""))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 

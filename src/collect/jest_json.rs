@@ -9,6 +9,7 @@ use std::io::BufRead;
 use serde::Deserialize;
 
 use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -32,9 +33,11 @@ impl ReportParser for JestJson {
                 || text.contains("\"assertionResults\""))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        let report: Report = serde_json::from_reader(input)
-            .map_err(|e| format!("not a jest/vitest JSON report (line {}, column {}): {e}", e.line(), e.column()))?;
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        let report: Report = serde_json::from_reader(input).map_err(|e| {
+            let message = format!("not a jest/vitest JSON report (line {}, column {}): {e}", e.line(), e.column());
+            ParseError::new(self.format(), message).at_line(e.line() as u64)
+        })?;
         Ok(convert(report, options))
     }
 }
@@ -178,7 +181,7 @@ mod tests {
     use super::*;
 
     fn parse_str(json: &str) -> Result<ParsedReport, String> {
-        JestJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
+        JestJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) }).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -20,6 +20,7 @@ use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::QName;
 
 use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, xml_stream};
+use crate::errors::ParseError;
 use crate::model::{Attempt, Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -40,8 +41,8 @@ impl ReportParser for Junit {
         text.contains("<testsuite") || text.contains("<testcase") || text.contains("<testsuites")
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 
@@ -61,8 +62,8 @@ impl ReportParser for NodeTestJunit {
         false
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse_dialect(input, options, Dialect::NodeTest)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse_dialect(input, options, Dialect::NodeTest).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -35,8 +36,8 @@ impl ReportParser for Libtest {
             && text.lines().any(|l| l.starts_with("test ") || l.trim_start().starts_with("Running "))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 

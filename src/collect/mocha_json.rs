@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::jest_json::strip_ansi;
 use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -31,9 +32,11 @@ impl ReportParser for MochaJson {
         text.trim_start().starts_with('{') && text.contains("\"stats\"") && text.contains("\"passes\"")
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        let report: Report = serde_json::from_reader(input)
-            .map_err(|e| format!("not a mocha JSON report (line {}, column {}): {e}", e.line(), e.column()))?;
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        let report: Report = serde_json::from_reader(input).map_err(|e| {
+            let message = format!("not a mocha JSON report (line {}, column {}): {e}", e.line(), e.column());
+            ParseError::new(self.format(), message).at_line(e.line() as u64)
+        })?;
         Ok(convert(report, options))
     }
 }

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 pub mod ctrf;
@@ -65,7 +66,7 @@ pub trait ReportParser: Send + Sync {
     fn sniff(&self, head: &[u8]) -> bool;
 
     /// Reads a whole report.
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String>;
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError>;
 }
 
 /// How a parser should treat paths and captured output.
@@ -189,7 +190,11 @@ pub fn relativize(file: &str, root: Option<&Path>) -> String {
 }
 
 /// Picks the parser for a file: the named format, else the first that recognises its content.
-pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, String> {
+pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, ParseError> {
+    choose_parser(path, format).map_err(|message| ParseError::new(format.unwrap_or(""), message).in_file(path))
+}
+
+fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, String> {
     if let Some(format) = format {
         return parser_named(format).ok_or_else(|| {
             let known: Vec<&str> = parsers().iter().map(|p| p.format()).collect();
@@ -225,7 +230,7 @@ pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPar
         let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
         let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
         return Err(match parsed {
-            Err(e) => e,
+            Err(e) => e.message,
             Ok(_) => format!("not a report format fcorr recognises ({recognised})"),
         });
     }
@@ -243,12 +248,18 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
-/// Parses one report file; errors name the problem (the caller adds the path).
-pub fn parse_file(path: &Path, format: Option<&str>, options: &ParseOptions) -> Result<(String, ParsedReport), String> {
+/// Parses one report file. The error carries the path, but shows only the problem: callers put
+/// the path in front.
+pub fn parse_file(
+    path: &Path,
+    format: Option<&str>,
+    options: &ParseOptions,
+) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
-    let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+    let file =
+        File::open(path).map_err(|e| ParseError::new(parser.format(), format!("cannot open: {e}")).in_file(path))?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
-    let report = parser.parse(&mut reader, options)?;
+    let report = parser.parse(&mut reader, options).map_err(|e| e.in_file(path))?;
     Ok((parser.format().to_string(), report))
 }
 
@@ -326,7 +337,7 @@ mod tests {
         let error = |name: &str, text: &str| {
             let path = dir.path().join(name);
             std::fs::write(&path, text).unwrap();
-            parser_for(&path, None).err().unwrap_or_default()
+            parser_for(&path, None).err().map(|e| e.to_string()).unwrap_or_default()
         };
         // Cut before any key the sniffers look for: named by the parser's line and column.
         let json = "{\n  \"numTotalTests\": 3,\n  \"testResults\": [ {\"name\": \"a\",, } ]\n}";

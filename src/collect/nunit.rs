@@ -9,6 +9,7 @@ use quick_xml::events::BytesStart;
 
 use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 /// NUnit 2 and NUnit 3 XML.
@@ -27,8 +28,8 @@ impl ReportParser for Nunit {
         matches!(dotnet::root_element(head), Some("test-run" | "test-results"))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options).map_err(|e| e.to_string())
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e.to_string()))
     }
 }
 
@@ -376,7 +377,7 @@ mod tests {
     use super::*;
 
     fn parse_str(xml: &str) -> Result<ParsedReport, String> {
-        Nunit.parse(&mut xml.as_bytes(), &ParseOptions::default())
+        Nunit.parse(&mut xml.as_bytes(), &ParseOptions::default()).map_err(|e| e.to_string())
     }
 
     #[test]

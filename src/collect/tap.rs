@@ -9,6 +9,7 @@
 use std::io::BufRead;
 
 use super::{DETAILS_CAP, LINE_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
@@ -34,8 +35,8 @@ impl ReportParser for Tap {
             || parse_plan(first).is_some()
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options)
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
     }
 }
 

@@ -9,6 +9,7 @@ use quick_xml::events::BytesStart;
 
 use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 /// Visual Studio TRX.
@@ -27,8 +28,8 @@ impl ReportParser for Trx {
         dotnet::root_element(head) == Some("TestRun")
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options).map_err(|e| e.to_string())
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e.to_string()))
     }
 }
 

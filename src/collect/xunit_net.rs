@@ -8,6 +8,7 @@ use quick_xml::events::BytesStart;
 
 use super::dotnet::{self, Capture, DotnetReportError, Handler, attr, attrs, count_attr};
 use super::{ParseOptions, ParsedReport, ReportParser};
+use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 /// xUnit.net v2 XML.
@@ -29,8 +30,8 @@ impl ReportParser for XunitNet {
             || (dotnet::root_element(head) == Some("assembly") && head.windows(11).any(|w| w == b"<collection"))
     }
 
-    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
-        parse(input, options).map_err(|e| e.to_string())
+    fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse(input, options).map_err(|e| ParseError::new(self.format(), e.to_string()))
     }
 }
 
@@ -250,7 +251,7 @@ mod tests {
     use super::*;
 
     fn parse_str(xml: &str) -> Result<ParsedReport, String> {
-        XunitNet.parse(&mut xml.as_bytes(), &ParseOptions::default())
+        XunitNet.parse(&mut xml.as_bytes(), &ParseOptions::default()).map_err(|e| e.to_string())
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
                     }
                     files.push(display_path(&path, ctx.root, ctx.work_dir));
                 }
-                Err(message) => collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, message)),
+                Err(e) => collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, e.message)),
             }
         }
     }

@@ -31,6 +31,7 @@ impl Response {
             path: path.to_string(),
             status: Some(self.status),
             message: format!("unexpected response body: {e}"),
+            retry_after: None,
         })
     }
 
@@ -40,22 +41,18 @@ impl Response {
 }
 
 /// A failed request: transport failure (`status: None`) or a non-2xx answer.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{method} {path}: {}{message}", status.map(|s| format!("HTTP {s}: ")).unwrap_or_default())]
 pub struct ApiError {
     pub method: String,
+    /// The endpoint (a route under the API base).
     pub path: String,
     pub status: Option<u16>,
     /// GitHub's `message`, or the transport error.
     pub message: String,
-}
-
-impl std::fmt::Display for ApiError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.status {
-            Some(status) => write!(f, "{} {}: HTTP {status}: {}", self.method, self.path, self.message),
-            None => write!(f, "{} {}: {}", self.method, self.path, self.message),
-        }
-    }
+    /// How long GitHub asked to wait before trying again (`retry-after`, or until
+    /// `x-ratelimit-reset`), when the answer was a rate limit.
+    pub retry_after: Option<Duration>,
 }
 
 impl ApiError {
@@ -132,8 +129,13 @@ impl Api {
     /// One request, no retries; any HTTP status is `Ok`. Redirects are followed (artifact
     /// downloads end on blob storage) without the token, which only goes to the API itself.
     pub async fn send_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
-        let err =
-            |message: String| ApiError { method: method.to_string(), path: path.to_string(), status: None, message };
+        let err = |message: String| ApiError {
+            method: method.to_string(),
+            path: path.to_string(),
+            status: None,
+            message,
+            retry_after: None,
+        };
         let url = if path.starts_with('/') { format!("{}{path}", self.api_url) } else { path.to_string() };
         let to_api = url.starts_with(&format!("{}/", self.api_url));
         let mut request = http::Request::builder()
@@ -247,7 +249,14 @@ fn into_success(method: &Method, path: &str, response: Response) -> Result<Respo
         .ok()
         .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
         .unwrap_or_else(|| String::from_utf8_lossy(&response.body).chars().take(200).collect());
-    Err(ApiError { method: method.to_string(), path: path.to_string(), status: Some(response.status), message })
+    let retry_after = rate_limit_wait(&response);
+    Err(ApiError {
+        method: method.to_string(),
+        path: path.to_string(),
+        status: Some(response.status),
+        message,
+        retry_after,
+    })
 }
 
 fn backoff(attempt: u32) -> Duration {
@@ -292,6 +301,18 @@ mod tests {
         let h = r#"<https://api.github.com/repositories/1/issues/2/comments?page=2>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?page=3>; rel="last""#;
         assert_eq!(next_link(h).as_deref(), Some("https://api.github.com/repositories/1/issues/2/comments?page=2"));
         assert_eq!(next_link(r#"<https://x?page=1>; rel="prev""#), None);
+    }
+
+    #[test]
+    fn a_rate_limited_answer_is_an_error_with_its_wait() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", "7".parse().unwrap());
+        let body = br#"{"message": "API rate limit exceeded"}"#.to_vec();
+        let e = into_success(&Method::GET, "/repos/o/r", Response { status: 429, headers, body }).unwrap_err();
+        assert_eq!(e.retry_after, Some(Duration::from_secs(7)));
+        assert_eq!(e.to_string(), "GET /repos/o/r: HTTP 429: API rate limit exceeded");
+        let e = ApiError { status: None, message: "connection refused".into(), ..e };
+        assert_eq!(e.to_string(), "GET /repos/o/r: connection refused");
     }
 
     #[test]

@@ -207,6 +207,7 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
         path,
         status: None,
         message: "creating the comment failed twice".into(),
+        retry_after: None,
     }))
 }
 
