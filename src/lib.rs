@@ -19,6 +19,7 @@ pub mod execute;
 pub mod gate;
 pub mod git;
 pub mod github;
+pub mod history;
 pub mod model;
 pub(crate) mod net;
 pub mod pipeline;

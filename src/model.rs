@@ -47,6 +47,9 @@ pub struct Run {
     /// The slowest cases and the biggest slowdowns against the baseline (`report::slowest`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
+    /// The last runs' outcomes per case and run-level points, carried from the baseline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history: Option<crate::history::History>,
 }
 
 /// Where the code under test came from.
@@ -429,6 +432,9 @@ pub struct Case {
     /// A failure of this case makes the run CRITICAL.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub critical: bool,
+    /// Listed in a `quarantine`: its failure is reported but fails no gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub quarantined: bool,
     /// Free-form tags: `category`, `topic`, `difficulty`...
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,

@@ -209,6 +209,7 @@ impl Run {
             verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
             timing: None,
+            history: None,
         };
         summarize(&mut run);
         run

@@ -1,0 +1,314 @@
+//! History without a server: each run's `results.json` carries the last [`KEEP`] outcomes of
+//! every case and the last [`KEEP`] run-level points, read from the baseline and extended by one.
+//! From them come flake rates, newly flaky tests and "failing since" for tests that stay red.
+
+use std::collections::{BTreeMap, HashMap};
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::model::{CaseStatus, Run};
+
+/// Runs kept: per case and in the run-level series.
+pub const KEEP: usize = 20;
+
+/// The recent past of a run, this run included (top-level `history` in results.json).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct History {
+    /// Run-level points, oldest first, at most [`KEEP`], this run last (the trend chart's data).
+    #[serde(default)]
+    pub runs: Vec<RunPoint>,
+    /// Per suite id: one space-separated token per case of that suite, in the order of the
+    /// suite's `cases` array; each token holds the case's outcome letters, oldest first, this
+    /// run last, at most [`KEEP`]: `p` passed, `f` failed, `e` error, `t` timeout, `s` skipped,
+    /// `F` flaky (failed, then passed on a retry). See docs/results-schema.md.
+    #[serde(default)]
+    pub cases: BTreeMap<String, String>,
+    /// Cases whose letters show flakiness (derived from `cases`, for readers that do not decode).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flaky: Vec<FlakyCase>,
+    /// Cases failing now that also failed in the run before (derived from `cases`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing: Vec<FailingCase>,
+}
+
+/// One run in the run-level series.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct RunPoint {
+    /// Commit tested, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha: Option<String>,
+    /// RFC 3339 start time of that run.
+    pub started_at: String,
+    /// Combined score 0–100; `None` when nothing was scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    /// Passed (flaky included) / ran, 0–1; `None` when nothing ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
+    pub total: u64,
+    /// Passed and flaky cases.
+    pub passed: u64,
+    /// Failed, errored and timed-out cases.
+    pub failed: u64,
+}
+
+/// A case whose recent outcomes flip between pass and fail, or that passed only on a retry.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct FlakyCase {
+    pub suite_id: String,
+    pub case_id: String,
+    pub name: String,
+    /// Runs in the window where it failed or needed a retry (`f`, `e`, `t`, `F`).
+    pub failed: u32,
+    /// Runs in the window where it ran (every letter but `s`).
+    pub runs: u32,
+    /// Its outcome in this run (`passed`, `failed`, `flaky`...).
+    pub status: CaseStatus,
+    /// The baseline's window did not show it as flaky.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub newly: bool,
+}
+
+/// A case that stays red: failing in this run and in the runs before it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct FailingCase {
+    pub suite_id: String,
+    pub case_id: String,
+    pub name: String,
+    /// Consecutive runs (skips not counted) it has failed in, this one included.
+    pub runs: u32,
+    /// Commit of the first run of the streak, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since_sha: Option<String>,
+    /// Start time of the first run of the streak.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<String>,
+    /// The streak began before the oldest run kept: "since" is at least that long ago.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub before_window: bool,
+}
+
+/// The letter recorded for an outcome.
+pub fn letter(status: CaseStatus) -> char {
+    match status {
+        CaseStatus::Passed => 'p',
+        CaseStatus::Failed => 'f',
+        CaseStatus::Error => 'e',
+        CaseStatus::Timeout => 't',
+        CaseStatus::Skipped => 's',
+        CaseStatus::Flaky => 'F',
+    }
+}
+
+fn known_letter(c: char) -> bool {
+    matches!(c, 'p' | 'f' | 'e' | 't' | 's' | 'F')
+}
+
+fn failing_letter(c: char) -> bool {
+    matches!(c, 'f' | 'e' | 't')
+}
+
+/// What the runs before this one left: run points and each case's letters, by case id.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Past {
+    pub runs: Vec<RunPoint>,
+    pub cases: HashMap<String, String>,
+}
+
+impl Past {
+    /// The past a run continues when `baseline` is the run before it: the baseline's history,
+    /// or, for results written before history existed, the baseline's own outcomes.
+    pub fn of_baseline(baseline: &Run) -> Past {
+        match &baseline.history {
+            Some(history) => decode(baseline, history, false),
+            None => {
+                let cases = baseline
+                    .suites
+                    .iter()
+                    .flat_map(|s| s.cases.iter().map(|c| (c.id.clone(), letter(c.status).to_string())))
+                    .collect();
+                Past { runs: vec![point(baseline)], cases }
+            }
+        }
+    }
+
+    /// The past a run itself started from: its history without its own entry. `fcorr merge`
+    /// joins these, so a matrix cell's outcome is never counted twice.
+    pub fn before(run: &Run) -> Past {
+        match &run.history {
+            Some(history) => decode(run, history, true),
+            None => Past::default(),
+        }
+    }
+
+    /// Adds another part's past (another shard or matrix cell of the same run). Every part read
+    /// the same baseline, so the longest run series is kept, not their sum.
+    pub fn join(&mut self, other: Past) {
+        if other.runs.len() > self.runs.len() {
+            self.runs = other.runs;
+        }
+        for (id, letters) in other.cases {
+            self.cases.entry(id).or_insert(letters);
+        }
+    }
+
+    /// Follows cases whose ids changed (`fcorr merge` prefixes a suite shared by several cells).
+    pub fn rename(&mut self, old_ids: &[String], new_ids: &[&str]) {
+        let moved: Vec<(String, String)> = old_ids
+            .iter()
+            .zip(new_ids)
+            .filter(|(old, new)| old.as_str() != **new)
+            .filter_map(|(old, new)| self.cases.remove(old).map(|letters| (new.to_string(), letters)))
+            .collect();
+        self.cases.extend(moved);
+    }
+}
+
+/// Reads a run's `history.cases` back into letters by case id. A suite whose token count does
+/// not match its cases (an edited or truncated file) is left out with a warning rather than
+/// giving its cases someone else's past; unknown letters drop the token.
+fn decode(run: &Run, history: &History, drop_own: bool) -> Past {
+    let mut cases = HashMap::new();
+    for suite in &run.suites {
+        let Some(text) = history.cases.get(&suite.id) else { continue };
+        let tokens: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split(' ').collect() };
+        if tokens.len() != suite.cases.len() {
+            eprintln!(
+                "fcorr: warning: history of suite `{}` has {} entries for {} cases; its history starts over",
+                suite.id,
+                tokens.len(),
+                suite.cases.len()
+            );
+            continue;
+        }
+        for (case, token) in suite.cases.iter().zip(tokens) {
+            if token.is_empty() || !token.chars().all(known_letter) {
+                continue;
+            }
+            let kept = if drop_own { &token[..token.len() - 1] } else { token };
+            let kept = &kept[kept.len().saturating_sub(KEEP)..];
+            if !kept.is_empty() {
+                cases.insert(case.id.clone(), kept.to_string());
+            }
+        }
+    }
+    let mut runs = history.runs.clone();
+    if drop_own {
+        runs.pop();
+    }
+    Past { runs, cases }
+}
+
+/// The run-level point of a run.
+pub fn point(run: &Run) -> RunPoint {
+    let totals = &run.totals;
+    let ran = totals.ran();
+    RunPoint {
+        sha: run.git.as_ref().and_then(|g| g.commit.clone()),
+        started_at: run.started_at.clone(),
+        score: run.score,
+        pass_rate: (ran > 0).then(|| (totals.passes() as f64 / ran as f64 * 10_000.0).round() / 10_000.0),
+        total: totals.total,
+        passed: totals.passes(),
+        failed: totals.failures(),
+    }
+}
+
+/// Sets `run.history`: `past` plus this run, trimmed to [`KEEP`], with the derived lists.
+pub fn record(run: &mut Run, past: Past) {
+    let mut runs = past.runs;
+    runs.push(point(run));
+    let excess = runs.len().saturating_sub(KEEP);
+    runs.drain(..excess);
+
+    let mut cases = BTreeMap::new();
+    let mut flaky = Vec::new();
+    let mut failing = Vec::new();
+    for suite in &run.suites {
+        let mut text = String::with_capacity(suite.cases.len() * 4);
+        for (i, case) in suite.cases.iter().enumerate() {
+            let before = past.cases.get(&case.id).map(String::as_str).unwrap_or("");
+            // Letters are ASCII: byte offsets are character offsets.
+            let before = &before[before.len().saturating_sub(KEEP - 1)..];
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(before);
+            text.push(letter(case.status));
+            let letters = &text[text.len() - before.len() - 1..];
+            if let Some((failed, ran)) = flake(letters) {
+                flaky.push(FlakyCase {
+                    suite_id: suite.id.clone(),
+                    case_id: case.id.clone(),
+                    name: case.name.clone(),
+                    failed,
+                    runs: ran,
+                    status: case.status,
+                    newly: flake(before).is_none(),
+                });
+            }
+            if let Some((streak, start)) = red_streak(letters) {
+                // Letter `start` of the case lines up with run `start` of the last `len` runs.
+                let at = runs.len().checked_sub(letters.len() - start);
+                let first = at.and_then(|i| runs.get(i));
+                failing.push(FailingCase {
+                    suite_id: suite.id.clone(),
+                    case_id: case.id.clone(),
+                    name: case.name.clone(),
+                    runs: streak,
+                    since_sha: first.and_then(|r| r.sha.clone()),
+                    since: first.map(|r| r.started_at.clone()),
+                    before_window: start == 0 && letters.len() == KEEP,
+                });
+            }
+        }
+        cases.insert(suite.id.clone(), text);
+    }
+    run.history = Some(History { runs, cases, flaky, failing });
+}
+
+/// `(failed, ran)` when the letters show flakiness: a retry that passed (`F`), or an outcome
+/// that went from pass to fail and back (or fail, pass, fail) within the window.
+pub fn flake(letters: &str) -> Option<(u32, u32)> {
+    let ran: Vec<char> = letters.chars().filter(|c| *c != 's').collect();
+    let failed = ran.iter().filter(|c| failing_letter(**c) || **c == 'F').count() as u32;
+    let mut flips = 0;
+    let mut last: Option<bool> = None;
+    for c in ran.iter().filter(|c| **c != 'F') {
+        let fail = failing_letter(*c);
+        if last.is_some_and(|l| l != fail) {
+            flips += 1;
+        }
+        last = Some(fail);
+    }
+    (ran.contains(&'F') || flips >= 2).then_some((failed, ran.len() as u32))
+}
+
+/// `(runs, index of the first letter)` of the failing streak that ends with this run, when it
+/// spans at least two runs that ran. Skips neither break nor lengthen it.
+pub fn red_streak(letters: &str) -> Option<(u32, usize)> {
+    let bytes = letters.as_bytes();
+    if !bytes.last().is_some_and(|b| failing_letter(*b as char)) {
+        return None;
+    }
+    let mut runs = 0;
+    let mut start = bytes.len();
+    for (i, b) in bytes.iter().enumerate().rev() {
+        match *b as char {
+            's' => continue,
+            c if failing_letter(c) => {
+                runs += 1;
+                start = i;
+            }
+            _ => break,
+        }
+    }
+    (runs >= 2).then_some((runs, start))
+}
+
+/// The case has passed the whole window ([`KEEP`] runs in a row): it may leave quarantine.
+pub fn passed_whole_window(letters: &str) -> bool {
+    letters.len() >= KEEP && letters.bytes().all(|b| b == b'p')
+}
+
