@@ -22,6 +22,13 @@ use crate::runners;
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Config {
+    /// Case ids or name globs whose failures are reported but fail no gate (every suite).
+    /// First: plain values must come before tables when the config is serialised for its hash.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quarantine: Vec<String>,
+    /// A file of more quarantine entries, one a line (relative to the config file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quarantine_file: Option<PathBuf>,
     pub run: RunConfig,
     /// Read by [`Config::parse`] through the suite runners, not by serde.
     #[serde(rename = "suite", skip_deserializing)]
@@ -108,6 +115,10 @@ pub struct SuiteConfig {
     pub weight: Option<f64>,
     /// A failure of this suite makes the run CRITICAL.
     pub critical: bool,
+    /// Case ids or name globs of this suite whose failures fail no gate. Left out of the
+    /// serialised form when empty, so configuration hashes stay what they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub quarantine: Vec<String>,
     /// The kind's own keys. Serialised inline, between the shared keys and `weights`, so the
     /// configuration hash of a project suite is what it was before kinds had their own structs.
     #[serde(flatten)]
@@ -129,6 +140,7 @@ impl Default for SuiteConfig {
             min_score: None,
             weight: None,
             critical: false,
+            quarantine: Vec::new(),
             settings: toml::Table::new(),
             weights: Weights::default(),
             origin: None,
@@ -154,7 +166,7 @@ pub fn to_table(settings: &impl Serialize) -> toml::Table {
 
 /// Keys every `[[suite]]` takes, whatever its kind (the fields of [`SharedKeys`]).
 pub const SHARED_SUITE_KEYS: &[&str] =
-    &["name", "path", "kind", "policy", "min-score", "weight", "critical", "weights"];
+    &["name", "path", "kind", "policy", "min-score", "weight", "critical", "weights", "quarantine"];
 
 /// The shared keys as read from the file.
 #[derive(Debug, Default, Deserialize)]
@@ -168,6 +180,7 @@ struct SharedKeys {
     weight: Option<f64>,
     critical: bool,
     weights: Weights,
+    quarantine: Vec<String>,
 }
 
 /// A file and line, for messages about one suite.
@@ -467,6 +480,7 @@ impl Config {
             min_score: shared.min_score,
             weight: shared.weight,
             critical: shared.critical,
+            quarantine: shared.quarantine,
             settings,
             weights: shared.weights,
             origin: Some(Origin { file: path.to_path_buf(), line: position.0 }),
@@ -707,6 +721,7 @@ fail-on = ["strict", "score<80"]
                 "name" | "path" | "kind" | "policy" => "\"strict\"",
                 "critical" => "true",
                 "weights" => "{}",
+                "quarantine" => "[\"t\"]",
                 _ => "1",
             };
             let text = format!("{key} = {value}\n");

@@ -70,6 +70,14 @@ impl Gate {
 pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let mut reasons = Vec::new();
     let mut skipped = Vec::new();
+    // Quarantined failures are reported, never gated: every gate but `empty` judges this view.
+    let shown = run;
+    let view = crate::quarantine::gate_view(run);
+    let run = view.as_ref();
+    let quarantined = crate::quarantine::failures(shown);
+    if quarantined > 0 && !gates.is_empty() {
+        skipped.push(format!("quarantine: {quarantined} quarantined failure(s) reported but not gated"));
+    }
     let reason = |gate: GateKind, suite: Option<&str>, message: String| GateReason {
         gate,
         suite: suite.map(str::to_string),
@@ -126,7 +134,8 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 }
             }
             Gate::Empty => {
-                if run.totals.ran() == 0 {
+                // Quarantined cases that ran still ran.
+                if shown.totals.ran() == 0 {
                     reasons.push(reason(GateKind::Empty, None, "no tests ran in any suite".into()));
                 }
                 for suite in run.suites.iter().filter(|s| s.status == SuiteStatus::NoTests) {

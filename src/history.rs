@@ -245,7 +245,8 @@ pub fn record(run: &mut Run, past: Past) {
                     failed,
                     runs: ran,
                     status: case.status,
-                    newly: flake(before).is_none(),
+                    // A first sighting is not "newly" anything: there was no window before it.
+                    newly: !before.is_empty() && flake(before).is_none(),
                 });
             }
             if let Some((streak, start)) = red_streak(letters) {
@@ -312,3 +313,198 @@ pub fn passed_whole_window(letters: &str) -> bool {
     letters.len() >= KEEP && letters.bytes().all(|b| b == b'p')
 }
 
+/// The flaky, failing-since and quarantine sections of the comment and job summary, as the
+/// templates see them (`history` in the template context; docs/templates.md).
+#[derive(Debug, Default, Serialize)]
+pub struct Sections {
+    /// Cases flaky in this run (status `flaky`: passed on a retry).
+    pub flaky_now: Vec<SectionCase>,
+    pub flaky_now_count: usize,
+    /// Cases whose recent runs show flakiness but that were not flaky this time.
+    pub flaky_history: Vec<SectionCase>,
+    pub flaky_history_count: usize,
+    /// Cases failing in this run and the runs before it.
+    pub failing: Vec<SectionCase>,
+    pub failing_count: usize,
+    /// Quarantined cases, failing ones first.
+    pub quarantined: Vec<SectionCase>,
+    pub quarantined_count: usize,
+    /// Quarantined cases that failed in this run (reported, not gated).
+    pub quarantined_failing: usize,
+    /// Runs kept in the history (this one included); 0 without history.
+    pub runs: usize,
+}
+
+/// One listed case.
+#[derive(Debug, Default, Serialize)]
+pub struct SectionCase {
+    pub suite: String,
+    pub name: String,
+    /// kebab-case status in this run.
+    pub status: &'static str,
+    pub retries: u32,
+    /// Runs of the window it failed in (retries that passed included) and runs it ran in.
+    pub failed: u32,
+    pub ran: u32,
+    /// Flaky for the first time in the window.
+    pub newly: bool,
+    /// Failing streak: runs, and the short commit it started at.
+    pub streak: u32,
+    pub since_sha: Option<String>,
+    pub before_window: bool,
+    /// Quarantined and passed the last [`KEEP`] runs in a row: it can leave quarantine.
+    pub can_leave: bool,
+}
+
+/// Builds the sections, listing at most `max` cases in each (the counts count them all).
+pub fn sections(run: &Run, max: usize) -> Sections {
+    let mut out = Sections { runs: run.history.as_ref().map_or(0, |h| h.runs.len()), ..Sections::default() };
+    let letters_of = letters_by_case(run);
+    let empty = String::new();
+    let short = |sha: &Option<String>| sha.as_deref().map(|s| s.chars().take(7).collect::<String>());
+    for suite in &run.suites {
+        for case in &suite.cases {
+            let letters = letters_of.get(case.id.as_str()).copied().unwrap_or(&empty);
+            let (failed, ran) = flake(letters).unwrap_or_else(|| {
+                let ran: Vec<char> = letters.chars().filter(|c| *c != 's').collect();
+                (ran.iter().filter(|c| failing_letter(**c) || **c == 'F').count() as u32, ran.len() as u32)
+            });
+            let listed = |list: &Vec<SectionCase>| list.len() < max;
+            let view = || SectionCase {
+                suite: suite.name.clone(),
+                name: case.name.clone(),
+                status: case.status.label(),
+                retries: case.retries,
+                failed,
+                ran,
+                newly: letters.len() > 1 && flake(letters).is_some() && flake(&letters[..letters.len() - 1]).is_none(),
+                ..SectionCase::default()
+            };
+            if case.status == CaseStatus::Flaky {
+                out.flaky_now_count += 1;
+                if listed(&out.flaky_now) {
+                    out.flaky_now.push(view());
+                }
+            } else if flake(letters).is_some() && !case.quarantined {
+                out.flaky_history_count += 1;
+                if listed(&out.flaky_history) {
+                    out.flaky_history.push(view());
+                }
+            }
+            if case.quarantined {
+                out.quarantined_count += 1;
+                out.quarantined_failing += usize::from(case.status.is_failure());
+                if listed(&out.quarantined) {
+                    out.quarantined.push(SectionCase { can_leave: passed_whole_window(letters), ..view() });
+                }
+            } else if let Some((streak, start)) = red_streak(letters) {
+                out.failing_count += 1;
+                if listed(&out.failing) {
+                    let runs = run.history.as_ref().map(|h| h.runs.as_slice()).unwrap_or(&[]);
+                    let first = runs.len().checked_sub(letters.len() - start).and_then(|i| runs.get(i));
+                    out.failing.push(SectionCase {
+                        streak,
+                        since_sha: first.and_then(|r| short(&r.sha)),
+                        before_window: start == 0 && letters.len() == KEEP,
+                        ..view()
+                    });
+                }
+            }
+        }
+    }
+    // Failing quarantined cases first: they are the ones this run's verdict looked past.
+    out.quarantined.sort_by_key(|c| !matches!(c.status, "failed" | "error" | "timeout"));
+    out
+}
+
+/// Each case's letters from `run.history`, by case id (cases of suites without a valid entry
+/// are left out).
+fn letters_by_case(run: &Run) -> HashMap<&str, &str> {
+    let mut map = HashMap::new();
+    let Some(history) = &run.history else { return map };
+    for suite in &run.suites {
+        let Some(text) = history.cases.get(&suite.id) else { continue };
+        let tokens: Vec<&str> = text.split(' ').collect();
+        if tokens.len() == suite.cases.len() {
+            map.extend(suite.cases.iter().map(|c| c.id.as_str()).zip(tokens));
+        }
+    }
+    map
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Case, Suite, SuiteKind};
+
+    #[test]
+    fn flakiness_needs_a_retry_or_two_flips() {
+        assert_eq!(flake("pppF"), Some((1, 4)));
+        assert_eq!(flake("pfp"), Some((1, 3)));
+        assert_eq!(flake("fpf"), Some((2, 3)));
+        // Broke and stays red; was fixed; skips are not runs.
+        assert_eq!(flake("ppff"), None);
+        assert_eq!(flake("ffpp"), None);
+        assert_eq!(flake("pspsf"), None);
+        assert_eq!(flake(""), None);
+    }
+
+    #[test]
+    fn red_streaks_skip_skips_and_need_two_runs() {
+        assert_eq!(red_streak("ppff"), Some((2, 2)));
+        assert_eq!(red_streak("pfsf"), Some((2, 1)));
+        assert_eq!(red_streak("ppf"), None);
+        assert_eq!(red_streak("ffp"), None);
+        assert_eq!(red_streak("etf"), Some((3, 0)));
+    }
+
+    fn run_of(statuses: &[CaseStatus], quarantined: bool) -> Run {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        for (i, status) in statuses.iter().enumerate() {
+            suite.cases.push(Case { name: format!("t{i}"), status: *status, quarantined, ..Case::default() });
+        }
+        suite.finalize_cases();
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    #[test]
+    fn history_is_trimmed_to_the_window_and_a_quarantined_case_can_leave_after_it() {
+        let mut run = run_of(&[CaseStatus::Passed], true);
+        record(&mut run, Past::default());
+        for _ in 0..KEEP + 5 {
+            let past = Past::of_baseline(&run);
+            let mut next = run_of(&[CaseStatus::Passed], true);
+            record(&mut next, past);
+            run = next;
+        }
+        let history = run.history.as_ref().unwrap();
+        assert_eq!(history.runs.len(), KEEP);
+        assert_eq!(history.cases["s"], "p".repeat(KEEP));
+        let sections = sections(&run, 10);
+        assert_eq!(sections.quarantined_count, 1);
+        assert!(sections.quarantined[0].can_leave);
+        assert_eq!(sections.runs, KEEP);
+    }
+
+    #[test]
+    fn a_history_that_does_not_fit_its_suite_starts_over() {
+        let mut base = run_of(&[CaseStatus::Failed, CaseStatus::Passed], false);
+        record(&mut base, Past::default());
+        base.history.as_mut().unwrap().cases.insert("s".into(), "f".into());
+        assert!(Past::of_baseline(&base).cases.is_empty());
+        // Unknown letters drop the token only.
+        base.history.as_mut().unwrap().cases.insert("s".into(), "x p".into());
+        assert_eq!(Past::of_baseline(&base).cases.len(), 1);
+    }
+
+    #[test]
+    fn before_drops_the_runs_own_entry() {
+        let mut base = run_of(&[CaseStatus::Failed], false);
+        record(&mut base, Past::default());
+        let mut run = run_of(&[CaseStatus::Passed], false);
+        record(&mut run, Past::of_baseline(&base));
+        let before = Past::before(&run);
+        assert_eq!(before.runs.len(), 1);
+        assert_eq!(before.cases.values().next().map(String::as_str), Some("f"));
+    }
+}

@@ -25,6 +25,7 @@ pub(crate) mod net;
 pub mod pipeline;
 pub mod plan;
 pub mod publish;
+pub mod quarantine;
 pub mod report;
 pub mod runners;
 pub mod score;

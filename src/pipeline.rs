@@ -25,6 +25,8 @@ pub struct Prepared {
     pub exec: ExecContext,
     /// `--shard K/N`, recorded on every suite so `fcorr merge` can join the parts.
     pub shard: Option<crate::shard::Shard>,
+    /// Cases whose failures fail no gate.
+    pub quarantine: crate::quarantine::Quarantine,
 }
 
 impl Prepared {
@@ -125,7 +127,8 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
         config.report.formats.retain(|f| !f.is_empty());
     }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
-    Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard })
+    let quarantine = crate::quarantine::Quarantine::load(&config, &plans)?;
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard, quarantine })
 }
 
 /// A usage-style error about a config value, placed at its line when it came from a file.
@@ -155,7 +158,23 @@ pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
         suites.iter_mut().for_each(|s| s.shard = Some(shard.to_string()));
     }
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
-    Run::assemble(suites, started, Some(prepared.config.hash()), git)
+    let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
+    prepared.quarantine.mark(&mut run);
+    run
+}
+
+/// Compares the run with its baseline, when there is one, and carries the baseline's history
+/// forward by this run (a run without a baseline starts its history).
+pub fn compare_and_carry(run: &mut Run, baseline: Option<crate::baseline::Baseline>) {
+    let past = match baseline {
+        Some(base) => {
+            let past = crate::history::Past::of_baseline(&base.run);
+            run.comparison = Some(crate::compare::compare(run, &base.run, base.info));
+            past
+        }
+        None => crate::history::Past::default(),
+    };
+    crate::history::record(run, past);
 }
 
 /// Sets the run's verdict from the prepared gates. Call once, after any comparison.

@@ -34,6 +34,8 @@ pub struct SuitePlan {
     pub origin: Option<Origin>,
     /// The runner's own plan (its `SuiteRunner::Plan`).
     pub settings: KindPlan,
+    /// The suite's own `quarantine` entries (the top-level ones apply to every suite).
+    pub quarantine: Vec<String>,
 }
 
 /// Command-line settings that override the config file.
@@ -150,6 +152,7 @@ pub fn plan_shared(
         weights: suite.weights,
         origin: suite.origin.clone(),
         settings: KindPlan::new(()),
+        quarantine: suite.quarantine.clone(),
     })
 }
 

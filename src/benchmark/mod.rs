@@ -492,6 +492,7 @@ impl TaskRunner<'_> {
             weights: Default::default(),
             origin: None,
             settings: KindPlan::new(project.clone()),
+            quarantine: Vec::new(),
         };
         (suite, project)
     }

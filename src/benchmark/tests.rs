@@ -27,6 +27,7 @@ fn suite_plan(id: &str) -> SuitePlan {
         weights: Weights::default(),
         origin: None,
         settings: KindPlan::new(()),
+        quarantine: Vec::new(),
     }
 }
 

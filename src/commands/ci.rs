@@ -358,9 +358,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
     let base = resolve_baseline(&source, ctx.as_ref(), &artifact, depth);
     crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &prepared.config.report.timing());
-    if let Some(base) = base {
-        run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
-    }
+    pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
     // Judged once, after the comparison the regression gate needs.
     pipeline::judge(&mut run, &prepared);
 

@@ -36,6 +36,13 @@ pub struct ImportArgs {
     /// Scoring policy: strict, pass-rate, weighted.
     #[arg(long, value_parser = parse_policy)]
     pub policy: Option<Policy>,
+    /// Earlier results to compare with and to carry history from: a results.json, its
+    /// directory or a zip; `github` (the base commit's artifact, named by --artifact-name); `none`.
+    #[arg(long, value_name = "SOURCE")]
+    pub baseline: Option<String>,
+    /// Name of the baseline artifact for `--baseline github`.
+    #[arg(long, value_name = "NAME", default_value = crate::github::baseline::DEFAULT_ARTIFACT)]
+    pub artifact_name: String,
     #[command(flatten)]
     pub judge: JudgeArgs,
     /// Print phase timings to stderr (`phases: parse=…s report=…s total=…s`), for benchmarks.
@@ -102,7 +109,18 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let git = crate::git::info(&cwd);
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
-    crate::report::slowest::attach(&mut run, None, &config.report.timing());
+    // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
+    let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
+    let ctx =
+        if source == crate::github::baseline::Source::Github { crate::commands::ci::github_context(None) } else { None };
+    let base = crate::commands::ci::resolve_baseline(
+        &source,
+        ctx.as_ref(),
+        &args.artifact_name,
+        crate::github::baseline::DEFAULT_DEPTH,
+    );
+    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &config.report.timing());
+    crate::pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
     run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
 
     let report_started = Instant::now();

@@ -65,14 +65,17 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
         }
     }
 
-    let mut run = merge(inputs);
+    let (mut run, parts_past) = merge(inputs);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
     let ctx = if source == Source::Github { ci::github_context(None) } else { None };
     let base = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
     crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &defaults.report.timing());
-    if let Some(base) = base {
-        run.comparison = Some(crate::compare::compare(&run, &base.run, base.info));
+    match base {
+        // The merged baseline's history is this merged run's past...
+        Some(base) => crate::pipeline::compare_and_carry(&mut run, Some((base.run, base.info))),
+        // ...else the parts' pasts, each without the part's own outcome, so nothing counts twice.
+        None => crate::history::record(&mut run, parts_past),
     }
     run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);
 
@@ -160,8 +163,9 @@ fn labels_of(paths: &[PathBuf], cwd: &Path) -> Vec<String> {
     labels
 }
 
-/// One run from several; scores are kept per suite and combined again.
-fn merge(inputs: Vec<Input>) -> Run {
+/// One run from several (scores are kept per suite and combined again), and the history the
+/// parts started from.
+fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     let mut uses: HashMap<String, usize> = HashMap::new();
     for input in &inputs {
         if let Ok(run) = &input.run {
@@ -180,9 +184,11 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut config_hashes = Vec::new();
     let mut suites = Vec::new();
     let mut shard_parts = Vec::new();
+    let mut past = crate::history::Past::default();
     for input in inputs {
         match input.run {
             Ok(run) => {
+                let mut part_past = crate::history::Past::before(&run);
                 git = git.or(run.git);
                 if !config_hashes.contains(&run.config_hash) {
                     config_hashes.push(run.config_hash);
@@ -195,11 +201,15 @@ fn merge(inputs: Vec<Input>) -> Run {
                     if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
                         suite.id = format!("{}/{}", input.label, suite.id);
                         suite.name = format!("{}/{}", input.label, suite.name);
-                        // Case ids include the suite id; they must follow it.
+                        // Case ids include the suite id; they must follow it, and so must history.
+                        let old: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
                         suite.finalize_cases();
+                        let new: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+                        part_past.rename(&old, &new);
                     }
                     suites.push(suite);
                 }
+                past.join(part_past);
             }
             Err(message) => suites.push(unreadable_suite(&input.label, &input.path, message)),
         }
@@ -216,7 +226,7 @@ fn merge(inputs: Vec<Input>) -> Run {
         run.finished_at = crate::model::rfc3339(finished);
         run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
     }
-    run
+    (run, past)
 }
 
 /// A source that could not be read stays in the view as an error suite, so the gate sees it.
@@ -273,7 +283,7 @@ mod tests {
             let run = Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None);
             Input { path: PathBuf::from(format!("{label}/results.json")), label: label.into(), run: Ok(run) }
         };
-        let run = merge(vec![
+        let (run, _) = merge(vec![
             input(
                 "s1",
                 vec![

@@ -29,6 +29,7 @@ const EMBEDDED: &[(&str, &str)] = &[
     ("macros.md.j2", include_str!("../../templates/macros.md.j2")),
     ("eval.md.j2", include_str!("../../templates/eval.md.j2")),
     ("banks.md.j2", include_str!("../../templates/banks.md.j2")),
+    ("history.md.j2", include_str!("../../templates/history.md.j2")),
 ];
 
 /// The embedded default template of that name.
@@ -39,6 +40,9 @@ pub fn embedded_template(name: &str) -> Option<&'static str> {
 /// Least size a listed case takes in any sensible template; a level that would list more cases
 /// than `limit / MIN_CASE_SIZE` cannot fit and is skipped without rendering it.
 const MIN_CASE_SIZE: usize = 40;
+
+/// Most cases listed in each history section (flaky, quarantined, still failing).
+const HISTORY_LISTED: usize = 50;
 
 /// Room per failure in the short failure list: a failure with a message and a trace excerpt.
 const SHORT_LIST_CASE_SIZE: usize = 1_000;
@@ -788,6 +792,7 @@ fn context(
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
         banks => crate::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
+        history => Value::from(Serde(crate::history::sections(run, max.min(HISTORY_LISTED)))),
         env => minijinja::context! {
             repository => env.repository.as_deref(),
             run_url => env.run_url.as_deref().and_then(filters::safe_url),

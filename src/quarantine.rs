@@ -1,0 +1,211 @@
+//! Quarantine: tests known to be broken or flaky, listed by case id or name glob in
+//! `fcorr.toml` (top level, per suite) or a `quarantine-file`. Their failures stay in every
+//! report and in the score shown, but no gate (strict, critical, regression, score) counts them.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+
+use globset::{Glob, GlobMatcher};
+
+use crate::config::{Config, Weights};
+use crate::errors::ConfigError;
+use crate::model::{Case, CaseStatus, Counts, Policy, Run, Score, SuiteStatus};
+use crate::plan::SuitePlan;
+
+/// One entry: an exact case id, or a glob over the case's names.
+#[derive(Debug, Clone)]
+enum Entry {
+    Id(String),
+    Glob(GlobMatcher),
+}
+
+impl Entry {
+    /// 16 hex digits (and `#n`) is a case id; anything else a glob (`*` crosses `/` and `.`).
+    fn parse(text: &str) -> Result<Entry, String> {
+        let hex = text.split('#').next().unwrap_or("");
+        if hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Entry::Id(text.to_ascii_lowercase()));
+        }
+        Glob::new(text)
+            .map(|g| Entry::Glob(g.compile_matcher()))
+            .map_err(|e| format!("`{text}` is not a valid glob: {e}"))
+    }
+
+    fn matches(&self, case: &Case) -> bool {
+        match self {
+            Entry::Id(id) => case.id == *id,
+            Entry::Glob(glob) => names(case).iter().any(|n| glob.is_match(n)),
+        }
+    }
+}
+
+/// The names a glob is tried against: the bare name, and the name qualified by its class
+/// (`Class.name`, `Class::name`) and by its file (`file::name`), as tools print them.
+fn names(case: &Case) -> Vec<String> {
+    let mut names = vec![case.name.clone()];
+    if let Some(class) = &case.classname {
+        names.push(format!("{class}.{}", case.name));
+        names.push(format!("{class}::{}", case.name));
+    }
+    if let Some(file) = &case.file {
+        names.push(format!("{file}::{}", case.name));
+    }
+    names
+}
+
+/// Every quarantine entry of a configuration, by where it applies.
+#[derive(Debug, Clone, Default)]
+pub struct Quarantine {
+    everywhere: Vec<Entry>,
+    by_suite: HashMap<String, Vec<Entry>>,
+}
+
+impl Quarantine {
+    /// Reads the top-level `quarantine`, the `quarantine-file` and each planned suite's own list.
+    /// A bad glob or an unreadable file is a configuration error naming the file and line.
+    pub fn load(config: &Config, plans: &[SuitePlan]) -> Result<Quarantine, ConfigError> {
+        let file = config.source.as_deref().unwrap_or(Path::new("fcorr.toml"));
+        let mut everywhere = Vec::new();
+        for (i, text) in config.quarantine.iter().enumerate() {
+            everywhere.push(
+                Entry::parse(text.trim())
+                    .map_err(|e| ConfigError::new(file, config.spans.at(&format!("quarantine.{i}")), e))?,
+            );
+        }
+        if let Some(list) = &config.quarantine_file {
+            let path = config.base_dir.join(list);
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                ConfigError::new(
+                    file,
+                    config.spans.at("quarantine-file"),
+                    format!(
+                        "`quarantine-file`: cannot read {}: {e} (paths are relative to the config file)",
+                        path.display()
+                    ),
+                )
+            })?;
+            for (n, line) in text.lines().enumerate() {
+                let line =
+                    line.split_once('#').filter(|(_, rest)| !looks_like_id_suffix(rest)).map_or(line, |(l, _)| l);
+                let line = line.trim();
+                if line.is_empty() {
+                    continue;
+                }
+                everywhere.push(Entry::parse(line).map_err(|e| ConfigError::new(&path, (n + 1, 1), e))?);
+            }
+        }
+        let mut by_suite = HashMap::new();
+        for plan in plans.iter().filter(|p| !p.quarantine.is_empty()) {
+            let mut entries = Vec::new();
+            for text in &plan.quarantine {
+                let entry = Entry::parse(text.trim()).map_err(|e| {
+                    let line = plan.origin.as_ref().map_or(0, |o| o.line);
+                    ConfigError::new(file, (line, 1), format!("suite {}: `quarantine`: {e}", plan.name))
+                })?;
+                entries.push(entry);
+            }
+            by_suite.insert(plan.id.clone(), entries);
+        }
+        Ok(Quarantine { everywhere, by_suite })
+    }
+
+    /// True when nothing is quarantined.
+    pub fn is_empty(&self) -> bool {
+        self.everywhere.is_empty() && self.by_suite.is_empty()
+    }
+
+    /// Marks every case an entry matches (`Case::quarantined`).
+    pub fn mark(&self, run: &mut Run) {
+        if self.is_empty() {
+            return;
+        }
+        for suite in &mut run.suites {
+            let own = self.by_suite.get(&suite.id).map(Vec::as_slice).unwrap_or(&[]);
+            for case in &mut suite.cases {
+                case.quarantined = self.everywhere.iter().chain(own).any(|e| e.matches(case));
+            }
+        }
+    }
+}
+
+/// `#` starts a comment in a quarantine file, except in an id's `#n` suffix (`0123…cdef#2`).
+fn looks_like_id_suffix(rest: &str) -> bool {
+    let digits = rest.trim_end();
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Quarantined cases that failed in this run.
+pub fn failures(run: &Run) -> usize {
+    run.suites.iter().flat_map(|s| &s.cases).filter(|c| c.quarantined && c.status.is_failure()).count()
+}
+
+/// The run as the gates judge it: quarantined failures count as skipped, suites are scored again
+/// under their own policy and threshold, and the comparison forgets their new failures and
+/// moves the score delta by what they cost. Borrowed when nothing quarantined failed.
+pub fn gate_view(run: &Run) -> Cow<'_, Run> {
+    if failures(run) == 0 {
+        return Cow::Borrowed(run);
+    }
+    let mut view = run.clone();
+    for suite in &mut view.suites {
+        let mut excused = false;
+        for case in suite.cases.iter_mut().filter(|c| c.quarantined && c.status.is_failure()) {
+            case.status = CaseStatus::Skipped;
+            excused = true;
+        }
+        if !excused {
+            continue;
+        }
+        suite.counts = Counts::of(&suite.cases);
+        // The failing exit status came from the quarantined cases when no other case failed.
+        if suite.status == SuiteStatus::Failed && suite.counts.failures() == 0 && suite.counts.ran() > 0 {
+            suite.status = SuiteStatus::Passed;
+        }
+        let weights = weights_of(&suite.score);
+        suite.score = crate::score::score_suite(suite, suite.score.policy, suite.score.threshold, &weights);
+    }
+    crate::score::summarize(&mut view);
+    if let Some(comparison) = &mut view.comparison {
+        let excused: std::collections::HashSet<(&str, &str)> = run
+            .suites
+            .iter()
+            .flat_map(|s| s.cases.iter().filter(|c| c.quarantined).map(move |c| (s.id.as_str(), c.id.as_str())))
+            .collect();
+        comparison.cases.retain(|x| {
+            x.change != crate::compare::Change::NewFailure
+                || !excused.contains(&(x.suite_id.as_str(), x.case_id.as_str()))
+        });
+        if let (Some(delta), Some(shown), Some(gated)) = (comparison.score_delta, run.score, view.score) {
+            comparison.score_delta = Some(crate::score::round2(delta + gated - shown));
+        }
+    }
+    Cow::Owned(view)
+}
+
+/// The weights a weighted score was computed with, read back from its components (the default
+/// runtime decay when no runtime error revealed it).
+fn weights_of(score: &Score) -> Weights {
+    let mut weights = Weights::default();
+    if score.policy != Policy::Weighted {
+        return weights;
+    }
+    for c in &score.components {
+        match c.name.as_str() {
+            "build" => weights.build = c.weight,
+            "tests" => weights.tests = c.weight,
+            "runtime" => {
+                weights.runtime = c.weight;
+                let errors: Option<f64> =
+                    c.detail.as_deref().and_then(|d| d.split_whitespace().next()).and_then(|n| n.parse().ok());
+                if let Some(errors) = errors.filter(|e| *e > 0.0)
+                    && c.value > 0.0
+                {
+                    weights.runtime_decay = (1.0 - c.value) / errors;
+                }
+            }
+            _ => {}
+        }
+    }
+    weights
+}
