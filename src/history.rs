@@ -12,6 +12,11 @@ use crate::model::{CaseStatus, Run};
 /// Runs kept: per case and in the run-level series.
 pub const KEEP: usize = 20;
 
+/// Most cases in each derived list (`flaky`, `failing`): on 100,000 cases with random failures
+/// the full lists alone would cost more than the 4 bytes per case per run the history may add.
+/// The letters in `cases` still hold every case; `*_total` counts them all.
+pub const LISTED: usize = 100;
+
 /// The recent past of a run, this run included (top-level `history` in results.json).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct History {
@@ -24,12 +29,24 @@ pub struct History {
     /// `F` flaky (failed, then passed on a retry). See docs/results-schema.md.
     #[serde(default)]
     pub cases: BTreeMap<String, String>,
-    /// Cases whose letters show flakiness (derived from `cases`, for readers that do not decode).
+    /// Cases whose letters show flakiness (derived from `cases`, for readers that do not
+    /// decode), in suite and case order, at most [`LISTED`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flaky: Vec<FlakyCase>,
-    /// Cases failing now that also failed in the run before (derived from `cases`).
+    /// How many cases show flakiness, listed or not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub flaky_total: u64,
+    /// Cases failing now that also failed in the run before (derived from `cases`), at most
+    /// [`LISTED`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub failing: Vec<FailingCase>,
+    /// How many cases stay red, listed or not.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub failing_total: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One run in the run-level series.
@@ -225,6 +242,7 @@ pub fn record(run: &mut Run, past: Past) {
     let mut cases = BTreeMap::new();
     let mut flaky = Vec::new();
     let mut failing = Vec::new();
+    let (mut flaky_total, mut failing_total) = (0, 0);
     for suite in &run.suites {
         let mut text = String::with_capacity(suite.cases.len() * 4);
         for (i, case) in suite.cases.iter().enumerate() {
@@ -237,7 +255,10 @@ pub fn record(run: &mut Run, past: Past) {
             text.push_str(before);
             text.push(letter(case.status));
             let letters = &text[text.len() - before.len() - 1..];
-            if let Some((failed, ran)) = flake(letters) {
+            if flake(letters).is_some() {
+                flaky_total += 1;
+            }
+            if let Some((failed, ran)) = flake(letters).filter(|_| flaky.len() < LISTED) {
                 flaky.push(FlakyCase {
                     suite_id: suite.id.clone(),
                     case_id: case.id.clone(),
@@ -249,7 +270,10 @@ pub fn record(run: &mut Run, past: Past) {
                     newly: !before.is_empty() && flake(before).is_none(),
                 });
             }
-            if let Some((streak, start)) = red_streak(letters) {
+            if red_streak(letters).is_some() {
+                failing_total += 1;
+            }
+            if let Some((streak, start)) = red_streak(letters).filter(|_| failing.len() < LISTED) {
                 // Letter `start` of the case lines up with run `start` of the last `len` runs.
                 let at = runs.len().checked_sub(letters.len() - start);
                 let first = at.and_then(|i| runs.get(i));
@@ -266,7 +290,7 @@ pub fn record(run: &mut Run, past: Past) {
         }
         cases.insert(suite.id.clone(), text);
     }
-    run.history = Some(History { runs, cases, flaky, failing });
+    run.history = Some(History { runs, cases, flaky, flaky_total, failing, failing_total });
 }
 
 /// `(failed, ran)` when the letters show flakiness: a retry that passed (`F`), or an outcome
@@ -495,6 +519,15 @@ mod tests {
         // Unknown letters drop the token only.
         base.history.as_mut().unwrap().cases.insert("s".into(), "x p".into());
         assert_eq!(Past::of_baseline(&base).cases.len(), 1);
+    }
+
+    #[test]
+    fn derived_lists_are_capped_and_counted_in_full() {
+        let statuses = vec![CaseStatus::Flaky; LISTED + 50];
+        let mut run = run_of(&statuses, false);
+        record(&mut run, Past::default());
+        let history = run.history.unwrap();
+        assert_eq!((history.flaky.len(), history.flaky_total), (LISTED, (LISTED + 50) as u64));
     }
 
     #[test]

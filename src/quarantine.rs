@@ -209,3 +209,60 @@ fn weights_of(score: &Score) -> Weights {
     }
     weights
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::BaselineInfo;
+    use crate::gate::{self, Gate};
+    use crate::model::{Outcome, Suite, SuiteKind};
+
+    /// A pass-rate suite of two cases: `a` passes, `b` has `b_status`.
+    fn run_with(b_status: CaseStatus, quarantined: bool) -> Run {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        suite.cases.push(Case { name: "a".into(), status: CaseStatus::Passed, ..Case::default() });
+        suite.cases.push(Case { name: "b".into(), status: b_status, quarantined, ..Case::default() });
+        suite.finalize_cases();
+        suite.status = if b_status.is_failure() { SuiteStatus::Failed } else { SuiteStatus::Passed };
+        suite.score = crate::score::score_suite(&suite, Policy::PassRate, 100.0, &Weights::default());
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    fn info() -> BaselineInfo {
+        BaselineInfo {
+            source: "file:x".into(),
+            commit: None,
+            url: None,
+            started_at: None,
+            commits_behind: 0,
+            conclusion: None,
+        }
+    }
+
+    #[test]
+    fn a_quarantined_new_failure_is_no_regression_but_an_unquarantined_one_is() {
+        let base = run_with(CaseStatus::Passed, false);
+        let gates = [Gate::Strict, Gate::Regression, Gate::ScoreBelow(100.0)];
+        for (quarantined, expected) in [(true, Outcome::Pass), (false, Outcome::Fail)] {
+            let mut run = run_with(CaseStatus::Failed, quarantined);
+            run.comparison = Some(crate::compare::compare(&run, &base, info()));
+            // The score shown keeps the failure either way.
+            assert_eq!(run.score, Some(50.0));
+            let verdict = gate::judge(&run, &gates, 0.5);
+            assert_eq!(verdict.outcome, expected, "{verdict:?}");
+        }
+    }
+
+    #[test]
+    fn weighted_scores_are_rescored_with_their_own_weights() {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        suite.cases.push(Case { name: "a".into(), status: CaseStatus::Failed, ..Case::default() });
+        suite.finalize_cases();
+        suite.status = SuiteStatus::Failed;
+        let weights = Weights { build: 10.0, tests: 80.0, runtime: 10.0, runtime_decay: 0.3 };
+        suite.score = crate::score::score_suite(&suite, Policy::Weighted, 90.0, &weights);
+        let read = weights_of(&suite.score);
+        assert_eq!((read.build, read.tests, read.runtime), (10.0, 80.0, 10.0));
+        assert!((read.runtime_decay - 0.3).abs() < 1e-9);
+    }
+}
