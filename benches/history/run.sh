@@ -14,8 +14,8 @@ trap 'rm -rf "$work"' EXIT
 machine_line
 echo "cases: $CASES, chained runs: $RUNS, binary: $FCORR_BIN"
 echo
-echo "| runs kept | cases | results.json bytes | history bytes | history.cases bytes | bytes/case/run (history) | bytes/case/run (cases only) |"
-echo "|--:|--:|--:|--:|--:|--:|--:|"
+echo "| runs kept | cases | results.json bytes | history bytes | history.cases bytes | bytes/case/run (history) | bytes/case/run (cases only) | id-keyed alternative bytes/case/run |"
+echo "|--:|--:|--:|--:|--:|--:|--:|--:|"
 for r in $(seq 1 "$RUNS"); do
   python3 "$ROOT/benches/history/gen.py" "$work/r$r.xml" --cases "$CASES" --run "$r"
   base=()
