@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 pub mod comparison;
+pub mod history;
 
 pub use comparison::Comparison;
 
@@ -49,7 +50,7 @@ pub struct Run {
     pub timing: Option<Timing>,
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history: Option<crate::history::History>,
+    pub history: Option<history::History>,
 }
 
 /// Where the code under test came from.

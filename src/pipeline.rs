@@ -127,7 +127,13 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
         config.report.formats.retain(|f| !f.is_empty());
     }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
-    let quarantine = crate::quarantine::Quarantine::load(&config, &plans)?;
+    let lists = plans.iter().map(|p| crate::quarantine::SuiteList {
+        id: &p.id,
+        name: &p.name,
+        entries: &p.quarantine,
+        line: p.origin.as_ref().map_or(0, |o| o.line),
+    });
+    let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
     Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard, quarantine })
 }
 
@@ -163,13 +169,13 @@ pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
     run
 }
 
-/// Compares the run with its baseline, when there is one, and carries the baseline's history
-/// forward by this run (a run without a baseline starts its history).
-pub fn compare_and_carry(run: &mut Run, baseline: Option<crate::baseline::Baseline>) {
+/// Compares the run with its baseline run, when there is one, and carries the baseline's
+/// history forward by this run (a run without a baseline starts its history).
+pub fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::BaselineInfo)>) {
     let past = match baseline {
-        Some(base) => {
-            let past = crate::history::Past::of_baseline(&base.run);
-            run.comparison = Some(crate::compare::compare(run, &base.run, base.info));
+        Some((base, info)) => {
+            let past = crate::history::Past::of_baseline(&base);
+            run.comparison = Some(crate::compare::compare(run, &base, info));
             past
         }
         None => crate::history::Past::default(),

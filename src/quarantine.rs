@@ -11,7 +11,6 @@ use globset::{Glob, GlobMatcher};
 use crate::config::{Config, Weights};
 use crate::errors::ConfigError;
 use crate::model::{Case, CaseStatus, Counts, Policy, Run, Score, SuiteStatus};
-use crate::plan::SuitePlan;
 
 /// One entry: an exact case id, or a glob over the case's names.
 #[derive(Debug, Clone)]
@@ -54,6 +53,16 @@ fn names(case: &Case) -> Vec<String> {
     names
 }
 
+/// One suite's own `quarantine` list, as planned (the plan stage knows suite ids).
+#[derive(Debug, Clone, Copy)]
+pub struct SuiteList<'a> {
+    pub id: &'a str,
+    pub name: &'a str,
+    pub entries: &'a [String],
+    /// Line of the suite's `[[suite]]` in the config file (0: unknown).
+    pub line: usize,
+}
+
 /// Every quarantine entry of a configuration, by where it applies.
 #[derive(Debug, Clone, Default)]
 pub struct Quarantine {
@@ -64,7 +73,10 @@ pub struct Quarantine {
 impl Quarantine {
     /// Reads the top-level `quarantine`, the `quarantine-file` and each planned suite's own list.
     /// A bad glob or an unreadable file is a configuration error naming the file and line.
-    pub fn load(config: &Config, plans: &[SuitePlan]) -> Result<Quarantine, ConfigError> {
+    pub fn load<'a>(
+        config: &Config,
+        suites: impl IntoIterator<Item = SuiteList<'a>>,
+    ) -> Result<Quarantine, ConfigError> {
         let file = config.source.as_deref().unwrap_or(Path::new("fcorr.toml"));
         let mut everywhere = Vec::new();
         for (i, text) in config.quarantine.iter().enumerate() {
@@ -96,16 +108,15 @@ impl Quarantine {
             }
         }
         let mut by_suite = HashMap::new();
-        for plan in plans.iter().filter(|p| !p.quarantine.is_empty()) {
+        for suite in suites.into_iter().filter(|s| !s.entries.is_empty()) {
             let mut entries = Vec::new();
-            for text in &plan.quarantine {
+            for text in suite.entries {
                 let entry = Entry::parse(text.trim()).map_err(|e| {
-                    let line = plan.origin.as_ref().map_or(0, |o| o.line);
-                    ConfigError::new(file, (line, 1), format!("suite {}: `quarantine`: {e}", plan.name))
+                    ConfigError::new(file, (suite.line, 1), format!("suite {}: `quarantine`: {e}", suite.name))
                 })?;
                 entries.push(entry);
             }
-            by_suite.insert(plan.id.clone(), entries);
+            by_suite.insert(suite.id.to_string(), entries);
         }
         Ok(Quarantine { everywhere, by_suite })
     }
@@ -173,7 +184,7 @@ pub fn gate_view(run: &Run) -> Cow<'_, Run> {
             .flat_map(|s| s.cases.iter().filter(|c| c.quarantined).map(move |c| (s.id.as_str(), c.id.as_str())))
             .collect();
         comparison.cases.retain(|x| {
-            x.change != crate::compare::Change::NewFailure
+            x.change != crate::model::comparison::Change::NewFailure
                 || !excused.contains(&(x.suite_id.as_str(), x.case_id.as_str()))
         });
         if let (Some(delta), Some(shown), Some(gated)) = (comparison.score_delta, run.score, view.score) {
