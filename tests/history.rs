@@ -128,6 +128,16 @@ fn three_chained_runs_carry_history_flake_rate_and_failing_since() {
     let short2 = &sha2[..7];
     assert!(comment.contains(&format!("`test_broken`: failing for 2 runs, since `{short2}`")), "{comment}");
     insta::assert_snapshot!("history_sections_chained", sections(&comment));
+
+    // The history validates against the published schema.
+    let schema: serde_json::Value = serde_json::from_str(&fcorr::commands::schema::schema_json()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("out3/results.json")).unwrap()).unwrap();
+    let errors: Vec<String> =
+        validator.iter_errors(&written).map(|e| format!("{e} at {}", e.instance_path())).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(written["history"]["cases"]["app"].is_string());
 }
 
 #[test]
