@@ -111,8 +111,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
-    let ctx =
-        if source == crate::github::baseline::Source::Github { crate::commands::ci::github_context(None) } else { None };
+    let ctx = if source == crate::github::baseline::Source::Github {
+        crate::commands::ci::github_context(None)
+    } else {
+        None
+    };
     let base = crate::commands::ci::resolve_baseline(
         &source,
         ctx.as_ref(),
