@@ -102,6 +102,8 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
         select: args.select.clone(),
         shard: args.shard,
         no_cache: args.no_cache,
+        retries: args.retries,
+        retries_policy: args.retries_policy,
     };
     let out_dir = match (&args.out, &config.run.out) {
         (Some(out), _) => cwd.join(out),

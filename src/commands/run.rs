@@ -71,6 +71,12 @@ pub struct RunArgs {
     /// Colors: auto, always, never (NO_COLOR is respected in auto).
     #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
     pub color: Option<String>,
+    /// Rerun failed tests up to N times after the test phase (project suites; overrides `retries`).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// What a test that passed only on a retry counts as: pass-on-retry (default, shown as flaky) or fail.
+    #[arg(long, value_name = "POLICY", value_parser = crate::execute::retry::RetryPolicy::parse)]
+    pub retries_policy: Option<crate::execute::retry::RetryPolicy>,
 }
 
 /// Parses a policy name.

@@ -5,6 +5,7 @@
 //! a hung test becomes that suite's status and error, and the other suites carry on.
 
 pub mod process;
+pub mod retry;
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -235,6 +236,7 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
     let mut stdout_file: Option<PathBuf> = None;
     let mut blocked: Option<&'static str> = None;
     let mut last_test_outcome: Option<Outcome> = None;
+    let mut test_phase: Option<(PhasePlan, Duration)> = None;
 
     for phase_plan in &phases {
         let kind = phase_plan.kind;
@@ -311,6 +313,8 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
                 blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
+                test_phase =
+                    Some((phase_plan.clone(), timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
                 test_reports = phase_plan.reports.clone();
                 stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
                 last_test_outcome = Some(outcome);
@@ -345,6 +349,22 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         let collected = ecosystem.collect(&collect_ctx);
         apply_collected(&mut suite, collected, Some(&outcome));
         flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
+        // Only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque.
+        if let Some((test, budget)) = test_phase.filter(|_| project.commands.test.is_none()) {
+            let run = retry::RetryRun {
+                ecosystem: ecosystem.as_ref(),
+                test: &test,
+                root: &root,
+                work_dir: &work_dir,
+                suite_id: &plan.id,
+                budget,
+                grace: ctx.grace,
+                project,
+                log: &log,
+                sink,
+            };
+            retry::retry_failed(&mut suite, &run, project.retries, project.retries_policy);
+        }
     } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError {
@@ -763,6 +783,8 @@ mod tests {
             reports: Vec::new(),
             copy_from: Vec::new(),
             run_script_steps: false,
+            retries: 0,
+            retries_policy: Default::default(),
         }
     }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::collect::ReportSpec;
 use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
 use crate::errors::{ConfigError, PlanError};
+use crate::execute::retry::RetryPolicy;
 use crate::model::{Suite, SuiteKind};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
@@ -45,6 +46,13 @@ pub struct ProjectConfig {
     /// Not serialised when false, so the configuration hash of existing suites is unchanged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub run_script_steps: bool,
+    /// Reruns of the failed tests after the test phase (default 0). Not serialised when unset,
+    /// so the configuration hash of existing suites is unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// What a test that passed only on a retry counts as: `pass-on-retry` (default) or `fail`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries_policy: Option<RetryPolicy>,
 }
 
 /// A project suite, resolved.
@@ -64,6 +72,9 @@ pub struct ProjectPlan {
     pub copy_from: Vec<PathBuf>,
     /// `run-script-steps`: run a node `test` script's non-framework steps too.
     pub run_script_steps: bool,
+    /// Reruns of the failed tests (`--retries`, else `retries`).
+    pub retries: u32,
+    pub retries_policy: RetryPolicy,
 }
 
 /// Resolved per-phase timeouts.
@@ -153,6 +164,8 @@ impl SuiteRunner for Project {
                 .collect(),
             copy_from: Vec::new(),
             run_script_steps: config.run_script_steps,
+            retries: ctx.overrides.retries.or(config.retries).unwrap_or(0),
+            retries_policy: ctx.overrides.retries_policy.or(config.retries_policy).unwrap_or_default(),
         })
     }
 
