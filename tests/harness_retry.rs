@@ -183,3 +183,49 @@ fn cargo_retries_rerun_failed_tests_per_target_by_exact_name() {
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 }
+
+/// `fcorr run --retries 2` on a JavaScript fixture in place: its node_modules come from fcorr's
+/// own install phase (`npm ci` from the fixture's lockfile), shared by every run, like the
+/// js-* fixtures; the state directory is a fresh temporary one.
+fn check_js(name: &str) {
+    let want = expected(name);
+    let state = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let output = fcorr()
+        .arg("run")
+        .arg(fixture(name))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--json")
+        .args(["--retries", "2"])
+        .env("FCORR_FLAKY_STATE", state.path())
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    assert_eq!(runs(state.path()), expected_runs(&want), "{suite:#?}");
+    assert_after_retries(suite, &want, |c| c.name.clone());
+    assert_attempt_summaries(suite, &want);
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+    assert_eq!((suite.counts.passed, suite.counts.flaky, suite.counts.failed), (2, 1, 1));
+}
+
+#[test]
+fn jest_retries_select_by_file_and_anchored_full_name() {
+    check_js("flaky-jest");
+}
+
+#[test]
+fn vitest_retries_select_by_file_and_anchored_full_name() {
+    check_js("flaky-vitest");
+}
+
+#[test]
+fn mocha_retries_grep_the_escaped_full_title() {
+    check_js("flaky-mocha");
+}
+
+#[test]
+fn node_test_retries_use_an_anchored_name_pattern() {
+    check_js("flaky-node-test");
+}
