@@ -229,3 +229,15 @@ fn mocha_retries_grep_the_escaped_full_title() {
 fn node_test_retries_use_an_anchored_name_pattern() {
     check_js("flaky-node-test");
 }
+
+#[test]
+fn maven_retries_select_class_and_methods_with_surefire_dtest() {
+    let want = expected("flaky-maven");
+    let f = flaky("flaky-maven");
+    let (run, code) = run_flaky(&f, &["--retries", "2"], &[]);
+    let suite = &run.suites[0];
+    assert_eq!(runs(&f.state), expected_runs(&want), "{suite:#?}");
+    assert_after_retries(suite, &want, |c| format!("{}#{}", c.classname.as_deref().unwrap(), c.name));
+    assert_attempt_summaries(suite, &want);
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+}
