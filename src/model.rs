@@ -115,6 +115,10 @@ pub struct Suite {
     /// `K/N` when this suite ran as shard K of N (`--shard`); `fcorr merge` joins the parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// Set by `fcorr run --rerun-failed`: this suite reran only the cases that failed in the run
+    /// that started at this time; `fcorr merge` lays its outcomes over that run's suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<String>,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -874,6 +878,7 @@ impl Suite {
             log_file: None,
             usage: None,
             shard: None,
+            rerun_of: None,
         }
     }
 

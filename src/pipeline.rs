@@ -119,6 +119,10 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
     };
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, &overrides)?;
     let plans = crate::shard::select_suites(plans, args.shard);
+    let plans = match &args.rerun_failed {
+        Some(path) => crate::execute::retry::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
+        None => plans,
+    };
     let jobs = args
         .jobs
         .or(config.run.jobs)

@@ -241,3 +241,52 @@ fn maven_retries_select_class_and_methods_with_surefire_dtest() {
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 }
+
+#[test]
+fn rerun_failed_runs_only_the_failed_tests_and_merge_lays_them_over_the_original() {
+    let f = flaky("flaky-pytest");
+    let (first, code) = run_flaky(&f, &[], &[]);
+    assert_eq!(code, 1);
+    assert_eq!(first.suites[0].counts.failures(), 2);
+    // `--json` prints results.json: keep it as the first run's saved results.
+    let first_out = f.out.join("../first");
+    std::fs::create_dir_all(&first_out).unwrap();
+    std::fs::write(first_out.join("results.json"), serde_json::to_string(&first).unwrap()).unwrap();
+
+    let (rerun, code) = run_flaky(&f, &["--rerun-failed", first_out.join("results.json").to_str().unwrap()], &[]);
+    let suite = &rerun.suites[0];
+    // Only the two failed node ids ran again: each neighbour still ran once.
+    let runs = runs(&f.state);
+    assert_eq!((runs["test_flaky"], runs["test_always_fails"]), (2, 2));
+    assert_eq!((runs["test_flaky_neighbour"], runs["test_always"]), (1, 1));
+    assert_eq!(suite.rerun_of.as_deref(), Some(first.started_at.as_str()));
+    let mut names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["test_always_fails", "test_flaky"]);
+    assert_eq!(code, 1);
+
+    // Merged, the rerun's outcome wins and each case shows both runs.
+    let merged = f.out.join("../merged");
+    let output = fcorr_bin()
+        .arg("merge")
+        .arg(&first_out)
+        .arg(&f.out)
+        .arg("--out")
+        .arg(&merged)
+        .arg("--format")
+        .arg("json")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let run: Run = serde_json::from_str(&std::fs::read_to_string(merged.join("results.json")).unwrap()).unwrap();
+    assert_eq!(run.suites.len(), 1, "one suite, not the original and the rerun side by side");
+    let suite = &run.suites[0];
+    let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
+    assert_eq!((case("test_flaky").status, case("test_flaky").retries), (CaseStatus::Flaky, 1));
+    assert_eq!(case("test_flaky").attempts[0].status, CaseStatus::Failed);
+    assert_eq!((case("test_always_fails").status, case("test_always_fails").retries), (CaseStatus::Failed, 1));
+    assert!(case("test_always_fails").message.as_deref().unwrap().contains("run 2"), "the rerun's message wins");
+    assert_eq!(case("test_flaky_neighbour").status, CaseStatus::Passed);
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.flaky, suite.counts.failed), (4, 2, 1, 1));
+    assert_eq!(suite.status, SuiteStatus::Failed);
+}

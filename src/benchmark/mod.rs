@@ -480,6 +480,7 @@ impl TaskRunner<'_> {
             // A benchmark task passes or fails on one run of its tests: no retries.
             retries: 0,
             retries_policy: Default::default(),
+            rerun_only: None,
         };
         let suite = SuitePlan {
             id: id.clone(),

@@ -166,7 +166,7 @@ fn merge(inputs: Vec<Input>) -> Run {
     for input in &inputs {
         if let Ok(run) = &input.run {
             // Shard parts of one suite are joined below, not told apart.
-            for suite in run.suites.iter().filter(|s| s.shard.is_none()) {
+            for suite in run.suites.iter().filter(|s| s.shard.is_none() && s.rerun_of.is_none()) {
                 *uses.entry(suite.id.clone()).or_default() += 1;
             }
         }
@@ -180,6 +180,7 @@ fn merge(inputs: Vec<Input>) -> Run {
     let mut config_hashes = Vec::new();
     let mut suites = Vec::new();
     let mut shard_parts = Vec::new();
+    let mut reruns = Vec::new();
     for input in inputs {
         match input.run {
             Ok(run) => {
@@ -190,6 +191,10 @@ fn merge(inputs: Vec<Input>) -> Run {
                 for mut suite in run.suites {
                     if suite.shard.is_some() {
                         shard_parts.push((input.label.clone(), suite));
+                        continue;
+                    }
+                    if suite.rerun_of.is_some() {
+                        reruns.push(suite);
                         continue;
                     }
                     if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
@@ -205,6 +210,13 @@ fn merge(inputs: Vec<Input>) -> Run {
         }
     }
     suites.extend(crate::shard::join(shard_parts));
+    // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
+    for rerun in reruns {
+        match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
+            Some(original) => crate::execute::retry::overlay(original, rerun),
+            None => suites.push(rerun),
+        }
+    }
 
     let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
     let config_hash = match config_hashes.as_slice() {

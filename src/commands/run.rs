@@ -77,6 +77,10 @@ pub struct RunArgs {
     /// What a test that passed only on a retry counts as: pass-on-retry (default, shown as flaky) or fail.
     #[arg(long, value_name = "POLICY", value_parser = crate::execute::retry::RetryPolicy::parse)]
     pub retries_policy: Option<crate::execute::retry::RetryPolicy>,
+    /// Run only the tests that failed or errored in this saved results.json, per suite; `fcorr
+    /// merge` lays the outcomes over the original run.
+    #[arg(long, value_name = "RESULTS")]
+    pub rerun_failed: Option<PathBuf>,
 }
 
 /// Parses a policy name.

@@ -10,11 +10,14 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::ecosystems::{CollectContext, Ecosystem, PhasePlan};
+use crate::errors::FcorrError;
 use crate::events::{Event, EventSink};
 use crate::model::{
-    Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, Severity, Suite, SuiteError,
-    SuiteErrorKind, SuiteStatus,
+    Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, Run, Severity, Suite,
+    SuiteError, SuiteErrorKind, SuiteStatus,
 };
+use crate::plan::SuitePlan;
+use crate::runners::KindPlan;
 use crate::runners::project::ProjectPlan;
 
 use super::process::{CommandSpec, Exit, LogSink};
@@ -188,6 +191,116 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
     }
 }
 
+/// `--rerun-failed`: the cases of one suite of an earlier run to run again.
+#[derive(Debug, Clone)]
+pub struct RerunOnly {
+    pub cases: Vec<Case>,
+    /// When the earlier run started (its `started_at`): recorded as the suite's `rerun_of`.
+    pub of: String,
+}
+
+/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
+/// cases that failed or errored there. A project suite that failed with no failing case (a build
+/// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
+pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
+    let mut kept = Vec::new();
+    for mut plan in plans {
+        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
+        let Some(project) = plan.settings.get::<ProjectPlan>() else { continue };
+        if before.status == SuiteStatus::Passed {
+            continue;
+        }
+        let mut project = project.clone();
+        let cases: Vec<Case> = before.cases.iter().filter(|c| retryable(c)).cloned().collect();
+        project.rerun_only = Some(RerunOnly { cases, of: earlier.started_at.clone() });
+        plan.settings = KindPlan::new(project);
+        kept.push(plan);
+    }
+    if kept.is_empty() {
+        return Err(FcorrError::Usage(
+            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
+                .into(),
+        ));
+    }
+    Ok(kept)
+}
+
+/// `--rerun-failed`, in the test phase: the phase narrowed to the earlier run's failed cases,
+/// with a note; the ids to keep (other cases the framework reports as skipped were filtered out).
+pub(crate) fn narrow_for_rerun(
+    ecosystem: &dyn Ecosystem,
+    phase: &PhasePlan,
+    only: &RerunOnly,
+) -> Result<(PhasePlan, Vec<String>), String> {
+    if only.cases.is_empty() {
+        return Err(format!("no failing test was recorded in the run of {}: every test runs again", only.of));
+    }
+    let refs: Vec<&Case> = only.cases.iter().collect();
+    match ecosystem.rerun(phase, &refs) {
+        Some(rerun) if !rerun.selected.is_empty() => {
+            let ids = rerun.selected.iter().filter_map(|&i| only.cases.get(i)).map(|c| c.id.clone()).collect();
+            let note = format!("rerun of {} failed test(s) from the run of {}", rerun.selected.len(), only.of);
+            Ok((rerun.phase.with_note(Some(note)), ids))
+        }
+        _ => Err(format!("the {} runner cannot select single tests: every test runs again", ecosystem.name())),
+    }
+}
+
+/// `fcorr merge`: lays a `--rerun-failed` suite over the suite of the run it reran. Each rerun
+/// case's outcome wins, and its attempts list the earlier run's attempts and outcome first; a
+/// case that failed before and passes now is flaky. A suite that reran in full (it failed with
+/// no failing case) replaces the original.
+pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
+    let of = rerun.rerun_of.clone().unwrap_or_default();
+    if !original.cases.iter().any(retryable) {
+        let mut rerun = rerun;
+        rerun.rerun_of = None;
+        note(&mut rerun, Severity::Notice, format!("rerun in full by `fcorr run --rerun-failed` (run of {of})"));
+        *original = rerun;
+        return;
+    }
+    let mut replaced = 0;
+    for new in rerun.cases {
+        let Some(case) = original.cases.iter_mut().find(|c| c.id == new.id) else {
+            original.cases.push(new);
+            continue;
+        };
+        let before = case.status;
+        let mut attempts = std::mem::take(&mut case.attempts);
+        attempts.push(Attempt {
+            status: case.status,
+            duration_ms: case.duration_ms,
+            message: case.message.take(),
+            details: case.details.take(),
+        });
+        attempts.extend(new.attempts.iter().cloned());
+        *case = Case { attempts, ..new };
+        case.retries = case.attempts.len() as u32;
+        if before.is_failure() && case.status == CaseStatus::Passed {
+            case.status = CaseStatus::Flaky;
+        }
+        replaced += 1;
+    }
+    original.phases.extend(rerun.phases.into_iter().filter(|p| p.kind == PhaseKind::Test));
+    original.diagnostics.extend(rerun.diagnostics);
+    note(original, Severity::Notice, format!("{replaced} case(s) rerun by `fcorr run --rerun-failed` (run of {of})"));
+    original.counts = Counts::of(&original.cases);
+    original.duration_ms += rerun.duration_ms;
+    match rerun.status {
+        SuiteStatus::Passed | SuiteStatus::Failed if original.status == SuiteStatus::Failed => {
+            original.status = if original.counts.failures() > 0 { SuiteStatus::Failed } else { SuiteStatus::Passed };
+        }
+        SuiteStatus::Passed | SuiteStatus::Failed => {}
+        // The rerun could not prove anything (a crash, a timeout): that is what the suite says.
+        other => {
+            original.status = other;
+            original.error = rerun.error;
+        }
+    }
+    let (policy, threshold) = (original.score.policy, original.score.threshold);
+    original.score = crate::score::score_suite(original, policy, threshold, &crate::config::Weights::default());
+}
+
 /// Moves the case's current outcome into its attempts and takes the rerun's as the new one.
 fn record_attempt(case: &mut Case, new: &Case) {
     case.attempts.push(Attempt {
@@ -221,7 +334,7 @@ fn fail_flaky(case: &mut Case) {
     case.reasons.push(Reason { code: "flaky".into(), expected: None, actual: None, message: None });
 }
 
-fn note(suite: &mut Suite, severity: Severity, message: String) {
+pub(crate) fn note(suite: &mut Suite, severity: Severity, message: String) {
     suite.diagnostics.push(Diagnostic {
         severity,
         source: DiagnosticSource::Other("retry".into()),

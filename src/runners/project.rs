@@ -75,6 +75,8 @@ pub struct ProjectPlan {
     /// Reruns of the failed tests (`--retries`, else `retries`).
     pub retries: u32,
     pub retries_policy: RetryPolicy,
+    /// `--rerun-failed`: run only these cases of an earlier run.
+    pub rerun_only: Option<crate::execute::retry::RerunOnly>,
 }
 
 /// Resolved per-phase timeouts.
@@ -166,6 +168,7 @@ impl SuiteRunner for Project {
             run_script_steps: config.run_script_steps,
             retries: ctx.overrides.retries.or(config.retries).unwrap_or(0),
             retries_policy: ctx.overrides.retries_policy.or(config.retries_policy).unwrap_or_default(),
+            rerun_only: None,
         })
     }
 
