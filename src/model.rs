@@ -554,6 +554,29 @@ impl Counts {
     }
 }
 
+/// What a case that failed and then passed on a retry counts as (`retries-policy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryPolicy {
+    /// A pass, shown as `flaky` (the default, as in nextest and Surefire).
+    #[default]
+    PassOnRetry,
+    /// A failure: the case keeps every attempt and a `flaky` reason, but fails the suite
+    /// (Gradle's `failOnPassedAfterRetry`).
+    Fail,
+}
+
+impl RetryPolicy {
+    /// Parses the name written in fcorr.toml or on the command line.
+    pub fn parse(text: &str) -> Result<RetryPolicy, String> {
+        match text {
+            "pass-on-retry" => Ok(RetryPolicy::PassOnRetry),
+            "fail" => Ok(RetryPolicy::Fail),
+            other => Err(format!("unknown retries policy `{other}` (pass-on-retry, fail)")),
+        }
+    }
+}
+
 /// Scoring policy of a suite.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
 #[serde(rename_all = "kebab-case")]

@@ -120,7 +120,7 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, &overrides)?;
     let plans = crate::shard::select_suites(plans, args.shard);
     let plans = match &args.rerun_failed {
-        Some(path) => crate::execute::retry::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
+        Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
         None => plans,
     };
     let jobs = args

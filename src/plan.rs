@@ -53,7 +53,7 @@ pub struct Overrides {
     /// `--retries N`: reruns of failed tests, for every project suite.
     pub retries: Option<u32>,
     /// `--retries-policy`.
-    pub retries_policy: Option<crate::execute::retry::RetryPolicy>,
+    pub retries_policy: Option<crate::model::RetryPolicy>,
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.

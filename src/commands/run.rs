@@ -75,8 +75,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
     /// What a test that passed only on a retry counts as: pass-on-retry (default, shown as flaky) or fail.
-    #[arg(long, value_name = "POLICY", value_parser = crate::execute::retry::RetryPolicy::parse)]
-    pub retries_policy: Option<crate::execute::retry::RetryPolicy>,
+    #[arg(long, value_name = "POLICY", value_parser = crate::model::RetryPolicy::parse)]
+    pub retries_policy: Option<crate::model::RetryPolicy>,
     /// Run only the tests that failed or errored in this saved results.json, per suite; `fcorr
     /// merge` lays the outcomes over the original run.
     #[arg(long, value_name = "RESULTS")]

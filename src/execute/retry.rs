@@ -7,43 +7,15 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
 use crate::ecosystems::{CollectContext, Ecosystem, PhasePlan};
-use crate::errors::FcorrError;
 use crate::events::{Event, EventSink};
 use crate::model::{
-    Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, Run, Severity, Suite,
+    Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, RetryPolicy, Severity, Suite,
     SuiteError, SuiteErrorKind, SuiteStatus,
 };
-use crate::plan::SuitePlan;
-use crate::runners::KindPlan;
 use crate::runners::project::ProjectPlan;
 
 use super::process::{CommandSpec, Exit, LogSink};
-
-/// What a case that failed and then passed on a retry counts as (`retries-policy`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RetryPolicy {
-    /// A pass, shown as `flaky` (the default, as in nextest and Surefire).
-    #[default]
-    PassOnRetry,
-    /// A failure: the case keeps every attempt and a `flaky` reason, but fails the suite
-    /// (Gradle's `failOnPassedAfterRetry`).
-    Fail,
-}
-
-impl RetryPolicy {
-    /// Parses the name written in fcorr.toml or on the command line.
-    pub fn parse(text: &str) -> Result<RetryPolicy, String> {
-        match text {
-            "pass-on-retry" => Ok(RetryPolicy::PassOnRetry),
-            "fail" => Ok(RetryPolicy::Fail),
-            other => Err(format!("unknown retries policy `{other}` (pass-on-retry, fail)")),
-        }
-    }
-}
 
 /// Everything the retry loop needs from the suite run that came before it.
 pub(crate) struct RetryRun<'a> {
@@ -63,7 +35,7 @@ pub(crate) struct RetryRun<'a> {
 
 /// True for a case a retry may rerun: a test that failed or errored. Timeouts are not retried
 /// (the phase's budget is spent), nor synthetic cases standing for a build or package failure.
-fn retryable(case: &Case) -> bool {
+pub(crate) fn retryable(case: &Case) -> bool {
     matches!(case.status, CaseStatus::Failed | CaseStatus::Error) && !case.name.starts_with('[')
 }
 
@@ -199,32 +171,6 @@ pub struct RerunOnly {
     pub of: String,
 }
 
-/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
-/// cases that failed or errored there. A project suite that failed with no failing case (a build
-/// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
-pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
-    let mut kept = Vec::new();
-    for mut plan in plans {
-        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
-        let Some(project) = plan.settings.get::<ProjectPlan>() else { continue };
-        if before.status == SuiteStatus::Passed {
-            continue;
-        }
-        let mut project = project.clone();
-        let cases: Vec<Case> = before.cases.iter().filter(|c| retryable(c)).cloned().collect();
-        project.rerun_only = Some(RerunOnly { cases, of: earlier.started_at.clone() });
-        plan.settings = KindPlan::new(project);
-        kept.push(plan);
-    }
-    if kept.is_empty() {
-        return Err(FcorrError::Usage(
-            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
-                .into(),
-        ));
-    }
-    Ok(kept)
-}
-
 /// `--rerun-failed`, in the test phase: the phase narrowed to the earlier run's failed cases,
 /// with a note; the ids to keep (other cases the framework reports as skipped were filtered out).
 pub(crate) fn narrow_for_rerun(
@@ -249,7 +195,8 @@ pub(crate) fn narrow_for_rerun(
 /// `fcorr merge`: lays a `--rerun-failed` suite over the suite of the run it reran. Each rerun
 /// case's outcome wins, and its attempts list the earlier run's attempts and outcome first; a
 /// case that failed before and passes now is flaky. A suite that reran in full (it failed with
-/// no failing case) replaces the original.
+/// no failing case) replaces the original. The suite is scored again with the default weights
+/// (a saved run does not keep its suites' weights).
 pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
     let of = rerun.rerun_of.clone().unwrap_or_default();
     if !original.cases.iter().any(retryable) {
@@ -298,7 +245,7 @@ pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
         }
     }
     let (policy, threshold) = (original.score.policy, original.score.threshold);
-    original.score = crate::score::score_suite(original, policy, threshold, &crate::config::Weights::default());
+    original.score = crate::score::score_suite(original, policy, threshold, &Default::default());
 }
 
 /// Moves the case's current outcome into its attempts and takes the rerun's as the new one.

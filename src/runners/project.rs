@@ -9,9 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::collect::ReportSpec;
 use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
-use crate::errors::{ConfigError, PlanError};
-use crate::execute::retry::RetryPolicy;
-use crate::model::{Suite, SuiteKind};
+use crate::errors::{ConfigError, FcorrError, PlanError};
+use crate::model::{Case, RetryPolicy, Run, Suite, SuiteKind, SuiteStatus};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
 
@@ -175,6 +174,32 @@ impl SuiteRunner for Project {
     fn run(&self, suite: &SuitePlan, plan: &ProjectPlan, ctx: &RunContext<'_>) -> Suite {
         crate::execute::run_project(suite, plan, ctx.exec, ctx.events)
     }
+}
+
+/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
+/// cases that failed or errored there. A project suite that failed with no failing case (a build
+/// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
+pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
+    let mut kept = Vec::new();
+    for mut plan in plans {
+        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
+        let Some(project) = plan.settings.get::<ProjectPlan>() else { continue };
+        if before.status == SuiteStatus::Passed {
+            continue;
+        }
+        let mut project = project.clone();
+        let cases: Vec<Case> = before.cases.iter().filter(|c| crate::execute::retry::retryable(c)).cloned().collect();
+        project.rerun_only = Some(crate::execute::retry::RerunOnly { cases, of: earlier.started_at.clone() });
+        plan.settings = KindPlan::new(project);
+        kept.push(plan);
+    }
+    if kept.is_empty() {
+        return Err(FcorrError::Usage(
+            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
+                .into(),
+        ));
+    }
+    Ok(kept)
 }
 
 /// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
