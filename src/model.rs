@@ -119,6 +119,10 @@ pub struct Suite {
     /// `K/N` when this suite ran as shard K of N (`--shard`); `fcorr merge` joins the parts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<String>,
+    /// Set by `fcorr run --rerun-failed`: this suite reran only the cases that failed in the run
+    /// that started at this time; `fcorr merge` lays its outcomes over that run's suite.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun_of: Option<String>,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -557,6 +561,29 @@ impl Counts {
     }
 }
 
+/// What a case that failed and then passed on a retry counts as (`retries-policy`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RetryPolicy {
+    /// A pass, shown as `flaky` (the default, as in nextest and Surefire).
+    #[default]
+    PassOnRetry,
+    /// A failure: the case keeps every attempt and a `flaky` reason, but fails the suite
+    /// (Gradle's `failOnPassedAfterRetry`).
+    Fail,
+}
+
+impl RetryPolicy {
+    /// Parses the name written in fcorr.toml or on the command line.
+    pub fn parse(text: &str) -> Result<RetryPolicy, String> {
+        match text {
+            "pass-on-retry" => Ok(RetryPolicy::PassOnRetry),
+            "fail" => Ok(RetryPolicy::Fail),
+            other => Err(format!("unknown retries policy `{other}` (pass-on-retry, fail)")),
+        }
+    }
+}
+
 /// Scoring policy of a suite.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
 #[serde(rename_all = "kebab-case")]
@@ -881,6 +908,7 @@ impl Suite {
             log_file: None,
             usage: None,
             shard: None,
+            rerun_of: None,
         }
     }
 

@@ -104,6 +104,8 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
         select: args.select.clone(),
         shard: args.shard,
         no_cache: args.no_cache,
+        retries: args.retries,
+        retries_policy: args.retries_policy,
     };
     let out_dir = match (&args.out, &config.run.out) {
         (Some(out), _) => cwd.join(out),
@@ -119,6 +121,10 @@ pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, 
     };
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, &overrides)?;
     let plans = crate::shard::select_suites(plans, args.shard);
+    let plans = match &args.rerun_failed {
+        Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
+        None => plans,
+    };
     let jobs = args
         .jobs
         .or(config.run.jobs)

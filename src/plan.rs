@@ -52,6 +52,10 @@ pub struct Overrides {
     pub shard: Option<crate::shard::Shard>,
     /// `--no-cache`: systems under test are called even when a cached answer exists.
     pub no_cache: bool,
+    /// `--retries N`: reruns of failed tests, for every project suite.
+    pub retries: Option<u32>,
+    /// `--retries-policy`.
+    pub retries_policy: Option<crate::model::RetryPolicy>,
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.

@@ -477,6 +477,10 @@ impl TaskRunner<'_> {
             pass_env: Vec::new(),
             // The task's test commands are run as written, step by step.
             run_script_steps: false,
+            // A benchmark task passes or fails on one run of its tests: no retries.
+            retries: 0,
+            retries_policy: Default::default(),
+            rerun_only: None,
         };
         let suite = SuitePlan {
             id: id.clone(),

@@ -170,7 +170,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     for input in &inputs {
         if let Ok(run) = &input.run {
             // Shard parts of one suite are joined below, not told apart.
-            for suite in run.suites.iter().filter(|s| s.shard.is_none()) {
+            for suite in run.suites.iter().filter(|s| s.shard.is_none() && s.rerun_of.is_none()) {
                 *uses.entry(suite.id.clone()).or_default() += 1;
             }
         }
@@ -185,6 +185,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     let mut suites = Vec::new();
     let mut shard_parts = Vec::new();
     let mut past = crate::history::Past::default();
+    let mut reruns = Vec::new();
     for input in inputs {
         match input.run {
             Ok(run) => {
@@ -196,6 +197,10 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
                 for mut suite in run.suites {
                     if suite.shard.is_some() {
                         shard_parts.push((input.label.clone(), suite));
+                        continue;
+                    }
+                    if suite.rerun_of.is_some() {
+                        reruns.push(suite);
                         continue;
                     }
                     if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
@@ -215,6 +220,13 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
         }
     }
     suites.extend(crate::shard::join(shard_parts));
+    // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
+    for rerun in reruns {
+        match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
+            Some(original) => crate::execute::retry::overlay(original, rerun),
+            None => suites.push(rerun),
+        }
+    }
 
     let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
     let config_hash = match config_hashes.as_slice() {

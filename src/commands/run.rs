@@ -71,6 +71,16 @@ pub struct RunArgs {
     /// Colors: auto, always, never (NO_COLOR is respected in auto).
     #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
     pub color: Option<String>,
+    /// Rerun failed tests up to N times after the test phase (project suites; overrides `retries`).
+    #[arg(long, value_name = "N")]
+    pub retries: Option<u32>,
+    /// What a test that passed only on a retry counts as: pass-on-retry (default, shown as flaky) or fail.
+    #[arg(long, value_name = "POLICY", value_parser = crate::model::RetryPolicy::parse)]
+    pub retries_policy: Option<crate::model::RetryPolicy>,
+    /// Run only the tests that failed or errored in this saved results.json, per suite; `fcorr
+    /// merge` lays the outcomes over the original run.
+    #[arg(long, value_name = "RESULTS")]
+    pub rerun_failed: Option<PathBuf>,
 }
 
 /// Parses a policy name.

@@ -107,6 +107,52 @@ impl Ecosystem for Go {
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         go_diagnostics(output, root)
     }
+
+    /// `go test -json -run '^TestX$/^sub$' <package>`: top-level tests of a package in one run,
+    /// each failing subtest in its own (a parent reruns with only its failing subtests).
+    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+        let template = test.commands.last()?;
+        let report = template.stdout_file.clone()?;
+        let mut selected = Vec::new();
+        // package -> -run patterns
+        let mut runs: Vec<(String, String)> = Vec::new();
+        let mut top: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for (i, case) in failed.iter().enumerate() {
+            let Some(package) = case.classname.as_deref().filter(|_| !case.name.is_empty()) else { continue };
+            selected.push(i);
+            let parent = failed.iter().any(|c| {
+                c.classname.as_deref() == Some(package)
+                    && c.name.strip_prefix(case.name.as_str()).is_some_and(|r| r.starts_with('/'))
+            });
+            if parent {
+                // Runs (and reports) again with the failing subtests selected below.
+                continue;
+            }
+            let levels: Vec<String> = case.name.split('/').map(regex::escape).collect();
+            if levels.len() == 1 {
+                top.entry(package).or_default().push(levels[0].clone());
+            } else {
+                runs.push((package.to_string(), levels.iter().map(|l| format!("^{l}$")).collect::<Vec<_>>().join("/")));
+            }
+        }
+        for (package, names) in top {
+            runs.push((package.to_string(), format!("^({})$", names.join("|"))));
+        }
+        let mut commands = Vec::new();
+        let mut reports = Vec::new();
+        for (n, (package, pattern)) in runs.into_iter().enumerate() {
+            let mut command = template.clone();
+            // The planned command ends with the package pattern (`./...`): this run's package replaces it.
+            command.args.pop();
+            command.args.extend(["-run".to_string(), pattern, package]);
+            let file = report.with_file_name(format!("go-test-rerun-{}.json", n + 1));
+            command.stdout_file = Some(file.clone());
+            reports.push(ReportSpec::file(&file, "go-test-json"));
+            commands.push(command);
+        }
+        let phase = PhasePlan::run(PhaseKind::Test, commands).with_reports(reports);
+        Some(super::Rerun { phase, selected })
+    }
 }
 
 /// `work` (every module of the go.work) when the project has a go.work that uses modules, else

@@ -137,6 +137,35 @@ impl Ecosystem for Java {
         let diagnostics = javac_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
+
+    /// Maven: the same test phase (old reports removed first) with Surefire's
+    /// `-Dtest=pkg.Class#a+b,pkg.Other#c`. Parameterised and display names rerun their method.
+    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+        let maven = test.commands.iter().position(|c| c.args.iter().any(|a| a == "--fail-at-end"))?;
+        let mut selected = Vec::new();
+        let mut classes: Vec<(String, Vec<String>)> = Vec::new();
+        for (i, case) in failed.iter().enumerate() {
+            let Some(class) = case.classname.as_deref().filter(|c| !c.is_empty()) else { continue };
+            // `add(int)[1]`, `add(int, int)`: Surefire selects by method name.
+            let method = case.name.split(['(', '[', ' ']).next().unwrap_or_default();
+            if method.is_empty() {
+                continue;
+            }
+            selected.push(i);
+            match classes.iter_mut().find(|(c, _)| c == class) {
+                Some((_, methods)) if !methods.iter().any(|m| m == method) => methods.push(method.to_string()),
+                Some(_) => {}
+                None => classes.push((class.to_string(), vec![method.to_string()])),
+            }
+        }
+        let filter: Vec<String> = classes.iter().map(|(c, m)| format!("{c}#{}", m.join("+"))).collect();
+        let mut phase = test.clone();
+        let command = &mut phase.commands[maven];
+        command.args.push(format!("-Dtest={}", filter.join(",")));
+        // A module of a multi-module build that has none of these classes is not a failure.
+        command.args.push("-Dsurefire.failIfNoSpecifiedTests=false".into());
+        Some(super::Rerun { phase, selected })
+    }
 }
 
 /// The maven-enforcer-plugin's version rules (`requireMavenVersion`, `requireJavaVersion`):

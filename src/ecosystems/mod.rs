@@ -90,6 +90,23 @@ pub trait Ecosystem: Send + Sync {
         let _ = root;
         generic_build_diagnostics(output)
     }
+
+    /// Retries and `--rerun-failed`: the test phase `test` (as it ran) narrowed to the `failed`
+    /// cases with the framework's own selection, writing the same kind of reports. `None` when
+    /// this ecosystem cannot select single tests; cases it cannot select are left out of
+    /// [`Rerun::selected`] and keep their outcome.
+    fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
+        let _ = (test, failed);
+        None
+    }
+}
+
+/// A test phase that reruns some failed cases.
+#[derive(Debug, Clone)]
+pub struct Rerun {
+    pub phase: PhasePlan,
+    /// Indexes into the `failed` slice of the cases the phase selects.
+    pub selected: Vec<usize>,
 }
 
 /// A detection result, possibly with a problem that makes the project unrunnable.

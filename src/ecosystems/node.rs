@@ -24,6 +24,7 @@ use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 mod locations;
+mod rerun;
 mod script;
 
 /// Node.js projects (npm, pnpm, yarn).
@@ -211,6 +212,10 @@ impl Ecosystem for Node {
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = tsc_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
+    }
+
+    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+        rerun::rerun(test, failed)
     }
 }
 

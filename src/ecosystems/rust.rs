@@ -117,6 +117,62 @@ impl Ecosystem for Rust {
         let diagnostics = cargo_diagnostics(output, root);
         if diagnostics.is_empty() { super::generic_build_diagnostics(output) } else { diagnostics }
     }
+
+    /// `cargo test <target> -- --exact <names>` per test target (`--lib`, `--test x`, `--bin x`);
+    /// nextest gets the same libtest filters. Doc-tests are not rerun.
+    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+        let template = test.commands.last()?;
+        let mut selected = Vec::new();
+        let mut targets: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for (i, case) in failed.iter().enumerate() {
+            let class = case.classname.as_deref().unwrap_or_default();
+            if case.name.is_empty() || class.ends_with("(doc-tests)") {
+                continue;
+            }
+            selected.push(i);
+            targets.entry(target_flag(case.file.as_deref(), class)).or_default().push(case.name.clone());
+        }
+        if template.program != "sh" {
+            // nextest: one run, names matched exactly in every binary.
+            let mut command = template.clone();
+            command.args.extend(["--".into(), "--exact".into()]);
+            command.args.extend(targets.into_values().flatten());
+            let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(test.reports.clone());
+            return Some(super::Rerun { phase, selected });
+        }
+        let report = template.stdout_file.clone()?;
+        let quote = crate::execute::process::shell_quote;
+        let mut commands = Vec::new();
+        let mut reports = Vec::new();
+        for (n, (target, names)) in targets.into_iter().enumerate() {
+            let names: Vec<String> = names.iter().map(|name| quote(name)).collect();
+            let script =
+                format!("exec cargo test --no-fail-fast --color never {target} -- --exact {} 2>&1", names.join(" "));
+            let mut command = CommandSpec::shell(&script, &template.cwd);
+            command.env = template.env.clone();
+            let file = report.with_file_name(format!("cargo-test-rerun-{}.txt", n + 1));
+            command.stdout_file = Some(file.clone());
+            reports.push(ReportSpec::file(&file, "libtest"));
+            commands.push(command);
+        }
+        let phase = PhasePlan::run(PhaseKind::Test, commands).with_reports(reports);
+        Some(super::Rerun { phase, selected })
+    }
+}
+
+/// The cargo flag selecting the test target a case came from, known from its source file at the
+/// package root; empty (every target, names still matched exactly) when it cannot be told.
+fn target_flag(file: Option<&str>, binary: &str) -> String {
+    let quote = crate::execute::process::shell_quote;
+    match file.unwrap_or_default() {
+        "src/lib.rs" => "--lib".into(),
+        "src/main.rs" => format!("--bin {}", quote(binary)),
+        f => match f.strip_suffix(".rs").and_then(|f| f.strip_prefix("tests/").or(f.strip_prefix("src/bin/"))) {
+            Some(name) if !name.contains('/') && f.starts_with("tests/") => format!("--test {}", quote(name)),
+            Some(name) if !name.contains('/') => format!("--bin {}", quote(name)),
+            _ => String::new(),
+        },
+    }
 }
 
 /// Whether and how nextest runs this project.

@@ -5,6 +5,7 @@
 //! a hung test becomes that suite's status and error, and the other suites carry on.
 
 pub mod process;
+pub mod retry;
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -235,6 +236,10 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
     let mut stdout_file: Option<PathBuf> = None;
     let mut blocked: Option<&'static str> = None;
     let mut last_test_outcome: Option<Outcome> = None;
+    let mut test_phase: Option<(PhasePlan, Duration)> = None;
+    // `--rerun-failed`: the ids of the earlier run's cases this run selected.
+    let mut rerun_ids: Option<Vec<String>> = None;
+    let mut unnarrowed: Option<PhasePlan> = None;
 
     for phase_plan in &phases {
         let kind = phase_plan.kind;
@@ -258,6 +263,17 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         // Version-dependent flags are chosen now that the earlier phases (install) have run.
         let mut refined = phase_plan.clone();
         ecosystem.refine_phase(&plan_ctx, &mut refined);
+        if let (PhaseKind::Test, Some(only), None) = (kind, &project.rerun_only, &project.commands.test) {
+            suite.rerun_of = Some(only.of.clone());
+            match retry::narrow_for_rerun(ecosystem.as_ref(), &refined, only) {
+                Ok((narrowed, ids)) => {
+                    // Retries narrow the planned phase, not this one (its selection would stay).
+                    unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
+                    rerun_ids = Some(ids);
+                }
+                Err(why) => retry::note(&mut suite, Severity::Warning, format!("--rerun-failed: {why}")),
+            }
+        }
         let phase_plan = &refined;
         let timeout = match kind {
             PhaseKind::Install => project.timeouts.install,
@@ -311,6 +327,8 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
                 blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
+                let planned = unnarrowed.take().unwrap_or_else(|| phase_plan.clone());
+                test_phase = Some((planned, timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
                 test_reports = phase_plan.reports.clone();
                 stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
                 last_test_outcome = Some(outcome);
@@ -345,6 +363,28 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
         let collected = ecosystem.collect(&collect_ctx);
         apply_collected(&mut suite, collected, Some(&outcome));
         flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
+        if let Some(ids) = &rerun_ids {
+            // Tests the name filter left out are reported as skipped by some frameworks (jest,
+            // vitest, node): they did not run again, so they are not part of this run.
+            suite.cases.retain(|c| c.status != crate::model::CaseStatus::Skipped || ids.contains(&c.id));
+            suite.counts = crate::model::Counts::of(&suite.cases);
+        }
+        // Only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque.
+        if let Some((test, budget)) = test_phase.filter(|_| project.commands.test.is_none()) {
+            let run = retry::RetryRun {
+                ecosystem: ecosystem.as_ref(),
+                test: &test,
+                root: &root,
+                work_dir: &work_dir,
+                suite_id: &plan.id,
+                budget,
+                grace: ctx.grace,
+                project,
+                log: &log,
+                sink,
+            };
+            retry::retry_failed(&mut suite, &run, project.retries, project.retries_policy);
+        }
     } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError {
@@ -763,6 +803,9 @@ mod tests {
             reports: Vec::new(),
             copy_from: Vec::new(),
             run_script_steps: false,
+            retries: 0,
+            retries_policy: Default::default(),
+            rerun_only: None,
         }
     }
 

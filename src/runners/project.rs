@@ -9,8 +9,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::collect::ReportSpec;
 use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
-use crate::errors::{ConfigError, PlanError};
-use crate::model::{Suite, SuiteKind};
+use crate::errors::{ConfigError, FcorrError, PlanError};
+use crate::model::{Case, RetryPolicy, Run, Suite, SuiteKind, SuiteStatus};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
 
@@ -45,6 +45,13 @@ pub struct ProjectConfig {
     /// Not serialised when false, so the configuration hash of existing suites is unchanged.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub run_script_steps: bool,
+    /// Reruns of the failed tests after the test phase (default 0). Not serialised when unset,
+    /// so the configuration hash of existing suites is unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// What a test that passed only on a retry counts as: `pass-on-retry` (default) or `fail`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retries_policy: Option<RetryPolicy>,
 }
 
 /// A project suite, resolved.
@@ -64,6 +71,11 @@ pub struct ProjectPlan {
     pub copy_from: Vec<PathBuf>,
     /// `run-script-steps`: run a node `test` script's non-framework steps too.
     pub run_script_steps: bool,
+    /// Reruns of the failed tests (`--retries`, else `retries`).
+    pub retries: u32,
+    pub retries_policy: RetryPolicy,
+    /// `--rerun-failed`: run only these cases of an earlier run.
+    pub rerun_only: Option<crate::execute::retry::RerunOnly>,
 }
 
 /// Resolved per-phase timeouts.
@@ -153,12 +165,41 @@ impl SuiteRunner for Project {
                 .collect(),
             copy_from: Vec::new(),
             run_script_steps: config.run_script_steps,
+            retries: ctx.overrides.retries.or(config.retries).unwrap_or(0),
+            retries_policy: ctx.overrides.retries_policy.or(config.retries_policy).unwrap_or_default(),
+            rerun_only: None,
         })
     }
 
     fn run(&self, suite: &SuitePlan, plan: &ProjectPlan, ctx: &RunContext<'_>) -> Suite {
         crate::execute::run_project(suite, plan, ctx.exec, ctx.events)
     }
+}
+
+/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
+/// cases that failed or errored there. A project suite that failed with no failing case (a build
+/// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
+pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
+    let mut kept = Vec::new();
+    for mut plan in plans {
+        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
+        let Some(project) = plan.settings.get::<ProjectPlan>() else { continue };
+        if before.status == SuiteStatus::Passed {
+            continue;
+        }
+        let mut project = project.clone();
+        let cases: Vec<Case> = before.cases.iter().filter(|c| crate::execute::retry::retryable(c)).cloned().collect();
+        project.rerun_only = Some(crate::execute::retry::RerunOnly { cases, of: earlier.started_at.clone() });
+        plan.settings = KindPlan::new(project);
+        kept.push(plan);
+    }
+    if kept.is_empty() {
+        return Err(FcorrError::Usage(
+            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
+                .into(),
+        ));
+    }
+    Ok(kept)
 }
 
 /// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,

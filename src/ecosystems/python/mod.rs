@@ -93,6 +93,39 @@ impl Ecosystem for Python {
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         compile_diagnostics(output, root)
     }
+
+    /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command.
+    fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
+        let mut command = test.commands.last()?.clone();
+        let mut selected = Vec::new();
+        for (i, case) in failed.iter().enumerate() {
+            if let Some(id) = node_id(case) {
+                command.args.push(id);
+                selected.push(i);
+            }
+        }
+        let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(test.reports.clone());
+        Some(super::Rerun { phase, selected })
+    }
+}
+
+/// pytest's node id of a case from the xunit1 report: the file, the classes left in `classname`
+/// after the module's dotted path, and the name. `None` for a module that could not be
+/// collected: that is a broken file, not a test to run again.
+fn node_id(case: &Case) -> Option<String> {
+    let file = case.file.as_deref().filter(|f| f.ends_with(".py"))?;
+    if case.name.is_empty() || case.message.as_deref().is_some_and(|m| m.contains(" could not be collected: ")) {
+        return None;
+    }
+    let module = file.trim_end_matches(".py").replace('/', ".");
+    let classname = case.classname.as_deref().unwrap_or("");
+    let classes = classname.strip_prefix(module.as_str()).unwrap_or("").trim_start_matches('.');
+    let mut id = file.to_string();
+    for class in classes.split('.').filter(|c| !c.is_empty()) {
+        id.push_str("::");
+        id.push_str(class);
+    }
+    Some(format!("{id}::{}", case.name))
 }
 
 /// Facts about the project's Python packaging, read once.
