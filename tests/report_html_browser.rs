@@ -95,6 +95,10 @@ async function search(text) {
   box.dispatchEvent(new Event("input"));
   await settle();
 }
+// The detail pane inflates the case's block on first use: wait (at most 10 s) until it has.
+async function detailsShown() {
+  for (let t = 0; t < 200 && /Loading details/.test($("detail").textContent); t++) await new Promise((r) => setTimeout(r, 50));
+}
 async function allRows() {
   const list = $("list"), seen = new Map();
   for (let top = 0; ; top += Math.max(1, list.clientHeight - 56)) {
@@ -176,6 +180,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
         const searchRows = rendered();
         location.hash = 'case=' + encodeURIComponent({found});
         await settle();
+        await detailsShown();
         const detail = $('detail');
         return {{ ready, failedShown, failedRows, searchShown, searchRows,
           hashCase: new URLSearchParams(location.hash.slice(1)).get('case'),
@@ -206,6 +211,10 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
         detail.contains(&case.name) && detail.contains(case.message.as_deref().unwrap()),
         "detail pane shows the case: {detail}"
     );
+    // The trace and output come from the case's detail block, inflated when it opened.
+    for text in [&case.details, &case.output].into_iter().flatten() {
+        assert!(detail.contains(text.as_str()), "detail pane shows {text:?}: {detail}");
+    }
 
     // A link opened fresh (not a hash change on an open page) selects the case on load.
     let other = failed.last().unwrap();
@@ -215,10 +224,19 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
         &format!("report.html#status=failed&case={other}"),
         "return { selected: document.querySelector('#rows .row.sel')?.dataset.id ?? null,
                   heading: document.querySelector('#detail h2')?.textContent ?? null,
-                  pressed: document.querySelector('#chips [aria-pressed=true]')?.dataset.status };",
+                  pressed: document.querySelector('#chips [aria-pressed=true]')?.dataset.status,
+                  details: document.querySelector('#detail').textContent };",
     );
     let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| &c.id == other).unwrap();
-    assert_eq!(fresh, json!({"selected": other, "heading": other_case.name, "pressed": "failed"}));
+    let details = fresh["details"].as_str().unwrap();
+    // A linked case is ready with its trace: the page waits for its block before saying so.
+    if let Some(trace) = &other_case.details {
+        assert!(details.contains(trace.as_str()), "the linked case's trace is shown: {details}");
+    }
+    assert_eq!(
+        (&fresh["selected"], &fresh["heading"], &fresh["pressed"]),
+        (&json!(other), &json!(other_case.name), &json!("failed"))
+    );
 }
 
 #[test]
@@ -304,7 +322,10 @@ fn hostile_names_run_no_script_in_chromium() {
     );
     let value = drive(&browser, &out, "report.html#case=%3Cscript%3Ewindow.pwned%3D16%3C%2Fscript%3E", &script);
     assert_eq!(value["pwned"], Value::Null, "a payload ran: {value}");
-    assert_eq!(value["scripts"], 2, "only the data block and fcorr's script: {value}");
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let blocks = page.matches("<script type=\"application/x-fcorr+base64\"").count();
+    assert!(blocks >= 2, "a list block and at least one detail block: {blocks}");
+    assert_eq!(value["scripts"], blocks + 1, "only the data blocks and fcorr's script: {value}");
     assert_eq!(value["injected"], 0, "no element came from test data: {value}");
     assert_eq!(value["links"], json!([]), "a javascript: run URL is not a link: {value}");
     assert_eq!(value["found"], 1, "names shown as text are searchable as text: {value}");

@@ -175,11 +175,19 @@ fn html_page_is_self_contained_and_escapes_names() {
     let env = ReportEnv { run_url: Some("javascript:window.pwned=1".into()), ..env() };
     let html = String::from_utf8(fcorr::report::html::HtmlPage.render(&run, &env).unwrap()).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    // Exactly two scripts: the base64 data block and fcorr's own script, both allowed by hash.
-    assert_eq!(html.matches("<script").count(), 2, "no injected scripts");
-    assert_eq!(html.matches("</script>").count(), 2, "no name can close the data block early");
-    let data = html.split("id=\"fcorr-data\">").nth(1).unwrap().split("</script>").next().unwrap();
-    assert!(data.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "data is bare base64");
+    // fcorr's own script (allowed by hash) and base64 data blocks (a list, then details), nothing else.
+    let blocks = "<script type=\"application/x-fcorr+base64\" id=\"fcorr-";
+    assert_eq!(html.matches("<script>").count(), 1, "one script runs");
+    assert_eq!(html.matches("<script").count(), 1 + html.matches(blocks).count(), "no injected scripts");
+    assert!(
+        html.contains(&format!("{blocks}data\">")) && html.contains(&format!("{blocks}d0\">")),
+        "list and detail blocks"
+    );
+    assert_eq!(html.matches("</script>").count(), html.matches("<script").count(), "no name can close a block early");
+    for block in html.split(blocks).skip(1) {
+        let data = block.split_once("\">").unwrap().1.split("</script>").next().unwrap();
+        assert!(data.bytes().all(|b| b.is_ascii_alphanumeric() || b"+/=".contains(&b)), "data is bare base64");
+    }
     assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none';"));
     // Names, paths and logs are text everywhere they are written (suite card, no-script list).
     assert!(html.contains("&lt;/script&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;"));

@@ -1,15 +1,19 @@
-//! The cases embedded in `report.html`: compact JSON rows, zlib-compressed, base64-encoded.
+//! The cases embedded in `report.html`, split so the list shows fast at 100,000 cases: one small
+//! *list* block (columns of what the list filters, sorts, groups and searches on) and many
+//! *detail* blocks (stack traces, output, rare fields), each inflated only when one of its cases
+//! is opened.
 //!
-//! Rows are arrays, not objects, so 100,000 cases do not repeat 100,000 sets of keys; the page's
-//! script names the columns (`COLUMNS` in report.js must match [`CaseRow`]). Base64 has no `<`, so
-//! no test name can end the `<script>` element that carries the data. Everything is streamed:
-//! JSON into the compressor into the encoder into the page, never held whole.
+//! Every block is zlib-compressed JSON, base64-encoded into `<script type=
+//! "application/x-fcorr+base64">`: base64 has no `<`, so no test name can end the element. The
+//! list is columns, not rows (arrays of short strings and numbers parse several times faster than
+//! objects or mixed arrays), and repeated strings (class, file, tags) are a dictionary plus
+//! indices. The page's script (report.js) must match [`List`] and [`DetailRow`].
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 
 use serde::Serialize;
-use serde::ser::{SerializeSeq, Serializer};
 
 use crate::compare::Change;
 use crate::model::{Case, Run};
@@ -19,29 +23,219 @@ use crate::report::links::CodeLinks;
 /// (results.json keeps it), because a big green run would otherwise make a page nobody can open.
 const PASSING_OUTPUT_BUDGET: usize = 4 * 1024 * 1024;
 
-/// Writes the encoded data of `run` into `out`.
-pub(super) fn write_encoded(run: &Run, links: Option<&CodeLinks>, out: &mut dyn Write) -> std::io::Result<()> {
+/// A detail block holds about this many bytes of text: inflating it when a case opens takes a
+/// few milliseconds, and 100,000 cases make only ~100 blocks.
+const DETAIL_BLOCK_BYTES: usize = 256 * 1024;
+/// ...and at most this many cases, so blocks of tiny rows stay quick to parse too.
+const DETAIL_BLOCK_CASES: usize = 4_000;
+/// Per-row JSON overhead assumed when sizing detail blocks (brackets, nulls, an `extra` object).
+const DETAIL_ROW_OVERHEAD: usize = 16;
+
+/// Element id of the list block; detail block `k` is `fcorr-d{k}`.
+pub(super) const LIST_ID: &str = "fcorr-data";
+
+/// What the page embeds, decided once: which cases keep their passing output, which change they
+/// show, and where the detail blocks start.
+pub(super) struct PageData<'a> {
+    run: &'a Run,
+    links: Option<&'a CodeLinks>,
+    cases: Vec<(usize, &'a Case)>,
+    changes: Vec<Option<Change>>,
+    keep_output: Vec<bool>,
+    omitted_output: usize,
+    /// First case index of each detail block.
+    block_starts: Vec<usize>,
+}
+
+impl<'a> PageData<'a> {
+    pub(super) fn of(run: &'a Run, links: Option<&'a CodeLinks>) -> PageData<'a> {
+        let by_case: HashMap<(&str, &str), Change> = run
+            .comparison
+            .iter()
+            .flat_map(|c| c.cases.iter())
+            .map(|c| ((c.suite_id.as_str(), c.case_id.as_str()), c.change))
+            .collect();
+        let cases: Vec<(usize, &Case)> =
+            run.suites.iter().enumerate().flat_map(|(s, suite)| suite.cases.iter().map(move |c| (s, c))).collect();
+        let changes =
+            cases.iter().map(|(s, c)| by_case.get(&(run.suites[*s].id.as_str(), c.id.as_str())).copied()).collect();
+        let mut budget = PASSING_OUTPUT_BUDGET;
+        let mut omitted_output = 0;
+        let keep_output: Vec<bool> = cases
+            .iter()
+            .map(|(_, case)| {
+                let Some(output) = case.output.as_deref().filter(|_| !case.status.is_failure()) else {
+                    return true;
+                };
+                if output.len() <= budget {
+                    budget -= output.len();
+                    true
+                } else {
+                    omitted_output += 1;
+                    false
+                }
+            })
+            .collect();
+        let mut block_starts = Vec::new();
+        let (mut bytes, mut count) = (0, 0);
+        for (i, (_, case)) in cases.iter().enumerate() {
+            if i == 0 || bytes >= DETAIL_BLOCK_BYTES || count >= DETAIL_BLOCK_CASES {
+                block_starts.push(i);
+                (bytes, count) = (0, 0);
+            }
+            bytes += DETAIL_ROW_OVERHEAD + detail_size(case, keep_output[i]);
+            count += 1;
+        }
+        PageData { run, links, cases, changes, keep_output, omitted_output, block_starts }
+    }
+
+    /// The list block as one `<script>` element.
+    pub(super) fn write_list(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        write_block(out, LIST_ID, &self.list())
+    }
+
+    /// Every detail block, each its own `<script>` element.
+    pub(super) fn write_details(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for (k, &start) in self.block_starts.iter().enumerate() {
+            let end = self.block_starts.get(k + 1).copied().unwrap_or(self.cases.len());
+            let rows: Vec<Option<DetailRow>> = (start..end).map(|i| self.detail_row(i)).collect();
+            write_block(out, &format!("fcorr-d{k}"), &rows)?;
+        }
+        Ok(())
+    }
+
+    fn list(&self) -> List<'_> {
+        let cases = &self.cases;
+        let tags = cases.iter().map(|(_, c)| {
+            (!c.tags.is_empty())
+                .then(|| Cow::Owned(c.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")))
+        });
+        List {
+            v: 2,
+            suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
+            omitted_output: self.omitted_output,
+            baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
+            n: cases.len(),
+            suite: cases.iter().map(|(s, _)| *s).collect(),
+            id: cases.iter().map(|(_, c)| c.id.as_str()).collect(),
+            name: cases.iter().map(|(_, c)| c.name.as_str()).collect(),
+            class: Dict::of(cases.iter().map(|(_, c)| c.classname.as_deref())),
+            file: Dict::of(cases.iter().map(|(_, c)| c.file.as_deref())),
+            line: cases.iter().map(|(_, c)| c.line.unwrap_or(0)).collect(),
+            status: cases.iter().map(|(_, c)| super::status_code(c.status)).collect(),
+            dur: cases.iter().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
+            msg: Sparse::of(cases.iter().map(|(_, c)| c.message.as_deref())),
+            change: Dict::of(self.changes.iter().map(|c| c.map(change_word))),
+            category: Dict::of(cases.iter().map(|(_, c)| c.tags.get("category").map(String::as_str))),
+            tags: Dict::of(tags),
+            blocks: &self.block_starts,
+        }
+    }
+
+    fn detail_row(&self, i: usize) -> Option<DetailRow<'a>> {
+        let (suite_index, case) = self.cases[i];
+        let keep_output = self.keep_output[i];
+        // Failures only: a link per passing case would grow a 100,000-case page for rows nobody
+        // opens to find code.
+        let url = self
+            .links
+            .filter(|_| case.status.is_failure())
+            .and_then(|l| l.file_url(&self.run.suites[suite_index], case.file.as_deref()?, case.line));
+        let output_omitted = !keep_output && case.output.is_some();
+        let extra = Extra {
+            retries: case.retries,
+            score: case.score,
+            critical: case.critical,
+            tags: &case.tags,
+            reasons: &case.reasons,
+            attempts: &case.attempts,
+            expectation: case.expectation_source.as_deref(),
+            usage: case.usage.as_ref(),
+            output_omitted,
+            url,
+        };
+        let output = if keep_output { case.output.as_deref() } else { None };
+        let extra = (!extra.is_empty()).then_some(extra);
+        (case.details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
+            case.details.as_deref(),
+            output,
+            extra,
+        ))
+    }
+}
+
+/// Bytes a case adds to its detail block, near enough to size blocks.
+fn detail_size(case: &Case, keep_output: bool) -> usize {
+    let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
+    let mut size = text(&case.details) + if keep_output { text(&case.output) } else { 0 };
+    size += case.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
+    size += case.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
+    size + case.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
+}
+
+fn change_word(change: Change) -> &'static str {
+    match change {
+        Change::NewFailure => "new-failure",
+        Change::Fixed => "fixed",
+        Change::StillFailing => "still-failing",
+        Change::Added => "added",
+        Change::Removed => "removed",
+        Change::NewlySkipped => "newly-skipped",
+        Change::Flaky => "flaky",
+    }
+}
+
+/// `<script type="application/x-fcorr+base64" id="ID">` + zlib(JSON(value)) in base64, streamed:
+/// JSON into the compressor into the encoder into the page, never held whole.
+fn write_block(out: &mut dyn Write, id: &str, value: &impl Serialize) -> std::io::Result<()> {
+    write!(out, "<script type=\"application/x-fcorr+base64\" id=\"{id}\">")?;
+    write_encoded(value, &mut *out)?;
+    out.write_all(b"</script>\n")
+}
+
+fn write_encoded(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()> {
     let base64 = base64::write::EncoderWriter::new(out, &base64::engine::general_purpose::STANDARD);
     // Level 3: most of level 6's ratio on test output at a third of its time.
     let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(3));
-    serde_json::to_writer(&mut zlib, &PageData::of(run, links)).map_err(std::io::Error::other)?;
+    serde_json::to_writer(&mut zlib, value).map_err(std::io::Error::other)?;
     let mut base64 = zlib.finish()?;
     base64.finish()?;
     Ok(())
 }
 
-/// The top-level object the script reads.
+/// The list block: one entry per case in every column, cases in suite order.
 #[derive(Serialize)]
-struct PageData<'a> {
-    /// Format version of this object, bumped with any change the script must know about.
+struct List<'a> {
+    /// Format version, bumped with any change the script must know about.
     v: u32,
     suites: Vec<SuiteRef<'a>>,
-    cases: Cases<'a>,
     /// Passing cases whose captured output was left out to keep the page small.
     omitted_output: usize,
-    /// Baseline commit (short) when the run was compared.
+    /// Baseline commit when the run was compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
+    n: usize,
+    /// Index into `suites`.
+    suite: Vec<usize>,
+    id: Vec<&'a str>,
+    name: Vec<&'a str>,
+    class: Dict<'a>,
+    file: Dict<'a>,
+    /// 0 when unknown.
+    line: Vec<u32>,
+    /// `status_code`.
+    status: Vec<u8>,
+    /// Milliseconds, to 0.01.
+    dur: Vec<Option<f64>>,
+    msg: Sparse<'a>,
+    /// Change against the baseline (`new-failure`, `fixed`...).
+    change: Dict<'a>,
+    /// The `category` tag, for grouping.
+    category: Dict<'a>,
+    /// All tags as `k=v, k=v`, for grouping and search.
+    tags: Dict<'a>,
+    /// First case index of each detail block `fcorr-d{k}`.
+    blocks: &'a [usize],
 }
 
 #[derive(Serialize)]
@@ -50,92 +244,61 @@ struct SuiteRef<'a> {
     name: &'a str,
 }
 
-struct Cases<'a> {
-    run: &'a Run,
-    links: Option<&'a CodeLinks>,
-    changes: HashMap<(&'a str, &'a str), Change>,
-    keep_passing_output: Vec<bool>,
+/// A string column most cases leave empty (messages: only failures and skips have one): the
+/// indices that have a value and those values, so 90,000 passing cases cost nothing.
+#[derive(Serialize)]
+struct Sparse<'a> {
+    at: Vec<usize>,
+    text: Vec<&'a str>,
 }
 
-impl<'a> PageData<'a> {
-    fn of(run: &'a Run, links: Option<&'a CodeLinks>) -> PageData<'a> {
-        let changes = run
-            .comparison
-            .iter()
-            .flat_map(|c| c.cases.iter())
-            .map(|c| ((c.suite_id.as_str(), c.case_id.as_str()), c.change))
-            .collect();
-        let mut budget = PASSING_OUTPUT_BUDGET;
-        let mut omitted = 0;
-        let keep_passing_output = run
-            .suites
-            .iter()
-            .flat_map(|s| s.cases.iter())
-            .map(|case| {
-                let Some(output) = case.output.as_deref().filter(|_| !case.status.is_failure()) else {
-                    return true;
-                };
-                if output.len() <= budget {
-                    budget -= output.len();
-                    true
-                } else {
-                    omitted += 1;
-                    false
+impl<'a> Sparse<'a> {
+    fn of(values: impl Iterator<Item = Option<&'a str>>) -> Sparse<'a> {
+        let (at, text) = values.enumerate().filter_map(|(i, v)| v.map(|v| (i, v))).unzip();
+        Sparse { at, text }
+    }
+}
+
+/// A dictionary-encoded string column: `idx[i]` indexes `dict`, or is -1 for none; `idx` is
+/// empty when no case has a value (most runs have no tags and no baseline changes).
+#[derive(Serialize)]
+struct Dict<'a> {
+    dict: Vec<Cow<'a, str>>,
+    idx: Vec<i32>,
+}
+
+impl<'a> Dict<'a> {
+    fn of<S: Into<Cow<'a, str>> + AsRef<str>>(values: impl Iterator<Item = Option<S>>) -> Dict<'a> {
+        let mut seen: HashMap<String, i32> = HashMap::new();
+        let mut dict = Vec::new();
+        let idx = values
+            .map(|value| match value {
+                None => -1,
+                Some(value) => {
+                    if let Some(&i) = seen.get(value.as_ref()) {
+                        return i;
+                    }
+                    // Fewer distinct values than cases, and cases fit i32 (the page indexes
+                    // arrays with JS numbers); saturate rather than wrap on absurd input.
+                    let i = i32::try_from(dict.len()).unwrap_or(i32::MAX);
+                    seen.insert(value.as_ref().to_string(), i);
+                    dict.push(value.into());
+                    i
                 }
             })
             .collect();
-        PageData {
-            v: 1,
-            suites: run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
-            cases: Cases { run, links, changes, keep_passing_output },
-            omitted_output: omitted,
-            baseline: run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
+        if dict.is_empty() {
+            return Dict { dict, idx: Vec::new() };
         }
+        Dict { dict, idx }
     }
 }
 
-impl Serialize for Cases<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let total = self.run.suites.iter().map(|s| s.cases.len()).sum();
-        let mut seq = serializer.serialize_seq(Some(total))?;
-        let mut index = 0;
-        for (suite_index, suite) in self.run.suites.iter().enumerate() {
-            for case in &suite.cases {
-                let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
-                let keep_output = self.keep_passing_output.get(index).copied().unwrap_or(true);
-                // Failures only: a link per passing case would grow a 100,000-case page for
-                // rows nobody opens to find code.
-                let url = self
-                    .links
-                    .filter(|_| case.status.is_failure())
-                    .and_then(|l| l.file_url(suite, case.file.as_deref()?, case.line));
-                seq.serialize_element(&CaseRow::new(suite_index, case, change, keep_output, url))?;
-                index += 1;
-            }
-        }
-        seq.end()
-    }
-}
-
-/// One case: `[suite, id, name, classname, file, line, status, duration_ms, message, details,
-/// output, extra]`, where `extra` holds the rarely set fields.
+/// One case in a detail block: `[details, output, extra]`, or `null` when all three are empty.
 #[derive(Serialize)]
-struct CaseRow<'a>(
-    usize,
-    &'a str,
-    &'a str,
-    Option<&'a str>,
-    Option<&'a str>,
-    Option<u32>,
-    u8,
-    Option<f64>,
-    Option<&'a str>,
-    Option<&'a str>,
-    Option<&'a str>,
-    Option<Extra<'a>>,
-);
+struct DetailRow<'a>(Option<&'a str>, Option<&'a str>, Option<Extra<'a>>);
 
-/// Fields most cases lack; `None` when all are empty, so a plain test costs nothing here.
+/// Fields most cases lack.
 #[derive(Serialize)]
 struct Extra<'a> {
     #[serde(skip_serializing_if = "is_zero")]
@@ -144,14 +307,12 @@ struct Extra<'a> {
     score: Option<f64>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     critical: bool,
-    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
-    tags: &'a std::collections::BTreeMap<String, String>,
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    tags: &'a BTreeMap<String, String>,
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     reasons: &'a [crate::model::Reason],
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
     attempts: &'a [crate::model::Attempt],
-    #[serde(skip_serializing_if = "Option::is_none")]
-    change: Option<Change>,
     #[serde(skip_serializing_if = "Option::is_none")]
     expectation: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -163,58 +324,23 @@ struct Extra<'a> {
     url: Option<String>,
 }
 
-fn is_zero(n: &u32) -> bool {
-    *n == 0
+impl Extra<'_> {
+    fn is_empty(&self) -> bool {
+        self.retries == 0
+            && self.score.is_none()
+            && !self.critical
+            && self.tags.is_empty()
+            && self.reasons.is_empty()
+            && self.attempts.is_empty()
+            && self.expectation.is_none()
+            && self.usage.is_none()
+            && !self.output_omitted
+            && self.url.is_none()
+    }
 }
 
-impl<'a> CaseRow<'a> {
-    fn new(
-        suite: usize,
-        case: &'a Case,
-        change: Option<Change>,
-        keep_output: bool,
-        url: Option<String>,
-    ) -> CaseRow<'a> {
-        let output_omitted = !keep_output && case.output.is_some();
-        let extra = Extra {
-            retries: case.retries,
-            score: case.score,
-            critical: case.critical,
-            tags: &case.tags,
-            reasons: &case.reasons,
-            attempts: &case.attempts,
-            change,
-            expectation: case.expectation_source.as_deref(),
-            usage: case.usage.as_ref(),
-            output_omitted,
-            url,
-        };
-        let empty = extra.retries == 0
-            && extra.score.is_none()
-            && !extra.critical
-            && extra.tags.is_empty()
-            && extra.reasons.is_empty()
-            && extra.attempts.is_empty()
-            && extra.change.is_none()
-            && extra.expectation.is_none()
-            && extra.usage.is_none()
-            && !output_omitted
-            && extra.url.is_none();
-        CaseRow(
-            suite,
-            &case.id,
-            &case.name,
-            case.classname.as_deref(),
-            case.file.as_deref(),
-            case.line,
-            super::status_code(case.status),
-            case.duration_ms,
-            case.message.as_deref(),
-            case.details.as_deref(),
-            if keep_output { case.output.as_deref() } else { None },
-            (!empty).then_some(extra),
-        )
-    }
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]
@@ -224,33 +350,85 @@ mod tests {
     use super::*;
     use crate::model::{CaseStatus, Suite, SuiteKind};
 
-    fn decode(bytes: &[u8]) -> serde_json::Value {
+    /// Every block of a page: element id → decoded JSON.
+    fn blocks(page: &[u8]) -> BTreeMap<String, serde_json::Value> {
         use base64::Engine;
-        let compressed = base64::engine::general_purpose::STANDARD.decode(bytes).expect("base64");
-        let mut json = String::new();
-        flate2::read::ZlibDecoder::new(&compressed[..]).read_to_string(&mut json).expect("zlib");
-        serde_json::from_str(&json).expect("json")
+        let page = std::str::from_utf8(page).unwrap();
+        let mut found = BTreeMap::new();
+        for part in page.split("<script type=\"application/x-fcorr+base64\" id=\"").skip(1) {
+            let (id, rest) = part.split_once("\">").unwrap();
+            let text = &rest[..rest.find("</script>").unwrap()];
+            assert!(!text.contains('<'), "base64 carries no markup");
+            let compressed = base64::engine::general_purpose::STANDARD.decode(text).expect("base64");
+            let mut json = String::new();
+            flate2::read::ZlibDecoder::new(&compressed[..]).read_to_string(&mut json).expect("zlib");
+            found.insert(id.to_string(), serde_json::from_str(&json).expect("json"));
+        }
+        found
+    }
+
+    fn page(run: &Run) -> BTreeMap<String, serde_json::Value> {
+        let data = PageData::of(run, None);
+        let mut bytes = Vec::new();
+        data.write_list(&mut bytes).unwrap();
+        data.write_details(&mut bytes).unwrap();
+        blocks(&bytes)
     }
 
     #[test]
-    fn rows_round_trip_and_hostile_text_cannot_close_the_script() {
+    fn columns_round_trip_and_hostile_text_cannot_close_the_script() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         let mut case = Case { name: "</script><script>alert(1)</script>".into(), ..Case::default() };
         case.id = "abc".into();
         case.status = CaseStatus::Failed;
         case.message = Some("boom".into());
+        case.details = Some("trace </script>".into());
+        case.classname = Some("C".into());
+        suite.cases.push(case.clone());
+        case.id = "def".into();
+        case.status = CaseStatus::Passed;
+        case.message = None;
+        case.details = None;
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
-        let mut bytes = Vec::new();
-        write_encoded(&run, None, &mut bytes).unwrap();
-        assert!(!bytes.contains(&b'<'), "base64 carries no markup");
-        let data = decode(&bytes);
-        let row = &data["cases"][0];
-        assert_eq!(row[1], "abc");
-        assert_eq!(row[2], "</script><script>alert(1)</script>");
-        assert_eq!(row[6], 0, "failed");
-        assert_eq!(row[8], "boom");
-        assert!(row[11].is_null(), "no extra fields: {row}");
+        let blocks = page(&run);
+        let list = &blocks[LIST_ID];
+        assert_eq!(list["v"], 2);
+        assert_eq!(list["n"], 2);
+        assert_eq!(list["id"], serde_json::json!(["abc", "def"]));
+        assert_eq!(list["name"][0], "</script><script>alert(1)</script>");
+        assert_eq!(list["status"], serde_json::json!([0, 5]));
+        assert_eq!(list["msg"], serde_json::json!({"at": [0], "text": ["boom"]}), "only the cases with one");
+        assert_eq!(list["class"], serde_json::json!({"dict": ["C"], "idx": [0, 0]}), "repeated strings once");
+        assert_eq!(list["file"], serde_json::json!({"dict": [], "idx": []}), "a column nobody has is empty");
+        assert_eq!(list["blocks"], serde_json::json!([0]));
+        assert_eq!(blocks["fcorr-d0"], serde_json::json!([["trace </script>", null, null], null]));
+    }
+
+    #[test]
+    fn big_runs_split_into_detail_blocks_that_cover_every_case_once() {
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        for i in 0..(DETAIL_BLOCK_CASES + 10) {
+            let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
+            // A few big traces force size-based cuts; the many small rows force count-based ones.
+            case.details = Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") });
+            suite.cases.push(case);
+        }
+        let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let blocks = page(&run);
+        let starts: Vec<usize> =
+            blocks[LIST_ID]["blocks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+        assert!(starts.len() >= 5, "{starts:?}");
+        let mut rows = Vec::new();
+        for k in 0..starts.len() {
+            let block = blocks[&format!("fcorr-d{k}")].as_array().unwrap().clone();
+            let end = starts.get(k + 1).copied().unwrap_or(DETAIL_BLOCK_CASES + 10);
+            assert_eq!(block.len(), end - starts[k], "block {k} holds its cases");
+            rows.extend(block);
+        }
+        assert_eq!(rows.len(), DETAIL_BLOCK_CASES + 10);
+        assert_eq!(rows[9][0], "trace 9");
+        assert_eq!(rows.last().unwrap()[0], format!("trace {}", DETAIL_BLOCK_CASES + 9));
     }
 
     #[test]
@@ -265,13 +443,15 @@ mod tests {
         failing.output = Some("y".repeat(PASSING_OUTPUT_BUDGET));
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
-        let mut bytes = Vec::new();
-        write_encoded(&run, None, &mut bytes).unwrap();
-        let data = decode(&bytes);
-        assert_eq!(data["omitted_output"], 2);
-        assert!(data["cases"][0][10].is_string());
-        assert!(data["cases"][1][10].is_null());
-        assert_eq!(data["cases"][1][11]["output_omitted"], true);
-        assert!(data["cases"][3][10].is_string(), "a failure's output is always kept");
+        let blocks = page(&run);
+        assert_eq!(blocks[LIST_ID]["omitted_output"], 2);
+        let rows: Vec<serde_json::Value> = (0..)
+            .map_while(|k| blocks.get(&format!("fcorr-d{k}")))
+            .flat_map(|b| b.as_array().unwrap().clone())
+            .collect();
+        assert!(rows[0][1].is_string());
+        assert!(rows[1][1].is_null());
+        assert_eq!(rows[1][2]["output_omitted"], true);
+        assert!(rows[3][1].is_string(), "a failure's output is always kept");
     }
 }

@@ -1,9 +1,9 @@
 //! `report.html`: one self-contained, interactive page for people to open.
 //!
 //! fcorr renders the static parts itself (verdict header, inline SVG charts, suite cards, a
-//! no-script list of failures) and embeds every case as zlib-compressed, base64-encoded JSON that a
-//! small script inflates with the browser's `DecompressionStream` and shows as a filterable,
-//! virtualised list. No network, no CDN; a Content-Security-Policy with hashes of the one style
+//! no-script list of failures) and embeds every case as zlib-compressed, base64-encoded JSON
+//! blocks (see `data`) that a small script inflates with the browser's `DecompressionStream`
+//! and shows as a filterable, virtualised list. No network, no CDN; a Content-Security-Policy with hashes of the one style
 //! sheet and the one script means nothing else can run, whatever the test data holds.
 
 mod charts;
@@ -77,9 +77,14 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
     write_static_failures(run, env, out)?;
     out.write_all(b"<footer class=\"muted\">")?;
     write!(out, "fcorr {} · started {}", escape(&run.fcorr_version), escape(&run.started_at))?;
-    out.write_all(b"</footer>\n<script type=\"application/x-fcorr+base64\" id=\"fcorr-data\">")?;
-    data::write_encoded(run, env.links.as_ref(), out)?;
-    write!(out, "</script>\n<script>{SCRIPT}</script>\n</body>\n</html>\n")?;
+    out.write_all(b"</footer>\n")?;
+    let data = data::PageData::of(run, env.links.as_ref());
+    data.write_list(out)?;
+    // The script comes before the detail blocks: it starts inflating the list while the parser
+    // is still reading the (much bigger) details, which it reads only when a case is opened.
+    writeln!(out, "<script>{SCRIPT}</script>")?;
+    data.write_details(out)?;
+    out.write_all(b"</body>\n</html>\n")?;
     Ok(())
 }
 

@@ -1,20 +1,36 @@
 "use strict";
-// fcorr report.html: inflates the embedded cases and shows them as a filterable, virtualised
-// list. Test data only ever reaches the page through textContent: never parsed as markup.
-// The view state lives in the URL fragment (#status=failed&q=...&case=ID), so a link reproduces it.
+// fcorr report.html: inflates the embedded case list and shows it as a filterable, virtualised
+// list; a case's trace and output are inflated only when it is opened. Test data only ever
+// reaches the page through textContent: never parsed as markup. The view state lives in the URL
+// fragment (#status=failed&q=...&case=ID), so a link reproduces it.
 (function () {
-  // Columns of a case row; must match CaseRow in src/report/html/data.rs.
-  const SUITE = 0, ID = 1, NAME = 2, CLASS = 3, FILE = 4, LINE = 5, STATUS = 6, DUR = 7, MSG = 8, DETAILS = 9, OUT = 10, EXTRA = 11;
+  // The list block is columns, one entry per case (see List in src/report/html/data.rs); a
+  // detail block row is [details, output, extra] or null.
   const STATUSES = ["failed", "error", "timeout", "flaky", "skipped", "passed"];
   const ROW_H = 28;
   const OVERSCAN = 8;
   const $ = (id) => document.getElementById(id);
   const state = { status: "all", q: "", sort: "status", group: "none", case: null };
-  let data = null, cases = [], hay = null, byId = new Map(), counts = null;
+  let L = null, n = 0;
+  let status, suiteOf, dur, line;  // typed copies of the numeric columns
+  let counts = null;
   let rows = [];        // display rows: a case index, or {group, n}
   let selected = -1;    // case index
   let resolveReady;
   window.fcorrReady = new Promise((resolve) => { resolveReady = resolve; });
+  // The detail blocks follow the script in the page; they are read once the parser is done.
+  const parsed = new Promise((resolve) => {
+    if (document.readyState !== "loading") resolve();
+    else document.addEventListener("DOMContentLoaded", () => resolve());
+  });
+
+  // A dictionary column: idx[i] indexes dict, -1 for none; an empty idx means none at all.
+  const dictAt = (column, i) => { const k = column.idx.length ? column.idx[i] : -1; return k < 0 ? null : column.dict[k]; };
+  let msg = [];         // message per case (the list block stores only the cases that have one)
+  const suiteName = (i) => L.suites[suiteOf[i]].name;
+  const cls = (i) => dictAt(L.class, i);
+  const file = (i) => dictAt(L.file, i);
+  const change = (i) => dictAt(L.change, i);
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -24,7 +40,7 @@
   }
 
   function fmtDuration(ms) {
-    if (ms === null || ms === undefined) return "";
+    if (ms === null || ms === undefined || Number.isNaN(ms)) return "";
     if (ms < 1000) return Math.round(ms) + "ms";
     if (ms < 60000) return (ms / 1000).toFixed(1) + "s";
     return Math.floor(ms / 60000) + "m" + Math.round((ms % 60000) / 1000) + "s";
@@ -45,13 +61,16 @@
     if (state.q) p.set("q", state.q);
     if (state.sort !== "status") p.set("sort", state.sort);
     if (state.group !== "none") p.set("group", state.group);
-    if (selected >= 0) p.set("case", cases[selected][ID]);
+    if (selected >= 0) p.set("case", L.id[selected]);
     const text = p.toString();
     history.replaceState(null, "", text ? "#" + text : location.pathname + location.search);
   }
 
-  async function load() {
-    const text = $("fcorr-data").textContent.trim();
+  // One embedded block: base64 → zlib → JSON.
+  async function inflate(id) {
+    const block = $(id);
+    if (!block) throw new Error("the page has no data block " + id + " (was it cut short?)");
+    const text = block.textContent.trim();
     let bytes;
     if (typeof Uint8Array.fromBase64 === "function") {
       bytes = Uint8Array.fromBase64(text);
@@ -64,29 +83,88 @@
     return JSON.parse(await new Response(stream).text());
   }
 
-  // Lower-case search text per case, built on the first search only.
-  function haystack(i) {
-    if (!hay) hay = new Array(cases.length);
-    let h = hay[i];
-    if (h === undefined) {
-      const c = cases[i];
-      h = [c[NAME], c[CLASS] || "", c[FILE] || "", c[MSG] || "", data.suites[c[SUITE]].name].join("\n").toLowerCase();
-      hay[i] = h;
+  // Detail blocks, inflated on first use and kept.
+  const blocks = new Map();
+  function blockOf(i) {
+    const starts = L.blocks;
+    let lo = 0, hi = starts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= i) lo = mid; else hi = mid - 1; }
+    return lo;
+  }
+  function loadBlock(k) {
+    let entry = blocks.get(k);
+    if (!entry) {
+      entry = { rows: null, error: null, promise: null };
+      entry.promise = parsed.then(() => inflate("fcorr-d" + k)).then(
+        (r) => { entry.rows = r; },
+        (e) => { entry.error = e.message; });
+      blocks.set(k, entry);
     }
-    return h;
+    return entry;
   }
 
-  function groupKey(c) {
-    const extra = c[EXTRA] || {};
-    switch (state.group) {
-      case "suite": return data.suites[c[SUITE]].name;
-      case "file": return c[FILE] || "(no file)";
-      case "category": return (extra.tags && extra.tags.category) || "(no category)";
-      case "tag": {
-        const tags = extra.tags || {};
-        const keys = Object.keys(tags).sort();
-        return keys.length ? keys.map((k) => k + "=" + tags[k]).join(", ") : "(no tags)";
+  // Search: each text column is joined into one lower-cased string with row offsets, so a query
+  // is a few native indexOf scans instead of 100,000 per-row tests; repeated strings (class, file,
+  // suite) are searched once in their dictionary. Built once, right after the list is shown.
+  let searchIndex = null;
+  function textColumn(values) {
+    const raw = values.join("\u0000");
+    let text = raw.toLowerCase();
+    let lengths = values;
+    // Lower-casing may lengthen a few characters (İ → i̇); then offsets come from each value.
+    if (text.length !== raw.length) {
+      lengths = values.map((v) => (v == null ? "" : String(v).toLowerCase()));
+      text = lengths.join("\u0000");
+    }
+    const starts = new Int32Array(values.length + 1);
+    let p = 0;
+    for (let i = 0; i < values.length; i++) { starts[i] = p; const v = lengths[i]; p += (v == null ? 0 : v.length) + 1; }
+    starts[values.length] = p;
+    return { text, starts };
+  }
+  function buildSearch() {
+    if (!searchIndex) {
+      const lower = (dict) => dict.map((d) => String(d).toLowerCase());
+      searchIndex = {
+        columns: [textColumn(L.name), textColumn(msg)],
+        dicts: [
+          { dict: lower(L.class.dict), idx: L.class.idx },
+          { dict: lower(L.file.dict), idx: L.file.idx },
+          { dict: lower(L.suites.map((s) => s.name)), idx: suiteOf },
+        ],
+      };
+    }
+    return searchIndex;
+  }
+  let lastQuery = null, lastMask = null;
+  function matches(q) {
+    if (q === lastQuery) return lastMask;
+    const index = buildSearch();
+    const mask = new Uint8Array(n);
+    for (const { text, starts } of index.columns) {
+      let p = text.indexOf(q);
+      while (p >= 0) {
+        let lo = 0, hi = n - 1;
+        while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= p) lo = mid; else hi = mid - 1; }
+        if (p + q.length < starts[lo + 1]) { mask[lo] = 1; p = text.indexOf(q, starts[lo + 1]); }
+        else p = text.indexOf(q, p + 1);   // ran into the next row: not a match for this one
       }
+    }
+    for (const { dict, idx } of index.dicts) {
+      const hit = dict.map((d) => d.includes(q));
+      if (!hit.some(Boolean)) continue;
+      for (let i = 0; i < idx.length; i++) { const k = idx[i]; if (k >= 0 && hit[k]) mask[i] = 1; }
+    }
+    lastQuery = q; lastMask = mask;
+    return mask;
+  }
+
+  function groupKey(i) {
+    switch (state.group) {
+      case "suite": return suiteName(i);
+      case "file": return file(i) || "(no file)";
+      case "category": return dictAt(L.category, i) || "(no category)";
+      case "tag": return dictAt(L.tags, i) || "(no tags)";
       default: return "";
     }
   }
@@ -96,32 +174,54 @@
   const orders = {};
   function order(sort) {
     if (orders[sort]) return orders[sort];
-    const o = Array.from(cases, (_, i) => i);
-    if (sort === "duration") o.sort((a, b) => (cases[b][DUR] || 0) - (cases[a][DUR] || 0) || a - b);
-    else if (sort === "name") o.sort((a, b) => (cases[a][NAME] < cases[b][NAME] ? -1 : cases[a][NAME] > cases[b][NAME] ? 1 : a - b));
-    else o.sort((a, b) => cases[a][STATUS] - cases[b][STATUS] || a - b);
+    const o = new Int32Array(n);
+    if (sort === "status") {
+      // Counting sort: stable, one pass, no comparisons (this order is the first one shown).
+      const at = new Int32Array(STATUSES.length);
+      for (let s = 1, c = countStatuses(); s < STATUSES.length; s++) at[s] = at[s - 1] + c[s - 1];
+      for (let i = 0; i < n; i++) o[at[status[i]]++] = i;
+    } else {
+      for (let i = 0; i < n; i++) o[i] = i;
+      const names = L.name;
+      if (sort === "duration") o.sort((a, b) => (dur[b] || 0) - (dur[a] || 0) || a - b);
+      else o.sort((a, b) => (names[a] < names[b] ? -1 : names[a] > names[b] ? 1 : a - b));
+    }
     orders[sort] = o;
     return o;
+  }
+
+  function countStatuses() {
+    if (!counts) {
+      counts = new Array(STATUSES.length).fill(0);
+      for (let i = 0; i < n; i++) counts[status[i]]++;
+    }
+    return counts;
   }
 
   function apply() {
     const t0 = performance.now();
     const q = state.q.trim().toLowerCase();
     const want = STATUSES.indexOf(state.status);
-    const view = [];
-    for (const i of order(state.sort)) {
-      if (want >= 0 && cases[i][STATUS] !== want) continue;
-      if (q && haystack(i).indexOf(q) < 0) continue;
-      view.push(i);
+    const mask = q ? matches(q) : null;
+    const o = order(state.sort);
+    const picked = new Int32Array(n);
+    let shown = 0;
+    for (let j = 0; j < n; j++) {
+      const i = o[j];
+      if (want >= 0 && status[i] !== want) continue;
+      if (mask && !mask[i]) continue;
+      picked[shown++] = i;
     }
+    const view = picked.subarray(0, shown);
     if (state.group === "none") {
       rows = view;
     } else {
       const groups = new Map();
       for (const i of view) {
-        const key = groupKey(cases[i]);
-        if (!groups.has(key)) groups.set(key, []);
-        groups.get(key).push(i);
+        const key = groupKey(i);
+        let members = groups.get(key);
+        if (!members) groups.set(key, (members = []));
+        members.push(i);
       }
       rows = [];
       for (const key of [...groups.keys()].sort()) {
@@ -130,31 +230,33 @@
         for (const i of members) rows.push(i);
       }
     }
-    $("shown-count").textContent = String(view.length);
+    $("shown-count").textContent = String(shown);
     $("spacer").style.height = rows.length * ROW_H + "px";
     paintChips();
     paint();
     document.body.dataset.filterMs = (performance.now() - t0).toFixed(1);
-    document.body.dataset.shown = String(view.length);
+    document.body.dataset.shown = String(shown);
   }
 
   function paintChips() {
-    if (!counts) {
-      counts = new Array(STATUSES.length).fill(0);
-      for (const c of cases) counts[c[STATUS]]++;
-    }
+    const c = countStatuses();
     const chips = $("chips");
     chips.replaceChildren();
-    const add = (key, label, n) => {
-      const b = el("button", "chip", label + " " + n);
+    const add = (key, label, count) => {
+      const b = el("button", "chip", label + " " + count);
       b.type = "button";
       b.dataset.status = key;
       b.setAttribute("aria-pressed", String(state.status === key));
       b.addEventListener("click", () => { state.status = key; apply(); writeHash(); });
       chips.appendChild(b);
     };
-    add("all", "All", cases.length);
-    STATUSES.forEach((s, i) => { if (counts[i] > 0) add(s, s, counts[i]); });
+    add("all", "All", n);
+    STATUSES.forEach((s, i) => { if (c[i] > 0) add(s, s, c[i]); });
+  }
+
+  function location_(i) {
+    const f = file(i);
+    return f ? f + (line[i] ? ":" + line[i] : "") : null;
   }
 
   function rowElement(r) {
@@ -163,20 +265,19 @@
       g.setAttribute("role", "presentation");
       return g;
     }
-    const c = cases[r];
-    const status = STATUSES[c[STATUS]];
-    const row = el("div", "row " + status + (r === selected ? " sel" : ""));
+    const st = STATUSES[status[r]];
+    const row = el("div", "row " + st + (r === selected ? " sel" : ""));
     row.setAttribute("role", "option");
     row.setAttribute("aria-selected", String(r === selected));
-    row.dataset.id = c[ID];
-    row.dataset.status = status;
-    row.appendChild(el("span", "dot")).title = status;
-    row.appendChild(el("span", "name", c[NAME]));
-    const where = data.suites[c[SUITE]].name + (c[FILE] ? " · " + c[FILE] + (c[LINE] ? ":" + c[LINE] : "") : "");
-    row.appendChild(el("span", "where", where));
-    const extra = c[EXTRA];
-    if (extra && extra.change) row.appendChild(el("span", "badge", extra.change.replace(/-/g, " ")));
-    row.appendChild(el("span", "dur", fmtDuration(c[DUR])));
+    row.dataset.id = L.id[r];
+    row.dataset.status = st;
+    row.appendChild(el("span", "dot")).title = st;
+    row.appendChild(el("span", "name", L.name[r]));
+    const where = location_(r);
+    row.appendChild(el("span", "where", suiteName(r) + (where ? " · " + where : "")));
+    const ch = change(r);
+    if (ch) row.appendChild(el("span", "badge", ch.replace(/-/g, " ")));
+    row.appendChild(el("span", "dur", fmtDuration(dur[r])));
     row.addEventListener("click", () => select(r, false));
     return row;
   }
@@ -198,35 +299,41 @@
     parent.appendChild(el("pre", null, typeof text === "string" ? text : JSON.stringify(text, null, 2)));
   }
 
+  // The detail pane: what the list knows at once, the rest when the case's block is inflated.
   function showDetail(i) {
     const pane = $("detail");
     pane.replaceChildren();
     if (i < 0) { pane.appendChild(el("p", "muted", "Select a test to see its details.")); return; }
-    const c = cases[i];
-    const extra = c[EXTRA] || {};
-    const status = STATUSES[c[STATUS]];
-    pane.appendChild(el("h2", null, c[NAME]));
+    const block = loadBlock(blockOf(i));
+    if (!block.rows && !block.error) block.promise.then(() => { if (selected === i) showDetail(i); });
+    const more = (block.rows && block.rows[i - L.blocks[blockOf(i)]]) || [null, null, null];
+    const extra = more[2] || {};
+    const st = STATUSES[status[i]];
+    pane.appendChild(el("h2", null, L.name[i]));
     const dl = el("dl");
     const item = (k, v) => { if (v === null || v === undefined || v === "") return; dl.appendChild(el("dt", null, k)); dl.appendChild(el("dd", null, v)); };
     dl.appendChild(el("dt", null, "status"));
-    dl.appendChild(el("dd")).appendChild(el("span", "st " + status, status));
-    item("suite", data.suites[c[SUITE]].name);
-    item("class", c[CLASS]);
-    const where = c[FILE] ? c[FILE] + (c[LINE] ? ":" + c[LINE] : "") : null;
+    dl.appendChild(el("dd")).appendChild(el("span", "st " + st, st));
+    item("suite", suiteName(i));
+    item("class", cls(i));
+    const where = location_(i);
     // extra.url is an https link to the code built by fcorr (report::links); href set as a property, never as HTML.
     if (where && extra.url && /^https?:\/\//.test(extra.url)) { const a = el("a", null, where); a.href = extra.url; dl.appendChild(el("dt", null, "file")); dl.appendChild(el("dd")).appendChild(a); }
     else item("file", where);
-    item("duration", fmtDuration(c[DUR]));
-    if (extra.change) item("vs baseline", extra.change.replace(/-/g, " ") + (data.baseline ? " (" + data.baseline.slice(0, 12) + ")" : ""));
+    item("duration", fmtDuration(dur[i]));
+    const ch = change(i);
+    if (ch) item("vs baseline", ch.replace(/-/g, " ") + (L.baseline ? " (" + L.baseline.slice(0, 12) + ")" : ""));
     if (extra.retries) item("retries", extra.retries);
     if (extra.score !== undefined) item("score", extra.score);
     if (extra.critical) item("critical", "yes");
     if (extra.expectation) item("expectation", extra.expectation);
     if (extra.usage) item("usage", extra.usage.tokens + " tokens, " + extra.usage.llm_calls + " calls" + (extra.usage.cost_usd ? ", $" + extra.usage.cost_usd : ""));
-    if (extra.tags) item("tags", Object.keys(extra.tags).sort().map((k) => k + "=" + extra.tags[k]).join(", "));
-    item("id", c[ID]);
+    item("tags", dictAt(L.tags, i));
+    item("id", L.id[i]);
     pane.appendChild(dl);
-    section(pane, "Message", c[MSG]);
+    section(pane, "Message", msg[i]);
+    if (block.error) { pane.appendChild(el("p", "s-failed", "The details of this test could not be read: " + block.error)); return; }
+    if (!block.rows) { pane.appendChild(el("p", "muted", "Loading details…")); return; }
     if (extra.reasons && extra.reasons.length) {
       pane.appendChild(el("h3", null, "Reasons"));
       const ul = el("ul");
@@ -239,8 +346,8 @@
       }
       pane.appendChild(ul);
     }
-    section(pane, "Details", c[DETAILS]);
-    section(pane, "Output", c[OUT]);
+    section(pane, "Details", more[0]);
+    section(pane, "Output", more[1]);
     if (extra.output_omitted) pane.appendChild(el("p", "muted", "Captured output left out of this page to keep it small: see results.json."));
     if (extra.attempts && extra.attempts.length) {
       pane.appendChild(el("h3", null, "Attempts"));
@@ -266,7 +373,7 @@
 
   function step(delta) {
     let k = rows.indexOf(selected);
-    for (let n = 0; n < rows.length; n++) {
+    for (let m = 0; m < rows.length; m++) {
       k = k < 0 ? (delta > 0 ? 0 : rows.length - 1) : k + delta;
       if (k < 0 || k >= rows.length) return;
       if (typeof rows[k] === "number") { select(rows[k], true); return; }
@@ -274,12 +381,14 @@
   }
 
   function wire() {
-    let timer = 0;
     const search = $("search");
     search.value = state.q;
+    // Each keystroke filters (a search takes milliseconds); keystrokes within one frame filter once.
+    let pending = false;
     search.addEventListener("input", () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => { state.q = search.value; apply(); writeHash(); }, 60);
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => { pending = false; state.q = search.value; apply(); writeHash(); });
     });
     $("sort").value = state.sort;
     $("group").value = state.group;
@@ -296,7 +405,7 @@
       else if (e.key === "ArrowUp" || e.key === "k") { e.preventDefault(); step(-1); }
     });
     window.addEventListener("hashchange", () => {
-      const before = selected >= 0 ? cases[selected][ID] : null;
+      const before = selected >= 0 ? L.id[selected] : null;
       readHash();
       search.value = state.q;
       $("sort").value = state.sort;
@@ -308,47 +417,46 @@
 
   // Opens a case named by a link, clearing filters that would hide it.
   function openCase(id) {
-    const i = byId.get(id);
-    if (i === undefined) return;
+    const i = L.id.indexOf(id);
+    if (i < 0) return null;
     if (rows.indexOf(i) < 0) {
       state.status = "all"; state.q = ""; $("search").value = "";
       apply();
     }
     select(i, true);
-  }
-
-  // Builds the search text in small slices after the page is shown, so the first search does not
-  // pay for 100,000 cases at once and scrolling stays smooth meanwhile.
-  function warmUp(from) {
-    if (!cases.length || from >= cases.length) return;
-    const to = Math.min(cases.length, from + 5000);
-    for (let i = from; i < to; i++) haystack(i);
-    setTimeout(() => warmUp(to), 0);
+    return loadBlock(blockOf(i)).promise;
   }
 
   async function main() {
     const tests = $("tests");
     try {
       if (typeof DecompressionStream === "undefined") throw new Error("this browser cannot unpack the data (DecompressionStream is missing: use Chrome 80+, Firefox 113+ or Safari 16.4+)");
-      data = await load();
-      cases = data.cases;
-      cases.forEach((c, i) => byId.set(c[ID], i));
+      L = await inflate("fcorr-data");
+      n = L.n;
+      status = Uint8Array.from(L.status);
+      suiteOf = Int32Array.from(L.suite);
+      line = Uint32Array.from(L.line);
+      dur = Float64Array.from(L.dur, (d) => (d === null ? NaN : d));
+      msg = new Array(n).fill(null);
+      L.msg.at.forEach((i, k) => { msg[i] = L.msg.text[k]; });
       readHash();
       tests.hidden = false;
       wire();
       apply();
-      if (state.case) openCase(state.case);
-      if (data.omitted_output > 0) {
-        tests.insertBefore(el("p", "muted", "Captured output of " + data.omitted_output + " passing tests is left out of this page to keep it small; results.json has it."), tests.firstChild);
+      // A linked case is shown with its details before the page says it is ready.
+      if (state.case) await openCase(state.case);
+      if (L.omitted_output > 0) {
+        tests.insertBefore(el("p", "muted", "Captured output of " + L.omitted_output + " passing tests is left out of this page to keep it small; results.json has it."), tests.firstChild);
       }
     } catch (err) {
       tests.hidden = false;
       tests.replaceChildren(el("p", "s-failed", "The test list could not be shown: " + err.message));
     }
     document.body.dataset.readyMs = performance.now().toFixed(0);
-    warmUp(0);
     document.body.dataset.ready = "1";
     resolveReady();
+    // The search index, built while the reader looks at the page rather than on the first key.
+    if (L) setTimeout(buildSearch, 0);
   }
 
   main();
