@@ -333,3 +333,47 @@ fn hostile_names_run_no_script_in_chromium() {
     assert_eq!(names.len(), 4, "every case drawn as a row: {value}");
     assert!(names.iter().any(|n| n == "</script><script>window.pwned=3</script>"), "names shown verbatim: {value}");
 }
+
+/// With `history.runs` in results.json the page draws the trend: one point per run with a score
+/// and one per run with a pass rate; a hostile commit label stays text.
+#[test]
+fn trend_chart_draws_a_point_per_run_in_chromium() {
+    let Some(browser) = browser_or_skip("trend_chart_draws_a_point_per_run_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let glob = format!("{}/*.xml", repo().join("tests/fixtures/reports/junit").display());
+    fcorr(dir.path(), &["import", &glob, "--name", "fixtures", "--out", "out", "--format", "json"]);
+    let out = dir.path().join("out");
+    let mut results: Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let shas = ["1111111aaaa", "<img src=x onerror=window.pwned=21>", "3333333cccc", "4444444dddd", "5555555eeee"];
+    let runs: Vec<Value> = shas
+        .iter()
+        .enumerate()
+        .map(|(k, sha)| {
+            json!({"sha": sha, "started_at": "2026-11-23T10:00:00Z", "score": 60 + 10 * k as u64,
+                   "pass_rate": 0.5 + 0.1 * k as f64, "total": 10, "passed": 5 + k, "failed": 5 - k})
+        })
+        .collect();
+    results["history"] = json!({ "runs": runs, "cases": {} });
+    std::fs::write(out.join("results.json"), serde_json::to_string(&results).unwrap()).unwrap();
+    fcorr(dir.path(), &["report", "out/results.json", "--format", "html", "--format", "summary"]);
+    let value = drive(
+        &browser,
+        &out,
+        "report.html",
+        "const svg = document.querySelector('svg.trend');
+         return { points: svg ? Number(svg.dataset.points) : null,
+                  score: svg ? svg.querySelectorAll('circle.pt.score').length : 0,
+                  rate: svg ? svg.querySelectorAll('circle.pt.rate').length : 0,
+                  labels: svg ? [...svg.querySelectorAll('text')].map((t) => t.textContent) : [],
+                  injected: document.querySelectorAll('img, svg.trend *[onerror]').length,
+                  pwned: window.pwned ?? null };",
+    );
+    assert_eq!(value["points"], 5, "{value}");
+    assert_eq!((&value["score"], &value["rate"]), (&json!(5), &json!(5)), "{value}");
+    assert!(value["labels"].as_array().unwrap().iter().any(|l| l == "5555555"), "the last run is labelled: {value}");
+    assert_eq!((&value["injected"], &value["pwned"]), (&json!(0), &Value::Null), "{value}");
+    // The summary carries the same trend as a Mermaid line chart.
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("xychart-beta") && summary.contains("line [60, 70, 80, 90, 100]"), "{summary}");
+    assert!(summary.contains("\"imgsrcx\""), "a hostile label is reduced to letters and digits: {summary}");
+}

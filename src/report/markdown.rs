@@ -805,5 +805,6 @@ fn context(
         budget => budget.describe(),
         charts => charts,
         outcome_pie => super::mermaid::outcome_pie(&run.totals),
+        trend_chart => super::mermaid::trend_line(run),
     }
 }

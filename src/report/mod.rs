@@ -23,6 +23,7 @@ pub mod markdown;
 pub(crate) mod mermaid;
 pub mod slowest;
 pub mod terminal;
+pub(crate) mod trend;
 
 /// Extra context reports may show (CI links, repository names); all optional.
 #[derive(Debug, Clone, Default, serde::Serialize)]

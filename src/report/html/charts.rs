@@ -59,6 +59,77 @@ pub(super) fn status_donut(totals: &Counts) -> String {
     svg
 }
 
+/// Score and pass rate over the last runs (`history.runs`), or nothing without a trend. Each
+/// value is a point with a tooltip; a run without a value leaves a gap in its line.
+pub(super) fn trend(run: &Run) -> String {
+    let Some(points) = super::super::trend::points(run) else { return String::new() };
+    const LEFT: f64 = 34.0;
+    const WIDTH: f64 = 316.0;
+    let n = points.len();
+    let x = |k: usize| LEFT + WIDTH * k as f64 / (n - 1).max(1) as f64;
+    let y = |v: f64| 110.0 - v;
+    let mut svg = format!(
+        "<figure class=\"chart wide\"><figcaption>Trend over the last {n} runs</figcaption>\
+         <svg class=\"trend\" data-points=\"{n}\" viewBox=\"0 0 360 140\" width=\"360\" height=\"140\" role=\"img\" aria-label=\"{}\">",
+        escape(&format!(
+            "Score and pass rate over the last {n} runs; this run: score {}, pass rate {}%",
+            points[n - 1].score.map(super::super::filters::format_number).unwrap_or_else(|| "-".into()),
+            points[n - 1].pass_rate.map(super::super::filters::format_number).unwrap_or_else(|| "-".into()),
+        ))
+    );
+    for v in [0.0, 50.0, 100.0] {
+        let _ = write!(
+            svg,
+            "<line class=\"grid\" x1=\"{LEFT}\" x2=\"{x2}\" y1=\"{yv}\" y2=\"{yv}\"/><text x=\"{tx}\" y=\"{ty}\" class=\"small\">{v}</text>",
+            x2 = LEFT + WIDTH,
+            yv = y(v),
+            tx = LEFT - 14.0,
+            ty = y(v) + 3.0,
+        );
+    }
+    for (class, name, value) in [
+        ("score", "score", (|p: &super::super::trend::TrendPoint| p.score) as fn(&_) -> Option<f64>),
+        ("rate", "pass rate %", |p| p.pass_rate),
+    ] {
+        // One path, broken where a run has no value.
+        let mut path = String::new();
+        let mut pen_down = false;
+        for (k, p) in points.iter().enumerate() {
+            match value(p) {
+                Some(v) => {
+                    let _ = write!(path, "{}{:.1} {:.1} ", if pen_down { "L" } else { "M" }, x(k), y(v));
+                    pen_down = true;
+                }
+                None => pen_down = false,
+            }
+        }
+        let _ = write!(svg, "<path class=\"line {class}\" d=\"{}\"/>", path.trim_end());
+        for (k, p) in points.iter().enumerate() {
+            if let Some(v) = value(p) {
+                let _ = write!(
+                    svg,
+                    "<circle class=\"pt {class}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\"><title>{}: {name} {}</title></circle>",
+                    x(k),
+                    y(v),
+                    escape(&p.label),
+                    super::super::filters::format_number(v),
+                );
+            }
+        }
+    }
+    // At most six labels under the axis, the last run always among them.
+    let step = n.div_ceil(6);
+    for (k, p) in points.iter().enumerate() {
+        if k == n - 1 || (k % step == 0 && k + step < n) {
+            let _ = write!(svg, "<text x=\"{:.1}\" y=\"128\" class=\"small\">{}</text>", x(k), escape(&p.label));
+        }
+    }
+    svg.push_str(
+        "</svg><ul class=\"legend\"><li><i class=\"sw score\"></i>score</li><li><i class=\"sw rate\"></i>pass rate %</li></ul></figure>\n",
+    );
+    svg
+}
+
 /// Upper bounds (ms) and labels of the duration buckets: each a decade, people read them at once.
 const BUCKETS: [(f64, &str); 6] = [
     (10.0, "<10ms"),
@@ -199,5 +270,34 @@ mod tests {
             .sum();
         assert!((lengths - 2.0 * std::f64::consts::PI * 45.0).abs() < 0.05, "{lengths}");
         assert!(svg.contains("2 passed") && svg.contains("1 failed") && !svg.contains("errors"));
+    }
+
+    #[test]
+    fn trend_draws_a_point_per_value_and_breaks_lines_at_gaps() {
+        use crate::history::{History, RunPoint};
+        let mut run = Run::assemble(vec![], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        assert_eq!(trend(&run), "", "no history, no chart");
+        let point = |sha: &str, score: Option<f64>, rate: Option<f64>| RunPoint {
+            sha: Some(sha.into()),
+            started_at: String::new(),
+            score,
+            pass_rate: rate,
+            ..RunPoint::default()
+        };
+        run.history = Some(History {
+            runs: vec![
+                point("aaaa", Some(100.0), Some(1.0)),
+                point("<b>", None, Some(0.5)),
+                point("cccc", Some(0.0), Some(0.25)),
+            ],
+            ..History::default()
+        });
+        let svg = trend(&run);
+        assert!(svg.contains("data-points=\"3\""), "{svg}");
+        assert_eq!(svg.matches("class=\"pt score\"").count(), 2);
+        assert_eq!(svg.matches("class=\"pt rate\"").count(), 3);
+        assert!(svg.contains("d=\"M34.0 10.0 M350.0 110.0\""), "score line broken at the gap: {svg}");
+        assert!(svg.contains("d=\"M34.0 10.0 L192.0 60.0 L350.0 85.0\""), "{svg}");
+        assert!(!svg.contains("<b>"), "labels are letters and digits: {svg}");
     }
 }

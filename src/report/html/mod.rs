@@ -58,6 +58,7 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
     write_header(run, env, out)?;
     out.write_all(b"<section class=\"charts\" aria-label=\"Charts\">\n")?;
     out.write_all(charts::status_donut(&run.totals).as_bytes())?;
+    out.write_all(charts::trend(run).as_bytes())?;
     out.write_all(charts::duration_histogram(run).as_bytes())?;
     out.write_all(charts::suite_scores(run).as_bytes())?;
     out.write_all(charts::slowest(run, 10).as_bytes())?;
