@@ -249,6 +249,31 @@ fn fixture_report_filters_searches_and_links_in_chromium() {
     check_filter_search_and_link(&browser, &dir.path().join("out"), true);
 }
 
+/// The README's first command, `fcorr run --config examples/fcorr.toml`, in full: every bundled
+/// example (Python, Node, Go, Rust projects, the benchmark tasks and the shell eval) with the
+/// tools the test suite needs anyway. python-broken and the eval fail on purpose; the expected
+/// failed ids come from the run's own results.json.
+#[test]
+fn examples_report_filters_searches_and_links_in_chromium() {
+    let Some(browser) = browser_or_skip("examples_report_filters_searches_and_links_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let output = support::fcorr_bin()
+        .args(["run", "--config"])
+        .arg(repo().join("examples/fcorr.toml"))
+        .args(["--out"])
+        .arg(dir.path().join("out"))
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("fcorr runs");
+    // Exit 1: the examples fail on purpose; anything else is a broken run.
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    let run = load_run(&dir.path().join("out"));
+    let suites: Vec<&str> = run.suites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(suites.len(), 7, "every example ran: {suites:?}");
+    check_filter_search_and_link(&browser, &dir.path().join("out"), true);
+}
+
 #[test]
 fn hundred_thousand_cases_filter_search_and_link_in_chromium() {
     let Some(browser) = browser_or_skip("hundred_thousand_cases_filter_search_and_link_in_chromium") else { return };

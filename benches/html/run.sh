@@ -5,12 +5,12 @@
 #   benches/html/run.sh            # FCORR_BIN (default target/release/fcorr) writes the page
 #   PREVIOUS_FCORR_BIN=/path/to/old/fcorr benches/html/run.sh   # also measure an older page
 #   ALLURE=node_modules/.bin/allure benches/html/run.sh   # and Allure 2 (npm allure-commandline + Java)
-#   RUNS=3 (default) browser loads per page; the median is printed with the spread.
+#   RUNS=5 (default) browser loads per page; the median is printed with the spread.
 #
 # The input is benches/import/gen_junit.py's fixed-seed 46 MB JUnit report (made when missing).
 set -euo pipefail
 source "$(dirname "$0")/../lib.sh"
-RUNS="${RUNS:-3}"
+RUNS="${RUNS:-5}"
 DATA="$ROOT/benches/data"
 XML="$DATA/junit-100k.xml"
 mkdir -p "$DATA"
