@@ -5,8 +5,6 @@
 //! fixture's expected.json.
 //! Each fixture is driven by exactly one test function.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
 
@@ -35,7 +33,7 @@ fn run_tool(cwd: &Path, program: &str, args: &[&str]) {
 
 fn import(files: &[&Path], name: &str, extra: &[&str]) -> Run {
     let out = tempfile::tempdir().unwrap();
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     // From the repository root, as in CI: absolute paths in reports become repo-relative.
     cmd.current_dir(repo())
         .arg("import")

@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 
 use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, SuiteStatus};
 
-mod support;
-use support::*;
+use crate::support::*;
 
 #[test]
 fn rust_mixed_reports_every_binary_with_no_fail_fast() {

@@ -2,8 +2,6 @@
 //! temporary GITHUB_STEP_SUMMARY / GITHUB_OUTPUT, a wiremock GitHub API) running a real
 //! `node --test` suite (the js-node-test fixture) plus an imported JUnit report.
 
-mod support;
-
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,9 +20,9 @@ fn repo() -> PathBuf {
 
 /// `fcorr` with the machine's own GitHub variables removed.
 fn fcorr(dir: &Path) -> Command {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(dir).env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
-    // `support::fcorr_bin` removed the GITHUB_* variables; these also change what fcorr does.
+    // `crate::support::fcorr_bin` removed the GITHUB_* variables; these also change what fcorr does.
     for key in ["CI", "FCORR_ARTIFACT_NAME", "GH_TOKEN"] {
         cmd.env_remove(key);
     }

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use fcorr::model::{Case, CaseStatus, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
 use serde_json::Value;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// The hang test runs alone: with a 3 s budget, pytest must get through start-up on a machine
 /// that the other fixtures (compiling, installing) are not also loading.

@@ -1,8 +1,6 @@
 //! `fcorr import` end to end through the real binary: globs, formats, bad files, usage errors,
 //! exit codes, and `kind = "import"` suites in fcorr.toml with globs relative to the config file.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -14,7 +12,7 @@ fn repo() -> PathBuf {
 }
 
 fn fcorr(cwd: &Path) -> Command {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(cwd).env("NO_COLOR", "1");
     cmd
 }

@@ -6,8 +6,7 @@ use std::process::Command;
 
 use fcorr::model::{Outcome, Run, SuiteErrorKind, SuiteStatus};
 
-mod support;
-use support::*;
+use crate::support::*;
 
 fn fcorr_run(out: &Path) -> Command {
     let mut cmd = fcorr();

@@ -2,12 +2,10 @@
 //! script (a real process per test), the rate limit measured between real calls, score deltas
 //! against a baseline, and `fcorr calibrate` leaving earlier history files byte-identical.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
+use crate::support::{fcorr, parse_run, repo};
 use fcorr::model::{Health, Run};
-use support::{fcorr, parse_run, repo};
 
 /// Every file under `dir`, with its bytes, sorted by path.
 fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {

@@ -3,14 +3,12 @@
 //! in a git checkout committed between runs (so each run has its own commit); `fcorr merge` of
 //! parts with history; quarantine lists in fcorr.toml and a quarantine file against the gates.
 
-mod support;
-
 use std::path::Path;
 
 use fcorr::model::{CaseStatus, Run};
 
 fn fixture(name: &str) -> std::path::PathBuf {
-    support::fixture("history").join(name)
+    crate::support::fixture("history").join(name)
 }
 
 /// `git` in `dir` with a fixed identity and dates, so commit ids are the same on every machine.
@@ -45,7 +43,7 @@ fn import_suite(
     std::fs::copy(fixture(report), dir.join("report.xml")).unwrap();
     git(dir, &["add", "report.xml"]);
     git(dir, &["commit", "-q", "--allow-empty", "-m", report]);
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(dir).env("NO_COLOR", "1").args(["import", "report.xml", "--name", name, "--out", out]);
     if let Some(baseline) = baseline {
         cmd.args(["--baseline", baseline]);
@@ -164,7 +162,7 @@ fn merged_parts_do_not_count_a_run_twice() {
     import_suite(d, "b", "run1.xml", "b1", None, &["--fail-on", "none"]);
     import_suite(d, "a", "run2.xml", "cells/a", Some("a1"), &["--fail-on", "none"]);
     import_suite(d, "b", "run2.xml", "cells/b", Some("b1"), &["--fail-on", "none"]);
-    let out = support::fcorr_bin()
+    let out = crate::support::fcorr_bin()
         .current_dir(d)
         .args(["merge", "cells/a", "cells/b", "--fail-on", "none", "--out", "merged", "--format", "json"])
         .output()
@@ -188,7 +186,7 @@ fn run_with_config(config: &str, files: &[(&str, &str)], gates: &str) -> (i32, R
     for (name, text) in files {
         std::fs::write(d.join(name), text).unwrap();
     }
-    let out = support::fcorr_bin()
+    let out = crate::support::fcorr_bin()
         .current_dir(d)
         .env("NO_COLOR", "1")
         .args(["run", "--config", "fcorr.toml", "--out", "out", "--fail-on", gates])
@@ -250,14 +248,16 @@ fn bad_quarantine_entries_are_config_errors_naming_the_file() {
     let config = format!("quarantine-file = \"missing.txt\"\n\n{SUITE}");
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("fcorr.toml"), config).unwrap();
-    let out = support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
+    let out =
+        crate::support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("fcorr.toml") && stderr.contains("missing.txt"), "{stderr}");
 
     std::fs::write(dir.path().join("fcorr.toml"), format!("quarantine-file = \"q.txt\"\n\n{SUITE}")).unwrap();
     std::fs::write(dir.path().join("q.txt"), "ok_name\ntest_[\n").unwrap();
-    let out = support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
+    let out =
+        crate::support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("q.txt") && stderr.contains("line 2"), "{stderr}");

@@ -2,13 +2,11 @@
 //! comrak's AST (real tables, closed fences, balanced `<details>`), size budgets on a 100,000-case
 //! run, hostile names, custom templates and the HTML page.
 
-mod report_support;
-
+use crate::report_support::*;
 use fcorr::model::Run;
 use fcorr::report::budget::{Budget, open_blocks};
 use fcorr::report::markdown::{self, render_comment, render_summary};
 use fcorr::report::{ReportEnv, Reporter};
-use report_support::*;
 
 fn env() -> ReportEnv {
     ReportEnv {

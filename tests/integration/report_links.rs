@@ -1,17 +1,14 @@
 //! Links to code and per-test time in the Markdown reports (snapshots, with hostile file names),
 //! and the `timing` object of results.json written by the real binary from imported JUnit files.
 
-mod report_support;
-mod support;
-
 use std::path::Path;
 
+use crate::report_support::*;
 use fcorr::model::{CaseStatus, Run, SuiteStatus, TimingSettings};
 use fcorr::report::ReportEnv;
 use fcorr::report::links::{CodeLinks, PathMapper};
 use fcorr::report::markdown::{render_comment, render_summary};
 use fcorr::report::slowest;
-use report_support::*;
 use serde_json::Value;
 
 const HEAD: &str = "4c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d";
@@ -122,7 +119,7 @@ fn junit(cases: &[(&str, f64)]) -> String {
 }
 
 fn import(dir: &Path, file: &str, out: &str) {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(dir).args(["import", file, "--name", "api", "--out", out, "--json"]).assert().success();
 }
 
@@ -150,7 +147,7 @@ fn results_json_lists_slowdowns_over_both_thresholds_only() {
     assert_eq!(slowest, ["drift", "much_slower", "slower", "same", "noise"]);
     assert_eq!(before["timing"]["compared"], false);
 
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(dir.path())
         .args(["compare", "--results", "now", "--baseline", "base", "--write"])
         .assert()

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, Suite, SuiteStatus};
 use serde_json::Value;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// Cases keyed by (package, test) — go's own identity of a test — with their statuses.
 fn assert_cases(suite: &Suite, want: &Value) {

@@ -8,8 +8,7 @@ use std::path::Path;
 use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// Runs `fcorr run ARGS --json`; returns the exit code and the run.
 fn fcorr_run(args: &[&std::ffi::OsStr], out: &Path) -> (i32, Run) {

@@ -3,14 +3,12 @@
 //! `results.json` the same run wrote. Without a chromium binary these tests print why and pass,
 //! except under `CI`, where a missing browser is a failure (`.ci/run` installs it).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::support::repo;
 use fcorr::model::{CaseStatus, Run};
 use serde_json::{Value, json};
-use support::repo;
 
 /// The chromium binary to drive: `$CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {
@@ -40,7 +38,8 @@ fn browser_or_skip(test: &str) -> Option<PathBuf> {
 }
 
 fn fcorr(cwd: &Path, args: &[&str]) -> std::process::Output {
-    let output = support::fcorr_bin().args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("fcorr runs");
+    let output =
+        crate::support::fcorr_bin().args(args).current_dir(cwd).env("NO_COLOR", "1").output().expect("fcorr runs");
     assert!(
         output.status.code().is_some_and(|c| c <= 1),
         "fcorr {args:?}: {}\n{}",
@@ -257,7 +256,7 @@ fn fixture_report_filters_searches_and_links_in_chromium() {
 fn examples_report_filters_searches_and_links_in_chromium() {
     let Some(browser) = browser_or_skip("examples_report_filters_searches_and_links_in_chromium") else { return };
     let dir = tempfile::tempdir().unwrap();
-    let output = support::fcorr_bin()
+    let output = crate::support::fcorr_bin()
         .args(["run", "--config"])
         .arg(repo().join("examples/fcorr.toml"))
         .args(["--out"])

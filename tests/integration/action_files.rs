@@ -4,8 +4,6 @@
 //! comment, summary, outputs, annotations and gates as run suites. Counts are those each fixture
 //! declares (tests/import_dotnet.rs checks them against the files).
 
-mod support;
-
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -31,27 +29,27 @@ fn workspace() -> tempfile::TempDir {
     std::fs::create_dir_all(ws.path().join("unit")).unwrap();
     std::fs::write(ws.path().join("unit/junit.xml"), JUNIT).unwrap();
     std::fs::create_dir_all(ws.path().join("dotnet/legacy")).unwrap();
-    let fixtures = support::repo().join("tests/fixtures/reports/dotnet");
+    let fixtures = crate::support::repo().join("tests/fixtures/reports/dotnet");
     std::fs::copy(fixtures.join("mstest.trx"), ws.path().join("dotnet/mstest.trx")).unwrap();
     std::fs::copy(fixtures.join("nunit3.xml"), ws.path().join("dotnet/nunit3.xml")).unwrap();
     std::fs::copy(fixtures.join("nunit2.xml"), ws.path().join("dotnet/legacy/nunit2.xml")).unwrap();
-    support::github::write_pr_event(ws.path());
+    crate::support::github::write_pr_event(ws.path());
     ws
 }
 
 fn fcorr_ci(ws: &Path, api: &str, args: &[&str]) -> std::process::Output {
-    let mut cmd = support::fcorr_bin();
-    cmd.current_dir(ws).env("FCORR_CACHE_DIR", support::repo().join("target/fcorr-test-cache"));
+    let mut cmd = crate::support::fcorr_bin();
+    cmd.current_dir(ws).env("FCORR_CACHE_DIR", crate::support::repo().join("target/fcorr-test-cache"));
     for key in ["CI", "GH_TOKEN", "FCORR_ARTIFACT_NAME", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"] {
         cmd.env_remove(key);
     }
-    cmd.envs(support::github::env(ws, api, "octocat"));
+    cmd.envs(crate::support::github::env(ws, api, "octocat"));
     cmd.args(["ci", "--baseline", "none", "--out", "fcorr-out"]).args(args);
     cmd.output().unwrap()
 }
 
 fn outputs(ws: &Path) -> HashMap<String, String> {
-    support::github::outputs(ws)
+    crate::support::github::outputs(ws)
 }
 
 fn results(ws: &Path) -> Run {
@@ -76,7 +74,7 @@ fn sum(parts: &[(u64, u64, u64, u64)]) -> (u64, u64, u64, u64) {
 async fn files_are_one_suite_through_comment_summary_outputs_and_annotations() {
     let ws = workspace();
     let server = MockServer::start().await;
-    support::github::mock_comment_api(&server).await;
+    crate::support::github::mock_comment_api(&server).await;
     let out = fcorr_ci(
         ws.path(),
         &server.uri(),
@@ -107,7 +105,7 @@ async fn files_are_one_suite_through_comment_summary_outputs_and_annotations() {
     assert_eq!(outputs["skipped"], expected.3.to_string());
     assert_eq!(outputs["flaky"], "0");
     assert_eq!(outputs["duration-ms"], run.duration_ms.to_string());
-    assert_eq!(outputs["comment-url"], support::github::COMMENT_URL);
+    assert_eq!(outputs["comment-url"], crate::support::github::COMMENT_URL);
     assert_eq!(outputs["check-run-url"], "");
 
     // Annotation: the report's file path with the prefix, relative to the repository root.
@@ -193,7 +191,7 @@ async fn a_glob_matching_nothing_warns_and_with_fail_on_empty_is_an_error() {
 async fn comment_body_summary_lists_no_cases_and_job_summary_can_be_off() {
     let ws = workspace();
     let server = MockServer::start().await;
-    support::github::mock_comment_api(&server).await;
+    crate::support::github::mock_comment_api(&server).await;
     let out = fcorr_ci(
         ws.path(),
         &server.uri(),

@@ -7,8 +7,7 @@ use std::path::Path;
 use fcorr::model::{PhaseKind, PhaseStatus, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// Runs `fcorr run PATHS --json` with installs enabled; returns the exit code and the run.
 fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {

@@ -3,18 +3,15 @@
 //! categories and usage; the eval section of the summary and comment is snapshotted against a
 //! baseline with flipped cases.
 
-mod report_support;
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::{fcorr, repo};
 use fcorr::compare::{BaselineInfo, compare};
 use fcorr::model::{CaseStatus, Reason, Run, SuiteKind};
 use fcorr::report::ReportEnv;
 use fcorr::report::markdown::{render_comment, render_summary};
 use serde_json::Value;
-use support::{fcorr, repo};
 
 /// The CTRF schema: the shared copy beside the repository when present, else ours.
 fn ctrf_schema() -> Value {
@@ -115,7 +112,7 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
             case.duration_ms = Some(5.0);
         }
     }
-    let now = report_support::run(suites, None);
+    let now = crate::report_support::run(suites, None);
     let mut before = now.clone();
     let set = |run: &mut Run, id: &str, status: CaseStatus, code: &str| {
         let case = run.suites[0].cases.iter_mut().find(|c| c.name == id).unwrap();
@@ -126,12 +123,12 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     set(&mut before, "show-hidden", CaseStatus::Passed, "pass");
     set(&mut before, "processes", CaseStatus::Failed, "incorrect");
     let comparison = compare(&now, &before, BaselineInfo { source: "file:baseline.json".into(), ..Default::default() });
-    let now = report_support::run(now.suites, Some(comparison));
+    let now = crate::report_support::run(now.suites, Some(comparison));
     let env = ReportEnv::default();
     let summary = render_summary(&now, &env).unwrap();
     let comment = render_comment(&now, &env).unwrap();
     for md in [&summary, &comment] {
-        report_support::check_markdown(md);
+        crate::report_support::check_markdown(md);
         assert!(md.contains("`show-hidden`: passed → incorrect"), "{md}");
     }
     insta::assert_snapshot!("eval_section_summary", eval_section(&summary));

@@ -2,8 +2,6 @@
 //! (plan → execute → collect → score → report → gate) with real processes and real report files,
 //! plus the error paths a user hits first (bad config, missing paths, hung commands).
 
-mod support;
-
 use std::path::Path;
 
 use fcorr::model::{CaseStatus, Outcome, Run, SuiteErrorKind, SuiteStatus};
@@ -47,7 +45,7 @@ fn suite_toml(name: &str) -> String {
 fn run_fcorr(dir: &Path, config: &str, extra: &[&str]) -> (i32, Run, String) {
     std::fs::write(dir.join("fcorr.toml"), config).unwrap();
     let out = dir.join("out");
-    let output = support::fcorr_bin()
+    let output = crate::support::fcorr_bin()
         .current_dir(dir)
         .args(["run", "--config", "fcorr.toml", "--json", "--out"])
         .arg(&out)
@@ -197,7 +195,8 @@ fn import_suites_read_globs_relative_to_the_config() {
 fn malformed_config_names_file_line_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("fcorr.toml"), "[[suite]]\npath = \"x\"\npolicy = \"lenient\"\n").unwrap();
-    let output = support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
+    let output =
+        crate::support::fcorr_bin().current_dir(dir.path()).args(["run", "--config", "fcorr.toml"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("fcorr.toml") && stderr.contains("line 3"), "{stderr}");
@@ -205,7 +204,7 @@ fn malformed_config_names_file_line_and_exits_2() {
 
 /// Runs fcorr in `dir` with `args`, without the GitHub variables of the machine running the tests.
 fn fcorr_in(dir: &Path, args: &[&str]) -> (i32, String) {
-    let output = support::fcorr_bin().current_dir(dir).args(args).output().unwrap();
+    let output = crate::support::fcorr_bin().current_dir(dir).args(args).output().unwrap();
     (output.status.code().unwrap_or(-1), String::from_utf8_lossy(&output.stderr).into_owned())
 }
 
@@ -283,7 +282,7 @@ fn run_without_arguments_uses_fcorr_toml_then_github_fcorr_toml_and_says_so() {
 fn unknown_gate_is_a_usage_error() {
     let dir = tempfile::tempdir().unwrap();
     let output =
-        support::fcorr_bin().current_dir(dir.path()).args(["run", ".", "--fail-on", "flaky"]).output().unwrap();
+        crate::support::fcorr_bin().current_dir(dir.path()).args(["run", ".", "--fail-on", "flaky"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("unknown gate `flaky`"));
 }
@@ -299,7 +298,7 @@ fn a_long_phase_prints_a_heartbeat_with_its_last_output_line() {
     std::fs::write(dir.path().join("fcorr.toml"), suite_toml("slow")).unwrap();
     let started = std::time::Instant::now();
     // Without --json, progress goes to stderr as plain lines (stderr is not a terminal here).
-    let output = support::fcorr_bin()
+    let output = crate::support::fcorr_bin()
         .current_dir(dir.path())
         .args(["run", "--config", "fcorr.toml", "--out"])
         .arg(dir.path().join("out"))
@@ -328,7 +327,7 @@ fn a_shard_that_drew_no_suite_has_no_health_grade() {
     let mut empty = 0;
     for (i, shard) in ["1/2", "2/2"].into_iter().enumerate() {
         let out = dir.path().join(format!("out{i}"));
-        let output = support::fcorr_bin()
+        let output = crate::support::fcorr_bin()
             .current_dir(dir.path())
             .args(["run", "--config", "fcorr.toml", "--shard", shard, "--out"])
             .arg(&out)

@@ -2,8 +2,6 @@
 //! `fcorr run` writes results, a baseline is derived from them, and `fcorr compare` / `fcorr ci`
 //! must find exactly the changes made and gate on them only with a fresh baseline.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -18,9 +16,9 @@ fn repo() -> PathBuf {
 
 /// `fcorr` with no GitHub environment leaking in from the machine running the tests.
 fn fcorr(dir: &Path) -> Command {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.current_dir(dir).env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
-    // `support::fcorr_bin` removed the GITHUB_* variables; these also change what fcorr does.
+    // `crate::support::fcorr_bin` removed the GITHUB_* variables; these also change what fcorr does.
     for key in ["CI", "FCORR_ARTIFACT_NAME"] {
         cmd.env_remove(key);
     }

@@ -2,8 +2,6 @@
 //! copied into a scratch directory and run as one suite; `--sdk` restricts to one SDK and prints
 //! `Passed: x/y` with the pass rate. Expected counts come from pytest's own runs (expected.json).
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -33,7 +31,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn fcorr() -> Command {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.env("FCORR_CACHE_DIR", Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fcorr-test-cache"));
     cmd
 }

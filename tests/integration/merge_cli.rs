@@ -9,11 +9,10 @@ use assert_cmd::prelude::*;
 use fcorr::compare::Change;
 use fcorr::model::{Outcome, Run, SuiteStatus};
 
-mod support;
-use support::repo;
+use crate::support::repo;
 
 fn fcorr(cwd: &Path) -> Command {
-    let mut cmd = support::fcorr();
+    let mut cmd = crate::support::fcorr();
     cmd.current_dir(cwd).env("NO_COLOR", "1");
     cmd
 }

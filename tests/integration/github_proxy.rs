@@ -4,8 +4,6 @@
 //!
 //! The proxy is a tiny CONNECT proxy on 127.0.0.1 written here; the API is a wiremock server.
 
-mod support;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::Path;
@@ -105,7 +103,7 @@ fn workspace() -> tempfile::TempDir {
         "[[suite]]\nname = \"calc\"\nkind = \"import\"\nreports = [\"report.xml\"]\n",
     )
     .unwrap();
-    support::github::write_pr_event(ws.path());
+    crate::support::github::write_pr_event(ws.path());
     ws
 }
 
@@ -115,12 +113,12 @@ fn fcorr_ci(ws: &Path, api: &str, actor: &str, env: &[(&str, String)]) -> std::p
 }
 
 fn fcorr_ci_with(ws: &Path, api: &str, actor: &str, env: &[(&str, String)], extra: &[&str]) -> std::process::Output {
-    let mut cmd = support::fcorr_bin();
-    cmd.current_dir(ws).env("FCORR_CACHE_DIR", support::repo().join("target/fcorr-test-cache"));
+    let mut cmd = crate::support::fcorr_bin();
+    cmd.current_dir(ws).env("FCORR_CACHE_DIR", crate::support::repo().join("target/fcorr-test-cache"));
     for key in PROXY_VARS.iter().chain(&["CI", "GH_TOKEN", "FCORR_ARTIFACT_NAME", "SSL_CERT_FILE", "SSL_CERT_DIR"]) {
         cmd.env_remove(key);
     }
-    cmd.envs(support::github::env(ws, api, actor));
+    cmd.envs(crate::support::github::env(ws, api, actor));
     for (key, value) in env {
         cmd.env(key, value);
     }
@@ -138,7 +136,7 @@ async fn api_calls_go_through_the_https_proxy() {
     for variable in ["HTTPS_PROXY", "https_proxy"] {
         let ws = workspace();
         let server = MockServer::start().await;
-        support::github::mock_comment_api(&server).await;
+        crate::support::github::mock_comment_api(&server).await;
         let proxy = Proxy::start();
         let out =
             fcorr_ci(ws.path(), &server.uri(), "octocat", &[(variable, format!("http://127.0.0.1:{}", proxy.port))]);
@@ -150,7 +148,7 @@ async fn api_calls_go_through_the_https_proxy() {
         let seen = proxy.seen();
         assert!(!seen.is_empty(), "{variable}: {seen:?}");
         assert!(seen.iter().all(|l| *l == format!("CONNECT {} HTTP/1.1", api_host(&server))), "{seen:?}");
-        assert_eq!(support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
+        assert_eq!(crate::support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
     }
 }
 
@@ -158,7 +156,7 @@ async fn api_calls_go_through_the_https_proxy() {
 async fn no_proxy_hosts_are_called_directly() {
     let ws = workspace();
     let server = MockServer::start().await;
-    support::github::mock_comment_api(&server).await;
+    crate::support::github::mock_comment_api(&server).await;
     let proxy = Proxy::start();
     let out = fcorr_ci(
         ws.path(),
@@ -175,7 +173,7 @@ async fn no_proxy_hosts_are_called_directly() {
 async fn an_unreadable_ssl_cert_file_is_a_warning_naming_it() {
     let ws = workspace();
     let server = MockServer::start().await;
-    support::github::mock_comment_api(&server).await;
+    crate::support::github::mock_comment_api(&server).await;
     let missing = ws.path().join("no-such-ca.pem");
     let out = fcorr_ci(ws.path(), &server.uri(), "octocat", &[("SSL_CERT_FILE", missing.display().to_string())]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -192,7 +190,7 @@ fn outputs(ws: &Path) -> String {
 async fn dependabot_runs_write_nothing_through_the_api_and_say_why_in_the_summary() {
     let ws = workspace();
     let server = MockServer::start().await;
-    support::github::mock_comment_api(&server).await;
+    crate::support::github::mock_comment_api(&server).await;
     let out = fcorr_ci(ws.path(), &server.uri(), "dependabot[bot]", &[]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
@@ -214,5 +212,5 @@ async fn dependabot_runs_write_nothing_through_the_api_and_say_why_in_the_summar
     let out = fcorr_ci_with(ws.path(), &server.uri(), "dependabot[bot]", &[], &["--token-can-write"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("created the PR comment"), "{stderr}");
-    assert_eq!(support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
+    assert_eq!(crate::support::github::writes(&server).await, ["POST /repos/org/app/issues/5/comments"]);
 }

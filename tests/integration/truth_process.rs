@@ -9,8 +9,7 @@ use std::time::{Duration, Instant};
 
 use fcorr::model::{Run, SuiteStatus};
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// `fcorr` with the machine's own GitHub and token variables removed.
 fn clean_fcorr(dir: &Path) -> Command {
@@ -62,7 +61,7 @@ fn a_runner_killed_by_a_signal_after_writing_its_report_is_an_error() {
         let out = tempfile::tempdir().unwrap();
         let output = clean_fcorr(&repo())
             .arg("run")
-            .arg(support::fixture("py-signal-exit"))
+            .arg(crate::support::fixture("py-signal-exit"))
             .arg("--out")
             .arg(out.path())
             .arg("--json")
@@ -88,7 +87,7 @@ fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
     let out = tempfile::tempdir().unwrap();
     let output = clean_fcorr(&repo())
         .arg("run")
-        .arg(support::fixture("py-early-exit"))
+        .arg(crate::support::fixture("py-early-exit"))
         .arg("--out")
         .arg(out.path())
         .arg("--json")
@@ -142,7 +141,7 @@ fn no_token_reaches_the_tests_or_any_output_and_the_token_is_masked_first() {
     let outputs = ws.path().join("github-output.txt");
     let mut cmd = clean_fcorr(ws.path());
     cmd.arg("ci")
-        .arg(support::fixture("py-print-env"))
+        .arg(crate::support::fixture("py-print-env"))
         .args(["--baseline", "none", "--comment", "off", "--out"])
         .arg(&out)
         .env("GITHUB_ACTIONS", "true")

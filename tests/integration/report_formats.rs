@@ -4,9 +4,6 @@
 //! Counts come from each fixture's `expected.json`. JUnit output is read back with quick-junit's
 //! deserializer and Python's `junitparser`; CTRF output is validated against the CTRF schema.
 
-mod report_support;
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::process::Command as StdCommand;
 
@@ -20,7 +17,7 @@ fn repo() -> PathBuf {
 }
 
 fn fcorr() -> Command {
-    let mut cmd = support::fcorr_bin();
+    let mut cmd = crate::support::fcorr_bin();
     cmd.env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"));
     cmd
 }
@@ -269,7 +266,7 @@ fn junitparser_python() -> Option<PathBuf> {
 
 #[test]
 fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
-    for (name, run) in report_support::scenarios() {
+    for (name, run) in crate::report_support::scenarios() {
         let doc = serde_json::to_value(fcorr::report::ctrf::build(&run, &ReportEnv::default())).unwrap();
         assert_valid_ctrf(&doc);
         // Every failing suite shows up as failed tests: never a green empty report.
@@ -279,7 +276,7 @@ fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
         assert_eq!(doc["baseline"].is_object(), run.comparison.is_some(), "{name}");
         assert_eq!(doc["insights"].is_object(), run.comparison.is_some(), "{name}");
     }
-    let run = report_support::with_comparison(0);
+    let run = crate::report_support::with_comparison(0);
     let doc = serde_json::to_value(fcorr::report::ctrf::build(&run, &ReportEnv::default())).unwrap();
     assert_eq!(doc["baseline"]["commit"], "0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6");
     let pass = &doc["insights"]["passRate"];
@@ -298,9 +295,9 @@ fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
 
 #[test]
 fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
-    let mut scenarios = report_support::scenarios();
-    scenarios.push(("no_suites", report_support::run(Vec::new(), None)));
-    let mut ansi = report_support::mixed_failures();
+    let mut scenarios = crate::report_support::scenarios();
+    scenarios.push(("no_suites", crate::report_support::run(Vec::new(), None)));
+    let mut ansi = crate::report_support::mixed_failures();
     let case = &mut ansi.suites[0].cases[1];
     case.output = Some("\u{1b}[31mred\u{1b}[0m\ttab\r\nbell\u{7} C1\u{9b} NUL\u{0} end".into());
     case.details = Some("\u{1b}[1mAssertionError\u{1b}[0m: <a & b>".into());
@@ -332,14 +329,14 @@ fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
             }
         }
     }
-    let xml = fcorr::report::junit::build_report(&report_support::mixed_failures()).to_string().unwrap();
+    let xml = fcorr::report::junit::build_report(&crate::report_support::mixed_failures()).to_string().unwrap();
     assert!(xml.contains("<flakyFailure"), "flaky case keeps its failed attempt");
     assert!(xml.contains("<rerunFailure"), "failed case keeps its earlier attempt");
     assert!(xml.contains("file=\"tests/test_app.py\"") && xml.contains("line=\"42\""));
-    let hostile = fcorr::report::junit::build_report(&report_support::hostile_names()).to_string().unwrap();
+    let hostile = fcorr::report::junit::build_report(&crate::report_support::hostile_names()).to_string().unwrap();
     let back = quick_junit::Report::deserialize_from_str(&hostile).unwrap();
     let names: Vec<&str> = back.test_suites[0].test_cases.iter().map(|t| t.name.as_str()).collect();
-    for name in report_support::HOSTILE {
+    for name in crate::report_support::HOSTILE {
         assert!(names.contains(name), "{name:?} survives XML escaping: {names:?}");
     }
 }
@@ -380,7 +377,7 @@ fn masked_ctrf(run: &Run) -> Value {
 #[test]
 fn snapshots_of_terminal_junit_and_ctrf() {
     let duration = r"\b\d+(\.\d+)?(ms|s)\b|\b\d+m\d{2}s\b";
-    for (name, run) in report_support::scenarios() {
+    for (name, run) in crate::report_support::scenarios() {
         let terminal = format!(
             "{}\n{}",
             fcorr::report::terminal::render_table(&run, false),

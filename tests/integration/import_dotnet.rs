@@ -7,8 +7,6 @@
 //! written by hand in each tool's documented shape (see docs/import.md); the XSDs were not
 //! reachable either, so they are not validated against them.
 
-mod support;
-
 use std::path::{Path, PathBuf};
 
 use fcorr::collect::{CUT_SHORT_CASE, ParseOptions, ParsedReport, parse_file, parser_named};
@@ -16,7 +14,7 @@ use fcorr::errors::ParseError;
 use fcorr::model::{Case, CaseStatus, Run, Severity, SuiteStatus};
 
 fn dir() -> PathBuf {
-    support::repo().join("tests/fixtures/reports/dotnet")
+    crate::support::repo().join("tests/fixtures/reports/dotnet")
 }
 
 fn read(name: &str) -> String {
@@ -235,8 +233,8 @@ fn passing_fixtures_name_parameterised_rows_as_their_tools_do() {
 
 /// `fcorr import FILE --out DIR`: exit code and results.json.
 fn import(file: &Path, out: &Path) -> (i32, Run) {
-    let output = support::fcorr_bin()
-        .current_dir(support::repo())
+    let output = crate::support::fcorr_bin()
+        .current_dir(crate::support::repo())
         .env("NO_COLOR", "1")
         .args(["import", "--name", "dotnet", "--out"])
         .arg(out)

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use fcorr::model::{Case, CaseStatus, PhaseKind, Run, Suite, SuiteStatus};
 use serde_json::Value;
 
-mod support;
-use support::*;
+use crate::support::*;
 
 /// A fixture copied into a temporary directory, with an empty state directory beside it.
 struct Flaky {
