@@ -585,3 +585,53 @@ fn a_package_manager_on_path_other_than_the_pinned_version_is_named() {
     let markers = js_pnpm_markers_with("pnpm@9.15.9");
     assert!(!markers.iter().any(|m| m.contains("pins pnpm")), "{markers:?}");
 }
+
+#[test]
+fn a_second_checkout_installs_from_the_warm_pnpm_store_without_registry_requests() {
+    // pnpm's store is its cache: with the store kept between CI runs (actions/cache of
+    // `pnpm store path`), fcorr's `pnpm install --frozen-lockfile --prefer-offline` in a fresh
+    // checkout links every package from it and asks the registry nothing.
+    let name = "js-pnpm";
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("pnpm-store");
+    let proxy = CountingProxy::start();
+    let bin = tool_bin("pnpm", "pnpm@9.15.9");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path))).unwrap();
+    let install = |copy: &str, offline: bool| {
+        let project = dir.path().join(copy);
+        copy_project(&fixture(name), &project);
+        let mut cmd = fcorr();
+        cmd.arg("run").arg(&project).arg("--out").arg(dir.path().join(format!("out-{copy}"))).arg("--json");
+        cmd.env("PATH", &path).env("npm_config_store_dir", &store).env_remove("NO_PROXY").env_remove("no_proxy");
+        if offline {
+            cmd.envs(proxy.npm_env());
+        }
+        let (run, _) = parse_run(&cmd.output().unwrap());
+        let install = phase(&run.suites[0], PhaseKind::Install).clone();
+        assert_eq!(install.command, "pnpm install --frozen-lockfile --prefer-offline");
+        assert_eq!(install.status, PhaseStatus::Passed, "{copy}: {}", install.log_tail);
+    };
+    // The first checkout fills the store from the registry.
+    install("first", false);
+    assert!(store.is_dir(), "pnpm did not use {}", store.display());
+    // The second installs with every registry request going to the counting proxy.
+    install("second", true);
+    assert_eq!(proxy.count(), 0, "pnpm asked the registry although its store held every package");
+
+    // The proxy does see pnpm's registry traffic: the same install with a cold store goes through it.
+    let cold = dir.path().join("cold");
+    copy_project(&fixture(name), &cold);
+    let output = std::process::Command::new("pnpm")
+        .args(["install", "--frozen-lockfile", "--prefer-offline"])
+        .current_dir(&cold)
+        .env("PATH", &path)
+        .env("npm_config_store_dir", dir.path().join("cold-store"))
+        .envs(proxy.npm_env())
+        .env_remove("NO_PROXY")
+        .env_remove("no_proxy")
+        .output()
+        .unwrap();
+    assert!(!output.status.success(), "a cold store installed without the registry");
+    assert!(proxy.count() > 0, "the proxy saw no request from pnpm");
+}
