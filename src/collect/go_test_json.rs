@@ -3,11 +3,12 @@
 //! Every test and subtest with a final `pass`/`fail`/`skip` becomes a case (classname = package,
 //! name = `TestX/sub`). Tests that started but never finished, and packages that failed without a
 //! failing test (build failures, panics outside a test, `os.Exit` in `TestMain`), become `error`
-//! cases, so a non-zero exit code is always explained by a case.
+//! cases, so a non-zero exit code is always explained by a case. A failing or skipped case that
+//! printed a `file.go:N:` location carries it as go printed it (a bare file name); finding the
+//! defining file under the project root is the Go ecosystem's `locate`, not this parser's.
 
 use std::collections::HashMap;
 use std::io::BufRead;
-use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
@@ -84,7 +85,9 @@ struct PackageState {
     ended: bool,
 }
 
-fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+// The options carry the project root; this format names no path to make relative (go prints
+// bare file names), so they are not read.
+fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedReport, String> {
     let mut tests: Vec<TestState> = Vec::new();
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut packages: Vec<(String, PackageState)> = Vec::new();
@@ -186,14 +189,13 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             first.join(", ")
         ));
     }
-    let mut locator = Locator::new(options.root.as_deref());
     let failing_children: Vec<(String, String)> = tests
         .iter()
         .filter(|t| matches!(t.status, Some(CaseStatus::Failed) | None))
         .map(|t| (t.package.clone(), t.name.clone()))
         .collect();
     for test in &tests {
-        report.cases.push(test_case(test, &failing_children, &packages, &mut locator));
+        report.cases.push(test_case(test, &failing_children, &packages));
     }
     for (package, state) in &packages {
         let explained = report.cases.iter().any(|c| c.classname.as_deref() == Some(package) && c.status.is_failure());
@@ -234,28 +236,21 @@ fn own_lines(output: &str) -> Vec<&str> {
         .collect()
 }
 
-fn test_case(
-    test: &TestState,
-    failing: &[(String, String)],
-    packages: &[(String, PackageState)],
-    locator: &mut Locator,
-) -> Case {
+fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String, PackageState)]) -> Case {
     let lines = own_lines(&test.output);
-    let (file, def_line) = locator.find(&test.package, &test.name);
     let mut case = Case {
         name: test.name.clone(),
         classname: Some(test.package.clone()),
-        file: file.clone(),
-        line: def_line,
         status: test.status.unwrap_or(CaseStatus::Error),
         duration_ms: test.elapsed.map(|s| s * 1000.0),
         ..Case::default()
     };
-    // The line of the first `file.go:N:` the test printed, when it is in the defining file.
+    // The first `file.go:N:` a failing or skipped test printed, as go prints it (a bare file
+    // name): the Go ecosystem's `locate` turns it into the defining file's path under the root.
     if case.status != CaseStatus::Passed
         && let Some((printed_file, printed_line)) = lines.iter().find_map(|l| location(l))
-        && file.as_deref().is_some_and(|f| Path::new(f).file_name().is_some_and(|n| n == printed_file.as_str()))
     {
+        case.file = Some(printed_file);
         case.line = Some(printed_line);
     }
     match test.status {
@@ -325,133 +320,9 @@ fn location(line: &str) -> Option<(String, u32)> {
     Some((c[1].to_string(), c[2].parse().ok()?))
 }
 
-/// Finds the file and line where a top-level test function is defined, from the module's sources.
-///
-/// The file is looked up from the definition, never from a failure message, so a test has the
-/// same file (and so the same case id) whether it passes or fails.
-struct Locator {
-    root: Option<std::path::PathBuf>,
-    /// (module path, directory relative to root), longest module path first.
-    modules: Vec<(String, String)>,
-    /// package → (test function → (file relative to root, line)).
-    cache: HashMap<String, HashMap<String, (String, u32)>>,
-}
-
-impl Locator {
-    fn new(root: Option<&Path>) -> Locator {
-        let mut modules = root.map(go_modules).unwrap_or_default();
-        // The longest module path first: `ex/m/sub` owns `ex/m/sub/x`, not `ex/m`.
-        modules.sort_by_key(|(module, _)| std::cmp::Reverse(module.len()));
-        Locator { root: root.map(Path::to_path_buf), modules, cache: HashMap::new() }
-    }
-
-    fn find(&mut self, package: &str, test: &str) -> (Option<String>, Option<u32>) {
-        let Some(root) = &self.root else { return (None, None) };
-        let Some(dir) = self.modules.iter().find_map(|(module, module_dir)| {
-            let rest = if package == module { "" } else { package.strip_prefix(module.as_str())?.strip_prefix('/')? };
-            Some(match (module_dir.is_empty(), rest.is_empty()) {
-                (true, _) => rest.to_string(),
-                (false, true) => module_dir.clone(),
-                (false, false) => format!("{module_dir}/{rest}"),
-            })
-        }) else {
-            return (None, None);
-        };
-        let functions = self.cache.entry(package.to_string()).or_insert_with(|| scan_test_functions(root, &dir));
-        let top = test.split('/').next().unwrap_or(test);
-        match functions.get(top) {
-            Some((file, line)) => (Some(file.clone()), Some(*line)),
-            None => (None, None),
-        }
-    }
-}
-
-/// The Go modules a suite at `root` tests, as (module path, directory relative to root, `""`
-/// for the root): the `use` directories of its go.work when it has one, else its go.mod.
-pub fn go_modules(root: &Path) -> Vec<(String, String)> {
-    let dirs = match std::fs::read_to_string(root.join("go.work")) {
-        Ok(text) => go_work_uses(&text),
-        Err(_) => vec![String::new()],
-    };
-    dirs.into_iter()
-        .filter_map(|dir| {
-            let text = std::fs::read_to_string(root.join(&dir).join("go.mod")).ok()?;
-            Some((go_mod_module(&text)?, dir))
-        })
-        .collect()
-}
-
-/// The `module` line of a go.mod.
-pub fn go_mod_module(go_mod: &str) -> Option<String> {
-    go_mod.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
-}
-
-/// The directories a go.work `use`s (single and block form), relative and clean: `./sub` →
-/// `sub`, `.` → `""`. Absolute and parent directories are outside the suite and left out.
-pub fn go_work_uses(go_work: &str) -> Vec<String> {
-    let mut dirs = Vec::new();
-    let mut in_block = false;
-    for line in go_work.lines() {
-        let line = line.split("//").next().unwrap_or("").trim();
-        let entry = if in_block {
-            if line == ")" {
-                in_block = false;
-                continue;
-            }
-            line
-        } else if let Some(rest) = line.strip_prefix("use") {
-            let rest = rest.trim();
-            if rest == "(" {
-                in_block = true;
-                continue;
-            }
-            rest
-        } else {
-            continue;
-        };
-        let entry = entry.trim_matches('"');
-        if entry.is_empty() || entry.starts_with('/') || entry.starts_with("..") {
-            continue;
-        }
-        let clean = entry.trim_start_matches("./").trim_end_matches('/');
-        dirs.push(if clean == "." { String::new() } else { clean.to_string() });
-    }
-    dirs
-}
-
-fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)> {
-    static PATTERN: OnceLock<Regex> = OnceLock::new();
-    // The pattern is a literal; it compiles.
-    let pattern = PATTERN.get_or_init(|| Regex::new(r"^func\s+((?:Test|Example|Fuzz)\w*)\s*\(").expect("valid regex"));
-    let mut found = HashMap::new();
-    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return found };
-    let mut files: Vec<String> = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().map(str::to_string))
-        .filter(|n| n.ends_with("_test.go"))
-        .collect();
-    files.sort();
-    for name in files {
-        let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
-        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
-        for (i, line) in text.lines().enumerate() {
-            if let Some(c) = pattern.captures(line) {
-                found.entry(c[1].to_string()).or_insert((rel.clone(), i as u32 + 1));
-            }
-        }
-    }
-    found
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_work_uses_both_forms() {
-        let text = "go 1.22\n\nuse (\n\t.\n\t./sub // the helper\n\t\"./quoted/\"\n\t../outside\n)\nuse ./tools\n";
-        assert_eq!(go_work_uses(text), vec!["", "sub", "quoted", "tools"]);
-    }
 
     fn parse_str(text: &str) -> Result<ParsedReport, String> {
         parse(&mut text.as_bytes(), &ParseOptions::default())
@@ -501,6 +372,19 @@ mod tests {
         assert_eq!(report.cases[0].duration_ms, Some(250.0));
         assert_eq!(report.cases[1].message.as_deref(), Some("m_test.go:19: not ready yet"));
         assert_eq!(report.cases[2].message.as_deref(), Some("subtest failed: TestT/bad"));
+        // Printed locations are kept as go printed them; passing cases have none.
+        let located: Vec<(Option<&str>, Option<u32>)> =
+            report.cases.iter().map(|c| (c.file.as_deref(), c.line)).collect();
+        assert_eq!(
+            located,
+            vec![
+                (Some("m_test.go"), Some(14)),
+                (Some("m_test.go"), Some(19)),
+                (None, None),
+                (None, None),
+                (Some("m_test.go"), Some(35)),
+            ]
+        );
     }
 
     #[test]

@@ -4,19 +4,22 @@
 //! runs: it type-checks test files (a test-only compile error fails the build, not the tests)
 //! without running any project code, and fails exactly where `go test` would refuse to run.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::OnceLock;
 
 use regex::Regex;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
-use crate::collect::go_test_json::{go_mod_module as module_path, go_work_uses};
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
-use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
 
 /// `go test` projects.
 pub struct Go;
+
+/// The report format `go test -json` is read as.
+const GO_TEST_JSON: &str = "go-test-json";
 
 /// The vet analyzers `go test` runs before testing (cmd/go `defaultVetFlags`, Go 1.26).
 const GO_TEST_VET_FLAGS: &[&str] = &[
@@ -48,7 +51,7 @@ impl Ecosystem for Go {
         }
         let mut markers = vec!["go.mod".to_string()];
         let go_mod = files.read("go.mod").unwrap_or_default();
-        if let Some(module) = module_path(&go_mod) {
+        if let Some(module) = go_mod_module(&go_mod) {
             markers[0] = format!("go.mod (module {module})");
         }
         let tests = files.files.iter().filter(|f| f.ends_with("_test.go")).count();
@@ -100,8 +103,14 @@ impl Ecosystem for Go {
         let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", pattern], root);
         test.stdout_file = Some(report.clone());
         let test =
-            PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "go-test-json")]);
+            PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, GO_TEST_JSON)]);
         Ok(vec![install, build, test])
+    }
+
+    fn locate(&self, format: &str, cases: &mut [Case], root: &Path) {
+        if format == GO_TEST_JSON {
+            locate_test_functions(cases, root);
+        }
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
@@ -147,7 +156,7 @@ impl Ecosystem for Go {
             command.args.extend(["-run".to_string(), pattern, package]);
             let file = report.with_file_name(format!("go-test-rerun-{}.json", n + 1));
             command.stdout_file = Some(file.clone());
-            reports.push(ReportSpec::file(&file, "go-test-json"));
+            reports.push(ReportSpec::file(&file, GO_TEST_JSON));
             commands.push(command);
         }
         let phase = PhasePlan::run(PhaseKind::Test, commands).with_reports(reports);
@@ -180,6 +189,143 @@ fn untested_modules(files: &ProjectFiles) -> Vec<String> {
         })
         .map(str::to_string)
         .collect()
+}
+
+/// Gives the `go test -json` cases of a suite at `root` the file and line where each top-level
+/// test function is defined (the file found from the package's sources, never from a failure
+/// message, so a test has the same file, and so the same case id, whether it passes or fails).
+/// A case that printed `file.go:N:` (the parser keeps it as file and line) keeps that line when
+/// the printed file is the defining file; a case whose test function is not found has neither.
+pub(crate) fn locate_test_functions(cases: &mut [Case], root: &Path) {
+    let mut locator = Locator::new(root);
+    for case in cases {
+        let Some(package) = case.classname.as_deref() else { continue };
+        let (file, def_line) = locator.find(package, &case.name);
+        let printed = case.file.take().zip(case.line.take());
+        case.line = match (&file, printed) {
+            (Some(f), Some((printed_file, printed_line)))
+                if Path::new(f).file_name().is_some_and(|n| n == printed_file.as_str()) =>
+            {
+                Some(printed_line)
+            }
+            _ => def_line,
+        };
+        case.file = file;
+    }
+}
+
+/// Finds the file and line where a top-level test function is defined, from the module's sources.
+struct Locator {
+    root: std::path::PathBuf,
+    /// (module path, directory relative to root), longest module path first.
+    modules: Vec<(String, String)>,
+    /// package → (test function → (file relative to root, line)).
+    cache: HashMap<String, HashMap<String, (String, u32)>>,
+}
+
+impl Locator {
+    fn new(root: &Path) -> Locator {
+        let mut modules = go_modules(root);
+        // The longest module path first: `ex/m/sub` owns `ex/m/sub/x`, not `ex/m`.
+        modules.sort_by_key(|(module, _)| std::cmp::Reverse(module.len()));
+        Locator { root: root.to_path_buf(), modules, cache: HashMap::new() }
+    }
+
+    fn find(&mut self, package: &str, test: &str) -> (Option<String>, Option<u32>) {
+        let Some(dir) = self.modules.iter().find_map(|(module, module_dir)| {
+            let rest = if package == module { "" } else { package.strip_prefix(module.as_str())?.strip_prefix('/')? };
+            Some(match (module_dir.is_empty(), rest.is_empty()) {
+                (true, _) => rest.to_string(),
+                (false, true) => module_dir.clone(),
+                (false, false) => format!("{module_dir}/{rest}"),
+            })
+        }) else {
+            return (None, None);
+        };
+        let functions = self.cache.entry(package.to_string()).or_insert_with(|| scan_test_functions(&self.root, &dir));
+        let top = test.split('/').next().unwrap_or(test);
+        match functions.get(top) {
+            Some((file, line)) => (Some(file.clone()), Some(*line)),
+            None => (None, None),
+        }
+    }
+}
+
+/// The Go modules a suite at `root` tests, as (module path, directory relative to root, `""`
+/// for the root): the `use` directories of its go.work when it has one, else its go.mod.
+fn go_modules(root: &Path) -> Vec<(String, String)> {
+    let dirs = match std::fs::read_to_string(root.join("go.work")) {
+        Ok(text) => go_work_uses(&text),
+        Err(_) => vec![String::new()],
+    };
+    dirs.into_iter()
+        .filter_map(|dir| {
+            let text = std::fs::read_to_string(root.join(&dir).join("go.mod")).ok()?;
+            Some((go_mod_module(&text)?, dir))
+        })
+        .collect()
+}
+
+/// The `module` line of a go.mod.
+fn go_mod_module(go_mod: &str) -> Option<String> {
+    go_mod.lines().find_map(|l| l.trim().strip_prefix("module ").map(|m| m.trim().trim_matches('"').to_string()))
+}
+
+/// The directories a go.work `use`s (single and block form), relative and clean: `./sub` →
+/// `sub`, `.` → `""`. Absolute and parent directories are outside the suite and left out.
+fn go_work_uses(go_work: &str) -> Vec<String> {
+    let mut dirs = Vec::new();
+    let mut in_block = false;
+    for line in go_work.lines() {
+        let line = line.split("//").next().unwrap_or("").trim();
+        let entry = if in_block {
+            if line == ")" {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("use") {
+            let rest = rest.trim();
+            if rest == "(" {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let entry = entry.trim_matches('"');
+        if entry.is_empty() || entry.starts_with('/') || entry.starts_with("..") {
+            continue;
+        }
+        let clean = entry.trim_start_matches("./").trim_end_matches('/');
+        dirs.push(if clean == "." { String::new() } else { clean.to_string() });
+    }
+    dirs
+}
+
+fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| Regex::new(r"^func\s+((?:Test|Example|Fuzz)\w*)\s*\(").expect("valid regex"));
+    let mut found = HashMap::new();
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else { return found };
+    let mut files: Vec<String> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.ends_with("_test.go"))
+        .collect();
+    files.sort();
+    for name in files {
+        let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
+        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            if let Some(c) = pattern.captures(line) {
+                found.entry(c[1].to_string()).or_insert((rel.clone(), i as u32 + 1));
+            }
+        }
+    }
+    found
 }
 
 /// True when go.mod has a `require` directive (single or block form).
@@ -222,21 +368,67 @@ fn go_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 mod tests {
     use super::*;
 
+    /// A temporary directory holding `files` (path relative to it, contents).
+    fn write_tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn go_work_uses_both_forms() {
+        let text = "go 1.22\n\nuse (\n\t.\n\t./sub // the helper\n\t\"./quoted/\"\n\t../outside\n)\nuse ./tools\n";
+        assert_eq!(go_work_uses(text), vec!["", "sub", "quoted", "tools"]);
+    }
+
+    #[test]
+    fn cases_get_their_defining_file_and_keep_a_printed_line_only_from_it() {
+        let dir = write_tree(&[
+            ("go.mod", "module ex/m\n"),
+            ("sub/a_test.go", "package sub\n\nfunc TestA(t *testing.T) {\n}\n\nfunc TestB(t *testing.T) {\n}\n"),
+        ]);
+        let case = |name: &str, package: &str, printed: Option<(&str, u32)>| Case {
+            name: name.into(),
+            classname: Some(package.into()),
+            file: printed.map(|(f, _)| f.to_string()),
+            line: printed.map(|(_, l)| l),
+            ..Case::default()
+        };
+        let mut cases = vec![
+            case("TestA", "ex/m/sub", Some(("a_test.go", 9))),
+            case("TestB/inner", "ex/m/sub", None),
+            case("TestB", "ex/m/sub", Some(("helper_test.go", 40))),
+            case("TestC", "ex/m/sub", Some(("a_test.go", 2))),
+            case("TestA", "other/pkg", None),
+        ];
+        locate_test_functions(&mut cases, dir.path());
+        let got: Vec<(Option<&str>, Option<u32>)> = cases.iter().map(|c| (c.file.as_deref(), c.line)).collect();
+        assert_eq!(
+            got,
+            vec![
+                (Some("sub/a_test.go"), Some(9)),
+                (Some("sub/a_test.go"), Some(6)),
+                (Some("sub/a_test.go"), Some(6)),
+                (None, None),
+                (None, None),
+            ]
+        );
+    }
+
     #[test]
     fn only_nested_modules_with_tests_are_named_untested() {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in [
+        let dir = write_tree(&[
             ("go.mod", "module example.com/app\n"),
             ("app_test.go", "package app\n"),
             ("tools/go.mod", "module example.com/tools\n"),
             ("tools/tools.go", "package tools\n"),
             ("lib/go.mod", "module example.com/lib\n"),
             ("lib/sum/sum_test.go", "package sum\n"),
-        ] {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
+        ]);
         let files = ProjectFiles::scan(dir.path()).unwrap();
         assert_eq!(untested_modules(&files), ["lib"]);
         let markers = Go.detect(&files, None).unwrap().detection.markers;
@@ -249,7 +441,7 @@ mod tests {
         assert!(!has_requires("module x\n\ngo 1.21\n"));
         assert!(has_requires("module x\nrequire example.com/y v1.0.0\n"));
         assert!(has_requires("module x\nrequire (\n\texample.com/y v1.0.0\n)\n"));
-        assert_eq!(module_path("// c\nmodule example.com/m\n").as_deref(), Some("example.com/m"));
+        assert_eq!(go_mod_module("// c\nmodule example.com/m\n").as_deref(), Some("example.com/m"));
     }
 
     #[test]

@@ -58,9 +58,19 @@ pub trait Ecosystem: Send + Sync {
     /// The commands for each phase of a project this ecosystem detected.
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String>;
 
-    /// Turns the test phase's outputs into cases. The default parses the planned report files.
+    /// Turns the test phase's outputs into cases. The default parses the planned report files,
+    /// then [`locate`](Ecosystem::locate)s each report's cases.
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
-        collect_reports(ctx)
+        reports::collect_located(ctx, &|format, cases, root| self.locate(format, cases, root))
+    }
+
+    /// Fixes the file and line of the cases one report in `format` gave, for a suite at `root`:
+    /// what only this ecosystem knows (Go module roots, cargo workspace members), so the parsers
+    /// stay bytes → cases. Runs for every report the default [`collect`](Ecosystem::collect)
+    /// reads, and for `fcorr import` reports (where every ecosystem's `locate` runs). Cases of
+    /// formats it does not own are left alone.
+    fn locate(&self, format: &str, cases: &mut [Case], root: &Path) {
+        let _ = (format, cases, root);
     }
 
     /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on

@@ -6,22 +6,39 @@ use std::path::Path;
 
 use super::{CollectContext, Collected};
 use crate::collect::{ParseOptions, expand_reports, parse_file};
-use crate::model::{Diagnostic, ResultsSource, Severity};
+use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
-/// Default collector: parses every planned report file into cases.
+/// Fixes the file and line of one report's cases, given its format and the suite's root.
+pub(crate) type Locate<'a> = dyn Fn(&str, &mut [Case], &Path) + 'a;
+
+/// Default collector: parses every planned report file into cases, with no ecosystem's locating.
 pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
-    read_reports(ctx, None)
+    read_reports(ctx, None, &|_, _, _| {})
+}
+
+/// [`collect_reports`], then `locate` on each report's cases (an ecosystem's own fixing).
+pub(crate) fn collect_located(ctx: &CollectContext<'_>, locate: &Locate<'_>) -> Collected {
+    read_reports(ctx, None, locate)
 }
 
 /// Collector of an import suite (no command ran): its globs never reach into fcorr's output
 /// directory `out_dir`, where the run's other suites write their reports while this one reads
 /// them (before any `results.json` there marks it as fcorr's).
+///
+/// No ecosystem ran the tool, so every ecosystem's `locate` sees each report: each fixes only
+/// the formats it owns (a `go test -json` import gets its files from the Go modules under root).
 pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
-    read_reports(ctx, Some(out_dir))
+    let ecosystems = super::registry();
+    read_reports(ctx, Some(out_dir), &|format, cases, root| {
+        for ecosystem in &ecosystems {
+            ecosystem.locate(format, cases, root);
+        }
+    })
 }
 
-/// Parses every report file `ctx` names; `import_out` is the output directory of an import suite.
-fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
+/// Parses every report file `ctx` names, then `locate`s each one's cases; `import_out` is the
+/// output directory of an import suite.
+fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>, locate: &Locate<'_>) -> Collected {
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
@@ -44,7 +61,8 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
         }
         for path in paths {
             match parse_file(&path, spec.format.as_deref(), &options) {
-                Ok((format, report)) => {
+                Ok((format, mut report)) => {
+                    locate(&format, &mut report.cases, ctx.root);
                     collected.ran = true;
                     if collected.cases.is_empty() {
                         // One big report: move its cases rather than copy them.
