@@ -1,6 +1,7 @@
 //! Errors that stop a whole command (as opposed to one suite, which records its own error in
 //! the result model and lets the others continue). Each maps to an exit code; stage errors
-//! ([`ConfigError`], [`PlanError`]) convert into [`FcorrError`] with their positions kept.
+//! ([`ConfigError`], [`PlanError`], [`RenderError`]) convert into [`FcorrError`] with their
+//! positions kept.
 
 use std::path::{Path, PathBuf};
 
@@ -18,6 +19,9 @@ pub enum FcorrError {
     /// Planning the suites failed.
     #[error(transparent)]
     Plan(#[from] PlanError),
+    /// Reports could not be rendered or written.
+    #[error(transparent)]
+    Render(#[from] RenderError),
     /// The command line asks for something impossible.
     #[error("{0}")]
     Usage(String),
@@ -35,7 +39,7 @@ impl FcorrError {
         match self {
             FcorrError::Config { .. } | FcorrError::ConfigAt(_) | FcorrError::Usage(_) | FcorrError::Input { .. } => 2,
             FcorrError::Plan(e) => e.exit_code(),
-            FcorrError::Harness(_) => 3,
+            FcorrError::Harness(_) | FcorrError::Render(_) => 3,
         }
     }
 
@@ -144,4 +148,46 @@ impl PlanError {
             _ => 2,
         }
     }
+}
+
+/// Why a report could not be rendered or written. Always exit 3: the run's results are sound,
+/// fcorr failed at its own work (a broken template, a full disk, an unwritable directory).
+#[derive(Debug, Error)]
+pub enum RenderError {
+    /// A template is missing, unreadable or fails to render (the message names it).
+    #[error("{0}")]
+    Template(String),
+    /// The templates directory given does not exist.
+    #[error("templates directory {} does not exist (set by --templates or [report] templates)", path.display())]
+    NoTemplates { path: PathBuf },
+    /// Streaming the rendering failed (a full disk, a closed pipe); `format` is a human name.
+    #[error("cannot write {format}: {source}")]
+    Format { format: &'static str, source: std::io::Error },
+    /// The output directory cannot be created.
+    #[error("cannot create {}: {source}", path.display())]
+    OutDir { path: PathBuf, source: std::io::Error },
+    /// A report file cannot be created, written or moved into place (`action` says which).
+    #[error("cannot {action} {}: {source}", path.display())]
+    NotWritten { path: PathBuf, action: &'static str, source: std::io::Error },
+    /// One format failed while the others were written; `path` is the file it was writing.
+    #[error("{format} report failed: {source}{}", writing(source, path))]
+    Report { format: &'static str, path: PathBuf, source: Box<RenderError> },
+    /// A format's writer stopped without a result (its thread panicked).
+    #[error("{format} report was not written")]
+    Lost { format: &'static str },
+    /// Every failed format of one `write` of the reports.
+    #[error("reports could not be written to {}: {}", dir.display(), join(problems))]
+    Reports { dir: PathBuf, problems: Vec<RenderError> },
+}
+
+/// ` (writing PATH)` when the cause does not already name the file.
+fn writing(source: &RenderError, path: &Path) -> String {
+    match source {
+        RenderError::OutDir { .. } | RenderError::NotWritten { .. } | RenderError::NoTemplates { .. } => String::new(),
+        _ => format!(" (writing {})", path.display()),
+    }
+}
+
+fn join(problems: &[RenderError]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
 }

@@ -100,7 +100,7 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
         let path = if args.results.is_dir() { args.results.join("results.json") } else { args.results.clone() };
         let mut bytes = serde_json::to_vec_pretty(&run).expect("run serialises");
         bytes.push(b'\n');
-        crate::report::write_atomic(&path, &bytes).map_err(|e| FcorrError::write(&path, e))?;
+        crate::report::write_atomic(&path, &bytes)?;
     }
     Ok(0)
 }

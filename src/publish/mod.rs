@@ -70,7 +70,7 @@ impl Published {
 fn render(
     run: &Run,
     env: &ReportEnv,
-    renderer: fn(&Run, &ReportEnv) -> Result<String, String>,
+    renderer: fn(&Run, &ReportEnv) -> Result<String, crate::errors::RenderError>,
     published: &mut Published,
 ) -> String {
     renderer(run, env).unwrap_or_else(|e| {

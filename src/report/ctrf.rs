@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use super::{ReportEnv, Reporter};
 use crate::compare::Comparison;
+use crate::errors::RenderError;
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 use crate::text::cap_text;
 
@@ -43,9 +44,10 @@ impl Reporter for CtrfJson {
         3
     }
 
-    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
-        serde_json::to_writer_pretty(&mut *out, &build(run, env)).map_err(|e| e.to_string())?;
-        out.write_all(b"\n").map_err(|e| e.to_string())
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
+        let fail = |source| RenderError::Format { format: "CTRF JSON", source };
+        serde_json::to_writer_pretty(&mut *out, &build(run, env)).map_err(|e| fail(e.into()))?;
+        out.write_all(b"\n").map_err(fail)
     }
 }
 

@@ -3,6 +3,7 @@
 use std::io::Write;
 
 use super::{ReportEnv, Reporter};
+use crate::errors::RenderError;
 use crate::model::Run;
 
 /// The run as pretty-printed JSON.
@@ -21,8 +22,9 @@ impl Reporter for ResultsJson {
         2
     }
 
-    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
-        serde_json::to_writer_pretty(&mut *out, run).map_err(|e| e.to_string())?;
-        out.write_all(b"\n").map_err(|e| e.to_string())
+    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
+        let fail = |source| RenderError::Format { format: "results JSON", source };
+        serde_json::to_writer_pretty(&mut *out, run).map_err(|e| fail(e.into()))?;
+        out.write_all(b"\n").map_err(fail)
     }
 }

@@ -17,6 +17,7 @@ use quick_junit::{
 };
 
 use super::{ReportEnv, Reporter};
+use crate::errors::RenderError;
 
 mod stream;
 use crate::model::{Attempt, Case, CaseStatus, PhaseStatus, Run, Suite, SuiteStatus};
@@ -46,8 +47,8 @@ impl Reporter for JunitXml {
         0
     }
 
-    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
-        stream::write_report(run, out).map_err(|e| format!("cannot write JUnit XML: {e}"))
+    fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
+        stream::write_report(run, out).map_err(|source| RenderError::Format { format: "JUnit XML", source })
     }
 }
 

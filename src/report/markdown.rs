@@ -15,6 +15,7 @@ use super::budget::{self, Budget};
 use super::links::CodeLinks;
 use super::{ReportEnv, Reporter, filters};
 use crate::compare::{CaseChange, Change, Comparison, SuiteDelta};
+use crate::errors::RenderError;
 use crate::model::{Case, Counts, PhaseKind, PhaseStatus, Run, Suite};
 
 /// Template of the job summary.
@@ -81,9 +82,9 @@ impl Reporter for SummaryMarkdown {
         true
     }
 
-    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         let text = render_summary(run, env)?;
-        out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        out.write_all(text.as_bytes()).map_err(|source| RenderError::Format { format: "the job summary", source })
     }
 }
 
@@ -107,24 +108,24 @@ impl Reporter for CommentMarkdown {
         true
     }
 
-    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         let text = render_comment(run, env)?;
-        out.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        out.write_all(text.as_bytes()).map_err(|source| RenderError::Format { format: "the PR comment", source })
     }
 }
 
 /// The job summary Markdown within [`Budget::SUMMARY`].
-pub fn render_summary(run: &Run, env: &ReportEnv) -> Result<String, String> {
+pub fn render_summary(run: &Run, env: &ReportEnv) -> Result<String, RenderError> {
     render_within(run, env, SUMMARY_TEMPLATE, Budget::SUMMARY)
 }
 
 /// The PR comment Markdown within [`Budget::COMMENT`].
-pub fn render_comment(run: &Run, env: &ReportEnv) -> Result<String, String> {
+pub fn render_comment(run: &Run, env: &ReportEnv) -> Result<String, RenderError> {
     render_within(run, env, COMMENT_TEMPLATE, Budget::COMMENT)
 }
 
 /// Renders `template` at the most detailed level that fits `budget`, else trims the smallest.
-pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget) -> Result<String, String> {
+pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget) -> Result<String, RenderError> {
     let engine = engine(env.templates.as_deref())?;
     let max_cases = budget.limit / MIN_CASE_SIZE;
     let total = run.suites.iter().map(|s| s.cases.len()).sum::<usize>();
@@ -193,11 +194,13 @@ fn render_capped(
     template: &str,
     ctx: Value,
     cap: Option<Budget>,
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, RenderError> {
     let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
     let mut out = CappedWriter { bytes: Vec::new(), size: 0, cap, over: false };
     match tmpl.render_captured_to(ctx, &mut out) {
-        Ok(_) => String::from_utf8(out.bytes).map(Some).map_err(|e| format!("template {template}: {e}")),
+        Ok(_) => String::from_utf8(out.bytes)
+            .map(Some)
+            .map_err(|e| RenderError::Template(format!("template {template}: {e}"))),
         Err(_) if out.over => Ok(None),
         Err(e) => Err(template_error(template, &e)),
     }
@@ -235,7 +238,7 @@ impl Write for CappedWriter {
     }
 }
 
-fn template_error(name: &str, e: &minijinja::Error) -> String {
+fn template_error(name: &str, e: &minijinja::Error) -> RenderError {
     let mut text = format!("template {name}: {e}");
     if let Some(detail) = e.detail()
         && !text.contains(detail)
@@ -243,18 +246,15 @@ fn template_error(name: &str, e: &minijinja::Error) -> String {
         text.push_str(&format!(" ({detail})"));
     }
     text.push_str(" — fix the template or remove it from the templates directory to use the default");
-    text
+    RenderError::Template(text)
 }
 
 /// A template environment with fcorr's filters, loading from `dir` first, then the embedded set.
-pub fn engine(dir: Option<&Path>) -> Result<Environment<'static>, String> {
+pub fn engine(dir: Option<&Path>) -> Result<Environment<'static>, RenderError> {
     if let Some(dir) = dir
         && !dir.is_dir()
     {
-        return Err(format!(
-            "templates directory {} does not exist (set by --templates or [report] templates)",
-            dir.display()
-        ));
+        return Err(RenderError::NoTemplates { path: dir.to_path_buf() });
     }
     let mut env = Environment::new();
     // Block tags on their own lines leave no blank lines behind, so templates can be indented.
@@ -263,7 +263,7 @@ pub fn engine(dir: Option<&Path>) -> Result<Environment<'static>, String> {
         .lstrip_blocks(true)
         .keep_trailing_newline(true)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| RenderError::Template(format!("template syntax: {e}")))?;
     env.set_syntax(syntax);
     env.set_undefined_behavior(UndefinedBehavior::Chainable);
     // Markdown output: escaping is explicit through the `cell`/`code` filters, never automatic.

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::errors::FcorrError;
+use crate::errors::{FcorrError, RenderError};
 use crate::model::Run;
 
 pub mod budget;
@@ -62,7 +62,7 @@ pub trait Reporter: Send + Sync {
     ///
     /// Formats with large outputs write as they go, so a 100,000-case run is never held in memory
     /// twice; an `Err` names what failed (I/O errors included).
-    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String>;
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError>;
 
     /// Where this format goes in the writing queue (lower starts first): the slowest formats
     /// first, so the last one to finish is a quick one.
@@ -77,7 +77,7 @@ pub trait Reporter: Send + Sync {
     }
 
     /// The rendering as bytes (tests and small outputs).
-    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, String> {
+    fn render(&self, run: &Run, env: &ReportEnv) -> Result<Vec<u8>, RenderError> {
         let mut bytes = Vec::new();
         self.write(run, env, &mut bytes)?;
         Ok(bytes)
@@ -119,7 +119,7 @@ pub fn validate_formats(formats: &[String]) -> Result<(), FcorrError> {
 /// context take turns, so their memory peaks never add up. `results.json` is always written and never waits
 /// on another format, so nothing computed is lost if a later format fails; a failing format is
 /// reported and the others are still written.
-pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> (Vec<PathBuf>, Vec<RenderError>) {
     let (written, problems, _) = write_all_timed(run, env, out, formats);
     (written, problems)
 }
@@ -139,7 +139,7 @@ pub fn write_required(
     if problems.is_empty() {
         return Ok((written, timings));
     }
-    Err(FcorrError::Harness(format!("reports could not be written to {}: {}", out.display(), problems.join("; "))))
+    Err(RenderError::Reports { dir: out.to_path_buf(), problems }.into())
 }
 
 /// [`write_all`], also returning how long each format took (for `--timings`).
@@ -148,9 +148,9 @@ pub fn write_all_timed(
     env: &ReportEnv,
     out: &Path,
     formats: &[String],
-) -> (Vec<PathBuf>, Vec<String>, Vec<(&'static str, Duration)>) {
-    if let Err(e) = std::fs::create_dir_all(out) {
-        return (Vec::new(), vec![format!("cannot create {}: {e}", out.display())], Vec::new());
+) -> (Vec<PathBuf>, Vec<RenderError>, Vec<(&'static str, Duration)>) {
+    if let Err(source) = std::fs::create_dir_all(out) {
+        return (Vec::new(), vec![RenderError::OutDir { path: out.to_path_buf(), source }], Vec::new());
     }
     let all = formats.is_empty() || formats.iter().any(|f| f == "all");
     let selected: Vec<Box<dyn Reporter>> = reporters()
@@ -158,7 +158,7 @@ pub fn write_all_timed(
         .filter(|r| all || r.name() == "json" || formats.iter().any(|f| f == r.name()))
         .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
-    type Slot = Mutex<Option<(Result<PathBuf, String>, Duration)>>;
+    type Slot = Mutex<Option<(Result<PathBuf, RenderError>, Duration)>>;
     let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();
     let mut queue: Vec<usize> = (0..selected.len()).collect();
     queue.sort_by_key(|&i| selected[i].queue_rank());
@@ -194,37 +194,54 @@ pub fn write_all_timed(
                 written.push(path);
                 timings.push((reporter.name(), took));
             }
-            Some((Err(e), _)) => {
-                // A write error from inside a renderer (a full disk) does not say where.
-                let path = out.join(reporter.file_name());
-                let place = path.display().to_string();
-                if e.contains(&place) || e.contains(out.to_string_lossy().as_ref()) {
-                    problems.push(format!("{} report failed: {e}", reporter.name()));
-                } else {
-                    problems.push(format!("{} report failed: {e} (writing {place})", reporter.name()));
-                }
-            }
-            None => problems.push(format!("{} report was not written", reporter.name())),
+            // The error's message adds the path when the cause (a full disk) does not say where.
+            Some((Err(e), _)) => problems.push(RenderError::Report {
+                format: reporter.name(),
+                path: out.join(reporter.file_name()),
+                source: Box::new(e),
+            }),
+            None => problems.push(RenderError::Lost { format: reporter.name() }),
         }
     }
     (written, problems, timings)
 }
 
 /// Writes through a temporary file and a rename, so readers never see half a file.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    write_atomic_with(path, |w| w.write_all(bytes).map_err(|e| e.to_string())).map_err(std::io::Error::other)
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
+    write_atomic_with(path, |w| {
+        w.write_all(bytes).map_err(|source| RenderError::NotWritten {
+            path: path.to_path_buf(),
+            action: "write",
+            source,
+        })
+    })
 }
 
 /// Streams `fill` into a temporary file beside `path`, then renames it into place; on failure
 /// the temporary file is removed and `path` is left as it was.
-pub fn write_atomic_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> Result<(), String>) -> Result<(), String> {
+pub fn write_atomic_with(
+    path: &Path,
+    fill: impl FnOnce(&mut dyn Write) -> Result<(), RenderError>,
+) -> Result<(), RenderError> {
     let tmp = path.with_extension("tmp~");
     let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        let file = std::fs::File::create(&tmp).map_err(|source| RenderError::NotWritten {
+            path: tmp.clone(),
+            action: "create",
+            source,
+        })?;
         let mut writer = BufWriter::with_capacity(256 * 1024, file);
         fill(&mut writer)?;
-        writer.flush().map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        std::fs::rename(&tmp, path).map_err(|e| format!("cannot rename {} to {}: {e}", tmp.display(), path.display()))
+        writer.flush().map_err(|source| RenderError::NotWritten {
+            path: path.to_path_buf(),
+            action: "write",
+            source,
+        })?;
+        std::fs::rename(&tmp, path).map_err(|source| RenderError::NotWritten {
+            path: path.to_path_buf(),
+            action: "move into place",
+            source,
+        })
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
@@ -310,10 +327,48 @@ mod tests {
         let (written, problems) = write_all(&run(), &env, dir.path(), &[]);
         // Only the summary fails; the HTML page does not use the Markdown templates.
         assert_eq!(problems.len(), 1, "{problems:?}");
-        assert!(problems[0].starts_with("summary report failed: template summary.md.j2"), "{problems:?}");
+        let problem = problems[0].to_string();
+        assert!(problem.starts_with("summary report failed: template summary.md.j2"), "{problem}");
+        // The template error does not name the file being written, so the message adds it.
+        assert!(problem.ends_with(&format!("(writing {})", dir.path().join("summary.md").display())), "{problem}");
         assert_eq!(written.len(), reporters().len() - 1);
         assert_eq!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap(), "earlier", "left as it was");
         assert!(dir.path().join("report.html").exists());
         assert!(leftovers(dir.path()).is_empty(), "temporary files are removed");
+    }
+
+    #[test]
+    fn an_unwritable_output_directory_is_a_harness_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let blocker = dir.path().join("a-file");
+        std::fs::write(&blocker, "").unwrap();
+        let out = blocker.join("out");
+        let err = write_required(&run(), &ReportEnv::default(), &out, &[]).unwrap_err();
+        assert_eq!(err.exit_code(), 3, "{err}");
+        let text = err.to_string();
+        let dir_text = out.display().to_string();
+        assert!(
+            text.starts_with(&format!("reports could not be written to {dir_text}: cannot create {dir_text}: ")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_write_error_names_the_file_once() {
+        let path = PathBuf::from("/out/report.html");
+        let full = || std::io::Error::from(std::io::ErrorKind::StorageFull);
+        let streamed = RenderError::Report {
+            format: "html",
+            path: path.clone(),
+            source: Box::new(RenderError::Format { format: "the HTML page", source: full() }),
+        };
+        assert!(streamed.to_string().starts_with("html report failed: cannot write the HTML page: "), "{streamed}");
+        assert!(streamed.to_string().ends_with(" (writing /out/report.html)"), "{streamed}");
+        let flushed = RenderError::Report {
+            format: "html",
+            path: path.clone(),
+            source: Box::new(RenderError::NotWritten { path, action: "write", source: full() }),
+        };
+        assert_eq!(flushed.to_string().matches("/out/report.html").count(), 1, "{flushed}");
     }
 }

@@ -150,10 +150,10 @@ fn template_errors_name_the_template_and_line() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("comment.md.j2"), "line one\n{{ run.score | no_such_filter }}\n").unwrap();
     let env = ReportEnv { templates: Some(dir.path().into()), ..ReportEnv::default() };
-    let err = render_comment(&all_passing(), &env).unwrap_err();
+    let err = render_comment(&all_passing(), &env).unwrap_err().to_string();
     assert!(err.contains("comment.md.j2:2") && err.contains("no_such_filter"), "{err}");
     let missing = ReportEnv { templates: Some("/no/such/dir".into()), ..ReportEnv::default() };
-    let err = render_comment(&all_passing(), &missing).unwrap_err();
+    let err = render_comment(&all_passing(), &missing).unwrap_err().to_string();
     assert!(err.contains("/no/such/dir"), "{err}");
 }
 

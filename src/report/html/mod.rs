@@ -14,6 +14,7 @@ use std::io::Write;
 use sha2::{Digest, Sha256};
 
 use super::{ReportEnv, Reporter};
+use crate::errors::RenderError;
 use crate::model::{CaseStatus, Outcome, PhaseStatus, Run, Suite};
 
 /// Self-contained HTML page.
@@ -39,8 +40,8 @@ impl Reporter for HtmlPage {
         1
     }
 
-    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), String> {
-        write_page(run, env, out).map_err(|e| e.to_string())
+    fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
+        write_page(run, env, out).map_err(|source| RenderError::Format { format: "the HTML page", source })
     }
 }
 
