@@ -1,6 +1,6 @@
 //! Errors that stop a whole command (as opposed to one suite, which records its own error in
 //! the result model and lets the others continue). Each maps to an exit code; stage errors
-//! ([`ConfigError`], [`PlanError`], [`RenderError`]) convert into [`FcorrError`] with their
+//! ([`ConfigError`], [`PlanError`], [`RenderError`]; [`ExecError`] where it ends one) convert into [`FcorrError`] with their
 //! positions kept.
 
 use std::path::{Path, PathBuf};
@@ -190,4 +190,26 @@ fn writing(source: &RenderError, path: &Path) -> String {
 
 fn join(problems: &[RenderError]) -> String {
     problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+/// Why the process machinery (`execute`) cannot do something asked of it outside one command's
+/// run. A command that fails to start, times out or loses its log is not one of these: it
+/// becomes that suite's outcome and error in the result model, and the other suites carry on.
+#[derive(Debug, Error)]
+pub enum ExecError {
+    /// `pass-env` names a variable fcorr does not remove from test environments.
+    #[error(
+        "`{name}` in `pass-env` is not a variable fcorr removes from test environments; only these can be passed back: {} (every other variable reaches the tests already)",
+        allowed.join(", ")
+    )]
+    PassEnv { name: String, allowed: &'static [&'static str] },
+    /// The Ctrl-C handler cannot be installed.
+    #[error("cannot install the Ctrl-C handler: {0}")]
+    Interrupt(#[from] ctrlc::Error),
+    /// `--rerun-failed` found no failing test in the earlier run's suite.
+    #[error("no failing test was recorded in the run of {of}: every test runs again")]
+    NothingToRerun { of: String },
+    /// `--rerun-failed` on a runner that cannot select single tests.
+    #[error("the {runner} runner cannot select single tests: every test runs again")]
+    CannotSelect { runner: &'static str },
 }

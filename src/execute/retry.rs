@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::ecosystems::{CollectContext, Ecosystem, PhasePlan};
+use crate::errors::ExecError;
 use crate::events::{Event, EventSink};
 use crate::model::{
     Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, RetryPolicy, Severity, Suite,
@@ -177,9 +178,9 @@ pub(crate) fn narrow_for_rerun(
     ecosystem: &dyn Ecosystem,
     phase: &PhasePlan,
     only: &RerunOnly,
-) -> Result<(PhasePlan, Vec<String>), String> {
+) -> Result<(PhasePlan, Vec<String>), ExecError> {
     if only.cases.is_empty() {
-        return Err(format!("no failing test was recorded in the run of {}: every test runs again", only.of));
+        return Err(ExecError::NothingToRerun { of: only.of.clone() });
     }
     let refs: Vec<&Case> = only.cases.iter().collect();
     match ecosystem.rerun(phase, &refs) {
@@ -188,7 +189,7 @@ pub(crate) fn narrow_for_rerun(
             let note = format!("rerun of {} failed test(s) from the run of {}", rerun.selected.len(), only.of);
             Ok((rerun.phase.with_note(Some(note)), ids))
         }
-        _ => Err(format!("the {} runner cannot select single tests: every test runs again", ecosystem.name())),
+        _ => Err(ExecError::CannotSelect { runner: ecosystem.name() }),
     }
 }
 

@@ -28,6 +28,8 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::errors::ExecError;
+
 /// The full path of `program` in a directory on `PATH` (the first one holding a file of that
 /// name), as the shell would find it: the one lookup every ecosystem uses to see a tool.
 pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
@@ -68,14 +70,10 @@ pub const SECRET_VARS: &[&str] = &[
 
 /// Checks a suite's `pass-env`: only names fcorr removes can be passed back; any other name is
 /// a mistake (a typo would silently leave the test without its token), so it is a config error.
-pub(crate) fn check_pass_env(names: &[String]) -> Result<(), String> {
+pub(crate) fn check_pass_env(names: &[String]) -> Result<(), ExecError> {
     match names.iter().find(|name| !SECRET_VARS.contains(&name.as_str())) {
         None => Ok(()),
-        Some(name) => Err(format!(
-            "`{name}` in `pass-env` is not a variable fcorr removes from test environments; \
-             only these can be passed back: {} (every other variable reaches the tests already)",
-            SECRET_VARS.join(", ")
-        )),
+        Some(name) => Err(ExecError::PassEnv { name: name.clone(), allowed: SECRET_VARS }),
     }
 }
 
@@ -332,8 +330,8 @@ pub fn cancel_all() {
 }
 
 /// Installs the Ctrl-C handler that cancels every running command.
-pub fn install_interrupt_handler() -> Result<(), String> {
-    ctrlc::set_handler(cancel_all).map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))
+pub fn install_interrupt_handler() -> Result<(), ExecError> {
+    Ok(ctrlc::set_handler(cancel_all)?)
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -750,6 +748,16 @@ pub(crate) mod tests {
         let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
         assert!(out.output.contains("ACTIONS_RUNTIME_TOKEN=s3cr3t-value"), "{}", out.output);
         assert!(!out.output.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{}", out.output);
+    }
+
+    #[test]
+    fn pass_env_accepts_only_removed_secrets_and_names_the_wrong_one() {
+        assert!(check_pass_env(&["GITHUB_TOKEN".into(), "ACTIONS_RUNTIME_TOKEN".into()]).is_ok());
+        let err = check_pass_env(&["GITHUB_TOKEN".into(), "PATH".into()]).unwrap_err();
+        assert!(matches!(&err, ExecError::PassEnv { name, .. } if name == "PATH"), "{err:?}");
+        let text = err.to_string();
+        assert!(text.starts_with("`PATH` in `pass-env` is not a variable fcorr removes"), "{text}");
+        assert!(text.contains(&SECRET_VARS.join(", ")), "{text}");
     }
 
     #[test]
