@@ -42,11 +42,6 @@ impl FcorrError {
             FcorrError::Harness(_) | FcorrError::Render(_) => 3,
         }
     }
-
-    /// Wraps an I/O error on a file fcorr writes.
-    pub fn write(path: &std::path::Path, e: std::io::Error) -> FcorrError {
-        FcorrError::Harness(format!("cannot write {}: {e}", path.display()))
-    }
 }
 
 /// A report file that cannot be read as the format it is (or looks like). Parsers read a
