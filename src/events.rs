@@ -11,11 +11,11 @@ use crate::model::{Detection, Phase, PhaseKind, Suite};
 
 /// Where a command's output is written in full (defined here, with the tap that reads it, so
 /// events need nothing from the executor that emits them).
-pub type LogSink = Arc<Mutex<Box<dyn Write + Send>>>;
+pub(crate) type LogSink = Arc<Mutex<Box<dyn Write + Send>>>;
 
 /// Something that happened during a run.
 #[derive(Debug, Clone)]
-pub enum Event {
+pub(crate) enum Event {
     /// The run starts with this many suites.
     RunStarted {
         suites: usize,
@@ -47,21 +47,16 @@ pub enum Event {
         suite_id: String,
         tap: OutputTap,
     },
-    /// Something worth telling the user that is not a suite result.
-    Warning {
-        suite_id: Option<String>,
-        message: String,
-    },
 }
 
 /// Receives events; called from worker threads.
-pub trait EventSink: Send + Sync {
+pub(crate) trait EventSink: Send + Sync {
     /// Handles one event.
     fn emit(&self, event: Event);
 }
 
 /// Discards every event.
-pub struct NullSink;
+pub(crate) struct NullSink;
 
 impl EventSink for NullSink {
     fn emit(&self, _event: Event) {}
@@ -72,13 +67,13 @@ const LAST_LINE_MAX: usize = 160;
 
 /// The last complete, non-empty line written to a suite's log, readable from another thread.
 #[derive(Debug, Clone, Default)]
-pub struct OutputTap {
+pub(crate) struct OutputTap {
     last: Arc<Mutex<String>>,
 }
 
 impl OutputTap {
     /// The last line seen, without terminal escapes; empty before any output.
-    pub fn last_line(&self) -> String {
+    pub(crate) fn last_line(&self) -> String {
         self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -136,7 +131,7 @@ fn shown_line(bytes: &[u8]) -> Option<String> {
 
 /// A log sink writing to `inner` (the suite's capped log file) whose last line can be read
 /// through the returned tap.
-pub fn tapped_log(inner: LogSink) -> (LogSink, OutputTap) {
+pub(crate) fn tapped_log(inner: LogSink) -> (LogSink, OutputTap) {
     let tap = OutputTap::default();
     let writer = TapWriter { inner: Forward(inner), tap: tap.clone(), partial: Vec::new() };
     (Arc::new(Mutex::new(Box::new(writer))), tap)

@@ -12,7 +12,7 @@ fn git(dir: &Path, args: &[&str]) -> Option<String> {
 }
 
 /// Commit, branch and dirty flag of the checkout containing `dir`; `None` outside git.
-pub fn info(dir: &Path) -> Option<GitInfo> {
+pub(crate) fn info(dir: &Path) -> Option<GitInfo> {
     let commit = git(dir, &["rev-parse", "HEAD"])?;
     let branch = git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
     let dirty = git(dir, &["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());

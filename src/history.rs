@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-pub use crate::model::history::{FailingCase, FlakyCase, History, KEEP, LISTED, RunPoint};
+pub(crate) use crate::model::history::{FailingCase, FlakyCase, History, KEEP, LISTED, RunPoint};
 use crate::model::{CaseStatus, Run};
 
 /// The letter recorded for an outcome.
-pub fn letter(status: CaseStatus) -> char {
+pub(crate) fn letter(status: CaseStatus) -> char {
     match status {
         CaseStatus::Passed => 'p',
         CaseStatus::Failed => 'f',
@@ -31,7 +31,7 @@ fn failing_letter(c: char) -> bool {
 
 /// What the runs before this one left: run points and each case's letters, by case id.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Past {
+pub(crate) struct Past {
     pub runs: Vec<RunPoint>,
     pub cases: HashMap<String, String>,
 }
@@ -39,7 +39,7 @@ pub struct Past {
 impl Past {
     /// The past a run continues when `baseline` is the run before it: the baseline's history,
     /// or, for results written before history existed, the baseline's own outcomes.
-    pub fn of_baseline(baseline: &Run) -> Past {
+    pub(crate) fn of_baseline(baseline: &Run) -> Past {
         match &baseline.history {
             Some(history) => decode(baseline, history, false),
             None => {
@@ -55,7 +55,7 @@ impl Past {
 
     /// The past a run itself started from: its history without its own entry. `fcorr merge`
     /// joins these, so a matrix cell's outcome is never counted twice.
-    pub fn before(run: &Run) -> Past {
+    pub(crate) fn before(run: &Run) -> Past {
         match &run.history {
             Some(history) => decode(run, history, true),
             None => Past::default(),
@@ -64,7 +64,7 @@ impl Past {
 
     /// Adds another part's past (another shard or matrix cell of the same run). Every part read
     /// the same baseline, so the longest run series is kept, not their sum.
-    pub fn join(&mut self, other: Past) {
+    pub(crate) fn join(&mut self, other: Past) {
         if other.runs.len() > self.runs.len() {
             self.runs = other.runs;
         }
@@ -74,7 +74,7 @@ impl Past {
     }
 
     /// Follows cases whose ids changed (`fcorr merge` prefixes a suite shared by several cells).
-    pub fn rename(&mut self, old_ids: &[String], new_ids: &[&str]) {
+    pub(crate) fn rename(&mut self, old_ids: &[String], new_ids: &[&str]) {
         let moved: Vec<(String, String)> = old_ids
             .iter()
             .zip(new_ids)
@@ -121,7 +121,7 @@ fn decode(run: &Run, history: &History, drop_own: bool) -> Past {
 }
 
 /// The run-level point of a run.
-pub fn point(run: &Run) -> RunPoint {
+pub(crate) fn point(run: &Run) -> RunPoint {
     let totals = &run.totals;
     let ran = totals.ran();
     RunPoint {
@@ -136,7 +136,7 @@ pub fn point(run: &Run) -> RunPoint {
 }
 
 /// Sets `run.history`: `past` plus this run, trimmed to [`KEEP`], with the derived lists.
-pub fn record(run: &mut Run, past: Past) {
+pub(crate) fn record(run: &mut Run, past: Past) {
     let mut runs = past.runs;
     runs.push(point(run));
     let excess = runs.len().saturating_sub(KEEP);
@@ -198,7 +198,7 @@ pub fn record(run: &mut Run, past: Past) {
 
 /// `(failed, ran)` when the letters show flakiness: a retry that passed (`F`), or an outcome
 /// that went from pass to fail and back (or fail, pass, fail) within the window.
-pub fn flake(letters: &str) -> Option<(u32, u32)> {
+pub(crate) fn flake(letters: &str) -> Option<(u32, u32)> {
     let ran: Vec<char> = letters.chars().filter(|c| *c != 's').collect();
     let failed = ran.iter().filter(|c| failing_letter(**c) || **c == 'F').count() as u32;
     let mut flips = 0;
@@ -215,7 +215,7 @@ pub fn flake(letters: &str) -> Option<(u32, u32)> {
 
 /// `(runs, index of the first letter)` of the failing streak that ends with this run, when it
 /// spans at least two runs that ran. Skips neither break nor lengthen it.
-pub fn red_streak(letters: &str) -> Option<(u32, usize)> {
+pub(crate) fn red_streak(letters: &str) -> Option<(u32, usize)> {
     let bytes = letters.as_bytes();
     if !bytes.last().is_some_and(|b| failing_letter(*b as char)) {
         return None;
@@ -236,14 +236,14 @@ pub fn red_streak(letters: &str) -> Option<(u32, usize)> {
 }
 
 /// The case has passed the whole window ([`KEEP`] runs in a row): it may leave quarantine.
-pub fn passed_whole_window(letters: &str) -> bool {
+pub(crate) fn passed_whole_window(letters: &str) -> bool {
     letters.len() >= KEEP && letters.bytes().all(|b| b == b'p')
 }
 
 /// The flaky, failing-since and quarantine sections of the comment and job summary, as the
 /// templates see them (`history` in the template context; docs/templates.md).
 #[derive(Debug, Default, Serialize)]
-pub struct Sections {
+pub(crate) struct Sections {
     /// Cases flaky in this run (status `flaky`: passed on a retry).
     pub flaky_now: Vec<SectionCase>,
     pub flaky_now_count: usize,
@@ -264,7 +264,7 @@ pub struct Sections {
 
 /// One listed case.
 #[derive(Debug, Default, Serialize)]
-pub struct SectionCase {
+pub(crate) struct SectionCase {
     pub suite: String,
     pub name: String,
     /// kebab-case status in this run.
@@ -284,7 +284,7 @@ pub struct SectionCase {
 }
 
 /// Builds the sections, listing at most `max` cases in each (the counts count them all).
-pub fn sections(run: &Run, max: usize) -> Sections {
+pub(crate) fn sections(run: &Run, max: usize) -> Sections {
     let mut out = Sections { runs: run.history.as_ref().map_or(0, |h| h.runs.len()), ..Sections::default() };
     let letters_of = letters_by_case(run);
     let empty = String::new();

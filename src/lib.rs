@@ -4,31 +4,33 @@
 //! runs it (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
-pub mod bank;
-pub mod benchmark;
+#![warn(unreachable_pub)]
+
+pub(crate) mod bank;
+pub(crate) mod benchmark;
 pub mod cli;
 pub mod collect;
 pub mod commands;
 pub mod compare;
 pub mod config;
-pub mod ecosystems;
+pub(crate) mod ecosystems;
 pub mod errors;
-pub mod eval;
-pub mod events;
-pub mod execute;
+pub(crate) mod eval;
+pub(crate) mod events;
+pub(crate) mod execute;
 pub mod gate;
-pub mod git;
+pub(crate) mod git;
 pub mod github;
-pub mod history;
+pub(crate) mod history;
 pub mod model;
 pub(crate) mod net;
-pub mod pipeline;
-pub mod plan;
+pub(crate) mod pipeline;
+pub(crate) mod plan;
 pub mod publish;
-pub mod quarantine;
+pub(crate) mod quarantine;
 pub mod report;
-pub mod runners;
+pub(crate) mod runners;
 pub mod score;
-pub mod shard;
-pub mod sut;
-pub mod text;
+pub(crate) mod shard;
+pub(crate) mod sut;
+pub(crate) mod text;

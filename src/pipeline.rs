@@ -14,10 +14,10 @@ use crate::plan::{self, Overrides};
 use crate::report::{self, ReportEnv, terminal};
 
 /// Where `fcorr run` and `fcorr ci` look for a config when given neither paths nor `--config`.
-pub const CONFIG_LOCATIONS: &[&str] = &["fcorr.toml", ".github/fcorr.toml"];
+pub(crate) const CONFIG_LOCATIONS: &[&str] = &["fcorr.toml", ".github/fcorr.toml"];
 
 /// Everything decided before executing: config, plans, outputs, gates.
-pub struct Prepared {
+pub(crate) struct Prepared {
     pub config: Config,
     pub plans: Vec<plan::SuitePlan>,
     pub out_dir: PathBuf,
@@ -31,19 +31,19 @@ pub struct Prepared {
 
 impl Prepared {
     /// Formats to write: the command line's, else the config's (empty: all).
-    pub fn formats(&self, flags: &[String]) -> Vec<String> {
+    pub(crate) fn formats(&self, flags: &[String]) -> Vec<String> {
         if flags.is_empty() { self.config.report.formats.clone() } else { flags.to_vec() }
     }
 
     /// The config's template directory, relative to the config file.
-    pub fn templates(&self) -> Option<PathBuf> {
+    pub(crate) fn templates(&self) -> Option<PathBuf> {
         self.config.report.templates.as_ref().map(|dir| self.config.base_dir.join(dir))
     }
 }
 
 /// The config file to use: `--config`, else the first of [`CONFIG_LOCATIONS`] that exists in
 /// `cwd` when no project paths were given (announced on stderr), else none.
-pub fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: bool, cwd: &Path) -> Option<PathBuf> {
+pub(crate) fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: bool, cwd: &Path) -> Option<PathBuf> {
     if let Some(path) = explicit {
         return Some(path.to_path_buf());
     }
@@ -57,17 +57,17 @@ pub fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: bool, cw
 
 /// Loads config, plans suites and resolves the output directory; fails fast on bad input,
 /// before anything runs.
-pub fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
+pub(crate) fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
     prepare_with(args, &|_, _, _| Ok(None))
 }
 
 /// Suites the command line adds to the config's (`fcorr ci --files`), built from the current
 /// directory, the output directory and the gates once those are known. `Some(empty)`: asked for
 /// and none found (already warned about), so an otherwise empty plan is not an error.
-pub type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Option<Vec<SuiteConfig>>, FcorrError>;
+pub(crate) type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Option<Vec<SuiteConfig>>, FcorrError>;
 
 /// [`prepare`] with suites added from the command line; they are planned like the config's.
-pub fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
+pub(crate) fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
@@ -151,18 +151,18 @@ fn config_error(config: &Config, key: &str, error: FcorrError) -> FcorrError {
     }
 }
 
-pub use crate::execute::cache_dir;
+pub(crate) use crate::execute::cache_dir;
 
 /// Ctrl-C cancels the run (suites stop, results so far are written); failing to install the
 /// handler is a warning, not a reason not to run.
-pub fn install_interrupt_handler() {
+pub(crate) fn install_interrupt_handler() {
     if let Err(e) = process::install_interrupt_handler() {
         eprintln!("fcorr: warning: {e}");
     }
 }
 
 /// Executes prepared suites and assembles the run (not yet judged, no reports).
-pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
+pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
     let started = time::OffsetDateTime::now_utc();
     let sink = terminal::Progress::new(progress);
     let mut suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
@@ -177,7 +177,7 @@ pub fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
 
 /// Compares the run with its baseline run, when there is one, and carries the baseline's
 /// history forward by this run (a run without a baseline starts its history).
-pub fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::BaselineInfo)>) {
+pub(crate) fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::BaselineInfo)>) {
     let past = match baseline {
         Some((base, info)) => {
             let past = crate::history::Past::of_baseline(&base);
@@ -190,7 +190,7 @@ pub fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::B
 }
 
 /// Sets the run's verdict from the prepared gates. Call once, after any comparison.
-pub fn judge(run: &mut Run, prepared: &Prepared) {
+pub(crate) fn judge(run: &mut Run, prepared: &Prepared) {
     let tolerance = prepared.config.gate.regression_tolerance;
     run.verdict = match prepared.shard {
         Some(_) => crate::shard::judge(run, &prepared.gates, tolerance),
@@ -199,7 +199,7 @@ pub fn judge(run: &mut Run, prepared: &Prepared) {
 }
 
 /// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).
-pub fn write_reports(
+pub(crate) fn write_reports(
     run: &Run,
     out_dir: &Path,
     formats: &[String],
@@ -209,7 +209,7 @@ pub fn write_reports(
 }
 
 /// With `[report] results-folder`, keeps this run's results and report there under dated names.
-pub fn keep_dated(run: &Run, prepared: &Prepared) {
+pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
         if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
@@ -219,7 +219,7 @@ pub fn keep_dated(run: &Run, prepared: &Prepared) {
 }
 
 /// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
-pub fn finish(run: &Run) -> i32 {
+pub(crate) fn finish(run: &Run) -> i32 {
     if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
         eprintln!("fcorr: interrupted; results so far were written");
         return 130;

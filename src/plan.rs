@@ -14,7 +14,7 @@ use crate::runners::{self, KindPlan, PlanContext, Runner};
 
 /// One suite, fully resolved.
 #[derive(Debug, Clone)]
-pub struct SuitePlan {
+pub(crate) struct SuitePlan {
     pub id: String,
     pub name: String,
     /// Kind recorded in results.json.
@@ -40,7 +40,7 @@ pub struct SuitePlan {
 
 /// Command-line settings that override the config file.
 #[derive(Debug, Clone, Default)]
-pub struct Overrides {
+pub(crate) struct Overrides {
     pub policy: Option<Policy>,
     pub no_install: bool,
     pub timeouts: Timeouts,
@@ -59,7 +59,7 @@ pub struct Overrides {
 }
 
 /// Plans the suites of a config file plus any paths given on the command line.
-pub fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result<Vec<SuitePlan>, PlanError> {
+pub(crate) fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result<Vec<SuitePlan>, PlanError> {
     let cwd = std::env::current_dir().map_err(PlanError::Cwd)?;
     let mut plans = Vec::new();
     if paths.is_empty() {
@@ -103,7 +103,7 @@ pub(crate) fn add_suites(
 }
 
 /// Plans one suite: the shared settings here, the kind's own through its runner.
-pub fn plan_suite(
+pub(crate) fn plan_suite(
     config: &Config,
     suite: &SuiteConfig,
     base: &Path,
@@ -116,7 +116,7 @@ pub fn plan_suite(
 }
 
 /// The settings every kind shares, with an empty kind plan.
-pub fn plan_shared(
+pub(crate) fn plan_shared(
     config: &Config,
     suite: &SuiteConfig,
     base: &Path,
@@ -189,7 +189,7 @@ fn dedupe_ids(plans: &mut [SuitePlan]) {
 
 /// `path` made absolute against `base`, with `.` components removed (without touching the
 /// filesystem: the path may not exist yet).
-pub fn absolute(base: &Path, path: &Path) -> PathBuf {
+pub(crate) fn absolute(base: &Path, path: &Path) -> PathBuf {
     let joined = if path.is_absolute() { path.to_path_buf() } else { base.join(path) };
     joined.components().filter(|c| !matches!(c, std::path::Component::CurDir)).collect()
 }

@@ -55,7 +55,7 @@ fn names(case: &Case) -> Vec<String> {
 
 /// One suite's own `quarantine` list, as planned (the plan stage knows suite ids).
 #[derive(Debug, Clone, Copy)]
-pub struct SuiteList<'a> {
+pub(crate) struct SuiteList<'a> {
     pub id: &'a str,
     pub name: &'a str,
     pub entries: &'a [String],
@@ -65,7 +65,7 @@ pub struct SuiteList<'a> {
 
 /// Every quarantine entry of a configuration, by where it applies.
 #[derive(Debug, Clone, Default)]
-pub struct Quarantine {
+pub(crate) struct Quarantine {
     everywhere: Vec<Entry>,
     by_suite: HashMap<String, Vec<Entry>>,
 }
@@ -73,7 +73,7 @@ pub struct Quarantine {
 impl Quarantine {
     /// Reads the top-level `quarantine`, the `quarantine-file` and each planned suite's own list.
     /// A bad glob or an unreadable file is a configuration error naming the file and line.
-    pub fn load<'a>(
+    pub(crate) fn load<'a>(
         config: &Config,
         suites: impl IntoIterator<Item = SuiteList<'a>>,
     ) -> Result<Quarantine, ConfigError> {
@@ -122,12 +122,12 @@ impl Quarantine {
     }
 
     /// True when nothing is quarantined.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.everywhere.is_empty() && self.by_suite.is_empty()
     }
 
     /// Marks every case an entry matches (`Case::quarantined`).
-    pub fn mark(&self, run: &mut Run) {
+    pub(crate) fn mark(&self, run: &mut Run) {
         if self.is_empty() {
             return;
         }
@@ -147,14 +147,14 @@ fn looks_like_id_suffix(rest: &str) -> bool {
 }
 
 /// Quarantined cases that failed in this run.
-pub fn failures(run: &Run) -> usize {
+pub(crate) fn failures(run: &Run) -> usize {
     run.suites.iter().flat_map(|s| &s.cases).filter(|c| c.quarantined && c.status.is_failure()).count()
 }
 
 /// The run as the gates judge it: quarantined failures count as skipped, suites are scored again
 /// under their own policy and threshold, and the comparison forgets their new failures and
 /// moves the score delta by what they cost. Borrowed when nothing quarantined failed.
-pub fn gate_view(run: &Run) -> Cow<'_, Run> {
+pub(crate) fn gate_view(run: &Run) -> Cow<'_, Run> {
     if failures(run) == 0 {
         return Cow::Borrowed(run);
     }

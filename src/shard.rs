@@ -67,12 +67,12 @@ impl Shard {
 /// suites run whole, in one shard. A kind joins this list in the same change that makes its
 /// runner filter items; listed without filtering, every shard would run every item and the
 /// merged suite would hold each case N times.
-pub fn splits_items(kind: SuiteKind) -> bool {
+pub(crate) fn splits_items(kind: SuiteKind) -> bool {
     matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
 }
 
 /// The suites this shard runs: whole suites by a hash of their id; item-split suites always.
-pub fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePlan> {
+pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePlan> {
     let Some(shard) = shard else { return plans };
     plans.into_iter().filter(|p| splits_items(p.kind) || shard.keeps(&p.id)).collect()
 }
@@ -81,7 +81,7 @@ pub fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePl
 /// (fewer suites than shards): emptiness is judged where the shards are merged (`fcorr merge`),
 /// so here the `empty` gate is left out and an item-split suite's empty part is not judged.
 /// The run itself keeps that part: merge needs it as proof the shard ran.
-pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
+pub(crate) fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let mut view = run.clone();
     view.suites.retain(|s| !(splits_items(s.kind) && s.status == SuiteStatus::NoTests));
     crate::score::summarize(&mut view);
@@ -103,7 +103,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
 /// mac-1, mac-2` pair up), and each set becomes its own suite, its id prefixed with the label of
 /// its first part, as `fcorr merge` does for colliding matrix cells. Never one suite with every
 /// case twice.
-pub fn join(parts: Vec<(String, Suite)>) -> Vec<Suite> {
+pub(crate) fn join(parts: Vec<(String, Suite)>) -> Vec<Suite> {
     let mut groups: Vec<Vec<(String, Suite)>> = Vec::new();
     for part in parts {
         match groups.iter_mut().find(|g| g[0].1.id == part.1.id) {

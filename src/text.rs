@@ -3,7 +3,7 @@
 //! thing and none can panic on a multi-byte character.
 
 /// The largest byte index `<= max` that is a character boundary of `text`.
-pub fn floor_boundary(text: &str, max: usize) -> usize {
+pub(crate) fn floor_boundary(text: &str, max: usize) -> usize {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
@@ -12,7 +12,7 @@ pub fn floor_boundary(text: &str, max: usize) -> usize {
 }
 
 /// The smallest byte index `>= min` that is a character boundary of `text`.
-pub fn ceil_boundary(text: &str, min: usize) -> usize {
+pub(crate) fn ceil_boundary(text: &str, min: usize) -> usize {
     let mut start = min.min(text.len());
     while !text.is_char_boundary(start) {
         start += 1;
@@ -22,7 +22,7 @@ pub fn ceil_boundary(text: &str, min: usize) -> usize {
 
 /// At most `max` bytes of `text` on a character boundary, saying how much was dropped (for
 /// captured output and failure details kept in reports).
-pub fn cap_text(text: &str, max: usize) -> String {
+pub(crate) fn cap_text(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -32,7 +32,7 @@ pub fn cap_text(text: &str, max: usize) -> String {
 
 /// At most `max` bytes of `text` on a character boundary, then `…` when cut (titles and
 /// messages with a byte limit).
-pub fn truncate_bytes(text: &str, max: usize) -> String {
+pub(crate) fn truncate_bytes(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
@@ -40,7 +40,7 @@ pub fn truncate_bytes(text: &str, max: usize) -> String {
 }
 
 /// At most `max` characters, ending with `…` when cut; never splits a character.
-pub fn truncate_chars(text: &str, max: usize) -> String {
+pub(crate) fn truncate_chars(text: &str, max: usize) -> String {
     if text.chars().count() <= max {
         return text.to_string();
     }
@@ -51,7 +51,7 @@ pub fn truncate_chars(text: &str, max: usize) -> String {
 
 /// The last `max` bytes of `text`, starting on a line (or at least a character) boundary, with
 /// a note of how much came before (a log's tail holds the error).
-pub fn tail(text: &str, max: usize) -> String {
+pub(crate) fn tail(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }

@@ -10,7 +10,7 @@ pub(crate) mod calibrate;
 pub(crate) mod expectations;
 pub(crate) mod pace;
 pub(crate) mod pattern;
-pub mod results_folder;
+pub(crate) mod results_folder;
 pub(crate) mod run;
 pub(crate) mod scoring;
 pub(crate) mod select;
@@ -28,7 +28,7 @@ use scoring::Findings;
 
 /// A bank problem that stops the bank: a bad bank, history or rules file, a bad setting.
 #[derive(Debug, thiserror::Error)]
-pub enum BankError {
+pub(crate) enum BankError {
     /// A file is unreadable or invalid; the message says where and what to do.
     #[error("{}: {message}", file.display())]
     Input { file: PathBuf, message: String },
@@ -242,10 +242,6 @@ pub(crate) mod test_sut {
                 attempts: 1,
                 cached: false,
             })
-        }
-
-        fn describe(&self) -> String {
-            "table".into()
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 /// Copies `results.json` and `summary.md` from `out_dir` into `folder` under names stamped with
 /// `started` (RFC 3339, the run's start). Returns the files written, or what went wrong.
-pub fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, String> {
     let at = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339)
         .map_err(|e| format!("the run's start time `{started}` does not parse: {e}"))?;
     let stamp =

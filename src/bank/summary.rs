@@ -12,7 +12,7 @@ use crate::score::is_hard_fail;
 
 /// One bank suite, summarised.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct BankSummary {
+pub(crate) struct BankSummary {
     pub suite_id: String,
     pub name: String,
     pub mechanism: String,
@@ -33,7 +33,7 @@ pub struct BankSummary {
 
 /// One row of a breakdown.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Group {
+pub(crate) struct Group {
     pub key: String,
     pub average: f64,
     pub tests: usize,
@@ -42,7 +42,7 @@ pub struct Group {
 
 /// A failed case, with what a reader needs to act on it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct FailureRow {
+pub(crate) struct FailureRow {
     pub suite: String,
     pub test_id: String,
     pub title: String,
@@ -55,7 +55,7 @@ pub struct FailureRow {
 
 /// A test whose score changed against the baseline: "V2-017 90 → 70 (−20: false positive X)".
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct ScoreChange {
+pub(crate) struct ScoreChange {
     pub suite: String,
     pub test_id: String,
     pub before: f64,
@@ -66,7 +66,7 @@ pub struct ScoreChange {
 
 /// Everything the bank report sections show.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct BankOverview {
+pub(crate) struct BankOverview {
     pub banks: Vec<BankSummary>,
     /// Weighted mean of bank averages, renormalised over the banks present, one decimal.
     pub combined: f64,
@@ -84,10 +84,10 @@ pub struct BankOverview {
 }
 
 /// How many failures the report details.
-pub const TOP_FAILURES: usize = 20;
+pub(crate) const TOP_FAILURES: usize = 20;
 
 /// Health (seed 004 §9.4), on the unrounded combined score.
-pub fn health(critical_failures: usize, combined: f64, hard_fails: usize) -> Health {
+pub(crate) fn health(critical_failures: usize, combined: f64, hard_fails: usize) -> Health {
     crate::score::health_ladder(critical_failures > 0, combined, hard_fails > 0)
 }
 
@@ -100,7 +100,7 @@ fn mean(scores: &[f64]) -> f64 {
 }
 
 /// A case that failed critically: flagged critical and failed (see `run::run_bank`).
-pub fn is_critical_failure(case: &Case) -> bool {
+pub(crate) fn is_critical_failure(case: &Case) -> bool {
     case.critical && case.status.is_failure()
 }
 
@@ -178,7 +178,7 @@ fn summarise(suite: &Suite) -> BankSummary {
 }
 
 /// The bank overview of a run; `None` when the run has no bank suite.
-pub fn overview(run: &Run) -> Option<BankOverview> {
+pub(crate) fn overview(run: &Run) -> Option<BankOverview> {
     let suites: Vec<&Suite> = run.suites.iter().filter(|s| s.kind == SuiteKind::Bank).collect();
     if suites.is_empty() {
         return None;

@@ -5,8 +5,8 @@
 //! An executor that crashes or times out is that task's error, never the run's.
 
 mod grade;
-pub mod runner;
-pub mod tasks;
+pub(crate) mod runner;
+pub(crate) mod tasks;
 mod workspace;
 
 use std::collections::BTreeMap;
@@ -32,19 +32,19 @@ use crate::runners::KindPlan;
 use crate::runners::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::shard::Shard;
 use crate::sut::answer;
-pub use tasks::{Task, TaskError, TaskFilter};
+pub(crate) use tasks::{Task, TaskError, TaskFilter};
 
 /// Dollars per 1,000 tokens when `cost-per-1k` is not set (seed 002).
-pub const DEFAULT_COST_PER_1K: f64 = 0.003;
+pub(crate) const DEFAULT_COST_PER_1K: f64 = 0.003;
 /// Seconds an executor may take per task when `executor-timeout` is not set.
-pub const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
+pub(crate) const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
 /// Bytes of the generated patch kept in the case details (the file has all of it).
-pub const PATCH_CAP: usize = 16 * 1024;
+pub(crate) const PATCH_CAP: usize = 16 * 1024;
 
 /// The keys of a `kind = "benchmark"` suite (besides the shared `name`, `path`, `policy`...).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BenchmarkConfig {
+pub(crate) struct BenchmarkConfig {
     /// Tasks file (`.json`, `.jsonl`, `.toml`) or directory, relative to the config file
     /// (default: the suite's `path`).
     pub tasks: Option<PathBuf>,
@@ -78,7 +78,7 @@ pub struct BenchmarkConfig {
 
 /// A benchmark suite, resolved.
 #[derive(Debug, Clone)]
-pub struct BenchmarkPlan {
+pub(crate) struct BenchmarkPlan {
     /// Absolute tasks file or directory.
     pub tasks: PathBuf,
     /// The executor command, its leading relative program made absolute.
@@ -99,7 +99,7 @@ pub struct BenchmarkPlan {
 impl BenchmarkConfig {
     /// Resolves paths against `base_dir` (the config file's directory) and applies defaults;
     /// `path` is the suite's own `path`, the default tasks location.
-    pub fn resolve(&self, base_dir: &Path, path: &Path) -> Result<BenchmarkPlan, String> {
+    pub(crate) fn resolve(&self, base_dir: &Path, path: &Path) -> Result<BenchmarkPlan, String> {
         if let Some(price) = self.cost_per_1k
             && (!price.is_finite() || price < 0.0)
         {
@@ -127,7 +127,7 @@ impl BenchmarkConfig {
 
 /// Runs a benchmark suite to an unscored [`Suite`] (the caller scores it). Only the shared
 /// settings of `suite` are read (id, name, path, weight, critical).
-pub fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> Suite {
+pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContext) -> Suite {
     let mut suite = Suite::new(suite_plan.id.clone(), suite_plan.name.clone(), SuiteKind::Benchmark);
     suite.path = Some(suite_plan.display_path.clone());
     suite.weight = suite_plan.weight;

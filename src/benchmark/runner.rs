@@ -10,7 +10,7 @@ use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner
 use super::{BenchmarkConfig, BenchmarkPlan};
 
 /// The benchmark runner.
-pub struct Benchmark;
+pub(crate) struct Benchmark;
 
 impl SuiteRunner for Benchmark {
     type Config = BenchmarkConfig;

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 /// One task: a repository state, what to fix, and how to tell whether it was fixed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Task {
+pub(crate) struct Task {
     #[serde(alias = "instance_id")]
     pub id: String,
     /// A directory (a git checkout or plain files), relative to the tasks file, or anything
@@ -65,7 +65,7 @@ fn names<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<String>, D::E
 /// Which tasks to run.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct TaskFilter {
+pub(crate) struct TaskFilter {
     /// Task ids to keep (exact).
     pub ids: Vec<String>,
     /// Keep tasks carrying any of these tags.
@@ -76,12 +76,12 @@ pub struct TaskFilter {
 
 impl TaskFilter {
     /// True when the task passes every filter that is set.
-    pub fn keeps(&self, task: &Task) -> bool {
+    pub(crate) fn keeps(&self, task: &Task) -> bool {
         self.keeps_item(&task.id, &task.tags, task.difficulty.as_deref())
     }
 
     /// The same test on any item with an id, tags and a difficulty (`fcorr suites list`).
-    pub fn keeps_item(&self, id: &str, tags: &[String], difficulty: Option<&str>) -> bool {
+    pub(crate) fn keeps_item(&self, id: &str, tags: &[String], difficulty: Option<&str>) -> bool {
         (self.ids.is_empty() || self.ids.iter().any(|i| i == id))
             && (self.tags.is_empty() || tags.iter().any(|t| self.tags.contains(t)))
             && (self.difficulty.is_empty()
@@ -91,7 +91,7 @@ impl TaskFilter {
 
 /// A tasks file or directory that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum TaskError {
+pub(crate) enum TaskError {
     #[error("{}: cannot read it: {message}", path.display())]
     Read { path: PathBuf, message: String },
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -109,7 +109,7 @@ struct TomlTasks {
 
 /// Loads every task from a file (`.json`, `.jsonl`, `.toml`) or a directory of them (sorted by
 /// name, not recursive).
-pub fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
+pub(crate) fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
     let read_err = |e: std::io::Error| TaskError::Read { path: path.to_path_buf(), message: e.to_string() };
     let mut tasks = Vec::new();
     if path.is_dir() {

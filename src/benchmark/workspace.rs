@@ -13,7 +13,7 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Why a scratch repository could not be made or changed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{0}")]
-pub struct WorkspaceError(pub String);
+pub(super) struct WorkspaceError(pub String);
 
 fn run(program: &str, args: &[&str], cwd: &Path, log: &LogSink) -> Outcome {
     let mut spec = CommandSpec::new(program, args, cwd);

@@ -32,7 +32,7 @@ use quick_xml::events::{BytesCData, Event};
 use quick_xml::reader::Reader;
 
 /// Bytes read at a time.
-pub const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 const CDATA: &[u8] = b"<![CDATA[";
@@ -41,7 +41,7 @@ const GUARD: &[u8] = b"<!---->";
 
 /// Why reading stopped, and where.
 #[derive(Debug)]
-pub struct XmlError {
+pub(super) struct XmlError {
     pub error: quick_xml::Error,
     /// Byte offset in the input (not counting a leading byte-order mark) of the markup that failed.
     pub position: u64,
@@ -54,7 +54,7 @@ pub struct XmlError {
 /// than a chunk come in pieces (consecutive `Text` or `CData` events) of about a chunk each, so
 /// memory never grows with one element's size (a 200 MB `<system-out>`); other events longer than
 /// a chunk (a huge tag or comment) are read whole: the buffer grows to hold them.
-pub fn read_events<R: Read + ?Sized>(
+pub(super) fn read_events<R: Read + ?Sized>(
     input: &mut R,
     chunk: usize,
     mut handle: impl FnMut(Event<'_>),

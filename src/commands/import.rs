@@ -178,7 +178,7 @@ pub(crate) struct Expanded {
 
 impl Expanded {
     /// The message for "no file at all": which patterns, relative to what, and how globs work.
-    pub fn nothing_matched(&self, cwd: &Path, out_dir: &Path) -> String {
+    pub(crate) fn nothing_matched(&self, cwd: &Path, out_dir: &Path) -> String {
         format!(
             "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
              `**` crosses them, `!glob` excludes, files in fcorr's own output directory {} are never read; quote \

@@ -7,7 +7,7 @@ use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
 use crate::model::Detection;
 
 /// User-configured commands.
-pub struct CommandRunner;
+pub(crate) struct CommandRunner;
 
 impl Ecosystem for CommandRunner {
     fn name(&self) -> &'static str {

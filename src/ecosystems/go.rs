@@ -16,7 +16,7 @@ use crate::execute::process::CommandSpec;
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
 
 /// `go test` projects.
-pub struct Go;
+pub(crate) struct Go;
 
 /// The report format `go test -json` is read as.
 const GO_TEST_JSON: &str = "go-test-json";

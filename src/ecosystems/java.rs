@@ -16,7 +16,7 @@ use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 /// Maven and Gradle projects.
-pub struct Java;
+pub(crate) struct Java;
 
 const GRADLE_FILES: &[&str] = &["build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"];
 

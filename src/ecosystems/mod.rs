@@ -10,19 +10,19 @@ use crate::collect::ReportSpec;
 use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
-pub mod command;
+pub(crate) mod command;
 mod coverage;
-pub mod go;
-pub mod java;
-pub mod node;
-pub mod python;
+pub(crate) mod go;
+pub(crate) mod java;
+pub(crate) mod node;
+pub(crate) mod python;
 mod reports;
-pub mod rust;
+pub(crate) mod rust;
 
-pub use reports::{collect_import, collect_reports};
+pub(crate) use reports::{collect_import, collect_reports};
 
 /// Every ecosystem fcorr knows, in detection priority order for ties.
-pub fn registry() -> Vec<Box<dyn Ecosystem>> {
+pub(crate) fn registry() -> Vec<Box<dyn Ecosystem>> {
     vec![
         Box::new(python::Python),
         Box::new(node::Node),
@@ -34,12 +34,12 @@ pub fn registry() -> Vec<Box<dyn Ecosystem>> {
 }
 
 /// Looks up an ecosystem by its config name.
-pub fn by_name(name: &str) -> Option<Box<dyn Ecosystem>> {
+pub(crate) fn by_name(name: &str) -> Option<Box<dyn Ecosystem>> {
     registry().into_iter().find(|e| e.name() == name)
 }
 
 /// A language ecosystem: detection, commands and result collection for one family of projects.
-pub trait Ecosystem: Send + Sync {
+pub(crate) trait Ecosystem: Send + Sync {
     /// Name used in `runner = "..."` and in `Detection::ecosystem`.
     fn name(&self) -> &'static str;
 
@@ -113,7 +113,7 @@ pub trait Ecosystem: Send + Sync {
 
 /// A test phase that reruns some failed cases.
 #[derive(Debug, Clone)]
-pub struct Rerun {
+pub(crate) struct Rerun {
     pub phase: PhasePlan,
     /// Indexes into the `failed` slice of the cases the phase selects.
     pub selected: Vec<usize>,
@@ -121,14 +121,14 @@ pub struct Rerun {
 
 /// A detection result, possibly with a problem that makes the project unrunnable.
 #[derive(Debug, Clone)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     pub detection: Detection,
     /// A reason the project cannot be run as detected (malformed manifest...).
     pub problem: Option<String>,
 }
 
 /// What a planner knows about the project.
-pub struct PlanContext<'a> {
+pub(crate) struct PlanContext<'a> {
     /// Directory the commands run in.
     pub root: &'a Path,
     pub files: &'a ProjectFiles,
@@ -146,7 +146,7 @@ pub struct PlanContext<'a> {
 
 /// The commands of one phase.
 #[derive(Debug, Clone, PartialEq)]
-pub struct PhasePlan {
+pub(crate) struct PhasePlan {
     pub kind: PhaseKind,
     pub commands: Vec<CommandSpec>,
     /// Set when the phase need not run (e.g. dependencies already installed): the reason.
@@ -169,7 +169,7 @@ pub struct PhasePlan {
 
 impl PhasePlan {
     /// A phase that runs the given commands.
-    pub fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
+    pub(crate) fn run(kind: PhaseKind, commands: Vec<CommandSpec>) -> PhasePlan {
         PhasePlan {
             kind,
             commands,
@@ -184,7 +184,7 @@ impl PhasePlan {
     }
 
     /// A phase that is skipped for the given reason.
-    pub fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
+    pub(crate) fn skipped(kind: PhaseKind, reason: impl Into<String>) -> PhasePlan {
         PhasePlan {
             kind,
             commands: Vec::new(),
@@ -199,45 +199,42 @@ impl PhasePlan {
     }
 
     /// Attaches a note shown with the phase's result.
-    pub fn with_note(mut self, note: Option<String>) -> PhasePlan {
+    pub(crate) fn with_note(mut self, note: Option<String>) -> PhasePlan {
         self.note = note;
         self
     }
 
     /// Runs the phase holding an exclusive lock on `path` (created when missing).
-    pub fn with_lock(mut self, path: PathBuf) -> PhasePlan {
+    pub(crate) fn with_lock(mut self, path: PathBuf) -> PhasePlan {
         self.lock = Some(path);
         self
     }
 
     /// Marks the phase as in progress in `path` until it passes (see `pending_marker`).
-    pub fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
+    pub(crate) fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
         self.pending_marker = Some(path);
         self
     }
 
     /// Declares the report files the phase writes.
-    pub fn with_reports(mut self, reports: Vec<ReportSpec>) -> PhasePlan {
+    pub(crate) fn with_reports(mut self, reports: Vec<ReportSpec>) -> PhasePlan {
         self.reports = reports;
         self
     }
 }
 
 /// What a collector sees after the test phase ran.
-pub struct CollectContext<'a> {
+pub(crate) struct CollectContext<'a> {
     pub root: &'a Path,
     pub work_dir: &'a Path,
-    pub suite_id: &'a str,
     pub reports: &'a [ReportSpec],
     /// Outcome of the last test command (exit, capped output).
     pub outcome: &'a Outcome,
-    /// Complete stdout of the test command, when the plan asked for it.
-    pub stdout_file: Option<&'a Path>,
 }
 
 /// Cases and evidence gathered from a test phase.
 #[derive(Debug, Clone)]
-pub struct Collected {
+pub(crate) struct Collected {
     pub cases: Vec<Case>,
     pub source: ResultsSource,
     /// True when the tool demonstrably ran (a report was written, a summary printed), even if it
@@ -254,7 +251,7 @@ pub struct Collected {
 
 /// A test count a runner printed before running the tests (pytest's `collected 3 items`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Announced {
+pub(crate) struct Announced {
     pub count: u64,
     /// Where the count comes from, for the message: "pytest: `collected 3 items`".
     pub evidence: String,
@@ -262,7 +259,7 @@ pub struct Announced {
 
 impl Collected {
     /// Nothing collected and no evidence of a run.
-    pub fn nothing() -> Collected {
+    pub(crate) fn nothing() -> Collected {
         Collected {
             cases: Vec::new(),
             source: ResultsSource::None,
@@ -275,7 +272,7 @@ impl Collected {
 }
 
 /// Directories detection never enters, whatever `.gitignore` says.
-pub const NEVER_WALK: &[&str] = &[
+pub(crate) const NEVER_WALK: &[&str] = &[
     ".git",
     "node_modules",
     "target",
@@ -298,7 +295,7 @@ const MAX_FILES: usize = 20_000;
 
 /// The files of a project, walked once with ignore rules applied.
 #[derive(Debug, Clone, Default)]
-pub struct ProjectFiles {
+pub(crate) struct ProjectFiles {
     pub root: PathBuf,
     /// Paths relative to `root`, `/`-separated, sorted.
     pub files: Vec<String>,
@@ -309,7 +306,7 @@ pub struct ProjectFiles {
 impl ProjectFiles {
     /// Lists a project's files, skipping [`NEVER_WALK`] directories and anything ignored by
     /// `.gitignore`/`.ignore` files (whether or not the project is a git checkout).
-    pub fn scan(root: &Path) -> std::io::Result<ProjectFiles> {
+    pub(crate) fn scan(root: &Path) -> std::io::Result<ProjectFiles> {
         let meta = std::fs::metadata(root)?;
         if !meta.is_dir() {
             return Err(std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a directory"));
@@ -345,12 +342,12 @@ impl ProjectFiles {
     }
 
     /// True when `rel` exists in the listing.
-    pub fn has(&self, rel: &str) -> bool {
+    pub(crate) fn has(&self, rel: &str) -> bool {
         self.files.binary_search_by(|f| f.as_str().cmp(rel)).is_ok()
     }
 
     /// Files whose path matches a glob (e.g. `**/test_*.py`).
-    pub fn matching(&self, glob: &str) -> Vec<&str> {
+    pub(crate) fn matching(&self, glob: &str) -> Vec<&str> {
         match globset::Glob::new(glob) {
             Ok(g) => {
                 let matcher = g.compile_matcher();
@@ -361,7 +358,7 @@ impl ProjectFiles {
     }
 
     /// Reads a listed file as text (at most 4 MiB; larger manifests are not plausible).
-    pub fn read(&self, rel: &str) -> Option<String> {
+    pub(crate) fn read(&self, rel: &str) -> Option<String> {
         let path = self.root.join(rel);
         let meta = std::fs::metadata(&path).ok()?;
         if meta.len() > 4 * 1024 * 1024 {
@@ -372,7 +369,7 @@ impl ProjectFiles {
 }
 
 /// Finds `path:line[:col]: message` lines in compiler output (a fallback for any toolchain).
-pub fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
+pub(crate) fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
     use std::sync::OnceLock;
     static PATTERN: OnceLock<regex::Regex> = OnceLock::new();
     let pattern = PATTERN.get_or_init(|| {
@@ -395,7 +392,7 @@ pub fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
 }
 
 /// Picks the best candidate across every ecosystem, with an explanation of the choice.
-pub fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
+pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
     let mut candidates: Vec<Candidate> = Vec::new();
     for ecosystem in registry() {
         let skip = match forced {
@@ -436,7 +433,7 @@ pub fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option
 
 /// Every candidate found, the winner and why.
 #[derive(Debug, Clone)]
-pub struct DetectReport {
+pub(crate) struct DetectReport {
     pub best: Option<Candidate>,
     pub candidates: Vec<Candidate>,
     pub explanation: String,

@@ -28,7 +28,7 @@ mod rerun;
 mod script;
 
 /// Node.js projects (npm, pnpm, yarn).
-pub struct Node;
+pub(crate) struct Node;
 
 /// Test frameworks this runner drives, in the order used to break ties between dependencies.
 const FRAMEWORKS: &[Framework] = &[Framework::Vitest, Framework::Jest, Framework::Mocha];

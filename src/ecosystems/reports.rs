@@ -12,7 +12,7 @@ use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 pub(crate) type Locate<'a> = dyn Fn(&str, &mut [Case], &Path) + 'a;
 
 /// Default collector: parses every planned report file into cases, with no ecosystem's locating.
-pub fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
+pub(crate) fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
     read_reports(ctx, None, &|_, _, _| {})
 }
 
@@ -27,7 +27,7 @@ pub(crate) fn collect_located(ctx: &CollectContext<'_>, locate: &Locate<'_>) -> 
 ///
 /// No ecosystem ran the tool, so every ecosystem's `locate` sees each report: each fixes only
 /// the formats it owns (a `go test -json` import gets its files from the Go modules under root).
-pub fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
+pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
     let ecosystems = super::registry();
     read_reports(ctx, Some(out_dir), &|format, cases, root| {
         for ecosystem in &ecosystems {

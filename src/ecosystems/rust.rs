@@ -10,7 +10,7 @@ use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 /// cargo projects.
-pub struct Rust;
+pub(crate) struct Rust;
 
 const NEXTEST_CONFIG: &str = ".config/nextest.toml";
 

@@ -12,7 +12,7 @@ use super::matchers::{Assertion, Check};
 /// A whole dataset file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct Dataset {
+pub(crate) struct Dataset {
     #[serde(default)]
     pub version: Option<String>,
     #[serde(default)]
@@ -22,7 +22,7 @@ pub struct Dataset {
 /// One case, with seed 003's fields and the general ones.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
-pub struct TestCase {
+pub(crate) struct TestCase {
     pub id: String,
     pub prompt: String,
     /// The command the answer must be equivalent to (normalised shell comparison).
@@ -51,7 +51,7 @@ pub struct TestCase {
 
 /// Why a dataset cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum DatasetError {
+pub(crate) enum DatasetError {
     #[error("cannot read dataset {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
@@ -67,13 +67,13 @@ pub enum DatasetError {
 
 /// A case ready to run: its checks compiled.
 #[derive(Debug, Clone)]
-pub struct EvalCase {
+pub(crate) struct EvalCase {
     pub case: TestCase,
     pub checks: Vec<Check>,
 }
 
 /// Reads and validates a dataset file.
-pub fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
+pub(crate) fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
     let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read { path: path.into(), source })?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let cases =
@@ -86,7 +86,7 @@ pub fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
 
 /// Parses `text` in the format named by `ext`; `Ok(None)` for an unknown format. Errors carry
 /// a line number when the parser knows it.
-pub fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Option<usize>, String)> {
+pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Option<usize>, String)> {
     let cases = match ext {
         "toml" => {
             let dataset: Dataset = toml::from_str(text).map_err(|e| {
@@ -125,7 +125,7 @@ pub fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Option<usi
 }
 
 /// Checks ids and compiles each case's checks; errors name the case.
-pub fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, (String, String)> {
+pub(crate) fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, (String, String)> {
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(cases.len());
     for case in cases {

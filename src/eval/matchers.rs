@@ -13,7 +13,7 @@ use crate::model::{CaseStatus, Reason};
 /// One assertion as written in a dataset (`assert = [{ type = "regex", value = "^ls" }]`).
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Assertion {
+pub(crate) enum Assertion {
     /// Shell-command equivalence after normalisation.
     Command { value: String },
     /// The answer equals `value` (text compared after trimming surrounding whitespace).
@@ -46,7 +46,7 @@ pub enum Assertion {
 
 /// An assertion ready to evaluate (regexes compiled).
 #[derive(Debug, Clone)]
-pub enum Check {
+pub(crate) enum Check {
     Command(String),
     Equals(Value),
     Normalized(String),
@@ -90,7 +90,7 @@ impl Check {
 }
 
 /// The checks a case implies, in evaluation order.
-pub fn checks_for(case: &TestCase) -> Result<Vec<Check>, String> {
+pub(crate) fn checks_for(case: &TestCase) -> Result<Vec<Check>, String> {
     let mut checks = Vec::new();
     if let Some(command) = &case.expected_command {
         checks.push(Check::Command(command.clone()));
@@ -137,7 +137,7 @@ fn compile(assertion: &Assertion) -> Result<Check, String> {
 
 /// How one case ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Pass,
     /// A correctness check failed: which one, and why in words.
     Incorrect {
@@ -164,7 +164,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// The reason code stored in `Case.reasons`.
-    pub fn code(&self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             Outcome::Pass => "pass",
             Outcome::Incorrect { .. } => "incorrect",
@@ -176,7 +176,7 @@ impl Outcome {
     }
 
     /// The case status this outcome gives.
-    pub fn status(&self) -> CaseStatus {
+    pub(crate) fn status(&self) -> CaseStatus {
         match self {
             Outcome::Pass => CaseStatus::Passed,
             Outcome::Incorrect { .. } | Outcome::SafetyMismatch { .. } | Outcome::PosixMismatch { .. } => {
@@ -188,7 +188,7 @@ impl Outcome {
     }
 
     /// One line for people.
-    pub fn message(&self) -> Option<String> {
+    pub(crate) fn message(&self) -> Option<String> {
         match self {
             Outcome::Pass => None,
             Outcome::Incorrect { check, message } => Some(format!("incorrect ({check}): {message}")),
@@ -210,7 +210,7 @@ impl Outcome {
     }
 
     /// The machine-readable reason.
-    pub fn reason(&self) -> Reason {
+    pub(crate) fn reason(&self) -> Reason {
         let (expected, actual) = match self {
             Outcome::SafetyMismatch { expected, actual, .. } | Outcome::PosixMismatch { expected, actual, .. } => {
                 (Some(Value::Bool(*expected)), Some(Value::Bool(*actual)))
@@ -240,7 +240,7 @@ fn posix_word(posix: bool) -> &'static str {
 }
 
 /// The answer as text: a JSON string's content, else the JSON; surrounding whitespace trimmed.
-pub fn answer_text(answer: &Value) -> String {
+pub(crate) fn answer_text(answer: &Value) -> String {
     match answer {
         Value::String(s) => s.trim().to_string(),
         other => other.to_string(),
@@ -248,7 +248,7 @@ pub fn answer_text(answer: &Value) -> String {
 }
 
 /// Judges an answer with every check; the first failure is the outcome.
-pub fn evaluate(checks: &[Check], answer: &Value) -> Outcome {
+pub(crate) fn evaluate(checks: &[Check], answer: &Value) -> Outcome {
     let text = answer_text(answer);
     for check in checks {
         if let Some(outcome) = failure(check, answer, &text) {
@@ -368,7 +368,7 @@ fn as_number(answer: &Value, text: &str) -> Option<f64> {
 
 /// JSON equality with object key order free (serde_json maps already are) and numbers compared
 /// by value, so `1` equals `1.0`.
-pub fn json_equal(a: &Value, b: &Value) -> bool {
+pub(crate) fn json_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| json_equal(x, y)),

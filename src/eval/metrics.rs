@@ -10,11 +10,11 @@ use crate::compare::{CaseChange, Comparison};
 use crate::model::{Case, CaseStatus, Suite, SuiteKind, Usage};
 
 /// Category shown for cases that have none.
-pub const NO_CATEGORY: &str = "(none)";
+pub(crate) const NO_CATEGORY: &str = "(none)";
 
 /// An eval suite's figures for reports.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct EvalMetrics {
+pub(crate) struct EvalMetrics {
     /// Cases judged (every case of the suite).
     pub cases: u64,
     /// Cases that passed, flaky ones included (they reached `min-pass`).
@@ -36,14 +36,14 @@ pub struct EvalMetrics {
 
 /// How many cases ended with one reason.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct ReasonCount {
+pub(crate) struct ReasonCount {
     pub code: String,
     pub count: u64,
 }
 
 /// One category's cases.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct CategoryRow {
+pub(crate) struct CategoryRow {
     pub category: String,
     pub cases: u64,
     pub passes: u64,
@@ -53,7 +53,7 @@ pub struct CategoryRow {
 
 /// A case whose outcome changed since the baseline.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Flip {
+pub(crate) struct Flip {
     pub case_id: String,
     pub name: String,
     /// Outcome word in the baseline (`passed`, `incorrect`...); `new` when the case is new.
@@ -66,7 +66,7 @@ pub struct Flip {
 
 /// The word reports use for a case's outcome: `passed`, `flaky`, else its first reason's code
 /// (`incorrect`, `timeout`...), else its status.
-pub fn outcome_word(status: CaseStatus, reason: Option<&str>) -> String {
+pub(crate) fn outcome_word(status: CaseStatus, reason: Option<&str>) -> String {
     match status {
         CaseStatus::Passed => "passed".into(),
         CaseStatus::Flaky => "flaky".into(),
@@ -84,7 +84,7 @@ fn rate(passes: u64, cases: u64) -> Option<f64> {
 
 /// The figures of an eval or benchmark suite (pass rate, reasons, usage and cost, flips), listing
 /// at most `max_flips` flips; `None` for other kinds.
-pub fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usize) -> Option<EvalMetrics> {
+pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usize) -> Option<EvalMetrics> {
     if !matches!(suite.kind, SuiteKind::Eval | SuiteKind::Benchmark) {
         return None;
     }

@@ -2,8 +2,8 @@
 //! checked by matchers (shell-command equivalence, safety and POSIX labels, exact, regex, JSON...)
 //! and the case records one reason: `pass`, `incorrect`, `safety-mismatch`, `backend-error`...
 
-pub mod dataset;
-pub mod matchers;
-pub mod metrics;
-pub mod runner;
-pub mod shell;
+pub(crate) mod dataset;
+pub(crate) mod matchers;
+pub(crate) mod metrics;
+pub(crate) mod runner;
+pub(crate) mod shell;

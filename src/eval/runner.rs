@@ -26,12 +26,12 @@ use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
 use crate::text::cap_text;
 
 /// The eval runner.
-pub struct Eval;
+pub(crate) struct Eval;
 
 /// The keys of an eval `[[suite]]`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct EvalConfig {
+pub(crate) struct EvalConfig {
     /// The dataset file (`.toml`, `.jsonl`, `.json`, `.yaml`), relative to the config file.
     pub dataset: PathBuf,
     /// Asks each case this many times (default 1).
@@ -47,7 +47,7 @@ pub struct EvalConfig {
 
 /// One eval suite, resolved.
 #[derive(Debug)]
-pub struct EvalPlan {
+pub(crate) struct EvalPlan {
     dataset: PathBuf,
     /// The dataset path as written, for reports.
     dataset_shown: String,
@@ -200,7 +200,7 @@ impl SuiteRunner for Eval {
 
 /// How cases are asked and judged.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub repeat: u32,
     pub min_pass: u32,
     pub concurrency: usize,
@@ -210,7 +210,7 @@ pub struct Settings {
 
 /// Asks every case, `concurrency` at a time; returns the cases in dataset order and whether
 /// the run was cancelled part-way (cases not asked are left out, never counted as passes).
-pub fn run_cases(
+pub(crate) fn run_cases(
     cases: &[EvalCase],
     sut: &dyn Sut,
     settings: &Settings,
@@ -460,10 +460,6 @@ mod tests {
                 attempts: 1,
                 cached: false,
             })
-        }
-
-        fn describe(&self) -> String {
-            "scripted".into()
         }
     }
 

@@ -4,8 +4,8 @@
 //! Each suite ends as a scored [`Suite`] whatever happens to it: a missing path, a missing tool or
 //! a hung test becomes that suite's status and error, and the other suites carry on.
 
-pub mod process;
-pub mod retry;
+pub(crate) mod process;
+pub(crate) mod retry;
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -27,7 +27,7 @@ use crate::score;
 use process::{CommandSpec, Exit, LogSink, Outcome};
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
-pub fn cache_dir() -> PathBuf {
+pub(crate) fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("FCORR_CACHE_DIR") {
         return PathBuf::from(dir);
     }
@@ -42,7 +42,7 @@ pub fn cache_dir() -> PathBuf {
 
 /// Where and how suites run.
 #[derive(Debug, Clone)]
-pub struct ExecContext {
+pub(crate) struct ExecContext {
     /// Absolute output directory (logs, work dirs).
     pub out_dir: PathBuf,
     /// Absolute cache directory (virtualenvs...).
@@ -56,7 +56,7 @@ pub struct ExecContext {
 const PHASE_TAIL_BYTES: usize = 8 * 1024;
 
 /// Runs every suite, `jobs` at a time; results come back in plan order.
-pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
+pub(crate) fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
     let jobs = ctx.jobs.clamp(1, plans.len().max(1));
     sink.emit(Event::RunStarted { suites: plans.len(), jobs });
     let next = AtomicUsize::new(0);
@@ -93,7 +93,7 @@ pub fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) 
 }
 
 /// Runs one suite to a scored result, through the runner of its kind.
-pub fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+pub(crate) fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
     let started = Instant::now();
     sink.emit(Event::SuiteStarted { suite_id: plan.id.clone(), name: plan.name.clone() });
     let mut suite = if process::is_cancelled() {
@@ -109,7 +109,7 @@ pub fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> S
 }
 
 /// An empty suite carrying the plan's shared settings; runners start from it.
-pub fn new_suite(plan: &SuitePlan) -> Suite {
+pub(crate) fn new_suite(plan: &SuitePlan) -> Suite {
     let mut suite = Suite::new(plan.id.clone(), plan.name.clone(), plan.kind);
     suite.path = Some(plan.display_path.clone());
     suite.weight = plan.weight;
@@ -127,7 +127,7 @@ fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: String, hint: O
 }
 
 /// A directory name safe for any suite id.
-pub fn safe_name(id: &str) -> String {
+pub(crate) fn safe_name(id: &str) -> String {
     let cleaned: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
@@ -137,7 +137,7 @@ pub fn safe_name(id: &str) -> String {
 }
 
 /// Runs a project suite: detect → install → build → test → collect (the `project` runner's work).
-pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
     let mut suite = new_suite(plan);
     let name = safe_name(&plan.id);
     let work_dir = ctx.out_dir.join("work").join(&name);
@@ -352,14 +352,8 @@ pub fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, s
     }
 
     if let Some(outcome) = last_test_outcome {
-        let collect_ctx = CollectContext {
-            root: &root,
-            work_dir: &work_dir,
-            suite_id: &plan.id,
-            reports: &test_reports,
-            outcome: &outcome,
-            stdout_file: stdout_file.as_deref(),
-        };
+        let collect_ctx =
+            CollectContext { root: &root, work_dir: &work_dir, reports: &test_reports, outcome: &outcome };
         let collected = ecosystem.collect(&collect_ctx);
         apply_collected(&mut suite, collected, Some(&outcome));
         flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
@@ -495,13 +489,7 @@ fn run_phase(
 ) -> (Phase, Outcome) {
     let started = Instant::now();
     let mut output = String::new();
-    let mut last = Outcome {
-        exit: Exit::Code(0),
-        duration: Duration::ZERO,
-        output: String::new(),
-        output_bytes: 0,
-        stdout_file_cut: 0,
-    };
+    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
     // The lock is held until the phase ends (dropping the file releases it).
     let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
         Ok(held) => (held, &plan.commands[..]),
@@ -652,7 +640,7 @@ fn flag_cut_stdout_report(suite: &mut Suite, outcome: &Outcome, file: Option<&Pa
 ///
 /// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing
 /// case is an error; zero tests that ran is `no-tests`. None of these can ever pass.
-pub fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
+pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
     suite.cases = collected.cases;
     suite.results_source = collected.source;
     suite.diagnostics.extend(collected.diagnostics);
@@ -851,13 +839,7 @@ mod tests {
     }
 
     fn outcome(code: i32) -> Outcome {
-        Outcome {
-            exit: Exit::Code(code),
-            duration: Duration::ZERO,
-            output: String::new(),
-            output_bytes: 0,
-            stdout_file_cut: 0,
-        }
+        Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 }
     }
 
     fn collected(statuses: &[CaseStatus], ran: bool) -> Collected {

@@ -105,15 +105,8 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             );
             break;
         }
-        let stdout_file = rerun.phase.commands.last().and_then(|c| c.stdout_file.clone());
-        let ctx = CollectContext {
-            root: run.root,
-            work_dir: run.work_dir,
-            suite_id: run.suite_id,
-            reports: &rerun.phase.reports,
-            outcome: &outcome,
-            stdout_file: stdout_file.as_deref(),
-        };
+        let ctx =
+            CollectContext { root: run.root, work_dir: run.work_dir, reports: &rerun.phase.reports, outcome: &outcome };
         let collected = run.ecosystem.collect(&ctx);
         // Ids the way the suite's cases got theirs, so the same test matches.
         let mut again = Suite::new(suite.id.clone(), suite.name.clone(), suite.kind);
@@ -166,7 +159,7 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
 
 /// `--rerun-failed`: the cases of one suite of an earlier run to run again.
 #[derive(Debug, Clone)]
-pub struct RerunOnly {
+pub(crate) struct RerunOnly {
     pub cases: Vec<Case>,
     /// When the earlier run started (its `started_at`): recorded as the suite's `rerun_of`.
     pub of: String,

@@ -6,11 +6,11 @@ use std::io::Write;
 use std::path::Path;
 
 /// GitHub's limit on what one step may write to its job summary.
-pub const STEP_SUMMARY_LIMIT: usize = 1024 * 1024;
+pub(crate) const STEP_SUMMARY_LIMIT: usize = 1024 * 1024;
 
 /// Cuts Markdown to at most `max_bytes` bytes at a line boundary, closing an open code fence
 /// and open `<details>` elements and appending `notice`. Text that fits is returned unchanged.
-pub fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
+pub(crate) fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
     if text.len() <= max_bytes {
         return text.to_string();
     }
@@ -52,7 +52,7 @@ pub fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String {
 }
 
 /// Appends Markdown to the job summary file, within GitHub's 1 MiB limit.
-pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), String> {
+pub(crate) fn append_step_summary(path: &Path, markdown: &str) -> Result<(), String> {
     let text = fit_markdown(
         markdown,
         STEP_SUMMARY_LIMIT,
@@ -70,7 +70,7 @@ pub fn append_step_summary(path: &Path, markdown: &str) -> Result<(), String> {
 
 /// Appends `name=value` pairs to the outputs file, each as a heredoc with a random delimiter
 /// so no value (a path, a message) can end it early or smuggle in another output.
-pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), String> {
+pub(crate) fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), String> {
     let mut text = String::new();
     for (name, value) in outputs {
         let mut delimiter = format!("ghadelimiter_{}", random_token());
@@ -89,7 +89,7 @@ pub fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), Stri
 
 /// 32 hex characters nobody can predict: from the OS random source, else hashed from the time,
 /// the process id and an address (still unguessable by the tool output it guards against).
-pub fn random_token() -> String {
+pub(crate) fn random_token() -> String {
     let mut bytes = [0u8; 16];
     let from_os = std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut bytes));
     if from_os.is_err() {

@@ -7,7 +7,7 @@
 pub mod annotations;
 pub mod check_run;
 pub mod comment;
-pub mod files;
+pub(crate) mod files;
 pub mod guard;
 
 use std::io::Write;

@@ -9,7 +9,7 @@ use minijinja::{Environment, Value};
 use crate::text::truncate_chars;
 
 /// Registers every filter on a template environment.
-pub fn register(env: &mut Environment<'_>) {
+pub(crate) fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
     env.add_filter("summary", |v: Value| escape_summary(&text_of(&v)));
     env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
@@ -43,7 +43,7 @@ pub(crate) fn safe_url(url: &str) -> Option<&str> {
 
 /// `[text](url)` when `url` is a safe link, else `text` as it is (already escaped Markdown, such
 /// as a code span): `{{ c.location|code|link(c.url) }}`.
-pub fn link(text: &str, url: Option<&str>) -> String {
+pub(crate) fn link(text: &str, url: Option<&str>) -> String {
     match url.and_then(safe_url) {
         Some(url) if !text.is_empty() => format!("[{text}]({url})"),
         _ => text.to_string(),
@@ -62,7 +62,7 @@ const NO_PING: char = '\u{200D}';
 /// Escapes text for one GFM table cell (or any inline spot: a list item, a heading): pipes,
 /// backticks, HTML (so `<script>` and `<!--` stay text), emphasis, link, image and heading
 /// markers; newlines become `<br>` so the text stays on its line; `@mentions` do not ping.
-pub fn escape_cell(text: &str) -> String {
+pub(crate) fn escape_cell(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -101,7 +101,7 @@ pub fn escape_cell(text: &str) -> String {
 /// Text for a line of raw HTML such as `<summary>…</summary>`: one line (every run of whitespace
 /// and control characters becomes one space, so a blank line cannot end the HTML block and let
 /// the rest render as Markdown), HTML-escaped, and `@mentions` do not ping.
-pub fn escape_summary(text: &str) -> String {
+pub(crate) fn escape_summary(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -130,7 +130,7 @@ pub fn escape_summary(text: &str) -> String {
 /// Inline code span that shows `text` verbatim: the fence is one backtick longer than the
 /// longest run inside. Newlines become spaces (a span is one line); in a table cell pipes are
 /// escaped, which GFM undoes inside code spans.
-pub fn inline_code(text: &str, in_table: bool) -> String {
+pub(crate) fn inline_code(text: &str, in_table: bool) -> String {
     let mut body: String =
         text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
     if in_table {
@@ -149,7 +149,7 @@ pub fn inline_code(text: &str, in_table: bool) -> String {
 
 /// Fenced code block whose fence is longer than any backtick run in `text`, so content can never
 /// close it early; always ends with a newline.
-pub fn code_block(text: &str, info: &str) -> String {
+pub(crate) fn code_block(text: &str, info: &str) -> String {
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     let info: String = info.chars().filter(|c| *c != '`' && !c.is_control()).collect();
     let body = text.trim_end_matches(['\n', '\r']);
@@ -170,12 +170,12 @@ fn longest_run(text: &str, ch: char) -> usize {
 }
 
 /// The first line of a text.
-pub fn first_line(text: &str) -> &str {
+pub(crate) fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
 /// The last `n` lines of a text (a log's tail holds the error).
-pub fn last_lines(text: &str, n: usize) -> &str {
+pub(crate) fn last_lines(text: &str, n: usize) -> &str {
     let text = text.trim_end_matches(['\n', '\r']);
     if n == 0 {
         return "";
@@ -193,7 +193,7 @@ pub fn last_lines(text: &str, n: usize) -> &str {
 }
 
 /// `340ms`, `1.2s`, `2m05s`, `1h02m`.
-pub fn format_duration(ms: f64) -> String {
+pub(crate) fn format_duration(ms: f64) -> String {
     let ms = ms.max(0.0);
     if ms < 1000.0 {
         format!("{}ms", ms.round() as u64)
@@ -209,14 +209,14 @@ pub fn format_duration(ms: f64) -> String {
 }
 
 /// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`.
-pub fn format_number(x: f64) -> String {
+pub(crate) fn format_number(x: f64) -> String {
     let text = format!("{:.2}", (x * 100.0).round() / 100.0);
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" { "0".into() } else { text.to_string() }
 }
 
 /// A signed change with an arrow: `+1.5 ↑`, `-2 ↓`, `±0`.
-pub fn signed_delta(x: f64, unit: &str) -> String {
+pub(crate) fn signed_delta(x: f64, unit: &str) -> String {
     let rounded = (x * 100.0).round() / 100.0;
     if rounded == 0.0 {
         format!("±0{unit}")
@@ -228,7 +228,7 @@ pub fn signed_delta(x: f64, unit: &str) -> String {
 }
 
 /// A signed duration change: `+1.2s ↑`, `-340ms ↓`, `±0`.
-pub fn duration_delta(ms: f64) -> String {
+pub(crate) fn duration_delta(ms: f64) -> String {
     if ms.round() == 0.0 {
         "±0".into()
     } else if ms > 0.0 {
@@ -239,7 +239,7 @@ pub fn duration_delta(ms: f64) -> String {
 }
 
 /// An emoji for a case/suite status or verdict word.
-pub fn status_icon(status: &str) -> String {
+pub(crate) fn status_icon(status: &str) -> String {
     match status {
         "passed" | "pass" | "fixed" => "✅",
         "failed" | "fail" | "new-failure" | "still-failing" => "❌",
@@ -257,13 +257,13 @@ pub fn status_icon(status: &str) -> String {
 }
 
 /// The first 7 characters of a commit id (whole text when shorter).
-pub fn short_sha(sha: &str) -> String {
+pub(crate) fn short_sha(sha: &str) -> String {
     sha.chars().take(7).collect()
 }
 
 /// An RFC 3339 time as people read it, to the second, in UTC: `2026-11-23 01:02:28 UTC`.
 /// Text that is not RFC 3339 comes back unchanged.
-pub fn timestamp(text: &str) -> String {
+pub(crate) fn timestamp(text: &str) -> String {
     use time::format_description::well_known::Rfc3339;
     use time::macros::format_description;
     let Ok(at) = time::OffsetDateTime::parse(text, &Rfc3339) else { return text.to_string() };

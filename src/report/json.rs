@@ -7,7 +7,7 @@ use crate::errors::RenderError;
 use crate::model::Run;
 
 /// The run as pretty-printed JSON.
-pub struct ResultsJson;
+pub(crate) struct ResultsJson;
 
 impl Reporter for ResultsJson {
     fn name(&self) -> &'static str {

@@ -14,9 +14,9 @@ use crate::model::Run;
 
 pub mod budget;
 pub mod ctrf;
-pub mod filters;
+pub(crate) mod filters;
 pub mod html;
-pub mod json;
+pub(crate) mod json;
 pub mod junit;
 pub mod links;
 pub mod markdown;

@@ -250,10 +250,6 @@ impl EventSink for Progress {
                 }
                 self.line(text);
             }
-            Event::Warning { suite_id, message } => {
-                let prefix = suite_id.map(|s| format!("[{s}] ")).unwrap_or_default();
-                self.line(format!("{prefix}warning: {message}"));
-            }
         }
     }
 }

@@ -19,12 +19,12 @@ use crate::runners::{PlanContext, RunContext, SuiteRunner};
 use crate::sut::config::{SutConfig, SutContext};
 
 /// The bank runner.
-pub struct Bank;
+pub(crate) struct Bank;
 
 /// True for a bank suite the selection (`--select`, `FCORR_BANK_SELECT` or `select`) leaves out: another
 /// bank holds the selected test, or another bank was named. Planning drops such suites, so they
 /// neither show as empty suites nor weigh on the combined score.
-pub fn deselected(suite: &SuitePlan) -> bool {
+pub(crate) fn deselected(suite: &SuitePlan) -> bool {
     suite.settings.get::<BankPlan>().is_some_and(|plan| {
         let s = &plan.settings;
         !s.selection.covers_bank(&suite.name, s.mechanism.name, &plan.prefixes)
@@ -34,7 +34,7 @@ pub fn deselected(suite: &SuitePlan) -> bool {
 /// A bank suite's own keys.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct BankConfig {
+pub(crate) struct BankConfig {
     /// `semantic`, `state`, `pattern` or `always`.
     pub mechanism: String,
     /// The bank file (`bank_type`, `version`, `tests[]`), relative to the config file.
@@ -61,7 +61,7 @@ pub struct BankConfig {
 
 /// A bank suite, resolved.
 #[derive(Debug)]
-pub struct BankPlan {
+pub(crate) struct BankPlan {
     settings: BankSettings,
     sut: Option<SutConfig>,
     base_dir: PathBuf,

@@ -14,18 +14,18 @@ use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 
 /// The echo runner.
-pub struct Echo;
+pub(super) struct Echo;
 
 /// `cases = { name = "passed" | "failed" | "skipped" }`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct EchoConfig {
+pub(super) struct EchoConfig {
     pub cases: BTreeMap<String, String>,
 }
 
 /// The cases to report, with their statuses parsed.
 #[derive(Debug)]
-pub struct EchoPlan {
+pub(super) struct EchoPlan {
     cases: Vec<(String, CaseStatus)>,
 }
 

@@ -15,13 +15,13 @@ use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 
 /// The import runner.
-pub struct Import;
+pub(crate) struct Import;
 
 /// An import suite's own keys. Globs are relative to the suite's `path` (default: the config
 /// file's directory).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ImportConfig {
+pub(crate) struct ImportConfig {
     /// Report files or globs.
     pub reports: Vec<String>,
     /// Format of `reports`; detected from content when unset.
@@ -30,7 +30,7 @@ pub struct ImportConfig {
 
 /// An import suite, resolved.
 #[derive(Debug, Clone)]
-pub struct ImportPlan {
+pub(crate) struct ImportPlan {
     pub reports: Vec<ReportSpec>,
 }
 
@@ -67,21 +67,10 @@ impl SuiteRunner for Import {
     fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
         let mut result = crate::execute::new_suite(suite);
         // No command ran: collection sees a clean exit and nothing on stdout.
-        let outcome = Outcome {
-            exit: Exit::Code(0),
-            duration: Duration::ZERO,
-            output: String::new(),
-            output_bytes: 0,
-            stdout_file_cut: 0,
-        };
-        let ctx = CollectContext {
-            root: &suite.root,
-            work_dir: &suite.root,
-            suite_id: &suite.id,
-            reports: &plan.reports,
-            outcome: &outcome,
-            stdout_file: None,
-        };
+        let outcome =
+            Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+        let ctx =
+            CollectContext { root: &suite.root, work_dir: &suite.root, reports: &plan.reports, outcome: &outcome };
         // Never fcorr's own output: other suites write their reports there during the run.
         let collected = crate::ecosystems::collect_import(&ctx, &run.exec.out_dir);
         crate::execute::apply_collected(&mut result, collected, None);

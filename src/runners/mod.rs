@@ -22,11 +22,11 @@ use crate::execute::ExecContext;
 use crate::model::{Suite, SuiteKind};
 use crate::plan::{Overrides, SuitePlan};
 
-pub mod bank;
+pub(crate) mod bank;
 #[cfg(test)]
 mod echo;
-pub mod import;
-pub mod project;
+pub(crate) mod import;
+pub(crate) mod project;
 
 /// Every suite kind this version runs, in the order docs and `--help` list them.
 static RUNNERS: &[&dyn Runner] = &[
@@ -40,7 +40,7 @@ static RUNNERS: &[&dyn Runner] = &[
 ];
 
 /// A suite kind: its config keys, their validation, planning, and running one suite.
-pub trait SuiteRunner: Send + Sync + 'static {
+pub(crate) trait SuiteRunner: Send + Sync + 'static {
     /// The kind's own `[[suite]]` keys (besides the shared ones in [`crate::config::SuiteConfig`]).
     /// Give it `#[serde(default, deny_unknown_fields, rename_all = "kebab-case")]` so unknown
     /// keys are errors with their line and column.
@@ -92,10 +92,10 @@ pub struct SuiteItem {
 }
 
 /// Why a suite's items cannot be listed (its tasks or dataset file is unreadable).
-pub type ItemsError = Box<dyn std::error::Error + Send + Sync>;
+pub(crate) type ItemsError = Box<dyn std::error::Error + Send + Sync>;
 
 /// What planning knows besides the suite: run-wide defaults and command-line overrides.
-pub struct PlanContext<'a> {
+pub(crate) struct PlanContext<'a> {
     pub config: &'a Config,
     pub overrides: &'a Overrides,
     /// Directory the suite's relative paths are relative to.
@@ -103,7 +103,7 @@ pub struct PlanContext<'a> {
 }
 
 /// What a running suite may use: where to write, the event sink, cancellation.
-pub struct RunContext<'a> {
+pub(crate) struct RunContext<'a> {
     /// Output and cache directories, parallelism, kill grace period.
     pub exec: &'a ExecContext,
     /// Progress events (phase started/finished...) for the terminal and CI logs.
@@ -113,23 +113,23 @@ pub struct RunContext<'a> {
 impl RunContext<'_> {
     /// True once the user pressed Ctrl-C: stop starting work and return what you have, with
     /// status `cancelled`.
-    pub fn cancelled(&self) -> bool {
+    pub(crate) fn cancelled(&self) -> bool {
         crate::execute::process::is_cancelled()
     }
 }
 
 /// A runner's plan for one suite, type-erased so every kind fits in one [`SuitePlan`].
 #[derive(Clone)]
-pub struct KindPlan(Arc<dyn Any + Send + Sync>);
+pub(crate) struct KindPlan(Arc<dyn Any + Send + Sync>);
 
 impl KindPlan {
     /// Wraps a runner's plan.
-    pub fn new<P: Any + Send + Sync>(plan: P) -> KindPlan {
+    pub(crate) fn new<P: Any + Send + Sync>(plan: P) -> KindPlan {
         KindPlan(Arc::new(plan))
     }
 
     /// The plan as the runner's own type, when it is one.
-    pub fn get<P: 'static>(&self) -> Option<&P> {
+    pub(crate) fn get<P: 'static>(&self) -> Option<&P> {
         self.0.downcast_ref::<P>()
     }
 }
@@ -141,13 +141,13 @@ impl Debug for KindPlan {
 }
 
 /// A problem reading a kind's keys: serde's (with its span) or the runner's validation.
-pub enum LoadError {
+pub(crate) enum LoadError {
     Toml(toml::de::Error),
     Config(ConfigError),
 }
 
 /// [`SuiteRunner`] without its types, so runners of every kind sit in one registry.
-pub trait Runner: Send + Sync {
+pub(crate) trait Runner: Send + Sync {
     fn name(&self) -> &'static str;
     fn suite_kind(&self) -> SuiteKind;
     fn about(&self) -> &'static str;
@@ -218,7 +218,7 @@ impl<R: SuiteRunner> Runner for R {
 
 /// Checks `reports` globs and `report-format` when the config is read, not after suites ran:
 /// a malformed glob would otherwise match nothing, silently.
-pub fn check_reports(reports: &[String], format: Option<&str>, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
+pub(crate) fn check_reports(reports: &[String], format: Option<&str>, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
     for (i, pattern) in reports.iter().enumerate() {
         if let Err(e) = globset::Glob::new(pattern) {
             return Err(
@@ -238,12 +238,12 @@ pub fn check_reports(reports: &[String], format: Option<&str>, site: &SuiteSite<
 }
 
 /// Every registered runner.
-pub fn registry() -> &'static [&'static dyn Runner] {
+pub(crate) fn registry() -> &'static [&'static dyn Runner] {
     RUNNERS
 }
 
 /// The runner of a kind, by its name in fcorr.toml.
-pub fn by_name(name: &str) -> Option<&'static dyn Runner> {
+pub(crate) fn by_name(name: &str) -> Option<&'static dyn Runner> {
     RUNNERS.iter().copied().find(|r| r.name() == name)
 }
 
@@ -254,12 +254,12 @@ impl Debug for dyn Runner {
 }
 
 /// Names of every kind this version runs, in registry order.
-pub fn kind_names() -> Vec<&'static str> {
+pub(crate) fn kind_names() -> Vec<&'static str> {
     RUNNERS.iter().map(|r| r.name()).collect()
 }
 
 /// The kinds with their one-line descriptions, for `--help` and the JSON Schema.
-pub fn kinds_help() -> String {
+pub(crate) fn kinds_help() -> String {
     let mut text = String::from("Suite kinds (`kind = \"...\"` in a [[suite]] of fcorr.toml):\n");
     for runner in RUNNERS {
         text.push_str(&format!("  {:<9} {}\n", runner.name(), runner.about()));

@@ -15,13 +15,13 @@ use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
 
 /// The project runner.
-pub struct Project;
+pub(crate) struct Project;
 
 /// A project suite's own keys.
 // Field order is serialisation order, which the configuration hash depends on: keep it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ProjectConfig {
+pub(crate) struct ProjectConfig {
     /// Force an ecosystem instead of detecting it: `python`, `node`, `go`, `rust`, `java`, `command`.
     pub runner: Option<String>,
     /// Force a framework within the ecosystem (e.g. `vitest`).
@@ -56,7 +56,7 @@ pub struct ProjectConfig {
 
 /// A project suite, resolved.
 #[derive(Debug, Clone)]
-pub struct ProjectPlan {
+pub(crate) struct ProjectPlan {
     /// Forced ecosystem (`runner = "..."`), else detected.
     pub ecosystem: Option<String>,
     pub framework: Option<String>,
@@ -80,7 +80,7 @@ pub struct ProjectPlan {
 
 /// Resolved per-phase timeouts.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct PhaseTimeouts {
+pub(crate) struct PhaseTimeouts {
     pub install: Duration,
     pub build: Duration,
     pub test: Duration,
@@ -179,7 +179,7 @@ impl SuiteRunner for Project {
 /// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
 /// cases that failed or errored there. A project suite that failed with no failing case (a build
 /// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
-pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
+pub(crate) fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
     let mut kept = Vec::new();
     for mut plan in plans {
         let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
@@ -204,7 +204,7 @@ pub fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan
 
 /// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
 /// each sample one project suite run from a scratch copy of those two directories.
-pub fn plan_samples(
+pub(crate) fn plan_samples(
     config: &Config,
     dir: &Path,
     sdk: Option<&str>,

@@ -7,16 +7,16 @@ use serde_json::Value;
 use crate::model::Usage;
 
 /// Bytes of a raw answer kept for reports (head only; the rest is counted, not kept).
-pub const RAW_CAP: usize = 4 * 1024;
+pub(crate) const RAW_CAP: usize = 4 * 1024;
 
 /// Answers larger than this (a command's stdout, an HTTP body) are an error, not an answer, and
 /// are never read whole into memory.
-pub const MAX_ANSWER: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_ANSWER: u64 = 16 * 1024 * 1024;
 
 /// How to read a system's text answer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum AnswerFormat {
+pub(crate) enum AnswerFormat {
     /// A JSON object with an `output` member when the text starts with `{`, else plain text.
     #[default]
     Auto,

@@ -22,7 +22,7 @@ const KILL_GRACE: Duration = Duration::from_secs(1);
 /// `[suite.sut]` with `type = "command"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct CommandConfig {
+pub(crate) struct CommandConfig {
     /// A string runs with `sh -c` (`{prompt}`/`{id}` substituted shell-quoted); a list is the argv
     /// itself (substituted verbatim, no shell).
     pub command: CommandLine,
@@ -42,7 +42,7 @@ pub struct CommandConfig {
 /// A command line: shell text or argv.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum CommandLine {
+pub(crate) enum CommandLine {
     Shell(String),
     Argv(Vec<String>),
 }
@@ -50,7 +50,7 @@ pub enum CommandLine {
 /// What a command SUT gets on stdin.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum StdinMode {
+pub(crate) enum StdinMode {
     /// The whole case as one JSON object.
     #[default]
     Case,
@@ -161,15 +161,6 @@ impl Backend for CommandSut {
             message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
             raw: Some(bad.raw),
         })
-    }
-
-    fn describe(&self) -> String {
-        match &self.config.command {
-            CommandLine::Shell(script) => format!("command: {script}"),
-            CommandLine::Argv(argv) => {
-                format!("command: {}", argv.iter().map(|w| process::shell_quote(w)).collect::<Vec<_>>().join(" "))
-            }
-        }
     }
 
     fn identity(&self) -> Value {

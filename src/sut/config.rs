@@ -20,14 +20,14 @@ use crate::execute::process::{self, LogSink};
 /// A system under test as configured: the adapter and the shared call settings, side by side
 /// in one TOML table.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SutConfig {
+pub(crate) struct SutConfig {
     pub adapter: AdapterConfig,
     pub calls: CallsConfig,
 }
 
 /// The adapter and its own settings.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AdapterConfig {
+pub(crate) enum AdapterConfig {
     Command(CommandConfig),
     Http(HttpConfig),
     Openai(OpenAiConfig),
@@ -54,7 +54,7 @@ impl AdapterConfig {
 /// Settings every adapter shares. Times are in seconds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct CallsConfig {
+pub(crate) struct CallsConfig {
     /// Per-call timeout (default 30).
     #[serde(default = "default_timeout")]
     pub timeout: f64,
@@ -139,7 +139,7 @@ impl Default for CallsConfig {
 
 /// What building a system needs from the run around it.
 #[derive(Clone)]
-pub struct SutContext {
+pub(crate) struct SutContext {
     /// Directory of the configuration file: relative paths start here.
     pub base_dir: PathBuf,
     /// Default cache directory (`cache-dir` overrides it).
@@ -152,7 +152,7 @@ pub struct SutContext {
 
 impl SutContext {
     /// A context for a configuration in `base_dir`, caching under fcorr's cache directory.
-    pub fn new(base_dir: impl Into<PathBuf>) -> SutContext {
+    pub(crate) fn new(base_dir: impl Into<PathBuf>) -> SutContext {
         SutContext {
             base_dir: base_dir.into(),
             cache_dir: crate::execute::cache_dir().join("sut-answers"),
@@ -164,7 +164,7 @@ impl SutContext {
 
 /// A `[suite.sut]` table that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SutConfigError {
+pub(crate) enum SutConfigError {
     /// A setting is out of range or contradicts another.
     #[error("[suite.sut] {key}: {message}")]
     Invalid { key: &'static str, message: String },
@@ -175,7 +175,7 @@ pub enum SutConfigError {
 
 impl SutConfig {
     /// Checks the settings and builds the system, shared by the runner's workers.
-    pub fn build(&self, ctx: &SutContext) -> Result<Box<dyn Sut>, SutConfigError> {
+    pub(crate) fn build(&self, ctx: &SutContext) -> Result<Box<dyn Sut>, SutConfigError> {
         let policy = self.calls.policy()?;
         let cache = (self.calls.cache && !ctx.no_cache).then(|| {
             AnswerCache::new(

@@ -17,8 +17,6 @@ use crate::execute::process;
 pub(crate) trait Backend: Send + Sync {
     /// One call, no retries; must give up after `timeout`.
     fn attempt(&self, request: &SutRequest, timeout: Duration) -> Result<Reply, Failure>;
-    /// One line naming the system, no secrets.
-    fn describe(&self) -> String;
     /// What decides the answer (the adapter's settings, no secrets): part of the cache key.
     fn identity(&self) -> Value;
 }
@@ -171,10 +169,6 @@ impl<B: Backend> Sut for Guarded<B> {
         }
         Ok(answer)
     }
-
-    fn describe(&self) -> String {
-        self.backend.describe()
-    }
 }
 
 /// `base × 2^(attempt-1)`, plus up to 25% spread taken from the case id so workers retrying at
@@ -305,9 +299,6 @@ mod tests {
             } else {
                 Err(failures.remove(0))
             }
-        }
-        fn describe(&self) -> String {
-            "script".into()
         }
         fn identity(&self) -> Value {
             Value::Null

@@ -19,7 +19,7 @@ use super::answer::MAX_ANSWER as MAX_BODY;
 /// `[suite.sut]` with `type = "http"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
-pub struct HttpConfig {
+pub(crate) struct HttpConfig {
     pub url: String,
     /// JSON body template: a string `"{case}"` becomes the whole case, `{prompt}` and `{id}` are
     /// replaced inside strings. Default: the case itself.
@@ -120,10 +120,6 @@ impl Backend for HttpSut {
         })?;
         let usage = json.pointer(self.config.usage.as_deref().unwrap_or("/usage")).and_then(answer::usage_from_json);
         Ok(Reply { output, raw: answer::cap(&text), usage })
-    }
-
-    fn describe(&self) -> String {
-        format!("http: POST {}", self.config.url)
     }
 
     fn identity(&self) -> Value {

@@ -8,21 +8,21 @@ use std::time::Duration;
 
 use crate::model::Usage;
 
-pub mod answer;
+pub(crate) mod answer;
 mod cache;
-pub mod command;
-pub mod config;
+pub(crate) mod command;
+pub(crate) mod config;
 mod guard;
-pub mod http;
-pub mod openai;
+pub(crate) mod http;
+pub(crate) mod openai;
 #[cfg(test)]
 mod testing;
 
-pub use config::{SutConfig, SutConfigError, SutContext};
+pub(crate) use config::{SutConfig, SutContext};
 
 /// One question to the system under test.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SutRequest {
+pub(crate) struct SutRequest {
     /// Stable id of the case: `{id}` in argv templates, part of cache keys, named in logs.
     pub id: String,
     /// The prompt text: `{prompt}` in argv templates, the user message for chat adapters.
@@ -33,7 +33,7 @@ pub struct SutRequest {
 
 /// What the system answered.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SutAnswer {
+pub(crate) struct SutAnswer {
     /// The answer: the `output` member of a JSON answer, else the plain text as a JSON string.
     pub output: serde_json::Value,
     /// The text as received, capped, kept for reports when the answer is judged wrong.
@@ -50,7 +50,7 @@ pub struct SutAnswer {
 
 /// Why no answer came.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SutError {
+pub(crate) enum SutError {
     /// The call outlived its timeout; for a command, its whole process group was killed.
     #[error("no answer within {}s", .after.as_secs_f64())]
     Timeout { after: Duration },
@@ -63,10 +63,7 @@ pub enum SutError {
 }
 
 /// A system under test. Implementations are shared across worker threads.
-pub trait Sut: Send + Sync {
+pub(crate) trait Sut: Send + Sync {
     /// Asks one question. Retries, rate limits, timeouts and caching happen inside.
     fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError>;
-
-    /// One line naming the system for reports, e.g. `command: ./sut.sh` (no secrets).
-    fn describe(&self) -> String;
 }

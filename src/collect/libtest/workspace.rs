@@ -14,7 +14,7 @@ const MAX_DEPTH: usize = 5;
 
 /// The member crates of the workspace at a suite's root.
 #[derive(Debug, Default)]
-pub struct Members {
+pub(super) struct Members {
     root: Option<std::path::PathBuf>,
     /// Crate name as rustc spells it (`-` → `_`) → member directory, relative and `/`-separated.
     by_crate: HashMap<String, String>,
@@ -25,7 +25,7 @@ pub struct Members {
 
 impl Members {
     /// Finds the crates below `root` (not `root` itself); none when `root` is unknown.
-    pub fn find(root: Option<&Path>) -> Members {
+    pub(super) fn find(root: Option<&Path>) -> Members {
         let Some(root) = root else { return Members::default() };
         let mut members = Members { root: Some(root.to_path_buf()), ..Members::default() };
         let walk = ignore::WalkBuilder::new(root)
@@ -54,7 +54,7 @@ impl Members {
     }
 
     /// The root-relative path of target source `file` (as cargo prints it) run by binary `bin`.
-    pub fn locate(&mut self, file: &str, bin: &str, unit_tests: bool) -> String {
+    pub(super) fn locate(&mut self, file: &str, bin: &str, unit_tests: bool) -> String {
         let Some(root) = self.root.clone() else { return file.to_string() };
         if self.dirs.is_empty() || Path::new(file).is_absolute() {
             return file.to_string();

@@ -21,14 +21,14 @@ use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
 /// The sidecar report's file name in the suite's work directory.
-pub const REPORT: &str = "node-test-locations.jsonl";
+pub(super) const REPORT: &str = "node-test-locations.jsonl";
 /// The reporter's file name in the suite's work directory (node loads reporters by path).
-pub const REPORTER_FILE: &str = "fcorr-node-locations.mjs";
+pub(super) const REPORTER_FILE: &str = "fcorr-node-locations.mjs";
 
 /// A node:test reporter (Node ≥ 20) writing `{"name", "file", "line", "status", "message",
 /// "stack"}` per test, where `name` is the describe path joined with ` > `, as the JUnit reader
 /// names cases.
-pub const REPORTER: &str = r#"// Written by fcorr: where each test is defined, one JSON line per test.
+pub(super) const REPORTER: &str = r#"// Written by fcorr: where each test is defined, one JSON line per test.
 // node's JUnit reporter carries the results; it has no file or line.
 export default async function* fcorrLocations(source) {
   const stacks = new Map(); // file -> names of the tests open at each nesting level
@@ -73,7 +73,7 @@ struct Location {
 
 /// Gives the collected cases without a file the location the sidecar report names. A name that
 /// appears in two places (the same test title in two files) is left alone: no guess.
-pub fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
+pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     let Ok(text) = std::fs::read_to_string(work_dir.join(REPORT)) else { return };
     add_parent_tests(collected, &text, root);
     let mut by_name: HashMap<String, Option<Location>> = HashMap::new();

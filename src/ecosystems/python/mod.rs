@@ -21,7 +21,7 @@ use deps::REQUIREMENT_FILES;
 use install::{COMPLETE_MARKER, InstallPlan, Installer, Interpreter, PROJECT_MARKER};
 
 /// pytest / unittest projects.
-pub struct Python;
+pub(crate) struct Python;
 
 /// The interpreter virtualenvs are made from.
 const BASE_PYTHON: &str = "python3";

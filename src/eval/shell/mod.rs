@@ -5,17 +5,17 @@
 //! crate knows about); each word's value then comes from the `shell-words` crate, which does
 //! the POSIX quote removal, so `'a b'`, `"a b"` and `a\ b` are one and the same word.
 
-pub mod normalize;
-pub mod posix;
-pub mod safety;
+pub(crate) mod normalize;
+pub(crate) mod posix;
+pub(crate) mod safety;
 
-pub use normalize::{commands_match, normalize};
-pub use posix::{Bashism, bashisms, is_posix_compliant};
-pub use safety::{SafetyRule, classify, is_safe};
+pub(crate) use normalize::commands_match;
+pub(crate) use posix::{Bashism, bashisms};
+pub(crate) use safety::{SafetyRule, classify};
 
 /// One lexical token of a command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Token {
+pub(crate) enum Token {
     Word(Word),
     /// A control or redirection operator: `|`, `&&`, `;`, `>`, `2>`, `<<<`, `((`...; a newline
     /// is the operator `;`.
@@ -24,7 +24,7 @@ pub enum Token {
 
 /// A word as written and after quote removal.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The text as written, quotes included.
     pub raw: String,
     /// The text after quote removal (expansions such as `$HOME` are kept as written).
@@ -33,7 +33,7 @@ pub struct Word {
 
 /// Why a command line could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ShellError {
+pub(crate) enum ShellError {
     #[error("unterminated {0} in the shell command")]
     Unterminated(&'static str),
 }
@@ -45,7 +45,7 @@ const OPERATORS: &[&str] = &[
 ];
 
 /// Splits a command line into words and operators.
-pub fn tokenize(text: &str) -> Result<Vec<Token>, ShellError> {
+pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, ShellError> {
     let chars: Vec<char> = text.chars().collect();
     let mut tokens = Vec::new();
     let mut word = String::new();
@@ -226,7 +226,7 @@ fn take_balanced(chars: &[char], start: usize, word: &mut String) -> Result<usiz
 
 /// One simple command: assignments, words, redirections, and the operator that ended it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SimpleCommand {
+pub(crate) struct SimpleCommand {
     pub assignments: Vec<Word>,
     pub words: Vec<Word>,
     pub redirects: Vec<Redirect>,
@@ -236,26 +236,26 @@ pub struct SimpleCommand {
 
 /// A redirection and its target word.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(crate) struct Redirect {
     pub op: String,
     pub target: Option<Word>,
 }
 
 impl Redirect {
     /// True for redirections that write to their target (`>`, `>>`, `2>`, `&>`, `>|`, `<>`).
-    pub fn writes(&self) -> bool {
+    pub(crate) fn writes(&self) -> bool {
         let op = self.op.trim_start_matches(|c: char| c.is_ascii_digit());
         matches!(op, ">" | ">>" | ">|" | "&>" | "&>>" | "<>") || (op == ">&" && !self.target_is_fd())
     }
 
     /// True when the target is a file descriptor (`2>&1`) or `-`.
-    pub fn target_is_fd(&self) -> bool {
+    pub(crate) fn target_is_fd(&self) -> bool {
         self.target.as_ref().is_some_and(|t| t.value == "-" || t.value.chars().all(|c| c.is_ascii_digit()))
     }
 }
 
 /// True for operators that end a simple command.
-pub fn is_control(op: &str) -> bool {
+pub(crate) fn is_control(op: &str) -> bool {
     matches!(op, ";" | ";;" | "&&" | "||" | "|" | "|&" | "&" | "(" | ")" | "((" | "))")
 }
 
@@ -263,7 +263,7 @@ pub fn is_control(op: &str) -> bool {
 const RESERVED: &[&str] = &["!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "time"];
 
 /// Groups tokens into simple commands.
-pub fn simple_commands(tokens: &[Token]) -> Vec<SimpleCommand> {
+pub(crate) fn simple_commands(tokens: &[Token]) -> Vec<SimpleCommand> {
     let mut commands = Vec::new();
     let mut current = SimpleCommand::default();
     let mut iter = tokens.iter().peekable();
@@ -301,7 +301,7 @@ pub fn simple_commands(tokens: &[Token]) -> Vec<SimpleCommand> {
 }
 
 /// `NAME=value` (or `NAME[i]=value`) as written.
-pub fn is_assignment(raw: &str) -> bool {
+pub(crate) fn is_assignment(raw: &str) -> bool {
     let Some(eq) = raw.find('=') else {
         return false;
     };
@@ -314,12 +314,13 @@ pub fn is_assignment(raw: &str) -> bool {
 
 impl SimpleCommand {
     /// Index in `words` of the command's name, past reserved words (`if`, `then`, `!`...).
-    pub fn name_index(&self) -> Option<usize> {
+    pub(crate) fn name_index(&self) -> Option<usize> {
         self.words.iter().position(|w| !RESERVED.contains(&w.raw.as_str()))
     }
 
     /// The command's name, past reserved words.
-    pub fn name(&self) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn name(&self) -> Option<&str> {
         self.name_index().map(|i| self.words[i].value.as_str())
     }
 }

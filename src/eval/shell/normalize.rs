@@ -14,7 +14,7 @@ const SINGLE_DASH_LONG: &[&str] = &[
 
 /// The canonical form of a command: one string per token, words shell-quoted so that an
 /// operator `|` and a quoted word `'|'` stay apart.
-pub fn normalize(text: &str) -> Result<Vec<String>, ShellError> {
+pub(crate) fn normalize(text: &str) -> Result<Vec<String>, ShellError> {
     let tokens = tokenize(text)?;
     let mut out: Vec<String> = Vec::new();
     let mut flags: Vec<char> = Vec::new();
@@ -87,15 +87,16 @@ pub fn normalize(text: &str) -> Result<Vec<String>, ShellError> {
 
 /// True when `expected` and `actual` normalise to the same command. A command that cannot be
 /// read (unterminated quote) equals only its own text, trimmed.
-pub fn commands_match(expected: &str, actual: &str) -> bool {
+pub(crate) fn commands_match(expected: &str, actual: &str) -> bool {
     match (normalize(expected), normalize(actual)) {
         (Ok(a), Ok(b)) => a == b,
         _ => expected.trim() == actual.trim(),
     }
 }
 
+#[cfg(test)]
 /// The canonical form as one line, for reports.
-pub fn normalized_text(text: &str) -> Result<String, ShellError> {
+pub(crate) fn normalized_text(text: &str) -> Result<String, ShellError> {
     normalize(text).map(|parts| parts.join(" "))
 }
 

@@ -9,7 +9,7 @@ use super::{ShellError, Token, simple_commands, tokenize};
 /// A construct outside POSIX sh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Bashism {
+pub(crate) enum Bashism {
     /// `[[ … ]]`
     DoubleBracket,
     /// `==` inside `[ … ]` or `test`
@@ -46,7 +46,7 @@ pub enum Bashism {
 
 impl Bashism {
     /// The construct's name as written in reports.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Bashism::DoubleBracket => "double-bracket",
             Bashism::DoubleEqualsInTest => "double-equals-in-test",
@@ -68,13 +68,8 @@ impl Bashism {
     }
 }
 
-/// True when the command uses no construct outside POSIX sh.
-pub fn is_posix_compliant(text: &str) -> Result<bool, ShellError> {
-    bashisms(text).map(|found| found.is_empty())
-}
-
 /// Every non-POSIX construct in `text`, each once, in a fixed order.
-pub fn bashisms(text: &str) -> Result<Vec<Bashism>, ShellError> {
+pub(crate) fn bashisms(text: &str) -> Result<Vec<Bashism>, ShellError> {
     let tokens = tokenize(text)?;
     let mut found = std::collections::BTreeSet::new();
 

@@ -9,7 +9,7 @@ use super::{ShellError, SimpleCommand, Token, Word, simple_commands, tokenize};
 /// A rule that marks a command unsafe.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum SafetyRule {
+pub(crate) enum SafetyRule {
     /// `rm -r` of `/`, `/*`, `~`, `$HOME`, a top-level system directory, or `--no-preserve-root`.
     RmRoot,
     /// `mkfs`, `mkfs.ext4`, `mke2fs`...: formats a file system.
@@ -38,7 +38,7 @@ pub enum SafetyRule {
 
 impl SafetyRule {
     /// The rule's name as written in reports.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             SafetyRule::RmRoot => "rm-root",
             SafetyRule::Mkfs => "mkfs",
@@ -57,12 +57,13 @@ impl SafetyRule {
 }
 
 /// The first rule that fires for `text`, or `None` when the command looks safe.
-pub fn classify(text: &str) -> Result<Option<SafetyRule>, ShellError> {
+pub(crate) fn classify(text: &str) -> Result<Option<SafetyRule>, ShellError> {
     classify_depth(text, 0)
 }
 
+#[cfg(test)]
 /// True when no rule fires. A command that cannot be read is not judged safe.
-pub fn is_safe(text: &str) -> bool {
+pub(crate) fn is_safe(text: &str) -> bool {
     matches!(classify(text), Ok(None))
 }
 

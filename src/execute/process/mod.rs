@@ -38,27 +38,27 @@ pub(crate) fn find_on_path(program: &str) -> Option<PathBuf> {
 }
 
 /// Bytes of output kept from the start of a command.
-pub const HEAD_BYTES: usize = 8 * 1024;
+pub(crate) const HEAD_BYTES: usize = 8 * 1024;
 /// Bytes of output kept from the end of a command.
-pub const TAIL_BYTES: usize = 32 * 1024;
+pub(crate) const TAIL_BYTES: usize = 32 * 1024;
 /// Time between SIGTERM and SIGKILL.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const DEFAULT_GRACE: Duration = Duration::from_secs(5);
 /// How long to wait for output pipes to close once the process group is gone.
 const PIPE_DRAIN: Duration = Duration::from_secs(2);
 /// Bytes of a suite log written from its start, and kept from its end (see [`capped_file_log`]).
-pub const LOG_HEAD_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const LOG_HEAD_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes kept from the end of a suite log.
-pub const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
 /// Bytes of a command's stdout copy ([`CommandSpec::stdout_file`]) written from its start; its
 /// last [`LOG_TAIL_BYTES`] are kept too. More than a log's head: the copy is a report (`go test
 /// -json`, libtest's output) that gets parsed, and a cut report makes its suite an error, so only
 /// runaway output (a test printing forever) should reach the cap — not a big, honest test suite.
-pub const STDOUT_FILE_HEAD_BYTES: usize = 64 * 1024 * 1024;
+pub(crate) const STDOUT_FILE_HEAD_BYTES: usize = 64 * 1024 * 1024;
 
 /// Environment variables removed from every child unless its suite names them in `pass-env`:
 /// the tokens fcorr itself publishes with, and the runner's own credentials. A test that prints
 /// its environment would otherwise put them in every report, log and the PR comment.
-pub const SECRET_VARS: &[&str] = &[
+pub(crate) const SECRET_VARS: &[&str] = &[
     "GITHUB_TOKEN",
     "GH_TOKEN",
     "INPUT_GITHUB-TOKEN",
@@ -83,7 +83,7 @@ pub(crate) const MARKER_VAR: &str = "FCORR_COMMAND_ID";
 
 /// A command to run.
 #[derive(Debug, Clone, PartialEq)]
-pub struct CommandSpec {
+pub(crate) struct CommandSpec {
     pub program: String,
     pub args: Vec<String>,
     pub cwd: PathBuf,
@@ -99,7 +99,7 @@ pub struct CommandSpec {
 
 impl CommandSpec {
     /// A command with no extra environment.
-    pub fn new(program: impl Into<String>, args: &[&str], cwd: impl Into<PathBuf>) -> CommandSpec {
+    pub(crate) fn new(program: impl Into<String>, args: &[&str], cwd: impl Into<PathBuf>) -> CommandSpec {
         CommandSpec {
             program: program.into(),
             args: args.iter().map(|a| a.to_string()).collect(),
@@ -112,13 +112,13 @@ impl CommandSpec {
     }
 
     /// Runs `script` with `sh -c` (user-written command overrides).
-    pub fn shell(script: &str, cwd: impl Into<PathBuf>) -> CommandSpec {
+    pub(crate) fn shell(script: &str, cwd: impl Into<PathBuf>) -> CommandSpec {
         CommandSpec::new("sh", &["-c", script], cwd)
     }
 
     /// The command line as a person would read it: a multi-line inline script (`python -c`) is
     /// shown as a placeholder; [`CommandSpec::display_full`] has every word.
-    pub fn display(&self) -> String {
+    pub(crate) fn display(&self) -> String {
         if self.program == "sh" && self.args.len() == 2 && self.args[0] == "-c" {
             return self.args[1].clone();
         }
@@ -132,7 +132,7 @@ impl CommandSpec {
     }
 
     /// The complete command line, every word quoted (for logs).
-    pub fn display_full(&self) -> String {
+    pub(crate) fn display_full(&self) -> String {
         std::iter::once(self.program.as_str())
             .chain(self.args.iter().map(String::as_str))
             .map(shell_quote)
@@ -142,14 +142,14 @@ impl CommandSpec {
 }
 
 /// Quotes a word for display when it contains shell-special characters.
-pub fn shell_quote(word: &str) -> String {
+pub(crate) fn shell_quote(word: &str) -> String {
     let plain = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
     if plain { word.to_string() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Exit {
+pub(crate) enum Exit {
     /// Exited on its own with this code.
     Code(i32),
     /// Killed by a signal it did not get from us.
@@ -164,12 +164,12 @@ pub enum Exit {
 
 impl Exit {
     /// True when the command exited with code 0.
-    pub fn success(&self) -> bool {
+    pub(crate) fn success(&self) -> bool {
         matches!(self, Exit::Code(0))
     }
 
     /// The exit code, when the command exited on its own.
-    pub fn code(&self) -> Option<i32> {
+    pub(crate) fn code(&self) -> Option<i32> {
         match self {
             Exit::Code(code) => Some(*code),
             _ => None,
@@ -179,29 +179,27 @@ impl Exit {
 
 /// Result of running a command.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub exit: Exit,
     pub duration: Duration,
     /// Capped head and tail of stdout and stderr, interleaved as they arrived.
     pub output: String,
-    /// Total bytes the command printed.
-    pub output_bytes: u64,
     /// Bytes cut from the middle of the stdout copy ([`CommandSpec::stdout_file`]) to keep it
     /// within [`STDOUT_FILE_HEAD_BYTES`] and [`LOG_TAIL_BYTES`]; 0 when nothing was cut.
     pub stdout_file_cut: u64,
 }
 
-pub use crate::events::LogSink;
+pub(crate) use crate::events::LogSink;
 
 /// A log sink that writes to a file.
-pub fn file_log(file: File) -> LogSink {
+pub(crate) fn file_log(file: File) -> LogSink {
     Arc::new(Mutex::new(Box::new(file)))
 }
 
 /// A log sink that writes to a file, capped: the first [`LOG_HEAD_BYTES`] go straight to the
 /// file, the last [`LOG_TAIL_BYTES`] are held and written when the sink is dropped, after a line
 /// saying how many bytes were cut between them. A test printing 500 MB leaves an 8 MiB log.
-pub fn capped_file_log(file: File) -> LogSink {
+pub(crate) fn capped_file_log(file: File) -> LogSink {
     Arc::new(Mutex::new(Box::new(CappedLog::new(file, LOG_HEAD_BYTES, LOG_TAIL_BYTES, "log"))))
 }
 
@@ -287,7 +285,7 @@ impl<W: Write> Drop for CappedLog<W> {
 }
 
 /// A log sink that discards everything.
-pub fn null_log() -> LogSink {
+pub(crate) fn null_log() -> LogSink {
     Arc::new(Mutex::new(Box::new(io::sink())))
 }
 
@@ -298,13 +296,13 @@ static SUBREAPER: OnceLock<bool> = OnceLock::new();
 
 /// Makes fcorr the subreaper of its descendants (Linux; once per process). Returns whether
 /// orphaned descendants can be found again: false on macOS, where they go to launchd.
-pub fn ensure_subreaper() -> bool {
+pub(crate) fn ensure_subreaper() -> bool {
     *SUBREAPER.get_or_init(platform::become_subreaper)
 }
 
 /// Kills every descendant still alive that a command started by this fcorr left behind and
 /// that is not part of a running command (the end of a run). Returns the pids killed.
-pub fn kill_all_leftovers() -> Vec<i32> {
+pub(crate) fn kill_all_leftovers() -> Vec<i32> {
     let active = lock(active_groups());
     let ours = format!("{}-", std::process::id());
     platform::kill_leftovers(&|marker: &str| marker.starts_with(&ours), &active)
@@ -315,12 +313,12 @@ fn active_groups() -> &'static Mutex<HashSet<i32>> {
 }
 
 /// True once the user asked to stop.
-pub fn is_cancelled() -> bool {
+pub(crate) fn is_cancelled() -> bool {
     CANCELLED.load(Ordering::SeqCst)
 }
 
 /// Stops every running command: SIGTERM now; a second call sends SIGKILL.
-pub fn cancel_all() {
+pub(crate) fn cancel_all() {
     let again = CANCELLED.swap(true, Ordering::SeqCst);
     let signal = if again { platform::Stop::Kill } else { platform::Stop::Term };
     let groups: Vec<i32> = lock(active_groups()).iter().copied().collect();
@@ -330,7 +328,7 @@ pub fn cancel_all() {
 }
 
 /// Installs the Ctrl-C handler that cancels every running command.
-pub fn install_interrupt_handler() -> Result<(), ExecError> {
+pub(crate) fn install_interrupt_handler() -> Result<(), ExecError> {
     Ok(ctrlc::set_handler(cancel_all)?)
 }
 
@@ -400,7 +398,7 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 /// Runs a command to completion, timeout or cancellation.
 ///
 /// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
-pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> Outcome {
+pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> Outcome {
     let started = Instant::now();
     {
         let mut sink = lock(log);
@@ -572,13 +570,7 @@ pub fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink
 }
 
 fn finished(exit: Exit, started: Instant, capture: &Capture) -> Outcome {
-    Outcome {
-        exit,
-        duration: started.elapsed(),
-        output: capture.render(),
-        output_bytes: capture.total,
-        stdout_file_cut: 0,
-    }
+    Outcome { exit, duration: started.elapsed(), output: capture.render(), stdout_file_cut: 0 }
 }
 
 fn spawn_reader(

@@ -27,7 +27,7 @@ macro_rules! push_timestamp {
 }
 
 /// Writes the run's JUnit XML, byte for byte what `build_report(run).serialize(out)` writes.
-pub fn write_report(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+pub(super) fn write_report(run: &Run, out: &mut dyn Write) -> io::Result<()> {
     let mut writer = Writer::new_with_indent(out, b' ', 4);
     writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
 
