@@ -338,8 +338,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let comment_detail = args.publish.comment_detail(github)?;
     let templates = args.publish.templates(prepared.templates())?;
     let path_prefix = args.publish.path_prefix(github);
-    let ctx =
-        github_context(args.event.as_deref()).map(|ctx| GithubContext { path_prefix: path_prefix.clone(), ..ctx });
+    let ctx = github_context(args.event.as_deref());
     let source = match args.baseline.as_deref().or(github.baseline.as_deref()) {
         Some(text) => Source::parse(text),
         None if ctx.is_some() => Source::Github,

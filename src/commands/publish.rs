@@ -8,7 +8,6 @@ use clap::Args;
 use crate::commands::ci::{PublishFlags, github_context};
 use crate::config::Config;
 use crate::errors::FcorrError;
-use crate::github::GithubContext;
 use crate::publish::{self, annotations::PathMapper};
 
 /// Arguments of `fcorr publish`.
@@ -44,9 +43,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     } else {
         args.results.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
     };
-    let Some(ctx) =
-        github_context(args.event.as_deref()).map(|ctx| GithubContext { path_prefix: path_prefix.clone(), ..ctx })
-    else {
+    let Some(ctx) = github_context(args.event.as_deref()) else {
         eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);
     };

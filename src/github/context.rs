@@ -12,10 +12,8 @@ pub struct GithubContext {
     /// `owner/name`.
     pub repository: String,
     pub event_name: String,
-    pub event_path: Option<PathBuf>,
     /// The commit the workflow run tested (the merge commit on `pull_request`).
     pub sha: String,
-    pub git_ref: String,
     pub workflow: String,
     /// Path of the workflow file from `GITHUB_WORKFLOW_REF` (`.github/workflows/ci.yml`).
     pub workflow_file: Option<String>,
@@ -30,9 +28,6 @@ pub struct GithubContext {
     pub workspace: Option<PathBuf>,
     /// `GITHUB_ACTOR`: who started the run (a re-run keeps the first actor's restrictions).
     pub actor: String,
-    /// Prefix joined to report file paths (`path-prefix`), for reports written in a subdirectory
-    /// of a monorepo; annotations and code links use it. Set from flags/config, not the env.
-    pub path_prefix: Option<String>,
     pub event: Event,
     /// Why the event file could not be read: the run is published without PR context (job
     /// summary, outputs and annotations still are), never dropped.
@@ -47,11 +42,6 @@ pub struct Event {
     /// Push: the branch head before the push (all zeros for a new branch).
     #[serde(default)]
     pub before: Option<String>,
-    /// Push: the branch head after the push.
-    #[serde(default)]
-    pub after: Option<String>,
-    #[serde(default)]
-    pub number: Option<u64>,
     /// Who caused the event (`dependabot[bot]` on Dependabot's pull requests).
     #[serde(default)]
     pub sender: Option<User>,
@@ -99,8 +89,6 @@ pub const DEPENDABOT: &str = "dependabot[bot]";
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct PullRequest {
     pub number: u64,
-    #[serde(default)]
-    pub html_url: Option<String>,
     pub head: GitRef,
     pub base: GitRef,
 }
@@ -109,8 +97,6 @@ pub struct PullRequest {
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct GitRef {
     pub sha: String,
-    #[serde(default, rename = "ref")]
-    pub git_ref: Option<String>,
     /// `null` when the head repository (a fork) was deleted.
     #[serde(default)]
     pub repo: Option<Repo>,
@@ -156,9 +142,7 @@ impl GithubContext {
         Ok(Some(GithubContext {
             repository,
             event_name: get("GITHUB_EVENT_NAME").unwrap_or_default(),
-            event_path,
             sha: get("GITHUB_SHA").unwrap_or_default(),
-            git_ref: get("GITHUB_REF").unwrap_or_default(),
             workflow: get("GITHUB_WORKFLOW").unwrap_or_default(),
             workflow_file,
             job: get("GITHUB_JOB").unwrap_or_default(),
@@ -176,15 +160,9 @@ impl GithubContext {
             token: get("GITHUB_TOKEN").or_else(|| get("GH_TOKEN")),
             workspace: get("GITHUB_WORKSPACE").map(PathBuf::from),
             actor: get("GITHUB_ACTOR").unwrap_or_default(),
-            path_prefix: None,
             event,
             event_problem,
         }))
-    }
-
-    /// `(owner, name)` of the repository.
-    pub fn owner_repo(&self) -> (&str, &str) {
-        self.repository.split_once('/').unwrap_or((&self.repository, ""))
     }
 
     /// The pull request this run belongs to, if any.
