@@ -25,9 +25,6 @@ impl Budget {
     pub const COMMENT: Budget = Budget { limit: 65_000, unit: Unit::Chars };
     /// Job summaries: GitHub rejects step summaries over 1 MiB.
     pub const SUMMARY: Budget = Budget { limit: 1_000_000, unit: Unit::Bytes };
-    /// The HTML page has no hard limit; this keeps it quick to render and to open in a browser
-    /// (twice the job summary). Every case is always in `results.json`, `junit.xml` and `ctrf.json`.
-    pub const PAGE: Budget = Budget { limit: 2_000_000, unit: Unit::Bytes };
 
     /// Size of `text` in this budget's unit.
     pub fn size(&self, text: &str) -> usize {
