@@ -193,11 +193,12 @@ fn test_scripts_run_every_command() {
 fn tasks_run_jobs_at_a_time() {
     let out = tempfile::tempdir().unwrap();
     let meet = tempfile::tempdir().unwrap();
-    // Each executor marks itself running, waits (up to 5 s) to see another running executor, and
-    // unmarks itself when it ends: run one at a time, none would ever see another.
+    // Each executor marks itself running, waits (up to 30 s: preparing a task's workspace can take
+    // seconds on a loaded CI machine) to see another running executor, and unmarks itself when it
+    // ends: run one at a time, none would ever see another. Together, they meet at once.
     let executor = r#"touch "$MEET/$FCORR_TASK_ID.run"; i=0
 running() { ls "$MEET" | grep -c '\.run$'; }
-while [ "$(running)" -lt 2 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done
+while [ "$(running)" -lt 2 ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 [ "$(running)" -ge 2 ] && touch "$MEET/$FCORR_TASK_ID.together"
 rm "$MEET/$FCORR_TASK_ID.run"; exit 0"#;
     let config = BenchmarkConfig {
