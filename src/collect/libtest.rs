@@ -3,27 +3,30 @@
 //!
 //! Stable libtest has no machine-readable format, so this reads the text cargo prints with stderr
 //! merged in: cargo's `Running <target>` lines give each case its classname (the test binary) and
-//! file (the target's source root, placed in its member crate in a workspace). A binary that stops before its `test result:` line (a crash,
-//! an abort) becomes an `error` case, so a failing exit code is always explained by a case.
+//! file (the target's source root as cargo prints it, relative to its package). A binary that
+//! stops before its `test result:` line (a crash, an abort) becomes an `error` case, so a failing
+//! exit code is always explained by a case.
+//!
+//! In a workspace every member's `src/lib.rs` looks the same: the report's [`ReportTarget`]s
+//! (every binary in order, unit-test or not, and the panic locations printed) let the Rust
+//! ecosystem's `locate` place each target in its member crate after parsing.
 
 use std::io::BufRead;
 use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser};
+use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, PrintedLocation, ReportParser, ReportTarget};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
-
-mod workspace;
 
 /// `cargo test` / libtest console output.
 pub struct Libtest;
 
 impl ReportParser for Libtest {
     fn format(&self) -> &'static str {
-        "libtest"
+        FORMAT
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -37,9 +40,12 @@ impl ReportParser for Libtest {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
+        parse(input, options)
     }
 }
+
+/// Canonical format name, as [`Libtest::format`] gives it.
+const FORMAT: &str = "libtest";
 
 struct Patterns {
     running_target: Regex,
@@ -66,17 +72,34 @@ fn patterns() -> &'static Patterns {
 /// The test binary whose output is being read.
 #[derive(Default)]
 struct Target {
-    classname: Option<String>,
-    file: Option<String>,
+    /// What the report will say about it; `None` before the first `Running`/`Doc-tests` line.
+    record: Option<ReportTarget>,
     /// `running N tests` was seen.
     started: bool,
     /// `test result:` was seen.
     finished: bool,
-    /// Index of this target's first case.
-    first_case: usize,
 }
 
-fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+impl Target {
+    fn new(name: String, file: Option<String>, unit_tests: bool, first_case: usize) -> Target {
+        let record = ReportTarget { name, file, unit_tests, cases: first_case..first_case, printed: Vec::new() };
+        Target { record: Some(record), ..Target::default() }
+    }
+
+    fn classname(&self) -> Option<String> {
+        self.record.as_ref().map(|r| r.name.clone())
+    }
+
+    fn file(&self) -> Option<&str> {
+        self.record.as_ref().and_then(|r| r.file.as_deref())
+    }
+
+    fn first_case(&self) -> usize {
+        self.record.as_ref().map_or(0, |r| r.cases.start)
+    }
+}
+
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let p = patterns();
     let mut report = ParsedReport { tool: Some("cargo test".into()), ..ParsedReport::default() };
     let mut target = Target::default();
@@ -85,10 +108,11 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut exit_note: Option<String> = None;
     let mut raw = Vec::new();
     let mut line_no = 0u64;
-    let mut members = workspace::Members::find(options.root.as_deref());
     loop {
         raw.clear();
-        let n = input.read_until(b'\n', &mut raw).map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
+        let n = input.read_until(b'\n', &mut raw).map_err(|e| {
+            ParseError::new(FORMAT, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
+        })?;
         if n == 0 {
             break;
         }
@@ -105,21 +129,16 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             }
             let (name, body) = (std::mem::take(name), std::mem::take(body));
             section = None;
-            apply_section(&mut report.cases[target.first_case..], &name, &body, target.file.as_deref());
+            apply_section(&mut report.cases, &mut target, &name, &body);
         }
         if let Some(c) = p.running_target.captures(line) {
-            close_target(&mut report, &target, exit_note.take());
-            let bin = binary_name(&c[2]);
-            let file = members.locate(&options.relative_path(&c[1]), &bin, line.contains("Running unittests "));
-            target =
-                Target { classname: Some(bin), file: Some(file), first_case: report.cases.len(), ..Target::default() };
+            close_target(&mut report, std::mem::take(&mut target), exit_note.take());
+            let file = options.relative_path(&c[1]);
+            let unit_tests = line.contains("Running unittests ");
+            target = Target::new(binary_name(&c[2]), Some(file), unit_tests, report.cases.len());
         } else if let Some(c) = p.doc_tests.captures(line) {
-            close_target(&mut report, &target, exit_note.take());
-            target = Target {
-                classname: Some(format!("{} (doc-tests)", &c[1])),
-                first_case: report.cases.len(),
-                ..Target::default()
-            };
+            close_target(&mut report, std::mem::take(&mut target), exit_note.take());
+            target = Target::new(format!("{} (doc-tests)", &c[1]), None, false, report.cases.len());
         } else if p.running_tests.is_match(line) {
             saw_run = true;
             target.started = true;
@@ -135,8 +154,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             };
             report.cases.push(Case {
                 name,
-                classname: target.classname.clone(),
-                file: target.file.clone(),
+                classname: target.classname(),
+                file: target.file().map(str::to_string),
                 status,
                 message,
                 ..Case::default()
@@ -150,11 +169,12 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         }
     }
     if let Some((name, body)) = section.take() {
-        apply_section(&mut report.cases[target.first_case..], &name, &body, target.file.as_deref());
+        apply_section(&mut report.cases, &mut target, &name, &body);
     }
-    close_target(&mut report, &target, exit_note.take());
+    close_target(&mut report, target, exit_note.take());
     if !saw_run {
-        return Err("no libtest output: no `running N tests` line (did the tests compile and start?)".into());
+        let message = "no libtest output: no `running N tests` line (did the tests compile and start?)";
+        return Err(ParseError::new(FORMAT, message));
     }
     Ok(report)
 }
@@ -169,28 +189,37 @@ fn binary_name(path: &str) -> String {
     }
 }
 
-/// A binary that started but never printed `test result:` crashed or was killed.
-fn close_target(report: &mut ParsedReport, target: &Target, exit_note: Option<String>) {
-    if !target.started || target.finished {
-        return;
+/// Ends a binary's output: one that started but never printed `test result:` crashed or was
+/// killed. Its record goes into the report with the cases it gave.
+fn close_target(report: &mut ParsedReport, target: Target, exit_note: Option<String>) {
+    if target.started && !target.finished {
+        let reported = report.cases.len() - target.first_case();
+        report.cases.push(Case {
+            name: "[test binary]".into(),
+            classname: target.classname(),
+            file: target.file().map(str::to_string),
+            status: CaseStatus::Error,
+            message: Some(format!(
+                "the test binary stopped before reporting all its results ({reported} reported){}",
+                exit_note.map(|n| format!(": {n}")).unwrap_or_default()
+            )),
+            ..Case::default()
+        });
     }
-    let reported = report.cases.len() - target.first_case;
-    report.cases.push(Case {
-        name: "[test binary]".into(),
-        classname: target.classname.clone(),
-        file: target.file.clone(),
-        status: CaseStatus::Error,
-        message: Some(format!(
-            "the test binary stopped before reporting all its results ({reported} reported){}",
-            exit_note.map(|n| format!(": {n}")).unwrap_or_default()
-        )),
-        ..Case::default()
-    });
+    if let Some(mut record) = target.record {
+        record.cases.end = report.cases.len();
+        report.targets.push(record);
+    }
 }
 
-/// Fills a failed case's message, details and line from its `---- name stdout ----` section.
-fn apply_section(cases: &mut [Case], name: &str, body: &str, target_file: Option<&str>) {
-    let Some(case) = cases.iter_mut().rev().find(|c| c.name == name) else { return };
+/// Fills a failed case of `target` (the binary being read) with the message, details and line
+/// from its `---- name stdout ----` section. A panic's `file:line` is recorded with the target;
+/// the case takes the line when the file is its own as cargo printed it (the Rust ecosystem's
+/// `locate` decides again once the target is placed in its workspace member).
+fn apply_section(cases: &mut [Case], target: &mut Target, name: &str, body: &str) {
+    let first = target.first_case();
+    let Some(index) = cases[first..].iter().rposition(|c| c.name == name).map(|i| first + i) else { return };
+    let case = &mut cases[index];
     let body = body.trim_matches('\n');
     let lines: Vec<&str> = body.lines().collect();
     let panic_at = lines.iter().position(|l| patterns().panicked.is_match(l));
@@ -198,9 +227,15 @@ fn apply_section(cases: &mut [Case], name: &str, body: &str, target_file: Option
         Some(i) => {
             let c = patterns().panicked.captures(lines[i]);
             if let Some(c) = &c
-                && target_file == Some(&c[2])
+                && let Some(record) = target.record.as_mut()
             {
-                case.line = c[3].parse().ok();
+                let line = c[3].parse().ok();
+                if record.file.as_deref() == Some(&c[2]) {
+                    case.line = line;
+                }
+                if let Some(line) = line {
+                    record.printed.push(PrintedLocation { case: index, file: c[2].to_string(), line });
+                }
             }
             // Old format: `panicked at 'msg', file:line:col`; new: the message on the next lines.
             c.and_then(|c| c.get(1).map(|m| m.as_str().to_string())).or_else(|| {
@@ -224,7 +259,7 @@ fn apply_section(cases: &mut [Case], name: &str, body: &str, target_file: Option
 mod tests {
     use super::*;
 
-    fn parse_str(text: &str) -> Result<ParsedReport, String> {
+    fn parse_str(text: &str) -> Result<ParsedReport, ParseError> {
         parse(&mut text.as_bytes(), &ParseOptions::default())
     }
 
@@ -289,6 +324,21 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         assert!(failed.message.as_deref().unwrap().starts_with("assertion `left == right` failed: average"));
         assert!(failed.details.as_deref().unwrap().contains("right: 2"));
         assert_eq!(report.cases[3].file.as_deref(), Some("tests/integration.rs"));
+        // Every binary in order, doc-tests too, with its cases and the panic locations printed.
+        let targets: Vec<(&str, Option<&str>, bool, std::ops::Range<usize>)> = report
+            .targets
+            .iter()
+            .map(|t| (t.name.as_str(), t.file.as_deref(), t.unit_tests, t.cases.clone()))
+            .collect();
+        assert_eq!(
+            targets,
+            vec![
+                ("demo", Some("src/lib.rs"), true, 0..3),
+                ("integration", Some("tests/integration.rs"), false, 3..4),
+                ("demo (doc-tests)", None, false, 4..4),
+            ]
+        );
+        assert_eq!(report.targets[0].printed, vec![PrintedLocation { case: 2, file: "src/lib.rs".into(), line: 32 }]);
     }
 
     #[test]
@@ -306,6 +356,9 @@ Caused by:
         assert_eq!(report.cases.len(), 2);
         assert_eq!(report.cases[1].status, CaseStatus::Error);
         assert!(report.cases[1].message.as_deref().unwrap().contains("SIGABRT"), "{:?}", report.cases[1].message);
+        // The error case belongs to the binary, so it is placed with the binary's other cases.
+        assert_eq!(report.targets.len(), 1);
+        assert_eq!(report.targets[0].cases, 0..2);
     }
 
     #[test]

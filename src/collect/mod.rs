@@ -94,6 +94,38 @@ pub struct ParsedReport {
     /// Reasons the file's cases cannot be trusted to be all of them (a report cut short): each is
     /// an error diagnostic, and the parser adds an `error` case so the suite cannot pass.
     pub errors: Vec<String>,
+    /// The test programs the run went through, for formats whose cases cannot say alone where
+    /// they live (`libtest`); empty for the others. See [`ReportTarget`].
+    pub targets: Vec<ReportTarget>,
+}
+
+/// One test program a report's run went through (a cargo test binary), in the order it ran,
+/// including those that gave no case: what the report says about where its cases live, beyond
+/// the cases themselves. The parser fills the cases from the bytes alone; an ecosystem's
+/// `locate` uses this to place them in the project (cargo workspace members).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportTarget {
+    /// The program's name as the tool prints it (`integration`, `alpha_core`).
+    pub name: String,
+    /// Its source file as the tool printed it, relative to the root when below it; `None` for
+    /// programs without one (doc-tests).
+    pub file: Option<String>,
+    /// The program runs a package's unit tests (cargo's `Running unittests`).
+    pub unit_tests: bool,
+    /// Indexes into [`ParsedReport::cases`] of the cases it gave.
+    pub cases: std::ops::Range<usize>,
+    /// Source locations the output printed for its cases (a panic's `file:line`), in the order
+    /// printed. A case takes such a line only where the file turns out to be the case's own.
+    pub printed: Vec<PrintedLocation>,
+}
+
+/// A `file:line` a report printed for one case.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrintedLocation {
+    /// Index into [`ParsedReport::cases`].
+    pub case: usize,
+    pub file: String,
+    pub line: u32,
 }
 
 /// Name of the `error` case a parser adds for a report that stops before its end.

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
-use crate::collect::{ReportSpec, relativize};
+use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
 
@@ -107,9 +107,9 @@ impl Ecosystem for Go {
         Ok(vec![install, build, test])
     }
 
-    fn locate(&self, format: &str, cases: &mut [Case], root: &Path) {
+    fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
         if format == GO_TEST_JSON {
-            locate_test_functions(cases, root);
+            locate_test_functions(&mut report.cases, root);
         }
     }
 

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::collect::ReportSpec;
+use crate::collect::{ParsedReport, ReportSpec};
 use crate::execute::process::{CommandSpec, Outcome};
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
 
@@ -61,16 +61,17 @@ pub(crate) trait Ecosystem: Send + Sync {
     /// Turns the test phase's outputs into cases. The default parses the planned report files,
     /// then [`locate`](Ecosystem::locate)s each report's cases.
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
-        reports::collect_located(ctx, &|format, cases, root| self.locate(format, cases, root))
+        collect_reports(ctx)
     }
 
     /// Fixes the file and line of the cases one report in `format` gave, for a suite at `root`:
-    /// what only this ecosystem knows (Go module roots, cargo workspace members), so the parsers
-    /// stay bytes → cases. Runs for every report the default [`collect`](Ecosystem::collect)
-    /// reads, and for `fcorr import` reports (where every ecosystem's `locate` runs). Cases of
-    /// formats it does not own are left alone.
-    fn locate(&self, format: &str, cases: &mut [Case], root: &Path) {
-        let _ = (format, cases, root);
+    /// what only this ecosystem knows (Go module roots, cargo workspace members), from the report
+    /// as parsed (its cases and, for some formats, its [`targets`](ParsedReport::targets)), so the
+    /// parsers stay bytes → cases. Every ecosystem's `locate` sees every report any suite
+    /// collects (a `command` suite's `cargo test` output, an `fcorr import`): each fixes only the
+    /// formats it owns and leaves the others alone.
+    fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
+        let _ = (format, report, root);
     }
 
     /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on

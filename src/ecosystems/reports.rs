@@ -6,39 +6,29 @@ use std::path::Path;
 
 use super::{CollectContext, Collected};
 use crate::collect::{ParseOptions, expand_reports, parse_file};
-use crate::model::{Case, Diagnostic, ResultsSource, Severity};
+use crate::model::{Diagnostic, ResultsSource, Severity};
 
-/// Fixes the file and line of one report's cases, given its format and the suite's root.
-pub(crate) type Locate<'a> = dyn Fn(&str, &mut [Case], &Path) + 'a;
-
-/// Default collector: parses every planned report file into cases, with no ecosystem's locating.
+/// Default collector: parses every planned report file into cases, each report then located by
+/// the ecosystems (see [`read_reports`]).
 pub(crate) fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
-    read_reports(ctx, None, &|_, _, _| {})
-}
-
-/// [`collect_reports`], then `locate` on each report's cases (an ecosystem's own fixing).
-pub(crate) fn collect_located(ctx: &CollectContext<'_>, locate: &Locate<'_>) -> Collected {
-    read_reports(ctx, None, locate)
+    read_reports(ctx, None)
 }
 
 /// Collector of an import suite (no command ran): its globs never reach into fcorr's output
 /// directory `out_dir`, where the run's other suites write their reports while this one reads
 /// them (before any `results.json` there marks it as fcorr's).
-///
-/// No ecosystem ran the tool, so every ecosystem's `locate` sees each report: each fixes only
-/// the formats it owns (a `go test -json` import gets its files from the Go modules under root).
 pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
-    let ecosystems = super::registry();
-    read_reports(ctx, Some(out_dir), &|format, cases, root| {
-        for ecosystem in &ecosystems {
-            ecosystem.locate(format, cases, root);
-        }
-    })
+    read_reports(ctx, Some(out_dir))
 }
 
-/// Parses every report file `ctx` names, then `locate`s each one's cases; `import_out` is the
-/// output directory of an import suite.
-fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>, locate: &Locate<'_>) -> Collected {
+/// Parses every report file `ctx` names, then has every ecosystem's `locate` fix each one's cases;
+/// `import_out` is the output directory of an import suite.
+///
+/// Every ecosystem, not only the suite's: each fixes only the formats it owns, and a report is not
+/// always read by the ecosystem that owns its format (a `command` suite running `cargo test`, an
+/// import of `go test -json`), yet its cases need the same files.
+fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
+    let ecosystems = super::registry();
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
@@ -62,7 +52,9 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>, locate: &Lo
         for path in paths {
             match parse_file(&path, spec.format.as_deref(), &options) {
                 Ok((format, mut report)) => {
-                    locate(&format, &mut report.cases, ctx.root);
+                    for ecosystem in &ecosystems {
+                        ecosystem.locate(&format, &mut report, ctx.root);
+                    }
                     collected.ran = true;
                     if collected.cases.is_empty() {
                         // One big report: move its cases rather than copy them.
@@ -107,4 +99,47 @@ fn display_path(path: &Path, root: &Path, work_dir: &Path) -> String {
         .or_else(|_| path.strip_prefix(root))
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| path.to_string_lossy().into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::collect::ReportSpec;
+    use crate::ecosystems::Ecosystem;
+    use crate::ecosystems::command::CommandRunner;
+    use crate::execute::process::{Exit, Outcome};
+
+    /// The file and line of each case a `command` suite at fixture `fixture` collects from a
+    /// report holding `text` in `format` (written outside the fixture).
+    fn command_suite_locates(fixture: &str, text: &str, format: &str) -> Vec<(Option<String>, Option<u32>)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(fixture);
+        let out = tempfile::tempdir().unwrap();
+        let report = out.path().join("report.txt");
+        std::fs::write(&report, text).unwrap();
+        let reports = [ReportSpec::file(&report, format)];
+        let outcome =
+            Outcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+        let ctx = CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome };
+        CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file, c.line)).collect()
+    }
+
+    /// A `command` suite whose command runs `cargo test` or `go test -json`: no Rust or Go suite
+    /// reads the output, yet its cases get the files a Rust or Go suite would give them.
+    #[test]
+    fn a_command_suite_gets_the_owning_ecosystems_locations() {
+        let cargo = "     Running unittests src/lib.rs (target/debug/deps/beta_util-1122334455667788)\n\n\
+                     running 1 test\ntest tests::capitalizes ... ok\n\n\
+                     test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s\n";
+        let want = [(Some("crates/beta-util/src/lib.rs".to_string()), None)];
+        assert_eq!(command_suite_locates("rust-workspace", cargo, "libtest"), want);
+
+        let go = r#"{"Action":"run","Package":"example.com/fcorr/gomixed/mathx","Test":"TestClamp"}
+{"Action":"pass","Package":"example.com/fcorr/gomixed/mathx","Test":"TestClamp","Elapsed":0}
+{"Action":"pass","Package":"example.com/fcorr/gomixed/mathx","Elapsed":0.01}
+"#;
+        let want = [(Some("mathx/mathx_test.go".to_string()), Some(22))];
+        assert_eq!(command_suite_locates("go-mixed", go, "go-test-json"), want);
+    }
 }

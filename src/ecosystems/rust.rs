@@ -1,18 +1,23 @@
 //! Rust (cargo) projects: `cargo fetch`, `cargo build --tests` as the build gate, then
 //! `cargo test --no-fail-fast` read as libtest text — or cargo-nextest's JUnit report when the
-//! project configures nextest with a JUnit path and `cargo-nextest` is installed.
+//! project configures nextest with a JUnit path and `cargo-nextest` is installed. libtest cases
+//! are placed in their workspace member crates here (`workspace`), after parsing.
 
 use std::path::Path;
 
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
-use crate::collect::{ReportSpec, relativize};
+use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
 /// cargo projects.
 pub(crate) struct Rust;
 
+mod workspace;
+
 const NEXTEST_CONFIG: &str = ".config/nextest.toml";
+/// The format `cargo test`'s console output is read as.
+const LIBTEST: &str = "libtest";
 
 impl Ecosystem for Rust {
     fn name(&self) -> &'static str {
@@ -107,10 +112,18 @@ impl Ecosystem for Rust {
                 let mut spec = no_color(CommandSpec::shell("exec cargo test --no-fail-fast --color never 2>&1", root));
                 let report = ctx.work_dir.join("cargo-test.txt");
                 spec.stdout_file = Some(report.clone());
-                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "libtest")])
+                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, LIBTEST)])
             }
         };
         Ok(vec![install, build, test])
+    }
+
+    /// cargo prints each target's file relative to its package: in a workspace, the cases go to
+    /// their member crate's file.
+    fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
+        if format == LIBTEST {
+            workspace::place_targets(report, root);
+        }
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {

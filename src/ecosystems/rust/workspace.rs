@@ -9,13 +9,42 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use crate::collect::ParsedReport;
+
+/// Places the cases of a libtest report read for a suite at `root` in their member crates: each
+/// target's cases take its placed file, and a failure's line is the printed panic line whose file
+/// is that one (cargo prints panic paths from the workspace root). Outside a workspace, nothing
+/// changes: the parser already gave the files as cargo printed them.
+pub(super) fn place_targets(report: &mut ParsedReport, root: &Path) {
+    let mut members = Members::find(root);
+    if members.dirs.is_empty() {
+        return;
+    }
+    for target in &report.targets {
+        let Some(printed) = target.file.as_deref() else { continue };
+        let file = members.locate(printed, &target.name, target.unit_tests);
+        // The parser only puts cases of this target in this range; a report that was edited so it
+        // does not is left as it is rather than indexed out of bounds.
+        let Some(cases) = report.cases.get_mut(target.cases.clone()) else { continue };
+        for case in cases.iter_mut() {
+            case.file = Some(file.clone());
+            case.line = None;
+        }
+        for location in target.printed.iter().filter(|l| l.file == file) {
+            if let Some(case) = report.cases.get_mut(location.case).filter(|_| target.cases.contains(&location.case)) {
+                case.line = Some(location.line);
+            }
+        }
+    }
+}
+
 /// Directories deeper than this below the root are not searched for member crates.
 const MAX_DEPTH: usize = 5;
 
 /// The member crates of the workspace at a suite's root.
 #[derive(Debug, Default)]
-pub(super) struct Members {
-    root: Option<std::path::PathBuf>,
+struct Members {
+    root: std::path::PathBuf,
     /// Crate name as rustc spells it (`-` → `_`) → member directory, relative and `/`-separated.
     by_crate: HashMap<String, String>,
     dirs: Vec<String>,
@@ -24,10 +53,9 @@ pub(super) struct Members {
 }
 
 impl Members {
-    /// Finds the crates below `root` (not `root` itself); none when `root` is unknown.
-    pub(super) fn find(root: Option<&Path>) -> Members {
-        let Some(root) = root else { return Members::default() };
-        let mut members = Members { root: Some(root.to_path_buf()), ..Members::default() };
+    /// Finds the crates below `root` (not `root` itself).
+    fn find(root: &Path) -> Members {
+        let mut members = Members { root: root.to_path_buf(), ..Members::default() };
         let walk = ignore::WalkBuilder::new(root)
             .max_depth(Some(MAX_DEPTH))
             .filter_entry(|e| !matches!(e.file_name().to_str(), Some("target" | "node_modules")))
@@ -54,8 +82,8 @@ impl Members {
     }
 
     /// The root-relative path of target source `file` (as cargo prints it) run by binary `bin`.
-    pub(super) fn locate(&mut self, file: &str, bin: &str, unit_tests: bool) -> String {
-        let Some(root) = self.root.clone() else { return file.to_string() };
+    fn locate(&mut self, file: &str, bin: &str, unit_tests: bool) -> String {
+        let root = self.root.clone();
         if self.dirs.is_empty() || Path::new(file).is_absolute() {
             return file.to_string();
         }
@@ -116,7 +144,7 @@ mod tests {
         write(root, "crates/beta/tests/only_beta.rs", "");
         write(root, "target/debug/build/x/Cargo.toml", "[package]\nname = \"x\"\n");
 
-        let mut members = Members::find(Some(root));
+        let mut members = Members::find(root);
         assert_eq!(members.dirs, vec!["crates/alpha-core", "crates/beta"]);
         assert_eq!(members.locate("src/lib.rs", "alpha_core", true), "crates/alpha-core/src/lib.rs");
         // Two members have tests/it.rs: the one whose unit tests ran just before.
@@ -138,19 +166,139 @@ mod tests {
         write(root, "Cargo.toml", "[package]\nname = \"app\"\n[workspace]\nmembers = [\"helper\"]\n");
         write(root, "src/lib.rs", "");
         package(root, "helper", "helper");
-        let mut members = Members::find(Some(root));
+        let mut members = Members::find(root);
         assert_eq!(members.locate("src/lib.rs", "helper", true), "helper/src/lib.rs");
         assert_eq!(members.locate("src/lib.rs", "app", true), "src/lib.rs");
         write(root, "tests/api.rs", "");
         assert_eq!(members.locate("tests/api.rs", "api", false), "tests/api.rs");
     }
 
+    // Shaped like `cargo test --no-fail-fast 2>&1` on tests/fixtures/rust-workspace (Rust 1.95),
+    // with alpha's unit tests emptied and a panic in another member's file added.
+    const WORKSPACE_OUTPUT: &str = "     Running unittests src/lib.rs (target/debug/deps/alpha-0a1b2c3d4e5f6789)
+
+running 0 tests
+
+test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running tests/it.rs (target/debug/deps/it-00fbb4f91c8b2162)
+
+running 2 tests
+test works_from_outside ... ok
+test calls_beta ... FAILED
+
+failures:
+
+---- calls_beta stdout ----
+
+thread 'calls_beta' (2801) panicked at crates/beta-util/src/lib.rs:3:5:
+not yet
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+failures:
+    calls_beta
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running unittests src/lib.rs (target/debug/deps/beta_util-1122334455667788)
+
+running 1 test
+test tests::capitalizes ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running tests/it.rs (target/debug/deps/it-99fbb4f91c8b2162)
+
+running 2 tests
+test works_from_outside ... ok
+test keeps_the_rest ... FAILED
+
+failures:
+
+---- keeps_the_rest stdout ----
+
+thread 'keeps_the_rest' (2803) panicked at crates/beta-util/tests/it.rs:9:5:
+assertion `left == right` failed
+note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace
+
+
+failures:
+    keeps_the_rest
+
+test result: FAILED. 1 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+   Doc-tests alpha
+
+running 0 tests
+
+test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+";
+
+    /// The parser's facts are enough to place cases after parsing: a unit-test binary with no
+    /// test still says which member's `tests/it.rs` runs next, and a panic's line counts only
+    /// when its file (printed from the workspace root) is the placed file.
+    #[test]
+    fn parsed_libtest_cases_are_placed_after_parsing() {
+        use crate::collect::{ParseOptions, ReportParser, libtest::Libtest};
+
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n");
+        package(root, "crates/alpha", "alpha");
+        package(root, "crates/beta-util", "beta-util");
+        write(root, "crates/alpha/tests/it.rs", "");
+        write(root, "crates/beta-util/tests/it.rs", "");
+
+        let options = ParseOptions { root: Some(root.to_path_buf()) };
+        let mut report = Libtest.parse(&mut WORKSPACE_OUTPUT.as_bytes(), &options).unwrap();
+        let located = |report: &ParsedReport| -> Vec<(String, Option<String>, Option<u32>)> {
+            report.cases.iter().map(|c| (c.name.clone(), c.file.clone(), c.line)).collect()
+        };
+        let case = |name: &str, file: &str, line: Option<u32>| (name.to_string(), Some(file.to_string()), line);
+        // The parser alone: files as cargo printed them, a line only from a panic in that file.
+        assert_eq!(
+            located(&report),
+            vec![
+                case("works_from_outside", "tests/it.rs", None),
+                case("calls_beta", "tests/it.rs", None),
+                case("tests::capitalizes", "src/lib.rs", None),
+                case("works_from_outside", "tests/it.rs", None),
+                case("keeps_the_rest", "tests/it.rs", None),
+            ]
+        );
+        let names: Vec<(&str, bool, usize)> =
+            report.targets.iter().map(|t| (t.name.as_str(), t.unit_tests, t.cases.len())).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("alpha", true, 0),
+                ("it", false, 2),
+                ("beta_util", true, 1),
+                ("it", false, 2),
+                ("alpha (doc-tests)", false, 0)
+            ]
+        );
+
+        place_targets(&mut report, root);
+        assert_eq!(
+            located(&report),
+            vec![
+                case("works_from_outside", "crates/alpha/tests/it.rs", None),
+                // Panicked in beta-util's code: no line in alpha's test file.
+                case("calls_beta", "crates/alpha/tests/it.rs", None),
+                case("tests::capitalizes", "crates/beta-util/src/lib.rs", None),
+                case("works_from_outside", "crates/beta-util/tests/it.rs", None),
+                case("keeps_the_rest", "crates/beta-util/tests/it.rs", Some(9)),
+            ]
+        );
+    }
+
     #[test]
     fn a_single_package_keeps_its_paths() {
         let tmp = tempfile::tempdir().unwrap();
         package(tmp.path(), ".", "solo");
-        let mut members = Members::find(Some(tmp.path()));
+        let mut members = Members::find(tmp.path());
         assert_eq!(members.locate("src/lib.rs", "solo", true), "src/lib.rs");
-        assert_eq!(Members::find(None).locate("src/lib.rs", "solo", true), "src/lib.rs");
     }
 }
