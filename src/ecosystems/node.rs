@@ -168,23 +168,8 @@ impl Ecosystem for Node {
     }
 
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
-        let path = ctx.root.join("package.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
-        let manifest = Manifest::parse(&text)
-            .map_err(|e| format!("{}: line {}, column {}: {}", path.display(), e.line(), e.column(), e))?;
-        let framework = Framework::from_label(&ctx.detection.framework).ok_or_else(|| {
-            format!(
-                "the node runner cannot run framework `{}` (jest, vitest, mocha, node --test)",
-                ctx.detection.framework
-            )
-        })?;
-        let pm = package_manager(ctx.files, Some(&manifest));
-        let script = ScriptPlan::read(&manifest, framework);
-        Ok(vec![
-            install_phase(ctx, &manifest, &pm),
-            build_phase(ctx, &manifest, &pm, &script),
-            test_phase(ctx, framework, &script)?,
-        ])
+        // The trait's error is still text; this ecosystem's own steps say what failed in a type.
+        plan(ctx).map_err(|e| e.to_string())
     }
 
     fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
@@ -217,6 +202,46 @@ impl Ecosystem for Node {
     fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         rerun::rerun(test, failed)
     }
+}
+
+/// Why a Node project cannot be planned; the text is what the suite's error says.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NodePlanError {
+    #[error("{}: cannot read: {source}", path.display())]
+    ManifestUnreadable { path: PathBuf, source: std::io::Error },
+    /// serde_json's own message ends with its position too.
+    #[error("{}: line {}, column {}: {source}", path.display(), source.line(), source.column())]
+    ManifestInvalid { path: PathBuf, source: serde_json::Error },
+    #[error("the node runner cannot run framework `{0}` (jest, vitest, mocha, node --test)")]
+    UnknownFramework(String),
+    /// A report an earlier run left could pass for this run's.
+    #[error("cannot remove the old report {}: {source}", path.display())]
+    StaleReport { path: PathBuf, source: std::io::Error },
+    /// A file fcorr adds to the work directory (a reporter, the list of runs).
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+}
+
+/// The install, build and test phases of the Node project `ctx` describes.
+fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
+    let path = ctx.root.join("package.json");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(source) => return Err(NodePlanError::ManifestUnreadable { path, source }),
+    };
+    let manifest = match Manifest::parse(&text) {
+        Ok(manifest) => manifest,
+        Err(source) => return Err(NodePlanError::ManifestInvalid { path, source }),
+    };
+    let framework = Framework::from_label(&ctx.detection.framework)
+        .ok_or_else(|| NodePlanError::UnknownFramework(ctx.detection.framework.clone()))?;
+    let pm = package_manager(ctx.files, Some(&manifest));
+    let script = ScriptPlan::read(&manifest, framework);
+    Ok(vec![
+        install_phase(ctx, &manifest, &pm),
+        build_phase(ctx, &manifest, &pm, &script),
+        test_phase(ctx, framework, &script)?,
+    ])
 }
 
 /// serde_json's message without its trailing ` at line L column C`.
@@ -662,7 +687,7 @@ impl ScriptPlan {
 /// The file in the work directory naming each framework run's report and case group.
 const GROUPS_FILE: &str = "fcorr-node-runs.json";
 
-fn test_phase(ctx: &PlanContext<'_>, framework: Framework, script: &ScriptPlan) -> Result<PhasePlan, String> {
+fn test_phase(ctx: &PlanContext<'_>, framework: Framework, script: &ScriptPlan) -> Result<PhasePlan, NodePlanError> {
     let default_run = [FrameworkRun { env: Vec::new(), args: Vec::new(), label: framework.label().into() }];
     let runs: &[FrameworkRun] = if script.runs.is_empty() { &default_run } else { &script.runs };
     let mut commands = Vec::new();
@@ -674,10 +699,10 @@ fn test_phase(ctx: &PlanContext<'_>, framework: Framework, script: &ScriptPlan) 
         let (mut command, report) = framework_command(ctx, framework, &run.args, &suffix)?;
         command.env.extend(run.env.iter().cloned());
         // A report left by an earlier run in a reused output directory must not pass for this one's.
-        if let Err(e) = std::fs::remove_file(&report.pattern)
-            && e.kind() != std::io::ErrorKind::NotFound
+        if let Err(source) = std::fs::remove_file(&report.pattern)
+            && source.kind() != std::io::ErrorKind::NotFound
         {
-            return Err(format!("cannot remove the old report {}: {e}", report.pattern));
+            return Err(NodePlanError::StaleReport { path: PathBuf::from(&report.pattern), source });
         }
         groups.push(serde_json::json!({ "report": report.pattern, "label": run.label }));
         commands.push(command);
@@ -685,7 +710,7 @@ fn test_phase(ctx: &PlanContext<'_>, framework: Framework, script: &ScriptPlan) 
     }
     let groups_path = ctx.work_dir.join(GROUPS_FILE);
     let text = if runs.len() > 1 { serde_json::Value::Array(groups).to_string() } else { "[]".into() };
-    std::fs::write(&groups_path, text).map_err(|e| format!("cannot write {}: {e}", groups_path.display()))?;
+    std::fs::write(&groups_path, text).map_err(|source| NodePlanError::Write { path: groups_path, source })?;
     Ok(PhasePlan::run(PhaseKind::Test, commands).with_reports(reports).with_note(script.note(ctx.run_script_steps)))
 }
 
@@ -695,7 +720,7 @@ fn framework_command(
     framework: Framework,
     user: &[String],
     suffix: &str,
-) -> Result<(CommandSpec, ReportSpec), String> {
+) -> Result<(CommandSpec, ReportSpec), NodePlanError> {
     let user: Vec<&str> = user.iter().map(String::as_str).collect();
     let work = ctx.work_dir;
     Ok(match framework {
@@ -723,8 +748,9 @@ fn framework_command(
         Framework::Mocha => {
             let out = work.join(format!("mocha{suffix}.json"));
             let reporter = work.join("fcorr-mocha-reporter.cjs");
-            std::fs::write(&reporter, MOCHA_REPORTER)
-                .map_err(|e| format!("cannot write {}: {e}", reporter.display()))?;
+            if let Err(source) = std::fs::write(&reporter, MOCHA_REPORTER) {
+                return Err(NodePlanError::Write { path: reporter, source });
+            }
             let reporter = reporter.display().to_string();
             let output = format!("output={}", out.display());
             let mut args = vec!["--no-install", "mocha"];
@@ -736,13 +762,14 @@ fn framework_command(
             let out = work.join(format!("node-test{suffix}.xml"));
             let destination = format!("--test-reporter-destination={}", out.display());
             let reporter = work.join(locations::REPORTER_FILE);
-            std::fs::write(&reporter, locations::REPORTER)
-                .map_err(|e| format!("cannot write {}: {e}", reporter.display()))?;
+            if let Err(source) = std::fs::write(&reporter, locations::REPORTER) {
+                return Err(NodePlanError::Write { path: reporter, source });
+            }
             let sidecar = work.join(locations::REPORT);
-            if let Err(e) = std::fs::remove_file(&sidecar)
-                && e.kind() != std::io::ErrorKind::NotFound
+            if let Err(source) = std::fs::remove_file(&sidecar)
+                && source.kind() != std::io::ErrorKind::NotFound
             {
-                return Err(format!("cannot remove the old report {}: {e}", sidecar.display()));
+                return Err(NodePlanError::StaleReport { path: sidecar, source });
             }
             let locations_reporter = format!("--test-reporter={}", reporter.display());
             let locations_destination = format!("--test-reporter-destination={}", sidecar.display());
@@ -997,6 +1024,44 @@ module.exports = FcorrMochaJson;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What planning a project at `dir` with `package.json` text `manifest` and `framework` says
+    /// when it fails, with the suite's work directory `work`.
+    fn plan_error(manifest: &str, framework: &str, work: &Path) -> String {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("package.json"), manifest).unwrap();
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        let mut detection = Node.detect(&files, Some("jest")).unwrap().detection;
+        detection.framework = framework.into();
+        let ctx = PlanContext {
+            root: dir.path(),
+            files: &files,
+            detection: &detection,
+            work_dir: work,
+            cache_dir: dir.path(),
+            install: false,
+            run_script_steps: false,
+        };
+        let error = Node.plan(&ctx).unwrap_err();
+        error.replace(&dir.path().display().to_string(), "<root>")
+    }
+
+    #[test]
+    fn plan_errors_name_the_file_and_the_cause() {
+        let work = tempfile::tempdir().unwrap();
+        assert_eq!(
+            plan_error("{\"name\": }", "jest", work.path()),
+            "<root>/package.json: line 1, column 10: expected value at line 1 column 10"
+        );
+        assert_eq!(
+            plan_error("{}", "ava", work.path()),
+            "the node runner cannot run framework `ava` (jest, vitest, mocha, node --test)"
+        );
+        let gone = work.path().join("gone");
+        let error = plan_error("{}", "mocha", &gone);
+        let reporter = gone.join("fcorr-mocha-reporter.cjs");
+        assert!(error.starts_with(&format!("cannot write {}: ", reporter.display())), "{error}");
+    }
 
     fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
         let manifest = Manifest::parse(&serde_json::json!({ "scripts": { "test": script } }).to_string()).unwrap();
