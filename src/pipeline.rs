@@ -4,8 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::run::RunArgs;
-use crate::config::{Config, SuiteConfig, Timeouts};
+use crate::config::{Config, SuiteConfig};
 use crate::errors::{ConfigError, FcorrError};
 use crate::execute::{self, ExecContext, process};
 use crate::gate::{self, Gate};
@@ -55,9 +54,34 @@ pub(crate) fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: b
     Some(found)
 }
 
+/// What `fcorr run` and `fcorr ci` ask of the pipeline: where the suites come from, the gates
+/// and outputs, and the command-line overrides for planning. Commands build it from their own
+/// arguments, so the pipeline knows no command.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct RunOptions {
+    /// Project directories to run (each one suite); without them, the config's suites.
+    pub(crate) paths: Vec<PathBuf>,
+    /// `--config`.
+    pub(crate) config: Option<PathBuf>,
+    /// `--samples DIR` and `--sdk`.
+    pub(crate) samples: Option<PathBuf>,
+    pub(crate) sdk: Option<String>,
+    /// `--fail-on` words (empty: the config's).
+    pub(crate) fail_on: Vec<String>,
+    /// `--format` (empty: the config's).
+    pub(crate) format: Vec<String>,
+    /// `--out`, `-j`.
+    pub(crate) out: Option<PathBuf>,
+    pub(crate) jobs: Option<usize>,
+    /// `--rerun-failed RESULTS`.
+    pub(crate) rerun_failed: Option<PathBuf>,
+    /// Settings that override the config file (`--shard` among them).
+    pub(crate) overrides: Overrides,
+}
+
 /// Loads config, plans suites and resolves the output directory; fails fast on bad input,
 /// before anything runs.
-pub(crate) fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
+pub(crate) fn prepare(args: &RunOptions) -> Result<Prepared, FcorrError> {
     prepare_with(args, &|_, _, _| Ok(None))
 }
 
@@ -67,7 +91,7 @@ pub(crate) fn prepare(args: &RunArgs) -> Result<Prepared, FcorrError> {
 pub(crate) type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Option<Vec<SuiteConfig>>, FcorrError>;
 
 /// [`prepare`] with suites added from the command line; they are planned like the config's.
-pub(crate) fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
+pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
@@ -96,17 +120,7 @@ pub(crate) fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Pre
         )
         .into());
     }
-    let overrides = Overrides {
-        policy: args.policy,
-        no_install: args.no_install,
-        timeouts: Timeouts { install: args.timeout_install, build: args.timeout_build, test: args.timeout_test },
-        filter: args.filter.clone(),
-        select: args.select.clone(),
-        shard: args.shard,
-        no_cache: args.no_cache,
-        retries: args.retries,
-        retries_policy: args.retries_policy,
-    };
+    let overrides = &args.overrides;
     let out_dir = match (&args.out, &config.run.out) {
         (Some(out), _) => cwd.join(out),
         (None, Some(out)) => cwd.join(&config.base_dir).join(out),
@@ -114,13 +128,13 @@ pub(crate) fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Pre
     };
     let extra = extra(&cwd, &out_dir, &gates)?;
     let plans = match &args.samples {
-        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), &overrides)?,
+        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), overrides)?,
         // Only added suites: no project in the current directory is detected and run.
         None if extra.is_some() && args.paths.is_empty() && config.suites.is_empty() => Vec::new(),
-        None => plan::plan(&config, &args.paths, &overrides)?,
+        None => plan::plan(&config, &args.paths, overrides)?,
     };
-    let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, &overrides)?;
-    let plans = crate::shard::select_suites(plans, args.shard);
+    let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides)?;
+    let plans = crate::shard::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
         Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
         None => plans,
@@ -140,7 +154,7 @@ pub(crate) fn prepare_with(args: &RunArgs, extra: ExtraSuites<'_>) -> Result<Pre
         line: p.origin.as_ref().map_or(0, |o| o.line),
     });
     let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
-    Ok(Prepared { config, plans, out_dir, gates, exec, shard: args.shard, quarantine })
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, quarantine })
 }
 
 /// A usage-style error about a config value, placed at its line when it came from a file.

@@ -332,7 +332,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 }
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
-    let prepared = pipeline::prepare_with(&args.run, &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
+    let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
     let github = &prepared.config.github;
     let options = args.publish.options(github)?;
     let comment_detail = args.publish.comment_detail(github)?;

@@ -5,11 +5,12 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::config::Config;
+use crate::config::{Config, Timeouts};
 use crate::errors::FcorrError;
 use crate::gate::Gate;
 use crate::model::{Policy, Run};
 use crate::pipeline;
+use crate::plan::Overrides;
 use crate::report::{self, ReportEnv, terminal};
 
 /// Arguments of `fcorr run`.
@@ -83,6 +84,39 @@ pub struct RunArgs {
     pub rerun_failed: Option<PathBuf>,
 }
 
+impl RunArgs {
+    /// What the pipeline needs of these arguments; the flags that override the config file
+    /// become planning's [`Overrides`].
+    pub(crate) fn options(&self) -> pipeline::RunOptions {
+        pipeline::RunOptions {
+            paths: self.paths.clone(),
+            config: self.config.clone(),
+            samples: self.samples.clone(),
+            sdk: self.sdk.clone(),
+            fail_on: self.fail_on.clone(),
+            format: self.format.clone(),
+            out: self.out.clone(),
+            jobs: self.jobs,
+            rerun_failed: self.rerun_failed.clone(),
+            overrides: Overrides {
+                policy: self.policy,
+                no_install: self.no_install,
+                timeouts: Timeouts {
+                    install: self.timeout_install,
+                    build: self.timeout_build,
+                    test: self.timeout_test,
+                },
+                filter: self.filter.clone(),
+                select: self.select.clone(),
+                shard: self.shard,
+                no_cache: self.no_cache,
+                retries: self.retries,
+                retries_policy: self.retries_policy,
+            },
+        }
+    }
+}
+
 /// Parses a policy name.
 pub fn parse_policy(text: &str) -> Result<Policy, String> {
     match text {
@@ -153,7 +187,7 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
 
 /// `fcorr run`: prepare → execute → judge → write reports → print → finish.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
-    let prepared = pipeline::prepare(&args)?;
+    let prepared = pipeline::prepare(&args.options())?;
     pipeline::install_interrupt_handler();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
