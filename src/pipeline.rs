@@ -134,7 +134,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         None => plan::plan(&config, &args.paths, overrides)?,
     };
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides)?;
-    let plans = crate::shard::select_suites(plans, overrides.shard);
+    let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
         Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
         None => plans,

@@ -160,6 +160,13 @@ pub(crate) fn plan_shared(
     })
 }
 
+/// The suites `--shard K/N` runs: whole suites by a hash of their id; item-split suites
+/// ([`crate::shard::splits_items`]) always, each keeping its own slice of items.
+pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<crate::shard::Shard>) -> Vec<SuitePlan> {
+    let Some(shard) = shard else { return plans };
+    plans.into_iter().filter(|p| crate::shard::splits_items(p.kind) || shard.keeps(&p.id)).collect()
+}
+
 pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {
     let Some(pattern) = pattern else { return Ok(plans) };
     let glob = globset::Glob::new(pattern).ok().map(|g| g.compile_matcher());
@@ -217,5 +224,29 @@ mod tests {
         let config = Config::parse("[[suite]]\nname='api'\npath='a'\n", Path::new("f.toml")).unwrap();
         let overrides = Overrides { filter: Some("web".into()), ..Overrides::default() };
         assert!(plan(&config, &[], &overrides).is_err());
+    }
+
+    #[test]
+    fn whole_suites_go_to_one_shard_and_item_split_suites_to_all() {
+        use crate::shard::Shard;
+        let mut text = String::new();
+        for i in 0..12 {
+            text.push_str(&format!("[[suite]]\nname = \"p{i}\"\npath = \"p{i}\"\n"));
+        }
+        let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/benchmark/tasks.jsonl");
+        text.push_str(&format!("[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"{}\"\n", bench.display()));
+        let config = Config::parse(&text, std::path::Path::new("fcorr.toml")).unwrap();
+        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let mut projects = Vec::new();
+        for k in 1..=3 {
+            let picked = select_suites(plans.clone(), Some(Shard { index: k, total: 3 }));
+            assert!(picked.iter().any(|p| p.id == "bench"), "shard {k} lacks the benchmark suite");
+            projects.extend(picked.into_iter().filter(|p| p.id != "bench").map(|p| p.id));
+        }
+        projects.sort();
+        let mut all: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
+        all.sort();
+        assert_eq!(projects, all);
+        assert_eq!(select_suites(plans.clone(), None).len(), 13);
     }
 }

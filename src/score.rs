@@ -6,8 +6,8 @@
 
 use crate::config::Weights;
 use crate::model::{
-    Case, Counts, GitInfo, Health, Outcome, PhaseKind, PhaseStatus, Policy, Run, SCHEMA_VERSION, Score, ScoreComponent,
-    Suite, SuiteStatus, Verdict, rfc3339,
+    Case, CaseStatus, Counts, GitInfo, Health, Outcome, PhaseKind, PhaseStatus, Policy, Run, SCHEMA_VERSION, Score,
+    ScoreComponent, Suite, SuiteStatus, Usage, Verdict, rfc3339,
 };
 
 /// Scores a suite under `policy`; `threshold` is the score that meets it.
@@ -170,6 +170,26 @@ pub fn health_ladder(critical_failed: bool, score: f64, hard_fail: bool) -> Heal
     } else {
         Health::Poor
     }
+}
+
+/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost (with
+/// the price per 1K tokens when known; a merged suite knows only the cost). Here, under both the
+/// benchmark runner that states them and `shard::join`, which restates them for joined parts.
+pub(crate) fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: Option<f64>) -> String {
+    let n = cases.len().max(1) as f64;
+    let passed = cases.iter().filter(|c| c.status == CaseStatus::Passed).count();
+    let duration: f64 = cases.iter().filter_map(|c| c.duration_ms).sum();
+    let price = cost_per_1k.map(|p| format!(" at ${p} per 1K")).unwrap_or_default();
+    format!(
+        "{} task(s): pass rate {:.1}% ({passed}/{}), average {:.0} tokens and {:.1} s per task, estimated cost ${:.4} ({} tokens{price})",
+        cases.len(),
+        passed as f64 / n * 100.0,
+        cases.len(),
+        usage.tokens as f64 / n,
+        duration / n / 1000.0,
+        usage.cost_usd.unwrap_or(0.0),
+        usage.tokens,
+    )
 }
 
 /// Recomputes totals, combined score and health of a run from its suites.

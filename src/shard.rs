@@ -12,7 +12,6 @@ use crate::model::{
     Counts, Diagnostic, DiagnosticSource, Run, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus,
     Usage, Verdict,
 };
-use crate::plan::SuitePlan;
 
 /// Shard K of N (1-based, as people and matrices count).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,12 +68,6 @@ impl Shard {
 /// merged suite would hold each case N times.
 pub(crate) fn splits_items(kind: SuiteKind) -> bool {
     matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
-}
-
-/// The suites this shard runs: whole suites by a hash of their id; item-split suites always.
-pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<Shard>) -> Vec<SuitePlan> {
-    let Some(shard) = shard else { return plans };
-    plans.into_iter().filter(|p| splits_items(p.kind) || shard.keeps(&p.id)).collect()
 }
 
 /// The verdict of one shard's run. A shard may hold none of a suite's items, or no test at all
@@ -191,7 +184,7 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
     if suite.kind == SuiteKind::Benchmark
         && let Some(usage) = &suite.usage
     {
-        let message = format!("all shards: {}", crate::benchmark::metrics_line(&suite.cases, usage, None));
+        let message = format!("all shards: {}", crate::score::metrics_line(&suite.cases, usage, None));
         let source = DiagnosticSource::Benchmark;
         suite.diagnostics.push(Diagnostic {
             severity: Severity::Notice,
@@ -315,31 +308,6 @@ mod tests {
         // What the shard ran is still judged.
         let failed = scored(part("2/2", &[("b", CaseStatus::Failed)], 0));
         assert_eq!(judged(vec![empty, failed]), (Outcome::Fail, Outcome::Fail));
-    }
-
-    #[test]
-    fn whole_suites_go_to_one_shard_and_item_split_suites_to_all() {
-        use crate::config::Config;
-        use crate::plan::{Overrides, plan};
-        let mut text = String::new();
-        for i in 0..12 {
-            text.push_str(&format!("[[suite]]\nname = \"p{i}\"\npath = \"p{i}\"\n"));
-        }
-        let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/benchmark/tasks.jsonl");
-        text.push_str(&format!("[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"{}\"\n", bench.display()));
-        let config = Config::parse(&text, std::path::Path::new("fcorr.toml")).unwrap();
-        let plans = plan(&config, &[], &Overrides::default()).unwrap();
-        let mut projects = Vec::new();
-        for k in 1..=3 {
-            let picked = select_suites(plans.clone(), Some(Shard { index: k, total: 3 }));
-            assert!(picked.iter().any(|p| p.id == "bench"), "shard {k} lacks the benchmark suite");
-            projects.extend(picked.into_iter().filter(|p| p.id != "bench").map(|p| p.id));
-        }
-        projects.sort();
-        let mut all: Vec<String> = (0..12).map(|i| format!("p{i}")).collect();
-        all.sort();
-        assert_eq!(projects, all);
-        assert_eq!(select_suites(plans.clone(), None).len(), 13);
     }
 
     #[test]

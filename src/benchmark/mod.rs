@@ -170,7 +170,7 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
         SuiteStatus::Failed
     };
     let usage = totals(&suite.cases, plan.cost_per_1k);
-    suite.diagnostics.push(notice(metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
+    suite.diagnostics.push(notice(crate::score::metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
     suite.usage = Some(usage);
     suite
 }
@@ -239,25 +239,6 @@ fn totals(cases: &[Case], cost_per_1k: f64) -> Usage {
     }
     usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * cost_per_1k);
     usage
-}
-
-/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost (with
-/// the price per 1K tokens when known; a merged suite knows only the cost).
-pub(crate) fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: Option<f64>) -> String {
-    let n = cases.len().max(1) as f64;
-    let passed = cases.iter().filter(|c| c.status == CaseStatus::Passed).count();
-    let duration: f64 = cases.iter().filter_map(|c| c.duration_ms).sum();
-    let price = cost_per_1k.map(|p| format!(" at ${p} per 1K")).unwrap_or_default();
-    format!(
-        "{} task(s): pass rate {:.1}% ({passed}/{}), average {:.0} tokens and {:.1} s per task, estimated cost ${:.4} ({} tokens{price})",
-        cases.len(),
-        passed as f64 / n * 100.0,
-        cases.len(),
-        usage.tokens as f64 / n,
-        duration / n / 1000.0,
-        usage.cost_usd.unwrap_or(0.0),
-        usage.tokens,
-    )
 }
 
 /// `./agent.sh --x` → `/abs/config/dir/agent.sh --x`, so the executor is found from any task copy.

@@ -12,7 +12,7 @@ use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::SuiteItem;
-use crate::shard::{self, Shard};
+use crate::shard::Shard;
 
 /// Arguments of `fcorr suites`.
 #[derive(Debug, Args)]
@@ -111,7 +111,7 @@ pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
 /// Plans the config's suites as `fcorr run` would and counts each one's items.
 pub fn list(config: &Config, args: &ListArgs) -> Result<Vec<Listed>, FcorrError> {
     let overrides = Overrides { filter: args.filter.clone(), shard: args.shard, ..Overrides::default() };
-    let plans = shard::select_suites(plan::plan(config, &[], &overrides)?, args.shard);
+    let plans = plan::select_suites(plan::plan(config, &[], &overrides)?, args.shard);
     let filter = TaskFilter { ids: args.ids.clone(), tags: args.tags.clone(), difficulty: args.difficulty.clone() };
     Ok(plans.iter().map(|p| listed(p, &filter, args.items)).collect())
 }
