@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::config::{Config, SuiteConfig};
 use crate::errors::{ConfigError, FcorrError};
-use crate::execute::{self, ExecContext, process};
+use crate::execute::{ExecContext, process};
 use crate::gate::{self, Gate};
 use crate::model::{Run, SuiteStatus};
 use crate::plan::{self, Overrides};
@@ -179,7 +179,7 @@ pub(crate) fn install_interrupt_handler() {
 pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> Run {
     let started = time::OffsetDateTime::now_utc();
     let sink = terminal::Progress::new(progress);
-    let mut suites = execute::run_suites(&prepared.plans, &prepared.exec, &sink);
+    let mut suites = crate::runners::run_suites(&prepared.plans, &prepared.exec, &sink);
     if let Some(shard) = prepared.shard {
         suites.iter_mut().for_each(|s| s.shard = Some(shard.to_string()));
     }

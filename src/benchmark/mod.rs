@@ -21,8 +21,8 @@ use serde_json::Value;
 use crate::collect::ReportSpec;
 use crate::config::Commands;
 use crate::events::NullSink;
+use crate::execute::ExecContext;
 use crate::execute::process::{self, CommandSpec, Exit, LogSink};
-use crate::execute::{self, ExecContext};
 use crate::model::{
     Case, CaseStatus, Diagnostic, DiagnosticSource, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
     SuiteKind, SuiteStatus, Usage,
@@ -333,7 +333,7 @@ impl TaskRunner<'_> {
         };
 
         let (test_suite, project) = self.test_plan(task, &scratch);
-        let tests = execute::run_project(&test_suite, &project, self.ctx, &NullSink);
+        let tests = crate::runners::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.score = Some(grade.ratio * 100.0);

@@ -82,7 +82,7 @@ impl SuiteRunner for Benchmark {
 
     fn run(&self, suite: &SuitePlan, plan: &BenchmarkPlan, ctx: &RunContext<'_>) -> Suite {
         if ctx.cancelled() {
-            let mut result = crate::execute::new_suite(suite);
+            let mut result = crate::runners::new_suite(suite);
             result.status = SuiteStatus::Cancelled;
             return result;
         }

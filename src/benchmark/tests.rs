@@ -165,7 +165,7 @@ fn the_kind_is_read_planned_and_run_through_the_seam() {
     let text = "[[suite]]\nname = \"calc\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\nexecutor = \"./agent.sh\"\nids = [\"fix-add\", \"fix-div\"]\ninstall = false\n";
     let config = Config::parse(text, &example_dir().join("fcorr.toml")).unwrap();
     let plans = plan(&config, &[], &Overrides::default()).unwrap();
-    let suites = execute::run_suites(&plans, &ctx(out.path()), &NullSink);
+    let suites = crate::runners::run_suites(&plans, &ctx(out.path()), &NullSink);
     let suite = &suites[0];
     assert_eq!(suite.kind, SuiteKind::Benchmark);
     assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.error), (2, 1, 1), "{suite:#?}");

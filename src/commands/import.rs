@@ -13,7 +13,7 @@ use crate::collect;
 use crate::commands::run::{JudgeArgs, parse_policy};
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
-use crate::execute::{self, ExecContext, process};
+use crate::execute::{ExecContext, process};
 use crate::gate;
 use crate::model::{Policy, Run, Severity};
 use crate::pipeline::cache_dir;
@@ -97,7 +97,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let parse_started = Instant::now();
     let parse_cpu_started = cpu_seconds();
     let sink = crate::events::NullSink;
-    let suites: Vec<_> = plans.iter().map(|plan| execute::run_suite(plan, &exec, &sink)).collect();
+    let suites: Vec<_> = plans.iter().map(|plan| crate::runners::run_suite(plan, &exec, &sink)).collect();
     let parse_time = parse_started.elapsed();
     let parse_cpu = cpu_seconds() - parse_cpu_started;
     for suite in &suites {

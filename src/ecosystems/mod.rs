@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 use crate::collect::{ParsedReport, ReportSpec};
 use crate::execute::process::{CommandSpec, Outcome};
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, ResultsSource, Severity, SuiteError};
+// What a test phase collected is execute's type (its truthfulness guards read it); ecosystems
+// make it, so it is named here too.
+pub(crate) use crate::execute::{Announced, Collected};
+use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
 
 pub(crate) mod command;
 mod coverage;
@@ -231,45 +234,6 @@ pub(crate) struct CollectContext<'a> {
     pub reports: &'a [ReportSpec],
     /// Outcome of the last test command (exit, capped output).
     pub outcome: &'a Outcome,
-}
-
-/// Cases and evidence gathered from a test phase.
-#[derive(Debug, Clone)]
-pub(crate) struct Collected {
-    pub cases: Vec<Case>,
-    pub source: ResultsSource,
-    /// True when the tool demonstrably ran (a report was written, a summary printed), even if it
-    /// reported zero tests. Without it, zero cases is an error rather than "no tests".
-    pub ran: bool,
-    pub diagnostics: Vec<Diagnostic>,
-    /// Why no results exist, when the ecosystem can tell better than "no parsable report"
-    /// (e.g. pytest could not import a conftest). Used only when no case was collected.
-    pub error: Option<SuiteError>,
-    /// How many tests the runner said it would run, before running them; a process that then
-    /// ends without a report is said to have ended before reporting that many.
-    pub announced: Option<Announced>,
-}
-
-/// A test count a runner printed before running the tests (pytest's `collected 3 items`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Announced {
-    pub count: u64,
-    /// Where the count comes from, for the message: "pytest: `collected 3 items`".
-    pub evidence: String,
-}
-
-impl Collected {
-    /// Nothing collected and no evidence of a run.
-    pub(crate) fn nothing() -> Collected {
-        Collected {
-            cases: Vec::new(),
-            source: ResultsSource::None,
-            ran: false,
-            diagnostics: Vec::new(),
-            error: None,
-            announced: None,
-        }
-    }
 }
 
 /// Directories detection never enters, whatever `.gitignore` says.

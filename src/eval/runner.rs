@@ -144,7 +144,7 @@ impl SuiteRunner for Eval {
     }
 
     fn run(&self, suite: &SuitePlan, plan: &EvalPlan, ctx: &RunContext<'_>) -> Suite {
-        let mut result = crate::execute::new_suite(suite);
+        let mut result = crate::runners::new_suite(suite);
         result.path = Some(plan.dataset_shown.clone());
         let fail = |mut result: Suite, kind: SuiteErrorKind, message: String, hint: Option<&str>| {
             result.status = SuiteStatus::Error;
@@ -417,8 +417,9 @@ mod tests {
     use super::*;
     use crate::config::Config;
     use crate::events::NullSink;
-    use crate::execute::{ExecContext, run_suites};
+    use crate::execute::ExecContext;
     use crate::plan::{Overrides, plan};
+    use crate::runners::run_suites;
     use crate::sut::SutAnswer;
 
     /// A system under test that answers from a script, per prompt and in order, and measures

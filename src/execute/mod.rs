@@ -1,30 +1,15 @@
-//! Execute: run planned suites, `-j` at a time, through detect → install → build → test →
-//! collect, and apply the truthfulness guards.
-//!
-//! Each suite ends as a scored [`Suite`] whatever happens to it: a missing path, a missing tool or
-//! a hung test becomes that suite's status and error, and the other suites carry on.
+//! Execute: the process machinery every suite runner uses (process groups, timeouts, logs,
+//! Ctrl-C), where suites run ([`ExecContext`], [`RunContext`]), and the truthfulness guards that
+//! turn collected cases into a suite's status ([`apply_collected`]). Which suites run and how a
+//! kind runs one is the runners' business (`crate::runners`); nothing here knows a kind.
 
 pub(crate) mod process;
-pub(crate) mod retry;
 
-use std::fs::{self, File};
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::path::PathBuf;
+use std::time::Duration;
 
-use crate::collect::ReportSpec;
-use crate::ecosystems::{self, CollectContext, Collected, PhasePlan, PlanContext, ProjectFiles};
-use crate::events::{Event, EventSink};
-use crate::model::{
-    Diagnostic, Phase, PhaseKind, PhaseStatus, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
-};
-use crate::plan::SuitePlan;
-use crate::runners::RunContext;
-use crate::runners::project::ProjectPlan;
-use crate::score;
-use process::{CommandSpec, Exit, LogSink, Outcome};
+use crate::model::{Case, Diagnostic, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
+use process::{Exit, Outcome};
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
 pub(crate) fn cache_dir() -> PathBuf {
@@ -52,78 +37,43 @@ pub(crate) struct ExecContext {
     pub grace: Duration,
 }
 
-/// Bytes of each phase's output kept in `results.json`.
-const PHASE_TAIL_BYTES: usize = 8 * 1024;
+/// Cases and evidence gathered from a test phase.
+#[derive(Debug, Clone)]
+pub(crate) struct Collected {
+    pub cases: Vec<Case>,
+    pub source: ResultsSource,
+    /// True when the tool demonstrably ran (a report was written, a summary printed), even if it
+    /// reported zero tests. Without it, zero cases is an error rather than "no tests".
+    pub ran: bool,
+    pub diagnostics: Vec<Diagnostic>,
+    /// Why no results exist, when the ecosystem can tell better than "no parsable report"
+    /// (e.g. pytest could not import a conftest). Used only when no case was collected.
+    pub error: Option<SuiteError>,
+    /// How many tests the runner said it would run, before running them; a process that then
+    /// ends without a report is said to have ended before reporting that many.
+    pub announced: Option<Announced>,
+}
 
-/// Runs every suite, `jobs` at a time; results come back in plan order.
-pub(crate) fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
-    let jobs = ctx.jobs.clamp(1, plans.len().max(1));
-    sink.emit(Event::RunStarted { suites: plans.len(), jobs });
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Suite>>> = plans.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(plan) = plans.get(i) else { break };
-                    let suite = run_suite(plan, ctx, sink);
-                    sink.emit(Event::SuiteFinished { suite: Box::new(suite.clone()) });
-                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(suite);
-                }
-            });
+/// A test count a runner printed before running the tests (pytest's `collected 3 items`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Announced {
+    pub count: u64,
+    /// Where the count comes from, for the message: "pytest: `collected 3 items`".
+    pub evidence: String,
+}
+
+impl Collected {
+    /// Nothing collected and no evidence of a run.
+    pub(crate) fn nothing() -> Collected {
+        Collected {
+            cases: Vec::new(),
+            source: ResultsSource::None,
+            ran: false,
+            diagnostics: Vec::new(),
+            error: None,
+            announced: None,
         }
-    });
-    // Daemons that outlived their command without its marker (a scrubbed environment) go now.
-    process::kill_all_leftovers();
-    results
-        .into_iter()
-        .zip(plans)
-        .map(|(slot, plan)| {
-            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
-                failed_suite(
-                    plan,
-                    SuiteErrorKind::Harness,
-                    "the worker running this suite stopped unexpectedly".into(),
-                    None,
-                )
-            })
-        })
-        .collect()
-}
-
-/// Runs one suite to a scored result, through the runner of its kind.
-pub(crate) fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
-    let started = Instant::now();
-    sink.emit(Event::SuiteStarted { suite_id: plan.id.clone(), name: plan.name.clone() });
-    let mut suite = if process::is_cancelled() {
-        let mut s = new_suite(plan);
-        s.status = SuiteStatus::Cancelled;
-        s
-    } else {
-        plan.runner.run(plan, &RunContext { exec: ctx, events: sink })
-    };
-    suite.duration_ms = started.elapsed().as_millis() as u64;
-    suite.score = score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
-    suite
-}
-
-/// An empty suite carrying the plan's shared settings; runners start from it.
-pub(crate) fn new_suite(plan: &SuitePlan) -> Suite {
-    let mut suite = Suite::new(plan.id.clone(), plan.name.clone(), plan.kind);
-    suite.path = Some(plan.display_path.clone());
-    suite.weight = plan.weight;
-    suite.critical = plan.critical;
-    suite.score.policy = plan.policy;
-    suite.score.threshold = plan.threshold;
-    suite
-}
-
-fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: String, hint: Option<String>) -> Suite {
-    let mut suite = new_suite(plan);
-    suite.status = SuiteStatus::Error;
-    suite.error = Some(SuiteError { kind, message, hint });
-    suite
+    }
 }
 
 /// A directory name safe for any suite id.
@@ -136,504 +86,12 @@ pub(crate) fn safe_name(id: &str) -> String {
     if cleaned.is_empty() { "suite".into() } else { cleaned }
 }
 
-/// Runs a project suite: detect → install → build → test → collect (the `project` runner's work).
-pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
-    let mut suite = new_suite(plan);
-    let name = safe_name(&plan.id);
-    let work_dir = ctx.out_dir.join("work").join(&name);
-    let log_path = ctx.out_dir.join("logs").join(format!("{name}.log"));
-    if let Err(e) = fs::create_dir_all(&work_dir).and_then(|_| fs::create_dir_all(ctx.out_dir.join("logs"))) {
-        return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
-    }
-    let log = match File::create(&log_path) {
-        Ok(file) => {
-            // The tap lets the progress display show the last output line of a long phase.
-            let (log, tap) = crate::events::tapped_log(process::capped_file_log(file));
-            sink.emit(Event::Output { suite_id: plan.id.clone(), tap });
-            log
-        }
-        Err(e) => {
-            return failed_suite(
-                plan,
-                SuiteErrorKind::Harness,
-                format!("cannot create {}: {e}", log_path.display()),
-                None,
-            );
-        }
-    };
-    suite.log_file = Some(format!("logs/{name}.log"));
-
-    let root = match prepare_root(plan, project, &work_dir) {
-        Ok(root) => root,
-        Err(error) => {
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(error);
-            return suite;
-        }
-    };
-    let files = match ProjectFiles::scan(&root) {
-        Ok(files) => files,
-        Err(e) => {
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: SuiteErrorKind::Input,
-                message: format!("{}: {e}", plan.display_path),
-                hint: Some("check the suite's `path`".into()),
-            });
-            return suite;
-        }
-    };
-
-    let forced = project.ecosystem.as_deref().or_else(|| {
-        // Only a test command and no runner: the user describes the project fully.
-        project.commands.test.as_ref().map(|_| "command")
-    });
-    let report = ecosystems::detect_best(&files, forced, project.framework.as_deref());
-    let Some(candidate) = report.best else {
-        suite.status = SuiteStatus::Error;
-        suite.error = Some(SuiteError {
-            kind: SuiteErrorKind::Input,
-            message: format!("{}: no project detected: {}", plan.display_path, report.explanation),
-            hint: None,
-        });
-        return suite;
-    };
-    sink.emit(Event::Detected { suite_id: plan.id.clone(), detection: candidate.detection.clone() });
-    suite.detection = Some(candidate.detection.clone());
-    if let Some(problem) = candidate.problem {
-        suite.status = SuiteStatus::Error;
-        suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message: problem, hint: None });
-        return suite;
-    }
-    let Some(ecosystem) = ecosystems::by_name(&candidate.detection.ecosystem) else {
-        return failed_suite(
-            plan,
-            SuiteErrorKind::Harness,
-            format!("unknown runner `{}`", candidate.detection.ecosystem),
-            None,
-        );
-    };
-    let plan_ctx = PlanContext {
-        root: &root,
-        files: &files,
-        detection: &candidate.detection,
-        work_dir: &work_dir,
-        cache_dir: &ctx.cache_dir,
-        install: project.install,
-        run_script_steps: project.run_script_steps,
-    };
-    let mut phases = match ecosystem.plan(&plan_ctx) {
-        Ok(phases) => phases,
-        Err(message) => {
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message, hint: None });
-            return suite;
-        }
-    };
-    apply_overrides(&mut phases, project, &root);
-
-    let mut test_reports: Vec<ReportSpec> = Vec::new();
-    let mut stdout_file: Option<PathBuf> = None;
-    let mut blocked: Option<&'static str> = None;
-    let mut last_test_outcome: Option<Outcome> = None;
-    let mut test_phase: Option<(PhasePlan, Duration)> = None;
-    // `--rerun-failed`: the ids of the earlier run's cases this run selected.
-    let mut rerun_ids: Option<Vec<String>> = None;
-    let mut unnarrowed: Option<PhasePlan> = None;
-
-    for phase_plan in &phases {
-        let kind = phase_plan.kind;
-        if let Some(reason) = blocked {
-            let phase = skipped_phase(phase_plan, reason.to_string());
-            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-            suite.phases.push(phase);
-            continue;
-        }
-        if let Some(reason) = &phase_plan.skip {
-            let phase = skipped_phase(phase_plan, reason.clone());
-            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-            suite.phases.push(phase);
-            continue;
-        }
-        if kind == PhaseKind::Install && !project.install {
-            let phase = skipped_phase(phase_plan, "--no-install".into());
-            suite.phases.push(phase);
-            continue;
-        }
-        // Version-dependent flags are chosen now that the earlier phases (install) have run.
-        let mut refined = phase_plan.clone();
-        ecosystem.refine_phase(&plan_ctx, &mut refined);
-        if let (PhaseKind::Test, Some(only), None) = (kind, &project.rerun_only, &project.commands.test) {
-            suite.rerun_of = Some(only.of.clone());
-            match retry::narrow_for_rerun(ecosystem.as_ref(), &refined, only) {
-                Ok((narrowed, ids)) => {
-                    // Retries narrow the planned phase, not this one (its selection would stay).
-                    unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
-                    rerun_ids = Some(ids);
-                }
-                Err(why) => retry::note(&mut suite, Severity::Warning, format!("--rerun-failed: {why}")),
-            }
-        }
-        let phase_plan = &refined;
-        let timeout = match kind {
-            PhaseKind::Install => project.timeouts.install,
-            PhaseKind::Build => project.timeouts.build,
-            PhaseKind::Test => project.timeouts.test,
-        };
-        let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
-        sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
-        sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-
-        if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
-            suite.phases.push(phase);
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
-                message: format!("{} phase: {message}", kind.label()),
-                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
-            });
-            blocked = Some("an earlier phase could not start");
-            continue;
-        }
-        match (kind, phase.status) {
-            (_, PhaseStatus::Cancelled) => {
-                suite.status = SuiteStatus::Cancelled;
-                blocked = Some("cancelled");
-            }
-            (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
-                // The project refused the installed tool before doing any work: a missing tool
-                // (the right version), not a failing install, build or test.
-                suite.status = SuiteStatus::Error;
-                suite.error = Some(SuiteError {
-                    kind: SuiteErrorKind::ToolMissing,
-                    message: format!("{} phase: {message}", kind.label()),
-                    hint: Some("install the version the project requires (or change its requirement)".into()),
-                });
-                blocked = Some("the project rejected the installed tool version");
-            }
-            (PhaseKind::Test, PhaseStatus::Failed)
-                if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
-            {
-                // The test command compiles first (one Maven run): a compile error is a build failure.
-                suite.status = SuiteStatus::BuildFailed;
-                suite.diagnostics.extend(diagnostics);
-                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
-                    build.status = PhaseStatus::Failed;
-                    build.exit_code = phase.exit_code;
-                    build.log_tail = phase.log_tail.clone();
-                    build.note = Some("compilation ran inside the test command and failed".into());
-                }
-                blocked = Some("build failed");
-            }
-            (PhaseKind::Test, _) => {
-                let planned = unnarrowed.take().unwrap_or_else(|| phase_plan.clone());
-                test_phase = Some((planned, timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
-                test_reports = phase_plan.reports.clone();
-                stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
-                last_test_outcome = Some(outcome);
-            }
-            (_, PhaseStatus::Timeout) => {
-                suite.status = SuiteStatus::Timeout;
-                blocked = Some("an earlier phase timed out");
-            }
-            (PhaseKind::Install, PhaseStatus::Failed) => {
-                suite.status = SuiteStatus::InstallFailed;
-                blocked = Some("install failed");
-            }
-            (PhaseKind::Build, PhaseStatus::Failed) => {
-                suite.status = SuiteStatus::BuildFailed;
-                suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, &root));
-                blocked = Some("build failed");
-            }
-            _ => {}
-        }
-        suite.phases.push(phase);
-    }
-
-    if let Some(outcome) = last_test_outcome {
-        let collect_ctx =
-            CollectContext { root: &root, work_dir: &work_dir, reports: &test_reports, outcome: &outcome };
-        let collected = ecosystem.collect(&collect_ctx);
-        apply_collected(&mut suite, collected, Some(&outcome));
-        flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
-        if let Some(ids) = &rerun_ids {
-            // Tests the name filter left out are reported as skipped by some frameworks (jest,
-            // vitest, node): they did not run again, so they are not part of this run.
-            suite.cases.retain(|c| c.status != crate::model::CaseStatus::Skipped || ids.contains(&c.id));
-            suite.counts = crate::model::Counts::of(&suite.cases);
-        }
-        // Only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque.
-        if let Some((test, budget)) = test_phase.filter(|_| project.commands.test.is_none()) {
-            let run = retry::RetryRun {
-                ecosystem: ecosystem.as_ref(),
-                test: &test,
-                root: &root,
-                work_dir: &work_dir,
-                suite_id: &plan.id,
-                budget,
-                grace: ctx.grace,
-                project,
-                log: &log,
-                sink,
-            };
-            retry::retry_failed(&mut suite, &run, project.retries, project.retries_policy);
-        }
-    } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
-        suite.status = SuiteStatus::Error;
-        suite.error = Some(SuiteError {
-            kind: SuiteErrorKind::Harness,
-            message: "no test phase was planned for this project".into(),
-            hint: Some("set `commands.test` in fcorr.toml".into()),
-        });
-    }
-    suite
-}
-
-/// In samples mode, copies `expected/` and `tests/` into a scratch root; else the suite's root.
-fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Result<PathBuf, SuiteError> {
-    if !plan.root.exists() {
-        return Err(SuiteError {
-            kind: SuiteErrorKind::Input,
-            message: match &plan.origin {
-                Some(origin) => format!("{}: no such directory (the suite's `path`, {origin})", plan.display_path),
-                None => format!("{}: no such directory", plan.display_path),
-            },
-            hint: Some("check the path (config paths are relative to the config file)".into()),
-        });
-    }
-    if project.copy_from.is_empty() {
-        return Ok(plan.root.clone());
-    }
-    let scratch = work_dir.join("src");
-    let _ = fs::remove_dir_all(&scratch);
-    for from in &project.copy_from {
-        copy_tree(from, &scratch).map_err(|e| SuiteError {
-            kind: SuiteErrorKind::Harness,
-            message: format!("cannot copy {} into {}: {e}", from.display(), scratch.display()),
-            hint: None,
-        })?;
-    }
-    Ok(scratch)
-}
-
-pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
-    fs::create_dir_all(to)?;
-    for entry in fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            if ecosystems::NEVER_WALK.contains(&entry.file_name().to_string_lossy().as_ref()) {
-                continue;
-            }
-            copy_tree(&entry.path(), &target)?;
-        } else if kind.is_file() {
-            fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
-}
-
-/// Replaces planned commands with the user's `commands.*` overrides.
-fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path) {
-    let overrides = [
-        (PhaseKind::Install, &plan.commands.install),
-        (PhaseKind::Build, &plan.commands.build),
-        (PhaseKind::Test, &plan.commands.test),
-    ];
-    for (kind, script) in overrides {
-        let Some(script) = script else { continue };
-        let mut user = CommandSpec::shell(script, root);
-        match phases.iter_mut().find(|p| p.kind == kind) {
-            Some(existing) => {
-                // The ecosystem's setup (e.g. the virtualenv) still runs, and the override
-                // inherits its environment, so an overridden install lands where tests look.
-                user.env = std::mem::take(&mut existing.override_env);
-                let mut commands = std::mem::take(&mut existing.override_setup);
-                commands.push(user);
-                let reports = std::mem::take(&mut existing.reports);
-                *existing = PhasePlan::run(kind, commands).with_reports(reports);
-            }
-            None => phases.push(PhasePlan::run(kind, vec![user])),
-        }
-    }
-    if !plan.reports.is_empty()
-        && let Some(test) = phases.iter_mut().find(|p| p.kind == PhaseKind::Test)
-    {
-        test.reports = plan.reports.clone();
-    }
-    phases.sort_by_key(|p| p.kind);
-}
-
-fn skipped_phase(plan: &PhasePlan, note: String) -> Phase {
-    Phase {
-        kind: plan.kind,
-        command: plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && "),
-        status: PhaseStatus::Skipped,
-        exit_code: None,
-        duration_ms: 0,
-        log_tail: String::new(),
-        note: Some(note),
-    }
-}
-
-/// Runs a phase's commands in order within one time budget; stops at the first failure.
-fn run_phase(
-    plan: &PhasePlan,
-    command_line: &str,
-    timeout: Duration,
-    grace: Duration,
-    project: &ProjectPlan,
-    log: &LogSink,
-) -> (Phase, Outcome) {
-    let started = Instant::now();
-    let mut output = String::new();
-    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
-    // The lock is held until the phase ends (dropping the file releases it).
-    let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
-        Ok(held) => (held, &plan.commands[..]),
-        Err(exit) => {
-            last.exit = exit;
-            (None, &[][..])
-        }
-    };
-    if let Some(marker) = &plan.pending_marker {
-        // Best effort: without the marker a later run falls back to the package manager's record.
-        let _ = marker.parent().map(fs::create_dir_all);
-        let _ = fs::write(marker, b"");
-    }
-    for command in commands {
-        let mut command = command.clone();
-        command.env.extend(project.env.iter().cloned());
-        command.pass_env.extend(project.pass_env.iter().cloned());
-        let left = timeout.saturating_sub(started.elapsed());
-        let previous = std::mem::replace(&mut last, process::run(&command, left, grace, log));
-        if let Some(message) = shell_command_not_found(&command, &last) {
-            last.exit = Exit::SpawnFailed { message, not_found: true };
-        }
-        if !output.is_empty() {
-            output.push('\n');
-        }
-        output.push_str(&last.output);
-        // A later test command that passes must not hide an earlier one's failing exit.
-        if !previous.exit.success() && last.exit.success() {
-            last.exit = previous.exit;
-        }
-        // Tests report failures through their exit code; every test command still runs.
-        if !last.exit.success() && plan.kind != PhaseKind::Test {
-            break;
-        }
-    }
-    if let (Some(marker), true) = (&plan.pending_marker, last.exit.success()) {
-        let _ = fs::remove_file(marker);
-    }
-    let status = match &last.exit {
-        Exit::Code(0) => PhaseStatus::Passed,
-        Exit::Code(_) | Exit::Signal(_) => PhaseStatus::Failed,
-        Exit::TimedOut => PhaseStatus::Timeout,
-        Exit::Cancelled => PhaseStatus::Cancelled,
-        Exit::SpawnFailed { .. } => PhaseStatus::Error,
-    };
-    let note = match &last.exit {
-        Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
-        Exit::Signal(signal) => Some(signal_text(*signal)),
-        Exit::SpawnFailed { message, .. } => Some(message.clone()),
-        _ => plan.note.clone(),
-    };
-    let phase = Phase {
-        kind: plan.kind,
-        command: command_line.to_string(),
-        status,
-        exit_code: last.exit.code(),
-        duration_ms: started.elapsed().as_millis() as u64,
-        // The tail is shown in Markdown and HTML, where colour codes are noise.
-        log_tail: crate::text::tail(&strip_ansi_escapes::strip_str(&output), PHASE_TAIL_BYTES),
-        note,
-    };
-    last.output = output;
-    (phase, last)
-}
-
-/// Takes the exclusive lock on `path` for a phase, waiting (within the phase's budget) while
-/// another fcorr process holds it: two runs sharing a cached virtualenv must not create or
-/// install into it at the same time (uv refuses a venv that appeared meanwhile; pip races).
-fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, Exit> {
-    let note = |text: &str| {
-        if let Ok(mut sink) = log.lock() {
-            let _ = writeln!(sink, "fcorr: {text}");
-        }
-    };
-    if let Some(dir) = path.parent() {
-        let _ = fs::create_dir_all(dir);
-    }
-    let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| {
-        Exit::SpawnFailed { message: format!("cannot open the lock file {}: {e}", path.display()), not_found: false }
-    })?;
-    let started = Instant::now();
-    let mut said = false;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(fs::TryLockError::WouldBlock) => {}
-            Err(fs::TryLockError::Error(e)) => {
-                return Err(Exit::SpawnFailed {
-                    message: format!("cannot lock {}: {e}", path.display()),
-                    not_found: false,
-                });
-            }
-        }
-        if !said {
-            note(&format!("waiting for another fcorr process that holds {}", path.display()));
-            said = true;
-        }
-        if process::is_cancelled() {
-            return Err(Exit::Cancelled);
-        }
-        if started.elapsed() >= timeout {
-            return Err(Exit::TimedOut);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 /// "killed by signal 11 (SIGSEGV)".
-fn signal_text(signal: i32) -> String {
+pub(crate) fn signal_text(signal: i32) -> String {
     match process::signal_name(signal) {
         Some(name) => format!("killed by signal {signal} ({name})"),
         None => format!("killed by signal {signal}"),
     }
-}
-
-/// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
-/// test failure, so it is reported like a program that could not be started (exit 3).
-fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<String> {
-    if command.program != "sh" || outcome.exit != Exit::Code(127) {
-        return None;
-    }
-    let line = outcome.output.lines().rev().find(|l| l.contains("not found"))?;
-    Some(format!("`{}`: command not found (sh exit 127: {})", command.display(), line.trim()))
-}
-
-/// A test command whose stdout is its report (`go test -json`) printed more than fcorr keeps of
-/// it: the results in the cut middle are missing, so the suite cannot pass or fail on the rest.
-fn flag_cut_stdout_report(suite: &mut Suite, outcome: &Outcome, file: Option<&Path>) {
-    if outcome.stdout_file_cut == 0 || matches!(suite.status, SuiteStatus::Cancelled | SuiteStatus::Timeout) {
-        return;
-    }
-    suite.status = SuiteStatus::Error;
-    suite.error = Some(SuiteError {
-        kind: SuiteErrorKind::BadReport,
-        message: format!(
-            "the test command's report on stdout{} was cut: {} bytes from its middle were dropped (fcorr keeps the \
-             first {} MiB and the last {} MiB), so the results there are missing",
-            file.map(|f| format!(" ({})", f.display())).unwrap_or_default(),
-            outcome.stdout_file_cut,
-            process::STDOUT_FILE_HEAD_BYTES >> 20,
-            process::LOG_TAIL_BYTES >> 20
-        ),
-        hint: Some("a test prints without end, or the suite is too big for one report: print less, or split it".into()),
-    });
 }
 
 /// Applies collected cases to a suite and decides its status with the truthfulness guards.
@@ -776,67 +234,7 @@ pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus, SuiteKind};
-
-    fn bare_project() -> ProjectPlan {
-        let t = Duration::from_secs(30);
-        ProjectPlan {
-            ecosystem: None,
-            framework: None,
-            install: true,
-            timeouts: crate::runners::project::PhaseTimeouts { install: t, build: t, test: t },
-            env: Vec::new(),
-            pass_env: Vec::new(),
-            commands: Default::default(),
-            reports: Vec::new(),
-            copy_from: Vec::new(),
-            run_script_steps: false,
-            retries: 0,
-            retries_policy: Default::default(),
-            rerun_only: None,
-        }
-    }
-
-    fn phase_of(command: &str, dir: &Path) -> PhasePlan {
-        PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new("sh", &["-c", command], dir)])
-    }
-
-    #[test]
-    fn a_pending_marker_stays_when_the_phase_fails_and_goes_when_it_passes() {
-        let dir = tempfile::tempdir().unwrap();
-        let marker = dir.path().join("installs/p.pending");
-        let project = bare_project();
-        let log = process::null_log();
-        let seen = dir.path().join("seen");
-        // The marker exists while the commands run, and a failure leaves it.
-        let failing =
-            phase_of(&format!("test -e {} && touch {}; exit 1", marker.display(), seen.display()), dir.path())
-                .with_pending_marker(marker.clone());
-        let (phase, _) = run_phase(&failing, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
-        assert_eq!(phase.status, PhaseStatus::Failed);
-        assert!(seen.exists(), "the marker existed during the phase");
-        assert!(marker.exists(), "a failed phase leaves its marker");
-        let passing = phase_of("true", dir.path()).with_pending_marker(marker.clone());
-        let (phase, _) = run_phase(&passing, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
-        assert_eq!(phase.status, PhaseStatus::Passed);
-        assert!(!marker.exists(), "a passed phase removes its marker");
-    }
-
-    #[test]
-    fn a_locked_phase_waits_for_the_holder_and_times_out_within_its_budget() {
-        let dir = tempfile::tempdir().unwrap();
-        let lock = dir.path().join("venv.lock");
-        let holder = File::create(&lock).unwrap();
-        holder.lock().unwrap();
-        let project = bare_project();
-        let log = process::null_log();
-        let plan = phase_of("true", dir.path()).with_lock(lock.clone());
-        let (phase, _) = run_phase(&plan, "x", Duration::from_millis(300), Duration::from_secs(1), &project, &log);
-        assert_eq!(phase.status, PhaseStatus::Timeout, "{phase:?}");
-        drop(holder);
-        let (phase, _) = run_phase(&plan, "x", Duration::from_secs(30), Duration::from_secs(1), &project, &log);
-        assert_eq!(phase.status, PhaseStatus::Passed, "{phase:?}");
-    }
+    use crate::model::{CaseStatus, SuiteKind};
 
     fn outcome(code: i32) -> Outcome {
         Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 }
@@ -855,22 +253,6 @@ mod tests {
             error: None,
             announced: None,
         }
-    }
-
-    #[test]
-    fn a_cut_stdout_report_makes_the_suite_an_error_whatever_it_parsed() {
-        let mut suite = Suite::new("s", "s", SuiteKind::Project);
-        apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&outcome(0)));
-        assert_eq!(suite.status, SuiteStatus::Passed);
-        let mut cut = outcome(0);
-        flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
-        assert_eq!(suite.status, SuiteStatus::Passed, "nothing was cut");
-        cut.stdout_file_cut = 1234;
-        flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
-        assert_eq!(suite.status, SuiteStatus::Error);
-        let error = suite.error.unwrap();
-        assert_eq!(error.kind, SuiteErrorKind::BadReport);
-        assert!(error.message.starts_with("the test command's report on stdout (/w/go-test.json) was cut: 1234 bytes"));
     }
 
     fn status_of(c: Collected, code: i32) -> (SuiteStatus, Option<SuiteErrorKind>) {

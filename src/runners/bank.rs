@@ -160,7 +160,7 @@ impl SuiteRunner for Bank {
     }
 
     fn run(&self, suite: &SuitePlan, plan: &BankPlan, ctx: &RunContext<'_>) -> crate::model::Suite {
-        let mut result = crate::execute::new_suite(suite);
+        let mut result = crate::runners::new_suite(suite);
         let fail = |mut result: crate::model::Suite, kind: SuiteErrorKind, message: String, hint: Option<String>| {
             result.status = SuiteStatus::Error;
             result.error = Some(SuiteError { kind, message, hint });

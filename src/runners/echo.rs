@@ -71,7 +71,7 @@ impl SuiteRunner for Echo {
     }
 
     fn run(&self, suite: &SuitePlan, plan: &EchoPlan, ctx: &RunContext<'_>) -> Suite {
-        let mut result = crate::execute::new_suite(suite);
+        let mut result = crate::runners::new_suite(suite);
         if ctx.cancelled() {
             result.status = SuiteStatus::Cancelled;
             return result;
@@ -93,9 +93,10 @@ mod tests {
 
     use crate::config::Config;
     use crate::events::NullSink;
-    use crate::execute::{ExecContext, run_suites};
+    use crate::execute::ExecContext;
     use crate::model::{CaseStatus, SuiteStatus};
     use crate::plan::{Overrides, plan};
+    use crate::runners::run_suites;
 
     fn exec() -> ExecContext {
         let dir = std::env::temp_dir().join("fcorr-echo-test");

@@ -65,7 +65,7 @@ impl SuiteRunner for Import {
     }
 
     fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
-        let mut result = crate::execute::new_suite(suite);
+        let mut result = crate::runners::new_suite(suite);
         // No command ran: collection sees a clean exit and nothing on stdout.
         let outcome =
             Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };

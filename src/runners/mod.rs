@@ -8,7 +8,9 @@
 use std::any::Any;
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
 use serde::{Deserialize as _, Serialize};
@@ -17,9 +19,9 @@ use toml::de::DeTable;
 
 use crate::config::{Config, SuiteSite, to_table};
 use crate::errors::{ConfigError, PlanError};
-use crate::events::EventSink;
-use crate::execute::ExecContext;
-use crate::model::{Suite, SuiteKind};
+use crate::events::{Event, EventSink};
+use crate::execute::{ExecContext, process};
+use crate::model::{Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::{Overrides, SuitePlan};
 
 pub(crate) mod bank;
@@ -214,6 +216,77 @@ impl<R: SuiteRunner> Runner for R {
             }
         }
     }
+}
+
+/// Runs every suite, `jobs` at a time; results come back in plan order.
+pub(crate) fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
+    let jobs = ctx.jobs.clamp(1, plans.len().max(1));
+    sink.emit(Event::RunStarted { suites: plans.len(), jobs });
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<Suite>>> = plans.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    let Some(plan) = plans.get(i) else { break };
+                    let suite = run_suite(plan, ctx, sink);
+                    sink.emit(Event::SuiteFinished { suite: Box::new(suite.clone()) });
+                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(suite);
+                }
+            });
+        }
+    });
+    // Daemons that outlived their command without its marker (a scrubbed environment) go now.
+    process::kill_all_leftovers();
+    results
+        .into_iter()
+        .zip(plans)
+        .map(|(slot, plan)| {
+            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
+                failed_suite(
+                    plan,
+                    SuiteErrorKind::Harness,
+                    "the worker running this suite stopped unexpectedly".into(),
+                    None,
+                )
+            })
+        })
+        .collect()
+}
+
+/// Runs one suite to a scored result, through the runner of its kind.
+pub(crate) fn run_suite(plan: &SuitePlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
+    let started = Instant::now();
+    sink.emit(Event::SuiteStarted { suite_id: plan.id.clone(), name: plan.name.clone() });
+    let mut suite = if process::is_cancelled() {
+        let mut s = new_suite(plan);
+        s.status = SuiteStatus::Cancelled;
+        s
+    } else {
+        plan.runner.run(plan, &RunContext { exec: ctx, events: sink })
+    };
+    suite.duration_ms = started.elapsed().as_millis() as u64;
+    suite.score = crate::score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
+    suite
+}
+
+/// An empty suite carrying the plan's shared settings; runners start from it.
+pub(crate) fn new_suite(plan: &SuitePlan) -> Suite {
+    let mut suite = Suite::new(plan.id.clone(), plan.name.clone(), plan.kind);
+    suite.path = Some(plan.display_path.clone());
+    suite.weight = plan.weight;
+    suite.critical = plan.critical;
+    suite.score.policy = plan.policy;
+    suite.score.threshold = plan.threshold;
+    suite
+}
+
+pub(crate) fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: String, hint: Option<String>) -> Suite {
+    let mut suite = new_suite(plan);
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError { kind, message, hint });
+    suite
 }
 
 /// Checks `reports` globs and `report-format` when the config is read, not after suites ran:

@@ -1,5 +1,6 @@
 //! `kind = "project"` (the default): a project on disk that fcorr detects, installs, builds and
-//! tests. The config keys and their planning live here; the phases run in [`crate::execute`].
+//! tests. The config keys and their planning live here; the phases run in [`run`], failed tests
+//! are rerun by [`retry`], and processes go through [`crate::execute::process`].
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,11 @@ use crate::errors::{ConfigError, FcorrError, PlanError};
 use crate::model::{Case, RetryPolicy, Run, Suite, SuiteKind, SuiteStatus};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
+
+pub(crate) mod retry;
+mod run;
+
+pub(crate) use run::{copy_tree, run_project};
 
 /// The project runner.
 pub(crate) struct Project;
@@ -75,7 +81,7 @@ pub(crate) struct ProjectPlan {
     pub retries: u32,
     pub retries_policy: RetryPolicy,
     /// `--rerun-failed`: run only these cases of an earlier run.
-    pub rerun_only: Option<crate::execute::retry::RerunOnly>,
+    pub rerun_only: Option<retry::RerunOnly>,
 }
 
 /// Resolved per-phase timeouts.
@@ -172,7 +178,7 @@ impl SuiteRunner for Project {
     }
 
     fn run(&self, suite: &SuitePlan, plan: &ProjectPlan, ctx: &RunContext<'_>) -> Suite {
-        crate::execute::run_project(suite, plan, ctx.exec, ctx.events)
+        run_project(suite, plan, ctx.exec, ctx.events)
     }
 }
 
@@ -188,8 +194,8 @@ pub(crate) fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<Su
             continue;
         }
         let mut project = project.clone();
-        let cases: Vec<Case> = before.cases.iter().filter(|c| crate::execute::retry::retryable(c)).cloned().collect();
-        project.rerun_only = Some(crate::execute::retry::RerunOnly { cases, of: earlier.started_at.clone() });
+        let cases: Vec<Case> = before.cases.iter().filter(|c| retry::retryable(c)).cloned().collect();
+        project.rerun_only = Some(retry::RerunOnly { cases, of: earlier.started_at.clone() });
         plan.settings = KindPlan::new(project);
         kept.push(plan);
     }

@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 use crate::ecosystems::{CollectContext, Ecosystem, PhasePlan};
 use crate::errors::ExecError;
 use crate::events::{Event, EventSink};
+use crate::execute::process::{CommandSpec, Exit, LogSink};
 use crate::model::{
     Attempt, Case, CaseStatus, Counts, Diagnostic, DiagnosticSource, PhaseKind, Reason, RetryPolicy, Severity, Suite,
     SuiteError, SuiteErrorKind, SuiteStatus,
 };
-use crate::runners::project::ProjectPlan;
 
-use super::process::{CommandSpec, Exit, LogSink};
+use super::ProjectPlan;
 
 /// Everything the retry loop needs from the suite run that came before it.
 pub(crate) struct RetryRun<'a> {
@@ -87,7 +87,7 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             phase: PhaseKind::Test,
             command: line.clone(),
         });
-        let (mut phase, outcome) = super::run_phase(&rerun.phase, &line, left, run.grace, run.project, run.log);
+        let (mut phase, outcome) = super::run::run_phase(&rerun.phase, &line, left, run.grace, run.project, run.log);
         let what = format!("retry {attempt} of {retries}: {} failed test(s)", selected.len());
         phase.note = Some(match phase.note.take() {
             Some(n) => format!("{what}; {n}"),
