@@ -19,7 +19,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Detect, install, build and test projects; score them and write reports.
-    #[command(after_help = crate::runners::kinds_help())]
+    #[command(after_help = crate::kinds::kinds_help())]
     Run(commands::run::RunArgs),
     /// Show which language and test framework fcorr detects in a project, and why.
     Detect(commands::detect::DetectArgs),
@@ -30,7 +30,7 @@ pub enum Command {
     /// Re-render reports (JUnit, CTRF, Markdown, HTML) from a saved results.json.
     Report(commands::report::ReportArgs),
     /// In CI: run, compare with the baseline, write reports, publish to GitHub, gate.
-    #[command(after_help = crate::runners::kinds_help())]
+    #[command(after_help = crate::kinds::kinds_help())]
     Ci(commands::ci::CiArgs),
     /// Compare a saved run with a baseline run.
     Compare(commands::compare::CompareArgs),

@@ -2,7 +2,7 @@
 //!
 //! Keys are kebab-case; unknown keys, wrong types and impossible values are errors that name the
 //! file, line and column. A `[[suite]]` table is read in two steps: its `kind` picks a suite
-//! runner ([`crate::runners`]), then the keys every suite has go to [`SuiteConfig`] and the rest
+//! runner (through [`KindKeys`], handed in by the caller: the registry is `crate::kinds`), then the keys every suite has go to [`SuiteConfig`] and the rest
 //! to that runner's own config struct. CLI flags are applied on top by the `plan` stage; paths
 //! are relative to the file.
 
@@ -16,7 +16,6 @@ use toml::de::{DeTable, DeValue};
 
 use crate::errors::{ConfigError, FcorrError};
 use crate::model::Policy;
-use crate::runners;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -368,16 +367,16 @@ pub struct GithubConfig {
 }
 
 impl Config {
-    /// Reads and validates a config file.
-    pub fn load(path: &Path) -> Result<Config, FcorrError> {
+    /// Reads and validates a config file; `kinds` are the suite kinds it may name.
+    pub(crate) fn load(path: &Path, kinds: &dyn KindKeys) -> Result<Config, FcorrError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: format!("cannot read it: {e}") })?;
-        Ok(Config::parse(&text, path)?)
+        Ok(Config::parse(&text, path, kinds)?)
     }
 
     /// Parses config text; `path` names the file in messages, and suite paths are relative to
-    /// its directory.
-    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    /// its directory. Each `[[suite]]` is read by the kind it names, one of `kinds`.
+    pub(crate) fn parse(text: &str, path: &Path, kinds: &dyn KindKeys) -> Result<Config, ConfigError> {
         let toml_error = |e: toml::de::Error| {
             ConfigError::new(path, e.span().map(|span| line_col(text, span.start)).unwrap_or((0, 0)), e.message())
         };
@@ -410,7 +409,7 @@ impl Config {
                 ));
             };
             for (index, item) in items.iter().enumerate() {
-                let suite = config.read_suite(text, path, index, item).map_err(|e| match e {
+                let suite = config.read_suite(text, path, index, item, kinds).map_err(|e| match e {
                     SuiteReadError::Toml(e) => toml_error(e),
                     SuiteReadError::Config(e) => e,
                 })?;
@@ -429,6 +428,7 @@ impl Config {
         path: &Path,
         index: usize,
         item: &Spanned<DeValue<'_>>,
+        kinds: &dyn KindKeys,
     ) -> Result<SuiteConfig, SuiteReadError> {
         let position = line_col(text, item.span().start);
         let DeValue::Table(table) = item.get_ref() else {
@@ -452,16 +452,13 @@ impl Config {
             spans: &self.spans,
         };
         let kind_name = shared.kind.as_deref().unwrap_or(DEFAULT_KIND);
-        let Some(runner) = runners::by_name(kind_name) else {
+        let Some(kind) = kinds.names().into_iter().find(|k| *k == kind_name) else {
             return Err(site
-                .error(
-                    "kind",
-                    format!("unknown kind `{kind_name}` (this version runs: {})", runners::kind_names().join(", ")),
-                )
+                .error("kind", format!("unknown kind `{kind_name}` (this version runs: {})", kinds.names().join(", ")))
                 .into());
         };
-        let settings = runner.load(Spanned::new(item.span(), own), &site).map_err(|e| match e {
-            runners::LoadError::Toml(e) => {
+        let settings = kinds.load(kind, Spanned::new(item.span(), own), &site).map_err(|e| match e {
+            LoadError::Toml(e) => {
                 let message = e.message().to_string();
                 let message = if message.starts_with("unknown field") {
                     format!("suite {}: {message}; every suite also takes {}", site.label, SHARED_SUITE_KEYS.join(", "))
@@ -470,12 +467,12 @@ impl Config {
                 };
                 ConfigError::new(path, e.span().map(|s| line_col(text, s.start)).unwrap_or(position), message)
             }
-            runners::LoadError::Config(e) => e,
+            LoadError::Config(e) => e,
         })?;
         Ok(SuiteConfig {
             name: shared.name,
             path: shared.path,
-            kind: runner.name(),
+            kind,
             policy: shared.policy,
             min_score: shared.min_score,
             weight: shared.weight,
@@ -564,6 +561,25 @@ impl Config {
     }
 }
 
+/// The suite kinds a config may name and how each reads its own keys. The caller hands it in
+/// (the registry, `crate::kinds::KINDS`), so reading configuration depends on no kind: the
+/// kinds are built on configuration, not the other way round.
+pub(crate) trait KindKeys {
+    /// Every kind's name (`kind = "..."`), in the order errors list them.
+    fn names(&self) -> Vec<&'static str>;
+
+    /// Reads and validates the keys of a suite of kind `kind` (one of [`KindKeys::names`]): the
+    /// table holds the suite's keys besides the shared ones. Returns them normalised (defaults
+    /// filled in), as [`SuiteConfig::settings`] keeps them.
+    fn load(&self, kind: &str, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError>;
+}
+
+/// A problem reading a kind's keys: serde's (with its span) or the runner's validation.
+pub(crate) enum LoadError {
+    Toml(toml::de::Error),
+    Config(ConfigError),
+}
+
 /// A suite table's problem before it is turned into a [`ConfigError`] with positions.
 enum SuiteReadError {
     Toml(toml::de::Error),
@@ -607,7 +623,7 @@ commands = { test = "make test" }
 [gate]
 fail-on = ["strict", "score<80"]
 "#;
-        let config = Config::parse(text, Path::new("fcorr.toml")).unwrap();
+        let config = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap();
         assert_eq!(config.run.policy, Policy::Weighted);
         assert_eq!(config.suites[0].policy, Some(Policy::PassRate));
         assert_eq!(config.suites[0].settings["commands"]["test"].as_str(), Some("make test"));
@@ -618,7 +634,7 @@ fail-on = ["strict", "score<80"]
     #[test]
     fn unknown_key_names_line_and_column() {
         let text = "[[suite]]\npath = \"x\"\ntimeout = 5\n";
-        let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
+        let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("fcorr.toml"), "{err}");
         assert!(err.contains("line 3, column 1"), "{err}");
         assert!(err.contains("timeout"), "{err}");
@@ -628,7 +644,7 @@ fail-on = ["strict", "score<80"]
     fn unknown_key_of_another_kind_is_rejected_with_its_line() {
         // `commands` is a project key; an import suite must not silently ignore it.
         let text = "[[suite]]\nkind = \"import\"\nreports = [\"r.xml\"]\ncommands = { test = \"x\" }\n";
-        let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
+        let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("line 4, column 1"), "{err}");
         assert!(err.contains("commands"), "{err}");
     }
@@ -636,7 +652,7 @@ fail-on = ["strict", "score<80"]
     #[test]
     fn unknown_kind_lists_the_registered_ones() {
         let text = "[[suite]]\nname = \"q\"\nkind = \"evaluation\"\n";
-        let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err().to_string();
+        let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("line 3, column 8"), "{err}");
         assert!(err.contains("unknown kind `evaluation`"), "{err}");
         for kind in ["project", "import", "benchmark", "eval", "bank"] {
@@ -646,14 +662,16 @@ fail-on = ["strict", "score<80"]
 
     #[test]
     fn graded_policy_is_for_bank_suites_only() {
-        let err = Config::parse("[[suite]]\npath = 'x'\npolicy = \"graded\"\n", Path::new("f.toml")).unwrap_err();
+        let err =
+            Config::parse("[[suite]]\npath = 'x'\npolicy = \"graded\"\n", Path::new("f.toml"), &crate::kinds::KINDS)
+                .unwrap_err();
         assert_eq!((err.line, err.column), (3, 10), "{err}");
         assert!(err.to_string().contains("applies to bank suites"), "{err}");
-        assert!(Config::parse("[run]\npolicy = \"graded\"\n", Path::new("f.toml")).is_err());
+        assert!(Config::parse("[run]\npolicy = \"graded\"\n", Path::new("f.toml"), &crate::kinds::KINDS).is_err());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("b.json"), r#"{"tests": []}"#).unwrap();
         let bank = "[[suite]]\nkind = \"bank\"\nmechanism = \"pattern\"\nbank = \"b.json\"\nrules = \"b.json\"\npolicy = \"graded\"\n";
-        Config::parse(bank, &dir.path().join("fcorr.toml")).unwrap();
+        Config::parse(bank, &dir.path().join("fcorr.toml"), &crate::kinds::KINDS).unwrap();
     }
 
     /// Values serde accepts but that would misbehave later (#9 point 11), each rejected with
@@ -670,7 +688,7 @@ fail-on = ["strict", "score<80"]
             ("[[suite]]\nkind = 'import'\nreports = ['ok.xml', 'a/[b.xml']\n", (3, 22), "malformed glob `a/[b.xml`"),
         ];
         for (text, position, message) in cases {
-            let err = Config::parse(text, Path::new("fcorr.toml")).unwrap_err();
+            let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err();
             assert_eq!((err.line, err.column), *position, "{text}: {err}");
             assert!(err.to_string().contains(message), "{text}: {err}");
         }
@@ -680,22 +698,26 @@ fail-on = ["strict", "score<80"]
             "[[suite]]\npath = 'x'\nrunner = 'java'\nframework = 'gradle'\n",
             "[[suite]]\npath = 'x'\nframework = 'make'\ncommands = { test = 'make test' }\n",
         ] {
-            assert!(Config::parse(ok, Path::new("fcorr.toml")).is_ok(), "{ok}");
+            assert!(Config::parse(ok, Path::new("fcorr.toml"), &crate::kinds::KINDS).is_ok(), "{ok}");
         }
     }
 
     #[test]
     fn wrong_type_is_reported() {
-        let err = Config::parse("[run]\njobs = \"two\"\n", Path::new("f.toml")).unwrap_err().to_string();
+        let err = Config::parse("[run]\njobs = \"two\"\n", Path::new("f.toml"), &crate::kinds::KINDS)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 2"), "{err}");
-        let err = Config::parse("[[suite]]\npath = 'x'\ninstall = 3\n", Path::new("f.toml")).unwrap_err().to_string();
+        let err = Config::parse("[[suite]]\npath = 'x'\ninstall = 3\n", Path::new("f.toml"), &crate::kinds::KINDS)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("line 3"), "{err}");
     }
 
     #[test]
     fn duplicate_names_are_rejected() {
         let text = "[[suite]]\nname='a'\npath='x'\n[[suite]]\nname='a'\npath='y'\n";
-        let err = Config::parse(text, Path::new("f.toml")).unwrap_err().to_string();
+        let err = Config::parse(text, Path::new("f.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("line 5"), "{err}");
     }
 
@@ -707,7 +729,7 @@ fail-on = ["strict", "score<80"]
         // The bundled examples as they were at the split (the examples grow; this hash must not).
         let examples = std::fs::read_to_string("tests/fixtures/config/examples-before-kinds.toml").unwrap();
         let full = "[run]\njobs = 2\npolicy = \"weighted\"\ntimeouts = { test = 30 }\nenv = { A = \"1\" }\n[[suite]]\nname = \"api\"\npath = \"services/api\"\npolicy = \"pass-rate\"\nmin-score = 90\nweight = 2\ncritical = true\nrunner = \"python\"\nframework = \"pytest\"\ninstall = false\ntimeouts = { test = 120 }\nenv = { RUST_LOG = \"debug\" }\ncommands = { test = \"make test\", build = \"make\" }\nreports = [\"a/*.xml\"]\nreport-format = \"junit\"\nweights = { build = 20, tests = 60, runtime = 20, runtime-decay = 0.2 }\n[[suite]]\npath = \"b\"\n[gate]\nfail-on = [\"strict\", \"score<80\"]\nregression-tolerance = 0.5\n[report]\nformats = [\"json\"]\ntemplates = \"t\"\n[github]\ncomment = \"off\"\nbaseline-depth = 3\n";
-        let hash = |text: &str| Config::parse(text, Path::new("f.toml")).unwrap().hash();
+        let hash = |text: &str| Config::parse(text, Path::new("f.toml"), &crate::kinds::KINDS).unwrap().hash();
         assert_eq!(hash(&examples), "1b6d547154f886a0");
         assert_eq!(hash(full), "007995e5d07f362b");
         assert_eq!(hash(""), "36b535dd39370be5");

@@ -1,7 +1,8 @@
 //! fcorr measures whether code works and reports it where engineers look: in CI.
 //!
-//! The pipeline, one module per stage: [`config`] and [`plan`] decide what to run; [`execute`]
-//! runs it (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
+//! The pipeline, one module per stage: [`config`] and [`plan`] decide what to run; [`runners`]
+//! run it, one per suite kind (registered in [`kinds`]), on [`execute`]'s process machinery
+//! (with [`ecosystems`] per language); [`collect`] parses reports into the [`model`];
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
 #![warn(unreachable_pub)]
@@ -22,6 +23,7 @@ pub mod gate;
 pub(crate) mod git;
 pub mod github;
 pub(crate) mod history;
+pub(crate) mod kinds;
 pub mod model;
 pub(crate) mod net;
 pub(crate) mod pipeline;

@@ -1,16 +1,23 @@
 //! Plan: turn `fcorr.toml`, command-line paths and flags into the list of suites to run.
 //!
 //! The settings every suite has (id, policy, weight, root...) are resolved here; each suite's
-//! runner resolves its kind's own settings ([`crate::runners::SuiteRunner::plan`]), so nothing
+//! runner resolves its kind's own settings ([`Runner::plan`], handed in through [`Kinds`]), so nothing
 //! after planning looks at configuration again.
 
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::fmt::Debug;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use crate::config::{Config, Origin, SuiteConfig, Timeouts, Weights};
+use serde::Serialize;
+use toml::Spanned;
+use toml::de::DeTable;
+
+use crate::config::{Config, KindKeys, LoadError, Origin, SuiteConfig, SuiteSite, Timeouts, Weights};
 use crate::errors::PlanError;
-use crate::model::{Policy, SuiteKind};
-use crate::runners::{self, KindPlan, PlanContext, Runner};
+use crate::execute::RunContext;
+use crate::model::{Policy, Suite, SuiteKind};
 
 /// One suite, fully resolved.
 #[derive(Debug, Clone)]
@@ -58,22 +65,123 @@ pub(crate) struct Overrides {
     pub retries_policy: Option<crate::model::RetryPolicy>,
 }
 
+/// One item of a suite (a benchmark task, a dataset case), as `fcorr suites list` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SuiteItem {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub difficulty: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
+}
+
+/// Why a suite's items cannot be listed (its tasks or dataset file is unreadable).
+pub(crate) type ItemsError = Box<dyn std::error::Error + Send + Sync>;
+
+/// What a kind's planning knows besides the suite: run-wide defaults and command-line overrides.
+pub(crate) struct PlanContext<'a> {
+    pub config: &'a Config,
+    pub overrides: &'a Overrides,
+    /// Directory the suite's relative paths are relative to.
+    pub base: &'a Path,
+}
+
+/// A runner's plan for one suite, type-erased so every kind fits in one [`SuitePlan`].
+#[derive(Clone)]
+pub(crate) struct KindPlan(Arc<dyn Any + Send + Sync>);
+
+impl KindPlan {
+    /// Wraps a runner's plan.
+    pub(crate) fn new<P: Any + Send + Sync>(plan: P) -> KindPlan {
+        KindPlan(Arc::new(plan))
+    }
+
+    /// The plan as the runner's own type, when it is one.
+    pub(crate) fn get<P: 'static>(&self) -> Option<&P> {
+        self.0.downcast_ref::<P>()
+    }
+}
+
+impl Debug for KindPlan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KindPlan(..)")
+    }
+}
+
+/// A suite kind without its types (`crate::runners::SuiteRunner`, which every kind implements,
+/// is one), so runners of every kind sit in one registry and a [`SuitePlan`] can hold its own.
+/// Defined here, where plans are made and held, so planning depends on no kind.
+pub(crate) trait Runner: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn suite_kind(&self) -> SuiteKind;
+    fn about(&self) -> &'static str;
+    /// Reads and validates the kind's keys; returns them normalised (defaults filled in).
+    fn load(&self, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError>;
+    fn plan(&self, settings: &toml::Table, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<KindPlan, PlanError>;
+    fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite;
+    fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>>;
+    /// True when the run's selection leaves this planned suite out (planning drops it).
+    fn deselected(&self, suite: &SuitePlan) -> bool;
+}
+
+impl Debug for dyn Runner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Runner({})", self.name())
+    }
+}
+
+/// The registered suite kinds, handed to [`plan`] and to `Config::parse` by the caller. The list
+/// itself is `crate::kinds::KINDS`, above every kind; nothing below it names a kind.
+pub(crate) struct Kinds(pub(crate) &'static [&'static dyn Runner]);
+
+impl Kinds {
+    /// The runner of a kind, by its name in fcorr.toml.
+    pub(crate) fn by_name(&self, name: &str) -> Option<&'static dyn Runner> {
+        self.0.iter().copied().find(|r| r.name() == name)
+    }
+
+    /// Every registered runner, in the order docs and `--help` list them.
+    pub(crate) fn all(&self) -> &'static [&'static dyn Runner] {
+        self.0
+    }
+}
+
+impl KindKeys for Kinds {
+    fn names(&self) -> Vec<&'static str> {
+        self.0.iter().map(|r| r.name()).collect()
+    }
+
+    fn load(&self, kind: &str, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError> {
+        match self.by_name(kind) {
+            Some(runner) => runner.load(table, site),
+            None => Err(LoadError::Config(
+                site.error("kind", format!("unknown kind `{kind}` (this version runs: {})", self.names().join(", "))),
+            )),
+        }
+    }
+}
+
 /// Plans the suites of a config file plus any paths given on the command line.
-pub(crate) fn plan(config: &Config, paths: &[PathBuf], overrides: &Overrides) -> Result<Vec<SuitePlan>, PlanError> {
+pub(crate) fn plan(
+    config: &Config,
+    paths: &[PathBuf],
+    overrides: &Overrides,
+    kinds: &Kinds,
+) -> Result<Vec<SuitePlan>, PlanError> {
     let cwd = std::env::current_dir().map_err(PlanError::Cwd)?;
     let mut plans = Vec::new();
     if paths.is_empty() {
         for suite in &config.suites {
-            let plan = plan_suite(config, suite, &absolute(&cwd, &config.base_dir), overrides)?;
+            let plan = plan_suite(config, suite, &absolute(&cwd, &config.base_dir), overrides, kinds)?;
             // A bank test or topic selection leaves out the bank suites that cannot hold it.
-            if !crate::runners::bank::deselected(&plan) {
+            if !plan.runner.deselected(&plan) {
                 plans.push(plan);
             }
         }
     } else {
         for path in paths {
             let suite = SuiteConfig { path: Some(path.clone()), ..SuiteConfig::default() };
-            plans.push(plan_suite(config, &suite, &cwd, overrides)?);
+            plans.push(plan_suite(config, &suite, &cwd, overrides, kinds)?);
         }
     }
     if plans.is_empty() {
@@ -91,53 +199,67 @@ pub(crate) fn add_suites(
     extra: &[SuiteConfig],
     cwd: &Path,
     overrides: &Overrides,
+    kinds: &Kinds,
 ) -> Result<Vec<SuitePlan>, PlanError> {
     if extra.is_empty() {
         return Ok(plans);
     }
     for suite in extra {
-        plans.push(plan_suite(config, suite, cwd, overrides)?);
+        plans.push(plan_suite(config, suite, cwd, overrides, kinds)?);
     }
     dedupe_ids(&mut plans);
     Ok(plans)
 }
 
-/// Plans one suite: the shared settings here, the kind's own through its runner.
+/// Plans one suite: the shared settings here, the kind's own through the runner of its kind.
 pub(crate) fn plan_suite(
     config: &Config,
     suite: &SuiteConfig,
     base: &Path,
     overrides: &Overrides,
+    kinds: &Kinds,
 ) -> Result<SuitePlan, PlanError> {
-    let plan = plan_shared(config, suite, base, overrides)?;
+    // Suites from a file were checked against the registry when it was read; built-in names
+    // (`project`, `import`) are registered.
+    let runner = kinds.by_name(suite.kind).ok_or_else(|| {
+        crate::errors::ConfigError::new(
+            suite.origin.as_ref().map(|o| o.file.as_path()).unwrap_or(Path::new("fcorr.toml")),
+            (suite.origin.as_ref().map(|o| o.line).unwrap_or(0), 1),
+            format!("unknown kind `{}` (this version runs: {})", suite.kind, kinds.names().join(", ")),
+        )
+    })?;
+    plan_as(runner, config, suite, base, overrides)
+}
+
+/// [`plan_suite`] by a given runner, for a caller that plans suites of its own kind.
+pub(crate) fn plan_as(
+    runner: &'static dyn Runner,
+    config: &Config,
+    suite: &SuiteConfig,
+    base: &Path,
+    overrides: &Overrides,
+) -> Result<SuitePlan, PlanError> {
+    let plan = plan_shared(runner, config, suite, base, overrides);
     let ctx = PlanContext { config, overrides, base };
     let settings = plan.runner.plan(&suite.settings, &plan, &ctx)?;
     Ok(SuitePlan { settings, ..plan })
 }
 
 /// The settings every kind shares, with an empty kind plan.
-pub(crate) fn plan_shared(
+fn plan_shared(
+    runner: &'static dyn Runner,
     config: &Config,
     suite: &SuiteConfig,
     base: &Path,
     overrides: &Overrides,
-) -> Result<SuitePlan, PlanError> {
+) -> SuitePlan {
     let path = suite.path.clone().unwrap_or_else(|| PathBuf::from("."));
     let display_path = path.to_string_lossy().trim_end_matches('/').to_string();
     let display_path = if display_path.is_empty() { ".".to_string() } else { display_path };
     let name = suite.name.clone().unwrap_or_else(|| display_path.clone());
-    // Suites from a file were checked against the registry when it was read; built-in names
-    // (`project`, `import`) are registered.
-    let runner = runners::by_name(suite.kind).ok_or_else(|| {
-        crate::errors::ConfigError::new(
-            suite.origin.as_ref().map(|o| o.file.as_path()).unwrap_or(Path::new("fcorr.toml")),
-            (suite.origin.as_ref().map(|o| o.line).unwrap_or(0), 1),
-            format!("unknown kind `{}` (this version runs: {})", suite.kind, runners::kind_names().join(", ")),
-        )
-    })?;
     // Bank suites grade their cases: graded policy and their mechanism's weight by default.
     let bank_default = crate::bank::defaults(runner.suite_kind(), &suite.settings);
-    Ok(SuitePlan {
+    SuitePlan {
         id: name.clone(),
         name,
         kind: runner.suite_kind(),
@@ -157,7 +279,7 @@ pub(crate) fn plan_shared(
         origin: suite.origin.clone(),
         settings: KindPlan::new(()),
         quarantine: suite.quarantine.clone(),
-    })
+    }
 }
 
 /// The suites `--shard K/N` runs: whole suites by a hash of their id; item-split suites
@@ -207,9 +329,15 @@ mod tests {
 
     #[test]
     fn cli_paths_override_config_suites_and_flags_win() {
-        let config = Config::parse("[run]\npolicy = \"weighted\"\n[[suite]]\npath='a'\n", Path::new("f.toml")).unwrap();
+        let config = Config::parse(
+            "[run]\npolicy = \"weighted\"\n[[suite]]\npath='a'\n",
+            Path::new("f.toml"),
+            &crate::kinds::KINDS,
+        )
+        .unwrap();
         let overrides = Overrides { policy: Some(Policy::PassRate), no_install: true, ..Overrides::default() };
-        let plans = plan(&config, &[PathBuf::from("x/"), PathBuf::from("x")], &overrides).unwrap();
+        let plans =
+            plan(&config, &[PathBuf::from("x/"), PathBuf::from("x")], &overrides, &crate::kinds::KINDS).unwrap();
         assert_eq!(plans.len(), 2);
         assert_eq!(plans[0].name, "x");
         assert_eq!(plans[1].id, "x#2");
@@ -221,9 +349,10 @@ mod tests {
 
     #[test]
     fn filter_matching_nothing_is_a_usage_error() {
-        let config = Config::parse("[[suite]]\nname='api'\npath='a'\n", Path::new("f.toml")).unwrap();
+        let config =
+            Config::parse("[[suite]]\nname='api'\npath='a'\n", Path::new("f.toml"), &crate::kinds::KINDS).unwrap();
         let overrides = Overrides { filter: Some("web".into()), ..Overrides::default() };
-        assert!(plan(&config, &[], &overrides).is_err());
+        assert!(plan(&config, &[], &overrides, &crate::kinds::KINDS).is_err());
     }
 
     #[test]
@@ -235,8 +364,8 @@ mod tests {
         }
         let bench = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/benchmark/tasks.jsonl");
         text.push_str(&format!("[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"{}\"\n", bench.display()));
-        let config = Config::parse(&text, std::path::Path::new("fcorr.toml")).unwrap();
-        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let config = Config::parse(&text, std::path::Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap();
+        let plans = plan(&config, &[], &Overrides::default(), &crate::kinds::KINDS).unwrap();
         let mut projects = Vec::new();
         for k in 1..=3 {
             let picked = select_suites(plans.clone(), Some(Shard { index: k, total: 3 }));

@@ -163,8 +163,8 @@ fn the_kind_is_read_planned_and_run_through_the_seam() {
     use crate::plan::{Overrides, plan};
     let out = tempfile::tempdir().unwrap();
     let text = "[[suite]]\nname = \"calc\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\nexecutor = \"./agent.sh\"\nids = [\"fix-add\", \"fix-div\"]\ninstall = false\n";
-    let config = Config::parse(text, &example_dir().join("fcorr.toml")).unwrap();
-    let plans = plan(&config, &[], &Overrides::default()).unwrap();
+    let config = Config::parse(text, &example_dir().join("fcorr.toml"), &crate::kinds::KINDS).unwrap();
+    let plans = plan(&config, &[], &Overrides::default(), &crate::kinds::KINDS).unwrap();
     let suites = crate::runners::run_suites(&plans, &ctx(out.path()), &NullSink);
     let suite = &suites[0];
     assert_eq!(suite.kind, SuiteKind::Benchmark);
@@ -172,10 +172,10 @@ fn the_kind_is_read_planned_and_run_through_the_seam() {
     assert_eq!(suite.score.value, 50.0);
 
     let bad = "[[suite]]\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\n\nexecutor-timeout = 0\n";
-    let err = Config::parse(bad, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    let err = Config::parse(bad, &example_dir().join("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
     assert!(err.contains("line 5") && err.contains("executor-timeout"), "{err}");
     let missing = "[[suite]]\nkind = \"benchmark\"\ntasks = \"nope.jsonl\"\n";
-    let err = Config::parse(missing, &example_dir().join("fcorr.toml")).unwrap_err().to_string();
+    let err = Config::parse(missing, &example_dir().join("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
     assert!(err.contains("line 3") && err.contains("nope.jsonl"), "{err}");
 }
 

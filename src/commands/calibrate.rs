@@ -80,7 +80,7 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
             args.bank
         )));
     };
-    let config = Config::load(&cwd.join(&path))?;
+    let config = Config::load(&cwd.join(&path), &crate::kinds::KINDS)?;
     let banks: Vec<_> = config.suites.iter().filter(|s| s.kind == "bank").collect();
     let Some(suite) = banks.iter().find(|s| s.name.as_deref() == Some(args.bank.as_str())) else {
         let names: Vec<&str> = banks.iter().filter_map(|s| s.name.as_deref()).collect();

@@ -91,7 +91,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         ));
     }
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };
-    let plans = plan::plan(&config, &[], &overrides)?;
+    let plans = plan::plan(&config, &[], &overrides, &crate::kinds::KINDS)?;
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
 
     let parse_started = Instant::now();

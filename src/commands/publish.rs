@@ -29,7 +29,7 @@ pub struct PublishArgs {
 /// `fcorr publish`. Exits 0 once the results are readable: publishing problems are warnings.
 pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     let config = match &args.config {
-        Some(path) => Config::load(path)?,
+        Some(path) => Config::load(path, &crate::kinds::KINDS)?,
         None => Config::default(),
     };
     let github = config.github.clone();

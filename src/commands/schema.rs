@@ -21,7 +21,8 @@ fn describe_kinds(schema: &mut schemars::Schema) {
         .iter()
         .filter_map(|name| name.as_str())
         .map(|name| {
-            let runner = crate::runners::registry()
+            let runner = crate::kinds::KINDS
+                .all()
                 .iter()
                 .find(|r| serde_json::to_value(r.suite_kind()).is_ok_and(|v| v.as_str() == Some(name)));
             let description = match runner {

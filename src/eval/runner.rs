@@ -573,8 +573,8 @@ mod tests {
         let config_text = "[[suite]]\nname = \"shell\"\nkind = \"eval\"\npolicy = \"pass-rate\"\nmin-score = 50\ndataset = \"cases.toml\"\n\n[suite.sut]\ntype = \"command\"\ncommand = \"sh ./sut.sh {prompt}\"\nstdin = \"none\"\ntimeout = 1\nretries = 0\n";
         let config_path = dir.path().join("fcorr.toml");
         std::fs::write(&config_path, config_text).unwrap();
-        let config = Config::load(&config_path).unwrap();
-        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let config = Config::load(&config_path, &crate::kinds::KINDS).unwrap();
+        let plans = plan(&config, &[], &Overrides::default(), &crate::kinds::KINDS).unwrap();
         let started = Instant::now();
         let suites = run_suites(&plans, &exec(dir.path()), &NullSink);
         assert!(started.elapsed() < Duration::from_secs(10), "the hanging SUT was killed at its timeout");
@@ -602,16 +602,16 @@ mod tests {
         write(
             "[[suite]]\nkind = \"eval\"\ndataset = \"missing.toml\"\n[suite.sut]\ntype = \"command\"\ncommand = \"true\"\n",
         );
-        let err = Config::load(&path).unwrap_err().to_string();
+        let err = Config::load(&path, &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("missing.toml: no such file") && err.contains("line 3"), "{err}");
         std::fs::write(dir.path().join("c.toml"), "").unwrap();
         write("[[suite]]\nkind = \"eval\"\ndataset = \"c.toml\"\n");
-        let err = Config::load(&path).unwrap_err().to_string();
+        let err = Config::load(&path, &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("[suite.sut]"), "{err}");
         write(
             "[[suite]]\nkind = \"eval\"\ndataset = \"c.toml\"\nrepeat = 2\nmin-pass = 3\n[suite.sut]\ntype = \"command\"\ncommand = \"true\"\n",
         );
-        let err = Config::load(&path).unwrap_err().to_string();
+        let err = Config::load(&path, &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("min-pass") && err.contains("line 5"), "{err}");
     }
 }

@@ -8,6 +8,7 @@ pub(crate) mod process;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::events::EventSink;
 use crate::model::{Case, Diagnostic, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
 use process::{Exit, Outcome};
 
@@ -35,6 +36,22 @@ pub(crate) struct ExecContext {
     pub jobs: usize,
     /// Time between SIGTERM and SIGKILL on timeout.
     pub grace: Duration,
+}
+
+/// What a running suite may use: where to write, the event sink, cancellation.
+pub(crate) struct RunContext<'a> {
+    /// Output and cache directories, parallelism, kill grace period.
+    pub exec: &'a ExecContext,
+    /// Progress events (phase started/finished...) for the terminal and CI logs.
+    pub events: &'a dyn EventSink,
+}
+
+impl RunContext<'_> {
+    /// True once the user pressed Ctrl-C: stop starting work and return what you have, with
+    /// status `cancelled`.
+    pub(crate) fn cancelled(&self) -> bool {
+        process::is_cancelled()
+    }
 }
 
 /// Cases and evidence gathered from a test phase.

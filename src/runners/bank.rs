@@ -21,16 +21,6 @@ use crate::sut::config::{SutConfig, SutContext};
 /// The bank runner.
 pub(crate) struct Bank;
 
-/// True for a bank suite the selection (`--select`, `FCORR_BANK_SELECT` or `select`) leaves out: another
-/// bank holds the selected test, or another bank was named. Planning drops such suites, so they
-/// neither show as empty suites nor weigh on the combined score.
-pub(crate) fn deselected(suite: &SuitePlan) -> bool {
-    suite.settings.get::<BankPlan>().is_some_and(|plan| {
-        let s = &plan.settings;
-        !s.selection.covers_bank(&suite.name, s.mechanism.name, &plan.prefixes)
-    })
-}
-
 /// A bank suite's own keys.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
@@ -157,6 +147,13 @@ impl SuiteRunner for Bank {
             prefixes,
             no_cache: ctx.overrides.no_cache,
         })
+    }
+
+    /// True for a bank suite the selection (`--select`, `FCORR_BANK_SELECT` or `select`) leaves
+    /// out: another bank holds the selected test, or another bank was named.
+    fn deselected(&self, suite: &SuitePlan, plan: &BankPlan) -> bool {
+        let s = &plan.settings;
+        !s.selection.covers_bank(&suite.name, s.mechanism.name, &plan.prefixes)
     }
 
     fn run(&self, suite: &SuitePlan, plan: &BankPlan, ctx: &RunContext<'_>) -> crate::model::Suite {

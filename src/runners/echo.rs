@@ -7,25 +7,25 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::config::SuiteSite;
-use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
+use crate::execute::Collected;
 use crate::model::{Case, CaseStatus, Suite, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 
 /// The echo runner.
-pub(super) struct Echo;
+pub(crate) struct Echo;
 
 /// `cases = { name = "passed" | "failed" | "skipped" }`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
-pub(super) struct EchoConfig {
+pub(crate) struct EchoConfig {
     pub cases: BTreeMap<String, String>,
 }
 
 /// The cases to report, with their statuses parsed.
 #[derive(Debug)]
-pub(super) struct EchoPlan {
+pub(crate) struct EchoPlan {
     cases: Vec<(String, CaseStatus)>,
 }
 
@@ -106,8 +106,8 @@ mod tests {
     #[test]
     fn a_runner_added_in_one_file_runs_and_is_scored() {
         let text = "[[suite]]\nname = \"e\"\nkind = \"echo\"\npolicy = \"pass-rate\"\ncases = { a = \"passed\", b = \"failed\" }\n\n[[suite]]\nname = \"p\"\nkind = \"echo\"\ncases = { c = \"passed\" }\n";
-        let config = Config::parse(text, Path::new("fcorr.toml")).unwrap();
-        let plans = plan(&config, &[], &Overrides::default()).unwrap();
+        let config = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap();
+        let plans = plan(&config, &[], &Overrides::default(), &crate::kinds::KINDS).unwrap();
         let suites = run_suites(&plans, &exec(), &NullSink);
         assert_eq!(suites[0].status, SuiteStatus::Failed);
         assert_eq!(suites[0].score.value, 50.0);
@@ -119,16 +119,16 @@ mod tests {
     #[test]
     fn its_keys_are_checked_with_lines() {
         let unknown = "[[suite]]\nkind = \"echo\"\ncases = {}\ncommands = { test = \"x\" }\n";
-        let err = Config::parse(unknown, Path::new("fcorr.toml")).unwrap_err().to_string();
+        let err = Config::parse(unknown, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("line 4, column 1") && err.contains("commands"), "{err}");
         let bad = "[[suite]]\nkind = \"echo\"\n\ncases = { a = \"passed\", b = \"maybe\" }\n";
-        let err = Config::parse(bad, Path::new("fcorr.toml")).unwrap_err().to_string();
+        let err = Config::parse(bad, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("line 4") && err.contains("unknown status `maybe`"), "{err}");
     }
 
     #[test]
     fn it_is_listed_from_the_registry() {
-        assert!(crate::runners::kind_names().contains(&"echo"));
-        assert!(crate::runners::kinds_help().contains("echo"));
+        assert!(crate::config::KindKeys::names(&crate::kinds::KINDS).contains(&"echo"));
+        assert!(crate::kinds::kinds_help().contains("echo"));
     }
 }

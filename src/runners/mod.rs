@@ -1,15 +1,15 @@
 //! Suite runners: one module per suite kind (`kind = "..."` in a `[[suite]]` of fcorr.toml).
 //!
 //! A runner owns its kind's config keys (a struct it deserialises and validates), turns them into
-//! a plan, and runs one planned suite to a [`Suite`]. The pipeline does everything around it
-//! (scheduling, events, cancellation checks, scoring). Adding a kind is one module implementing
-//! [`SuiteRunner`] plus one line in [`RUNNERS`]; docs/architecture.md has the steps.
+//! a plan, and runs one planned suite to a [`Suite`]. This module also schedules planned suites
+//! ([`run_suites`], `-j` at a time) and scores each one its runner returns. Adding a kind is one
+//! module implementing [`SuiteRunner`] plus one line in `KINDS` (`crate::kinds`), the registry
+//! above every kind; docs/architecture.md has the steps.
 
-use std::any::Any;
 use std::fmt::Debug;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
@@ -17,29 +17,21 @@ use serde::{Deserialize as _, Serialize};
 use toml::Spanned;
 use toml::de::DeTable;
 
-use crate::config::{Config, SuiteSite, to_table};
+use crate::config::{LoadError, SuiteSite, to_table};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::{Event, EventSink};
+pub(crate) use crate::execute::RunContext;
 use crate::execute::{ExecContext, process};
 use crate::model::{Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
-use crate::plan::{Overrides, SuitePlan};
+// The seam's types live where their users are (planning, execution); kinds name them here.
+use crate::plan::SuitePlan;
+pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SuiteItem};
 
 pub(crate) mod bank;
 #[cfg(test)]
-mod echo;
+pub(crate) mod echo;
 pub(crate) mod import;
 pub(crate) mod project;
-
-/// Every suite kind this version runs, in the order docs and `--help` list them.
-static RUNNERS: &[&dyn Runner] = &[
-    &project::Project,
-    &import::Import,
-    &crate::eval::runner::Eval,
-    &bank::Bank,
-    &crate::benchmark::runner::Benchmark,
-    #[cfg(test)]
-    &echo::Echo,
-];
 
 /// A suite kind: its config keys, their validation, planning, and running one suite.
 pub(crate) trait SuiteRunner: Send + Sync + 'static {
@@ -81,85 +73,17 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
         let _ = (suite, plan);
         None
     }
-}
 
-/// One item of a suite (a benchmark task, a dataset case), as `fcorr suites list` shows it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SuiteItem {
-    pub id: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub difficulty: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tags: Vec<String>,
-}
-
-/// Why a suite's items cannot be listed (its tasks or dataset file is unreadable).
-pub(crate) type ItemsError = Box<dyn std::error::Error + Send + Sync>;
-
-/// What planning knows besides the suite: run-wide defaults and command-line overrides.
-pub(crate) struct PlanContext<'a> {
-    pub config: &'a Config,
-    pub overrides: &'a Overrides,
-    /// Directory the suite's relative paths are relative to.
-    pub base: &'a Path,
-}
-
-/// What a running suite may use: where to write, the event sink, cancellation.
-pub(crate) struct RunContext<'a> {
-    /// Output and cache directories, parallelism, kill grace period.
-    pub exec: &'a ExecContext,
-    /// Progress events (phase started/finished...) for the terminal and CI logs.
-    pub events: &'a dyn EventSink,
-}
-
-impl RunContext<'_> {
-    /// True once the user pressed Ctrl-C: stop starting work and return what you have, with
-    /// status `cancelled`.
-    pub(crate) fn cancelled(&self) -> bool {
-        crate::execute::process::is_cancelled()
+    /// True when the run's selection (`--select`) leaves this planned suite out; planning then
+    /// drops it, so it neither shows as an empty suite nor weighs on the combined score. Default:
+    /// never.
+    fn deselected(&self, suite: &SuitePlan, plan: &Self::Plan) -> bool {
+        let _ = (suite, plan);
+        false
     }
 }
 
-/// A runner's plan for one suite, type-erased so every kind fits in one [`SuitePlan`].
-#[derive(Clone)]
-pub(crate) struct KindPlan(Arc<dyn Any + Send + Sync>);
-
-impl KindPlan {
-    /// Wraps a runner's plan.
-    pub(crate) fn new<P: Any + Send + Sync>(plan: P) -> KindPlan {
-        KindPlan(Arc::new(plan))
-    }
-
-    /// The plan as the runner's own type, when it is one.
-    pub(crate) fn get<P: 'static>(&self) -> Option<&P> {
-        self.0.downcast_ref::<P>()
-    }
-}
-
-impl Debug for KindPlan {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KindPlan(..)")
-    }
-}
-
-/// A problem reading a kind's keys: serde's (with its span) or the runner's validation.
-pub(crate) enum LoadError {
-    Toml(toml::de::Error),
-    Config(ConfigError),
-}
-
-/// [`SuiteRunner`] without its types, so runners of every kind sit in one registry.
-pub(crate) trait Runner: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn suite_kind(&self) -> SuiteKind;
-    fn about(&self) -> &'static str;
-    /// Reads and validates the kind's keys; returns them normalised (defaults filled in).
-    fn load(&self, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError>;
-    fn plan(&self, settings: &toml::Table, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<KindPlan, PlanError>;
-    fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite;
-    fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>>;
-}
-
+/// Every [`SuiteRunner`] is a [`Runner`]: the registry (`crate::kinds`) holds them type-erased.
 impl<R: SuiteRunner> Runner for R {
     fn name(&self) -> &'static str {
         SuiteRunner::name(self)
@@ -193,6 +117,10 @@ impl<R: SuiteRunner> Runner for R {
 
     fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
         SuiteRunner::items(self, suite, suite.settings.get::<R::Plan>()?)
+    }
+
+    fn deselected(&self, suite: &SuitePlan) -> bool {
+        suite.settings.get::<R::Plan>().is_some_and(|plan| SuiteRunner::deselected(self, suite, plan))
     }
 
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite {
@@ -308,34 +236,4 @@ pub(crate) fn check_reports(reports: &[String], format: Option<&str>, site: &Sui
         );
     }
     Ok(())
-}
-
-/// Every registered runner.
-pub(crate) fn registry() -> &'static [&'static dyn Runner] {
-    RUNNERS
-}
-
-/// The runner of a kind, by its name in fcorr.toml.
-pub(crate) fn by_name(name: &str) -> Option<&'static dyn Runner> {
-    RUNNERS.iter().copied().find(|r| r.name() == name)
-}
-
-impl Debug for dyn Runner {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Runner({})", self.name())
-    }
-}
-
-/// Names of every kind this version runs, in registry order.
-pub(crate) fn kind_names() -> Vec<&'static str> {
-    RUNNERS.iter().map(|r| r.name()).collect()
-}
-
-/// The kinds with their one-line descriptions, for `--help` and the JSON Schema.
-pub(crate) fn kinds_help() -> String {
-    let mut text = String::from("Suite kinds (`kind = \"...\"` in a [[suite]] of fcorr.toml):\n");
-    for runner in RUNNERS {
-        text.push_str(&format!("  {:<9} {}\n", runner.name(), runner.about()));
-    }
-    text
 }

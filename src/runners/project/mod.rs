@@ -242,7 +242,7 @@ pub(crate) fn plan_samples(
                 path: Some(sample.clone()),
                 ..SuiteConfig::default()
             };
-            let mut plan = plan::plan_suite(config, &suite, dir, overrides)?;
+            let mut plan = plan::plan_as(&Project, config, &suite, dir, overrides)?;
             // Planned by this runner just above, so the plan is a ProjectPlan.
             if let Some(project) = plan.settings.get::<ProjectPlan>() {
                 let mut project = project.clone();
