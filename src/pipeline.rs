@@ -8,6 +8,7 @@ use crate::config::{Config, SuiteConfig};
 use crate::errors::{ConfigError, FcorrError};
 use crate::execute::{ExecContext, process};
 use crate::gate::{self, Gate};
+use crate::kinds::KINDS;
 use crate::model::{Run, SuiteStatus};
 use crate::plan::{self, Overrides};
 use crate::report::{self, ReportEnv, terminal};
@@ -95,7 +96,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
-        Some(path) => Config::load(&path, &crate::kinds::KINDS)?,
+        Some(path) => Config::load(&path, &KINDS)?,
         None => Config { base_dir: PathBuf::from("."), ..Config::default() },
     };
     let gates = if args.fail_on.is_empty() {
@@ -131,10 +132,9 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), overrides)?,
         // Only added suites: no project in the current directory is detected and run.
         None if extra.is_some() && args.paths.is_empty() && config.suites.is_empty() => Vec::new(),
-        None => plan::plan(&config, &args.paths, overrides, &crate::kinds::KINDS)?,
+        None => plan::plan(&config, &args.paths, overrides, &KINDS)?,
     };
-    let plans =
-        plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &crate::kinds::KINDS)?;
+    let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &KINDS)?;
     let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
         Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,

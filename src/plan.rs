@@ -1,8 +1,10 @@
 //! Plan: turn `fcorr.toml`, command-line paths and flags into the list of suites to run.
 //!
 //! The settings every suite has (id, policy, weight, root...) are resolved here; each suite's
-//! runner resolves its kind's own settings ([`Runner::plan`], handed in through [`Kinds`]), so nothing
-//! after planning looks at configuration again.
+//! runner resolves its kind's own settings ([`Runner::plan`]; the caller hands the registered
+//! kinds in as [`Kinds`]), so nothing after planning looks at configuration again. The seam's
+//! type-erased pieces ([`Runner`], [`KindPlan`], [`PlanContext`]) live here, with the plans that
+//! hold them.
 
 use std::any::Any;
 use std::collections::BTreeMap;

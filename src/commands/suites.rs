@@ -10,6 +10,7 @@ use serde::Serialize;
 use crate::benchmark::TaskFilter;
 use crate::config::Config;
 use crate::errors::FcorrError;
+use crate::kinds::KINDS;
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::SuiteItem;
 use crate::shard::Shard;
@@ -85,7 +86,7 @@ pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
     let cwd =
         std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
     let config = match crate::pipeline::find_config(args.config.as_deref(), &[], false, &cwd) {
-        Some(path) => Config::load(&path, &crate::kinds::KINDS)?,
+        Some(path) => Config::load(&path, &KINDS)?,
         None => {
             return Err(FcorrError::Usage(format!(
                 "no configuration: give --config FILE or run where one of {} exists",
@@ -111,7 +112,7 @@ pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
 /// Plans the config's suites as `fcorr run` would and counts each one's items.
 pub fn list(config: &Config, args: &ListArgs) -> Result<Vec<Listed>, FcorrError> {
     let overrides = Overrides { filter: args.filter.clone(), shard: args.shard, ..Overrides::default() };
-    let plans = plan::select_suites(plan::plan(config, &[], &overrides, &crate::kinds::KINDS)?, args.shard);
+    let plans = plan::select_suites(plan::plan(config, &[], &overrides, &KINDS)?, args.shard);
     let filter = TaskFilter { ids: args.ids.clone(), tags: args.tags.clone(), difficulty: args.difficulty.clone() };
     Ok(plans.iter().map(|p| listed(p, &filter, args.items)).collect())
 }
@@ -190,7 +191,7 @@ mod tests {
 
     fn examples() -> Config {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/fcorr.toml");
-        Config::load(&path, &crate::kinds::KINDS).unwrap()
+        Config::load(&path, &KINDS).unwrap()
     }
 
     fn bench(listed: &[Listed]) -> &Listed {
@@ -268,7 +269,7 @@ mod tests {
         std::fs::write(dir.path().join("tasks.jsonl"), "{\"id\": \"a\", \"repo\": \".\"}\nnot json\n").unwrap();
         let toml = "[[suite]]\nname = \"b\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\n";
         std::fs::write(dir.path().join("fcorr.toml"), toml).unwrap();
-        let config = Config::load(&dir.path().join("fcorr.toml"), &crate::kinds::KINDS).unwrap();
+        let config = Config::load(&dir.path().join("fcorr.toml"), &KINDS).unwrap();
         let listed = list(&config, &ListArgs::default()).unwrap();
         let error = listed[0].error.as_deref().unwrap();
         assert!(error.contains("tasks.jsonl:2"), "{error}");
