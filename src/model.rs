@@ -575,14 +575,19 @@ pub enum RetryPolicy {
 
 impl RetryPolicy {
     /// Parses the name written in fcorr.toml or on the command line.
-    pub fn parse(text: &str) -> Result<RetryPolicy, String> {
+    pub fn parse(text: &str) -> Result<RetryPolicy, UnknownRetryPolicy> {
         match text {
             "pass-on-retry" => Ok(RetryPolicy::PassOnRetry),
             "fail" => Ok(RetryPolicy::Fail),
-            other => Err(format!("unknown retries policy `{other}` (pass-on-retry, fail)")),
+            other => Err(UnknownRetryPolicy(other.to_string())),
         }
     }
 }
+
+/// A `retries-policy` name that is not one of [`RetryPolicy`]'s (clap shows it after the flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown retries policy `{0}` (pass-on-retry, fail)")]
+pub struct UnknownRetryPolicy(pub String);
 
 /// Scoring policy of a suite.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]

@@ -118,15 +118,20 @@ impl RunArgs {
 }
 
 /// Parses a policy name.
-pub fn parse_policy(text: &str) -> Result<Policy, String> {
+pub fn parse_policy(text: &str) -> Result<Policy, UnknownPolicy> {
     match text {
         "strict" => Ok(Policy::Strict),
         "pass-rate" | "passrate" => Ok(Policy::PassRate),
         "weighted" => Ok(Policy::Weighted),
         "graded" => Ok(Policy::Graded),
-        other => Err(format!("unknown policy `{other}` (strict, pass-rate, weighted, graded)")),
+        other => Err(UnknownPolicy(other.to_string())),
     }
 }
+
+/// A `--policy` name fcorr does not know (clap shows it after the flag).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown policy `{0}` (strict, pass-rate, weighted, graded)")]
+pub struct UnknownPolicy(pub String);
 
 /// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
 #[derive(Debug, Args, Clone, Default)]

@@ -26,12 +26,12 @@ pub enum Mode {
 
 impl Mode {
     /// Parses `update`, `recreate`, `off`.
-    pub fn parse(text: &str) -> Result<Mode, String> {
+    pub fn parse(text: &str) -> Result<Mode, OptionError> {
         match text.trim() {
             "update" | "" => Ok(Mode::Update),
             "recreate" => Ok(Mode::Recreate),
             "off" | "false" | "none" => Ok(Mode::Off),
-            other => Err(format!("comment mode `{other}`: expected update, recreate or off")),
+            other => Err(OptionError::Mode(other.to_string())),
         }
     }
 }
@@ -49,14 +49,24 @@ pub enum When {
 
 impl When {
     /// Parses `always`, `on-failure`, `on-change`.
-    pub fn parse(text: &str) -> Result<When, String> {
+    pub fn parse(text: &str) -> Result<When, OptionError> {
         match text.trim() {
             "always" | "" => Ok(When::Always),
             "on-failure" => Ok(When::OnFailure),
             "on-change" => Ok(When::OnChange),
-            other => Err(format!("comment-when `{other}`: expected always, on-failure or on-change")),
+            other => Err(OptionError::When(other.to_string())),
         }
     }
+}
+
+/// A comment option (`--comment`, `--comment-when` or their `[github]` keys) with an unknown
+/// value; the caller names the flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OptionError {
+    #[error("comment mode `{0}`: expected update, recreate or off")]
+    Mode(String),
+    #[error("comment-when `{0}`: expected always, on-failure or on-change")]
+    When(String),
 }
 
 /// A comment as the issues API returns it.
