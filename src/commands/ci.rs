@@ -224,15 +224,10 @@ impl PublishFlags {
     }
 }
 
-/// Reads the GitHub context; a broken event file is a warning (publishing is best effort).
+/// Reads the GitHub context; a broken event file is kept in it and becomes a warning when
+/// publishing (which is best effort).
 pub fn github_context(event: Option<&Path>) -> Option<GithubContext> {
-    match GithubContext::from_env(event) {
-        Ok(ctx) => ctx,
-        Err(e) => {
-            eprintln!("fcorr: warning: {e}; not publishing to GitHub");
-            None
-        }
-    }
+    GithubContext::from_env(event)
 }
 
 /// Finds and loads the baseline; every problem is a warning and means "no baseline".
@@ -324,7 +319,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     let job_summary = !args.publish.no_job_summary;
     let result = run_ci(args);
     if let Err(error) = &result
-        && let Ok(Some(ctx)) = GithubContext::from_env(event.as_deref())
+        && let Some(ctx) = GithubContext::from_env(event.as_deref())
     {
         publish::publish_error(&ctx, error, error.exit_code(), job_summary);
     }

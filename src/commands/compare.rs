@@ -83,8 +83,8 @@ pub fn render(c: &Comparison) -> String {
 /// `fcorr compare`.
 pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let mut run = crate::report::load_results(&args.results)?;
-    let base = crate::github::baseline::load_path(&args.baseline)
-        .map_err(|message| FcorrError::Input { file: args.baseline.clone(), message })?;
+    // The error names the baseline file itself (or the file inside the directory given).
+    let base = crate::github::baseline::load_path(&args.baseline)?;
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
         // Plain data always serialises.

@@ -80,6 +80,24 @@ impl ApiError {
     }
 }
 
+/// Why a client cannot be made from the Actions environment (the variable is named).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClientError {
+    #[error("GITHUB_REPOSITORY `{0}` is not owner/name")]
+    Repository(String),
+    #[error("GITHUB_API_URL `{0}` is not a URL (expected e.g. https://api.github.com)")]
+    ApiUrl(String),
+}
+
+/// A request that got no answer: sending it, or reading the body, failed.
+#[derive(Debug, thiserror::Error)]
+enum Transport {
+    #[error("{0}")]
+    Send(ureq::Error),
+    #[error("reading the response failed (limit {MAX_BODY_BYTES} bytes): {0}")]
+    Body(ureq::Error),
+}
+
 /// GitHub client for one repository.
 pub struct Api {
     agent: ureq::Agent,
@@ -95,13 +113,13 @@ pub struct Api {
 
 impl Api {
     /// A client for `owner/repo` at `api_url`. Its calls must be awaited inside a tokio runtime.
-    pub fn new(api_url: &str, token: Option<&str>, repository: &str) -> Result<Api, String> {
+    pub fn new(api_url: &str, token: Option<&str>, repository: &str) -> Result<Api, ClientError> {
         let (owner, repo) =
-            repository.split_once('/').ok_or_else(|| format!("GITHUB_REPOSITORY `{repository}` is not owner/name"))?;
+            repository.split_once('/').ok_or_else(|| ClientError::Repository(repository.to_string()))?;
         let api_url = api_url.trim_end_matches('/');
         match api_url.parse::<http::Uri>() {
             Ok(uri) if uri.scheme().is_some() && uri.host().is_some() => {}
-            _ => return Err(format!("GITHUB_API_URL `{api_url}` is not a URL (expected e.g. https://api.github.com)")),
+            _ => return Err(ClientError::ApiUrl(api_url.to_string())),
         }
         let config = crate::net::agent_config()
             .timeout_connect(Some(Duration::from_secs(15)))
@@ -156,8 +174,8 @@ impl Api {
         let request = request.body(payload).map_err(|e| err(format!("cannot build the request for {url}: {e}")))?;
         let agent = self.agent.clone();
         // ureq blocks; the blocking pool keeps the runtime (and a test's in-process mock server) free.
-        let answer = tokio::task::spawn_blocking(move || -> Result<Response, String> {
-            let mut response = agent.run(request).map_err(|e| e.to_string())?;
+        let answer = tokio::task::spawn_blocking(move || -> Result<Response, Transport> {
+            let mut response = agent.run(request).map_err(Transport::Send)?;
             let status = response.status().as_u16();
             let headers = response.headers().clone();
             let body = response
@@ -165,12 +183,13 @@ impl Api {
                 .with_config()
                 .limit(MAX_BODY_BYTES as u64)
                 .read_to_vec()
-                .map_err(|e| format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}"))?;
+                .map_err(Transport::Body)?;
             Ok(Response { status, headers, body })
         })
         .await
         .map_err(|e| err(format!("the request task failed: {e}")))?;
-        answer.map_err(err)
+        // ApiError is Clone (callers keep and compare it), so the transport error travels as text.
+        answer.map_err(|e| err(e.to_string()))
     }
 
     /// A request; non-2xx answers become errors. Idempotent requests (all but POST) are retried

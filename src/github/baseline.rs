@@ -11,9 +11,10 @@ use std::path::{Component, Path, PathBuf};
 use http::Method;
 use serde::Deserialize;
 
-use super::api::{Api, ApiError};
+use super::api::{Api, ApiError, ClientError};
 use super::context::GithubContext;
 use crate::compare::BaselineInfo;
+use crate::errors::FcorrError;
 use crate::model::{Run, SCHEMA_VERSION};
 
 /// Largest `results.json` accepted from a zip (uncompressed).
@@ -47,6 +48,89 @@ impl Source {
     }
 }
 
+/// Why no baseline could be read. Callers treat it as a warning (`fcorr ci`, `fcorr merge`) or a
+/// usage error (`fcorr compare`).
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    /// A zip, artifact or results text that is not a usable baseline; `label` names it (the
+    /// path, or `artifact NAME of run ID`).
+    #[error("{label}: {problem}")]
+    Unusable {
+        label: String,
+        #[source]
+        problem: Unusable,
+    },
+    /// The `results.json` (or directory) given cannot be read; the error names the file.
+    #[error(transparent)]
+    Results(Box<FcorrError>),
+    /// A GitHub API call of the lookup failed; `what` says which step, the message names the
+    /// missing `actions: read` permission when that is the cause.
+    #[error("{what}: {}", source.explain("actions: read"))]
+    Api { what: &'static str, source: ApiError },
+    /// No API client for this environment.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// Neither `GITHUB_RUN_ID` nor `GITHUB_WORKFLOW_REF` says which workflow this run is.
+    #[error("cannot tell which workflow this is (no GITHUB_RUN_ID or GITHUB_WORKFLOW_REF)")]
+    UnknownWorkflow,
+}
+
+impl BaselineError {
+    fn unusable(label: &str) -> impl FnOnce(Unusable) -> BaselineError {
+        move |problem| BaselineError::Unusable { label: label.to_string(), problem }
+    }
+
+    fn api(what: &'static str) -> impl FnOnce(ApiError) -> BaselineError {
+        move |source| BaselineError::Api { what, source }
+    }
+}
+
+impl From<BaselineError> for FcorrError {
+    /// A baseline named on the command line that cannot be read is an input error (exit 2).
+    fn from(e: BaselineError) -> FcorrError {
+        match e {
+            BaselineError::Results(e) => *e,
+            BaselineError::Unusable { label, problem } => {
+                FcorrError::Input { file: label.into(), message: problem.to_string() }
+            }
+            // A GitHub lookup that failed: fcorr could not do its own work.
+            e @ BaselineError::Api { .. } => FcorrError::Harness(e.to_string()),
+            e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::Usage(e.to_string()),
+        }
+    }
+}
+
+/// What is wrong with one baseline file or artifact.
+#[derive(Debug, thiserror::Error)]
+pub enum Unusable {
+    #[error("cannot read it: {0}")]
+    Read(#[source] std::io::Error),
+    #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
+    NotResults { source: serde_json::Error },
+    #[error("schema version {0} is not supported (this fcorr reads version {SCHEMA_VERSION})")]
+    Schema(u32),
+    #[error("not a readable zip: {0}")]
+    NotZip(#[source] zip::result::ZipError),
+    #[error("{0} entries is more than the {MAX_ZIP_ENTRIES} allowed")]
+    TooManyEntries(usize),
+    #[error("entry {index}: {source}")]
+    Entry { index: usize, source: zip::result::ZipError },
+    #[error("entry {index}: bad name: {source}")]
+    EntryName { index: usize, source: zip::result::ZipError },
+    #[error("unsafe entry `{0}` (absolute or `..` path): the zip is rejected")]
+    UnsafeEntry(String),
+    #[error("the zip holds no results.json")]
+    NoResults,
+    #[error("{0}")]
+    ResultsEntry(#[source] zip::result::ZipError),
+    #[error("results.json is {0} bytes, more than the {MAX_RESULTS_BYTES} allowed")]
+    DeclaredTooLarge(u64),
+    #[error("results.json is larger than the {MAX_RESULTS_BYTES} bytes allowed")]
+    TooLarge,
+    #[error("cannot read results.json: {0}")]
+    ReadResults(#[source] std::io::Error),
+}
+
 /// A loaded baseline.
 #[derive(Debug, Clone)]
 pub struct Baseline {
@@ -55,26 +139,25 @@ pub struct Baseline {
 }
 
 /// Parses `results.json` text; `label` names it in messages.
-pub fn parse_results(text: &str, label: &str) -> Result<Run, String> {
+pub fn parse_results(text: &str, label: &str) -> Result<Run, BaselineError> {
     let run: Run = serde_json::from_str(text)
-        .map_err(|e| format!("{label}: line {}, column {}: not an fcorr results file: {e}", e.line(), e.column()))?;
+        .map_err(|source| Unusable::NotResults { source })
+        .map_err(BaselineError::unusable(label))?;
     if run.schema_version != SCHEMA_VERSION {
-        return Err(format!(
-            "{label}: schema version {} is not supported (this fcorr reads version {SCHEMA_VERSION})",
-            run.schema_version
-        ));
+        return Err(BaselineError::unusable(label)(Unusable::Schema(run.schema_version)));
     }
     Ok(run)
 }
 
 /// Loads a baseline from a `results.json`, a directory containing one, or a zip holding one.
-pub fn load_path(path: &Path) -> Result<Baseline, String> {
+pub fn load_path(path: &Path) -> Result<Baseline, BaselineError> {
     let is_zip = path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
     let run = if is_zip {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read it: {e}", path.display()))?;
-        read_zip(&bytes, &path.display().to_string())?
+        let label = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(Unusable::Read).map_err(BaselineError::unusable(&label))?;
+        read_zip(&bytes, &label)?
     } else {
-        crate::report::load_results(path).map_err(|e| e.to_string())?
+        crate::report::load_results(path).map_err(|e| BaselineError::Results(Box::new(e)))?
     };
     let info = BaselineInfo {
         source: format!("file:{}", path.display()),
@@ -102,45 +185,44 @@ fn safe_entry_name(name: &str) -> bool {
 /// Reads `results.json` out of a zip (an Actions artifact). The whole zip is rejected when any
 /// entry would escape its directory (`../`, absolute paths), and sizes are capped, so a hostile
 /// artifact can neither write outside nor exhaust memory. Nothing is written to disk.
-pub fn read_zip(bytes: &[u8], label: &str) -> Result<Run, String> {
-    let mut archive =
-        zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| format!("{label}: not a readable zip: {e}"))?;
+pub fn read_zip(bytes: &[u8], label: &str) -> Result<Run, BaselineError> {
+    let text = zip_results(bytes).map_err(BaselineError::unusable(label))?;
+    parse_results(&text, &format!("{label}!results.json"))
+}
+
+/// The text of the shallowest `results.json` in a zip: see [`read_zip`].
+fn zip_results(bytes: &[u8]) -> Result<String, Unusable> {
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(Unusable::NotZip)?;
     if archive.len() > MAX_ZIP_ENTRIES {
-        return Err(format!("{label}: {} entries is more than the {MAX_ZIP_ENTRIES} allowed", archive.len()));
+        return Err(Unusable::TooManyEntries(archive.len()));
     }
     let mut best: Option<(usize, usize)> = None; // (depth, index)
-    for i in 0..archive.len() {
-        let entry = archive.by_index_raw(i).map_err(|e| format!("{label}: entry {i}: {e}"))?;
-        let name = entry.name().map_err(|e| format!("{label}: entry {i}: bad name: {e}"))?.to_string();
+    for index in 0..archive.len() {
+        let entry = archive.by_index_raw(index).map_err(|source| Unusable::Entry { index, source })?;
+        let name = entry.name().map_err(|source| Unusable::EntryName { index, source })?.to_string();
         if !safe_entry_name(&name) || entry.enclosed_name().is_none() {
-            return Err(format!("{label}: unsafe entry `{name}` (absolute or `..` path): the zip is rejected"));
+            return Err(Unusable::UnsafeEntry(name));
         }
         let normalized = name.replace('\\', "/");
         if normalized == "results.json" || normalized.ends_with("/results.json") {
             let depth = normalized.matches('/').count();
             if best.is_none_or(|(d, _)| depth < d) {
-                best = Some((depth, i));
+                best = Some((depth, index));
             }
         }
     }
-    let (_, index) = best.ok_or_else(|| format!("{label}: the zip holds no results.json"))?;
-    let entry = archive.by_index(index).map_err(|e| format!("{label}: {e}"))?;
+    let (_, index) = best.ok_or(Unusable::NoResults)?;
+    let entry = archive.by_index(index).map_err(Unusable::ResultsEntry)?;
     if entry.size() > MAX_RESULTS_BYTES {
-        return Err(format!(
-            "{label}: results.json is {} bytes, more than the {MAX_RESULTS_BYTES} allowed",
-            entry.size()
-        ));
+        return Err(Unusable::DeclaredTooLarge(entry.size()));
     }
     let mut text = String::new();
     // The declared size can lie; the reader is capped as well.
-    entry
-        .take(MAX_RESULTS_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(|e| format!("{label}: cannot read results.json: {e}"))?;
+    entry.take(MAX_RESULTS_BYTES + 1).read_to_string(&mut text).map_err(Unusable::ReadResults)?;
     if text.len() as u64 > MAX_RESULTS_BYTES {
-        return Err(format!("{label}: results.json is larger than the {MAX_RESULTS_BYTES} bytes allowed"));
+        return Err(Unusable::TooLarge);
     }
-    parse_results(&text, &format!("{label}!results.json"))
+    Ok(text)
 }
 
 /// Why no baseline was found, or the one found.
@@ -216,35 +298,34 @@ fn query_escape(text: &str) -> String {
     out
 }
 
-fn api_problem(what: &str, e: &ApiError) -> String {
-    format!("{what}: {}", e.explain("actions: read"))
-}
-
 /// The commit the baseline should come from: the PR's merge base when the run tested the PR head,
 /// `pull_request.base.sha` when it tested GitHub's merge commit, `before` on a push.
-pub async fn base_commit(api: &Api, ctx: &GithubContext) -> Result<Option<String>, String> {
+/// A failed merge-base lookup is a warning: the PR's base commit is used instead.
+pub async fn base_commit(api: &Api, ctx: &GithubContext) -> Option<String> {
     if let Some(pr) = ctx.pull_request() {
         let tested_head = ctx.sha.is_empty() || ctx.sha == pr.head.sha;
         if !tested_head {
-            return Ok(Some(pr.base.sha.clone()));
+            return Some(pr.base.sha.clone());
         }
         let path = api.repo_path(&format!("/compare/{}...{}", pr.base.sha, pr.head.sha));
         return match api.get_json::<CompareResponse>(&path).await {
-            Ok(c) => Ok(Some(c.merge_base_commit.sha)),
+            Ok(c) => Some(c.merge_base_commit.sha),
             Err(e) => {
                 eprintln!("fcorr: warning: cannot find the merge base ({e}); using the PR's base commit");
-                Ok(Some(pr.base.sha.clone()))
+                Some(pr.base.sha.clone())
             }
         };
     }
-    Ok(ctx.event.before.clone().filter(|b| !b.is_empty() && b.chars().any(|c| c != '0')))
+    ctx.event.before.clone().filter(|b| !b.is_empty() && b.chars().any(|c| c != '0'))
 }
 
-async fn workflow_id(api: &Api, ctx: &GithubContext) -> Result<String, String> {
+async fn workflow_id(api: &Api, ctx: &GithubContext) -> Result<String, BaselineError> {
     if let Some(run_id) = ctx.run_id {
         match api.get_json::<WorkflowRunResponse>(&api.repo_path(&format!("/actions/runs/{run_id}"))).await {
             Ok(run) => return Ok(run.workflow_id.to_string()),
-            Err(e) if ctx.workflow_file.is_none() => return Err(api_problem("cannot look up this workflow run", &e)),
+            Err(e) if ctx.workflow_file.is_none() => {
+                return Err(BaselineError::api("cannot look up this workflow run")(e));
+            }
             Err(_) => {}
         }
     }
@@ -252,12 +333,12 @@ async fn workflow_id(api: &Api, ctx: &GithubContext) -> Result<String, String> {
         .as_deref()
         .and_then(|f| f.rsplit('/').next())
         .map(query_escape)
-        .ok_or_else(|| "cannot tell which workflow this is (no GITHUB_RUN_ID or GITHUB_WORKFLOW_REF)".to_string())
+        .ok_or(BaselineError::UnknownWorkflow)
 }
 
 /// Finds the baseline on GitHub: see the module docs.
-pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: u32) -> Result<Lookup, String> {
-    let Some(base) = base_commit(api, ctx).await? else {
+pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: u32) -> Result<Lookup, BaselineError> {
+    let Some(base) = base_commit(api, ctx).await else {
         return Ok(Lookup::Missing(format!("a `{}` event has no base commit to compare with", ctx.event_name)));
     };
     let workflow = workflow_id(api, ctx).await?;
@@ -268,7 +349,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
             query_escape(&sha)
         ));
         let runs: WorkflowRuns =
-            api.get_json(&path).await.map_err(|e| api_problem("cannot list the base commit's workflow runs", &e))?;
+            api.get_json(&path).await.map_err(BaselineError::api("cannot list the base commit's workflow runs"))?;
         // GitHub lists newest first.
         for run in runs.workflow_runs.iter().filter(|r| Some(r.id) != ctx.run_id) {
             if run.head_sha.as_deref().is_some_and(|h| h != sha) {
@@ -280,7 +361,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
                 query_escape(artifact)
             ));
             let list: Artifacts =
-                api.get_json(&path).await.map_err(|e| api_problem("cannot list the run's artifacts", &e))?;
+                api.get_json(&path).await.map_err(BaselineError::api("cannot list the run's artifacts"))?;
             let Some(found) = list.artifacts.iter().find(|a| a.name == artifact && !a.expired) else { continue };
             let zip_path = api.repo_path(&format!("/actions/artifacts/{}/zip", found.id));
             // GitHub answers 302 to a short-lived blob URL; the client follows it and drops the
@@ -288,7 +369,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
             let response = api
                 .request(Method::GET, &zip_path, None)
                 .await
-                .map_err(|e| api_problem("cannot download the baseline artifact", &e))?;
+                .map_err(BaselineError::api("cannot download the baseline artifact"))?;
             let label = format!("artifact {artifact} of run {}", run.id);
             let baseline_run = read_zip(&response.body, &label)?;
             let info = BaselineInfo {
@@ -307,7 +388,7 @@ pub async fn from_github(api: &Api, ctx: &GithubContext, artifact: &str, depth: 
         let commit: CommitResponse = api
             .get_json(&api.repo_path(&format!("/commits/{sha}")))
             .await
-            .map_err(|e| api_problem("cannot read the commit's parents", &e))?;
+            .map_err(BaselineError::api("cannot read the commit's parents"))?;
         match commit.parents.into_iter().next() {
             Some(parent) => sha = parent.sha,
             None => break,

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize;
 
@@ -31,7 +32,16 @@ pub struct GithubContext {
     pub event: Event,
     /// Why the event file could not be read: the run is published without PR context (job
     /// summary, outputs and annotations still are), never dropped.
-    pub event_problem: Option<String>,
+    pub event_problem: Option<Arc<EventError>>,
+}
+
+/// An event file (`GITHUB_EVENT_PATH`, `--event`) that cannot be read as an event payload.
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    #[error("{}: cannot read the event file: {source}", path.display())]
+    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("{}: line {}, column {}: not a GitHub event payload: {source}", path.display(), source.line(), source.column())]
+    NotEvent { path: PathBuf, source: serde_json::Error },
 }
 
 /// The parts of the event payload fcorr uses.
@@ -111,24 +121,20 @@ pub struct Repo {
 impl GithubContext {
     /// Reads the context from the process environment; `event_file` overrides `GITHUB_EVENT_PATH`.
     /// `None` outside GitHub Actions (no `GITHUB_ACTIONS` and no `GITHUB_REPOSITORY`).
-    pub fn from_env(event_file: Option<&Path>) -> Result<Option<GithubContext>, String> {
+    pub fn from_env(event_file: Option<&Path>) -> Option<GithubContext> {
         let vars: HashMap<String, String> = std::env::vars().collect();
         GithubContext::from_vars(&vars, event_file)
     }
 
     /// Reads the context from a map of environment variables (tests pass their own).
-    pub fn from_vars(
-        vars: &HashMap<String, String>,
-        event_file: Option<&Path>,
-    ) -> Result<Option<GithubContext>, String> {
+    /// Never fails: a broken event file is kept in `event_problem`.
+    pub fn from_vars(vars: &HashMap<String, String>, event_file: Option<&Path>) -> Option<GithubContext> {
         let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
-        let Some(repository) = get("GITHUB_REPOSITORY") else {
-            return Ok(None);
-        };
+        let repository = get("GITHUB_REPOSITORY")?;
         let event_path = event_file.map(Path::to_path_buf).or_else(|| get("GITHUB_EVENT_PATH").map(PathBuf::from));
         let (event, event_problem) = match event_path.as_deref().map(read_event) {
             Some(Ok(event)) => (event, None),
-            Some(Err(problem)) => (Event::default(), Some(problem)),
+            Some(Err(problem)) => (Event::default(), Some(Arc::new(problem))),
             None => (Event::default(), None),
         };
         let workflow_file = get("GITHUB_WORKFLOW_REF").and_then(|r| {
@@ -139,7 +145,7 @@ impl GithubContext {
             parts.next()?;
             parts.next().map(str::to_string)
         });
-        Ok(Some(GithubContext {
+        Some(GithubContext {
             repository,
             event_name: get("GITHUB_EVENT_NAME").unwrap_or_default(),
             sha: get("GITHUB_SHA").unwrap_or_default(),
@@ -162,7 +168,7 @@ impl GithubContext {
             actor: get("GITHUB_ACTOR").unwrap_or_default(),
             event,
             event_problem,
-        }))
+        })
     }
 
     /// The pull request this run belongs to, if any.
@@ -234,12 +240,10 @@ impl GithubContext {
     }
 }
 
-fn read_event(path: &Path) -> Result<Event, String> {
+fn read_event(path: &Path) -> Result<Event, EventError> {
     let text =
-        std::fs::read_to_string(path).map_err(|e| format!("{}: cannot read the event file: {e}", path.display()))?;
-    serde_json::from_str(&text).map_err(|e| {
-        format!("{}: line {}, column {}: not a GitHub event payload: {e}", path.display(), e.line(), e.column())
-    })
+        std::fs::read_to_string(path).map_err(|source| EventError::Unreadable { path: path.to_path_buf(), source })?;
+    serde_json::from_str(&text).map_err(|source| EventError::NotEvent { path: path.to_path_buf(), source })
 }
 
 #[cfg(test)]
@@ -252,7 +256,7 @@ mod tests {
 
     #[test]
     fn outside_actions_there_is_no_context() {
-        assert!(GithubContext::from_vars(&vars(&[]), None).unwrap().is_none());
+        assert!(GithubContext::from_vars(&vars(&[]), None).is_none());
     }
 
     #[test]
@@ -273,7 +277,7 @@ mod tests {
             ("GITHUB_JOB", "test"),
             ("GITHUB_WORKFLOW_REF", "org/app/.github/workflows/ci.yml@refs/pull/7/merge"),
         ]);
-        let ctx = GithubContext::from_vars(&v, Some(&event)).unwrap().unwrap();
+        let ctx = GithubContext::from_vars(&v, Some(&event)).unwrap();
         assert!(ctx.is_fork_pr());
         assert_eq!(ctx.head_sha(), "h");
         assert_eq!(ctx.default_tag(), "CI/test");
@@ -294,7 +298,7 @@ mod tests {
         let context = |event_name: &str, actor: &str| {
             let v =
                 vars(&[("GITHUB_REPOSITORY", "org/app"), ("GITHUB_EVENT_NAME", event_name), ("GITHUB_ACTOR", actor)]);
-            GithubContext::from_vars(&v, Some(&event)).unwrap().unwrap()
+            GithubContext::from_vars(&v, Some(&event)).unwrap()
         };
         assert_eq!(context("pull_request", "dependabot[bot]").read_only(), Some(ReadOnly::Dependabot));
         assert_eq!(context("push", "dependabot[bot]").read_only(), Some(ReadOnly::Dependabot));
@@ -310,8 +314,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let event = dir.path().join("event.json");
         std::fs::write(&event, "{nope").unwrap();
-        let ctx = GithubContext::from_vars(&vars(&[("GITHUB_REPOSITORY", "o/r")]), Some(&event)).unwrap().unwrap();
+        let ctx = GithubContext::from_vars(&vars(&[("GITHUB_REPOSITORY", "o/r")]), Some(&event)).unwrap();
         let err = ctx.event_problem.as_deref().unwrap();
+        assert!(matches!(err, EventError::NotEvent { path, .. } if *path == event), "{err:?}");
+        let err = err.to_string();
         assert!(err.contains("event.json") && err.contains("line 1"), "{err}");
         assert!(ctx.pull_request().is_none());
     }

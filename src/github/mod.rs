@@ -9,9 +9,11 @@ pub mod context;
 pub use context::GithubContext;
 
 /// A current-thread runtime for the API calls of one command.
-pub fn runtime() -> Result<tokio::runtime::Runtime, String> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the async runtime: {e}"))
+pub fn runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RuntimeError)
 }
+
+/// The async runtime the API calls need cannot start (the OS refused threads or descriptors).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot start the async runtime: {0}")]
+pub struct RuntimeError(#[source] pub std::io::Error);

@@ -3,7 +3,7 @@
 //! comment and the check run.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// GitHub's limit on what one step may write to its job summary.
 pub(crate) const STEP_SUMMARY_LIMIT: usize = 1024 * 1024;
@@ -51,26 +51,46 @@ pub(crate) fn fit_markdown(text: &str, max_bytes: usize, notice: &str) -> String
     out
 }
 
+/// A GitHub file surface that cannot be appended to: which one (`GITHUB_STEP_SUMMARY`,
+/// `GITHUB_OUTPUT`), its path, the step that failed and the io error.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {surface} {}: {source}", path.display())]
+pub(crate) struct SurfaceError {
+    pub(crate) surface: &'static str,
+    /// `open` or `write`.
+    pub(crate) action: &'static str,
+    pub(crate) path: PathBuf,
+    pub(crate) source: std::io::Error,
+}
+
+impl SurfaceError {
+    fn at(surface: &'static str, action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SurfaceError {
+        move |source| SurfaceError { surface, action, path: path.to_path_buf(), source }
+    }
+}
+
 /// Appends Markdown to the job summary file, within GitHub's 1 MiB limit.
-pub(crate) fn append_step_summary(path: &Path, markdown: &str) -> Result<(), String> {
+pub(crate) fn append_step_summary(path: &Path, markdown: &str) -> Result<(), SurfaceError> {
     let text = fit_markdown(
         markdown,
         STEP_SUMMARY_LIMIT,
         "> **Note:** the summary was trimmed to fit GitHub's 1 MiB job-summary limit; the full report is in the fcorr output directory (summary.md, report.html).",
     );
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot open GITHUB_STEP_SUMMARY {}: {e}", path.display()))?;
-    file.write_all(text.as_bytes())
-        .and_then(|_| file.write_all(b"\n"))
-        .map_err(|e| format!("cannot write GITHUB_STEP_SUMMARY {}: {e}", path.display()))
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(SurfaceError::at(
+        "GITHUB_STEP_SUMMARY",
+        "open",
+        path,
+    ))?;
+    file.write_all(text.as_bytes()).and_then(|_| file.write_all(b"\n")).map_err(SurfaceError::at(
+        "GITHUB_STEP_SUMMARY",
+        "write",
+        path,
+    ))
 }
 
 /// Appends `name=value` pairs to the outputs file, each as a heredoc with a random delimiter
 /// so no value (a path, a message) can end it early or smuggle in another output.
-pub(crate) fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), String> {
+pub(crate) fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), SurfaceError> {
     let mut text = String::new();
     for (name, value) in outputs {
         let mut delimiter = format!("ghadelimiter_{}", random_token());
@@ -79,12 +99,12 @@ pub(crate) fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(
         }
         text.push_str(&format!("{name}<<{delimiter}\n{value}\n{delimiter}\n"));
     }
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .map_err(|e| format!("cannot open GITHUB_OUTPUT {}: {e}", path.display()))?;
-    file.write_all(text.as_bytes()).map_err(|e| format!("cannot write GITHUB_OUTPUT {}: {e}", path.display()))
+    let mut file = std::fs::OpenOptions::new().create(true).append(true).open(path).map_err(SurfaceError::at(
+        "GITHUB_OUTPUT",
+        "open",
+        path,
+    ))?;
+    file.write_all(text.as_bytes()).map_err(SurfaceError::at("GITHUB_OUTPUT", "write", path))
 }
 
 /// 32 hex characters nobody can predict: from the OS random source, else hashed from the time,
@@ -144,5 +164,18 @@ mod tests {
         assert!(text.contains("x<<"));
         assert!(text.contains("\na\nb\n"));
         assert_ne!(random_token(), random_token());
+    }
+
+    #[test]
+    fn an_unwritable_surface_names_itself_its_path_and_the_io_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("out");
+        let err = write_outputs(&path, &[("verdict", "pass".into())]).unwrap_err();
+        assert_eq!(err.path, path);
+        assert_eq!(err.source.kind(), std::io::ErrorKind::NotFound);
+        let text = err.to_string();
+        assert!(text.starts_with(&format!("cannot open GITHUB_OUTPUT {}: ", path.display())), "{text}");
+        let err = append_step_summary(&path, "# x").unwrap_err();
+        assert_eq!((err.surface, err.action), ("GITHUB_STEP_SUMMARY", "open"));
     }
 }

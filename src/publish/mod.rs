@@ -128,7 +128,7 @@ pub fn publish(
             None => summary.clone(),
         };
         if let Err(e) = files::append_step_summary(path, &text) {
-            published.warn(e);
+            published.warn(e.to_string());
         }
     }
 
@@ -160,7 +160,7 @@ pub fn publish(
     if let Some(path) = &ctx.output {
         let outputs = step_outputs(run, out_dir, &published);
         if let Err(e) = files::write_outputs(path, &outputs) {
-            published.warn(e);
+            published.warn(e.to_string());
         }
     }
     published
@@ -180,12 +180,12 @@ fn publish_api(
 ) {
     let rt = match runtime() {
         Ok(rt) => rt,
-        Err(e) => return published.warn(e),
+        Err(e) => return published.warn(e.to_string()),
     };
     rt.block_on(async {
         let api = match api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository) {
             Ok(api) => api,
-            Err(e) => return published.warn(e),
+            Err(e) => return published.warn(e.to_string()),
         };
         if options.check_run {
             let conclusion = if run.verdict.outcome == Outcome::Pass { "success" } else { "failure" };
@@ -323,7 +323,7 @@ mod tests {
             ("GITHUB_SERVER_URL", "https://ghe.example.com/"),
         ];
         let vars = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-        GithubContext::from_vars(&vars, Some(&path)).unwrap().unwrap()
+        GithubContext::from_vars(&vars, Some(&path)).unwrap()
     }
 
     fn url(ctx: &GithubContext) -> Option<String> {

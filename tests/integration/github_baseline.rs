@@ -56,7 +56,7 @@ fn pr_context(server: &MockServer, dir: &std::path::Path, tested: &str) -> Githu
     .into_iter()
     .map(|(k, v)| (k.to_string(), v.to_string()))
     .collect();
-    GithubContext::from_vars(&vars, Some(&event)).unwrap().unwrap()
+    GithubContext::from_vars(&vars, Some(&event)).unwrap()
 }
 
 async fn get(server: &MockServer, route: &str, body: Value) {
@@ -286,6 +286,8 @@ async fn forbidden_artifact_listing_names_actions_read() {
         .mount(&server)
         .await;
     let err = baseline::from_github(&api(&server), &ctx, "fcorr-results", 20).await.unwrap_err();
+    assert!(matches!(&err, baseline::BaselineError::Api { source, .. } if source.status == Some(403)), "{err:?}");
+    let err = err.to_string();
     assert!(err.contains("actions: read"), "{err}");
 }
 
@@ -294,7 +296,7 @@ fn zips_with_traversal_or_absolute_entries_are_rejected() {
     let good = serde_json::to_string(&sample_run(CaseStatus::Passed)).unwrap();
     for bad in ["../evil.sh", "sub/../../evil", "/etc/cron.d/x"] {
         let zip = zip_of(&[("results.json", good.as_bytes()), (bad, b"x")]);
-        let err = baseline::read_zip(&zip, "artifact").unwrap_err();
+        let err = baseline::read_zip(&zip, "artifact").unwrap_err().to_string();
         assert!(err.contains("unsafe entry") && err.contains(bad), "{bad}: {err}");
     }
     // The same zip without the bad entry is fine, also as a file on disk.
@@ -303,6 +305,13 @@ fn zips_with_traversal_or_absolute_entries_are_rejected() {
     std::fs::write(&file, zip_of(&[("out/results.json", good.as_bytes())])).unwrap();
     let b = baseline::load_path(&file).unwrap();
     assert_eq!(b.run.totals.passed, 1);
-    assert!(baseline::read_zip(b"not a zip", "x").unwrap_err().contains("not a readable zip"));
-    assert!(baseline::read_zip(&zip_of(&[("other.txt", b"x")]), "x").unwrap_err().contains("no results.json"));
+    let err = baseline::read_zip(b"not a zip", "x").unwrap_err();
+    assert!(
+        matches!(&err, baseline::BaselineError::Unusable { label, problem: baseline::Unusable::NotZip(_) } if label == "x")
+    );
+    assert!(err.to_string().contains("not a readable zip"), "{err}");
+    assert!(std::error::Error::source(&err).is_some(), "the zip error is kept as the source");
+    assert!(
+        baseline::read_zip(&zip_of(&[("other.txt", b"x")]), "x").unwrap_err().to_string().contains("no results.json")
+    );
 }
