@@ -40,7 +40,7 @@ pub struct MergeArgs {
 struct Input {
     path: PathBuf,
     label: String,
-    run: Result<Run, String>,
+    run: Result<Run, FcorrError>,
 }
 
 /// `fcorr merge`.
@@ -55,7 +55,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
         .into_iter()
         .zip(labels)
         .map(|(path, label)| {
-            let run = report::load_results(&path).map_err(|e| e.to_string());
+            let run = report::load_results(&path);
             Input { path, label, run }
         })
         .collect();
@@ -216,7 +216,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
                 }
                 past.join(part_past);
             }
-            Err(message) => suites.push(unreadable_suite(&input.label, &input.path, message)),
+            Err(error) => suites.push(unreadable_suite(&input.label, &input.path, error.to_string())),
         }
     }
     suites.extend(crate::shard::join(shard_parts));
