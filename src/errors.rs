@@ -56,6 +56,8 @@ pub struct ParseError {
     pub file: Option<PathBuf>,
     /// 1-based line of the problem, when the reader knows it.
     pub line: Option<u64>,
+    /// Byte offset of the problem, when the reader counts bytes rather than lines (XML).
+    pub byte: Option<u64>,
     /// What is wrong (the readers' own positions included in the text).
     pub message: String,
 }
@@ -63,12 +65,17 @@ pub struct ParseError {
 impl ParseError {
     /// A problem reading `format`.
     pub fn new(format: &str, message: impl Into<String>) -> ParseError {
-        ParseError { format: format.to_string(), file: None, line: None, message: message.into() }
+        ParseError { format: format.to_string(), file: None, line: None, byte: None, message: message.into() }
     }
 
     /// The same problem, at a known line.
     pub fn at_line(self, line: u64) -> ParseError {
         ParseError { line: Some(line), ..self }
+    }
+
+    /// The same problem, at a known byte offset.
+    pub fn at_byte(self, byte: u64) -> ParseError {
+        ParseError { byte: Some(byte), ..self }
     }
 
     /// The same problem, in a known file.

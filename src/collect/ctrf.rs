@@ -36,7 +36,7 @@ impl ReportParser for Ctrf {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
+        parse(input, options)
     }
 }
 
@@ -111,12 +111,13 @@ struct RetryAttempt {
     trace: Option<String>,
 }
 
-fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let document: Document = serde_json::from_reader(input).map_err(|e| {
         // serde_json ends its message with " at line L column C": the prefix says it once.
         let text = e.to_string();
         let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
-        format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column())
+        ParseError::new("ctrf", format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column()))
+            .at_line(e.line() as u64)
     })?;
     let mut report = ParsedReport::default();
     if let Some(format) = document.report_format.as_deref()
@@ -134,7 +135,20 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     Ok(report)
 }
 
-fn status_of(status: &str, raw: Option<&str>) -> Result<CaseStatus, String> {
+/// Why one test of a CTRF report is left out (a warning naming `results.tests[i]`).
+#[derive(Debug, thiserror::Error)]
+enum TestProblem {
+    #[error("unknown status `{0}` (passed, failed, skipped, pending, other)")]
+    Status(String),
+    #[error("extra.fcorr is not an object")]
+    OverlayNotObject,
+    #[error("{0}")]
+    Serialize(serde_json::Error),
+    #[error("extra.fcorr does not fit the result model: {0}")]
+    Overlay(serde_json::Error),
+}
+
+fn status_of(status: &str, raw: Option<&str>) -> Result<CaseStatus, TestProblem> {
     Ok(match status {
         // fcorr's own CTRF keeps the model's status in rawStatus (flaky passed, error/timeout failed).
         "passed" => match raw {
@@ -153,11 +167,11 @@ fn status_of(status: &str, raw: Option<&str>) -> Result<CaseStatus, String> {
             Some("todo" | "disabled" | "ignored") => CaseStatus::Skipped,
             _ => CaseStatus::Error,
         },
-        other => return Err(format!("unknown status `{other}` (passed, failed, skipped, pending, other)")),
+        other => return Err(TestProblem::Status(other.to_string())),
     })
 }
 
-fn to_case(test: Test, options: &ParseOptions) -> Result<Case, String> {
+fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
     let mut status = status_of(&test.status, test.raw_status.as_deref())?;
     if status == CaseStatus::Passed && test.flaky == Some(true) {
         status = CaseStatus::Flaky;
@@ -230,12 +244,12 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, String> {
 }
 
 /// Applies `extra.fcorr` (any result-model case fields) over what CTRF said.
-fn overlay(case: Case, fcorr: &serde_json::Value) -> Result<Case, String> {
+fn overlay(case: Case, fcorr: &serde_json::Value) -> Result<Case, TestProblem> {
     let serde_json::Value::Object(fields) = fcorr else {
-        return Err("extra.fcorr is not an object".into());
+        return Err(TestProblem::OverlayNotObject);
     };
     // The model always serialises (plain data).
-    let mut merged = serde_json::to_value(&case).map_err(|e| e.to_string())?;
+    let mut merged = serde_json::to_value(&case).map_err(TestProblem::Serialize)?;
     if let serde_json::Value::Object(target) = &mut merged {
         for (key, value) in fields {
             // fcorr's CTRF writes camelCase (`expectationSource`); the model is snake_case. Keys
@@ -247,7 +261,7 @@ fn overlay(case: Case, fcorr: &serde_json::Value) -> Result<Case, String> {
             }
         }
     }
-    serde_json::from_value(merged).map_err(|e| format!("extra.fcorr does not fit the result model: {e}"))
+    serde_json::from_value(merged).map_err(TestProblem::Overlay)
 }
 
 fn snake_case(key: &str) -> String {
@@ -267,7 +281,7 @@ fn snake_case(key: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse_str(text: &str) -> Result<ParsedReport, String> {
+    fn parse_str(text: &str) -> Result<ParsedReport, ParseError> {
         parse(&mut text.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
     }
 
@@ -318,6 +332,8 @@ mod tests {
     #[test]
     fn bad_documents_name_the_place() {
         let error = parse_str("{\"results\": {\"tests\": [ {\"name\": 1} ]}}").unwrap_err();
+        assert_eq!((error.format.as_str(), error.line), ("ctrf", Some(1)));
+        let error = error.to_string();
         assert!(error.starts_with("line 1, column"), "{error}");
         // The position is said once, not again at the end ("... at line 1 column 34").
         assert_eq!(error.matches("line 1").count(), 1, "{error}");

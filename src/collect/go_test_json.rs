@@ -24,7 +24,7 @@ pub struct GoTestJson;
 
 impl ReportParser for GoTestJson {
     fn format(&self) -> &'static str {
-        "go-test-json"
+        FORMAT
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -40,7 +40,7 @@ impl ReportParser for GoTestJson {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
+        parse(input, options)
     }
 }
 
@@ -66,6 +66,8 @@ struct Event {
 /// Most output kept per test or package while reading (the case fields are capped again later).
 const KEEP_OUTPUT: usize = 64 * 1024;
 
+const FORMAT: &str = "go-test-json";
+
 #[derive(Default)]
 struct TestState {
     package: String,
@@ -87,7 +89,7 @@ struct PackageState {
 
 // The options carry the project root; this format names no path to make relative (go prints
 // bare file names), so they are not read.
-fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedReport, String> {
+fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let mut tests: Vec<TestState> = Vec::new();
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut packages: Vec<(String, PackageState)> = Vec::new();
@@ -99,8 +101,9 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
     let mut line_no = 0u64;
     loop {
         // Lines are capped: one event of 500 MB of output must not be held whole.
-        let (n, cut) = read_line_capped(input, &mut line, LINE_CAP)
-            .map_err(|e| format!("cannot read line {}: {e}", line_no + 1))?;
+        let (n, cut) = read_line_capped(input, &mut line, LINE_CAP).map_err(|e| {
+            ParseError::new(FORMAT, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
+        })?;
         if n == 0 {
             break;
         }
@@ -169,11 +172,14 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
         }
     }
     if events == 0 {
-        return Err(if bad_lines > 0 {
-            format!("no `go test -json` events in {bad_lines} lines (is this the output of `go test -json`?)")
-        } else {
-            "the file is empty: `go test -json` wrote no events".into()
-        });
+        return Err(ParseError::new(
+            FORMAT,
+            if bad_lines > 0 {
+                format!("no `go test -json` events in {bad_lines} lines (is this the output of `go test -json`?)")
+            } else {
+                "the file is empty: `go test -json` wrote no events".into()
+            },
+        ));
     }
 
     let mut report = ParsedReport { tool: Some("go test".into()), ..ParsedReport::default() };
@@ -324,7 +330,7 @@ fn location(line: &str) -> Option<(String, u32)> {
 mod tests {
     use super::*;
 
-    fn parse_str(text: &str) -> Result<ParsedReport, String> {
+    fn parse_str(text: &str) -> Result<ParsedReport, ParseError> {
         parse(&mut text.as_bytes(), &ParseOptions::default())
     }
 

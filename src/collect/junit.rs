@@ -42,7 +42,7 @@ impl ReportParser for Junit {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
+        parse(input, options).map_err(|e| e.in_format(self.format()))
     }
 }
 
@@ -63,7 +63,7 @@ impl ReportParser for NodeTestJunit {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse_dialect(input, options, Dialect::NodeTest).map_err(|e| ParseError::new(self.format(), e))
+        parse_dialect(input, options, Dialect::NodeTest).map_err(|e| e.in_format(self.format()))
     }
 }
 
@@ -155,11 +155,37 @@ struct Open {
     children: [u64; 3],
 }
 
-fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+/// Why a file is not a JUnit report: broken XML (with the byte offset), or no JUnit element.
+#[derive(Debug, PartialEq, thiserror::Error)]
+enum JunitError {
+    #[error(
+        "invalid XML at byte {position}: {message}{}; {cases_read} testcases were read before it",
+        utf8_hint(message)
+    )]
+    Xml { message: String, position: u64, cases_read: usize },
+    #[error("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report")]
+    NoRoot,
+}
+
+impl JunitError {
+    fn in_format(self, format: &str) -> ParseError {
+        let error = ParseError::new(format, self.to_string());
+        match self {
+            JunitError::Xml { position, .. } => error.at_byte(position),
+            JunitError::NoRoot => error,
+        }
+    }
+}
+
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, JunitError> {
     parse_dialect(input, options, Dialect::Generic)
 }
 
-fn parse_dialect(input: &mut dyn BufRead, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, String> {
+fn parse_dialect(
+    input: &mut dyn BufRead,
+    options: &ParseOptions,
+    dialect: Dialect,
+) -> Result<ParsedReport, JunitError> {
     parse_in_chunks(input, options, dialect, xml_stream::CHUNK)
 }
 
@@ -169,7 +195,7 @@ fn parse_in_chunks(
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
-) -> Result<ParsedReport, String> {
+) -> Result<ParsedReport, JunitError> {
     let mut state = ReadState {
         dialect,
         report: ParsedReport::default(),
@@ -184,11 +210,11 @@ fn parse_in_chunks(
     if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
         // The case being read when the error came is in the report already, unfinished: not counted.
         let read = state.report.cases.len() - usize::from(state.open.is_some());
-        return Err(xml_error(&e.error.to_string(), e.position, read));
+        return Err(JunitError::Xml { message: e.error.to_string(), position: e.position, cases_read: read });
     }
     let ReadState { mut report, mut open, saw_root, mut spare, mut suites, depth, mut shortfalls, .. } = state;
     if !saw_root {
-        return Err("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report".into());
+        return Err(JunitError::NoRoot);
     }
     let mut cut_in = None;
     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
@@ -384,13 +410,12 @@ fn reading(open: &mut Option<Open>) -> Option<&mut Open> {
     open.as_mut().filter(|c| c.inside != Inside::Nothing && c.muted_from.is_none())
 }
 
-fn xml_error(message: &str, position: u64, cases_read: usize) -> String {
-    let hint = if message.to_ascii_lowercase().contains("utf") {
+fn utf8_hint(message: &str) -> &'static str {
+    if message.to_ascii_lowercase().contains("utf") {
         " (fcorr reads UTF-8 reports; convert the file, e.g. `iconv -f ISO-8859-1 -t UTF-8`)"
     } else {
         ""
-    };
-    format!("invalid XML at byte {position}: {message}{hint}; {cases_read} testcases were read before it")
+    }
 }
 
 fn push_text(current: &mut Open, text: &str) {
@@ -839,7 +864,7 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
 mod tests {
     use super::*;
 
-    fn parse_str(xml: &str) -> Result<ParsedReport, String> {
+    fn parse_str(xml: &str) -> Result<ParsedReport, JunitError> {
         parse(&mut xml.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
     }
 
@@ -1058,8 +1083,11 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
     #[test]
     fn errors_count_the_cases_read_before_them() {
         let error = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\"><failure>x & y").unwrap_err();
+        assert!(matches!(error, JunitError::Xml { cases_read: 1, .. }), "{error:?}");
+        assert_eq!(Junit.parse(&mut "<testsuite>&".as_bytes(), &ParseOptions::default()).unwrap_err().byte, Some(11));
+        let error = error.to_string();
         assert!(error.ends_with("; 1 testcases were read before it"), "{error}");
-        let error = parse_str("<testsuite><testcase name=\"a\"/></testsuite></testsuites>").unwrap_err();
+        let error = parse_str("<testsuite><testcase name=\"a\"/></testsuite></testsuites>").unwrap_err().to_string();
         assert!(error.ends_with("; 1 testcases were read before it"), "{error}");
     }
 

@@ -376,8 +376,8 @@ fn nunit2_status(
 mod tests {
     use super::*;
 
-    fn parse_str(xml: &str) -> Result<ParsedReport, String> {
-        Nunit.parse(&mut xml.as_bytes(), &ParseOptions::default()).map_err(|e| e.to_string())
+    fn parse_str(xml: &str) -> Result<ParsedReport, ParseError> {
+        Nunit.parse(&mut xml.as_bytes(), &ParseOptions::default())
     }
 
     #[test]
@@ -396,7 +396,7 @@ mod tests {
         );
         let report = parse_str("<test-run><test-case name=\"a\" result=\"Odd\"/></test-run>").unwrap();
         assert_eq!(report.cases[0].status, CaseStatus::Error);
-        assert!(parse_str("<foo/>").unwrap_err().contains("not an NUnit report"));
+        assert!(parse_str("<foo/>").unwrap_err().to_string().contains("not an NUnit report"));
     }
 
     /// The table in docs/import.md.

@@ -36,7 +36,7 @@ impl ReportParser for Tap {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        parse(input, options).map_err(|e| ParseError::new(self.format(), e))
+        parse(input, options)
     }
 }
 
@@ -63,7 +63,7 @@ enum Directive {
     Todo,
 }
 
-fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, String> {
+fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let mut report = ParsedReport::default();
     let mut points: Vec<Point> = Vec::new();
     // Open `# Subtest:` names by indentation.
@@ -77,8 +77,9 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     let mut line_no = 0usize;
 
     loop {
-        let (n, _) = read_line_capped(input, &mut line, LINE_CAP)
-            .map_err(|e| format!("line {}: cannot read: {e}", line_no + 1))?;
+        let (n, _) = read_line_capped(input, &mut line, LINE_CAP).map_err(|e| {
+            ParseError::new("tap", format!("line {}: cannot read: {e}", line_no + 1)).at_line(line_no as u64 + 1)
+        })?;
         if n == 0 {
             break;
         }
@@ -150,7 +151,10 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         // Anything else is output the producer let through (console.log...): not TAP, ignore.
     }
     if !saw_tap {
-        return Err("no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report".into());
+        return Err(ParseError::new(
+            "tap",
+            "no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report",
+        ));
     }
     // A stream that stops mid-test is incomplete: what the rest would have said is unknown.
     let mut cut_short = None;

@@ -250,8 +250,8 @@ impl Reader<'_> {
 mod tests {
     use super::*;
 
-    fn parse_str(xml: &str) -> Result<ParsedReport, String> {
-        XunitNet.parse(&mut xml.as_bytes(), &ParseOptions::default()).map_err(|e| e.to_string())
+    fn parse_str(xml: &str) -> Result<ParsedReport, ParseError> {
+        XunitNet.parse(&mut xml.as_bytes(), &ParseOptions::default())
     }
 
     #[test]
