@@ -21,14 +21,14 @@ enum Entry {
 
 impl Entry {
     /// 16 hex digits (and `#n`) is a case id; anything else a glob (`*` crosses `/` and `.`).
-    fn parse(text: &str) -> Result<Entry, String> {
+    fn parse(text: &str) -> Result<Entry, BadGlob> {
         let hex = text.split('#').next().unwrap_or("");
         if hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()) {
             return Ok(Entry::Id(text.to_ascii_lowercase()));
         }
         Glob::new(text)
             .map(|g| Entry::Glob(g.compile_matcher()))
-            .map_err(|e| format!("`{text}` is not a valid glob: {e}"))
+            .map_err(|source| BadGlob { text: text.to_string(), source })
     }
 
     fn matches(&self, case: &Case) -> bool {
@@ -37,6 +37,15 @@ impl Entry {
             Entry::Glob(glob) => names(case).iter().any(|n| glob.is_match(n)),
         }
     }
+}
+
+/// A quarantine entry that is neither a case id nor a valid glob; the caller turns it into a
+/// [`ConfigError`] at the entry's line.
+#[derive(Debug, thiserror::Error)]
+#[error("`{text}` is not a valid glob: {source}")]
+struct BadGlob {
+    text: String,
+    source: globset::Error,
 }
 
 /// The names a glob is tried against: the bare name, and the name qualified by its class
@@ -82,7 +91,7 @@ impl Quarantine {
         for (i, text) in config.quarantine.iter().enumerate() {
             everywhere.push(
                 Entry::parse(text.trim())
-                    .map_err(|e| ConfigError::new(file, config.spans.at(&format!("quarantine.{i}")), e))?,
+                    .map_err(|e| ConfigError::new(file, config.spans.at(&format!("quarantine.{i}")), e.to_string()))?,
             );
         }
         if let Some(list) = &config.quarantine_file {
@@ -104,7 +113,7 @@ impl Quarantine {
                 if line.is_empty() {
                     continue;
                 }
-                everywhere.push(Entry::parse(line).map_err(|e| ConfigError::new(&path, (n + 1, 1), e))?);
+                everywhere.push(Entry::parse(line).map_err(|e| ConfigError::new(&path, (n + 1, 1), e.to_string()))?);
             }
         }
         let mut by_suite = HashMap::new();

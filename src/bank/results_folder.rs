@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 /// Copies `results.json` and `summary.md` from `out_dir` into `folder` under names stamped with
 /// `started` (RFC 3339, the run's start). Returns the files written, or what went wrong.
-pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, KeepError> {
     let at = time::OffsetDateTime::parse(started, &time::format_description::well_known::Rfc3339)
-        .map_err(|e| format!("the run's start time `{started}` does not parse: {e}"))?;
+        .map_err(|source| KeepError::StartTime { started: started.to_string(), source })?;
     let stamp =
         format!("{:04}-{:02}-{:02}-{:02}{:02}", at.year(), u8::from(at.month()), at.day(), at.hour(), at.minute());
-    std::fs::create_dir_all(folder).map_err(|e| format!("cannot create {}: {e}", folder.display()))?;
+    std::fs::create_dir_all(folder).map_err(|source| KeepError::Create { path: folder.to_path_buf(), source })?;
     let mut written = Vec::new();
     for (from, to) in [("results.json", format!("results_{stamp}.json")), ("summary.md", format!("report_{stamp}.md"))]
     {
@@ -20,14 +20,33 @@ pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<P
             continue;
         }
         let target = folder.join(to);
-        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&target).map_err(|e| {
-            format!("{}: {e} (a run of the same minute is kept already; nothing replaced)", target.display())
-        })?;
-        let mut input = std::fs::File::open(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
-        std::io::copy(&mut input, &mut file).map_err(|e| format!("cannot write {}: {e}", target.display()))?;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&target)
+            .map_err(|e| KeepError::Taken { path: target.clone(), source: e })?;
+        let mut input =
+            std::fs::File::open(&source).map_err(|e| KeepError::Read { path: source.clone(), source: e })?;
+        std::io::copy(&mut input, &mut file).map_err(|e| KeepError::Write { path: target.clone(), source: e })?;
         written.push(target);
     }
     Ok(written)
+}
+
+/// Why a run could not be kept in the results folder (a warning: the run itself is written).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KeepError {
+    #[error("the run's start time `{started}` does not parse: {source}")]
+    StartTime { started: String, source: time::error::Parse },
+    #[error("cannot create {}: {source}", path.display())]
+    Create { path: PathBuf, source: std::io::Error },
+    /// The dated file exists (or cannot be created); it is never replaced.
+    #[error("{}: {source} (a run of the same minute is kept already; nothing replaced)", path.display())]
+    Taken { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {}: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
 }
 
 #[cfg(test)]
@@ -47,6 +66,8 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), "# run");
         std::fs::write(out.join("summary.md"), "# another run").unwrap();
         let err = keep(&out, &folder, "2026-11-23T14:05:59Z").unwrap_err();
+        assert!(matches!(&err, KeepError::Taken { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists));
+        let err = err.to_string();
         assert!(err.contains("results_2026-11-23-1405.json") && err.contains("nothing replaced"), "{err}");
         assert_eq!(std::fs::read_to_string(&written[1]).unwrap(), "# run");
     }

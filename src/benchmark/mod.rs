@@ -99,14 +99,14 @@ pub(crate) struct BenchmarkPlan {
 impl BenchmarkConfig {
     /// Resolves paths against `base_dir` (the config file's directory) and applies defaults;
     /// `path` is the suite's own `path`, the default tasks location.
-    pub(crate) fn resolve(&self, base_dir: &Path, path: &Path) -> Result<BenchmarkPlan, String> {
+    pub(crate) fn resolve(&self, base_dir: &Path, path: &Path) -> Result<BenchmarkPlan, SettingError> {
         if let Some(price) = self.cost_per_1k
             && (!price.is_finite() || price < 0.0)
         {
-            return Err(format!("cost-per-1k: {price} is not a non-negative price"));
+            return Err(SettingError::CostPer1k(price));
         }
         if self.jobs == Some(0) {
-            return Err("jobs: must be at least 1".into());
+            return Err(SettingError::NoJobs);
         }
         Ok(BenchmarkPlan {
             tasks: self.tasks.as_ref().map_or_else(|| base_dir.join(path), |t| base_dir.join(t)),
@@ -122,6 +122,26 @@ impl BenchmarkConfig {
             reports: self.reports.clone(),
             shard: None,
         })
+    }
+}
+
+/// A `[suite.benchmark]` setting out of range; [`key`](SettingError::key) names it, so the
+/// config check can point at its line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum SettingError {
+    #[error("cost-per-1k: {0} is not a non-negative price")]
+    CostPer1k(f64),
+    #[error("jobs: must be at least 1")]
+    NoJobs,
+}
+
+impl SettingError {
+    /// The config key at fault.
+    pub(crate) fn key(&self) -> &'static str {
+        match self {
+            SettingError::CostPer1k(_) => "cost-per-1k",
+            SettingError::NoJobs => "jobs",
+        }
     }
 }
 

@@ -50,10 +50,7 @@ impl SuiteRunner for Benchmark {
             return Err(site.error(key, format!("{key} must be at least 1 second")));
         }
         // The rest (prices, job counts) is checked where it is resolved, with the same words.
-        config.resolve(site.base_dir, tasks).map(|_| ()).map_err(|message| {
-            let key = message.split(':').next().unwrap_or("tasks").to_string();
-            site.error(&key, message)
-        })
+        config.resolve(site.base_dir, tasks).map(|_| ()).map_err(|e| site.error(e.key(), e.to_string()))
     }
 
     fn plan(
@@ -71,10 +68,10 @@ impl SuiteRunner for Benchmark {
         if config.test_timeout.is_none() {
             config.test_timeout = ctx.overrides.timeouts.test.or(run.timeouts.test);
         }
-        let mut plan = config.resolve(ctx.base, &suite.root).map_err(|message| {
+        let mut plan = config.resolve(ctx.base, &suite.root).map_err(|e| {
             let file = suite.origin.as_ref().map(|o| o.file.clone()).unwrap_or_else(|| "fcorr.toml".into());
             let line = suite.origin.as_ref().map(|o| o.line).unwrap_or(0);
-            PlanError::Config(ConfigError::new(&file, (line, 1), format!("suite {}: {message}", suite.name)))
+            PlanError::Config(ConfigError::new(&file, (line, 1), format!("suite {}: {e}", suite.name)))
         })?;
         plan.shard = ctx.overrides.shard;
         Ok(plan)

@@ -180,6 +180,17 @@ fn the_kind_is_read_planned_and_run_through_the_seam() {
 }
 
 #[test]
+fn out_of_range_settings_name_their_key() {
+    let dir = Path::new("/nonexistent");
+    let config = BenchmarkConfig { jobs: Some(0), ..BenchmarkConfig::default() };
+    let err = config.resolve(dir, Path::new("tasks.jsonl")).unwrap_err();
+    assert_eq!((err.key(), err.to_string().as_str()), ("jobs", "jobs: must be at least 1"));
+    let config = BenchmarkConfig { cost_per_1k: Some(-1.0), ..BenchmarkConfig::default() };
+    let err = config.resolve(dir, Path::new("tasks.jsonl")).unwrap_err();
+    assert_eq!((err.key(), err.to_string().as_str()), ("cost-per-1k", "cost-per-1k: -1 is not a non-negative price"));
+}
+
+#[test]
 fn test_scripts_run_every_command() {
     assert_eq!(test_script(&[]), None);
     assert_eq!(test_script(&["make test".into()]).as_deref(), Some("make test"));

@@ -135,7 +135,7 @@ pub(crate) fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, (String, St
         if !seen.insert(case.id.clone()) {
             return Err((case.id, "the id is used by an earlier case; ids must be unique".into()));
         }
-        let checks = super::matchers::checks_for(&case).map_err(|message| (case.id.clone(), message))?;
+        let checks = super::matchers::checks_for(&case).map_err(|e| (case.id.clone(), e.to_string()))?;
         if checks.is_empty() {
             return Err((
                 case.id,

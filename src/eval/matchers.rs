@@ -90,7 +90,7 @@ impl Check {
 }
 
 /// The checks a case implies, in evaluation order.
-pub(crate) fn checks_for(case: &TestCase) -> Result<Vec<Check>, String> {
+pub(crate) fn checks_for(case: &TestCase) -> Result<Vec<Check>, CheckError> {
     let mut checks = Vec::new();
     if let Some(command) = &case.expected_command {
         checks.push(Check::Command(command.clone()));
@@ -111,13 +111,22 @@ pub(crate) fn checks_for(case: &TestCase) -> Result<Vec<Check>, String> {
     Ok(checks)
 }
 
-fn compile(assertion: &Assertion) -> Result<Check, String> {
+/// An assertion that cannot become a check; the dataset loader names the case.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CheckError {
+    #[error("invalid regex `{pattern}`: {source}")]
+    Regex { pattern: String, source: regex::Error },
+    #[error("number tolerance must be 0 or more, not {0}")]
+    Tolerance(f64),
+}
+
+fn compile(assertion: &Assertion) -> Result<Check, CheckError> {
     Ok(match assertion.clone() {
         Assertion::Command { value } => Check::Command(value),
         Assertion::Equals { value } => Check::Equals(value),
         Assertion::Normalized { value } => Check::Normalized(value),
         Assertion::Regex { value } => {
-            Check::Regex(regex::Regex::new(&value).map_err(|e| format!("invalid regex `{value}`: {e}"))?)
+            Check::Regex(regex::Regex::new(&value).map_err(|source| CheckError::Regex { pattern: value, source })?)
         }
         Assertion::Contains { value } => Check::Contains(value),
         Assertion::ContainsAll { value } => Check::ContainsAll(value),
@@ -126,7 +135,7 @@ fn compile(assertion: &Assertion) -> Result<Check, String> {
         Assertion::OneOf { value } => Check::OneOf(value),
         Assertion::Number { value, tolerance } => {
             if tolerance.is_nan() || tolerance < 0.0 {
-                return Err(format!("number tolerance must be 0 or more, not {tolerance}"));
+                return Err(CheckError::Tolerance(tolerance));
             }
             Check::Number { value, tolerance }
         }
@@ -478,7 +487,7 @@ mod tests {
         let case: TestCase =
             toml::from_str("id = 'x'\nprompt = 'p'\nassert = [{ type = 'number', value = 1, tolerance = -1 }]")
                 .unwrap();
-        assert!(checks_for(&case).unwrap_err().contains("tolerance"));
+        assert!(checks_for(&case).unwrap_err().to_string().contains("tolerance"));
         assert!(toml::from_str::<TestCase>("id = 'x'\nprompt = 'p'\nassert = [{ type = 'nope', value = 1 }]").is_err());
     }
 

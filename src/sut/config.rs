@@ -303,8 +303,8 @@ mod tests {
     use crate::sut::SutRequest;
     use serde_json::json;
 
-    fn parse(text: &str) -> Result<SutConfig, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+    fn parse(text: &str) -> Result<SutConfig, toml::de::Error> {
+        toml::from_str(text)
     }
 
     #[test]
@@ -322,11 +322,11 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_types_are_named() {
-        let err = parse("type = \"command\"\ncommand = \"x\"\ncomand = \"y\"\n").unwrap_err();
+        let err = parse("type = \"command\"\ncommand = \"x\"\ncomand = \"y\"\n").unwrap_err().to_string();
         assert!(err.contains("unknown field `comand`"), "{err}");
-        let err = parse("type = \"grpc\"\n").unwrap_err();
+        let err = parse("type = \"grpc\"\n").unwrap_err().to_string();
         assert!(err.contains("unknown sut type `grpc`"), "{err}");
-        let err = parse("command = \"x\"\n").unwrap_err();
+        let err = parse("command = \"x\"\n").unwrap_err().to_string();
         assert!(err.contains("needs `type"), "{err}");
     }
 

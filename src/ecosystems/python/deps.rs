@@ -226,27 +226,42 @@ pub(crate) fn read(files: &ProjectFiles, pyproject: Option<&toml::Table>) -> Tes
 }
 
 /// The requirements of one PEP 735 group, with `{include-group = …}` expanded in place.
-fn resolve_group(groups: &toml::Table, name: &str) -> Result<Vec<String>, String> {
+fn resolve_group(groups: &toml::Table, name: &str) -> Result<Vec<String>, GroupError> {
     let mut out = Vec::new();
     let mut stack = Vec::new();
     expand(groups, name, &mut stack, &mut out)?;
     Ok(out)
 }
 
-fn expand(groups: &toml::Table, name: &str, stack: &mut Vec<String>, out: &mut Vec<String>) -> Result<(), String> {
+/// A `[dependency-groups]` group that cannot be expanded (PEP 735's errors), by group name.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum GroupError {
+    #[error("include-group cycle: {}", .0.join(" -> "))]
+    Cycle(Vec<String>),
+    #[error("group `{parent}` includes `{name}`, which is not defined")]
+    UndefinedInclude { parent: String, name: String },
+    #[error("group `{0}` is not defined")]
+    Undefined(String),
+    #[error("group `{0}` is not a list")]
+    NotList(String),
+    #[error("group `{name}` has an entry that is neither a requirement nor {{include-group = …}}: {item}")]
+    BadEntry { name: String, item: String },
+}
+
+fn expand(groups: &toml::Table, name: &str, stack: &mut Vec<String>, out: &mut Vec<String>) -> Result<(), GroupError> {
     let wanted = normalize(name);
     if stack.contains(&wanted) {
         stack.push(wanted);
-        return Err(format!("include-group cycle: {}", stack.join(" -> ")));
+        return Err(GroupError::Cycle(std::mem::take(stack)));
     }
     let Some((_, value)) = groups.iter().find(|(key, _)| normalize(key) == wanted) else {
         return Err(match stack.last() {
-            Some(parent) => format!("group `{parent}` includes `{name}`, which is not defined"),
-            None => format!("group `{name}` is not defined"),
+            Some(parent) => GroupError::UndefinedInclude { parent: parent.clone(), name: name.to_string() },
+            None => GroupError::Undefined(name.to_string()),
         });
     };
     let Some(items) = value.as_array() else {
-        return Err(format!("group `{name}` is not a list"));
+        return Err(GroupError::NotList(name.to_string()));
     };
     stack.push(wanted);
     for item in items {
@@ -255,9 +270,7 @@ fn expand(groups: &toml::Table, name: &str, stack: &mut Vec<String>, out: &mut V
         } else if let Some(include) = item.as_table().and_then(|t| t.get("include-group")).and_then(|v| v.as_str()) {
             expand(groups, include, stack, out)?;
         } else {
-            return Err(format!(
-                "group `{name}` has an entry that is neither a requirement nor {{include-group = …}}: {item}"
-            ));
+            return Err(GroupError::BadEntry { name: name.to_string(), item: item.to_string() });
         }
     }
     stack.pop();

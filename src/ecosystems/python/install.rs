@@ -51,18 +51,51 @@ pub(crate) enum Preference {
 }
 
 impl Preference {
-    pub(crate) fn from_env() -> Result<Preference, String> {
-        Preference::parse(std::env::var("FCORR_PYTHON_INSTALLER").ok().as_deref())
+    pub(crate) fn from_env() -> Result<Preference, InstallerError> {
+        Ok(Preference::parse(std::env::var("FCORR_PYTHON_INSTALLER").ok().as_deref())?)
     }
 
-    fn parse(value: Option<&str>) -> Result<Preference, String> {
+    fn parse(value: Option<&str>) -> Result<Preference, UnknownInstaller> {
         match value.map(str::trim) {
             None | Some("" | "auto") => Ok(Preference::Auto),
             Some("uv") => Ok(Preference::Uv),
             Some("pip") => Ok(Preference::Pip),
-            Some(other) => Err(format!("FCORR_PYTHON_INSTALLER={other} is not one of auto, uv, pip")),
+            Some(other) => Err(UnknownInstaller(other.to_string())),
         }
     }
+}
+
+/// `FCORR_PYTHON_INSTALLER` names no installer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("FCORR_PYTHON_INSTALLER={0} is not one of auto, uv, pip")]
+pub(crate) struct UnknownInstaller(String);
+
+/// Why no installer can be used for a Python project; the suite reports it as an input error.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InstallerError {
+    #[error(transparent)]
+    Unknown(#[from] UnknownInstaller),
+    /// uv was asked for by name and could not be had.
+    #[error(
+        "FCORR_PYTHON_INSTALLER=uv, but uv is not on PATH and could not be installed from PyPI: {0} \
+         (install uv, point FCORR_UV at it, or set FCORR_PYTHON_INSTALLER=pip)"
+    )]
+    NoUv(#[source] BootstrapError),
+}
+
+/// Why uv could not be installed into the tool cache (one line: it also ends up in a note).
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BootstrapError {
+    #[error("cannot create {}: {source}", path.display())]
+    Staging { path: PathBuf, source: std::io::Error },
+    /// `pip install uv` failed; `last` is its last line of output.
+    #[error("`{command}` exited with code {code}: {last}")]
+    Exited { command: String, code: i32, last: String },
+    /// `pip install uv` did not exit on its own (timeout, signal, could not start).
+    #[error("`{command}` ended with {how}")]
+    Ended { command: String, how: String },
+    #[error("{} is missing after install", .0.display())]
+    Missing(PathBuf),
 }
 
 /// Finds uv: `FCORR_UV`, then `uv` on `PATH`, then fcorr's tool cache.
@@ -83,11 +116,11 @@ fn uv_in_cache(cache_dir: &Path) -> PathBuf {
 
 /// Installs uv from PyPI into the tool cache (`pip install --target`, then an atomic rename so
 /// concurrent suites never see half a tool). On failure, says why in one line.
-fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, String> {
+fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, BootstrapError> {
     let final_dir = uv_tool_dir(cache_dir);
     let staging = cache_dir.join("tools").join(format!(".uv-{UV_VERSION}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&staging);
-    std::fs::create_dir_all(&staging).map_err(|e| format!("cannot create {}: {e}", staging.display()))?;
+    std::fs::create_dir_all(&staging).map_err(|source| BootstrapError::Staging { path: staging.clone(), source })?;
     let target = staging.to_string_lossy().into_owned();
     let requirement = format!("uv=={UV_VERSION}");
     let mut spec = CommandSpec::new(
@@ -110,21 +143,21 @@ fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, String> {
     let binary = staging.join("bin").join("uv");
     if !outcome.exit.success() || !binary.is_file() {
         let _ = std::fs::remove_dir_all(&staging);
-        let why = match outcome.exit {
+        let command = spec.display();
+        return Err(match outcome.exit {
             Exit::Code(code) => {
                 let last = outcome.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-                format!("`{}` exited with code {code}: {last}", spec.display())
+                BootstrapError::Exited { command, code, last: last.to_string() }
             }
-            other => format!("`{}` ended with {other:?}", spec.display()),
-        };
-        return Err(why);
+            other => BootstrapError::Ended { command, how: format!("{other:?}") },
+        });
     }
     // Another suite may have won the race; its copy is as good as ours.
     if std::fs::rename(&staging, &final_dir).is_err() {
         let _ = std::fs::remove_dir_all(&staging);
     }
     let installed = uv_in_cache(cache_dir);
-    if installed.is_file() { Ok(installed) } else { Err(format!("{} is missing after install", installed.display())) }
+    if installed.is_file() { Ok(installed) } else { Err(BootstrapError::Missing(installed)) }
 }
 
 /// Picks the installer. `Ok((installer, note))`: the note says why pip was used when uv was
@@ -134,7 +167,7 @@ pub(crate) fn choose(
     python: &str,
     cache_dir: &Path,
     may_download: bool,
-) -> Result<(Installer, Option<String>), String> {
+) -> Result<(Installer, Option<String>), InstallerError> {
     if preference == Preference::Pip {
         return Ok((Installer::Pip, None));
     }
@@ -146,10 +179,7 @@ pub(crate) fn choose(
     }
     match bootstrap_uv(python, cache_dir) {
         Ok(uv) => Ok((Installer::Uv(uv), None)),
-        Err(why) if preference == Preference::Uv => Err(format!(
-            "FCORR_PYTHON_INSTALLER=uv, but uv is not on PATH and could not be installed from PyPI: {why} \
-             (install uv, point FCORR_UV at it, or set FCORR_PYTHON_INSTALLER=pip)"
-        )),
+        Err(why) if preference == Preference::Uv => Err(InstallerError::NoUv(why)),
         Err(why) => Ok((Installer::Pip, Some(format!("uv could not be installed ({why}); installed with pip")))),
     }
 }
@@ -440,6 +470,9 @@ mod tests {
         assert_eq!(Preference::parse(None), Ok(Preference::Auto));
         assert_eq!(Preference::parse(Some(" pip ")), Ok(Preference::Pip));
         assert_eq!(Preference::parse(Some("uv")), Ok(Preference::Uv));
-        assert!(Preference::parse(Some("poetry")).unwrap_err().contains("not one of auto, uv, pip"));
+        assert_eq!(
+            Preference::parse(Some("poetry")).unwrap_err().to_string(),
+            "FCORR_PYTHON_INSTALLER=poetry is not one of auto, uv, pip"
+        );
     }
 }

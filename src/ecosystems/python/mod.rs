@@ -312,7 +312,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
     if let Some(problem) = test_deps.problems.first() {
         return Err(format!("{}: {problem}", root.join("pyproject.toml").display()));
     }
-    let preference = install::Preference::from_env()?;
+    // Ecosystem::plan's error is the suite's message.
+    let preference = install::Preference::from_env().map_err(|e| e.to_string())?;
     let installable_project = manifest.project().is_some()
         && (!test_deps.dependencies.is_empty() || manifest.has_build_system())
         || files.has("setup.py");
@@ -321,13 +322,15 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
 
     // The key depends on the installer, which may have to be installed itself; first look for a
     // finished venv made by whichever installer is at hand without downloading anything.
-    let (mut installer, _) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, false)?;
+    let (mut installer, _) =
+        install::choose(preference, BASE_PYTHON, ctx.cache_dir, false).map_err(|e| e.to_string())?;
     let mut key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
     if ctx.install && !complete && installer == Installer::Pip && preference != install::Preference::Pip {
-        let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
+        let (chosen, note) =
+            install::choose(preference, BASE_PYTHON, ctx.cache_dir, true).map_err(|e| e.to_string())?;
         installer = chosen;
         fallback_note = note;
         key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
