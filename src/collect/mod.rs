@@ -223,22 +223,24 @@ pub fn relativize(file: &str, root: Option<&Path>) -> String {
 
 /// Picks the parser for a file: the named format, else the first that recognises its content.
 pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, ParseError> {
-    choose_parser(path, format).map_err(|message| ParseError::new(format.unwrap_or(""), message).in_file(path))
+    choose_parser(path, format).map_err(|e| e.in_file(path))
 }
 
-fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, String> {
+fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, ParseError> {
+    // `format` is empty in the error unless one was named: nothing was recognised.
+    let problem = |message: String| ParseError::new(format.unwrap_or(""), message);
     if let Some(format) = format {
         return parser_named(format).ok_or_else(|| {
             let known: Vec<&str> = parsers().iter().map(|p| p.format()).collect();
-            format!("unknown report format `{format}` (known: {})", known.join(", "))
+            problem(format!("unknown report format `{format}` (known: {})", known.join(", ")))
         });
     }
     let mut head = vec![0u8; 4096];
-    let mut file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
-    let n = read_up_to(&mut file, &mut head).map_err(|e| format!("cannot read: {e}"))?;
+    let mut file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+    let n = read_up_to(&mut file, &mut head).map_err(|e| problem(format!("cannot read: {e}")))?;
     head.truncate(n);
     if n == 0 {
-        return Err("the file is empty".into());
+        return Err(problem("the file is empty".into()));
     }
     if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
         return Ok(parser);
@@ -248,25 +250,26 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
     if extension.as_deref() == Some("json") || matches!(start, Some('{' | '[')) {
-        let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
         let mut json = serde_json::Deserializer::from_reader(BufReader::new(file));
         return Err(match serde::de::IgnoredAny::deserialize(&mut json).and_then(|_| json.end()) {
-            Err(e) if e.is_io() => format!("cannot read: {e}"),
+            Err(e) if e.is_io() => problem(format!("cannot read: {e}")),
             // serde_json's message ends with "at line L column C".
-            Err(e) => format!("invalid JSON: {e}"),
-            Ok(()) => format!("valid JSON, but not a report format fcorr recognises ({recognised})"),
+            Err(e) => problem(format!("invalid JSON: {e}")).at_line(e.line() as u64),
+            Ok(()) => problem(format!("valid JSON, but not a report format fcorr recognises ({recognised})")),
         });
     }
     if extension.as_deref() == Some("xml") || start == Some('<') {
-        // The JUnit reader says where XML breaks, or that the document holds no test results.
-        let file = File::open(path).map_err(|e| format!("cannot open: {e}"))?;
+        // The JUnit reader says where XML breaks (its byte offset), or that the document holds
+        // no test results.
+        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
         let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
         return Err(match parsed {
-            Err(e) => e.message,
-            Ok(_) => format!("not a report format fcorr recognises ({recognised})"),
+            Err(e) => ParseError { format: String::new(), ..e },
+            Ok(_) => problem(format!("not a report format fcorr recognises ({recognised})")),
         });
     }
-    Err(format!("not a report format fcorr recognises ({recognised})"))
+    Err(problem(format!("not a report format fcorr recognises ({recognised})")))
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -378,6 +381,15 @@ mod tests {
         assert!(error("r.json", "{\"a\": 1}").starts_with("valid JSON, but not a report format"));
         assert!(error("r.xml", "<?xml version=\"1.0\"?><results><x></y>").contains("no <testsuites>"));
         assert!(error("r.xml", "<results><a>x & y</a></results>").starts_with("invalid XML at byte 1"));
+        // The positions are fields too, and no format is claimed for a file none recognised.
+        let path = dir.path().join("cut.json");
+        std::fs::write(&path, "{\n  \"a\": [1,\n").unwrap();
+        let e = parser_for(&path, None).err().unwrap();
+        assert_eq!((e.format.as_str(), e.line, e.file.as_deref()), ("", Some(3), Some(path.as_path())));
+        let path = dir.path().join("r.xml");
+        std::fs::write(&path, "<results><a>x & y</a></results>").unwrap();
+        let e = parser_for(&path, None).err().unwrap();
+        assert_eq!((e.format.as_str(), e.byte), ("", Some(14)));
         assert!(error("notes.txt", "hello").starts_with("not a report format"));
     }
 
