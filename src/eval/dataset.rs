@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::matchers::{Assertion, Check};
+use super::matchers::{Assertion, Check, CheckError};
 
 /// A whole dataset file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -54,15 +54,61 @@ pub(crate) struct TestCase {
 pub(crate) enum DatasetError {
     #[error("cannot read dataset {}: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
-    #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
-    Parse { path: PathBuf, line: Option<usize>, message: String },
-    #[error("{}: case `{id}`: {message}", path.display())]
-    Case { path: PathBuf, id: String, message: String },
+    #[error("{}{}: {source}", path.display(), source.line().map(|l| format!(":{l}")).unwrap_or_default())]
+    Parse { path: PathBuf, source: Syntax },
+    #[error("{}: {source}", path.display())]
+    Case { path: PathBuf, source: CaseError },
     #[error(
         "{}: unknown dataset format (use .toml, .jsonl, .json, .yaml or .yml)",
         path.display()
     )]
     Format { path: PathBuf },
+}
+
+/// Dataset text its format's parser rejects; the parser's error is kept.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Syntax {
+    /// `line` is worked out from toml's span, when it gives one.
+    #[error("{}", source.message())]
+    Toml { line: Option<usize>, source: Box<toml::de::Error> },
+    /// One JSON document, or one line of a JSONL file (`line`).
+    #[error("{source}")]
+    Json { line: usize, source: serde_json::Error },
+    #[error("{0}")]
+    Yaml(#[source] Box<serde_saphyr::Error>),
+}
+
+impl Syntax {
+    /// 1-based line of the problem, when known.
+    pub(crate) fn line(&self) -> Option<usize> {
+        match self {
+            Syntax::Toml { line, .. } => *line,
+            Syntax::Json { line, .. } => Some(*line),
+            Syntax::Yaml(_) => None,
+        }
+    }
+}
+
+/// A case that cannot run, by id.
+#[derive(Debug, thiserror::Error)]
+#[error("case `{id}`: {problem}")]
+pub(crate) struct CaseError {
+    pub id: String,
+    #[source]
+    pub problem: CaseProblem,
+}
+
+/// What is wrong with one case.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CaseProblem {
+    #[error("the id is empty")]
+    EmptyId,
+    #[error("the id is used by an earlier case; ids must be unique")]
+    DuplicateId,
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    #[error("nothing to check: give expected_command, expected, safe, posix_compliant or assert")]
+    NothingToCheck,
 }
 
 /// A case ready to run: its checks compiled.
@@ -76,22 +122,21 @@ pub(crate) struct EvalCase {
 pub(crate) fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
     let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read { path: path.into(), source })?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-    let cases =
-        parse(&text, &ext).map_err(|(line, message)| DatasetError::Parse { path: path.into(), line, message })?;
+    let cases = parse(&text, &ext).map_err(|source| DatasetError::Parse { path: path.into(), source })?;
     let Some(cases) = cases else {
         return Err(DatasetError::Format { path: path.into() });
     };
-    compile(cases).map_err(|(id, message)| DatasetError::Case { path: path.into(), id, message })
+    compile(cases).map_err(|source| DatasetError::Case { path: path.into(), source })
 }
 
 /// Parses `text` in the format named by `ext`; `Ok(None)` for an unknown format. Errors carry
 /// a line number when the parser knows it.
-pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Option<usize>, String)> {
+pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, Syntax> {
     let cases = match ext {
         "toml" => {
-            let dataset: Dataset = toml::from_str(text).map_err(|e| {
-                let line = e.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-                (line, e.message().to_string())
+            let dataset: Dataset = toml::from_str(text).map_err(|source| {
+                let line = source.span().map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                Syntax::Toml { line, source: Box::new(source) }
             })?;
             dataset.test_cases
         }
@@ -101,7 +146,7 @@ pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Opt
                 if line.trim().is_empty() {
                     continue;
                 }
-                let case = serde_json::from_str(line).map_err(|e| (Some(i + 1), e.to_string()))?;
+                let case = serde_json::from_str(line).map_err(|source| Syntax::Json { line: i + 1, source })?;
                 cases.push(case);
             }
             cases
@@ -109,14 +154,15 @@ pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Opt
         "json" => {
             // Either `{ "version": …, "test_cases": [...] }` or a bare array of cases.
             if text.trim_start().starts_with('[') {
-                serde_json::from_str(text).map_err(|e| (Some(e.line()), e.to_string()))?
+                serde_json::from_str(text).map_err(|source| Syntax::Json { line: source.line(), source })?
             } else {
-                let dataset: Dataset = serde_json::from_str(text).map_err(|e| (Some(e.line()), e.to_string()))?;
+                let dataset: Dataset =
+                    serde_json::from_str(text).map_err(|source| Syntax::Json { line: source.line(), source })?;
                 dataset.test_cases
             }
         }
         "yaml" | "yml" => {
-            let dataset: Dataset = serde_saphyr::from_str(text).map_err(|e| (None, e.to_string()))?;
+            let dataset: Dataset = serde_saphyr::from_str(text).map_err(|e| Syntax::Yaml(Box::new(e)))?;
             dataset.test_cases
         }
         _ => return Ok(None),
@@ -125,22 +171,20 @@ pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, (Opt
 }
 
 /// Checks ids and compiles each case's checks; errors name the case.
-pub(crate) fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, (String, String)> {
+pub(crate) fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, CaseError> {
     let mut seen = HashSet::new();
     let mut out = Vec::with_capacity(cases.len());
     for case in cases {
+        let fail = |problem: CaseProblem| CaseError { id: case.id.clone(), problem };
         if case.id.trim().is_empty() {
-            return Err((case.id, "the id is empty".into()));
+            return Err(fail(CaseProblem::EmptyId));
         }
         if !seen.insert(case.id.clone()) {
-            return Err((case.id, "the id is used by an earlier case; ids must be unique".into()));
+            return Err(fail(CaseProblem::DuplicateId));
         }
-        let checks = super::matchers::checks_for(&case).map_err(|e| (case.id.clone(), e.to_string()))?;
+        let checks = super::matchers::checks_for(&case).map_err(|e| fail(e.into()))?;
         if checks.is_empty() {
-            return Err((
-                case.id,
-                "nothing to check: give expected_command, expected, safe, posix_compliant or assert".into(),
-            ));
+            return Err(fail(CaseProblem::NothingToCheck));
         }
         out.push(EvalCase { case, checks });
     }
@@ -185,19 +229,21 @@ posix_compliant = true
     #[test]
     fn errors_name_the_line_and_case() {
         let err = parse("{\"id\":\"a\",\"prompt\":\"p\"}\n{\"id\": 3}\n", "jsonl").unwrap_err();
-        assert_eq!(err.0, Some(2));
+        assert_eq!(err.line(), Some(2));
         let err = parse("[[test_cases]]\nid = \"a\"\nprompt = \"p\"\nbogus = 1\n", "toml").unwrap_err();
-        assert_eq!(err.0, Some(4), "{err:?}");
-        assert!(err.1.contains("bogus"), "{err:?}");
+        assert_eq!(err.line(), Some(4), "{err:?}");
+        assert!(err.to_string().contains("bogus"), "{err:?}");
         let twice = parse(
             "[[test_cases]]\nid='a'\nprompt='p'\nsafe=true\n[[test_cases]]\nid='a'\nprompt='q'\nsafe=true\n",
             "toml",
         )
         .unwrap()
         .unwrap();
-        assert!(compile(twice).unwrap_err().1.contains("unique"));
+        assert!(
+            matches!(compile(twice).unwrap_err(), CaseError { id, problem: CaseProblem::DuplicateId } if id == "a")
+        );
         let empty = parse("[[test_cases]]\nid='a'\nprompt='p'\n", "toml").unwrap().unwrap();
-        assert!(compile(empty).unwrap_err().1.contains("nothing to check"));
+        assert!(compile(empty).unwrap_err().problem.to_string().contains("nothing to check"));
         assert_eq!(parse("", "csv").unwrap(), None);
     }
 
