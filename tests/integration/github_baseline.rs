@@ -315,3 +315,34 @@ fn zips_with_traversal_or_absolute_entries_are_rejected() {
         baseline::read_zip(&zip_of(&[("other.txt", b"x")]), "x").unwrap_err().to_string().contains("no results.json")
     );
 }
+
+#[test]
+fn compare_names_an_unusable_baseline_once_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results.json");
+    std::fs::write(&results, serde_json::to_string(&sample_run(CaseStatus::Passed)).unwrap()).unwrap();
+    let zip = dir.path().join("base.zip");
+    std::fs::write(&zip, b"not a zip").unwrap();
+    let broken = dir.path().join("broken");
+    std::fs::create_dir(&broken).unwrap();
+    std::fs::write(broken.join("results.json"), "{").unwrap();
+    for (baseline, file, problem) in
+        [(&zip, zip.clone(), "not a readable zip"), (&broken, broken.join("results.json"), "not an fcorr results file")]
+    {
+        let out = crate::support::fcorr_bin()
+            .args(["compare", "--results"])
+            .arg(&results)
+            .arg("--baseline")
+            .arg(baseline)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(
+            stderr.contains(&format!("fcorr: error: {}: ", file.display())) && stderr.contains(problem),
+            "{stderr}"
+        );
+        // The path is said once: the error is not wrapped in a second `PATH: ` prefix.
+        assert_eq!(stderr.matches(&*baseline.display().to_string()).count(), 1, "{stderr}");
+    }
+}
