@@ -31,6 +31,9 @@ pub enum FcorrError {
     /// fcorr could not do its own work (write outputs, start threads...).
     #[error("{0}")]
     Harness(String),
+    /// fcorr cannot read its own working directory (deleted under it, no permission).
+    #[error("cannot read the current directory: {0}")]
+    Cwd(#[source] std::io::Error),
 }
 
 impl FcorrError {
@@ -39,7 +42,7 @@ impl FcorrError {
         match self {
             FcorrError::Config { .. } | FcorrError::ConfigAt(_) | FcorrError::Usage(_) | FcorrError::Input { .. } => 2,
             FcorrError::Plan(e) => e.exit_code(),
-            FcorrError::Harness(_) | FcorrError::Render(_) => 3,
+            FcorrError::Harness(_) | FcorrError::Render(_) | FcorrError::Cwd(_) => 3,
         }
     }
 }
@@ -214,4 +217,18 @@ pub enum ExecError {
     /// `--rerun-failed` on a runner that cannot select single tests.
     #[error("the {runner} runner cannot select single tests: every test runs again")]
     CannotSelect { runner: &'static str },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreadable_working_directory_is_a_harness_error_that_keeps_its_cause() {
+        let error = FcorrError::Cwd(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(error.exit_code(), 3);
+        assert!(error.to_string().starts_with("cannot read the current directory: "), "{error}");
+        let source = std::error::Error::source(&error).and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+    }
 }

@@ -116,8 +116,7 @@ fn bank_error(e: BankError) -> FcorrError {
 
 /// Runs `fcorr calibrate`; returns the exit code (3 when a calibrator call failed).
 pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let scope = match args.scope.as_str() {
         "affected" if args.added_entities.is_empty() => {
             return Err(FcorrError::Usage("--scope affected needs --added-entities ID[,ID…]".into()));

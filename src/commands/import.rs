@@ -65,8 +65,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
             known.join(", ")
         )));
     }
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let out_dir = args.judge.out_dir(&cwd);
     let files = expand_all(&args.files, &cwd, &out_dir)?;
 

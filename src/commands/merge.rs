@@ -47,8 +47,7 @@ struct Input {
 pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let defaults = Config::default();
     let gates = args.judge.gates(&defaults)?;
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let paths = expand_results(&args.results, &cwd)?;
     let labels = labels_of(&paths, &cwd);
     let inputs: Vec<Input> = paths

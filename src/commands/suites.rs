@@ -83,8 +83,7 @@ pub struct Listed {
 /// Prints the list; exit 0, or 2 when a suite's tasks or cases cannot be read.
 pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
     let SuitesAction::List(args) = args.action;
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let config = match crate::pipeline::find_config(args.config.as_deref(), &[], false, &cwd) {
         Some(path) => Config::load(&path, &KINDS)?,
         None => {
