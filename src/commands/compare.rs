@@ -7,6 +7,7 @@ use clap::Args;
 
 use crate::compare::{Change, Comparison};
 use crate::errors::FcorrError;
+use crate::github::baseline::BaselineError;
 
 /// Arguments of `fcorr compare`.
 #[derive(Debug, Args, Clone)]
@@ -80,11 +81,24 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
+/// A baseline named on the command line that cannot be read is an input error (exit 2), named by
+/// its own file (the results.json inside a directory, the zip) and not wrapped in a second path.
+fn baseline_error(e: BaselineError) -> FcorrError {
+    match e {
+        BaselineError::Results(e) => e.into(),
+        BaselineError::Unusable { label, problem } => {
+            FcorrError::Input { file: label.into(), message: problem.to_string() }
+        }
+        // The GitHub lookup is not reached from `compare`; were it, its failure is fcorr's own.
+        e @ BaselineError::Api { .. } => FcorrError::Harness(e.to_string()),
+        e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::Usage(e.to_string()),
+    }
+}
+
 /// `fcorr compare`.
 pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let mut run = crate::report::load_results(&args.results)?;
-    // The error names the baseline file itself (or the file inside the directory given).
-    let base = crate::github::baseline::load_path(&args.baseline)?;
+    let base = crate::github::baseline::load_path(&args.baseline).map_err(baseline_error)?;
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
         // Plain data always serialises.

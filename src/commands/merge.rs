@@ -40,7 +40,7 @@ pub struct MergeArgs {
 struct Input {
     path: PathBuf,
     label: String,
-    run: Result<Run, FcorrError>,
+    run: Result<Run, report::ResultsError>,
 }
 
 /// `fcorr merge`.

@@ -14,8 +14,8 @@ use serde::Deserialize;
 use super::api::{Api, ApiError, ClientError};
 use super::context::GithubContext;
 use crate::compare::BaselineInfo;
-use crate::errors::FcorrError;
-use crate::model::{Run, SCHEMA_VERSION};
+use crate::model::Run;
+use crate::report::{ResultsError, ResultsProblem};
 
 /// Largest `results.json` accepted from a zip (uncompressed).
 pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;
@@ -62,7 +62,7 @@ pub enum BaselineError {
     },
     /// The `results.json` (or directory) given cannot be read; the error names the file.
     #[error(transparent)]
-    Results(Box<FcorrError>),
+    Results(#[from] ResultsError),
     /// A GitHub API call of the lookup failed; `what` says which step, the message names the
     /// missing `actions: read` permission when that is the cause.
     #[error("{what}: {}", source.explain("actions: read"))]
@@ -85,30 +85,14 @@ impl BaselineError {
     }
 }
 
-impl From<BaselineError> for FcorrError {
-    /// A baseline named on the command line that cannot be read is an input error (exit 2).
-    fn from(e: BaselineError) -> FcorrError {
-        match e {
-            BaselineError::Results(e) => *e,
-            BaselineError::Unusable { label, problem } => {
-                FcorrError::Input { file: label.into(), message: problem.to_string() }
-            }
-            // A GitHub lookup that failed: fcorr could not do its own work.
-            e @ BaselineError::Api { .. } => FcorrError::Harness(e.to_string()),
-            e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::Usage(e.to_string()),
-        }
-    }
-}
-
 /// What is wrong with one baseline file or artifact.
 #[derive(Debug, thiserror::Error)]
 pub enum Unusable {
     #[error("cannot read it: {0}")]
     Read(#[source] std::io::Error),
-    #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
-    NotResults { source: serde_json::Error },
-    #[error("schema version {0} is not supported (this fcorr reads version {SCHEMA_VERSION})")]
-    Schema(u32),
+    /// The results.json text itself (bad JSON, another schema version).
+    #[error(transparent)]
+    Results(#[from] ResultsProblem),
     #[error("not a readable zip: {0}")]
     NotZip(#[source] zip::result::ZipError),
     #[error("{0} entries is more than the {MAX_ZIP_ENTRIES} allowed")]
@@ -140,13 +124,7 @@ pub struct Baseline {
 
 /// Parses `results.json` text; `label` names it in messages.
 pub fn parse_results(text: &str, label: &str) -> Result<Run, BaselineError> {
-    let run: Run = serde_json::from_str(text)
-        .map_err(|source| Unusable::NotResults { source })
-        .map_err(BaselineError::unusable(label))?;
-    if run.schema_version != SCHEMA_VERSION {
-        return Err(BaselineError::unusable(label)(Unusable::Schema(run.schema_version)));
-    }
-    Ok(run)
+    crate::report::parse_results(text).map_err(|problem| BaselineError::unusable(label)(problem.into()))
 }
 
 /// Loads a baseline from a `results.json`, a directory containing one, or a zip holding one.
@@ -157,7 +135,7 @@ pub fn load_path(path: &Path) -> Result<Baseline, BaselineError> {
         let bytes = std::fs::read(path).map_err(Unusable::Read).map_err(BaselineError::unusable(&label))?;
         read_zip(&bytes, &label)?
     } else {
-        crate::report::load_results(path).map_err(|e| BaselineError::Results(Box::new(e)))?
+        crate::report::load_results(path)?
     };
     let info = BaselineInfo {
         source: format!("file:{}", path.display()),

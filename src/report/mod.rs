@@ -249,32 +249,53 @@ pub fn write_atomic_with(
     result
 }
 
-/// Reads a saved `results.json`.
-pub fn load_results(path: &Path) -> Result<Run, FcorrError> {
+/// A saved `results.json` that cannot be used, and which file it is.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {problem}", path.display())]
+pub struct ResultsError {
+    pub path: PathBuf,
+    #[source]
+    pub problem: ResultsProblem,
+}
+
+/// What is wrong with a `results.json` (the file is named by whoever read it).
+#[derive(Debug, thiserror::Error)]
+pub enum ResultsProblem {
+    #[error("no results file here: run `fcorr run` or `fcorr import` first, or give the path of a results.json")]
+    Missing(#[source] std::io::Error),
+    #[error("cannot read it: {0}")]
+    Unreadable(#[source] std::io::Error),
+    #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
+    NotResults { source: serde_json::Error },
+    #[error("schema version {found} is not supported (this fcorr reads version {})", crate::model::SCHEMA_VERSION)]
+    Schema { found: u32 },
+}
+
+impl From<ResultsError> for FcorrError {
+    /// A results file given on the command line that cannot be read is an input error (exit 2).
+    fn from(e: ResultsError) -> FcorrError {
+        FcorrError::Input { file: e.path, message: e.problem.to_string() }
+    }
+}
+
+/// Reads a saved `results.json` (or the one in a directory).
+pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
     let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&path).map_err(|e| FcorrError::Input {
-        file: path.clone(),
-        message: match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                "no results file here: run `fcorr run` or `fcorr import` first, or give the path of a results.json"
-                    .into()
-            }
-            _ => format!("cannot read it: {e}"),
+    let text = std::fs::read_to_string(&path).map_err(|e| ResultsError {
+        path: path.clone(),
+        problem: match e.kind() {
+            std::io::ErrorKind::NotFound => ResultsProblem::Missing(e),
+            _ => ResultsProblem::Unreadable(e),
         },
     })?;
-    let run: Run = serde_json::from_str(&text).map_err(|e| FcorrError::Input {
-        file: path.clone(),
-        message: format!("line {}, column {}: not an fcorr results file: {e}", e.line(), e.column()),
-    })?;
+    parse_results(&text).map_err(|problem| ResultsError { path, problem })
+}
+
+/// Reads `results.json` text of the schema version this fcorr writes.
+pub fn parse_results(text: &str) -> Result<Run, ResultsProblem> {
+    let run: Run = serde_json::from_str(text).map_err(|source| ResultsProblem::NotResults { source })?;
     if run.schema_version != crate::model::SCHEMA_VERSION {
-        return Err(FcorrError::Input {
-            file: path,
-            message: format!(
-                "schema version {} is not supported (this fcorr reads version {})",
-                run.schema_version,
-                crate::model::SCHEMA_VERSION
-            ),
-        });
+        return Err(ResultsProblem::Schema { found: run.schema_version });
     }
     Ok(run)
 }
@@ -370,5 +391,29 @@ mod tests {
             source: Box::new(RenderError::NotWritten { path, action: "write", source: full() }),
         };
         assert_eq!(flushed.to_string().matches("/out/report.html").count(), 1, "{flushed}");
+    }
+
+    #[test]
+    fn unusable_results_files_say_which_file_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load_results(dir.path()).unwrap_err();
+        assert_eq!(err.path, dir.path().join("results.json"));
+        assert!(matches!(&err.problem, ResultsProblem::Missing(e) if e.kind() == std::io::ErrorKind::NotFound));
+        std::fs::write(dir.path().join("results.json"), "{\n  \"schema_version\": 1,\n").unwrap();
+        let err = load_results(dir.path()).unwrap_err();
+        assert!(matches!(&err.problem, ResultsProblem::NotResults { source } if source.line() == 3), "{err:?}");
+        let mut run: serde_json::Value =
+            serde_json::to_value(Run::assemble(Vec::new(), time::OffsetDateTime::now_utc(), None, None)).unwrap();
+        run["schema_version"] = 99.into();
+        let err = parse_results(&run.to_string()).unwrap_err();
+        assert!(matches!(err, ResultsProblem::Schema { found: 99 }), "{err:?}");
+        let message = FcorrError::from(load_results(dir.path()).unwrap_err()).to_string();
+        assert!(
+            message.starts_with(&format!(
+                "{}: line 3, column 0: not an fcorr results file",
+                dir.path().join("results.json").display()
+            )),
+            "{message}"
+        );
     }
 }
