@@ -180,8 +180,8 @@ pub fn strip_ansi(text: &str) -> String {
 mod tests {
     use super::*;
 
-    fn parse_str(json: &str) -> Result<ParsedReport, String> {
-        JestJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) }).map_err(|e| e.to_string())
+    fn parse_str(json: &str) -> Result<ParsedReport, ParseError> {
+        JestJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
     }
 
     #[test]
@@ -220,6 +220,6 @@ mod tests {
         assert!(JestJson.sniff(br#"{"numFailedTestSuites":0,"numFailedTests":0"#));
         assert!(JestJson.sniff(br#"{"numTotalTestSuites":3,"numPassedTestSuites":1"#));
         assert!(!JestJson.sniff(br#"{"stats":{"suites":1,"passes":1}}"#));
-        assert!(parse_str("{not json").unwrap_err().contains("line 1"));
+        assert!(parse_str("{not json").unwrap_err().to_string().contains("line 1"));
     }
 }
