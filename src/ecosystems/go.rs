@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
@@ -81,7 +81,7 @@ impl Ecosystem for Go {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
         let go_mod = ctx.files.read("go.mod").unwrap_or_default();
         let install = if !ctx.install {

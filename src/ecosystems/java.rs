@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics};
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics};
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
@@ -100,11 +100,15 @@ impl Ecosystem for Java {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         match ctx.detection.framework.as_str() {
             "maven" => Ok(maven_plan(ctx)),
             "gradle" => Ok(gradle_plan(ctx)),
-            other => Err(format!("the java runner cannot run framework `{other}` (maven, gradle)")),
+            other => Err(ProjectPlanError::Framework {
+                runner: "java",
+                framework: other.to_string(),
+                supported: "maven, gradle",
+            }),
         }
     }
 
@@ -396,6 +400,11 @@ mod tests {
         assert_eq!(Java.detect(&files, Some("gradle")).unwrap().detection.framework, "gradle");
     }
 
+    /// Planning a project at `root`, installing, without script steps.
+    fn plan_context<'a>(root: &'a Path, files: &'a ProjectFiles, detection: &'a Detection) -> PlanContext<'a> {
+        PlanContext { root, files, detection, work_dir: root, cache_dir: root, install: true, run_script_steps: false }
+    }
+
     /// The commands planned for a project holding `files` (gradlew made executable or not).
     fn planned(files: &[&str], framework: &str, executable_wrapper: bool) -> Vec<String> {
         use std::os::unix::fs::PermissionsExt;
@@ -407,16 +416,7 @@ mod tests {
         }
         let project = ProjectFiles::scan(dir.path()).unwrap();
         let detection = Java.detect(&project, Some(framework)).unwrap().detection;
-        let ctx = PlanContext {
-            root: dir.path(),
-            files: &project,
-            detection: &detection,
-            work_dir: dir.path(),
-            cache_dir: dir.path(),
-            install: true,
-            run_script_steps: false,
-        };
-        let phases = Java.plan(&ctx).unwrap();
+        let phases = Java.plan(&plan_context(dir.path(), &project, &detection)).unwrap();
         // Skip the report-cleaning `sh -c find ...` before the test run.
         phases
             .iter()
@@ -424,6 +424,18 @@ mod tests {
             .filter(|c| c.args.first().is_none_or(|a| a != "-c"))
             .map(CommandSpec::display)
             .collect()
+    }
+
+    #[test]
+    fn a_framework_it_cannot_drive_is_a_typed_plan_error() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("pom.xml"), "<project/>").unwrap();
+        let project = ProjectFiles::scan(dir.path()).unwrap();
+        let mut detection = Java.detect(&project, None).unwrap().detection;
+        detection.framework = "ant".into();
+        let error = Java.plan(&plan_context(dir.path(), &project, &detection)).unwrap_err();
+        assert!(matches!(&error, ProjectPlanError::Framework { runner: "java", framework, .. } if framework == "ant"));
+        assert_eq!(error.to_string(), "the java runner cannot run framework `ant` (maven, gradle)");
     }
 
     #[test]

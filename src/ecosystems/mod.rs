@@ -24,6 +24,25 @@ pub(crate) mod rust;
 
 pub(crate) use reports::{collect_import, collect_reports};
 
+/// Why an ecosystem cannot plan a detected project's commands. The project runner makes it the
+/// suite's input error (the other suites carry on), with this text as the message.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ProjectPlanError {
+    /// The forced `framework` is one this runner does not drive.
+    #[error("the {runner} runner cannot run framework `{framework}` ({supported})")]
+    Framework { runner: &'static str, framework: String, supported: &'static str },
+    /// A project file that cannot be used, as detection worded it (the text names the file).
+    #[error("{0}")]
+    Manifest(String),
+    /// `pyproject.toml` declares test dependencies that cannot be resolved (PEP 735 groups).
+    #[error("{}: {problem}", path.display())]
+    Pyproject { path: PathBuf, problem: String },
+    #[error(transparent)]
+    Node(#[from] node::NodePlanError),
+    #[error(transparent)]
+    PythonInstaller(#[from] python::InstallerError),
+}
+
 /// Every ecosystem fcorr knows, in detection priority order for ties.
 pub(crate) fn registry() -> Vec<Box<dyn Ecosystem>> {
     vec![
@@ -59,7 +78,7 @@ pub(crate) trait Ecosystem: Send + Sync {
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate>;
 
     /// The commands for each phase of a project this ecosystem detected.
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String>;
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
 
     /// Turns the test phase's outputs into cases. The default parses the planned report files,
     /// then [`locate`](Ecosystem::locate)s each report's cases.

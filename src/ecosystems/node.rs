@@ -17,7 +17,8 @@ use serde_json::Value;
 use sha2::Digest;
 
 use super::{
-    Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, generic_build_diagnostics,
+    Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError,
+    generic_build_diagnostics,
 };
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
@@ -167,9 +168,8 @@ impl Ecosystem for Node {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
-        // The trait's error is still text; this ecosystem's own steps say what failed in a type.
-        plan(ctx).map_err(|e| e.to_string())
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+        Ok(plan(ctx)?)
     }
 
     fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
@@ -1043,7 +1043,7 @@ mod tests {
             run_script_steps: false,
         };
         let error = Node.plan(&ctx).unwrap_err();
-        error.replace(&dir.path().display().to_string(), "<root>")
+        error.to_string().replace(&dir.path().display().to_string(), "<root>")
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
@@ -72,7 +72,7 @@ impl Ecosystem for Rust {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
         let no_color = |mut spec: CommandSpec| {
             spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));

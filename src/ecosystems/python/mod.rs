@@ -6,6 +6,7 @@
 
 mod deps;
 mod install;
+pub(crate) use install::InstallerError;
 mod messages;
 
 use std::path::Path;
@@ -13,7 +14,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Announced, Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use super::{
+    Announced, Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError,
+};
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Exit};
 use crate::model::{Case, CaseStatus, Detection, Diagnostic, PhaseKind, Severity};
@@ -67,7 +70,7 @@ impl Ecosystem for Python {
         detect(files, framework)
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         plan(ctx)
     }
 
@@ -301,19 +304,18 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
     })
 }
 
-fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     let files = ctx.files;
     let root = ctx.root;
     let manifest = Manifest::read(files);
     if let Some(problem) = manifest.problem {
-        return Err(problem);
+        return Err(ProjectPlanError::Manifest(problem));
     }
     let test_deps = manifest.test_deps(files);
     if let Some(problem) = test_deps.problems.first() {
-        return Err(format!("{}: {problem}", root.join("pyproject.toml").display()));
+        return Err(ProjectPlanError::Pyproject { path: root.join("pyproject.toml"), problem: problem.clone() });
     }
-    // Ecosystem::plan's error is the suite's message.
-    let preference = install::Preference::from_env().map_err(|e| e.to_string())?;
+    let preference = install::Preference::from_env()?;
     let installable_project = manifest.project().is_some()
         && (!test_deps.dependencies.is_empty() || manifest.has_build_system())
         || files.has("setup.py");
@@ -322,15 +324,13 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
 
     // The key depends on the installer, which may have to be installed itself; first look for a
     // finished venv made by whichever installer is at hand without downloading anything.
-    let (mut installer, _) =
-        install::choose(preference, BASE_PYTHON, ctx.cache_dir, false).map_err(|e| e.to_string())?;
+    let (mut installer, _) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, false)?;
     let mut key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
     if ctx.install && !complete && installer == Installer::Pip && preference != install::Preference::Pip {
-        let (chosen, note) =
-            install::choose(preference, BASE_PYTHON, ctx.cache_dir, true).map_err(|e| e.to_string())?;
+        let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
         installer = chosen;
         fallback_note = note;
         key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);

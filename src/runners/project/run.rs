@@ -110,9 +110,9 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
-        Err(message) => {
+        Err(e) => {
             suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message, hint: None });
+            suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message: e.to_string(), hint: None });
             return suite;
         }
     };
