@@ -93,8 +93,7 @@ pub(crate) type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Op
 
 /// [`prepare`] with suites added from the command line; they are planned like the config's.
 pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
-    let cwd =
-        std::env::current_dir().map_err(|e| FcorrError::Harness(format!("cannot read the current directory: {e}")))?;
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
         Some(path) => Config::load(&path, &KINDS)?,
         None => Config { base_dir: PathBuf::from("."), ..Config::default() },

@@ -128,20 +128,12 @@ impl<R: SuiteRunner> Runner for R {
             Some(plan) => SuiteRunner::run(self, suite, plan, ctx),
             // Plans are made by the runner of the suite's kind, so this cannot happen; if it
             // ever does, the suite says so instead of the process panicking.
-            None => {
-                let mut failed = Suite::new(suite.id.clone(), suite.name.clone(), suite.kind);
-                failed.status = crate::model::SuiteStatus::Error;
-                failed.error = Some(crate::model::SuiteError {
-                    kind: crate::model::SuiteErrorKind::Harness,
-                    message: format!(
-                        "internal error: the plan of suite {} is not a `{}` plan",
-                        suite.name,
-                        self.name()
-                    ),
-                    hint: None,
-                });
-                failed
-            }
+            None => failed_suite(
+                suite,
+                SuiteErrorKind::Harness,
+                format!("internal error: the plan of suite {} is not a `{}` plan", suite.name, self.name()),
+                None,
+            ),
         }
     }
 }
