@@ -313,6 +313,34 @@ pub fn expand_reports(pattern: &str, root: &Path, out_dir: Option<&Path>) -> Vec
     expand_with(pattern, root, out_dir, true)
 }
 
+/// A `!glob` entry of a report pattern list that is not a glob.
+#[derive(Debug, thiserror::Error)]
+#[error("`!{pattern}`: not a glob: {cause}")]
+pub(crate) struct BadExclude {
+    pub(crate) pattern: String,
+    cause: globset::Error,
+}
+
+/// The `!glob` entries of a report pattern list (relative to `root`, like the others): a file any
+/// of them matches is left out of what the other patterns find, wherever the `!` stands in the
+/// list, as in `.gitignore`-style lists users already write.
+pub(crate) fn report_excludes<'a>(
+    patterns: impl IntoIterator<Item = &'a str>,
+    root: &Path,
+) -> Result<globset::GlobSet, BadExclude> {
+    let mut set = globset::GlobSetBuilder::new();
+    for pattern in patterns.into_iter().filter_map(|p| p.strip_prefix('!')) {
+        let pattern = pattern.trim();
+        let full = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { root.join(pattern) };
+        let glob = globset::GlobBuilder::new(&full.to_string_lossy())
+            .literal_separator(true)
+            .build()
+            .map_err(|cause| BadExclude { pattern: pattern.to_string(), cause })?;
+        set.add(glob);
+    }
+    set.build().map_err(|cause| BadExclude { pattern: String::new(), cause })
+}
+
 fn expand_with(pattern: &str, root: &Path, out_dir: Option<&Path>, skip_outputs: bool) -> Vec<PathBuf> {
     let full = if Path::new(pattern).is_absolute() { PathBuf::from(pattern) } else { root.join(pattern) };
     let inside_out = |path: &Path| out_dir.is_some_and(|out| path.starts_with(out));

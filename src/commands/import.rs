@@ -192,16 +192,8 @@ impl Expanded {
 /// Expands report globs relative to `cwd`; a pattern starting with `!` excludes the files its
 /// glob matches (in any position of the list). A bad exclude glob is a usage error.
 pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
-    let mut excludes = globset::GlobSetBuilder::new();
-    for pattern in patterns.iter().filter_map(|p| p.strip_prefix('!')) {
-        let full = cwd.join(pattern.trim());
-        let glob = globset::GlobBuilder::new(&full.to_string_lossy())
-            .literal_separator(true)
-            .build()
-            .map_err(|e| FcorrError::Usage(format!("`!{pattern}`: not a glob: {e}")))?;
-        excludes.add(glob);
-    }
-    let excludes = excludes.build().map_err(|e| FcorrError::Usage(format!("exclude globs: {e}")))?;
+    let excludes = collect::report_excludes(patterns.iter().map(String::as_str), cwd)
+        .map_err(|e| FcorrError::Usage(e.to_string()))?;
     let mut expanded = Expanded::default();
     for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
         let found = collect::expand_reports(pattern, cwd, Some(out_dir));

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{CollectContext, Collected};
-use crate::collect::{ParseOptions, expand_reports, parse_file};
+use crate::collect::{ParseOptions, expand_reports, parse_file, report_excludes};
 use crate::model::{Diagnostic, ResultsSource, Severity};
 
 /// Default collector: parses every planned report file into cases, each report then located by
@@ -33,10 +33,22 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
     let mut formats = Vec::new();
-    for spec in ctx.reports {
-        let paths = expand_reports(&spec.pattern, ctx.root, import_out);
+    // Checked with the config (`runners::check_reports`), so an error here is not expected; if
+    // one comes, it is said and nothing is left out rather than the suite failing.
+    let excludes =
+        report_excludes(ctx.reports.iter().map(|spec| spec.pattern.as_str()), ctx.root).unwrap_or_else(|e| {
+            collected.diagnostics.push(collect_diagnostic(Severity::Warning, ctx.root, e.to_string()));
+            globset::GlobSet::empty()
+        });
+    for spec in ctx.reports.iter().filter(|spec| !spec.pattern.starts_with('!')) {
+        let found = expand_reports(&spec.pattern, ctx.root, import_out);
+        let matched = found.len();
+        let paths: Vec<_> = found.into_iter().filter(|path| !excludes.is_match(path)).collect();
         if paths.is_empty() {
             let message = match import_out {
+                Some(_) if matched > 0 => {
+                    format!("every report file matching {} ({matched}) is excluded by a `!` pattern", spec.pattern)
+                }
                 Some(_) => format!("no report file matches {}", spec.pattern),
                 None => format!("the test command wrote no report at {}", spec.pattern),
             };

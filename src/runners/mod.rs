@@ -213,11 +213,19 @@ pub(crate) fn failed_suite(plan: &SuitePlan, kind: SuiteErrorKind, message: Stri
 /// a malformed glob would otherwise match nothing, silently.
 pub(crate) fn check_reports(reports: &[String], format: Option<&str>, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
     for (i, pattern) in reports.iter().enumerate() {
-        if let Err(e) = globset::Glob::new(pattern) {
+        // `!glob` leaves out what the glob matches (collect::report_excludes).
+        let glob = pattern.strip_prefix('!').map(str::trim).unwrap_or(pattern);
+        if let Err(e) = globset::Glob::new(glob) {
             return Err(
                 site.error(&format!("reports.{i}"), format!("`reports`: malformed glob `{pattern}`: {}", e.kind()))
             );
         }
+    }
+    if !reports.is_empty() && reports.iter().all(|p| p.starts_with('!')) {
+        return Err(site.error(
+            "reports",
+            "`reports` has only `!` patterns: they leave files out of what the others find; add a pattern that finds reports",
+        ));
     }
     if let Some(format) = format
         && crate::collect::parser_named(format).is_none()

@@ -192,6 +192,48 @@ fn import_suites_read_globs_relative_to_the_config() {
 }
 
 #[test]
+fn import_suites_leave_out_what_a_bang_pattern_matches() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("reports/legacy")).unwrap();
+    std::fs::write(dir.path().join("reports/a.xml"), junit(&[("x", "passed")])).unwrap();
+    std::fs::write(dir.path().join("reports/legacy/old.xml"), junit(&[("y", "failed")])).unwrap();
+    std::fs::create_dir_all(dir.path().join("other")).unwrap();
+    std::fs::write(dir.path().join("other/z.xml"), junit(&[("z", "failed")])).unwrap();
+    // The `!` entry stands first: it applies to every other pattern wherever it is.
+    let config = "[[suite]]\nname = \"imported\"\nkind = \"import\"\n\
+                  reports = [\"!reports/legacy/**\", \"reports/**/*.xml\", \"other/*.xml\", \"!other/*.xml\"]\n\
+                  policy = \"pass-rate\"\n";
+    let (_, run, _) = run_fcorr(dir.path(), config, &[]);
+    let suite = &run.suites[0];
+    let names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["x"], "legacy/old.xml and other/z.xml are excluded: {:?}", suite.diagnostics);
+    let told = suite
+        .diagnostics
+        .iter()
+        .any(|d| d.message.contains("every report file matching other/*.xml (1) is excluded by a `!` pattern"));
+    assert!(told, "a pattern whose every file is excluded says so: {:?}", suite.diagnostics);
+
+    // Only `!` entries find nothing: a config error at its line, before anything runs.
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"imported\"\nkind = \"import\"\nreports = [\"!reports/legacy/**\"]\n",
+    )
+    .unwrap();
+    let output = crate::support::fcorr_bin()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml", "--out", "only-bang"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("fcorr.toml") && stderr.contains("line 4") && stderr.contains("only `!` patterns"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("only-bang").exists());
+}
+
+#[test]
 fn malformed_config_names_file_line_and_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("fcorr.toml"), "[[suite]]\npath = \"x\"\npolicy = \"lenient\"\n").unwrap();
