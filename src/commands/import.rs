@@ -126,7 +126,8 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
 
     let report_started = Instant::now();
-    let env = ReportEnv::default();
+    // Inside GitHub Actions the files on disk link failures to the code, as `fcorr ci` writes them.
+    let env = ReportEnv { links: crate::publish::code_links_here(), ..ReportEnv::default() };
     let (written, format_times) = crate::report::write_required(&run, &env, &out_dir, &args.judge.format)?;
     let report_time = report_started.elapsed();
 

@@ -59,6 +59,8 @@ pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
         run_url: args.run_url.clone(),
         server_url: None,
         templates: args.templates.clone(),
+        // Inside GitHub Actions, failures link to the code as in the files `fcorr ci` writes.
+        links: crate::publish::code_links_here(),
         ..ReportEnv::default()
     };
     if let Some(dir) = &env.templates

@@ -188,3 +188,51 @@ fn the_html_page_links_failures_to_the_code() {
     let plain = fcorr::report::html::HtmlPage.render(&timed_run(1.0), &ReportEnv::default()).unwrap();
     assert!(!String::from_utf8(plain).unwrap().contains("/blob/"));
 }
+
+#[test]
+fn import_and_report_link_failures_to_the_code_inside_github_actions() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    std::fs::create_dir_all(ws.join("tests")).unwrap();
+    std::fs::write(
+        ws.join("report.xml"),
+        "<testsuites><testsuite name=\"t\" tests=\"2\">\
+         <testcase classname=\"t.T\" name=\"ok\" file=\"tests/test_calc.py\" line=\"3\"/>\
+         <testcase classname=\"t.T\" name=\"broken\" file=\"tests/test_calc.py\" line=\"9\">\
+         <failure message=\"boom\">assert 1 == 2</failure></testcase>\
+         </testsuite></testsuites>",
+    )
+    .unwrap();
+    let sha = "0123456789abcdef0123456789abcdef01234567";
+    let actions = [
+        ("GITHUB_ACTIONS", "true".to_string()),
+        ("GITHUB_REPOSITORY", "org/app".to_string()),
+        ("GITHUB_SHA", sha.to_string()),
+        ("GITHUB_SERVER_URL", "https://github.com".to_string()),
+        ("GITHUB_WORKSPACE", ws.display().to_string()),
+    ];
+    let link = format!("https://github.com/org/app/blob/{sha}/tests/test_calc.py#L9");
+    let summary_links = |out: &str| -> Vec<String> {
+        let md = std::fs::read_to_string(ws.join(out).join("summary.md")).unwrap();
+        links_of(&md).into_iter().map(|(url, _)| url).collect()
+    };
+
+    // Inside Actions: `fcorr import` and then `fcorr report` (re-rendering its results.json).
+    let mut cmd = crate::support::fcorr_bin();
+    cmd.current_dir(ws).envs(actions.iter().cloned());
+    cmd.args(["import", "report.xml", "--out", "in-actions", "--format", "summary"]).assert().code(1);
+    let blob = format!("https://github.com/org/app/blob/{sha}/tests/test_calc.py#L");
+    let links = summary_links("in-actions");
+    assert!(links.contains(&link) && links.iter().all(|l| l.starts_with(&blob)), "import links the failure: {links:?}");
+    let mut cmd = crate::support::fcorr_bin();
+    cmd.current_dir(ws).envs(actions.iter().cloned());
+    cmd.args(["report", "in-actions/results.json", "--out", "re-rendered", "--format", "summary", "-q"])
+        .assert()
+        .success();
+    assert_eq!(summary_links("re-rendered"), links, "report links as import did");
+
+    // On a laptop (no GITHUB_* variables): the same locations stay plain text.
+    let mut cmd = crate::support::fcorr_bin();
+    cmd.current_dir(ws).args(["import", "report.xml", "--out", "laptop", "--format", "summary"]).assert().code(1);
+    assert!(summary_links("laptop").is_empty());
+}
