@@ -189,6 +189,17 @@ pub struct Origin {
     pub line: usize,
 }
 
+impl Origin {
+    /// An error about a planned suite, at its `[[suite]]` line when it came from a file (suites
+    /// given on the command line have no origin: `fcorr.toml`, no line).
+    pub(crate) fn error(origin: Option<&Origin>, message: impl Into<String>) -> ConfigError {
+        match origin {
+            Some(o) => ConfigError::new(&o.file, (o.line, 1), message),
+            None => ConfigError::new(Path::new("fcorr.toml"), (0, 1), message),
+        }
+    }
+}
+
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.file.display(), self.line)
@@ -453,9 +464,7 @@ impl Config {
         };
         let kind_name = shared.kind.as_deref().unwrap_or(DEFAULT_KIND);
         let Some(kind) = kinds.names().into_iter().find(|k| *k == kind_name) else {
-            return Err(site
-                .error("kind", format!("unknown kind `{kind_name}` (this version runs: {})", kinds.names().join(", ")))
-                .into());
+            return Err(site.error("kind", kinds.unknown(kind_name)).into());
         };
         let settings = kinds.load(kind, Spanned::new(item.span(), own), &site).map_err(|e| match e {
             LoadError::Toml(e) => {
@@ -572,6 +581,11 @@ pub(crate) trait KindKeys {
     /// table holds the suite's keys besides the shared ones. Returns them normalised (defaults
     /// filled in), as [`SuiteConfig::settings`] keeps them.
     fn load(&self, kind: &str, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError>;
+
+    /// The message for a kind that is not one of [`KindKeys::names`].
+    fn unknown(&self, kind: &str) -> String {
+        format!("unknown kind `{kind}` (this version runs: {})", self.names().join(", "))
+    }
 }
 
 /// A problem reading a kind's keys: serde's (with its span) or the runner's validation.

@@ -156,9 +156,7 @@ impl KindKeys for Kinds {
     fn load(&self, kind: &str, table: Spanned<DeTable<'_>>, site: &SuiteSite<'_>) -> Result<toml::Table, LoadError> {
         match self.by_name(kind) {
             Some(runner) => runner.load(table, site),
-            None => Err(LoadError::Config(
-                site.error("kind", format!("unknown kind `{kind}` (this version runs: {})", self.names().join(", "))),
-            )),
+            None => Err(LoadError::Config(site.error("kind", self.unknown(kind)))),
         }
     }
 }
@@ -223,13 +221,8 @@ pub(crate) fn plan_suite(
 ) -> Result<SuitePlan, PlanError> {
     // Suites from a file were checked against the registry when it was read; built-in names
     // (`project`, `import`) are registered.
-    let runner = kinds.by_name(suite.kind).ok_or_else(|| {
-        crate::errors::ConfigError::new(
-            suite.origin.as_ref().map(|o| o.file.as_path()).unwrap_or(Path::new("fcorr.toml")),
-            (suite.origin.as_ref().map(|o| o.line).unwrap_or(0), 1),
-            format!("unknown kind `{}` (this version runs: {})", suite.kind, kinds.names().join(", ")),
-        )
-    })?;
+    let runner =
+        kinds.by_name(suite.kind).ok_or_else(|| Origin::error(suite.origin.as_ref(), kinds.unknown(suite.kind)))?;
     plan_as(runner, config, suite, base, overrides)
 }
 

@@ -1,7 +1,7 @@
 //! `kind = "benchmark"` on the suite-runner seam: reads the kind's keys, checks them with their
 //! lines, resolves them with the run's defaults and flags, and runs the suite.
 
-use crate::config::SuiteSite;
+use crate::config::{Origin, SuiteSite};
 use crate::errors::{ConfigError, PlanError};
 use crate::model::{Suite, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
@@ -69,9 +69,7 @@ impl SuiteRunner for Benchmark {
             config.test_timeout = ctx.overrides.timeouts.test.or(run.timeouts.test);
         }
         let mut plan = config.resolve(ctx.base, &suite.root).map_err(|e| {
-            let file = suite.origin.as_ref().map(|o| o.file.clone()).unwrap_or_else(|| "fcorr.toml".into());
-            let line = suite.origin.as_ref().map(|o| o.line).unwrap_or(0);
-            PlanError::Config(ConfigError::new(&file, (line, 1), format!("suite {}: {e}", suite.name)))
+            PlanError::Config(Origin::error(suite.origin.as_ref(), format!("suite {}: {e}", suite.name)))
         })?;
         plan.shard = ctx.overrides.shard;
         Ok(plan)

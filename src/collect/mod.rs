@@ -313,12 +313,13 @@ pub fn expand_reports(pattern: &str, root: &Path, out_dir: Option<&Path>) -> Vec
     expand_with(pattern, root, out_dir, true)
 }
 
-/// A `!glob` entry of a report pattern list that is not a glob.
+/// `!glob` entries of a report pattern list that cannot be used.
 #[derive(Debug, thiserror::Error)]
-#[error("`!{pattern}`: not a glob: {cause}")]
-pub(crate) struct BadExclude {
-    pub(crate) pattern: String,
-    cause: globset::Error,
+pub(crate) enum BadExclude {
+    #[error("`!{pattern}`: not a glob: {cause}")]
+    Glob { pattern: String, cause: globset::Error },
+    #[error("exclude globs: {0}")]
+    Set(globset::Error),
 }
 
 /// The `!glob` entries of a report pattern list (relative to `root`, like the others): a file any
@@ -335,10 +336,10 @@ pub(crate) fn report_excludes<'a>(
         let glob = globset::GlobBuilder::new(&full.to_string_lossy())
             .literal_separator(true)
             .build()
-            .map_err(|cause| BadExclude { pattern: pattern.to_string(), cause })?;
+            .map_err(|cause| BadExclude::Glob { pattern: pattern.to_string(), cause })?;
         set.add(glob);
     }
-    set.build().map_err(|cause| BadExclude { pattern: String::new(), cause })
+    set.build().map_err(BadExclude::Set)
 }
 
 fn expand_with(pattern: &str, root: &Path, out_dir: Option<&Path>, skip_outputs: bool) -> Vec<PathBuf> {

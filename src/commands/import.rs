@@ -110,14 +110,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
-    let ctx = if source == crate::github::baseline::Source::Github {
-        crate::commands::ci::github_context(None)
-    } else {
-        None
-    };
+    // Read once: the baseline lookup (`--baseline github`) and the code links both use it.
+    let github = crate::commands::ci::github_context(None);
     let base = crate::commands::ci::resolve_baseline(
         &source,
-        ctx.as_ref(),
+        github.as_ref().filter(|_| source == crate::github::baseline::Source::Github),
         &args.artifact_name,
         crate::github::baseline::DEFAULT_DEPTH,
     );
@@ -127,7 +124,8 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     let report_started = Instant::now();
     // Inside GitHub Actions the files on disk link failures to the code, as `fcorr ci` writes them.
-    let env = ReportEnv { links: crate::publish::code_links_here(), ..ReportEnv::default() };
+    let env =
+        ReportEnv { links: github.as_ref().and_then(crate::publish::code_links_from_cwd), ..ReportEnv::default() };
     let (written, format_times) = crate::report::write_required(&run, &env, &out_dir, &args.judge.format)?;
     let report_time = report_started.elapsed();
 

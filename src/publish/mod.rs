@@ -87,13 +87,12 @@ pub fn code_links(ctx: &GithubContext, mapper: &PathMapper) -> Option<CodeLinks>
 }
 
 /// Links for reports written outside `fcorr ci`/`fcorr publish` (`fcorr import`, `fcorr report`)
-/// when they run inside GitHub Actions: suite paths resolve from the current directory, as
-/// `fcorr publish` resolves them. `None` outside Actions, so files on a laptop keep plain text.
-pub(crate) fn code_links_here() -> Option<CodeLinks> {
-    let ctx = GithubContext::from_env(None)?;
+/// inside GitHub Actions: suite paths resolve from the current directory, as `fcorr publish`
+/// resolves them. Outside Actions there is no context, so files on a laptop keep plain text.
+pub(crate) fn code_links_from_cwd(ctx: &GithubContext) -> Option<CodeLinks> {
     let mapper =
         PathMapper { base: std::env::current_dir().ok()?, workspace: ctx.workspace.clone(), ..PathMapper::default() };
-    code_links(&ctx, &mapper)
+    code_links(ctx, &mapper)
 }
 
 /// Publishes `run` (whose reports are in `out_dir`) to every GitHub surface the context allows.

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::bank::run::{BankSettings, run_bank};
 use crate::bank::select::{Selection, default_prefixes};
 use crate::bank::{MechanismSpec, registration};
-use crate::config::SuiteSite;
+use crate::config::{Origin, SuiteSite};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::Event;
 use crate::model::{PhaseKind, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
@@ -113,11 +113,8 @@ impl SuiteRunner for Bank {
     }
 
     fn plan(&self, c: BankConfig, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<BankPlan, PlanError> {
-        let mechanism = registration(&c.mechanism).map_err(|e| {
-            let (file, line) =
-                suite.origin.as_ref().map_or((std::path::Path::new("fcorr.toml"), 0), |o| (o.file.as_path(), o.line));
-            PlanError::from(ConfigError::new(file, (line, 1), e.to_string()))
-        })?;
+        let mechanism = registration(&c.mechanism)
+            .map_err(|e| PlanError::from(Origin::error(suite.origin.as_ref(), e.to_string())))?;
         let bank = ctx.base.join(&c.bank);
         let history = match &c.history {
             Some(h) => ctx.base.join(h),

@@ -7,7 +7,6 @@
 //! above every kind; docs/architecture.md has the steps.
 
 use std::fmt::Debug;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
@@ -17,7 +16,7 @@ use serde::{Deserialize as _, Serialize};
 use toml::Spanned;
 use toml::de::DeTable;
 
-use crate::config::{LoadError, SuiteSite, to_table};
+use crate::config::{LoadError, Origin, SuiteSite, to_table};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::{Event, EventSink};
 pub(crate) use crate::execute::RunContext;
@@ -107,9 +106,7 @@ impl<R: SuiteRunner> Runner for R {
         // Settings were produced by `load` (or built from this runner's config struct), so they
         // read back; a mismatch is still reported rather than trusted.
         let config: R::Config = settings.clone().try_into().map_err(|e: toml::de::Error| {
-            let file = suite.origin.as_ref().map(|o| o.file.clone()).unwrap_or_else(|| PathBuf::from("fcorr.toml"));
-            let line = suite.origin.as_ref().map(|o| o.line).unwrap_or(0);
-            ConfigError::new(&file, (line, 1), format!("suite {}: {}", suite.name, e.message()))
+            Origin::error(suite.origin.as_ref(), format!("suite {}: {}", suite.name, e.message()))
         })?;
         let plan = SuiteRunner::plan(self, config, suite, ctx)?;
         Ok(KindPlan::new(plan))
