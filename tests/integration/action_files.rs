@@ -8,8 +8,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use fcorr::model::Run;
-use serde_json::Value;
 use wiremock::MockServer;
+
+use crate::support::github::posted_bodies;
 
 /// A JUnit report with a file/line on its failure (annotated) and a passing case.
 const JUNIT: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -114,14 +115,7 @@ async fn files_are_one_suite_through_comment_summary_outputs_and_annotations() {
     // Job summary and comment name failures from JUnit and from .NET reports.
     let summary = std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap();
     assert!(summary.contains("test_percent"), "{summary}");
-    let posts: Vec<Value> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.method.as_str() == "POST")
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let posts = posted_bodies(&server).await;
     let body = posts[0]["body"].as_str().unwrap();
     assert!(body.contains("test_percent"), "{body}");
     let dotnet_failure = run.suites[0]
@@ -200,10 +194,8 @@ async fn comment_body_summary_lists_no_cases_and_job_summary_can_be_off() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(!ws.path().join("step-summary.md").exists(), "job-summary: false writes no summary");
-    let requests = server.received_requests().await.unwrap();
-    let post = requests.iter().find(|r| r.method.as_str() == "POST").expect("the comment");
-    let body: Value = serde_json::from_slice(&post.body).unwrap();
-    let body = body["body"].as_str().unwrap();
+    let posts = posted_bodies(&server).await;
+    let body = posts.first().expect("the comment")["body"].as_str().unwrap();
     assert!(!body.contains("test_percent"), "summary level lists no case: {body}");
     assert!(body.contains("import"), "{body}");
 

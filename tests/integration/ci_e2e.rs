@@ -12,6 +12,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{method, path, query_param};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::support::github::{posted_bodies, requests};
+
 const BASE_SHA: &str = "abcdef1234567890abcdef1234567890abcdef12";
 
 fn repo() -> PathBuf {
@@ -265,14 +267,7 @@ async fn ci_runs_compares_publishes_and_gates() {
     assert_eq!(outputs.len(), 14);
 
     // The comment sent to GitHub: marker, the baseline commit, the new failure.
-    let posts: Vec<Value> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.method.as_str() == "POST")
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let posts = posted_bodies(&server).await;
     let body = posts[0]["body"].as_str().unwrap();
     assert!(body.starts_with("<!-- fcorr:CI/test -->\n"), "{body}");
     assert!(body.contains(&BASE_SHA[..7]), "{body}");
@@ -363,14 +358,7 @@ async fn publish_from_a_workflow_run_comments_on_the_fork_pr() {
         .assert()
         .code(0)
         .stdout(predicates::str::contains("issuecomment-88"));
-    let posts: Vec<Value> = server
-        .received_requests()
-        .await
-        .unwrap()
-        .iter()
-        .filter(|r| r.method.as_str() == "POST")
-        .map(|r| serde_json::from_slice(&r.body).unwrap())
-        .collect();
+    let posts = posted_bodies(&server).await;
     assert!(posts[0]["body"].as_str().unwrap().starts_with("<!-- fcorr:pr -->"));
 }
 
@@ -429,8 +417,7 @@ async fn comment_links_failures_to_the_pr_head_and_to_the_check_run() {
         .assert()
         .code(1);
 
-    let posts: Vec<wiremock::Request> =
-        server.received_requests().await.unwrap().into_iter().filter(|r| r.method.as_str() == "POST").collect();
+    let posts = requests(&server, "POST").await;
     assert_eq!(posts.len(), 2);
     assert!(posts[0].url.path().ends_with("/check-runs"), "the check run is created first, so the comment can link it");
     let body: Value = serde_json::from_slice(&posts[1].body).unwrap();

@@ -9,6 +9,8 @@ use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
+use crate::support::github::requests;
+
 const COMMENTS: &str = "/repos/org/app/issues/5/comments";
 const TAG: &str = "CI/test";
 
@@ -57,10 +59,6 @@ async fn list(server: &MockServer, comments: Vec<Value>) {
 
 fn created(server: &MockServer, id: u64) -> ResponseTemplate {
     ResponseTemplate::new(201).set_body_json(comment_json(server, id, "github-actions[bot]", "<!-- fcorr:CI/test -->"))
-}
-
-async fn requests(server: &MockServer, verb: &str) -> Vec<wiremock::Request> {
-    server.received_requests().await.unwrap().into_iter().filter(|r| r.method.as_str() == verb).collect()
 }
 
 #[tokio::test]

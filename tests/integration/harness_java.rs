@@ -2,7 +2,6 @@
 //! Gradle 4.4.1, which `.ci/run` installs) with and without a committed wrapper, and Gradle-format
 //! reports read without Gradle. Expected results come from `expected.json`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
@@ -34,25 +33,9 @@ fn fcorr_run_env(args: &[&std::ffi::OsStr], out: &Path, env: &[(&str, &std::ffi:
 
 /// JUnit case names in expected.json are `Class#method`.
 fn assert_matches_expected(suite: &Suite, expected: &Value) {
-    let actual: BTreeMap<String, String> = suite
-        .cases
-        .iter()
-        .map(|c| (format!("{}#{}", c.classname.as_deref().unwrap_or(""), c.name), c.status.label().to_string()))
-        .collect();
-    let wanted: BTreeMap<String, String> = expected["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
-        .collect();
-    assert_eq!(actual, wanted, "suite {}: {:#?}", suite.id, suite.phases);
-    assert_eq!(suite.cases.len(), wanted.len());
-    let counts = &expected["counts"];
-    let n = |key: &str| counts[key].as_u64().unwrap();
-    assert_eq!(
-        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
-        (n("passed"), n("failed"), n("skipped"), n("error"))
-    );
+    crate::support::assert_matches_expected(suite, expected, |c| {
+        format!("{}#{}", c.classname.as_deref().unwrap_or(""), c.name)
+    });
 }
 
 #[test]

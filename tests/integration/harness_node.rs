@@ -1,7 +1,6 @@
 //! The node runner against real JavaScript/TypeScript fixtures: real npm, jest, vitest, mocha and
 //! `node --test`. Expected counts and statuses come from each fixture's `expected.json`.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use fcorr::model::{PhaseKind, PhaseStatus, Run, Suite, SuiteErrorKind, SuiteStatus};
@@ -18,24 +17,7 @@ fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {
 
 /// Case statuses and counts equal the fixture's `expected.json`.
 fn assert_matches_expected(suite: &Suite, expected: &Value) {
-    let actual: BTreeMap<String, String> =
-        suite.cases.iter().map(|c| (c.name.clone(), c.status.label().to_string())).collect();
-    let wanted: BTreeMap<String, String> = expected["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
-        .collect();
-    assert_eq!(actual, wanted, "suite {}: {:#?}", suite.id, suite.phases);
-    assert_eq!(suite.cases.len(), wanted.len(), "no duplicate cases");
-    let counts = &expected["counts"];
-    let n = |key: &str| counts[key].as_u64().unwrap();
-    assert_eq!(
-        (suite.counts.passed, suite.counts.failed, suite.counts.skipped, suite.counts.error),
-        (n("passed"), n("failed"), n("skipped"), n("error")),
-        "suite {}",
-        suite.id
-    );
+    crate::support::assert_matches_expected(suite, expected, |c| c.name.clone());
 }
 
 /// Checks a run of one failing fixture: statuses, counts, exit code, report format.

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 use wiremock::matchers::{method, path};
 use wiremock::{Mock, MockServer, ResponseTemplate};
 
@@ -81,4 +81,14 @@ pub async fn mock_comment_api(server: &MockServer) {
 pub async fn writes(server: &MockServer) -> Vec<String> {
     let requests = server.received_requests().await.unwrap();
     requests.iter().filter(|r| r.method.as_str() != "GET").map(|r| format!("{} {}", r.method, r.url.path())).collect()
+}
+
+/// The requests the server received with HTTP method `verb`, in order.
+pub async fn requests(server: &MockServer, verb: &str) -> Vec<wiremock::Request> {
+    server.received_requests().await.unwrap().into_iter().filter(|r| r.method.as_str() == verb).collect()
+}
+
+/// The JSON bodies of the POST requests the server received, in order.
+pub async fn posted_bodies(server: &MockServer) -> Vec<Value> {
+    requests(server, "POST").await.iter().map(|r| serde_json::from_slice(&r.body).unwrap()).collect()
 }

@@ -99,6 +99,22 @@ pub fn assert_counts(suite: &Suite, counts: &Value) {
     assert_eq!(suite.counts.total, n("passed") + n("failed") + n("skipped") + n("error"));
 }
 
+/// The suite's cases, named by `name_of`, and their statuses equal `expected.json`'s `cases`, with
+/// no duplicates; its counts equal `expected.json`'s `counts`.
+pub fn assert_matches_expected(suite: &Suite, expected: &Value, name_of: impl Fn(&fcorr::model::Case) -> String) {
+    let actual: std::collections::BTreeMap<String, String> =
+        suite.cases.iter().map(|c| (name_of(c), c.status.label().to_string())).collect();
+    let wanted: std::collections::BTreeMap<String, String> = expected["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect();
+    assert_eq!(actual, wanted, "suite {}: {:#?}", suite.id, suite.phases);
+    assert_eq!(suite.cases.len(), wanted.len(), "no duplicate cases");
+    assert_counts(suite, &expected["counts"]);
+}
+
 /// A status as `expected.json` writes it.
 pub fn status_of(text: &str) -> CaseStatus {
     serde_json::from_value(Value::String(text.to_string())).unwrap()
