@@ -402,7 +402,17 @@ mod tests {
 
     /// Planning a project at `root`, installing, without script steps.
     fn plan_context<'a>(root: &'a Path, files: &'a ProjectFiles, detection: &'a Detection) -> PlanContext<'a> {
-        PlanContext { root, files, detection, work_dir: root, cache_dir: root, install: true, run_script_steps: false }
+        PlanContext {
+            root,
+            files,
+            detection,
+            work_dir: root,
+            cache_dir: root,
+            install: true,
+            run_script_steps: false,
+            build_script: None,
+            dry_run: false,
+        }
     }
 
     /// The commands planned for a project holding `files` (gradlew made executable or not).

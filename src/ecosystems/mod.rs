@@ -11,7 +11,7 @@ use crate::execute::process::{CommandSpec, Outcome};
 // What a test phase collected is execute's type (its truthfulness guards read it); ecosystems
 // make it, so it is named here too.
 pub(crate) use crate::execute::{Announced, Collected};
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 pub(crate) mod command;
 mod coverage;
@@ -118,6 +118,15 @@ pub(crate) trait Ecosystem: Send + Sync {
         None
     }
 
+    /// How the project's tree divides into suites: the root alone (the default), or workspace
+    /// members that run as suites of their own (npm/pnpm/yarn workspaces, nested Go modules), and
+    /// what is found and not run, with why. Called on the detected root when planning, before
+    /// anything runs; reads the listing only.
+    fn members(&self, files: &ProjectFiles) -> Members {
+        let _ = files;
+        Members::default()
+    }
+
     /// Extracts file/line errors from a failed build's output.
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let _ = root;
@@ -132,6 +141,24 @@ pub(crate) trait Ecosystem: Send + Sync {
         let _ = (test, failed);
         None
     }
+}
+
+/// How a project's tree divides into suites (see [`Ecosystem::members`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Members {
+    /// Directories, relative to the root and `/`-separated, that run as suites of their own.
+    pub run: Vec<String>,
+    /// True when only the members run, not the root (a node workspace root whose own `test`
+    /// script runs no test framework); false when the root is a suite too (Go's root module).
+    pub members_only: bool,
+    /// True when one install at the root serves every member (node workspaces): the members'
+    /// suites share it instead of each installing.
+    pub shared_install: bool,
+    /// What was found and is not run, paths relative to the root.
+    pub left_out: Vec<LeftOut>,
+    /// What declares the members (`package.json workspaces`, `nested go.mod files`), for
+    /// `fcorr detect`.
+    pub source: Option<String>,
 }
 
 /// A test phase that reruns some failed cases.
@@ -165,6 +192,12 @@ pub(crate) struct PlanContext<'a> {
     /// `run-script-steps = true`: run the steps of a `test` script that are not the test framework
     /// (lint, type check...) instead of skipping them with a note.
     pub run_script_steps: bool,
+    /// `build = true|false`: run (or never run) the project's own build script; unset, an
+    /// ecosystem runs it only when the tests need it.
+    pub build_script: Option<bool>,
+    /// `fcorr detect`: the plan is shown, never run; planning installs and deletes nothing
+    /// (no installer is downloaded, no old report removed).
+    pub dry_run: bool,
 }
 
 /// The commands of one phase.
@@ -285,6 +318,9 @@ pub(crate) struct ProjectFiles {
     pub files: Vec<String>,
     /// True when the walk stopped at [`MAX_FILES`].
     pub truncated: bool,
+    /// The workspace root when this project runs as a member of a workspace (its install, lockfile
+    /// and shared tools are there); `None` for a project on its own.
+    pub workspace: Option<PathBuf>,
 }
 
 impl ProjectFiles {
@@ -322,7 +358,35 @@ impl ProjectFiles {
             }
         }
         files.sort();
-        Ok(ProjectFiles { root: root.to_path_buf(), files, truncated })
+        Ok(ProjectFiles { root: root.to_path_buf(), files, truncated, workspace: None })
+    }
+
+    /// The files directly in `root` (no subdirectory): enough to read a workspace root's manifest
+    /// and lockfile without walking its whole tree again. Empty when it cannot be listed.
+    pub(crate) fn top_level(root: &Path) -> ProjectFiles {
+        let mut files: Vec<String> = std::fs::read_dir(root)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        ProjectFiles { root: root.to_path_buf(), files, truncated: false, workspace: None }
+    }
+
+    /// The listing of the directory `dir` (relative, `/`-separated) as a project of its own: a
+    /// workspace member, seen from its workspace root.
+    pub(crate) fn below(&self, dir: &str) -> ProjectFiles {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        ProjectFiles {
+            root: self.root.join(dir),
+            files: self.files.iter().filter_map(|f| f.strip_prefix(&prefix)).map(str::to_string).collect(),
+            truncated: self.truncated,
+            workspace: Some(self.root.clone()),
+        }
     }
 
     /// True when `rel` exists in the listing.
@@ -413,6 +477,16 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
         ),
     };
     DetectReport { best: candidates.first().cloned(), candidates, explanation, truncated: files.truncated }
+}
+
+/// How the project at `files.root` divides into suites, as the ecosystem detection picks there
+/// (`forced`: the suite's `runner`) sees it; a single project when nothing is detected.
+pub(crate) fn members_of(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> Members {
+    let best = detect_best(files, forced, framework).best;
+    match best.and_then(|b| by_name(&b.detection.ecosystem)) {
+        Some(ecosystem) => ecosystem.members(files),
+        None => Members::default(),
+    }
 }
 
 /// Every candidate found, the winner and why.

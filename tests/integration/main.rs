@@ -20,6 +20,7 @@ mod harness_node;
 mod harness_python;
 mod harness_retry;
 mod harness_rust;
+mod harness_workspaces;
 mod history;
 mod import_cli;
 mod import_ctrf;

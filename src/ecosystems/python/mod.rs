@@ -329,7 +329,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
-    if ctx.install && !complete && installer == Installer::Pip && preference != install::Preference::Pip {
+    if ctx.install && !ctx.dry_run && !complete && installer == Installer::Pip && preference != install::Preference::Pip
+    {
         let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
         installer = chosen;
         fallback_note = note;

@@ -57,8 +57,9 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
             return suite;
         }
     };
+    suite.left_out = project.left_out.clone();
     let files = match ProjectFiles::scan(&root) {
-        Ok(files) => files,
+        Ok(files) => ProjectFiles { workspace: project.workspace.as_ref().map(|w| w.root.clone()), ..files },
         Err(e) => {
             suite.status = SuiteStatus::Error;
             suite.error = Some(SuiteError {
@@ -107,6 +108,8 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         cache_dir: &ctx.cache_dir,
         install: project.install,
         run_script_steps: project.run_script_steps,
+        build_script: project.build_script,
+        dry_run: false,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -167,8 +170,32 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
             PhaseKind::Test => project.timeouts.test,
         };
         let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
-        sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
+        // Members of a workspace share its one install: the first runs it, the others wait and
+        // report what it did.
+        let mut shared = (kind == PhaseKind::Install)
+            .then(|| project.workspace.as_ref().and_then(|w| w.install.as_ref()))
+            .flatten()
+            .map(|install| install.lock());
+        let (phase, outcome) = match shared.as_deref() {
+            Some(Some((phase, outcome))) => {
+                let mut phase = phase.clone();
+                let note = "one install at the workspace root for every member";
+                phase.note = Some(phase.note.map_or_else(|| note.to_string(), |n| format!("{note}; {n}")));
+                (phase, outcome.clone())
+            }
+            _ => {
+                sink.emit(Event::PhaseStarted {
+                    suite_id: plan.id.clone(),
+                    phase: kind,
+                    command: command_line.clone(),
+                });
+                run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log)
+            }
+        };
+        if let Some(done) = shared.as_deref_mut().filter(|done| done.is_none()) {
+            *done = Some((phase.clone(), outcome.clone()));
+        }
+        drop(shared);
         sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
@@ -535,6 +562,9 @@ mod tests {
             retries: 0,
             retries_policy: Default::default(),
             rerun_only: None,
+            build_script: None,
+            workspace: None,
+            left_out: Vec::new(),
         }
     }
 

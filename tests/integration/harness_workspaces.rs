@@ -1,0 +1,235 @@
+//! Repositories organised as workspaces and monorepos, run whole with no configuration: a cargo
+//! workspace, nested Go modules, npm and pnpm workspaces, a uv workspace, Maven and Gradle
+//! multi-module builds. Each test runs the native tool itself on the fixture and compares its own
+//! summary with what fcorr reports; a part fcorr leaves out must be named in results.json.
+
+use std::path::Path;
+use std::process::Command;
+
+use fcorr::model::{Phase, PhaseKind, PhaseStatus, Run, SuiteStatus};
+use regex::Regex;
+
+use crate::support::*;
+
+/// Runs a native command in `dir`; its combined stdout and stderr, and its exit code.
+fn native(dir: &Path, program: &str, args: &[&str]) -> (String, i32) {
+    let out = Command::new(program)
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TERM_COLOR", "never")
+        .output()
+        .unwrap_or_else(|e| panic!("{program} {args:?}: {e}"));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    (text, out.status.code().unwrap_or(-1))
+}
+
+/// `fcorr run <fixture> --json`, keeping the output directory for the reports written there.
+fn run_keeping(name: &str) -> (Run, i32, tempfile::TempDir) {
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = fcorr();
+    cmd.arg("run").arg(fixture(name)).arg("--out").arg(out.path()).arg("--json");
+    let (run, code) = parse_run(&cmd.output().unwrap());
+    (run, code, out)
+}
+
+/// Every part the run left out is named, with its reason, in results.json, summary.md,
+/// comment.md and report.html.
+fn assert_left_out_in_every_report(run: &Run, out: &Path) {
+    let left: Vec<&fcorr::model::LeftOut> = run.suites.iter().flat_map(|s| &s.left_out).collect();
+    assert!(!left.is_empty());
+    let results = std::fs::read_to_string(out.join("results.json")).unwrap();
+    let summary = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    let comment = std::fs::read_to_string(out.join("comment.md")).unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for l in left {
+        assert!(results.contains(&format!("\"path\": \"{}\"", l.path)), "results.json lacks {}", l.path);
+        // Markdown escapes `_` in text; the path is a code span.
+        let reason = |text: &str| text.replace('\\', "").contains(&l.reason);
+        for (name, text) in [("summary.md", &summary), ("comment.md", &comment)] {
+            let line = text.lines().find(|line| line.contains(&format!("`{}`", l.path)));
+            assert!(line.is_some_and(reason), "{name} does not name {} with its reason:\n{text}", l.path);
+        }
+        let escape = |text: &str| {
+            text.replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('\'', "&#39;")
+                .replace('"', "&quot;")
+        };
+        let item = format!("<code>{}</code>: {}", escape(&l.path), escape(&l.reason));
+        assert!(html.contains(&item), "report.html lacks {item}");
+    }
+}
+
+/// The (passed, failed, ignored) totals of every `test result:` line libtest printed.
+fn libtest_totals(output: &str) -> (u64, u64, u64) {
+    let line = Regex::new(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored").unwrap();
+    line.captures_iter(output).fold((0, 0, 0), |(p, f, i), c| {
+        (p + c[1].parse::<u64>().unwrap(), f + c[2].parse::<u64>().unwrap(), i + c[3].parse::<u64>().unwrap())
+    })
+}
+
+/// fcorr's (passed, failed, skipped) over every suite of the run.
+fn run_totals(run: &Run) -> (u64, u64, u64) {
+    run.suites.iter().fold((0, 0, 0), |(p, f, s), suite| {
+        (p + suite.counts.passed, f + suite.counts.failed, s + suite.counts.skipped)
+    })
+}
+
+/// A cargo workspace whose root is a package too (as indexmap): plain `cargo test` tests only the
+/// root package and passes; the whole workspace has a failing member test. fcorr tests what
+/// `cargo test --workspace` tests, doc-tests included, and names the excluded crate.
+#[test]
+fn a_cargo_workspace_is_tested_whole_and_an_excluded_crate_is_named() {
+    let dir = fixture("rust-workspace-root");
+    let (root_only, code) = native(&dir, "cargo", &["test", "--no-fail-fast"]);
+    assert_eq!((code, libtest_totals(&root_only).1), (0, 0), "the trap: the root package alone passes\n{root_only}");
+    let (whole, code) = native(&dir, "cargo", &["test", "--workspace", "--no-fail-fast"]);
+    assert_eq!(code, 101, "{whole}");
+    let (passed, failed, ignored) = libtest_totals(&whole);
+    assert!(failed > 0 && whole.contains("Doc-tests member"), "{whole}");
+
+    let (run, code, out) = run_keeping("rust-workspace-root");
+    assert_eq!(code, 1, "a failing member test fails the run");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(run_totals(&run), (passed, failed, ignored));
+    let doc_tests = suite.cases.iter().filter(|c| c.classname.as_deref() == Some("member (doc-tests)")).count();
+    assert_eq!(doc_tests, 2, "the member's doc-tests ran");
+    let failing = suite.cases.iter().find(|c| c.status.is_failure()).unwrap();
+    assert_eq!(
+        (failing.file.as_deref(), failing.line),
+        (Some("crates/member/tests/rounding.rs"), Some(4)),
+        "{failing:?}"
+    );
+    let scratch = suite.left_out.iter().find(|l| l.path.ends_with("crates/scratch")).unwrap_or_else(|| {
+        panic!("crates/scratch is excluded from the workspace and must be named: {:?}", suite.left_out)
+    });
+    assert!(scratch.reason.contains("exclude"), "{scratch:?}");
+    assert_eq!(suite.left_out.len(), 1, "members are not left out: {:?}", suite.left_out);
+    assert!(phase(suite, PhaseKind::Test).command.contains("--workspace"));
+    assert_left_out_in_every_report(&run, out.path());
+}
+
+/// (passed, failed, skipped) tests in `go test -json` output: the test-level pass/fail/skip events.
+fn go_json_totals(output: &str) -> (u64, u64, u64) {
+    let mut totals = (0, 0, 0);
+    for line in output.lines().filter(|l| l.starts_with('{')) {
+        let event: serde_json::Value = serde_json::from_str(line).unwrap();
+        if event["Test"].is_null() {
+            continue;
+        }
+        match event["Action"].as_str() {
+            Some("pass") => totals.0 += 1,
+            Some("fail") => totals.1 += 1,
+            Some("skip") => totals.2 += 1,
+            _ => {}
+        }
+    }
+    totals
+}
+
+/// A Go repository with a nested module (as zap's `exp`) whose test fails: `go test ./...` at the
+/// root passes, because `./...` stops at the nested go.mod. fcorr runs every module, each as a
+/// suite, so the run fails, and names the nested module that has no tests.
+#[test]
+fn every_go_module_runs_and_a_failure_only_in_a_nested_module_fails_the_run() {
+    let dir = fixture("go-nested-modules");
+    let (root_only, code) = native(&dir, "go", &["test", "-json", "-count=1", "./..."]);
+    assert_eq!((code, go_json_totals(&root_only).1), (0, 0), "the trap: the root module alone passes\n{root_only}");
+    let mut want = go_json_totals(&root_only);
+    let (nested, code) = native(&dir.join("exp"), "go", &["test", "-json", "-count=1", "./..."]);
+    assert_eq!(code, 1, "{nested}");
+    let nested = go_json_totals(&nested);
+    want = (want.0 + nested.0, want.1 + nested.1, want.2 + nested.2);
+
+    let (run, code, out) = run_keeping("go-nested-modules");
+    assert_eq!(code, 1, "the nested module's failing test fails the run");
+    let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
+    let root = fixture("go-nested-modules").display().to_string();
+    assert_eq!(ids, [root.clone(), format!("{root}/exp")], "the root module and the nested one, each a suite");
+    assert_eq!(run_totals(&run), want);
+    let exp = &run.suites[1];
+    assert_eq!(exp.status, SuiteStatus::Failed);
+    let failing = exp.cases.iter().find(|c| c.status.is_failure()).unwrap();
+    assert_eq!(
+        (failing.name.as_str(), failing.file.as_deref()),
+        ("TestPercentRoundsToNearest", Some("ratio/ratio_test.go"))
+    );
+    // The module without tests is named, once, with its reason; testdata is not a module of the repository.
+    let left: Vec<(&str, &str)> =
+        run.suites.iter().flat_map(|s| &s.left_out).map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert!(left[0].0.ends_with("/tools") && left[0].1.contains("no _test.go files"), "{left:?}");
+    assert_left_out_in_every_report(&run, out.path());
+}
+
+/// (passed, failed, skipped) from jest's `Tests:` line or node's `# pass N` / `# fail N` lines.
+fn js_totals(output: &str) -> (u64, u64, u64) {
+    let count =
+        |pattern: &str| Regex::new(pattern).unwrap().captures(output).map_or(0, |c| c[1].parse::<u64>().unwrap());
+    if let Some(line) = output.lines().find(|l| l.starts_with("Tests:")) {
+        let of = |word: &str| {
+            Regex::new(&format!(r"(\d+) {word}")).unwrap().captures(line).map_or(0, |c| c[1].parse::<u64>().unwrap())
+        };
+        return (of("passed"), of("failed"), of("skipped") + of("todo"));
+    }
+    (count(r"(?m)^[#ℹ] pass (\d+)"), count(r"(?m)^[#ℹ] fail (\d+)"), count(r"(?m)^[#ℹ] skipped (\d+)"))
+}
+
+/// Runs a fresh copy of a JS workspace fixture with fcorr (which installs it, once, at the root),
+/// then each member's own `test` command natively, in the member; fcorr's suites are the members,
+/// with the natives' counts, and the run fails on the one failing member test.
+fn assert_js_workspace(name: &str, members: &[(&str, &str, &[&str])], left_out: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join(name);
+    copy_project(&fixture(name), &root);
+    let out = dir.path().join("out");
+    let output = fcorr().arg("run").arg(&root).arg("--out").arg(&out).arg("--json").output().unwrap();
+    let (run, code) = parse_run(&output);
+    assert_eq!(code, 1, "a failing test in one member fails the run");
+    let ids: Vec<String> = run.suites.iter().map(|s| s.id.clone()).collect();
+    let want_ids: Vec<String> = members.iter().map(|(dir, _, _)| format!("{}/{dir}", root.display())).collect();
+    assert_eq!(ids, want_ids, "each member with tests is a suite; the root and the others are not");
+    // The first member to get there installs; the others wait for it and report it as shared.
+    let installs: Vec<&Phase> = run.suites.iter().map(|s| phase(s, PhaseKind::Install)).collect();
+    let shared = |p: &&Phase| p.note.as_deref().is_some_and(|n| n.contains("one install at the workspace root"));
+    assert_eq!(installs.iter().filter(|p| !shared(p)).count(), 1, "{installs:#?}");
+    assert!(installs.iter().all(|p| p.status == PhaseStatus::Passed && p.command == installs[0].command));
+    for ((dir, program, args), suite) in members.iter().zip(&run.suites) {
+        let (output, _) = native(&root.join(dir), program, args);
+        let (passed, failed, skipped) = js_totals(&output);
+        assert!(passed + failed > 0, "{dir}: no native summary in\n{output}");
+        assert_eq!(
+            (suite.counts.passed, suite.counts.failed, suite.counts.skipped),
+            (passed, failed, skipped),
+            "{dir}: fcorr vs `{program} {}`\n{output}",
+            args.join(" ")
+        );
+    }
+    let left: Vec<String> = run.suites.iter().flat_map(|s| &s.left_out).map(|l| l.path.clone()).collect();
+    let want: Vec<String> = left_out.iter().map(|dir| format!("{}/{dir}", root.display())).collect();
+    assert_eq!(left, want);
+    assert_left_out_in_every_report(&run, &out);
+}
+
+/// An npm workspaces repository (as remeda): the root's `test` script fans out to the members
+/// (`npm test --workspaces`), jest is declared only at the root, and a member has no tests.
+#[test]
+fn npm_workspace_members_run_each_as_a_suite_after_one_install() {
+    assert_js_workspace(
+        "js-npm-workspaces",
+        &[("packages/numbers", "node", &["--test"]), ("packages/strings", "npx", &["--no-install", "jest", "--ci"])],
+        &["packages/docs"],
+    );
+}
+
+/// A pnpm workspace (pnpm-workspace.yaml, `pnpm -r test`), with a directory its `!glob` excludes.
+#[test]
+fn pnpm_workspace_members_run_each_as_a_suite_after_one_install() {
+    assert_js_workspace(
+        "js-pnpm-workspace",
+        &[("packages/dates", "npx", &["--no-install", "jest", "--ci"]), ("packages/money", "node", &["--test"])],
+        &["packages/scripts"],
+    );
+}
