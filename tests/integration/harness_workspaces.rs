@@ -233,3 +233,139 @@ fn pnpm_workspace_members_run_each_as_a_suite_after_one_install() {
         &["packages/scripts"],
     );
 }
+
+/// Two fresh copies of a fixture under `dir`: the native command runs in `native/` while
+/// `fcorr run` runs in `<name>/` (Maven and Gradle start slowly: side by side, not one after the
+/// other). The native output and exit code, and fcorr's run and exit code.
+fn side_by_side(dir: &Path, name: &str, program: &str, args: &[&str]) -> ((String, i32), (Run, i32)) {
+    let native_copy = dir.join("native");
+    let project = dir.join(name);
+    copy_project(&fixture(name), &native_copy);
+    copy_project(&fixture(name), &project);
+    std::thread::scope(|scope| {
+        let native_run = scope.spawn(|| native(&native_copy, program, args));
+        let output = fcorr().arg("run").arg(&project).arg("--out").arg(dir.join("out")).arg("--json").output().unwrap();
+        (native_run.join().unwrap(), parse_run(&output))
+    })
+}
+
+/// (passed, failed, errors, skipped) summed over Maven's per-module `Tests run:` summary lines
+/// (the ones without ` -- in <class>`).
+fn maven_totals(output: &str) -> (u64, u64, u64, u64) {
+    let line =
+        Regex::new(r"(?m)^\[\w+\] Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$").unwrap();
+    line.captures_iter(output).fold((0, 0, 0, 0), |(p, f, e, s), c| {
+        let n = |i: usize| c[i].parse::<u64>().unwrap();
+        (p + n(1) - n(2) - n(3) - n(4), f + n(2), e + n(3), s + n(4))
+    })
+}
+
+/// A Maven multi-module build (as gson's): every module listed in <modules> is tested by the one
+/// `mvn test` at the root, so a failing test in the second module fails the run; a directory with
+/// a pom.xml that is not a module is named as left out.
+#[test]
+fn every_maven_module_is_tested_and_a_pom_outside_the_modules_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-B", "--fail-at-end", "test"];
+    let ((output, code), (run, fcorr_code)) = side_by_side(dir.path(), "maven-multi-module", "mvn", &args);
+    assert_eq!(code, 1, "{output}");
+    let (passed, failed, errors, skipped) = maven_totals(&output);
+    assert!(passed > 0 && failed > 0, "{output}");
+
+    assert_eq!(fcorr_code, 1);
+    let suite = &run.suites[0];
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.error, suite.counts.skipped),
+        (passed, failed, errors, skipped)
+    );
+    let classes: std::collections::BTreeSet<&str> = suite.cases.iter().filter_map(|c| c.classname.as_deref()).collect();
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        ["dev.fcorr.fixture.core.CounterTest", "dev.fcorr.fixture.text.SummaryTest"],
+        "both modules' tests"
+    );
+    let left: Vec<String> = suite.left_out.iter().map(|l| l.path.clone()).collect();
+    assert_eq!(left, [format!("{}/sandbox", dir.path().join("maven-multi-module").display())]);
+}
+
+/// A Gradle multi-project build (Debian's gradle 4.4.1, as .ci/run installs it): `gradle test` at
+/// the root tests every included subproject; fcorr reports each subproject's tests and names the
+/// build file settings.gradle does not include.
+#[test]
+fn every_gradle_subproject_is_reported_and_one_not_included_is_named() {
+    let found = Command::new("gradle").arg("--version").output();
+    assert!(found.is_ok_and(|o| o.status.success()), "this test runs the real Gradle: `apt-get install gradle`");
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["--no-daemon", "--console=plain", "--continue", "test"];
+    let ((output, code), (run, fcorr_code)) = side_by_side(dir.path(), "gradle-multi-project", "gradle", &args);
+    assert_eq!(code, 1, "{output}");
+    // Gradle prints `N tests completed, M failed` for each subproject with a failure; the
+    // testsuite headers of the reports the native run wrote count every subproject's tests.
+    let completed = Regex::new(r"(\d+) tests completed, (\d+) failed").unwrap();
+    let (ran_failing, failed) = completed
+        .captures_iter(&output)
+        .fold((0, 0), |(r, f), c| (r + c[1].parse::<u64>().unwrap(), f + c[2].parse::<u64>().unwrap()));
+    assert!(failed > 0, "{output}");
+    let header = Regex::new(r#"<testsuite [^>]*tests="(\d+)""#).unwrap();
+    let mut total = 0;
+    for sub in ["app", "lib"] {
+        for report in std::fs::read_dir(dir.path().join("native").join(sub).join("build/test-results/test")).unwrap() {
+            let path = report.unwrap().path();
+            if path.extension().is_none_or(|e| e != "xml") {
+                continue;
+            }
+            let text = std::fs::read_to_string(path).unwrap();
+            total += header.captures(&text).map_or(0, |c| c[1].parse::<u64>().unwrap());
+        }
+    }
+
+    assert_eq!(fcorr_code, 1);
+    let suite = &run.suites[0];
+    assert_eq!((suite.counts.total, suite.counts.failed), (total, failed));
+    let classes: std::collections::BTreeSet<&str> = suite.cases.iter().filter_map(|c| c.classname.as_deref()).collect();
+    assert_eq!(
+        classes.into_iter().collect::<Vec<_>>(),
+        ["dev.fcorr.fixture.app.ForecastTest", "dev.fcorr.fixture.lib.TemperatureTest"],
+        "every subproject's tests"
+    );
+    let app = suite.cases.iter().filter(|c| c.classname.as_deref() == Some("dev.fcorr.fixture.app.ForecastTest"));
+    assert_eq!(app.count() as u64, ran_failing);
+    let left: Vec<String> = suite.left_out.iter().map(|l| l.path.clone()).collect();
+    assert_eq!(left, [format!("{}/experiments", dir.path().join("gradle-multi-project").display())]);
+}
+
+/// A uv workspace with a virtual root: pytest at the root (what `uv run --all-packages pytest`
+/// runs) imports every member, so each member is installed, editable, into the suite's venv. The
+/// native run here is that same pytest, run again in the venv fcorr made.
+#[test]
+fn every_uv_workspace_member_is_installed_and_tested() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("py-uv-workspace");
+    copy_project(&fixture("py-uv-workspace"), &project);
+    let (run, code) = parse_run(
+        &fcorr().arg("run").arg(&project).arg("--out").arg(dir.path().join("out")).arg("--json").output().unwrap(),
+    );
+    assert_eq!(code, 1, "the failing test in the second member fails the run");
+    let suite = &run.suites[0];
+    let install = phase(suite, PhaseKind::Install);
+    assert!(install.command.contains("-e packages/core -e packages/text"), "{}", install.command);
+    // The suite's own interpreter, from its test command: `<venv>/bin/python -m pytest ...`.
+    let python = phase(suite, PhaseKind::Test).command.split(' ').next().unwrap().to_string();
+    let (output, native_code) = native(&project, &python, &["-m", "pytest", "-p", "no:cacheprovider"]);
+    assert_eq!(native_code, 1, "{output}");
+    let count = |word: &str| {
+        Regex::new(&format!(r"(\d+) {word}"))
+            .unwrap()
+            .captures(output.lines().last().unwrap_or_default())
+            .map_or(0, |c| c[1].parse::<u64>().unwrap())
+    };
+    assert_eq!(
+        (suite.counts.passed, suite.counts.failed, suite.counts.error),
+        (count("passed"), count("failed"), count("error"))
+    );
+    let files: std::collections::BTreeSet<&str> = suite.cases.iter().filter_map(|c| c.file.as_deref()).collect();
+    assert_eq!(
+        files.into_iter().collect::<Vec<_>>(),
+        ["packages/core/tests/test_core.py", "packages/text/tests/test_text.py"]
+    );
+}

@@ -338,7 +338,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         venv = ctx.cache_dir.join("venvs").join(&key);
     }
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
-    let linked = !installable_project || install::marker_is(&venv, PROJECT_MARKER, &stamp);
+    let links_checkout = installable_project || !test_deps.workspace_members.is_empty();
+    let linked = !links_checkout || install::marker_is(&venv, PROJECT_MARKER, &stamp);
     let python_in_venv = install::venv_python(&venv).to_string_lossy().into_owned();
 
     let mut env = vec![
