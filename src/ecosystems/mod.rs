@@ -498,6 +498,19 @@ pub(crate) struct DetectReport {
     pub truncated: bool,
 }
 
+/// A project made of these files (path, text) in a temporary directory, and its listing.
+#[cfg(test)]
+pub(crate) fn project_of(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let files = ProjectFiles::scan(dir.path()).unwrap();
+    (dir, files)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1340,17 +1340,7 @@ mod tests {
         assert_eq!(d[1].file.as_deref(), Some("src/a.ts"));
     }
 
-    /// A project made of these files in a temporary directory, and its listing.
-    pub(super) fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let files = ProjectFiles::scan(dir.path()).unwrap();
-        (dir, files)
-    }
+    pub(super) use crate::ecosystems::project_of as project;
 
     #[test]
     fn detection_prefers_the_framework_the_test_script_runs() {
