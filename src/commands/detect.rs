@@ -90,7 +90,22 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
         // A json! value always serialises.
         println!("{}", serde_json::to_string_pretty(&value).expect("json value"));
     } else {
+        let root_runs = suites.iter().any(|s| s.path == ".");
         match &report.best {
+            Some(best) if !root_runs => {
+                // The root is only a workspace: its own framework guess would mislead.
+                let d = &best.detection;
+                let source = members.source.as_deref().unwrap_or("workspace");
+                println!(
+                    "{}: {} workspace root ({source}); its members run as suites",
+                    args.path.display(),
+                    d.language
+                );
+                if let Some(pm) = &d.package_manager {
+                    println!("  package manager: {pm}");
+                }
+                println!("  markers: {}", d.markers.join(", "));
+            }
             Some(best) => {
                 let d = &best.detection;
                 println!("{}: {} / {} (confidence {:.2})", args.path.display(), d.language, d.framework, d.confidence);
@@ -114,7 +129,7 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
         if report.truncated {
             println!("  note: the project has more files than detection lists; only the first were considered");
         }
-        print_dry_run(&members.source, &suites, &members.left_out);
+        print_dry_run(&suites, &members.left_out);
     }
     Ok(if report.best.is_some() { 0 } else { 2 })
 }
@@ -202,10 +217,7 @@ fn planned_phase(phase: &PhasePlan, base: &Path, work_dir: &Path) -> PlannedPhas
     }
 }
 
-fn print_dry_run(source: &Option<String>, suites: &[PlannedSuite], left_out: &[LeftOut]) {
-    if let Some(source) = source.as_deref().filter(|_| suites.iter().any(|s| s.path != ".")) {
-        println!("  workspace ({source}): each member with tests runs as a suite of its own");
-    }
+fn print_dry_run(suites: &[PlannedSuite], left_out: &[LeftOut]) {
     println!("  would run (dry run; `commands.*` in fcorr.toml replace these):");
     for suite in suites {
         let what = suite.detection.as_ref().map(|d| format!("{} / {}", d.language, d.framework)).unwrap_or_default();

@@ -369,3 +369,43 @@ fn every_uv_workspace_member_is_installed_and_tested() {
         ["packages/core/tests/test_core.py", "packages/text/tests/test_text.py"]
     );
 }
+
+/// `fcorr detect` on a workspace is a dry run: each member's suite with the exact install, build
+/// and test commands (the one install at the root, each member's test in its directory), and
+/// what would be left out; nothing is installed or run.
+#[test]
+fn detect_shows_each_member_and_the_commands_it_would_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("ws");
+    copy_project(&fixture("js-npm-workspaces"), &root);
+    let output = fcorr().arg("detect").arg(&root).arg("--json").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(value["workspace"], "package.json workspaces");
+    let suites = value["suites"].as_array().unwrap();
+    let paths: Vec<&str> = suites.iter().map(|s| s["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["packages/numbers", "packages/strings"]);
+    for suite in suites {
+        let phases = suite["phases"].as_array().unwrap();
+        let kinds: Vec<&str> = phases.iter().map(|p| p["kind"].as_str().unwrap()).collect();
+        assert_eq!(kinds, ["install", "build", "test"], "{suite}");
+        let install = &phases[0]["commands"][0];
+        assert_eq!(
+            (install["command"].as_str(), install["dir"].as_str()),
+            (Some("npm ci --no-audit --no-fund --prefer-offline"), Some("."))
+        );
+        assert_eq!(phases[2]["commands"][0]["dir"], suite["path"], "each member's tests run in the member");
+    }
+    assert_eq!(
+        suites[1]["phases"][2]["commands"][0]["command"].as_str().unwrap().split(" --outputFile").next(),
+        Some("npx --no-install jest --ci --json --testLocationInResults")
+    );
+    assert_eq!(value["left_out"][0]["path"], "packages/docs");
+    assert!(!root.join("node_modules").exists(), "a dry run installs nothing");
+
+    let text = fcorr().arg("detect").arg(&root).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("would run"), "{text}");
+    assert!(text.contains("    packages/strings: JavaScript / jest"), "{text}");
+    assert!(text.contains("  not run:\n    packages/docs: no `test` script"), "{text}");
+}
