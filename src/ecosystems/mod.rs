@@ -221,6 +221,9 @@ pub(crate) struct PhasePlan {
     /// A file that exists while the phase runs and is removed only when it passes: a phase that
     /// failed or was interrupted leaves it, so planning can tell "never finished" from "done".
     pub pending_marker: Option<PathBuf>,
+    /// A build phase that only checks (`tsc --noEmit`) and writes nothing the tests read: it runs
+    /// alongside the test phase, and when it fails the tests' results are not counted.
+    pub alongside_tests: bool,
 }
 
 impl PhasePlan {
@@ -236,6 +239,7 @@ impl PhasePlan {
             override_env: Vec::new(),
             lock: None,
             pending_marker: None,
+            alongside_tests: false,
         }
     }
 
@@ -251,6 +255,7 @@ impl PhasePlan {
             override_env: Vec::new(),
             lock: None,
             pending_marker: None,
+            alongside_tests: false,
         }
     }
 
@@ -269,6 +274,12 @@ impl PhasePlan {
     /// Marks the phase as in progress in `path` until it passes (see `pending_marker`).
     pub(crate) fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
         self.pending_marker = Some(path);
+        self
+    }
+
+    /// Runs this (checking, writing nothing) build phase alongside the test phase.
+    pub(crate) fn alongside_tests(mut self) -> PhasePlan {
+        self.alongside_tests = true;
         self
     }
 

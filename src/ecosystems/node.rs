@@ -283,8 +283,10 @@ impl Ecosystem for Node {
     }
 
     fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
-        if phase.kind == PhaseKind::Test {
-            add_task_location(ctx.root, phase);
+        match phase.kind {
+            PhaseKind::Test => add_task_location(ctx.root, phase),
+            PhaseKind::Build => add_incremental(ctx.root, phase),
+            PhaseKind::Install => {}
         }
     }
 
@@ -353,20 +355,17 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     let pm = package_manager(workspace.as_ref().map_or(ctx.files, |w| &w.files), Some(&manifest));
     let mut script = ScriptPlan::read(&manifest, framework);
     let build = build_phase_alone(ctx, &manifest, &pm, &script);
-    // A test script that calls the build (`npm run build && jest`) has it run as the build phase:
-    // its steps are neither run again nor named as skipped.
+    // A test script step the build phase runs (`npm run build && jest`, `pnpm test:types && ...`)
+    // is neither run again nor named as skipped.
+    let mut built: Vec<String> =
+        build.commands.iter().filter(|c| c.program == "sh").filter_map(|c| c.args.get(1).cloned()).collect();
     if let Some(name) =
         build::build_script(&manifest).filter(|n| build.commands.iter().any(|c| c.args.iter().any(|a| a == n)))
     {
-        let built: Vec<String> = manifest
-            .script(name)
-            .and_then(|text| script::steps(text, &manifest.scripts))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|step| step.text)
-            .collect();
-        script.before.retain(|step| !built.contains(&step.text));
+        let steps = manifest.script(name).and_then(|text| script::steps(text, &manifest.scripts)).unwrap_or_default();
+        built.extend(steps.into_iter().map(|step| step.text));
     }
+    script.before.retain(|step| !built.contains(&step.text));
     let build = with_script_steps(ctx, build, &script);
     Ok(vec![install_phase(ctx, workspace.as_ref(), &manifest, &pm), build, test_phase(ctx, framework, &script)?])
 }
@@ -733,14 +732,28 @@ fn build_phase_alone(
             with_not_run("`vitest --typecheck` in scripts.test type-checks the tests (reported as tests)"),
         );
     }
+    // The project's own type check, when its test script runs one before the tests (`pnpm
+    // test:types` → `tsgo --noEmit`): it checks what the project means by a build that type-checks,
+    // with the project's tool, and the native test command spends that time too.
+    if let Some(step) = test_script.before.iter().find(|step| build::is_type_check(&step.words)) {
+        return PhasePlan::run(PhaseKind::Build, vec![script_step_command(ctx.root, step)])
+            .with_note(Some(with_not_run(&format!("type check only: the test script's own `{}`", step.text))))
+            .alongside_tests();
+    }
     if ctx.files.has("tsconfig.json") {
-        if manifest.dep("typescript").is_some() || installed(ctx.root, "typescript") {
+        // tsgo (TypeScript's native port) when the project uses it: the same check, much faster.
+        let checker = ["tsgo", "tsc"].into_iter().find(|tool| {
+            let package = if *tool == "tsgo" { "@typescript/native-preview" } else { "typescript" };
+            manifest.dep(package).is_some() || installed(ctx.root, package)
+        });
+        if let Some(checker) = checker {
             // What a TypeScript build checks, without writing its output.
             return PhasePlan::run(
                 PhaseKind::Build,
-                vec![CommandSpec::new("npx", &["--no-install", "tsc", "--noEmit"], ctx.root)],
+                vec![CommandSpec::new("npx", &["--no-install", checker, "--noEmit"], ctx.root)],
             )
-            .with_note(not_run.map(|n| format!("{n}; type check only")));
+            .with_note(not_run.map(|n| format!("{n}; type check only")))
+            .alongside_tests();
         }
         return PhasePlan::skipped(
             PhaseKind::Build,
@@ -984,6 +997,29 @@ fn add_task_location(root: &Path, phase: &mut PhasePlan) {
     }
 }
 
+/// Makes fcorr's own `tsc --noEmit` incremental, its state kept in `node_modules/.cache/fcorr`
+/// (beside the dependencies, so a CI cache that restores them restores it): tsc then re-checks
+/// only what changed since the last run, and reports the same errors. TypeScript 4.0 and later
+/// accept `--incremental` with `--noEmit`; older ones, or no `node_modules` to keep it in, run
+/// the full check.
+fn add_incremental(root: &Path, phase: &mut PhasePlan) {
+    const CHECK: [&str; 3] = ["--no-install", "tsc", "--noEmit"];
+    let ours = |c: &CommandSpec| c.program == "npx" && c.args == CHECK;
+    if !phase.alongside_tests || !phase.commands.iter().any(ours) {
+        return;
+    }
+    let Some(modules) = root.ancestors().take(8).map(|d| d.join("node_modules")).find(|d| d.is_dir()) else {
+        return;
+    };
+    if package_major(root, "typescript").is_none_or(|major| major < 4) {
+        return;
+    }
+    let info = modules.join(".cache/fcorr/tsc.tsbuildinfo").to_string_lossy().into_owned();
+    for command in phase.commands.iter_mut().filter(|c| ours(c)) {
+        command.args.extend(["--incremental".to_string(), "--tsBuildInfoFile".to_string(), info.clone()]);
+    }
+}
+
 /// Case groups of a script that runs the framework several times: report path → label.
 fn read_groups(work_dir: &Path) -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string(work_dir.join(GROUPS_FILE)) else { return Vec::new() };
@@ -1092,8 +1128,10 @@ fn framework_args(words: &[String], framework: Framework) -> Option<Vec<String>>
     let mut words: Vec<String> = words.to_vec();
     let launcher = match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["npx", "--no-install" | "--no", ..] => 2,
-        ["pnpm" | "yarn", "exec", ..] => 2,
-        ["npx", ..] | ["yarn", ..] => 1,
+        ["pnpm" | "yarn", "exec", ..] | ["npm", "exec" | "x", ..] => 2,
+        // `pnpm vitest run` runs the binary when no script has that name (script references
+        // were expanded before this).
+        ["npx", ..] | ["yarn", ..] | ["pnpm", ..] => 1,
         _ => 0,
     };
     words.drain(..launcher);
@@ -1268,6 +1306,8 @@ mod tests {
         assert_eq!(script_args("mocha -R spec 'test/**/*.js'", Framework::Mocha).unwrap(), ["test/**/*.js"]);
         assert_eq!(script_args("npx jest --ci -i", Framework::Jest).unwrap(), ["-i"]);
         assert_eq!(script_args("pnpm exec vitest --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("pnpm vitest run --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("npm exec jest", Framework::Jest).unwrap(), Vec::<String>::new());
         assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
         assert_eq!(script_args("react-scripts test", Framework::Jest), None);
         assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);

@@ -73,6 +73,18 @@ pub(super) fn tests_need_build(
     None
 }
 
+/// True when a script step is a type check that writes nothing (`tsc --noEmit`, `tsgo --noEmit`,
+/// `vue-tsc --noEmit`, through `npx` or `pnpm exec` too).
+pub(super) fn is_type_check(words: &[String]) -> bool {
+    let words: Vec<&str> = words
+        .iter()
+        .map(String::as_str)
+        .skip_while(|w| matches!(*w, "npx" | "pnpm" | "yarn" | "exec" | "--no-install" | "--no"))
+        .collect();
+    let bin = words.first().map(|w| w.rsplit('/').next().unwrap_or(w));
+    matches!(bin, Some("tsc" | "tsgo" | "vue-tsc")) && words.contains(&"--noEmit")
+}
+
 /// True when a script's text runs the script `name` (`npm run NAME`, `pnpm NAME`, `yarn run NAME`...).
 fn calls_script(text: &str, name: &str) -> bool {
     let words: Vec<&str> =
@@ -250,6 +262,9 @@ mod tests {
         assert_eq!(resolve("test/unit/a.test.ts", "../../dist/x.js"), "dist/x.js");
         assert_eq!(resolve("a.test.ts", "../outside"), "../outside");
         assert!(calls_script("tsc && npm run build", "build") && calls_script("yarn build", "build"));
+        let words = |text: &str| text.split(' ').map(String::from).collect::<Vec<_>>();
+        assert!(is_type_check(&words("tsgo --noEmit")) && is_type_check(&words("npx tsc -p . --noEmit")));
+        assert!(!is_type_check(&words("tsc -p tsconfig.build.json")) && !is_type_check(&words("eslint --noEmit")));
         assert!(!calls_script("npm run build:types", "build"));
     }
 }
