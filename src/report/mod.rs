@@ -248,7 +248,8 @@ pub enum ResultsProblem {
     /// A score outside 0–100: fcorr never writes one, so the file was edited or is not fcorr's,
     /// and no delta computed from it would mean anything.
     #[error(
-        "{at}: score {value} is not a score (fcorr scores run from 0 to 100); the file was not written by fcorr as it is"
+        "{at}: score {} is not a score (fcorr scores run from 0 to 100); the file was not written by fcorr as it is",
+        short(*value)
     )]
     BadScore { at: String, value: f64 },
 }
@@ -290,6 +291,11 @@ pub fn parse_results(text: &str) -> Result<Run, ResultsProblem> {
     }
     check_scores(&run)?;
     Ok(run)
+}
+
+/// `-1e308` rather than 309 digits; ordinary numbers as they are.
+fn short(value: f64) -> String {
+    if value.abs() < 1e9 { value.to_string() } else { format!("{value:e}") }
 }
 
 /// Every score in 0–100: a baseline's scores become deltas in every report, and a value such

@@ -300,3 +300,117 @@ fn a_report_swapped_for_a_fifo_is_refused_instead_of_waiting_for_a_writer() {
         assert!(message.contains("a FIFO (named pipe), not a regular file"), "{format:?}: {message}");
     }
 }
+
+// ---- the smaller ones ----
+
+#[test]
+fn a_byte_order_mark_at_the_start_of_a_jsonl_dataset_or_a_bank_file_is_accepted() {
+    let cases = b"\xef\xbb\xbf{\"id\": \"a\", \"prompt\": \"p\", \"expected\": \"ls\"}\n";
+    let ws = eval_workspace("ls", ("cases.jsonl", cases), "");
+    let (run, output) = run_eval(ws.path(), &[]);
+    assert_eq!((output.status.code(), run.totals.passed), (Some(0), 1), "{}", text(&output.stderr));
+    // A bank file (JSON) saved with a BOM by a Windows editor.
+    let banks = tempfile::tempdir().unwrap();
+    copy_project(&repo().join("examples/banks"), banks.path());
+    let bank = banks.path().join("state/state_bank.json");
+    let mut bytes = b"\xef\xbb\xbf".to_vec();
+    bytes.extend(std::fs::read(&bank).unwrap());
+    std::fs::write(&bank, bytes).unwrap();
+    let mut cmd = fcorr();
+    cmd.current_dir(banks.path()).args([
+        "run",
+        "--config",
+        "fcorr.toml",
+        "--filter",
+        "handlers",
+        "--json",
+        "--out",
+        "o",
+    ]);
+    let output = within(cmd, 120);
+    let run: fcorr::model::Run = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(run.suites[0].error.is_none(), "{:?}", run.suites[0].error);
+    assert!(run.suites[0].counts.total > 0);
+}
+
+#[test]
+fn an_empty_dataset_is_no_tests_which_only_the_empty_gate_fails() {
+    let ws = eval_workspace("ls", ("cases.jsonl", b""), "");
+    let (run, output) = run_eval(ws.path(), &["--fail-on", "none"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, fcorr::model::SuiteStatus::NoTests);
+    assert!(suite.error.is_none(), "not an error about report files: {:?}", suite.error);
+    assert!(suite.diagnostics.iter().any(|d| d.message.contains("no case to run")), "{:?}", suite.diagnostics);
+    // Zero tests is never a pass under the default gates.
+    let (_, output) = run_eval(ws.path(), &[]);
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn a_json_answer_whose_output_is_a_number_is_judged_as_that_number() {
+    let cases = concat!(
+        "{\"id\": \"json\", \"prompt\": \"p\", \"expected\": 5}\n",
+        "{\"id\": \"text\", \"prompt\": \"p\", \"expected\": \"5\"}\n",
+        "{\"id\": \"number\", \"prompt\": \"p\", \"assert\": [{\"type\": \"number\", \"value\": 5}]}\n",
+        "{\"id\": \"wrong\", \"prompt\": \"p\", \"expected\": 6}\n",
+    );
+    let ws = eval_workspace("{\"output\": 5}", ("cases.jsonl", cases.as_bytes()), "");
+    let (run, _) = run_eval(ws.path(), &[]);
+    let status = |id: &str| run.suites[0].cases.iter().find(|c| c.name == id).unwrap().status;
+    for id in ["json", "text", "number"] {
+        assert_eq!(status(id), fcorr::model::CaseStatus::Passed, "{id}");
+    }
+    let wrong = run.suites[0].cases.iter().find(|c| c.name == "wrong").unwrap();
+    assert_eq!(wrong.status, fcorr::model::CaseStatus::Failed);
+    assert!(wrong.message.as_deref().unwrap_or("").contains("got `5`"), "{:?}", wrong.message);
+}
+
+#[test]
+fn merging_a_zip_says_zips_are_not_supported_and_what_to_do() {
+    let cases = b"{\"id\": \"a\", \"prompt\": \"p\", \"expected\": \"ls\"}\n";
+    let ws = eval_workspace("ls", ("cases.jsonl", cases), "");
+    run_eval(ws.path(), &[]);
+    let zip = Command::new("python3")
+        .current_dir(ws.path())
+        .args(["-c", "import shutil; shutil.make_archive('results', 'zip', 'out')"])
+        .status()
+        .unwrap();
+    assert!(zip.success());
+    for command in ["merge", "report"] {
+        let mut cmd = fcorr();
+        cmd.current_dir(ws.path()).args([command, "results.zip", "--out", "m"]);
+        let output = within(cmd, 60);
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains("results.zip: it is a zip archive, and zips are not supported here"), "{stderr}");
+        assert!(stderr.contains("unzip it first") && stderr.contains("give the folder"), "{stderr}");
+    }
+}
+
+#[test]
+fn a_baseline_score_outside_0_to_100_is_refused_not_shown_as_an_infinite_change() {
+    let cases = b"{\"id\": \"a\", \"prompt\": \"p\", \"expected\": \"ls\"}\n";
+    let ws = eval_workspace("ls", ("cases.jsonl", cases), "");
+    run_eval(ws.path(), &[]);
+    let mut base: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(ws.path().join("out/results.json")).unwrap()).unwrap();
+    base["suites"][0]["score"]["value"] = serde_json::json!(-1e308);
+    std::fs::write(ws.path().join("base.json"), base.to_string()).unwrap();
+    // `compare`: the baseline is the input, so an input error naming it, the suite and the value.
+    let mut cmd = fcorr();
+    cmd.current_dir(ws.path()).args(["compare", "--results", "out", "--baseline", "base.json"]);
+    let output = within(cmd, 60);
+    let (stdout, stderr) = (text(&output.stdout), text(&output.stderr));
+    assert_eq!(output.status.code(), Some(2), "{stdout}{stderr}");
+    assert!(stderr.contains("base.json") && stderr.contains("score -1e308 is not a score"), "{stderr}");
+    assert!(!stdout.contains("inf"), "{stdout}");
+    // `run --baseline`: a warning, no comparison, and no report shows an infinite delta.
+    let mut cmd = fcorr();
+    cmd.current_dir(ws.path()).args(["ci", "--config", "fcorr.toml", "--out", "o2", "--baseline", "base.json"]);
+    let output = within(cmd, 120);
+    assert!(text(&output.stderr).contains("score -1e308 is not a score"), "{}", text(&output.stderr));
+    for report in ["summary.md", "comment.md"] {
+        let shown = std::fs::read_to_string(ws.path().join("o2").join(report)).unwrap();
+        assert!(!shown.contains("inf"), "{report}: {shown}");
+    }
+}
