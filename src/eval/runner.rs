@@ -88,8 +88,11 @@ impl SuiteRunner for Eval {
         if config.dataset.as_os_str().is_empty() {
             return Err(site.error("kind", "an eval suite needs `dataset = \"cases.toml\"`"));
         }
-        if !site.base_dir.join(&config.dataset).is_file() {
-            return Err(site.error("dataset", format!("{}: no such file", config.dataset.display())));
+        let dataset = site.base_dir.join(&config.dataset);
+        if !dataset.is_file() {
+            // `/dev/zero` or a FIFO exists: saying "no such file" would send the user looking.
+            let why = if dataset.exists() { "not a regular file" } else { "no such file" };
+            return Err(site.error("dataset", format!("{}: {why}", config.dataset.display())));
         }
         let Some(sut) = &config.sut else {
             return Err(site.error("kind", "an eval suite needs a [suite.sut] table (see docs/sut.md)"));

@@ -205,7 +205,7 @@ fn benchmark_workspace(extra: &str) -> tempfile::TempDir {
 }
 
 #[test]
-fn a_config_quarantine_or_tasks_file_that_is_a_device_or_fifo_is_refused_at_once() {
+fn a_config_quarantine_tasks_or_dataset_file_that_is_a_device_or_fifo_is_refused_at_once() {
     for special in ["/dev/zero", "fifo"] {
         // The quarantine file: a configuration error (exit 2) at its line (`suites list` does
         // not read it).
@@ -247,6 +247,21 @@ fn a_config_quarantine_or_tasks_file_that_is_a_device_or_fifo_is_refused_at_once
         let error = run.suites[0].error.as_ref().expect("an input error");
         assert!(error.message.contains(kind), "{special}: {}", error.message);
         assert_eq!(output.status.code(), Some(2));
+        // An eval dataset: a configuration error that says what the file is.
+        let ws = eval_workspace("ls", ("cases.jsonl", b""), "");
+        let dataset = ws.path().join("cases.jsonl");
+        std::fs::remove_file(&dataset).unwrap();
+        if special == "fifo" {
+            mkfifo(&dataset);
+        } else {
+            std::os::unix::fs::symlink(special, &dataset).unwrap();
+        }
+        let mut cmd = fcorr();
+        cmd.current_dir(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "o"]);
+        let output = within(bounded(&cmd), 60);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("cases.jsonl: not a regular file"), "{special}: {stderr}");
     }
 }
 
