@@ -180,10 +180,12 @@ pub fn read_capped(path: &Path, limit: Limit) -> Result<Vec<u8>, ReadError> {
 /// one; no parser fcorr uses accepts it).
 pub fn read_text(path: &Path, limit: Limit) -> Result<String, ReadError> {
     let bytes = read_capped(path, limit)?;
-    let text = String::from_utf8(bytes).map_err(|e| ReadError {
-        path: path.to_path_buf(),
-        problem: ReadProblem::NotText { offset: e.utf8_error().valid_up_to() },
-    })?;
+    text_of(bytes).map_err(|problem| ReadError { path: path.to_path_buf(), problem })
+}
+
+/// Bytes read with [`read_capped`] as text, as [`read_text`] makes it.
+pub fn text_of(bytes: Vec<u8>) -> Result<String, ReadProblem> {
+    let text = String::from_utf8(bytes).map_err(|e| ReadProblem::NotText { offset: e.utf8_error().valid_up_to() })?;
     Ok(match text.strip_prefix('\u{feff}') {
         Some(rest) => rest.to_string(),
         None => text,

@@ -265,6 +265,9 @@ impl From<ResultsError> for FcorrError {
 pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
     let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
     let fail = |problem| ResultsError { path: path.clone(), problem };
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        return Err(fail(ResultsProblem::Zip));
+    }
     let bytes = crate::fsio::read_capped(&path, crate::fsio::RESULTS).map_err(|e| {
         fail(match e.problem {
             crate::fsio::ReadProblem::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
@@ -276,9 +279,7 @@ pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
     if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
         return Err(fail(ResultsProblem::Zip));
     }
-    let text = String::from_utf8(bytes).map_err(|e| {
-        fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::NotText { offset: e.utf8_error().valid_up_to() }))
-    })?;
+    let text = crate::fsio::text_of(bytes).map_err(|problem| fail(ResultsProblem::Unreadable(problem)))?;
     parse_results(&text).map_err(fail)
 }
 
