@@ -15,6 +15,7 @@ cd "$(dirname "$0")/.."
 needs=(
   "gradle gradle"
   "chromium chromium fonts-noto-color-emoji"
+  "minisign minisign"
 )
 
 missing=()
@@ -23,7 +24,10 @@ for need in "${needs[@]}"; do
   if [ "$command" = chromium ] && [ -n "${CHROMIUM:-}" ]; then
     continue
   fi
-  command -v "$command" >/dev/null 2>&1 || missing+=($packages)
+  if ! command -v "$command" >/dev/null 2>&1; then
+    read -r -a packages_of <<<"$packages"
+    missing+=("${packages_of[@]}")
+  fi
 done
 
 if [ "${#missing[@]}" -gt 0 ]; then
