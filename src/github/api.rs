@@ -167,6 +167,9 @@ impl Api {
         let payload = match body {
             Some(body) => {
                 request = request.header("content-type", "application/json");
+                // Comments and check runs are not masked by GitHub: no secret fcorr holds is sent.
+                let mut body = body.clone();
+                crate::secrets::redact_json(&mut body);
                 body.to_string().into_bytes()
             }
             None => Vec::new(),

@@ -20,6 +20,7 @@ use super::answer::MAX_ANSWER as MAX_BODY;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub(crate) struct HttpConfig {
+    /// `{env:NAME}` in it is replaced by that environment variable (a key in the query string).
     pub url: String,
     /// JSON body template: a string `"{case}"` becomes the whole case, `{prompt}` and `{id}` are
     /// replaced inside strings. Default: the case itself.
@@ -42,6 +43,9 @@ pub(crate) struct HttpConfig {
 pub(crate) struct HttpSut {
     config: HttpConfig,
     client: Client,
+    /// The URL with its `{env:NAME}` references filled in (`config.url`, as written, is what
+    /// messages show).
+    url: String,
     headers: Vec<(String, String)>,
 }
 
@@ -57,26 +61,21 @@ impl HttpSut {
         let headers = config
             .headers
             .iter()
-            .map(|(name, value)| Ok((name.clone(), expand_env(value)?)))
+            .map(|(name, value)| Ok((name.clone(), expand_env("headers", value)?)))
             .collect::<Result<_, SutConfigError>>()?;
-        Ok(HttpSut { client: Client::new(timeout), config, headers })
+        let url = expand_env("url", &config.url)?;
+        Ok(HttpSut { client: Client::new(timeout), url, config, headers })
     }
 }
 
-/// Replaces each `{env:NAME}` with the variable's value; an unset variable is an error.
-fn expand_env(value: &str) -> Result<String, SutConfigError> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("{env:") {
-        let Some(len) = rest[start..].find('}') else { break };
-        let var = &rest[start + 5..start + len];
-        let found =
-            std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key: "headers", var: var.to_string() })?;
-        out.push_str(&rest[..start]);
-        out.push_str(&found);
-        rest = &rest[start + len + 1..];
+/// Replaces each `{env:NAME}` with the variable's value; an unset variable is an error naming
+/// `key`. The names are the ones the config check registers as secrets (`crate::secrets`).
+fn expand_env(key: &'static str, value: &str) -> Result<String, SutConfigError> {
+    let mut out = value.to_string();
+    for var in crate::secrets::env_refs(value) {
+        let found = std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key, var: var.to_string() })?;
+        out = out.replacen(&format!("{{env:{var}}}"), &found, 1);
     }
-    out.push_str(rest);
     Ok(out)
 }
 
@@ -103,7 +102,7 @@ fn fill(template: &Value, request: &SutRequest) -> Value {
 impl Backend for HttpSut {
     fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
         let body = self.config.body.as_ref().map_or_else(|| request.case.clone(), |t| fill(t, request));
-        let text = self.client.post_json(&self.config.url, &self.headers, &body)?;
+        let text = self.client.post_json(&self.url, &self.config.url, &self.headers, &body)?;
         let Some(pointer) = &self.config.answer else {
             return answer::parse(text.as_bytes(), AnswerFormat::Auto).map_err(|bad| Failure::Permanent {
                 message: format!("{}: {}", self.config.url, bad.message),
@@ -143,26 +142,33 @@ impl Client {
         Client { agent: ureq::Agent::new_with_config(config) }
     }
 
-    /// POSTs `body` and returns the response text of a 2xx answer.
-    pub(crate) fn post_json(&self, url: &str, headers: &[(String, String)], body: &Value) -> Result<String, Failure> {
+    /// POSTs `body` to `url` and returns the response text of a 2xx answer; `shown` is the URL
+    /// as configured (before `{env:NAME}` is filled in), for messages.
+    pub(crate) fn post_json(
+        &self,
+        url: &str,
+        shown: &str,
+        headers: &[(String, String)],
+        body: &Value,
+    ) -> Result<String, Failure> {
         let mut request = self.agent.post(url).content_type("application/json");
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
-        let mut response = request.send(body.to_string()).map_err(|e| classify(url, e))?;
+        let mut response = request.send(body.to_string()).map_err(|e| classify(shown, e))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, time::OffsetDateTime::now_utc()));
-        let text = response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(url, e))?;
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let retry_after = header("retry-after").and_then(|v| parse_retry_after(&v, time::OffsetDateTime::now_utc()));
+        let text =
+            response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(shown, e))?;
         let raw = Some(answer::cap(&text));
         match status {
             200..=299 => Ok(text),
-            429 => Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {url}"), raw, retry_after }),
-            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {url}"), raw, retry_after }),
-            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {url}"), raw }),
+            429 => {
+                Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {shown}"), raw, retry_after })
+            }
+            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {shown}"), raw, retry_after }),
+            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {shown}"), raw }),
         }
     }
 }
@@ -295,10 +301,13 @@ mod tests {
 
     #[test]
     fn header_secrets_come_from_the_environment() {
-        assert!(matches!(expand_env("Bearer {env:FCORR_TEST_SURELY_UNSET}"), Err(SutConfigError::MissingEnv { .. })));
-        // PATH is set in every test environment.
-        let path = std::env::var("PATH").unwrap();
-        assert_eq!(expand_env("x {env:PATH} y").unwrap(), format!("x {path} y"));
+        assert!(matches!(
+            expand_env("headers", "Bearer {env:FCORR_TEST_SURELY_UNSET}"),
+            Err(SutConfigError::MissingEnv { key: "headers", .. })
+        ));
+        // PATH and HOME are set in every test environment.
+        let (path, home) = (std::env::var("PATH").unwrap(), std::env::var("HOME").unwrap());
+        assert_eq!(expand_env("url", "x {env:PATH} y {env:HOME}").unwrap(), format!("x {path} y {home}"));
     }
 
     #[test]
