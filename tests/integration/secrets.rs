@@ -1,7 +1,7 @@
-//! Secrets fcorr.toml names (`api-key-env`, `{env:NAME}` in an HTTP system's URL and headers),
-//! with real processes: a real pytest project and scripts that print their environment, command,
-//! HTTP and OpenAI-style systems under test that echo what they received (a hostile server),
-//! loopback servers and the wiremock GitHub API.
+//! Secrets fcorr.toml names (`api-key-env`, `{env:NAME}` in an HTTP system's URL and headers)
+//! and redirects of HTTP systems under test, with real processes: a real pytest project and
+//! scripts that print their environment, command, HTTP and OpenAI-style systems under test that
+//! echo what they received (a hostile server), loopback servers and the wiremock GitHub API.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -281,4 +281,64 @@ fn pass_env_may_name_a_configured_secret_but_not_an_unknown_variable() {
     // The list of what can be passed names the configured secrets.
     assert!(stderr.contains("FCORR_IT_API_TOKEN, FCORR_IT_OPENAI_KEY, FCORR_IT_URL_KEY"), "{stderr}");
     assert!(!ws.path().join("out").exists(), "something ran");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_sut_redirect_is_never_followed_and_the_other_origin_gets_nothing() {
+    // Two loopback servers on different ports: two origins. The first redirects to the second
+    // (answers `stolen`, which a followed redirect would score as right); it also redirects
+    // within itself.
+    let elsewhere = MockServer::start().await;
+    Mock::given(path("/collect"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"output": "stolen"})))
+        .mount(&elsewhere)
+        .await;
+    let first = MockServer::start().await;
+    Mock::given(path("/ask"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", format!("{}/collect", elsewhere.uri())))
+        .mount(&first)
+        .await;
+    Mock::given(path("/old"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", "/new"))
+        .mount(&first)
+        .await;
+    Mock::given(path("/new")).respond_with(Echo).mount(&first).await;
+
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("cases.jsonl"), "{\"id\": \"c1\", \"prompt\": \"p\", \"expected\": \"stolen\"}\n")
+        .unwrap();
+    let mut config = String::new();
+    for (name, route) in [("cross", "/ask"), ("same", "/old")] {
+        let sut = format!(
+            "type = \"http\"\nurl = \"{}{route}\"\nheaders = {{ X-Api-Key = \"{{env:FCORR_IT_URL_KEY}}\" }}\nretries = 0",
+            first.uri()
+        );
+        config.push_str(&eval_suite(name, &sut));
+    }
+    std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
+    let output = fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "out", "--json"]).output().unwrap();
+    let (run, code) = crate::support::parse_run(&output);
+    assert_eq!(code, 1, "{}", text(&output.stderr));
+
+    assert!(elsewhere.received_requests().await.unwrap().is_empty(), "the other origin was called");
+    let reason = |suite: &str| {
+        let suite = run.suites.iter().find(|s| s.id == suite).unwrap();
+        suite.cases[0].reasons[0].clone()
+    };
+    let cross = reason("cross");
+    assert_eq!(cross.code, "backend-error", "{cross:?}");
+    let message = cross.message.unwrap_or_default();
+    let target = elsewhere.uri().replace("http://", "");
+    assert!(
+        message.contains(&format!("HTTP 302 from {}/ask: a redirect to another origin (http://{target})", first.uri())),
+        "{message}"
+    );
+    let same = reason("same");
+    assert_eq!(same.code, "backend-error", "{same:?}");
+    let message = same.message.unwrap_or_default();
+    assert!(message.contains("HTTP 307") && message.contains("a redirect to /new on the same origin"), "{message}");
+    let paths: Vec<String> =
+        first.received_requests().await.unwrap().iter().map(|r| r.url.path().to_string()).collect();
+    assert_eq!(paths.len(), 2, "each redirect answered once, nothing followed: {paths:?}");
+    assert!(!paths.contains(&"/new".to_string()), "{paths:?}");
 }
