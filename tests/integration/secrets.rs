@@ -342,3 +342,51 @@ async fn an_http_sut_redirect_is_never_followed_and_the_other_origin_gets_nothin
     assert_eq!(paths.len(), 2, "each redirect answered once, nothing followed: {paths:?}");
     assert!(!paths.contains(&"/new".to_string()), "{paths:?}");
 }
+
+#[test]
+fn git_read_after_the_tests_runs_without_secrets() {
+    // fcorr reads commit, branch and dirty state of the checkout after the suites ran; a test
+    // can configure that checkout, and `core.fsmonitor` makes `git status` run a command.
+    let ws = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "git {args:?}: {}", text(&status.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    std::fs::create_dir_all(ws.path().join("app")).unwrap();
+    std::fs::write(
+        ws.path().join("app/test.sh"),
+        "git config core.fsmonitor \"env > $PWD/../hook-env.txt; true #\"\n\
+         printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"t\"/></testsuite>' > report.xml\n",
+    )
+    .unwrap();
+    let mut config = "[[suite]]\nname = \"app\"\npath = \"app\"\nrunner = \"command\"\n\
+                      commands = { test = \"sh test.sh\" }\nreports = [\"report.xml\"]\n\n"
+        .to_string();
+    config.push_str(&eval_suite(
+        "llm",
+        "type = \"openai\"\nbase-url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+                                        api-key-env = \"FCORR_IT_OPENAI_KEY\"\nretries = 0",
+    ));
+    std::fs::write(ws.path().join("cases.jsonl"), "{\"id\": \"c1\", \"prompt\": \"p\", \"expected\": \"x\"}\n")
+        .unwrap();
+    std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
+    let output = fcorr(ws.path())
+        .env("GITHUB_TOKEN", "ghs_fcorrGitHookToken381")
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(ws.path().join("out/results.json").is_file(), "{}", text(&output.stderr));
+    let seen = std::fs::read_to_string(ws.path().join("hook-env.txt")).expect("git ran the test's hook");
+    assert!(seen.contains("PATH="), "{seen}");
+    assert!(!seen.contains("ghs_fcorrGitHookToken381"), "the GitHub token reached git's hook");
+    // The one secret this config names; the test's other variables are plain ones here.
+    assert!(!seen.contains(SECRETS[2].1), "the configured key reached git's hook");
+    assert!(seen.contains(SECRETS[0].1), "an unnamed variable is withheld too: {seen}");
+}
