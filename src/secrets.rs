@@ -440,6 +440,42 @@ mod tests {
     }
 
     #[test]
+    fn a_suite_holding_a_secret_comes_back_whole_with_only_the_secret_replaced() {
+        use crate::model::{Case, CaseStatus, Reason, Suite, SuiteKind, Usage};
+        const VALUE: &str = "fcorr-unit-suite-secret-8812";
+        // SAFETY: a variable no other test reads, set before anything reads it.
+        unsafe { std::env::set_var("FCORR_TEST_SECRETS_SUITE", VALUE) };
+        register(&["FCORR_TEST_SECRETS_SUITE".to_string()]);
+        let mut suite = Suite::new("s", "s", SuiteKind::Eval);
+        let mut case = Case {
+            id: "s/c1".into(),
+            name: "c1".into(),
+            status: CaseStatus::Failed,
+            duration_ms: Some(12.345678901234),
+            message: Some(format!("expected `hi`, got `KEY={VALUE}`")),
+            details: Some(format!("{{\"env\": \"{VALUE}\"}}")),
+            score: Some(33.333333333333336),
+            usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+            ..Case::default()
+        };
+        case.tags.insert(format!("k{VALUE}"), "v".into());
+        case.reasons.push(Reason {
+            code: "incorrect".into(),
+            expected: Some(serde_json::json!("hi")),
+            actual: Some(serde_json::json!({"answer": VALUE})),
+            message: None,
+        });
+        suite.cases.push(case);
+        let before = serde_json::to_string(&suite).unwrap();
+        redact_serde(&mut suite);
+        assert_eq!(serde_json::to_string(&suite).unwrap(), before.replace(VALUE, MASK));
+        // Nothing to replace: the value is left as it was, without a round trip.
+        let again = serde_json::to_string(&suite).unwrap();
+        redact_serde(&mut suite);
+        assert_eq!(serde_json::to_string(&suite).unwrap(), again);
+    }
+
+    #[test]
     fn registered_variables_are_withheld_redacted_and_short_ones_reported() {
         // SAFETY: variables no other test reads, set before anything reads them.
         unsafe {
