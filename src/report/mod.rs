@@ -218,7 +218,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
 }
 
 /// Streams `fill` into a temporary file beside `path`, then renames it into place; on failure
-/// the temporary file is removed and `path` is left as it was.
+/// the temporary file is removed and `path` is left as it was. Secrets are redacted on the way
+/// (`crate::secrets`).
 pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<(), RenderError>,
@@ -230,9 +231,10 @@ pub fn write_atomic_with(
             action: "create",
             source,
         })?;
-        let mut writer = BufWriter::with_capacity(256 * 1024, file);
+        // The last safety net: no secret fcorr holds reaches a file, whatever the text came from.
+        let mut writer = crate::secrets::RedactWriter::new(BufWriter::with_capacity(256 * 1024, file));
         fill(&mut writer)?;
-        writer.flush().map_err(|source| RenderError::NotWritten {
+        writer.finish().map_err(|source| RenderError::NotWritten {
             path: path.to_path_buf(),
             action: "write",
             source,
