@@ -34,6 +34,7 @@ pub(crate) mod quarantine;
 pub mod report;
 pub(crate) mod runners;
 pub mod score;
+pub(crate) mod secrets;
 pub(crate) mod shard;
 pub(crate) mod sut;
 pub(crate) mod text;

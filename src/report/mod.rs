@@ -206,18 +206,31 @@ pub fn write_all_timed(
     (written, problems, timings)
 }
 
-/// Writes through a temporary file and a rename, so readers never see half a file.
+/// Writes through a temporary file and a rename, so readers never see half a file; secrets
+/// are redacted on the way, as by [`write_atomic_with`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
-    crate::fsio::write_atomic(path, bytes, crate::fsio::Mode::REPLACE).map_err(RenderError::from)
+    write_atomic_with(path, |w| {
+        w.write_all(bytes).map_err(|source| RenderError::NotWritten {
+            path: path.to_path_buf(),
+            action: "write",
+            source,
+        })
+    })
 }
 
 /// Streams `fill` into a temporary file beside `path`, then renames it into place; on failure
 /// the temporary file is removed and `path` is left as it was ([`crate::fsio::write_atomic_with`]).
+/// Secrets are redacted on the way (`crate::secrets`).
 pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<(), RenderError>,
 ) -> Result<(), RenderError> {
-    crate::fsio::write_atomic_with(path, crate::fsio::Mode::REPLACE, fill)
+    crate::fsio::write_atomic_with(path, crate::fsio::Mode::REPLACE, |w| {
+        // The last safety net: no secret fcorr holds reaches a file, whatever the text came from.
+        let mut writer = crate::secrets::RedactWriter::new(w);
+        fill(&mut writer)?;
+        writer.finish().map_err(|source| RenderError::NotWritten { path: path.to_path_buf(), action: "write", source })
+    })
 }
 
 /// A saved `results.json` that cannot be used, and which file it is.

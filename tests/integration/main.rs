@@ -34,4 +34,5 @@ mod report_html_browser;
 mod report_links;
 mod report_markdown;
 mod samples;
+mod secrets;
 mod truth_process;
