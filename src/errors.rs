@@ -185,6 +185,12 @@ pub enum RenderError {
     Reports { dir: PathBuf, problems: Vec<RenderError> },
 }
 
+impl From<crate::fsio::WriteError> for RenderError {
+    fn from(e: crate::fsio::WriteError) -> RenderError {
+        RenderError::NotWritten { path: e.path, action: e.action.verb(), source: e.source }
+    }
+}
+
 /// ` (writing PATH)` when the cause does not already name the file.
 fn writing(source: &RenderError, path: &Path) -> String {
     match source {

@@ -119,6 +119,8 @@ fn bank_error(e: BankError) -> FcorrError {
     match e {
         BankError::Input { file, message } => FcorrError::Input { file, message },
         BankError::Setting(message) => FcorrError::Usage(message),
+        // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
+        BankError::Write(e) => FcorrError::Harness(e.to_string()),
     }
 }
 

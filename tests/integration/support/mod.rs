@@ -3,6 +3,7 @@
 //! Each test file uses a subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod github;
 
 use std::path::{Path, PathBuf};
