@@ -1,19 +1,17 @@
 //! The `fcorr` binary: parse arguments, run the subcommand, exit with its code. Inside GitHub
 //! Actions it masks fcorr's token and fences all output against workflow-command injection first.
 
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 use clap::Parser;
 use fcorr::cli::Command;
 use fcorr::publish::guard;
 
 fn main() {
-    // Rust ignores SIGPIPE, which turns `fcorr ... | head` into a panic on the next print.
-    // Dying quietly on a closed pipe is what shell users expect; results files are written
-    // before anything is printed, so nothing computed is lost.
-    #[cfg(unix)]
-    // SAFETY: setting a signal disposition to its default before any thread starts.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE stays ignored, as Rust leaves it: a child that exits without reading its input
+    // (a system under test that ignores stdin) or a reader of fcorr's own output that goes away
+    // (`fcorr run | head -1`) is a failed write, never the death of the run. fcorr prints only
+    // through `fcorr::console`, which stops printing to a stream once a write to it fails.
     let cli = fcorr::cli::Cli::parse();
 
     // Test names and failure messages are printed from here on: nothing may act as a runner
@@ -28,7 +26,7 @@ fn main() {
     let code = match cli.command.execute() {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("fcorr: error: {error}");
+            fcorr::errln!("fcorr: error: {error}");
             error.exit_code()
         }
     };

@@ -51,7 +51,7 @@ pub(crate) fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: b
         return None;
     }
     let found = CONFIG_LOCATIONS.iter().map(PathBuf::from).find(|p| cwd.join(p).is_file())?;
-    eprintln!("fcorr: using {} (found in the current directory; --config chooses another)", found.display());
+    errln!("fcorr: using {} (found in the current directory; --config chooses another)", found.display());
     Some(found)
 }
 
@@ -171,7 +171,7 @@ pub(crate) use crate::execute::cache_dir;
 /// handler is a warning, not a reason not to run.
 pub(crate) fn install_interrupt_handler() {
     if let Err(e) = process::install_interrupt_handler() {
-        eprintln!("fcorr: warning: {e}");
+        errln!("fcorr: warning: {e}");
     }
 }
 
@@ -227,7 +227,7 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
         if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
-            eprintln!("fcorr: warning: results folder: {problem}");
+            errln!("fcorr: warning: results folder: {problem}");
         }
     }
 }
@@ -235,7 +235,7 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
 /// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
 pub(crate) fn finish(run: &Run) -> i32 {
     if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
-        eprintln!("fcorr: interrupted; results so far were written");
+        errln!("fcorr: interrupted; results so far were written");
         return 130;
     }
     run.verdict.outcome.exit_code()

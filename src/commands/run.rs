@@ -177,16 +177,16 @@ impl JudgeArgs {
 pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {
     if json {
         // The model always serialises (plain data).
-        println!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
+        outln!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
         return;
     }
-    println!();
-    print!("{}", terminal::render_table(run, color));
-    print!("{between}");
-    println!();
-    println!("{}", terminal::render_verdict(run, color));
+    outln!();
+    out!("{}", terminal::render_table(run, color));
+    out!("{between}");
+    outln!();
+    outln!("{}", terminal::render_verdict(run, color));
     if let Some(results) = written.first() {
-        println!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
+        outln!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
     }
 }
 

@@ -464,8 +464,10 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     }
 
     if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
-        // A writer thread, so a command that does not read its stdin cannot block us; when it
-        // exits without reading, the write fails with EPIPE, which is fine.
+        // A writer thread, so a command that does not read its stdin cannot block us. A command
+        // may exit without reading it all (`echo ok` as a system under test): the write then
+        // fails with EPIPE (SIGPIPE is ignored, see main.rs), which only means the command did
+        // not read its input; its answer is judged like any other.
         std::thread::spawn(move || {
             let _ = pipe.write_all(&input);
         });

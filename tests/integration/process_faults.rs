@@ -1,0 +1,197 @@
+//! fcorr never dies without a report (issue 21): children that do not read their input, readers
+//! of fcorr's output that go away, signals, data too big for the environment, predictable temp
+//! files, runaway output. Every test runs the real fcorr binary on real processes.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use fcorr::model::{CaseStatus, Run, SuiteStatus};
+
+use crate::support::*;
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `fcorr run --config fcorr.toml --out out` in `dir`, with `extra` arguments.
+fn run_in(dir: &Path, extra: &[&str]) -> Output {
+    fcorr()
+        .current_dir(dir)
+        .env_remove("CI")
+        .args(["run", "--config", "fcorr.toml", "--out", "out", "--color", "never"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// The run fcorr wrote to `dir/out/results.json`.
+fn results(dir: &Path) -> Run {
+    let path = dir.join("out/results.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// An eval suite over `cases` (JSONL lines) answered by the shell `command`.
+fn eval_dir(cases: &[String], command: &str, extra: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("cases.jsonl"), cases.join("\n") + "\n").unwrap();
+    let config = format!(
+        "[[suite]]\nname = \"answers\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\npolicy = \"pass-rate\"\n{extra}\n\
+         [suite.sut]\ntype = \"command\"\ncommand = {}\nretries = 0\n",
+        toml_string(command)
+    );
+    std::fs::write(dir.path().join("fcorr.toml"), config).unwrap();
+    dir
+}
+
+fn toml_string(text: &str) -> String {
+    serde_json::to_string(text).unwrap()
+}
+
+fn case_line(id: &str, prompt: &str, expected: &str) -> String {
+    serde_json::json!({"id": id, "prompt": prompt, "expected": expected}).to_string()
+}
+
+/// A prompt far beyond the 64 KiB pipe buffer: writing it to a child that does not read is
+/// certain to fail with EPIPE.
+fn big_prompt() -> String {
+    "a".repeat(70_000)
+}
+
+#[test]
+fn a_sut_that_never_reads_a_70_kb_prompt_is_judged() {
+    let dir = eval_dir(&[case_line("big", &big_prompt(), "ok")], "echo ok", "");
+    let output = run_in(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Passed, "{:?}", suite.error);
+    assert_eq!(suite.cases[0].status, CaseStatus::Passed, "{:?}", suite.cases[0]);
+}
+
+#[test]
+fn twenty_cases_whose_sut_ignores_stdin_are_all_judged() {
+    // Half right, half wrong: every answer is judged, and the gate (pass-rate 50 < 100) fails.
+    let cases: Vec<String> = (0..20)
+        .map(|i| case_line(&format!("c{i}"), &format!("question {i}"), if i % 2 == 0 { "ok" } else { "no" }))
+        .collect();
+    let dir = eval_dir(&cases, "echo ok", "concurrency = 4\nmin-score = 100");
+    let output = run_in(dir.path(), &[]);
+    let run = results(dir.path());
+    let suite = &run.suites[0];
+    assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.failed), (20, 10, 10), "{:#?}", suite.cases);
+    assert_eq!(output.status.code(), Some(run.verdict.outcome.exit_code()), "{}", text(&output.stderr));
+    assert_eq!(output.status.code(), Some(1));
+}
+
+#[test]
+fn a_bank_sut_and_a_calibrator_that_ignore_a_large_test_are_judged() {
+    let dir = tempfile::tempdir().unwrap();
+    let test = serde_json::json!({
+        "test_id": "V2-001", "prompt": big_prompt(), "topics": ["t"],
+        "expected_primary": ["a"], "not_expected": ["x"],
+    });
+    std::fs::write(
+        dir.path().join("bank.json"),
+        serde_json::json!({"bank_type": "SEMANTIC", "tests": [test]}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"retrieval\"\nkind = \"bank\"\nmechanism = \"semantic\"\nbank = \"bank.json\"\n\
+         rate-limit = 0\nsut = { type = \"command\", command = \"echo '{\\\"output\\\": [\\\"a\\\"]}'\" }\n",
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    assert_eq!(results(dir.path()).suites[0].cases[0].status, CaseStatus::Passed);
+
+    // The calibrator gets the same test (prompt included) on stdin and never reads it.
+    let answer = r#"{"updated": {"expected_primary": ["a"], "expected_secondary": ["b"]}, "reasoning": "r"}"#;
+    let output = fcorr()
+        .current_dir(dir.path())
+        .args(["calibrate", "retrieval", "--config", "fcorr.toml", "--scope", "full", "--calibrator"])
+        .arg(format!("echo '{answer}'"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("+ secondary: b"), "{}", text(&output.stdout));
+}
+
+/// A benchmark whose one task's test passes as the repository is; the task carries `extra`
+/// fields.
+fn benchmark_dir(executor: &str, extra: serde_json::Value) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    std::fs::write(repo.join("test.sh"), "echo 1..1; echo ok 1 - test_one\n").unwrap();
+    let mut task = serde_json::json!({
+        "id": "t1", "repo": "repo", "test_commands": ["sh test.sh > report.tap"], "reports": ["report.tap"],
+        "FAIL_TO_PASS": ["test_one"], "PASS_TO_PASS": [],
+    });
+    for (key, value) in extra.as_object().unwrap() {
+        task[key] = value.clone();
+    }
+    std::fs::write(dir.path().join("tasks.jsonl"), format!("{task}\n")).unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\n\
+             install = false\nexecutor = {}\n",
+            toml_string(executor)
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_benchmark_executor_that_prints_done_without_reading_its_task_is_judged() {
+    let dir = benchmark_dir("echo done", serde_json::json!({"description": big_prompt()}));
+    let output = run_in(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    assert_eq!(run.suites[0].cases[0].status, CaseStatus::Passed, "{:#?}", run.suites[0].cases[0]);
+}
+
+/// Runs `script` with `sh -c`, `$FCORR` naming the binary; returns fcorr's own exit code, which
+/// the script writes to `code` in `dir`.
+fn shell_in(dir: &Path, script: &str) -> (i32, Output) {
+    let output = Command::new("sh")
+        .current_dir(dir)
+        .arg("-c")
+        .arg(script)
+        .env("FCORR", assert_cmd::cargo::cargo_bin("fcorr"))
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let code = std::fs::read_to_string(dir.join("code")).unwrap_or_else(|_| panic!("{}", text(&output.stderr)));
+    (code.trim().parse().unwrap(), output)
+}
+
+#[test]
+fn a_reader_that_goes_away_never_stops_the_run() {
+    // 20 cases so progress keeps printing after `head` has gone; half fail, so the gate fails.
+    let cases: Vec<String> =
+        (0..20).map(|i| case_line(&format!("c{i}"), "q", if i % 2 == 0 { "ok" } else { "no" })).collect();
+    let dir = eval_dir(&cases, "sleep 0.05; echo ok", "min-score = 100");
+    let (code, output) = shell_in(
+        dir.path(),
+        r#"{ "$FCORR" run --config fcorr.toml --out out --color never 2>&1; echo $? > code; } | head -1"#,
+    );
+    let run = results(dir.path());
+    assert_eq!(run.suites[0].counts.total, 20);
+    assert_eq!(code, run.verdict.outcome.exit_code(), "{}", text(&output.stdout));
+    assert_eq!(code, 1);
+    assert_eq!(text(&output.stdout).lines().count(), 1);
+    // stdout alone closed at once, stderr kept: the table is lost, the warnings are not.
+    std::fs::remove_dir_all(dir.path().join("out")).unwrap();
+    let (code, output) = shell_in(
+        dir.path(),
+        r#"exec 3>&1; { "$FCORR" run --config fcorr.toml --out out --color never 2>&3; echo $? > code; } | true"#,
+    );
+    assert_eq!(code, 1, "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("answers: failed"), "{}", text(&output.stdout));
+    assert_eq!(results(dir.path()).suites[0].counts.total, 20);
+}
