@@ -208,9 +208,9 @@ pub enum ExecError {
         allowed.join(", ")
     )]
     PassEnv { name: String, allowed: &'static [&'static str] },
-    /// The Ctrl-C handler cannot be installed.
-    #[error("cannot install the Ctrl-C handler: {0}")]
-    Interrupt(#[from] ctrlc::Error),
+    /// The handler of stop signals (Ctrl-C, SIGTERM, SIGHUP) cannot be installed.
+    #[error("cannot handle Ctrl-C and SIGTERM (they will end fcorr at once): {0}")]
+    Interrupt(#[from] std::io::Error),
     /// `--rerun-failed` found no failing test in the earlier run's suite.
     #[error("no failing test was recorded in the run of {of}: every test runs again")]
     NothingToRerun { of: String },

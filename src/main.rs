@@ -17,6 +17,9 @@ fn main() {
     // Test names and failure messages are printed from here on: nothing may act as a runner
     // command. A panic must still lift the fence, or the job's later steps lose their commands.
     guard::start(stdout_is_a_document(&cli.command));
+    // A stop signal that ends fcorr at once (before a run has anything to cancel) lifts the
+    // fence first; once suites run, it cancels them and fcorr ends below, 128 + the signal.
+    fcorr::cli::handle_stop_signals(guard::finish);
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         default_hook(info);
@@ -31,7 +34,7 @@ fn main() {
         }
     };
     guard::finish();
-    std::process::exit(code);
+    std::process::exit(fcorr::cli::exit_code(code));
 }
 
 /// True when stdout carries one JSON document another program reads: the fence then goes to

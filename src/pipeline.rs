@@ -167,12 +167,10 @@ fn config_error(config: &Config, key: &str, error: FcorrError) -> FcorrError {
 
 pub(crate) use crate::execute::cache_dir;
 
-/// Ctrl-C cancels the run (suites stop, results so far are written); failing to install the
-/// handler is a warning, not a reason not to run.
-pub(crate) fn install_interrupt_handler() {
-    if let Err(e) = process::install_interrupt_handler() {
-        errln!("fcorr: warning: {e}");
-    }
+/// From here on a stop signal (Ctrl-C, SIGTERM) cancels the run: suites stop, the results so
+/// far are written, and the exit code is 128 + the signal ([`finish`]).
+pub(crate) fn cancel_on_signal() {
+    process::cancel_on_signal();
 }
 
 /// Executes prepared suites and assembles the run (not yet judged, no reports).
@@ -232,9 +230,16 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     }
 }
 
-/// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
+/// The exit code of a judged run: 128 + the signal when a stop signal interrupted it (130 for
+/// Ctrl-C, 143 for SIGTERM), else the verdict's.
 pub(crate) fn finish(run: &Run) -> i32 {
-    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
+    let cancelled = run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled);
+    if let Some(signal) = process::stop_signal() {
+        let name = process::signal_name(signal).unwrap_or("a signal");
+        errln!("fcorr: interrupted by {name}; results so far were written");
+        return process::signal_exit_code(signal);
+    }
+    if process::is_cancelled() || cancelled {
         errln!("fcorr: interrupted; results so far were written");
         return 130;
     }

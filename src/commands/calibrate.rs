@@ -143,6 +143,8 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     }))
     .map_err(|e| FcorrError::Usage(format!("calibrator: {e}")))?;
     let calibrator = sut_config.build(&SutContext::new(&target.base)).map_err(|e| FcorrError::Usage(e.to_string()))?;
+    // Ctrl-C or SIGTERM stops the calibrator calls; nothing is written (exit 128 + signal).
+    crate::execute::process::cancel_on_signal();
 
     let bank = load_bank(&target.bank).map_err(bank_error)?;
     let history = load_history(&target.history, &bank).map_err(bank_error)?;

@@ -339,7 +339,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         None if ctx.is_some() => Source::Github,
         None => Source::None,
     };
-    pipeline::install_interrupt_handler();
+    pipeline::cancel_on_signal();
 
     let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);

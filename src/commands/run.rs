@@ -193,7 +193,7 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
 /// `fcorr run`: prepare → execute → judge → write reports → print → finish.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare(&args.options())?;
-    pipeline::install_interrupt_handler();
+    pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
     crate::report::slowest::attach(&mut run, None, &prepared.config.report.timing());

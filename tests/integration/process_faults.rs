@@ -3,7 +3,8 @@
 //! files, runaway output. Every test runs the real fcorr binary on real processes.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use fcorr::model::{CaseStatus, Run, SuiteStatus};
 
@@ -194,4 +195,53 @@ fn a_reader_that_goes_away_never_stops_the_run() {
     assert_eq!(code, 1, "{}", text(&output.stderr));
     assert!(text(&output.stdout).contains("answers: failed"), "{}", text(&output.stdout));
     assert_eq!(results(dir.path()).suites[0].counts.total, 20);
+}
+
+/// Waits until `path` holds a pid (a process wrote it when it started); panics after 20 s.
+fn wait_for_pid(path: &Path) -> i32 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path).ok().and_then(|t| t.trim().parse().ok()) {
+            return pid;
+        }
+        assert!(Instant::now() < deadline, "{} was never written", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// True while `pid` runs (a zombie is dead).
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| stat.rsplit(')').next().and_then(|rest| rest.trim().chars().next()) != Some('Z'))
+        .unwrap_or(false)
+}
+
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill only sends a signal to the fcorr process this test started.
+    unsafe {
+        libc::kill(pid as i32, signal);
+    }
+}
+
+#[test]
+fn sigterm_exits_143_and_sigint_130_after_writing_the_results_so_far() {
+    for (sig, code) in [(libc::SIGTERM, 143), (libc::SIGINT, 130)] {
+        // The SUT's child sleeps in the background, as a grandchild of fcorr.
+        let dir = eval_dir(&[case_line("slow", "q", "ok")], "sleep 60 & echo $! > sleeper.pid; wait", "");
+        let child = fcorr()
+            .current_dir(dir.path())
+            .env_remove("CI")
+            .args(["run", "--config", "fcorr.toml", "--out", "out"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let sleeper = wait_for_pid(&dir.path().join("sleeper.pid"));
+        signal(child.id(), sig);
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(code), "{}", text(&output.stderr));
+        assert!(text(&output.stderr).contains("results so far were written"), "{}", text(&output.stderr));
+        assert_eq!(results(dir.path()).suites[0].status, SuiteStatus::Cancelled);
+        assert!(!alive(sleeper), "the SUT's child {sleeper} outlived fcorr");
+    }
 }

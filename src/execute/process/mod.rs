@@ -1,7 +1,8 @@
 //! Running one external command: its own process group, a timeout with a grace period, output
 //! streamed to a log file and kept in memory only as a capped head and tail.
 //!
-//! Every process group started here is registered so Ctrl-C can stop them all; after a command
+//! Every process group started here is registered so a stop signal (Ctrl-C, SIGTERM) can stop
+//! them all; after a command
 //! ends, whatever is left of its group (grandchildren included) is killed and, on Linux, so is
 //! every descendant that left the group (`setsid`, double fork), found through the subreaper.
 //! Children never see the tokens fcorr publishes with ([`SECRET_VARS`]) unless a suite opts in.
@@ -23,7 +24,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -293,6 +294,10 @@ static ACTIVE_GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 static NEXT_COMMAND: AtomicU64 = AtomicU64::new(0);
 static SUBREAPER: OnceLock<bool> = OnceLock::new();
+/// The first signal that asked fcorr to stop (SIGINT, SIGTERM, SIGHUP); 0 until one did.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// True once the command has started work that stops on [`is_cancelled`] (suites, SUT calls).
+static CANCELLABLE: AtomicBool = AtomicBool::new(false);
 
 /// Makes fcorr the subreaper of its descendants (Linux; once per process). Returns whether
 /// orphaned descendants can be found again: false on macOS, where they go to launchd.
@@ -317,6 +322,17 @@ pub(crate) fn is_cancelled() -> bool {
     CANCELLED.load(Ordering::SeqCst)
 }
 
+/// The signal that stopped the run (2 for SIGINT, 15 for SIGTERM, 1 for SIGHUP), if one did.
+pub(crate) fn stop_signal() -> Option<i32> {
+    Some(STOP_SIGNAL.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// The conventional exit code of a process stopped by `signal`: 128 + its number (130 for
+/// SIGINT, 143 for SIGTERM).
+pub(crate) fn signal_exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
 /// Stops every running command: SIGTERM now; a second call sends SIGKILL.
 pub(crate) fn cancel_all() {
     let again = CANCELLED.swap(true, Ordering::SeqCst);
@@ -327,9 +343,29 @@ pub(crate) fn cancel_all() {
     }
 }
 
-/// Installs the Ctrl-C handler that cancels every running command.
-pub(crate) fn install_interrupt_handler() -> Result<(), ExecError> {
-    Ok(ctrlc::set_handler(cancel_all)?)
+/// From now on a stop signal cancels the work under way (every running command is stopped, the
+/// suites return what they have, results are written) instead of ending fcorr at once.
+pub(crate) fn cancel_on_signal() {
+    CANCELLABLE.store(true, Ordering::SeqCst);
+}
+
+/// Handles SIGINT, SIGTERM and SIGHUP for the whole process, on a thread of its own.
+///
+/// Once the command called [`cancel_on_signal`], a signal cancels the run ([`cancel_all`]; a
+/// second one kills what is left) and the command finishes with `128 + signal`. Before that
+/// (planning, or a command with nothing to cancel) nothing would look at the cancellation, so
+/// `exit` runs (it lifts the workflow-command fence) and the process ends with `128 + signal`.
+pub(crate) fn install_stop_handler(exit: fn()) -> Result<(), ExecError> {
+    platform::on_stop_signals(move |signal| {
+        let _ = STOP_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        if CANCELLABLE.load(Ordering::SeqCst) {
+            cancel_all();
+        } else {
+            exit();
+            std::process::exit(signal_exit_code(signal));
+        }
+    })?;
+    Ok(())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
