@@ -245,3 +245,84 @@ fn sigterm_exits_143_and_sigint_130_after_writing_the_results_so_far() {
         assert!(!alive(sleeper), "the SUT's child {sleeper} outlived fcorr");
     }
 }
+
+/// Runs the action's scripts/action/run.sh on `dir` with the real fcorr, inside a pretend
+/// GitHub Actions step; `during` gets fcorr's pid once the SUT has written it to `fcorr.pid`.
+/// Returns run.sh's stdout and stderr together, the step outputs and the job summary.
+fn action_step(dir: &Path, during: impl FnOnce(i32)) -> (String, String, String) {
+    let output_file = dir.join("github_output");
+    let summary = dir.join("summary.md");
+    let mut cmd = Command::new("bash");
+    for key in github_vars() {
+        cmd.env_remove(key);
+    }
+    let child = cmd
+        .arg(repo().join("scripts/action/run.sh"))
+        .current_dir(dir)
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_OUTPUT", &output_file)
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("RUNNER_TEMP", dir)
+        .env("FCORR_BIN", assert_cmd::cargo::cargo_bin("fcorr"))
+        .env("FCORR_CACHE_DIR", repo().join("target/fcorr-test-cache"))
+        .env("IN_CONFIG", "fcorr.toml")
+        .env("IN_BASELINE", "none")
+        .env("IN_OUT", "out")
+        .env_remove("CI")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    during(wait_for_pid(&dir.join("fcorr.pid")));
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "run.sh always exits 0:\n{}", text(&output.stderr));
+    (
+        text(&output.stdout) + &text(&output.stderr),
+        std::fs::read_to_string(output_file).unwrap_or_default(),
+        std::fs::read_to_string(summary).unwrap_or_default(),
+    )
+}
+
+/// The lines of `log` after the last `::stop-commands::` fence is lifted; panics when a fence
+/// stays up or no fence went up.
+fn after_last_fence(log: &str) -> Vec<&str> {
+    let lines: Vec<&str> = log.lines().collect();
+    let raised = lines.iter().rposition(|l| l.starts_with("::stop-commands::")).expect("fcorr raised a fence");
+    let token = &lines[raised]["::stop-commands::".len()..];
+    let lifted = lines[raised..]
+        .iter()
+        .position(|l| *l == format!("::{token}::"))
+        .unwrap_or_else(|| panic!("the fence {token} was never lifted:\n{log}"));
+    lines[raised + lifted + 1..].to_vec()
+}
+
+#[test]
+fn inside_the_action_a_killed_fcorr_has_its_fence_lifted_and_its_death_named() {
+    // The SUT is fcorr's child: it records fcorr's pid and whether it could see the fence file.
+    let script = "printf %s \"${FCORR_FENCE_FILE:-}\" > seen; echo $PPID > fcorr.pid; sleep 60";
+    let dir = eval_dir(&[case_line("c", "q", "ok")], script, "");
+    let (log, outputs, summary) = action_step(dir.path(), |pid| signal(pid as u32, libc::SIGKILL));
+    let after = after_last_fence(&log);
+    let error = "::error title=fcorr::fcorr was killed by SIGKILL (exit 137)";
+    assert!(after.iter().any(|l| l.starts_with(error)), "no `{error}` after the fence:\n{log}");
+    assert!(outputs.contains("exit-code=137") && outputs.contains("verdict=error"), "{outputs}");
+    assert!(summary.contains("fcorr was killed by SIGKILL (exit 137)"), "{summary}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("seen")).unwrap(), "", "a child saw FCORR_FENCE_FILE");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("fcorr-fence"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    // SIGTERM: fcorr stops the run itself, writes its results and lifts its own fence.
+    let dir = eval_dir(&[case_line("c", "q", "ok")], "echo $PPID > fcorr.pid; sleep 60", "");
+    let (log, outputs, summary) = action_step(dir.path(), |pid| signal(pid as u32, libc::SIGTERM));
+    let after = after_last_fence(&log);
+    let error =
+        "::error title=fcorr::fcorr was stopped by SIGTERM (exit 143) after writing the results collected so far";
+    assert!(after.iter().any(|l| l.starts_with(error)), "no `{error}` after the fence:\n{log}");
+    assert!(outputs.contains("exit-code=143"), "{outputs}");
+    assert!(summary.contains("SIGTERM (exit 143)"), "{summary}");
+    assert_eq!(results(dir.path()).suites[0].status, SuiteStatus::Cancelled);
+}
