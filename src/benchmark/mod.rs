@@ -391,11 +391,19 @@ impl TaskRunner<'_> {
         let task_json = serde_json::to_string(task).unwrap_or_default();
         let usage_file = dir.join("usage.json");
         let _ = std::fs::remove_file(&usage_file);
+        // The task always goes in a file too: inline, a task over the kernel's 128 KiB per
+        // variable would stop the executor from starting at all.
+        let task_file = dir.join("task.json");
+        if let Err(e) = std::fs::write(&task_file, &task_json) {
+            let message = format!("cannot write {}: {e}", task_file.display());
+            return Err((CaseStatus::Error, "harness-error", message, String::new()));
+        }
         let mut spec = CommandSpec::shell(executor, scratch);
         spec.env = self.plan.env.clone();
+        process::set_small_env(&mut spec.env, "FCORR_TASK_ID", &task.id);
+        process::set_small_env(&mut spec.env, "FCORR_TASK_JSON", &task_json);
         spec.env.extend([
-            ("FCORR_TASK_ID".to_string(), task.id.clone()),
-            ("FCORR_TASK_JSON".to_string(), task_json.clone()),
+            ("FCORR_TASK_FILE".to_string(), task_file.to_string_lossy().into_owned()),
             ("FCORR_TASK_DIR".to_string(), scratch.to_string_lossy().into_owned()),
             ("FCORR_USAGE_FILE".to_string(), usage_file.to_string_lossy().into_owned()),
         ]);
@@ -459,7 +467,7 @@ impl TaskRunner<'_> {
     fn test_plan(&self, task: &Task, scratch: &Path) -> (SuitePlan, ProjectPlan) {
         let id = format!("{}/{}", self.suite.id, task.id);
         let mut env = self.plan.env.clone();
-        env.push(("FCORR_TASK_ID".into(), task.id.clone()));
+        process::set_small_env(&mut env, "FCORR_TASK_ID", &task.id);
         let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
         let project = ProjectPlan {
             ecosystem: self.plan.runner.clone(),

@@ -326,3 +326,34 @@ fn inside_the_action_a_killed_fcorr_has_its_fence_lifted_and_its_death_named() {
     assert!(summary.contains("SIGTERM (exit 143)"), "{summary}");
     assert_eq!(results(dir.path()).suites[0].status, SuiteStatus::Cancelled);
 }
+
+#[test]
+fn a_case_id_over_128_kib_reaches_the_sut_in_its_case_file() {
+    // Linux refuses to start a program with one variable over 128 KiB: the id travels in the
+    // case file only, and a small one is still inline too.
+    let big_id = "i".repeat(150_000);
+    let script = r#"[ -s "$FCORR_CASE_FILE" ] || exit 9
+if [ -n "${FCORR_CASE_ID+x}" ]; then echo inline; elif [ $(wc -c < "$FCORR_CASE_FILE") -gt 150000 ]; then echo file; fi"#;
+    let dir = eval_dir(&[case_line(&big_id, "q", "file"), case_line("small", "q", "inline")], script, "");
+    let output = run_in(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    assert!(run.suites[0].cases.iter().all(|c| c.status == CaseStatus::Passed), "{:#?}", run.suites[0].cases);
+}
+
+#[test]
+fn a_task_over_128_kib_reaches_the_executor_in_its_task_file() {
+    let executor =
+        r#"[ -z "${FCORR_TASK_JSON+x}" ] && [ $(wc -c < "$FCORR_TASK_FILE") -gt 200000 ] && [ "$FCORR_TASK_ID" = t1 ]"#;
+    let dir = benchmark_dir(executor, serde_json::json!({"description": "d".repeat(200_000)}));
+    let output = run_in(dir.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    let case = &results(dir.path()).suites[0].cases[0];
+    assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
+    // A small task is inline too, as before.
+    let executor = r#"[ -n "$FCORR_TASK_JSON" ] && printf %s "$FCORR_TASK_JSON" | cmp -s "$FCORR_TASK_FILE" -"#;
+    let dir = benchmark_dir(executor, serde_json::json!({}));
+    run_in(dir.path(), &[]);
+    let case = &results(dir.path()).suites[0].cases[0];
+    assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
+}

@@ -78,6 +78,22 @@ pub(crate) fn check_pass_env(names: &[String]) -> Result<(), ExecError> {
     }
 }
 
+/// The largest value fcorr puts in one environment variable it sets for a child. Linux refuses
+/// to start a program given any single argument or variable over 128 KiB (MAX_ARG_STRLEN:
+/// "Argument list too long"), and all of them together must fit in ARG_MAX; data that may be
+/// larger (a task's JSON, a case id) always goes in a file too, and inline only up to this size.
+pub(crate) const MAX_ENV_VALUE: usize = 32 * 1024;
+
+/// Sets `name` to `value` in `env` when the value is at most [`MAX_ENV_VALUE`] bytes; returns
+/// whether it did. Callers also hand the data over in a file whose path is always set.
+pub(crate) fn set_small_env(env: &mut Vec<(String, String)>, name: &str, value: &str) -> bool {
+    let fits = value.len() <= MAX_ENV_VALUE;
+    if fits {
+        env.push((name.to_string(), value.to_string()));
+    }
+    fits
+}
+
 /// Set in every child's environment to a value unique to the command, so that descendants which
 /// left its process group can still be told apart from another suite's when it ends.
 pub(crate) const MARKER_VAR: &str = "FCORR_COMMAND_ID";
@@ -447,6 +463,24 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
 
     let subreaper = ensure_subreaper();
     let marker = format!("{}-{}", std::process::id(), NEXT_COMMAND.fetch_add(1, Ordering::SeqCst));
+    // The copy of stdout is created before the command starts: a command whose output cannot be
+    // kept must not run as if it could (its caller would read whatever the path holds).
+    let stdout_copy_file = match &spec.stdout_file {
+        Some(path) => match File::create(path) {
+            Ok(file) => Some(file),
+            Err(e) => {
+                let message = format!("cannot create {} for the output of `{}`: {e}", path.display(), spec.program);
+                let mut outcome = finished(
+                    Exit::SpawnFailed { message: message.clone(), not_found: false },
+                    started,
+                    &Capture::new(0, 0),
+                );
+                outcome.output = message;
+                return outcome;
+            }
+        },
+        None => None,
+    };
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd);
     for name in SECRET_VARS {
@@ -479,6 +513,8 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
                 format!("working directory {} does not exist", spec.cwd.display())
             } else if not_found {
                 format!("`{}` was not found on PATH", spec.program)
+            } else if e.raw_os_error() == Some(libc::E2BIG) {
+                too_big_to_start(spec, &e)
             } else {
                 format!("cannot start `{}`: {e}", spec.program)
             };
@@ -511,7 +547,7 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     // The copy is capped like a suite log (head, marker, tail), with a head sized for reports.
     let stdout_cut = Arc::new(AtomicU64::new(0));
-    let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok()).map(|file| {
+    let stdout_copy = stdout_copy_file.map(|file| {
         let mut copy = CappedLog::new(file, STDOUT_FILE_HEAD_BYTES, LOG_TAIL_BYTES, "output");
         copy.cut_total = Some(stdout_cut.clone());
         copy
@@ -605,6 +641,26 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
         let _ = sink.flush();
     }
     outcome
+}
+
+/// Why a command could not start with E2BIG: which argument or variable is too long, or that
+/// all of them together are.
+fn too_big_to_start(spec: &CommandSpec, e: &io::Error) -> String {
+    const PER_STRING: usize = 128 * 1024;
+    let env = spec.env.iter().map(|(k, v)| (format!("the variable {k}"), k.len() + 1 + v.len()));
+    let args = spec.args.iter().enumerate().map(|(i, a)| (format!("argument {}", i + 1), a.len()));
+    let longest = args.chain(env).max_by_key(|(_, len)| *len);
+    let what = match longest {
+        Some((name, len)) if len >= PER_STRING => {
+            format!("{name} is {len} bytes, over the kernel's limit of {PER_STRING} bytes for one")
+        }
+        _ => "its arguments and environment together are over the kernel's limit".to_string(),
+    };
+    format!(
+        "cannot start `{}`: {e}: {what}; pass large data on stdin or in a file instead (for a system under test, \
+         `stdin = \"prompt\"` or `\"case\"` rather than `{{prompt}}` in the command)",
+        spec.program
+    )
 }
 
 fn finished(exit: Exit, started: Instant, capture: &Capture) -> Outcome {
