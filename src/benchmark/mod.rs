@@ -300,7 +300,8 @@ impl TaskRunner<'_> {
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
         let log = match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("task.log"))) {
-            Ok(file) => process::file_log(file),
+            // Capped like every suite log: an executor printing 1 GB leaves an 8 MiB log.
+            Ok(file) => process::capped_file_log(file),
             Err(e) => {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
@@ -439,8 +440,19 @@ impl TaskRunner<'_> {
             }
         }
         let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
-        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         let trimmed = stdout.trim();
+        let answers = trimmed.starts_with('{') || trimmed.starts_with("diff --git") || trimmed.starts_with("--- ");
+        if outcome.stdout_file_cut > 0 && answers {
+            // A patch or JSON answer with its middle cut out is not what the executor said:
+            // applying or reading it would judge something else.
+            let message = format!(
+                "the executor printed more on stdout than fcorr keeps ({} bytes cut from the middle); its patch or \
+                 answer is incomplete and was not used",
+                outcome.stdout_file_cut
+            );
+            return Err((CaseStatus::Error, "executor-output-cut", message, output));
+        }
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         if trimmed.starts_with('{')
             && let Ok(json) = serde_json::from_str::<Value>(trimmed)
         {

@@ -158,6 +158,16 @@ impl Backend for CommandSut {
             Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
         }
         let stdout = match stdout {
+            // Never reached while the answer limit is below the copy's head; checked anyway, so
+            // an answer with its middle cut out can never be judged.
+            Ok(Some(_)) if outcome.stdout_file_cut > 0 => {
+                let message = format!(
+                    "`{}` printed more than fcorr keeps ({} bytes cut); that is not an answer",
+                    spec.display(),
+                    outcome.stdout_file_cut
+                );
+                return Err(Failure::Permanent { message, raw: output() });
+            }
             Ok(Some(stdout)) => stdout,
             Ok(None) => {
                 let message = format!(

@@ -357,3 +357,81 @@ fn a_task_over_128_kib_reaches_the_executor_in_its_task_file() {
     let case = &results(dir.path()).suites[0].cases[0];
     assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
 }
+
+/// Every suite log is capped: the first and last 4 MiB kept, a marker line between them.
+const LOG_CAP: u64 = 8 * 1024 * 1024 + 64 * 1024;
+
+/// The log's size, after checking it ends with fcorr's last line and carries the cut marker.
+fn capped_log(path: &Path) -> u64 {
+    let size = std::fs::metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display())).len();
+    let bytes = std::fs::read(path).unwrap();
+    let text = String::from_utf8_lossy(&bytes);
+    assert!(
+        text.lines().any(|l| l.starts_with("[fcorr: ") && l.contains("bytes cut from the middle of this log")),
+        "no cut marker in {}",
+        path.display()
+    );
+    size
+}
+
+/// 20 MB of `x` on stderr, then `answer` on stdout.
+fn noisy(answer: &str) -> String {
+    format!("head -c 20000000 /dev/zero | tr '\\0' x >&2; echo {answer}")
+}
+
+#[test]
+fn eval_and_bank_logs_are_capped_and_an_answer_beyond_the_cap_is_flagged() {
+    let dir = eval_dir(
+        &[case_line("loud", "q", "ok"), case_line("huge", "q", "ok")],
+        r#"if grep -q huge "$FCORR_CASE_FILE"; then head -c 20000000 /dev/zero | tr '\0' x; else head -c 20000000 /dev/zero | tr '\0' x >&2; echo ok; fi"#,
+        "",
+    );
+    run_in(dir.path(), &[]);
+    let suite = &results(dir.path()).suites[0];
+    let size = capped_log(&dir.path().join("out").join(suite.log_file.as_deref().unwrap()));
+    assert!(size <= LOG_CAP, "the eval log is {size} bytes");
+    let loud = suite.cases.iter().find(|c| c.name == "loud").unwrap();
+    assert_eq!(loud.status, CaseStatus::Passed, "{loud:#?}");
+    // 20 MB on stdout is not an answer: flagged, never judged.
+    let huge = suite.cases.iter().find(|c| c.name == "huge").unwrap();
+    assert_eq!(huge.reasons[0].code, "backend-error", "{huge:#?}");
+    assert!(huge.message.as_deref().unwrap().contains("more than 16 MiB"), "{huge:#?}");
+
+    let bank = tempfile::tempdir().unwrap();
+    let test = serde_json::json!({"test_id": "V2-001", "prompt": "p", "topics": ["t"], "expected_primary": ["a"]});
+    std::fs::write(
+        bank.path().join("bank.json"),
+        serde_json::json!({"bank_type": "SEMANTIC", "tests": [test]}).to_string(),
+    )
+    .unwrap();
+    let sut = noisy(r#"'{"output": ["a"]}'"#);
+    std::fs::write(
+        bank.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"retrieval\"\nkind = \"bank\"\nmechanism = \"semantic\"\nbank = \"bank.json\"\n\
+             rate-limit = 0\nsut = {{ type = \"command\", command = {} }}\n",
+            toml_string(&sut)
+        ),
+    )
+    .unwrap();
+    let output = run_in(bank.path(), &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let suite = &results(bank.path()).suites[0];
+    let log = suite.log_file.as_deref().expect("a bank suite with a SUT has a log");
+    let size = capped_log(&bank.path().join("out").join(log));
+    assert!(size <= LOG_CAP, "the bank log is {size} bytes");
+}
+
+#[test]
+fn a_benchmark_log_is_capped_and_a_patch_beyond_the_cap_is_flagged() {
+    // 80 MB of patch on stdout: more than the copy fcorr keeps (64 MiB head, 4 MiB tail).
+    let executor = "echo 'diff --git a/x b/x'; head -c 80000000 /dev/zero | tr '\\0' x; echo";
+    let dir = benchmark_dir(executor, serde_json::json!({}));
+    run_in(dir.path(), &[]);
+    let case = &results(dir.path()).suites[0].cases[0];
+    assert_eq!(case.status, CaseStatus::Error, "{case:#?}");
+    assert_eq!(case.reasons[0].code, "executor-output-cut", "{case:#?}");
+    let log = dir.path().join("out/benchmark/bench/t1/task.log");
+    let size = capped_log(&log);
+    assert!(size <= LOG_CAP, "the task log is {size} bytes");
+}

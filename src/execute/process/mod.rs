@@ -208,11 +208,6 @@ pub(crate) struct Outcome {
 
 pub(crate) use crate::events::LogSink;
 
-/// A log sink that writes to a file.
-pub(crate) fn file_log(file: File) -> LogSink {
-    Arc::new(Mutex::new(Box::new(file)))
-}
-
 /// A log sink that writes to a file, capped: the first [`LOG_HEAD_BYTES`] go straight to the
 /// file, the last [`LOG_TAIL_BYTES`] are held and written when the sink is dropped, after a line
 /// saying how many bytes were cut between them. A test printing 500 MB leaves an 8 MiB log.
