@@ -2,7 +2,7 @@
 //! of fcorr's output that go away, signals, data too big for the environment, predictable temp
 //! files, runaway output. Every test runs the real fcorr binary on real processes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -434,4 +434,254 @@ fn a_benchmark_log_is_capped_and_a_patch_beyond_the_cap_is_flagged() {
     let log = dir.path().join("out/benchmark/bench/t1/task.log");
     let size = capped_log(&log);
     assert!(size <= LOG_CAP, "the task log is {size} bytes");
+}
+
+/// A small seeded generator (splitmix64), so a failing round can be replayed from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A tmpfs mounted for the test (root only), unmounted when dropped.
+struct Tmpfs(PathBuf);
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `kib` KiB at a new directory, or says why it cannot.
+    fn mount(kib: u64) -> Result<Tmpfs, String> {
+        // SAFETY: geteuid only reads the process's effective user id.
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("not running as root, so no tmpfs can be mounted".into());
+        }
+        let dir = tempfile::tempdir().unwrap().keep();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={kib}k"), "tmpfs"])
+            .arg(&dir)
+            .stderr(Stdio::null())
+            .status();
+        match status {
+            Ok(s) if s.success() => Ok(Tmpfs(dir)),
+            other => {
+                let _ = std::fs::remove_dir(&dir);
+                Err(format!("`mount -t tmpfs` failed ({other:?}); the container may not allow mounts"))
+            }
+        }
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+/// An eval suite and a project suite whose SUT and test each leave a sleeping grandchild (one
+/// in the command's group, one in a session of its own), recording every pid in `pids/`.
+fn fault_workspace() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    std::fs::create_dir_all(p.join("pids")).unwrap();
+    std::fs::create_dir_all(p.join("app")).unwrap();
+    let pids = p.join("pids");
+    let grandchildren = format!(
+        "sleep 30 & echo $! > {pids}/$$.group; setsid sleep 30 </dev/null >/dev/null 2>&1 & echo $! > {pids}/$$.session; ",
+        pids = pids.display()
+    );
+    let cases: Vec<String> = (0..6).map(|i| case_line(&format!("c{i}"), "q", "ok")).collect();
+    std::fs::write(p.join("cases.jsonl"), cases.join("\n") + "\n").unwrap();
+    std::fs::write(
+        p.join("app/test.sh"),
+        format!(
+            "{grandchildren}sleep 0.3\n\
+             printf '<testsuite name=\"t\" tests=\"1\"><testcase classname=\"t\" name=\"ok\"/></testsuite>' > report.xml\n"
+        ),
+    )
+    .unwrap();
+    let sut = format!("{grandchildren}sleep 0.2; echo ok");
+    std::fs::write(
+        p.join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"answers\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\nconcurrency = 2\n\n\
+             [suite.sut]\ntype = \"command\"\ncommand = {}\nretries = 0\n\n\
+             [[suite]]\nname = \"app\"\npath = \"app\"\nrunner = \"command\"\n\
+             commands = {{ test = \"sh test.sh\" }}\nreports = [\"report.xml\"]\n",
+            toml_string(&sut)
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// Processes whose environment carries a command marker handed out by the fcorr `pid`: its
+/// descendants, wherever they were reparented.
+fn marked_by(pid: u32) -> Vec<i32> {
+    let prefix = format!("FCORR_COMMAND_ID={pid}-");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|p| alive(*p))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/environ"))
+                .is_ok_and(|env| env.split(|b| *b == 0).any(|var| var.starts_with(prefix.as_bytes())))
+        })
+        .collect()
+}
+
+/// Reads a pipe to the end on a thread of its own.
+fn drain(pipe: Option<impl std::io::Read + Send + 'static>) -> Option<std::thread::JoinHandle<String>> {
+    pipe.map(|mut pipe| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = pipe.read_to_string(&mut text);
+            text
+        })
+    })
+}
+
+#[test]
+fn interrupted_and_starved_at_random_fcorr_always_reports_or_says_why_and_leaves_no_process() {
+    let seed = std::env::var("FCORR_FAULT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    });
+    println!("fault injection seed: {seed} (FCORR_FAULT_SEED={seed} replays it)");
+    let mut rng = Rng(seed);
+    let started = Instant::now();
+    let mut disk_skipped = None;
+    let mut round = 0;
+    // Bounded in rounds and in time: the whole test stays well under a minute.
+    while round < 12 && started.elapsed() < Duration::from_secs(40) {
+        round += 1;
+        let dir = fault_workspace();
+        let close_stdout = rng.below(3) == 0;
+        let close_stderr = rng.below(3) == 0;
+        let stop = match rng.below(3) {
+            0 => None,
+            1 => Some(libc::SIGINT),
+            _ => Some(libc::SIGTERM),
+        };
+        // One round in four aims at the first moments (reading the config, planning).
+        let delay = Duration::from_millis(if rng.below(4) == 0 { rng.below(40) } else { rng.below(1500) });
+        let disk_kib = [None, Some(16), Some(64), Some(256)][rng.below(4) as usize];
+        let mount = match disk_kib.map(Tmpfs::mount) {
+            Some(Ok(m)) => Some(m),
+            Some(Err(why)) => {
+                disk_skipped = Some(why);
+                None
+            }
+            None => None,
+        };
+        let out = mount.as_ref().map_or_else(|| dir.path().join("out"), |m| m.0.join("out"));
+        let what = format!(
+            "round {round} (seed {seed}): stdout {}, stderr {}, signal {stop:?} after {delay:?}, disk {:?}",
+            if close_stdout { "closed" } else { "open" },
+            if close_stderr { "closed" } else { "open" },
+            mount.as_ref().and(disk_kib),
+        );
+        println!("{what}");
+
+        let mut child = fcorr()
+            .current_dir(dir.path())
+            .env_remove("CI")
+            .args(["run", "--config", "fcorr.toml", "--color", "never", "--out"])
+            .arg(&out)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        // A closed pipe: the reader goes away at once, so every write fails with EPIPE.
+        let stdout = if close_stdout {
+            drop(child.stdout.take());
+            None
+        } else {
+            drain(child.stdout.take())
+        };
+        let stderr = if close_stderr {
+            drop(child.stderr.take());
+            None
+        } else {
+            drain(child.stderr.take())
+        };
+        if let Some(sig) = stop {
+            std::thread::sleep(delay);
+            signal(pid, sig);
+        }
+        let status = child.wait().unwrap();
+        let stdout = stdout.map(|h| h.join().unwrap());
+        let stderr = stderr.map(|h| h.join().unwrap());
+        let err = stderr.clone().unwrap_or_default();
+        use std::os::unix::process::ExitStatusExt;
+        if stop.is_some() && status.signal() == stop {
+            // The signal came before fcorr could install its handler (the first millisecond of
+            // the process): it ended by the signal's default action, before anything started.
+            assert!(!out.join("results.json").exists(), "{what}");
+            assert!(std::fs::read_dir(dir.path().join("pids")).unwrap().next().is_none(), "{what}");
+            continue;
+        }
+        let code = status.code().unwrap_or_else(|| panic!("{what}: fcorr died by a signal: {status:?}\n{err}"));
+
+        let parsed =
+            std::fs::read_to_string(out.join("results.json")).ok().and_then(|t| serde_json::from_str::<Run>(&t).ok());
+        let stopped = stop.map(|s| 128 + s);
+        match &parsed {
+            Some(_) => assert!(
+                [0, 1, 3].contains(&code) || Some(code) == stopped,
+                "{what}: results written, but exit {code}\n{err}"
+            ),
+            None => {
+                assert!(code == 3 || Some(code) == stopped, "{what}: no results.json and exit {code}\n{err}");
+                if stderr.is_some() {
+                    assert!(
+                        err.contains("fcorr: error:") || err.contains("before any suite started"),
+                        "{what}: no results.json and stderr does not say why:\n{err}"
+                    );
+                }
+            }
+        }
+        if let Some(run) = &parsed
+            && Some(code) == stopped
+            && stderr.is_some()
+        {
+            // Interrupted: it says so, or names the error that ended it (a full disk).
+            assert!(err.contains("results so far were written") || err.contains("fcorr: error:"), "{what}:\n{err}");
+            assert!(!run.suites.is_empty());
+        }
+        if stop.is_none() && mount.is_none() {
+            // Only the pipes were closed: every suite passes, and the exit code says so.
+            assert_eq!(code, 0, "{what}:\n{err}\n{stdout:?}");
+        }
+
+        // No descendant survives: neither the recorded grandchildren nor anything carrying this
+        // fcorr's command marker.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        let recorded: Vec<i32> = std::fs::read_dir(dir.path().join("pids"))
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.ok()?.path()).ok()?.trim().parse().ok())
+            .collect();
+        while (recorded.iter().any(|p| alive(*p)) || !marked_by(pid).is_empty()) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let survivors: Vec<i32> = recorded.iter().copied().filter(|p| alive(*p)).chain(marked_by(pid)).collect();
+        for p in &survivors {
+            // SAFETY: kill only sends a signal; the test cleans up after a failure.
+            unsafe {
+                libc::kill(*p, libc::SIGKILL);
+            }
+        }
+        assert!(survivors.is_empty(), "{what}: processes survived fcorr: {survivors:?}\n{err}");
+    }
+    if let Some(why) = disk_skipped {
+        println!("full-disk faults skipped: {why}");
+    }
 }

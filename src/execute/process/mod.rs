@@ -371,10 +371,19 @@ pub(crate) fn install_stop_handler(exit: fn()) -> Result<(), ExecError> {
         let _ = STOP_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
         if CANCELLABLE.load(Ordering::SeqCst) {
             cancel_all();
-        } else {
-            exit();
-            std::process::exit(signal_exit_code(signal));
+            return;
         }
+        let name = signal_name(signal).unwrap_or("a signal");
+        errln!("fcorr: stopped by {name} before any suite started; nothing was measured or written");
+        // Held until the process is gone: no command can start in between, and any that a
+        // helper started (a version probe) is killed rather than left behind.
+        let active = lock(active_groups());
+        CANCELLED.store(true, Ordering::SeqCst);
+        for &pgid in active.iter() {
+            platform::signal_group(pgid, platform::Stop::Kill);
+        }
+        exit();
+        std::process::exit(signal_exit_code(signal));
     })?;
     Ok(())
 }
