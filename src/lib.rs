@@ -6,7 +6,12 @@
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
 #![warn(unreachable_pub)]
+// println!/eprintln! panic on a closed pipe; fcorr prints through `console` (outside tests).
+#![cfg_attr(not(test), warn(clippy::print_stdout, clippy::print_stderr))]
 
+// First, so its printing macros (`outln!`, `out!`, `errln!`) are in scope in every module below.
+#[macro_use]
+pub mod console;
 pub(crate) mod bank;
 pub(crate) mod benchmark;
 pub mod cli;

@@ -3,7 +3,6 @@
 //! usage and the answer kept for the report.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,7 +15,6 @@ use super::matchers::{self, Outcome};
 use crate::config::SuiteSite;
 use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
-use crate::execute::process;
 use crate::model::{
     Attempt, Case, CaseStatus, Diagnostic, DiagnosticSource, ResultsSource, Severity, Suite, SuiteError,
     SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
@@ -161,13 +159,13 @@ impl SuiteRunner for Eval {
         };
         let cases: Vec<_> =
             cases.into_iter().filter(|c| crate::shard::Shard::keeps_item(plan.shard, &suite.id, &c.case.id)).collect();
-        let name = crate::execute::safe_name(&suite.id);
-        let logs = ctx.exec.out_dir.join("logs");
-        let log = match fs::create_dir_all(&logs).and_then(|_| File::create(logs.join(format!("{name}.log")))) {
-            Ok(file) => process::file_log(file),
-            Err(e) => return fail(result, SuiteErrorKind::Harness, format!("cannot create the suite log: {e}"), None),
+        let log = match crate::execute::suite_log(&ctx.exec.out_dir, &suite.id) {
+            Ok((log, file)) => {
+                result.log_file = Some(file);
+                log
+            }
+            Err(message) => return fail(result, SuiteErrorKind::Harness, message, None),
         };
-        result.log_file = Some(format!("logs/{name}.log"));
         let sut_ctx = SutContext {
             cache_dir: ctx.exec.cache_dir.join("sut-answers"),
             log: Some(log),

@@ -54,7 +54,7 @@ impl AnswerCache {
         if let Err(e) = self.write(key, reply)
             && !self.warned.swap(true, Ordering::Relaxed)
         {
-            eprintln!("fcorr: warning: the answer cache cannot be written ({e}); answers of this run are not cached");
+            errln!("fcorr: warning: the answer cache cannot be written ({e}); answers of this run are not cached");
         }
     }
 

@@ -29,6 +29,7 @@ mod import_junit;
 mod import_tools;
 mod merge_cli;
 mod module_graph;
+mod process_faults;
 mod report_formats;
 mod report_html_browser;
 mod report_links;
