@@ -705,10 +705,20 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
     };
     match inside {
         Inside::Failure | Inside::Error => {
-            // A case can carry several <failure>s; the first decides, later ones add details.
-            if !case.status.is_failure() {
-                case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
+            // Several result elements in one case: the most severe decides (an <error> over a
+            // <failure> over a <skipped>), as suite totals and other readers count it; among
+            // equals the first decides and later ones add nothing.
+            let status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
+            let outranks = match case.status {
+                CaseStatus::Failed => status == CaseStatus::Error,
+                CaseStatus::Error | CaseStatus::Timeout => false,
+                _ => true,
+            };
+            if outranks {
+                case.status = status;
                 case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+                // This child's text is the case's details now, not the one it outranks.
+                case.details = None;
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
