@@ -245,7 +245,7 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
         return Ok(parser);
     }
-    let recognised = "JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX";
+    let recognised = parsers().iter().map(|p| p.format()).collect::<Vec<_>>().join(", ");
     // A file meant to be JSON or XML that is broken early says where, not just "unknown format".
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
@@ -260,16 +260,36 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
         });
     }
     if extension.as_deref() == Some("xml") || start == Some('<') {
-        // The JUnit reader says where XML breaks (its byte offset), or that the document holds
-        // no test results.
+        // The JUnit reader says where XML breaks (its byte offset); a document that is whole says
+        // what its root element is, which no format fcorr reads starts with.
         let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
         let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
-        return Err(match parsed {
-            Err(e) => ParseError { format: String::new(), ..e },
-            Ok(_) => problem(format!("not a report format fcorr recognises ({recognised})")),
+        return Err(match (parsed, dotnet::root_element(&head)) {
+            (Err(e), _) if e.byte.is_some() => ParseError { format: String::new(), ..e },
+            (_, Some(root)) => problem(format!(
+                "an XML document whose root element is <{root}>: not a report format fcorr recognises ({recognised})"
+            )),
+            (_, None) => problem(format!("not a report format fcorr recognises ({recognised})")),
         });
     }
     Err(problem(format!("not a report format fcorr recognises ({recognised})")))
+}
+
+/// For the message of a parser that found no element of its format: what the document's root
+/// element says it is, when another parser recognises it (` (its root element <test-results> is
+/// how nunit reports start: ...)`), else just the element.
+pub(crate) fn root_hint(root: Option<&str>, reading: &str) -> String {
+    let Some(root) = root else {
+        return String::new();
+    };
+    let head = format!("<{root}>");
+    match parsers().into_iter().find(|p| p.sniff(head.as_bytes())).map(|p| p.format()) {
+        Some(format) if format != reading => format!(
+            " (its root element <{root}> is how {format} reports start: read it as `{format}`, or name no format \
+             and let fcorr recognise it)"
+        ),
+        _ => format!(" (its root element is <{root}>)"),
+    }
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {

@@ -26,6 +26,7 @@ mod import_ctrf;
 mod import_dotnet;
 mod import_junit;
 mod import_tools;
+mod junit_reruns;
 mod merge_cli;
 mod module_graph;
 mod report_formats;
