@@ -14,13 +14,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 pub mod ctrf;
+pub mod dart_json;
 mod dotnet;
+pub mod flutter_json;
 pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
 pub mod nunit;
+pub mod rspec_json;
 pub mod tap;
 pub mod trx;
 mod xml_stream;
@@ -42,6 +45,9 @@ pub fn parsers() -> Vec<Box<dyn ReportParser>> {
         Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
         Box::new(mocha_json::MochaJson),
+        Box::new(rspec_json::RspecJson),
+        Box::new(flutter_json::FlutterJson),
+        Box::new(dart_json::DartJson),
         Box::new(libtest::Libtest),
         Box::new(junit::NodeTestJunit),
     ]

@@ -24,6 +24,7 @@ mod history;
 mod import_cli;
 mod import_ctrf;
 mod import_dotnet;
+mod import_formats;
 mod import_junit;
 mod import_tools;
 mod junit_reruns;
