@@ -705,21 +705,35 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
     };
     match inside {
         Inside::Failure | Inside::Error => {
-            // A case can carry several <failure>s; the first decides, later ones add details.
-            if !case.status.is_failure() {
+            // A case can carry several <failure>s; the first decides, later ones add details. A
+            // case the writer also marked skipped is not a failure (node:test writes a `todo` test
+            // that threw as <skipped type="todo"/> then <failure>): the text stays as details.
+            if !case.status.is_failure() && current.children[2] == 0 {
                 case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
                 case.message = attr(e, "message").filter(|m| !is_placeholder(m));
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
         Inside::Skipped => {
-            // googletest writes `result="skipped"` and a <skipped message=...> child.
+            // googletest writes `result="skipped"` and a <skipped message=...> child; a skip after a
+            // failure child (a todo or skip that threw) wins over it, as above.
             let status = case.status;
-            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && case.message.is_none()) {
+            let failed_by_child = status.is_failure() && current.children[0] + current.children[1] > 0;
+            if status == CaseStatus::Passed
+                || (status == CaseStatus::Skipped && case.message.is_none())
+                || failed_by_child
+            {
                 case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
                 case.message =
                     attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
+                if attr(e, "type").as_deref() == Some("todo") {
+                    // node:test: `message="true"` for a bare todo, else the todo's reason.
+                    case.message = Some(match case.message.take().filter(|m| m != "true") {
+                        Some(reason) => format!("todo: {reason}"),
+                        None => "todo".to_string(),
+                    });
+                }
             }
         }
         Inside::Attempt => {
@@ -760,6 +774,7 @@ fn child_end(current: &mut Open, case: &mut Case) {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             if current.dialect == Dialect::NodeTest
                 && current.inside != Inside::Skipped
+                && case.status.is_failure()
                 && let Some(first) = text.lines().next().and_then(node_failure_line)
             {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
@@ -976,6 +991,31 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
+    }
+
+    #[test]
+    fn a_skip_or_todo_that_failed_is_skipped_in_either_order() {
+        // node:test 20: a `todo` test that threw; `node --test` exits 0.
+        let xml = r#"<testsuites><testcase name="coupons" classname="test" failure="boom">
+<skipped type="todo" message="not written yet"/><failure type="testCodeFailure" message="boom">
+Error [ERR_TEST_FAILURE]: boom</failure></testcase>
+<testcase name="bare" classname="test"><skipped type="todo" message="true"/><failure message="x">x</failure></testcase>
+<testcase name="reversed"><failure message="y">y</failure><skipped message="flaky"/></testcase></testsuites>"#;
+        for parsed in [
+            parse_str(xml).unwrap(),
+            parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
+        ] {
+            let got: Vec<_> =
+                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.details.is_some())).collect();
+            assert_eq!(
+                got,
+                [
+                    (CaseStatus::Skipped, Some("todo: not written yet"), true),
+                    (CaseStatus::Skipped, Some("todo"), true),
+                    (CaseStatus::Skipped, Some("flaky"), true),
+                ]
+            );
+        }
     }
 
     #[test]
