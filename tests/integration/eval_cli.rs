@@ -134,3 +134,60 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     insta::assert_snapshot!("eval_section_summary", eval_section(&summary));
     insta::assert_snapshot!("eval_section_comment", eval_section(&comment));
 }
+
+/// `cache = true` with `repeat = 3`: each attempt is a real call of the command (counted in a file
+/// by the command itself), usage is counted once per real call, and a second run answers every
+/// attempt from the cache without calling the system or adding usage.
+#[test]
+fn cached_repeats_are_real_calls_and_usage_counts_real_calls_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.log");
+    std::fs::write(
+        dir.path().join("sut.sh"),
+        "#!/bin/sh\necho called >> \"$CALLS\"\n\
+         printf '{\"output\": \"ls -la\", \"usage\": {\"tokens_in\": 7, \"tokens_out\": 3, \"llm_calls\": 1, \"cost_usd\": 0.5}}'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cases.toml"),
+        "version = \"1.0\"\n[[test_cases]]\nid = \"a\"\nprompt = \"list all\"\nexpected_command = \"ls -la\"\n\
+         [[test_cases]]\nid = \"b\"\nprompt = \"list all, again\"\nexpected_command = \"ls -la\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"repeated\"\nkind = \"eval\"\ndataset = \"cases.toml\"\nrepeat = 3\n\
+             [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\ncache = true\ncache-dir = \"answers\"\n\
+             env = {{ CALLS = \"{}\" }}\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    let calls_made = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
+    let run = |out: &str| -> Run {
+        let output =
+            fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", out]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_value(read_json(&dir.path().join(out).join("results.json"))).unwrap()
+    };
+
+    let first = run("out1");
+    assert_eq!(calls_made(), 6, "2 cases × repeat 3: every attempt calls the system");
+    let suite = &first.suites[0];
+    assert!(suite.cases.iter().all(|c| c.attempts.len() == 3 && c.status == CaseStatus::Passed));
+    let usage = suite.usage.as_ref().unwrap();
+    assert_eq!((usage.llm_calls, usage.tokens_in, usage.tokens_out), (6, Some(42), Some(18)));
+    assert!((usage.cost_usd.unwrap() - 3.0).abs() < 1e-9, "{usage:?}");
+
+    // Every attempt's answer is cached now: no call, no usage.
+    let second = run("out2");
+    assert_eq!(calls_made(), 6, "the second run called the system");
+    let suite = &second.suites[0];
+    assert!(suite.cases.iter().all(|c| c.attempts.len() == 3 && c.status == CaseStatus::Passed));
+    assert!(
+        suite.usage.as_ref().is_none_or(|u| u.llm_calls == 0 && u.cost_usd.unwrap_or(0.0) == 0.0),
+        "{:?}",
+        suite.usage
+    );
+}
