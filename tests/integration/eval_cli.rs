@@ -191,3 +191,42 @@ fn cached_repeats_are_real_calls_and_usage_counts_real_calls_only() {
         suite.usage
     );
 }
+
+/// Shell-command equivalence through a real eval run: quoting that stops a glob is significant
+/// (the shell expands the unquoted one), an option's argument may be attached or separate, and
+/// independent options may come in any order; `--x=v` ≡ `--x v` only where the option requires an
+/// argument (`ls --color auto` lists a file named `auto`).
+#[test]
+fn command_equivalence_follows_what_the_shell_and_the_command_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("glob", "find . -name '*.py'", "find . -name *.py", "incorrect"),
+        ("attached", "head -n 5 notes.txt", "head -n5 notes.txt", "pass"),
+        ("reordered", "git log --oneline -n 5", "git log -n 5 --oneline", "pass"),
+        ("optional-argument", "ls --color=auto", "ls --color auto", "incorrect"),
+        ("quoted-alike", "grep -r --include='*.rs' TODO .", "grep --include \"*.rs\" -r TODO .", "pass"),
+    ];
+    let mut dataset = String::from("version = \"1.0\"\n");
+    let mut script = String::from("#!/bin/sh\ncase \"$FCORR_CASE_ID\" in\n");
+    for (id, expected, answer, _) in cases {
+        dataset.push_str(&format!(
+            "[[test_cases]]\nid = \"{id}\"\nprompt = \"{id}\"\nexpected_command = '''{expected}'''\n"
+        ));
+        script.push_str(&format!("  {id}) cat <<'EOF'\n{answer}\nEOF\n  ;;\n"));
+    }
+    script.push_str("esac\n");
+    std::fs::write(dir.path().join("cases.toml"), dataset).unwrap();
+    std::fs::write(dir.path().join("sut.sh"), script).unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"shell\"\nkind = \"eval\"\ndataset = \"cases.toml\"\npolicy = \"pass-rate\"\n\
+         [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\n",
+    )
+    .unwrap();
+    fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let run: Run = serde_json::from_value(read_json(&dir.path().join("out/results.json"))).unwrap();
+    for (id, expected, answer, code) in cases {
+        let case = run.suites[0].cases.iter().find(|c| c.name == id).unwrap();
+        assert_eq!(case.reasons[0].code, code, "{expected:?} vs the answer {answer:?}: {case:?}");
+    }
+}
