@@ -283,10 +283,12 @@ impl ReadState<'_> {
                     "testsuites" => {
                         *saw_root = true;
                         reserve_for(report, e);
+                        report.tool = report.tool.take().or_else(|| writer(e, "pytest tests"));
                     }
                     "testsuite" => {
                         if !*saw_root {
                             reserve_for(report, e);
+                            report.tool = writer(e, "pytest");
                         }
                         *saw_root = true;
                         let frame = suite_frame(e);
@@ -403,6 +405,13 @@ fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
     if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
         report.cases.reserve(tests.min(1 << 20));
     }
+}
+
+/// `pytest` when the root element has the name pytest gives it (`<testsuites name="pytest tests">`,
+/// or a lone `<testsuite name="pytest">` before pytest 5.1): its `line` attributes are 0-based,
+/// which the Python ecosystem's `locate` corrects.
+fn writer(e: &BytesStart<'_>, pytest_name: &str) -> Option<String> {
+    (attr(e, "name").as_deref() == Some(pytest_name)).then(|| "pytest".to_string())
 }
 
 /// The open case when its text is being kept (inside a child, not in a muted nested element).
@@ -991,6 +1000,26 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
+    }
+
+    #[test]
+    fn pytest_reports_say_they_are_pytests() {
+        let tool = |xml: &str| parse_str(xml).unwrap().tool;
+        let case = r#"<testcase classname="t" name="a" file="t.py" line="9"/>"#;
+        assert_eq!(
+            tool(&format!(
+                r#"<testsuites name="pytest tests"><testsuite name="pytest">{case}</testsuite></testsuites>"#
+            ))
+            .as_deref(),
+            Some("pytest")
+        );
+        assert_eq!(tool(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).as_deref(), Some("pytest"));
+        assert_eq!(tool(&format!(r#"<testsuites><testsuite name="pytest-ish">{case}</testsuite></testsuites>"#)), None);
+        // The line stays as written: the Python ecosystem's `locate` knows what it means.
+        assert_eq!(
+            parse_str(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).unwrap().cases[0].line,
+            Some(9)
+        );
     }
 
     #[test]

@@ -43,8 +43,12 @@ fn jest_fixture_matches_expected() {
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.file.as_deref(), Some("src/cart.test.js"));
     assert_eq!(failed.classname.as_deref(), Some("cart > applyDiscount"));
-    assert!(failed.line.is_some());
     assert!(failed.message.as_deref().unwrap().contains("expect(received).toBe(expected)"));
+    // The line jest printed for the failure (`at Object.toBe (src/cart.test.js:21:39)`), not the
+    // line of its `test(…)` call.
+    let printed = printed_locations(&suite, r"at \S+ \((\S+\.test\.js):(\d+):\d+\)");
+    assert_located_as_printed(failed, &printed);
+    assert_eq!(failed.line, Some(line_of("js-jest", "src/cart.test.js", "applyDiscount(9.99")));
     assert!(phase(&suite, PhaseKind::Test).command.contains("--json"));
 }
 
@@ -54,6 +58,9 @@ fn vitest_fixture_matches_expected() {
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.file.as_deref(), Some("src/slug.test.js"));
     assert!(failed.message.as_deref().unwrap().contains("crème-brûlée"), "{:?}", failed.message);
+    // The line vitest printed for the failure (`❯ src/slug.test.js:15:37`).
+    let printed = printed_locations(&suite, r"❯ (\S+\.test\.js):(\d+):\d+");
+    assert_located_as_printed(failed, &printed);
 }
 
 #[test]

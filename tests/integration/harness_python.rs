@@ -86,12 +86,51 @@ fn py_mixed_reports_every_case_as_pytest_did() {
     assert_counts(suite, &want["counts"]);
     let failed = suite.cases.iter().find(|c| c.name == "test_word_count_fails").unwrap();
     assert!(failed.message.as_deref().unwrap().contains("expected four words in 'a b c'"), "{failed:?}");
-    assert!(failed.line.is_some());
+    // The line pytest printed for the failure (`tests/test_textutil.py:12: AssertionError`), not
+    // its 0-based JUnit `line` (9, the blank line above `def`).
+    let printed = printed_locations(suite, r"(?m)^(\S+\.py):(\d+): \w*(?:Error|Exception)\b");
+    assert_located_as_printed(failed, &printed);
+    assert_eq!(failed.line, Some(line_of("py-mixed", "tests/test_textutil.py", "assert word_count(")));
+    // Every passing case points at its `def` (after any decorator).
+    for case in suite.cases.iter().filter(|c| c.status == CaseStatus::Passed) {
+        let source = std::fs::read_to_string(fixture("py-mixed").join(case.file.as_deref().unwrap())).unwrap();
+        let line = source.lines().nth(case.line.unwrap() as usize - 1).unwrap().trim_start();
+        assert!(line.starts_with("def ") || line.starts_with("async def "), "{}: line {line:?}", case.name);
+    }
     let error = suite.cases.iter().find(|c| c.name == "test_uses_broken_fixture").unwrap();
     assert!(error.message.as_deref().unwrap().contains("fixture setup exploded"), "{error:?}");
     // Ids are unique and stable: a rerun gives the same ids.
     let ids: std::collections::BTreeSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), suite.cases.len());
+}
+
+/// `fcorr import` of the JUnit report pytest itself wrote: the failure points at the line pytest
+/// printed, not at the 0-based `line` attribute.
+#[test]
+fn imported_pytest_junit_points_at_the_failing_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("pytest.xml");
+    let status = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"])
+        .arg(format!("--junitxml={}", report.display()))
+        .current_dir(fixture("py-mixed"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&status.stdout).to_string();
+    let out = fcorr()
+        .current_dir(fixture("py-mixed"))
+        .arg("import")
+        .arg(&report)
+        .args(["--json", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let (run, _) = parse_run(&out);
+    let failed = run.suites[0].cases.iter().find(|c| c.name == "test_word_count_fails").unwrap();
+    let line = line_of("py-mixed", "tests/test_textutil.py", "assert word_count(");
+    assert!(printed.contains(&format!("tests/test_textutil.py:{line}: AssertionError")), "{printed}");
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_textutil.py"), Some(line)));
 }
 
 /// unittest's id of a case (`module.Class.test`, a doctest's dotted name).

@@ -8,6 +8,7 @@
 mod deps;
 mod install;
 pub(crate) use install::InstallerError;
+mod lines;
 mod messages;
 mod unittest;
 
@@ -97,6 +98,14 @@ impl Ecosystem for Python {
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         collected
+    }
+
+    /// pytest's JUnit lines are 0-based: a failure points at its line in the test file, any
+    /// other case at its `def` (in `fcorr run` and in `fcorr import` alike).
+    fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, root: &Path) {
+        if format == "junit" && report.tool.as_deref() == Some("pytest") {
+            lines::locate_pytest_cases(&mut report.cases, root);
+        }
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
