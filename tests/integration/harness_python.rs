@@ -133,6 +133,36 @@ fn imported_pytest_junit_points_at_the_failing_line() {
     assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_textutil.py"), Some(line)));
 }
 
+/// A unittest run stopped at its timeout keeps the tests that finished and names the one that
+/// was running: fcorr's runner writes its report when fcorr sends SIGTERM.
+#[test]
+fn a_unittest_run_stopped_at_its_timeout_keeps_what_finished() {
+    let _guard = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("hangs");
+    std::fs::create_dir_all(project.join("tests")).unwrap();
+    std::fs::write(project.join("tests/__init__.py"), "").unwrap();
+    std::fs::write(
+        project.join("tests/test_hang.py"),
+        "import time\nimport unittest\n\n\nclass Slow(unittest.TestCase):\n    def test_a_finishes(self):\n        pass\n\n    \
+         def test_b_hangs(self):\n        time.sleep(300)\n\n    def test_c_never_starts(self):\n        pass\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let output =
+        fcorr().arg("run").arg(&project).args(["--timeout-test", "8", "--json", "--out"]).arg(&out).output().unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Timeout, 1), "{suite:#?}");
+    let statuses: BTreeMap<&str, CaseStatus> = suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+    assert_eq!(
+        statuses,
+        BTreeMap::from([("test_a_finishes", CaseStatus::Passed), ("test_b_hangs", CaseStatus::Timeout)]),
+        "{:#?}",
+        suite.cases
+    );
+}
+
 /// unittest's id of a case (`module.Class.test`, a doctest's dotted name).
 fn unittest_id(case: &Case) -> String {
     format!("{}.{}", case.classname.as_deref().unwrap_or(""), case.name)

@@ -80,7 +80,7 @@ pub(super) fn has_module_level_test_functions(sources: &[String]) -> bool {
     sources.iter().any(|s| pattern.is_match(s))
 }
 
-/// The test phase: `python fcorr_unittest.py <report> -v <the project's unittest arguments>`.
+/// The test phase: `python fcorr_unittest.py <report> <the project's unittest arguments, -v>`.
 pub(super) fn test_phase(
     files: &ProjectFiles,
     python: &str,
@@ -95,9 +95,12 @@ pub(super) fn test_phase(
     let _ = std::fs::remove_file(&report);
     let runner = runner.to_string_lossy().into_owned();
     let report_arg = report.to_string_lossy().into_owned();
-    // -v: one line per test in the log, so a run that is killed still shows where it was.
-    let mut args = vec![runner, report_arg, "-v".to_string()];
-    args.extend(discovery_args(files));
+    let mut args = vec![runner, report_arg];
+    // -v: one line per test in the log, so a run that is killed still shows where it was. It
+    // goes after `discover`, which unittest reads only as the first argument.
+    let mut project = discovery_args(files);
+    project.insert(usize::from(project.first().is_some_and(|a| a == "discover")), "-v".into());
+    args.extend(project);
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut spec = CommandSpec::new(python, &arg_refs, root);
     spec.env = env.to_vec();
@@ -166,10 +169,11 @@ fn announced(output: &str) -> Option<crate::execute::Announced> {
 pub(super) fn rerun(test: &PhasePlan, failed: &[&Case]) -> Option<crate::ecosystems::Rerun> {
     let template = test.commands.last()?;
     let mut command = template.clone();
-    // The runner, its report and -v; the project's discovery arguments are replaced by names,
-    // which unittest imports from the directory discovery made the top level.
-    let top = top_level_dir(command.args.get(3..).unwrap_or_default());
-    command.args.truncate(3);
+    // The runner and its report; the project's discovery arguments are replaced by names, which
+    // unittest imports from the directory discovery made the top level.
+    let top = top_level_dir(command.args.get(2..).unwrap_or_default());
+    command.args.truncate(2);
+    command.args.push("-v".into());
     if let Some(top) = top {
         let path = match std::env::var("PYTHONPATH") {
             Ok(existing) if !existing.is_empty() => format!("{top}:{existing}"),
@@ -273,7 +277,7 @@ mod tests {
             case("tests.test_a.T", "setUpClass", "tests/test_a.py"),
         ];
         let failed: Vec<&Case> = cases.iter().collect();
-        let spec = CommandSpec::new("py", &["runner.py", "r.xml", "-v", "discover", "-s", "tests"], Path::new("/p"));
+        let spec = CommandSpec::new("py", &["runner.py", "r.xml", "discover", "-v", "-s", "tests"], Path::new("/p"));
         let phase = PhasePlan::run(PhaseKind::Test, vec![spec]);
         let rerun = rerun(&phase, &failed).unwrap();
         assert_eq!(rerun.selected, [0]);
