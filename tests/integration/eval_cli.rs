@@ -158,7 +158,7 @@ fn cached_repeats_are_real_calls_and_usage_counts_real_calls_only() {
         dir.path().join("fcorr.toml"),
         format!(
             "[[suite]]\nname = \"repeated\"\nkind = \"eval\"\ndataset = \"cases.toml\"\nrepeat = 3\n\
-             [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\ncache = true\ncache-dir = \"answers\"\n\
+             [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\nstdin = \"none\"\ncache = true\ncache-dir = \"answers\"\n\
              env = {{ CALLS = \"{}\" }}\n",
             calls.display()
         ),
@@ -220,10 +220,13 @@ fn command_equivalence_follows_what_the_shell_and_the_command_do() {
     std::fs::write(
         dir.path().join("fcorr.toml"),
         "[[suite]]\nname = \"shell\"\nkind = \"eval\"\ndataset = \"cases.toml\"\npolicy = \"pass-rate\"\n\
-         [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\n",
+         [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\nstdin = \"none\"\n",
     )
     .unwrap();
-    fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let output =
+        fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{:?}\n{stderr}", output.status);
     let run: Run = serde_json::from_value(read_json(&dir.path().join("out/results.json"))).unwrap();
     for (id, expected, answer, code) in cases {
         let case = run.suites[0].cases.iter().find(|c| c.name == id).unwrap();
