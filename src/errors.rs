@@ -185,6 +185,12 @@ pub enum RenderError {
     Reports { dir: PathBuf, problems: Vec<RenderError> },
 }
 
+impl From<crate::fsio::WriteError> for RenderError {
+    fn from(e: crate::fsio::WriteError) -> RenderError {
+        RenderError::NotWritten { path: e.path, action: e.action.verb(), source: e.source }
+    }
+}
+
 /// ` (writing PATH)` when the cause does not already name the file.
 fn writing(source: &RenderError, path: &Path) -> String {
     match source {
@@ -202,12 +208,6 @@ fn join(problems: &[RenderError]) -> String {
 /// becomes that suite's outcome and error in the result model, and the other suites carry on.
 #[derive(Debug, Error)]
 pub enum ExecError {
-    /// `pass-env` names a variable fcorr does not remove from test environments.
-    #[error(
-        "`{name}` in `pass-env` is not a variable fcorr removes from test environments; only these can be passed back: {} (every other variable reaches the tests already)",
-        allowed.join(", ")
-    )]
-    PassEnv { name: String, allowed: &'static [&'static str] },
     /// The Ctrl-C handler cannot be installed.
     #[error("cannot install the Ctrl-C handler: {0}")]
     Interrupt(#[from] ctrlc::Error),

@@ -19,6 +19,7 @@ pub mod errors;
 pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
+pub mod fsio;
 pub mod gate;
 pub(crate) mod git;
 pub mod github;
@@ -33,6 +34,14 @@ pub(crate) mod quarantine;
 pub mod report;
 pub(crate) mod runners;
 pub mod score;
+pub(crate) mod secrets;
 pub(crate) mod shard;
 pub(crate) mod sut;
 pub(crate) mod text;
+
+/// The integration tests' full-disk helper (a tmpfs mounted and filled; root only), for unit
+/// tests of code that writes files.
+#[cfg(test)]
+#[path = "../tests/integration/support/disk.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod test_disk;

@@ -98,6 +98,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         Some(path) => Config::load(&path, &KINDS)?,
         None => Config { base_dir: PathBuf::from("."), ..Config::default() },
     };
+    protect_secrets(&config.secret_vars);
     let gates = if args.fail_on.is_empty() {
         Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?
     } else {
@@ -155,6 +156,22 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     });
     let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
     Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, quarantine })
+}
+
+/// Protects the secrets a config names (`secret_vars`) and the tokens fcorr holds, right after
+/// the config is read and before anything runs: from here on they are withheld from every child
+/// process and redacted from everything fcorr writes, and inside Actions the configured ones are
+/// registered with `::add-mask::`. A value too short to redact is named in a warning.
+pub(crate) fn protect_secrets(secret_vars: &[String]) {
+    let found = crate::secrets::register(secret_vars);
+    crate::publish::guard::mask(&found.values);
+    for name in &found.too_short {
+        eprintln!(
+            "fcorr: warning: the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
+             but not replaced by *** in reports (that would mangle them)",
+            crate::secrets::MIN_REDACTED_LEN
+        );
+    }
 }
 
 /// A usage-style error about a config value, placed at its line when it came from a file.

@@ -74,6 +74,11 @@ pub(crate) struct BenchmarkConfig {
     pub env: BTreeMap<String, String>,
     /// Report files the test commands write, for tasks that name none (globs in the copy).
     pub reports: Vec<String>,
+    /// Withheld variables (the secrets fcorr.toml names, fcorr's tokens) the executor may
+    /// inherit: an agent that calls a model needs its key. Never the task's tests. Left out of
+    /// the serialised form when empty, so configuration hashes stay what they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 /// A benchmark suite, resolved.
@@ -92,6 +97,8 @@ pub(crate) struct BenchmarkPlan {
     pub test_timeout: Duration,
     pub env: Vec<(String, String)>,
     pub reports: Vec<String>,
+    /// `pass-env`: withheld variables the executor inherits.
+    pub pass_env: Vec<String>,
     /// Keeps only the tasks of one shard (`--shard K/N`), when set.
     pub shard: Option<Shard>,
 }
@@ -120,6 +127,7 @@ impl BenchmarkConfig {
             test_timeout: Duration::from_secs(self.test_timeout.unwrap_or(DEFAULT_EXECUTOR_TIMEOUT)),
             env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             reports: self.reports.clone(),
+            pass_env: self.pass_env.clone(),
             shard: None,
         })
     }
@@ -400,6 +408,7 @@ impl TaskRunner<'_> {
             ("FCORR_USAGE_FILE".to_string(), usage_file.to_string_lossy().into_owned()),
         ]);
         spec.stdin = Some(task_json.into_bytes());
+        spec.pass_env = self.plan.pass_env.clone();
         let stdout_path = dir.join("executor.stdout");
         spec.stdout_file = Some(stdout_path.clone());
         let outcome = process::run(&spec, self.plan.executor_timeout, self.ctx.grace, log);

@@ -62,6 +62,8 @@ struct Target {
     history: PathBuf,
     calibrator: Option<String>,
     base: PathBuf,
+    /// The secrets the config names (none without a config).
+    secret_vars: Vec<String>,
 }
 
 fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
@@ -72,7 +74,13 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
             .clone()
             .map(|h| cwd.join(h))
             .unwrap_or_else(|| as_file.parent().map_or_else(|| cwd.join("history"), |p| p.join("history")));
-        return Ok(Target { bank: as_file, history, calibrator: None, base: cwd.to_path_buf() });
+        return Ok(Target {
+            bank: as_file,
+            history,
+            calibrator: None,
+            base: cwd.to_path_buf(),
+            secret_vars: Vec::new(),
+        });
     }
     let Some(path) = crate::pipeline::find_config(args.config.as_deref(), &[], false, cwd) else {
         return Err(FcorrError::Usage(format!(
@@ -104,13 +112,15 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
         (None, Some(h)) => base.join(h),
         (None, None) => bank.parent().unwrap_or(&base).join("history"),
     };
-    Ok(Target { bank, history, calibrator: settings.calibrator, base })
+    Ok(Target { bank, history, calibrator: settings.calibrator, base, secret_vars: config.secret_vars })
 }
 
 fn bank_error(e: BankError) -> FcorrError {
     match e {
         BankError::Input { file, message } => FcorrError::Input { file, message },
         BankError::Setting(message) => FcorrError::Usage(message),
+        // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
+        BankError::Write(e) => FcorrError::Harness(e.to_string()),
     }
 }
 
@@ -129,6 +139,8 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
         _ => Scope::Full,
     };
     let target = resolve(&args, &cwd)?;
+    // The calibrator is a child process like any other: the config's secrets stay out of it.
+    crate::pipeline::protect_secrets(&target.secret_vars);
     let Some(command) = args.calibrator.clone().or(target.calibrator.clone()) else {
         return Err(FcorrError::Usage(
             "no calibrator: pass --calibrator COMMAND or set `calibrator` on the bank suite".into(),

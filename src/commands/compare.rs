@@ -27,7 +27,7 @@ pub struct CompareArgs {
 }
 
 fn signed(x: Option<f64>) -> String {
-    x.map(|d| format!("{d:+.2}")).unwrap_or_else(|| "n/a".into())
+    x.filter(|d| d.is_finite()).map(|d| format!("{d:+.2}")).unwrap_or_else(|| "n/a".into())
 }
 
 /// Plain-text rendering of a comparison.

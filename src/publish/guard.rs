@@ -35,14 +35,37 @@ pub fn in_actions() -> bool {
 
 /// The `::add-mask::` lines for the tokens in `vars`, one per line of each value.
 pub fn mask_lines(vars: impl Fn(&str) -> Option<String>) -> Vec<String> {
-    let mut lines = Vec::new();
-    for name in MASKED_VARS {
-        let Some(value) = vars(name) else { continue };
-        for part in value.lines().map(str::trim).filter(|p| !p.is_empty()) {
-            lines.push(format!("::add-mask::{part}"));
-        }
+    let values: Vec<String> = MASKED_VARS.iter().filter_map(|name| vars(name)).collect();
+    value_mask_lines(&values)
+}
+
+/// The `::add-mask::` lines for `values`, one per line of each (the runner masks line by line).
+fn value_mask_lines(values: &[String]) -> Vec<String> {
+    values
+        .iter()
+        .flat_map(|value| value.lines().map(str::trim).filter(|p| !p.is_empty()))
+        .map(|part| format!("::add-mask::{part}"))
+        .collect()
+}
+
+/// Masks secrets read after [`start`] (the API keys fcorr.toml names), lifting the fence around
+/// the `::add-mask::` lines; outside Actions, does nothing.
+pub fn mask(values: &[String]) {
+    let lines = value_mask_lines(values);
+    if !in_actions() || lines.is_empty() {
+        return;
     }
-    lines
+    let emit = |out: &mut dyn Write| {
+        for line in &lines {
+            let _ = writeln!(out, "{line}");
+        }
+    };
+    let to_stderr = fence().as_ref().is_some_and(|f| f.to_stderr);
+    if to_stderr {
+        with_commands(&mut std::io::stderr(), emit);
+    } else {
+        with_commands(&mut std::io::stdout(), emit);
+    }
 }
 
 /// Masks the tokens and raises the fence, when running in Actions. `to_stderr` when stdout must

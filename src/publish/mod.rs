@@ -148,7 +148,7 @@ pub fn publish(
         // These are fcorr's own commands, escaped: the only lines let through the guard.
         guard::with_commands(stdout, |out| {
             for line in &lines {
-                let _ = writeln!(out, "{line}");
+                let _ = writeln!(out, "{}", crate::secrets::redact(line));
             }
         });
     }

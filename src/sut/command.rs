@@ -37,6 +37,9 @@ pub(crate) struct CommandConfig {
     /// How stdout is read.
     #[serde(default)]
     pub answer: AnswerFormat,
+    /// Withheld variables (the secrets fcorr.toml names, fcorr's tokens) this system may inherit.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 /// A command line: shell text or argv.
@@ -94,6 +97,7 @@ impl CommandSut {
         };
         spec.env = self.config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         spec.env.push(("FCORR_CASE_ID".into(), request.id.clone()));
+        spec.pass_env = self.config.pass_env.clone();
         spec.stdin = match self.config.stdin {
             StdinMode::Case => Some(request.case.to_string().into_bytes()),
             StdinMode::Prompt => Some(request.prompt.clone().into_bytes()),
@@ -184,6 +188,7 @@ mod tests {
             cwd: None,
             env: BTreeMap::new(),
             answer: AnswerFormat::Auto,
+            pass_env: Vec::new(),
         };
         let policy = CallPolicy { timeout, ..CallPolicy::default() };
         Guarded::new(CommandSut::new(config, dir, process::null_log()), policy, None)

@@ -4,7 +4,8 @@
 //! Every process group started here is registered so Ctrl-C can stop them all; after a command
 //! ends, whatever is left of its group (grandchildren included) is killed and, on Linux, so is
 //! every descendant that left the group (`setsid`, double fork), found through the subreaper.
-//! Children never see the tokens fcorr publishes with ([`SECRET_VARS`]) unless a suite opts in.
+//! Children never see the tokens fcorr publishes with (`secrets::SECRET_VARS`) nor the secrets fcorr.toml
+//! names unless a suite opts in, and their output is redacted (`crate::secrets`) as it arrives.
 //!
 //! The platform specifics live in `unix.rs`; there is no Windows backend yet, so a Windows build
 //! stops here with a clear message instead of failing somewhere in the middle.
@@ -55,28 +56,6 @@ pub(crate) const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
 /// runaway output (a test printing forever) should reach the cap — not a big, honest test suite.
 pub(crate) const STDOUT_FILE_HEAD_BYTES: usize = 64 * 1024 * 1024;
 
-/// Environment variables removed from every child unless its suite names them in `pass-env`:
-/// the tokens fcorr itself publishes with, and the runner's own credentials. A test that prints
-/// its environment would otherwise put them in every report, log and the PR comment.
-pub(crate) const SECRET_VARS: &[&str] = &[
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "INPUT_GITHUB-TOKEN",
-    "INPUT_GITHUB_TOKEN",
-    "ACTIONS_RUNTIME_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
-    "ACTIONS_ID_TOKEN_REQUEST_URL",
-];
-
-/// Checks a suite's `pass-env`: only names fcorr removes can be passed back; any other name is
-/// a mistake (a typo would silently leave the test without its token), so it is a config error.
-pub(crate) fn check_pass_env(names: &[String]) -> Result<(), ExecError> {
-    match names.iter().find(|name| !SECRET_VARS.contains(&name.as_str())) {
-        None => Ok(()),
-        Some(name) => Err(ExecError::PassEnv { name: name.clone(), allowed: SECRET_VARS }),
-    }
-}
-
 /// Set in every child's environment to a value unique to the command, so that descendants which
 /// left its process group can still be told apart from another suite's when it ends.
 pub(crate) const MARKER_VAR: &str = "FCORR_COMMAND_ID";
@@ -93,7 +72,7 @@ pub(crate) struct CommandSpec {
     /// Bytes written to the command's stdin (then closed); `None` leaves stdin closed. Systems
     /// under test and benchmark executors read their case or task here.
     pub stdin: Option<Vec<u8>>,
-    /// Names from [`SECRET_VARS`] this command may inherit (the suite's `pass-env`).
+    /// Withheld variables ([`crate::secrets::withheld`]) this command may inherit (`pass-env`).
     pub pass_env: Vec<String>,
 }
 
@@ -403,7 +382,8 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     {
         let mut sink = lock(log);
         // Log write failures must not stop the run; the capture still has the output.
-        let _ = writeln!(sink, "$ {}  (in {})", spec.display_full(), spec.cwd.display());
+        let line = format!("$ {}  (in {})", spec.display_full(), spec.cwd.display());
+        let _ = writeln!(sink, "{}", crate::secrets::redact(&line));
     }
     if is_cancelled() {
         return finished(Exit::Cancelled, started, &Capture::new(0, 0));
@@ -413,8 +393,8 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     let marker = format!("{}-{}", std::process::id(), NEXT_COMMAND.fetch_add(1, Ordering::SeqCst));
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd);
-    for name in SECRET_VARS {
-        if !spec.pass_env.iter().any(|p| p == name) {
+    for name in crate::secrets::withheld() {
+        if !spec.pass_env.contains(&name) {
             command.env_remove(name);
         }
     }
@@ -582,22 +562,25 @@ fn spawn_reader(
 ) {
     std::thread::spawn(move || {
         let mut buf = [0u8; 16 * 1024];
+        // Secrets are replaced before the output reaches the log, the copy or the capture.
+        let mut redactor = crate::secrets::Redactor::new();
+        let mut deliver = |chunk: &[u8]| {
+            if let Some(file) = copy.as_mut() {
+                // A failed copy write leaves a short report file; the parser reports it.
+                let _ = file.write_all(chunk);
+            }
+            let _ = lock(&log).write_all(chunk);
+            lock(&capture).push(chunk);
+        };
         loop {
             match pipe.read(&mut buf) {
                 Ok(0) => break,
-                Ok(n) => {
-                    let chunk = &buf[..n];
-                    if let Some(file) = copy.as_mut() {
-                        // A failed copy write leaves a short report file; the parser reports it.
-                        let _ = file.write_all(chunk);
-                    }
-                    let _ = lock(&log).write_all(chunk);
-                    lock(&capture).push(chunk);
-                }
+                Ok(n) => deliver(&redactor.push(&buf[..n])),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => break,
             }
         }
+        deliver(&redactor.finish());
         // Finish the copy (its tail and marker) before saying this pipe is done: the caller
         // parses it as soon as `run` returns.
         drop(copy);
@@ -726,30 +709,57 @@ pub(crate) mod tests {
 
     #[test]
     fn tokens_are_removed_from_the_child_environment_unless_passed() {
-        // Inherited from fcorr's own environment, as on a runner.
-        let mut spec = sh("env");
+        // Inherited from fcorr's own environment, as on a runner. The child writes its
+        // environment to a file: its output would show a registered token as `***`.
+        let dir = tempfile::tempdir().unwrap();
+        let env_file = dir.path().join("env.txt");
+        let mut spec = sh(&format!("env > {}", env_file.display()));
         // SAFETY: set once in this test process before the child is spawned; no other test reads it.
         unsafe {
             std::env::set_var("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "s3cr3t-value");
             std::env::set_var("ACTIONS_RUNTIME_TOKEN", "s3cr3t-value");
         }
-        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
-        assert!(!out.output.contains("s3cr3t-value"), "{}", out.output);
-        assert!(out.output.contains(MARKER_VAR), "{}", out.output);
+        run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        let seen = std::fs::read_to_string(&env_file).unwrap();
+        assert!(!seen.contains("s3cr3t-value"), "{seen}");
+        assert!(seen.contains(MARKER_VAR), "{seen}");
         spec.pass_env = vec!["ACTIONS_RUNTIME_TOKEN".into()];
-        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
-        assert!(out.output.contains("ACTIONS_RUNTIME_TOKEN=s3cr3t-value"), "{}", out.output);
-        assert!(!out.output.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{}", out.output);
+        run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        let seen = std::fs::read_to_string(&env_file).unwrap();
+        assert!(seen.contains("ACTIONS_RUNTIME_TOKEN=s3cr3t-value"), "{seen}");
+        assert!(!seen.contains("ACTIONS_ID_TOKEN_REQUEST_TOKEN"), "{seen}");
     }
 
     #[test]
-    fn pass_env_accepts_only_removed_secrets_and_names_the_wrong_one() {
-        assert!(check_pass_env(&["GITHUB_TOKEN".into(), "ACTIONS_RUNTIME_TOKEN".into()]).is_ok());
-        let err = check_pass_env(&["GITHUB_TOKEN".into(), "PATH".into()]).unwrap_err();
-        assert!(matches!(&err, ExecError::PassEnv { name, .. } if name == "PATH"), "{err:?}");
-        let text = err.to_string();
-        assert!(text.starts_with("`PATH` in `pass-env` is not a variable fcorr removes"), "{text}");
-        assert!(text.contains(&SECRET_VARS.join(", ")), "{text}");
+    fn configured_secrets_are_withheld_unless_passed_and_redacted_from_output_and_log() {
+        const VALUE: &str = "fcorr-process-secret-5120";
+        // SAFETY: a variable no other test reads, set before any child is spawned.
+        unsafe { std::env::set_var("FCORR_TEST_PROCESS_SECRET", VALUE) };
+        crate::secrets::register(&["FCORR_TEST_PROCESS_SECRET".to_string()]);
+        let dir = tempfile::tempdir().unwrap();
+        let env_file = dir.path().join("env.txt");
+        // The value also reaches the child another way (its own script) and is printed in
+        // pieces small enough to be split between reads.
+        let script = format!(
+            "env > {}; printf 'fcorr-process-'; sleep 0.1; printf 'secret-5120 on stdout\\n'; echo {VALUE} >&2",
+            env_file.display()
+        );
+        let mut spec = sh(&script);
+        spec.stdout_file = Some(dir.path().join("stdout.txt"));
+        let log_path = dir.path().join("suite.log");
+        let log = capped_file_log(File::create(&log_path).unwrap());
+        let out = run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &log);
+        drop(log);
+        assert!(!std::fs::read_to_string(&env_file).unwrap().contains(VALUE));
+        // Stdout and stderr are redacted each on its own (and so interleave a little later).
+        assert!(out.output.matches("***").count() == 2 && !out.output.contains(VALUE), "{}", out.output);
+        let logged = std::fs::read_to_string(&log_path).unwrap();
+        // The command line itself names the value: redacted too.
+        assert!(logged.matches("***").count() == 3 && !logged.contains(VALUE), "{logged}");
+        assert_eq!(std::fs::read_to_string(dir.path().join("stdout.txt")).unwrap(), "*** on stdout\n");
+        spec.pass_env = vec!["FCORR_TEST_PROCESS_SECRET".into()];
+        run(&spec, Duration::from_secs(10), DEFAULT_GRACE, &null_log());
+        assert!(std::fs::read_to_string(&env_file).unwrap().contains(&format!("FCORR_TEST_PROCESS_SECRET={VALUE}")));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Each test file uses a subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod github;
 
 use std::path::{Path, PathBuf};
@@ -167,4 +168,31 @@ pub fn assert_located_as_printed(case: &fcorr::model::Case, printed: &[(String, 
 pub fn line_of(fixture_name: &str, file: &str, text: &str) -> u32 {
     let source = std::fs::read_to_string(fixture(fixture_name).join(file)).unwrap();
     source.lines().position(|l| l.contains(text)).unwrap_or_else(|| panic!("{text:?} not in {file}")) as u32 + 1
+}
+
+/// `PATH` with `programs` hidden and everything else still found: each directory that holds one
+/// of them is replaced by a directory under `scratch` of links to all its other entries.
+///
+/// Dropping such a directory whole would also hide whatever else lives there (`node` and
+/// `corepack` sit beside a `pnpm` shim after `corepack enable`; `sh` beside `gradle` in
+/// `/usr/bin`), so a test would depend on what else happens to be installed.
+pub fn path_without(programs: &[&str], scratch: &Path) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = Vec::new();
+    for (index, dir) in std::env::split_paths(&path).enumerate() {
+        if !programs.iter().any(|program| dir.join(program).exists()) {
+            dirs.push(dir);
+            continue;
+        }
+        let shadow = scratch.join(format!("path-without-{index}"));
+        std::fs::create_dir_all(&shadow).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = entry.file_name();
+            if !programs.iter().any(|program| name == *program) {
+                std::os::unix::fs::symlink(entry.path(), shadow.join(&name)).unwrap();
+            }
+        }
+        dirs.push(shadow);
+    }
+    std::env::join_paths(dirs).unwrap()
 }
