@@ -161,6 +161,8 @@ struct Open {
     dialect: Dialect,
     /// `<failure>`, `<error>` and `<skipped>` children seen, as writers count them in a suite's totals.
     children: [u64; 3],
+    /// A `<skipped type="todo"/>` child was seen: node:test's todo, whose failure fails nothing.
+    todo: bool,
 }
 
 /// Why a file is not a JUnit report: broken XML (with the byte offset), or no JUnit element.
@@ -333,10 +335,12 @@ impl ReadState<'_> {
                     "testsuites" => {
                         *saw_root = true;
                         reserve_for(report, e);
+                        report.tool = report.tool.take().or_else(|| writer(e, "pytest tests"));
                     }
                     "testsuite" => {
                         if !*saw_root {
                             reserve_for(report, e);
+                            report.tool = writer(e, "pytest");
                         }
                         *saw_root = true;
                         let mut frame = suite_frame(e);
@@ -372,6 +376,7 @@ impl ReadState<'_> {
                             passed_on_retry: false,
                             dialect,
                             children: [0; 3],
+                            todo: false,
                         };
                         match report.cases.last_mut() {
                             Some(case) if empty => {
@@ -572,6 +577,13 @@ fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
     if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
         report.cases.reserve(tests.min(1 << 20));
     }
+}
+
+/// `pytest` when the root element has the name pytest gives it (`<testsuites name="pytest tests">`,
+/// or a lone `<testsuite name="pytest">` before pytest 5.1): its `line` attributes are 0-based,
+/// which the Python ecosystem's `locate` corrects.
+fn writer(e: &BytesStart<'_>, pytest_name: &str) -> Option<String> {
+    (attr(e, "name").as_deref() == Some(pytest_name)).then(|| "pytest".to_string())
 }
 
 /// The open case when its text is being kept (inside a child, not in a muted nested element).
@@ -884,13 +896,17 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
         Inside::Failure | Inside::Error => {
             // Several result elements in one case: the most severe decides (an <error> over a
             // <failure> over a <skipped>), as suite totals and other readers count it; among
-            // equals the first decides and later ones add nothing.
+            // equals the first decides and later ones add nothing. The exception is node:test's
+            // todo, written as <skipped type="todo"/> next to the <failure> of a todo test that
+            // threw: `node --test` fails nothing for it, so the skip stands and the text stays as
+            // details (in either order; see the <skipped> arm).
             let status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
-            let outranks = match case.status {
-                CaseStatus::Failed => status == CaseStatus::Error,
-                CaseStatus::Error | CaseStatus::Timeout => false,
-                _ => true,
-            };
+            let outranks = !current.todo
+                && match case.status {
+                    CaseStatus::Failed => status == CaseStatus::Error,
+                    CaseStatus::Error | CaseStatus::Timeout => false,
+                    _ => true,
+                };
             if outranks {
                 case.status = status;
                 case.message = attr(e, "message").filter(|m| !is_placeholder(m));
@@ -900,13 +916,27 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
             }
         }
         Inside::Skipped => {
-            // googletest writes `result="skipped"` and a <skipped message=...> child.
+            // googletest writes `result="skipped"` and a <skipped message=...> child; a node:test
+            // todo after the failure of the todo test that threw wins over it, as above.
             let status = case.status;
-            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && case.message.is_none()) {
+            let todo = attr(e, "type").as_deref() == Some("todo");
+            current.todo |= todo;
+            let failed_by_child = todo && status.is_failure() && current.children[0] + current.children[1] > 0;
+            if status == CaseStatus::Passed
+                || (status == CaseStatus::Skipped && case.message.is_none())
+                || failed_by_child
+            {
                 case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
                 case.message =
                     attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
+                if attr(e, "type").as_deref() == Some("todo") {
+                    // node:test: `message="true"` for a bare todo, else the todo's reason.
+                    case.message = Some(match case.message.take().filter(|m| m != "true") {
+                        Some(reason) => format!("todo: {reason}"),
+                        None => "todo".to_string(),
+                    });
+                }
             }
         }
         Inside::Attempt => {
@@ -947,6 +977,7 @@ fn child_end(current: &mut Open, case: &mut Case) {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             if current.dialect == Dialect::NodeTest
                 && current.inside != Inside::Skipped
+                && case.status.is_failure()
                 && let Some(first) = text.lines().next().and_then(node_failure_line)
             {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
@@ -1163,6 +1194,54 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
+    }
+
+    #[test]
+    fn pytest_reports_say_they_are_pytests() {
+        let tool = |xml: &str| parse_str(xml).unwrap().tool;
+        let case = r#"<testcase classname="t" name="a" file="t.py" line="9"/>"#;
+        assert_eq!(
+            tool(&format!(
+                r#"<testsuites name="pytest tests"><testsuite name="pytest">{case}</testsuite></testsuites>"#
+            ))
+            .as_deref(),
+            Some("pytest")
+        );
+        assert_eq!(tool(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).as_deref(), Some("pytest"));
+        assert_eq!(tool(&format!(r#"<testsuites><testsuite name="pytest-ish">{case}</testsuite></testsuites>"#)), None);
+        // The line stays as written: the Python ecosystem's `locate` knows what it means.
+        assert_eq!(
+            parse_str(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).unwrap().cases[0].line,
+            Some(9)
+        );
+    }
+
+    #[test]
+    fn a_todo_that_failed_is_skipped_in_either_order() {
+        // node:test 20: a `todo` test that threw; `node --test` exits 0.
+        let xml = r#"<testsuites><testcase name="coupons" classname="test" failure="boom">
+<skipped type="todo" message="not written yet"/><failure type="testCodeFailure" message="boom">
+Error [ERR_TEST_FAILURE]: boom</failure></testcase>
+<testcase name="bare" classname="test"><skipped type="todo" message="true"/><failure message="x">x</failure></testcase>
+<testcase name="reversed"><failure message="y">y</failure><skipped type="todo" message="later"/></testcase>
+<testcase name="plain skip"><failure message="z">z</failure><skipped message="skip"/></testcase></testsuites>"#;
+        for parsed in [
+            parse_str(xml).unwrap(),
+            parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
+        ] {
+            let got: Vec<_> =
+                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.details.is_some())).collect();
+            assert_eq!(
+                got,
+                [
+                    (CaseStatus::Skipped, Some("todo: not written yet"), true),
+                    (CaseStatus::Skipped, Some("todo"), true),
+                    (CaseStatus::Skipped, Some("todo: later"), true),
+                    // Only a todo wins over a failure: elsewhere the most severe result decides.
+                    (CaseStatus::Failed, Some("z"), true),
+                ]
+            );
+        }
     }
 
     #[test]

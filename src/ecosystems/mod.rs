@@ -37,6 +37,9 @@ pub(crate) enum ProjectPlanError {
     /// `pyproject.toml` declares test dependencies that cannot be resolved (PEP 735 groups).
     #[error("{}: {problem}", path.display())]
     Pyproject { path: PathBuf, problem: String },
+    /// A file fcorr writes for the run (a runner script) could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Node(#[from] node::NodePlanError),
     #[error(transparent)]

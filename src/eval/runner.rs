@@ -283,12 +283,13 @@ fn run_case(
     let request =
         SutRequest { id: case.case.id.clone(), prompt: case.case.prompt.clone(), case: case_json(&case.case) };
     let mut tries = Vec::new();
-    for _ in 0..settings.repeat {
+    for attempt in 1..=settings.repeat {
         if cancelled() {
             return None;
         }
         let started = Instant::now();
-        let tried = match sut.call(&request) {
+        // Each attempt is its own call (and its own cache entry), so flakiness can be seen.
+        let tried = match sut.call_attempt(&request, attempt) {
             Ok(answer) => Tried {
                 outcome: matchers::evaluate(&case.checks, &answer.output),
                 duration: answer.duration,

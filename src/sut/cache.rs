@@ -28,15 +28,22 @@ impl AnswerCache {
         AnswerCache { dir, warned: Arc::default() }
     }
 
-    /// sha256 of the system's identity and the whole request.
-    pub(crate) fn key(&self, identity: &Value, request: &SutRequest) -> String {
-        let material = json!({
+    /// sha256 of the system's identity, the whole request and which attempt at it this is (a
+    /// repeated case asks `repeat` times; each attempt has its own answer). The first attempt's
+    /// key is the one caches written before attempts were keyed hold.
+    pub(crate) fn key(&self, identity: &Value, request: &SutRequest, attempt: u32) -> String {
+        let mut material = json!({
             "v": CACHE_VERSION,
             "sut": identity,
             "id": request.id,
             "prompt": request.prompt,
             "case": request.case,
         });
+        if attempt > 1
+            && let Some(object) = material.as_object_mut()
+        {
+            object.insert("attempt".into(), attempt.into());
+        }
         hex::encode(Sha256::digest(material.to_string().as_bytes()))
     }
 
@@ -83,10 +90,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = AnswerCache::new(dir.path().join("answers"));
         let id = json!({"type": "command", "command": "./a.sh"});
-        let key = cache.key(&id, &request("list files"));
-        assert_eq!(key, cache.key(&id, &request("list files")));
-        assert_ne!(key, cache.key(&id, &request("remove files")));
-        assert_ne!(key, cache.key(&json!({"type": "command", "command": "./b.sh"}), &request("list files")));
+        let key = cache.key(&id, &request("list files"), 1);
+        assert_eq!(key, cache.key(&id, &request("list files"), 1));
+        assert_ne!(key, cache.key(&id, &request("remove files"), 1));
+        assert_ne!(key, cache.key(&json!({"type": "command", "command": "./b.sh"}), &request("list files"), 1));
+        // Each attempt of a repeated case has its own answer.
+        assert_ne!(key, cache.key(&id, &request("list files"), 2));
+        assert_ne!(cache.key(&id, &request("list files"), 2), cache.key(&id, &request("list files"), 3));
         assert!(cache.get(&key).is_none());
         let reply = Reply { output: json!("ls"), raw: "ls\n".into(), usage: None };
         cache.put(&key, &reply);

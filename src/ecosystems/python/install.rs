@@ -251,6 +251,7 @@ pub(crate) fn dependency_key(
     files: &ProjectFiles,
     pyproject: Option<&toml::Table>,
     test_deps: &TestDeps,
+    with_pytest: bool,
 ) -> String {
     let mut hasher = Sha256::new();
     let mut feed = |label: &str, text: &str| {
@@ -264,6 +265,11 @@ pub(crate) fn dependency_key(
     feed("interpreter", &interpreter.identity);
     // A uv-made venv has no pip; the two kinds are not interchangeable.
     feed("installer", installer.label());
+    if !with_pytest {
+        // A unittest project's venv lacks the pytest fcorr adds to the others (their keys are
+        // unchanged: nothing is fed for them).
+        feed("runner", "unittest");
+    }
     if let Some(table) = pyproject {
         for path in PYPROJECT_INSTALL_KEYS {
             if let Some(value) = lookup(table, path) {
@@ -316,6 +322,8 @@ pub(crate) struct InstallPlan<'a> {
     pub deps: &'a TestDeps,
     /// True when the project itself is installed (editable) rather than only its requirements.
     pub installable_project: bool,
+    /// pytest runs the tests (added when nothing declares it); false for unittest projects.
+    pub with_pytest: bool,
     pub env: &'a [(String, String)],
 }
 
@@ -386,11 +394,14 @@ impl InstallPlan<'_> {
             args.extend(self.deps.extra_requirements.iter().cloned());
         }
         args.extend(self.deps.group_requirements.iter().cloned());
-        if !self.deps.declares_pytest {
+        if self.with_pytest && !self.deps.declares_pytest {
             args.push("pytest".into());
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        commands.push(self.install(&refs));
+        // A unittest project with no dependencies needs only the venv (pip refuses an empty list).
+        if !refs.is_empty() {
+            commands.push(self.install(&refs));
+        }
         // Last: only a complete install is marked, so a failed one is retried next time.
         commands.push(self.write_marker(COMPLETE_MARKER, key));
         if self.installable_project {
@@ -449,7 +460,7 @@ mod tests {
         let py: Option<toml::Table> = files.read("pyproject.toml").map(|t| toml::from_str(&t).unwrap());
         let deps = deps::read(&files, py.as_ref());
         let interpreter = Interpreter { identity: interpreter.into() };
-        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps)
+        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps, true)
     }
 
     #[test]
@@ -484,6 +495,7 @@ mod tests {
             root: Path::new("/p"),
             deps: &deps,
             installable_project: true,
+            with_pytest: true,
             env: &[],
         };
         let commands: Vec<String> = plan.full("k", "/p\nh").iter().map(CommandSpec::display).collect();
@@ -495,6 +507,9 @@ mod tests {
         assert_eq!(commands.len(), 4, "{commands:?}");
         let relink: Vec<String> = plan.relink("/p\nh").iter().map(CommandSpec::display).collect();
         assert_eq!(relink[0], "/t/uv pip install --python /c/venvs/k/bin/python --no-deps -e .");
+        // unittest projects get no pytest.
+        let unittest = InstallPlan { with_pytest: false, ..plan };
+        assert!(!CommandSpec::display(&unittest.full("k", "/p\nh")[1]).contains("pytest"));
     }
 
     #[test]
