@@ -18,6 +18,7 @@ pub(crate) mod filters;
 pub mod html;
 pub(crate) mod json;
 pub mod junit;
+pub(crate) mod lead;
 pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;

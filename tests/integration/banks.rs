@@ -83,7 +83,11 @@ fn the_example_banks_run_through_the_script_sut_and_the_critical_failure_leads()
     // The comment leads with it: right after the headline, before the bank table and suites.
     let comment = std::fs::read_to_string(out.path().join("comment.md")).unwrap();
     let first_section = comment.find("####").unwrap();
-    assert!(comment[first_section..].starts_with("#### 🚨 Critical failures (1)"), "{comment}");
+    assert!(
+        comment[first_section..]
+            .starts_with("#### Why it failed\n\n- 🚨 **critical**: **crisis-and-keywords** › `PAT-CRISIS-006`"),
+        "{comment}"
+    );
     assert!(comment.find("PAT-CRISIS-006").unwrap() < comment.find("| Bank |").unwrap(), "{comment}");
     // The terminal leads with it too.
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -187,7 +191,8 @@ fn deltas_against_a_baseline_name_what_changed() {
     let report = fcorr().current_dir(dir.path()).args(["report", "now", "--out", "rendered"]).output().unwrap();
     assert!(report.status.success(), "{}", String::from_utf8_lossy(&report.stderr));
     let comment = std::fs::read_to_string(dir.path().join("rendered/comment.md")).unwrap();
-    assert!(comment.contains("`V2-002` 100 → 80 (−20: false positive x)"), "{comment}");
+    // Listed once, as a new failure, with the score it had.
+    assert!(comment.contains("› `V2-002`: 80 Notable issues (−20: false positive x) · _was 100_"), "{comment}");
     // The bank's own score moved by a third of that: (100 + 80 + 100) / 3.
     assert!((now.suites[0].score.value - 93.333).abs() < 0.01, "{}", now.suites[0].score.value);
     assert!(comment.contains("-6.67"), "per-bank delta\n{comment}");
