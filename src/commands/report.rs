@@ -74,7 +74,7 @@ pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
     }
     if !args.quiet {
         let color = terminal::use_color(args.color.as_deref());
-        print!("{}", terminal::render_table(&run, color));
+        print!("{}", terminal::render_table(&run, color, terminal::output_width()));
         println!();
         println!("{}", terminal::render_verdict(&run, color));
         for path in &written {

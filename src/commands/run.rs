@@ -181,7 +181,7 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
         return;
     }
     println!();
-    print!("{}", terminal::render_table(run, color));
+    print!("{}", terminal::render_table(run, color, terminal::output_width()));
     print!("{between}");
     println!();
     println!("{}", terminal::render_verdict(run, color));

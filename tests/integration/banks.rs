@@ -97,8 +97,9 @@ fn the_example_banks_run_through_the_script_sut_and_the_critical_failure_leads()
             .starts_with("CRITICAL FAILURES (1)\n  crisis-and-keywords \u{203a} PAT-CRISIS-006: 0 Hard fail"),
         "{stdout}"
     );
-    // Progress with an ETA while the banks ran.
-    assert!(stderr.contains("[20/20] V2-") && stderr.contains("ETA"), "{stderr}");
+    // In a log, a line per bank when it is done: no line per test.
+    assert!(stderr.contains("] retrieval: failed — score "), "{stderr}");
+    assert!(!stderr.contains("[20/20] V2-"), "{stderr}");
     // A run reads history; it never writes it.
     assert_eq!(snapshot(&history), before);
 }
@@ -169,6 +170,27 @@ fn the_rate_limit_holds_between_real_sut_calls() {
         let gap = pair[1].0 - pair[0].1;
         assert!(gap >= 0.4, "gap {gap:.3}s < 0.4s\n{log}");
     }
+}
+
+#[test]
+fn a_long_bank_prints_a_line_when_done_not_one_per_test() {
+    // Stderr is a pipe here, as in CI: 40 tests printed 40 progress lines.
+    let dir = tempfile::tempdir().unwrap();
+    script_bank(dir.path(), 40, 0.0);
+    let started = std::time::Instant::now();
+    let output = fcorr()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml", "--color", "never", "--out", "out"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let progress: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("fcorr: ")).collect();
+    // The suite's line, and at most one heartbeat per 30 s of the run.
+    let allowed = 1 + started.elapsed().as_secs() as usize / 30;
+    assert!(progress.len() <= allowed, "{} lines in {:?}:\n{stderr}", progress.len(), started.elapsed());
+    assert!(progress.iter().any(|l| l.starts_with("[1/1] retrieval: passed — score 100 (40/0/0) in ")), "{stderr}");
+    assert!(progress.iter().filter(|l| l.contains("still running")).all(|l| l.contains("ETA")), "{stderr}");
 }
 
 #[test]

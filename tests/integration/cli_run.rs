@@ -335,7 +335,8 @@ fn a_long_phase_prints_a_heartbeat_with_its_last_output_line() {
     let project = dir.path().join("slow");
     std::fs::create_dir_all(&project).unwrap();
     std::fs::write(project.join("prepared.xml"), junit(&[("a", "passed")])).unwrap();
-    std::fs::write(project.join("test.sh"), "echo 'compiling the world'; sleep 12; cp prepared.xml report.xml\n")
+    // Past the 30 s a CI log waits in silence before a heartbeat.
+    std::fs::write(project.join("test.sh"), "echo 'compiling the world'; sleep 33; cp prepared.xml report.xml\n")
         .unwrap();
     std::fs::write(dir.path().join("fcorr.toml"), suite_toml("slow")).unwrap();
     let started = std::time::Instant::now();
@@ -352,11 +353,12 @@ fn a_long_phase_prints_a_heartbeat_with_its_last_output_line() {
     assert!(!beats.is_empty(), "{stderr}");
     assert!(beats[0].starts_with("[slow] test still running ("), "{stderr}");
     assert!(beats[0].ends_with("— last output: compiling the world"), "{stderr}");
-    // At most one line per 10 s.
-    let allowed = started.elapsed().as_secs() / 10;
+    // At most one round of heartbeats per 30 s.
+    let allowed = started.elapsed().as_secs() / 30;
     assert!(beats.len() as u64 <= allowed, "{} heartbeats in {:?}: {stderr}", beats.len(), started.elapsed());
-    assert!(stderr.contains("[slow] test command exited 0 in"), "{stderr}");
-    assert!(!stderr.contains("test ok"), "{stderr}");
+    // One line for the suite, none per phase: a test command that exits 0 is not news.
+    assert!(stderr.contains("[1/1] slow: passed — score 100 (1/0/0) in "), "{stderr}");
+    assert!(!stderr.contains("command exited 0") && !stderr.contains("started"), "{stderr}");
 }
 
 #[test]

@@ -33,4 +33,5 @@ mod report_html_browser;
 mod report_links;
 mod report_markdown;
 mod samples;
+mod terminal_pty;
 mod truth_process;

@@ -412,12 +412,12 @@ pub fn raw_html(md: &str) -> Vec<String> {
 }
 
 /// A case of another language's suite: `file`, no class, a fixed duration.
-fn located(name: &str, file: &str, line: Option<u32>, status: CaseStatus) -> Case {
+pub fn located(name: &str, file: &str, line: Option<u32>, status: CaseStatus) -> Case {
     Case { name: name.into(), file: Some(file.into()), line, status, duration_ms: Some(3.0), ..Case::default() }
 }
 
 /// A project suite detected as `language / framework`, scored strictly.
-fn project(id: &str, language: &str, framework: &str, marker: &str, cases: Vec<Case>, phases: Vec<Phase>) -> Suite {
+pub fn project(id: &str, language: &str, framework: &str, marker: &str, cases: Vec<Case>, phases: Vec<Phase>) -> Suite {
     let mut s = suite(id, SuiteStatus::Passed, cases, phases);
     s.detection = Some(Detection {
         ecosystem: language.to_lowercase(),
