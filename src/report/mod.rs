@@ -266,7 +266,7 @@ pub enum ResultsProblem {
     Missing(#[source] std::io::Error),
     #[error("cannot read it: {0}")]
     Unreadable(#[source] std::io::Error),
-    #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
+    #[error("line {}, column {}: not an fcorr results file: {}", source.line(), source.column(), crate::text::json_error_text(source))]
     NotResults { source: serde_json::Error },
     #[error("schema version {found} is not supported (this fcorr reads version {})", crate::model::SCHEMA_VERSION)]
     Schema { found: u32 },
