@@ -105,7 +105,27 @@ pub(crate) fn escape_cell(text: &str) -> String {
 /// CommonMark rule) becomes a code span shown verbatim, everything else is escaped as by
 /// [`escape_cell`], so an unmatched backtick shows as a backtick and nothing else is Markdown.
 pub(crate) fn escape_with_code(text: &str, in_table: bool) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
+    code_spans(text)
+        .into_iter()
+        .map(|span| match span {
+            Span::Text(t) => escape_cell(t),
+            Span::Code(c) => inline_code(c, in_table),
+        })
+        .collect()
+}
+
+/// A piece of a message: plain text, or the inside of one of its `code spans`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span<'a> {
+    Text(&'a str),
+    Code(&'a str),
+}
+
+/// `text` cut into plain text and code spans by CommonMark's rule: a run of backticks opens a
+/// span that the next run of the same length closes; an opening run with no closing one, or
+/// around nothing but spaces, is text.
+pub(crate) fn code_spans(text: &str) -> Vec<Span<'_>> {
+    let mut spans = Vec::new();
     let mut plain = 0;
     let mut i = 0;
     let bytes = text.as_bytes();
@@ -118,23 +138,26 @@ pub(crate) fn escape_with_code(text: &str, in_table: bool) -> String {
         let body = i + run;
         match closing_run(&text[body..], run) {
             Some(end) if !text[body..body + end].trim().is_empty() => {
-                out.push_str(&escape_cell(&text[plain..i]));
+                if plain < i {
+                    spans.push(Span::Text(&text[plain..i]));
+                }
                 let code = &text[body..body + end];
                 // CommonMark strips one space on each side when both are there.
                 let code = match code.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
                     Some(inner) if !inner.trim().is_empty() => inner,
                     _ => code,
                 };
-                out.push_str(&inline_code(code, in_table));
+                spans.push(Span::Code(code));
                 i = body + end + run;
                 plain = i;
             }
-            // No closing run of the same length: the backticks are text.
             _ => i = body,
         }
     }
-    out.push_str(&escape_cell(&text[plain..]));
-    out
+    if plain < text.len() {
+        spans.push(Span::Text(&text[plain..]));
+    }
+    spans
 }
 
 /// Byte offset in `text` of the first backtick run exactly `len` long.
