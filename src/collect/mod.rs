@@ -236,7 +236,7 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
         });
     }
     let mut head = vec![0u8; 4096];
-    let mut file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+    let mut file = open(path).map_err(problem)?;
     let n = read_up_to(&mut file, &mut head).map_err(|e| problem(format!("cannot read: {e}")))?;
     head.truncate(n);
     if n == 0 {
@@ -250,7 +250,7 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
     if extension.as_deref() == Some("json") || matches!(start, Some('{' | '[')) {
-        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+        let file = open(path).map_err(problem)?;
         let mut json = serde_json::Deserializer::from_reader(BufReader::new(file));
         return Err(match serde::de::IgnoredAny::deserialize(&mut json).and_then(|_| json.end()) {
             Err(e) if e.is_io() => problem(format!("cannot read: {e}")),
@@ -262,7 +262,7 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     if extension.as_deref() == Some("xml") || start == Some('<') {
         // The JUnit reader says where XML breaks (its byte offset), or that the document holds
         // no test results.
-        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+        let file = open(path).map_err(problem)?;
         let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
         return Err(match parsed {
             Err(e) => ParseError { format: String::new(), ..e },
@@ -270,6 +270,16 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
         });
     }
     Err(problem(format!("not a report format fcorr recognises ({recognised})")))
+}
+
+/// Opens a report for streaming: reports are parsed as they are read, so they have no size cap
+/// (a report can hold 100,000 cases), but a device, FIFO or socket is refused: /dev/zero would
+/// never end and a FIFO with no writer would block the run.
+fn open(path: &Path) -> Result<File, String> {
+    crate::fsio::open_regular(path, "report").map_err(|e| match e.problem {
+        crate::fsio::ReadProblem::Io(io) => format!("cannot open: {io}"),
+        other => other.to_string(),
+    })
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -291,8 +301,7 @@ pub fn parse_file(
     options: &ParseOptions,
 ) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
-    let file =
-        File::open(path).map_err(|e| ParseError::new(parser.format(), format!("cannot open: {e}")).in_file(path))?;
+    let file = open(path).map_err(|message| ParseError::new(parser.format(), message).in_file(path))?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let report = parser.parse(&mut reader, options).map_err(|e| e.in_file(path))?;
     Ok((parser.format().to_string(), report))
@@ -377,7 +386,7 @@ fn expand_with(pattern: &str, root: &Path, out_dir: Option<&Path>, skip_outputs:
 
 /// True for a directory fcorr wrote a run into: it holds a `results.json` that names fcorr's version.
 fn is_fcorr_output(dir: &Path) -> bool {
-    let Ok(mut file) = File::open(dir.join("results.json")) else { return false };
+    let Ok(mut file) = open(&dir.join("results.json")) else { return false };
     let mut head = vec![0u8; 4096];
     let n = read_up_to(&mut file, &mut head).unwrap_or(0);
     let head = String::from_utf8_lossy(&head[..n]);

@@ -39,7 +39,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     let run = crate::report::load_results(&args.results.path())?;
     let out_dir = args.results.dir();
     let Some(ctx) = github_context(args.event.as_deref()) else {
-        eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
+        errln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);
     };
     let mapper = PathMapper {
@@ -54,7 +54,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     env.comment_detail = comment_detail;
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
     if let Some(url) = published.comment_url {
-        println!("comment: {url}");
+        outln!("comment: {url}");
     }
     Ok(0)
 }

@@ -181,16 +181,16 @@ impl JudgeArgs {
 pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {
     if json {
         // The model always serialises (plain data).
-        println!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
+        outln!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
         return;
     }
-    println!();
-    print!("{}", terminal::render_table(run, color, terminal::output_width()));
-    print!("{between}");
-    println!();
-    println!("{}", terminal::render_verdict(run, color));
+    outln!();
+    out!("{}", terminal::render_table(run, color, terminal::output_width()));
+    out!("{between}");
+    outln!();
+    outln!("{}", terminal::render_verdict(run, color));
     if let Some(results) = written.first() {
-        println!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
+        outln!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
     }
 }
 
@@ -201,11 +201,11 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     // Nothing named and no fcorr.toml here: the current directory is the project.
     if options.paths.is_empty() && options.config.is_none() && options.samples.is_none() && !pipeline::has_config(&cwd)
     {
-        eprintln!("fcorr: no fcorr.toml here: running the project in the current directory");
+        errln!("fcorr: no fcorr.toml here: running the project in the current directory");
         options.paths = vec![PathBuf::from(".")];
     }
     let prepared = pipeline::prepare(&options)?;
-    pipeline::install_interrupt_handler();
+    pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
     crate::report::slowest::attach(&mut run, None, &prepared.config.report.timing());

@@ -341,14 +341,10 @@ impl ProjectFiles {
         }
     }
 
-    /// Reads a listed file as text (at most 4 MiB; larger manifests are not plausible).
+    /// Reads a file as text (at most 4 MiB; larger manifests are not plausible). A device or
+    /// FIFO (a symlinked `package.json` in a hostile checkout) is refused, never read.
     pub(crate) fn read(&self, rel: &str) -> Option<String> {
-        let path = self.root.join(rel);
-        let meta = std::fs::metadata(&path).ok()?;
-        if meta.len() > 4 * 1024 * 1024 {
-            return None;
-        }
-        std::fs::read_to_string(path).ok()
+        crate::fsio::read_text(&self.root.join(rel), crate::fsio::PROJECT_FILE).ok()
     }
 }
 

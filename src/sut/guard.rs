@@ -158,9 +158,11 @@ impl<B: Backend> Sut for Guarded<B> {
                 duration: Duration::ZERO,
                 attempts: 0,
                 cached: true,
-            });
+            }
+            .redacted());
         }
-        let answer = self.answer(request)?;
+        // Secrets leave here, before the answer is cached, judged or reported.
+        let answer = self.answer(request).map(SutAnswer::redacted).map_err(SutError::redacted)?;
         if let (Some(cache), Some(key)) = (&self.cache, &key) {
             cache.put(
                 key,

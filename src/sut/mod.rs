@@ -48,6 +48,15 @@ pub(crate) struct SutAnswer {
     pub cached: bool,
 }
 
+impl SutAnswer {
+    /// The answer with every secret fcorr holds replaced by `***` (`crate::secrets`).
+    pub(crate) fn redacted(mut self) -> SutAnswer {
+        crate::secrets::redact_json(&mut self.output);
+        crate::secrets::redact_in_place(&mut self.raw);
+        self
+    }
+}
+
 /// Why no answer came.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum SutError {
@@ -60,6 +69,22 @@ pub(crate) enum SutError {
     /// The run was cancelled (Ctrl-C) before the call finished.
     #[error("cancelled")]
     Cancelled,
+}
+
+impl SutError {
+    /// The error with every secret fcorr holds replaced by `***` (`crate::secrets`).
+    pub(crate) fn redacted(self) -> SutError {
+        match self {
+            SutError::Backend { mut message, mut raw } => {
+                crate::secrets::redact_in_place(&mut message);
+                if let Some(raw) = raw.as_mut() {
+                    crate::secrets::redact_in_place(raw);
+                }
+                SutError::Backend { message, raw }
+            }
+            other => other,
+        }
+    }
 }
 
 /// A system under test. Implementations are shared across worker threads.

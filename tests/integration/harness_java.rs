@@ -1,5 +1,5 @@
 //! The java runner against real fixtures: Maven with surefire, a javac error, Gradle (Debian's
-//! Gradle 4.4.1, which `.ci/run` installs) with and without a committed wrapper, and Gradle-format
+//! Gradle 4.4.1, which `scripts/test.sh` installs) with and without a committed wrapper, and Gradle-format
 //! reports read without Gradle. Expected results come from `expected.json`.
 
 use std::path::Path;
@@ -103,7 +103,7 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
     let dir = tempfile::tempdir().unwrap();
 
     // Detected as Gradle; Gradle is not on this PATH and the fixture has no wrapper.
-    let path = path_without("gradle", dir.path());
+    let path = path_without(&["gradle"], dir.path());
     let (code, run) =
         fcorr_run_env(&[fixture(name).as_os_str()], &dir.path().join("out1"), &[("PATH", path.as_os_str())]);
     let suite = &run.suites[0];
@@ -194,33 +194,12 @@ fn maven_version() -> String {
     line.split("Apache Maven ").nth(1).unwrap().split_whitespace().next().unwrap().to_string()
 }
 
-/// `PATH` without the directories holding `program`; the other programs of those directories
-/// that fcorr runs stay reachable through links in a directory under `scratch`.
-fn path_without(program: &str, scratch: &Path) -> std::ffi::OsString {
-    let links = scratch.join("path-links");
-    std::fs::create_dir_all(&links).unwrap();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs = vec![links.clone()];
-    for dir in std::env::split_paths(&path) {
-        if !dir.join(program).exists() {
-            dirs.push(dir);
-            continue;
-        }
-        for tool in ["sh", "git", "find", "rm", "java"] {
-            if dir.join(tool).exists() && !links.join(tool).exists() {
-                std::os::unix::fs::symlink(dir.join(tool), links.join(tool)).unwrap();
-            }
-        }
-    }
-    std::env::join_paths(dirs).unwrap()
-}
-
 /// Fails with what to do when Gradle is missing: these tests run the real Gradle.
 fn require_gradle() {
     let found = std::process::Command::new("gradle").arg("--version").output();
     assert!(
         found.as_ref().is_ok_and(|o| o.status.success()),
-        "these tests run the real Gradle: install it (`apt-get install gradle`, as .ci/run does): {found:?}"
+        "these tests run the real Gradle: install it (`apt-get install gradle`, as scripts/test.sh does): {found:?}"
     );
 }
 

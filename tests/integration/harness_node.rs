@@ -412,13 +412,11 @@ fn an_engines_range_npm_enforces_is_tool_missing_naming_required_and_found() {
 fn a_pinned_package_manager_missing_from_path_runs_through_corepack() {
     // js-pnpm pins `"packageManager": "pnpm@9.15.9"`; pnpm is not on this machine's PATH (nor a
     // fresh CI runner's), corepack ships with Node. Before, this was a tool-missing error.
-    let path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
-        .filter(|dir| !dir.join("pnpm").exists())
-        .collect::<Vec<_>>();
+    let scratch = tempfile::tempdir().unwrap();
+    let path = path_without(&["pnpm", "pnpx"], scratch.path());
     // The registry mirror this suite may run behind serves metadata without npm's signatures,
     // which corepack would refuse; fcorr itself leaves verification on.
-    let (code, run) =
-        jest_sources_in("js-pnpm", std::env::join_paths(path).unwrap(), &[("COREPACK_INTEGRITY_KEYS", "0")]);
+    let (code, run) = jest_sources_in("js-pnpm", path, &[("COREPACK_INTEGRITY_KEYS", "0")]);
     let suite = &run.suites[0];
     let markers = &suite.detection.as_ref().unwrap().markers;
     assert!(markers.iter().any(|m| m == "pnpm@9.15.9 through corepack (pnpm is not on PATH)"), "{markers:?}");

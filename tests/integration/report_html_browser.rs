@@ -1,7 +1,7 @@
 //! report.html in a real browser: headless Chromium, driven over the DevTools protocol by
 //! `scripts/browser/drive.mjs`, answers through the DOM. Expected counts come from the
 //! `results.json` the same run wrote. Without a chromium binary these tests print why and pass,
-//! except under `CI`, where a missing browser is a failure (`.ci/run` installs it).
+//! except under `CI`, where a missing browser is a failure (`scripts/test.sh` installs it).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,7 +27,7 @@ fn browser_or_skip(test: &str) -> Option<PathBuf> {
         Some(path) => Some(path),
         None if std::env::var_os("CI").is_some() => {
             panic!(
-                "{test}: CI is set but no chromium binary was found (set CHROMIUM or run `apt-get install chromium`; .ci/run does)"
+                "{test}: CI is set but no chromium binary was found (set CHROMIUM or run `apt-get install chromium`; scripts/test.sh does)"
             )
         }
         None => {

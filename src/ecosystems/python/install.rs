@@ -19,6 +19,22 @@ pub(crate) const UV_VERSION: &str = "0.13.9";
 pub(crate) const COMPLETE_MARKER: &str = ".fcorr-complete";
 /// File in the virtualenv naming the checkout linked into it (editable) and that checkout's hash.
 pub(crate) const PROJECT_MARKER: &str = ".fcorr-project";
+/// Python that writes a marker (`argv[1]`) holding `argv[2]`: to a temporary file beside it, on
+/// disk, then renamed over it, so a full disk fails the phase and leaves the marker as it was
+/// (written by the venv's interpreter: the install phase is a list of commands).
+const MARKER_WRITER: &str = "import os, sys, tempfile
+path, value = sys.argv[1], sys.argv[2].encode()
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.fcorr-marker-')
+try:
+    with os.fdopen(fd, 'wb') as f:
+        f.write(value)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+except BaseException:
+    os.unlink(tmp)
+    raise
+";
 /// Version of what fcorr puts into a venv; part of the key so older venvs are not reused.
 const CACHE_LAYOUT: &str = "2";
 /// How long installing uv itself may take before fcorr falls back to pip.
@@ -330,10 +346,7 @@ impl InstallPlan<'_> {
     fn write_marker(&self, marker: &str, value: &str) -> CommandSpec {
         let path = self.venv.join(marker).to_string_lossy().into_owned();
         let py = venv_python(self.venv).to_string_lossy().into_owned();
-        self.command(
-            &py,
-            &["-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", &path, value],
-        )
+        self.command(&py, &["-c", MARKER_WRITER, &path, value])
     }
 
     /// Creates the venv unless a usable one is there (a failed install's venv is finished, not
@@ -411,6 +424,25 @@ impl InstallPlan<'_> {
 mod tests {
     use super::super::tests::files_of;
     use super::*;
+
+    #[test]
+    fn a_marker_written_on_a_full_disk_fails_and_leaves_no_file() {
+        let Some(disk) = crate::test_disk::Tmpfs::mount("a_marker_written_on_a_full_disk", 64) else { return };
+        let marker = disk.path().join(COMPLETE_MARKER);
+        disk.fill();
+        let python = find_on_path("python3").expect("python3");
+        let write = |value: &str| {
+            std::process::Command::new(&python).args(["-c", MARKER_WRITER]).arg(&marker).arg(value).output().unwrap()
+        };
+        let failed = write("new-key");
+        assert!(!failed.status.success());
+        assert!(String::from_utf8_lossy(&failed.stderr).contains("No space left on device"));
+        assert_eq!(disk.names("."), Vec::<String>::new(), "no empty marker, no temporary file");
+        disk.free();
+        assert!(write("new-key").status.success());
+        assert!(marker_is(disk.path(), COMPLETE_MARKER, "new-key"));
+        assert_eq!(disk.names("."), [COMPLETE_MARKER]);
+    }
 
     fn key_of(entries: &[(&str, &str)], interpreter: &str) -> String {
         let (_d, files) = files_of(entries);

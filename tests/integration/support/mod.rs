@@ -3,6 +3,7 @@
 //! Each test file uses a subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod github;
 
 use std::path::{Path, PathBuf};
@@ -140,4 +141,31 @@ pub fn copy_project(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join(&name)).unwrap();
         }
     }
+}
+
+/// `PATH` with `programs` hidden and everything else still found: each directory that holds one
+/// of them is replaced by a directory under `scratch` of links to all its other entries.
+///
+/// Dropping such a directory whole would also hide whatever else lives there (`node` and
+/// `corepack` sit beside a `pnpm` shim after `corepack enable`; `sh` beside `gradle` in
+/// `/usr/bin`), so a test would depend on what else happens to be installed.
+pub fn path_without(programs: &[&str], scratch: &Path) -> std::ffi::OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = Vec::new();
+    for (index, dir) in std::env::split_paths(&path).enumerate() {
+        if !programs.iter().any(|program| dir.join(program).exists()) {
+            dirs.push(dir);
+            continue;
+        }
+        let shadow = scratch.join(format!("path-without-{index}"));
+        std::fs::create_dir_all(&shadow).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let name = entry.file_name();
+            if !programs.iter().any(|program| name == *program) {
+                std::os::unix::fs::symlink(entry.path(), shadow.join(&name)).unwrap();
+            }
+        }
+        dirs.push(shadow);
+    }
+    std::env::join_paths(dirs).unwrap()
 }
