@@ -262,7 +262,7 @@ fi
 # --- shell ---------------------------------------------------------------------------------------
 if $have_shellcheck; then
   echo "== shellcheck"
-  scripts=("$scratch"/step* scripts/*.sh scripts/action/*.sh)
+  scripts=("$scratch"/step* scripts/*.sh scripts/action/*.sh scripts/release/*.sh)
   if shellcheck --external-sources "${scripts[@]}"; then
     echo "shellcheck: ${#scripts[@]} script(s) OK"
   else

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Offline tests of the scripts behind action.yml (scripts/action/install.sh and run.sh):
 # checksum-verified install from a fake release (file:// test hook), refusal on a checksum
-# mismatch, fallback to `cargo install --path` on a throwaway crate, and the input -> flag
-# mapping of run.sh against a stub fcorr. No network; needs bash, curl, tar, cargo.
+# mismatch, the PyPI path (wheels built by scripts/release/package.py, served to pip from a
+# local directory), fallback to `cargo install --path` on a throwaway crate, and the input ->
+# flag mapping of run.sh against a stub fcorr. No network but PyPI for the wheel-packing tool
+# (packaging/requirements.txt); needs bash, curl, tar, cargo, python3.
 # Prints "N passed, N failed" last; exits 1 if anything failed.
 set -euo pipefail
 
@@ -50,7 +52,8 @@ sha() { if command -v sha256sum >/dev/null; then sha256sum "$1" | awk '{print $1
 
 # --- a fake action checkout: Cargo.toml (version 0.4.2), a tiny fcorr crate, dist/ -----------
 action="$tmp/action"
-mkdir -p "$action/src" "$action/dist"
+mkdir -p "$action/src" "$action/dist" "$action/packaging" "$tmp/pypi"
+cp "$root/packaging/targets.tsv" "$action/packaging/"
 cat >"$action/Cargo.toml" <<'EOF'
 [package]
 name = "fcorr"
@@ -88,6 +91,7 @@ run_install() {
   "${isolate[@]}" \
     RUNNER_OS=Linux RUNNER_ARCH=X64 RUNNER_TEMP="$tmp/runner-$case" GITHUB_OUTPUT="$out" GITHUB_PATH="$tmp/$case.path" \
     FCORR_ACTION_PATH="$action" FCORR_ACTION_REPOSITORY=example/fcorr FCORR_RELEASE_BASE_URL="$(file_url "$release")" \
+    PIP_NO_INDEX=1 PIP_FIND_LINKS="$tmp/pypi" PIP_CONFIG_FILE=/dev/null \
     "$@" bash "$install_sh" >"$log" 2>&1 || rc=$?
 }
 
@@ -147,6 +151,81 @@ else
   echo "skip - cargo not found: source-fallback cases not run"
 fi
 
+# 5. the PyPI path: the wheel for the runner, hash-checked against the table, when the release
+#    path is not available; a tampered wheel is refused; offline, one notice and a source build.
+if python3 -m venv "$tmp/tools" >/dev/null 2>&1 &&
+  "$tmp/tools/bin/python" -m pip install -q --disable-pip-version-check --require-hashes \
+    -r "$root/packaging/requirements.txt" >"$tmp/tools.log" 2>&1; then
+  for v in 0.4.2 0.5.0-rc.1; do
+    mkdir -p "$tmp/pypi-bin-$v"
+    printf '#!/bin/sh\necho "fcorr %s (pypi)"\n' "$v" >"$tmp/pypi-bin-$v/fcorr"
+    chmod +x "$tmp/pypi-bin-$v/fcorr"
+    bash "$root/scripts/release/archive.sh" "$v" "$target" "$tmp/pypi-bin-$v/fcorr" "$tmp/pypi-assets-$v" >/dev/null
+    "$tmp/tools/bin/python" "$root/scripts/release/package.py" --formats wheel "$tmp/pypi-assets-$v" "$tmp/pypi" >>"$tmp/package.log" 2>&1
+  done
+  wheel_042=$(cd "$tmp/pypi" && ls fcorr-0.4.2-py3-none-manylinux*.whl)
+  wheel_rc=$(cd "$tmp/pypi" && ls fcorr-0.5.0rc1-py3-none-manylinux*.whl)
+  with_wheels() {
+    cp "$tmp/table.bak" "$action/dist/checksums.txt"
+    (cd "$tmp/pypi" && cat "$wheel_042.sha256" "$wheel_rc.sha256") >>"$action/dist/checksums.txt"
+  }
+  with_wheels
+  run_install pypi-no-asset FCORR_RELEASE_BASE_URL="$(file_url "$tmp/empty-release")"
+  expect_eq "pypi: release asset missing -> the wheel, exit 0" "0 pypi" "$rc $(output source "$out")"
+  if "$(output bin "$out")" | grep -q 'fcorr 0.4.2 (pypi)'; then ok "pypi: the wheel's binary runs"; else not_ok "pypi: the wheel's binary runs" "$(cat "$log")"; fi
+  detail=$(cat "$log") expect_true "pypi: the log names the path and the time it took" \
+    grep -Eq 'fcorr install: fcorr 0.4.2 \(pypi\) from the PyPI wheel, sha256 checked against dist/checksums.txt, in [0-9]+(\.[0-9])? s' "$log"
+  expect_true "pypi: a seconds output" test -n "$(output seconds "$out")"
+  run_install pypi-local FCORR_ACTION_REPOSITORY= FCORR_RELEASE_BASE_URL=
+  expect_eq "pypi: local checkout (uses: ./) -> the wheel, not a source build" pypi "$(output source "$out")"
+  run_install pypi-rc FCORR_VERSION=v0.5.0-rc.1
+  expect_eq "pypi: pre-release 0.5.0-rc.1 -> wheel 0.5.0rc1" "0.5.0-rc.1 pypi" "$(output version "$out") $(output source "$out")"
+  run_install release-first
+  expect_eq "pypi: a reachable release asset still wins" release "$(output source "$out")"
+
+  # a wheel under the released name with other bytes
+  mkdir -p "$tmp/pypi-tampered"
+  cp "$tmp/pypi/$wheel_042" "$tmp/pypi-tampered/"
+  printf 'x' >>"$tmp/pypi-tampered/$wheel_042"
+  run_install pypi-tampered FCORR_RELEASE_BASE_URL="$(file_url "$tmp/empty-release")" PIP_FIND_LINKS="$tmp/pypi-tampered"
+  expect_eq "pypi tampered: exit 3" 3 "$rc"
+  detail=$(cat "$log") expect_true "pypi tampered: 'checksum mismatch' names the wheel and the table's sum" \
+    grep -q "checksum mismatch for $wheel_042 from PyPI: expected $(awk '{print $1}' "$tmp/pypi/$wheel_042.sha256")" "$log"
+  expect_eq "pypi tampered: no outputs, nothing installed" "" "$(cat "$out")$(ls "$tmp/runner-pypi-tampered/fcorr-pypi-0.4.2-$target/bin" 2>/dev/null)"
+
+  # no python with pip on the runner
+  mkdir -p "$tmp/nopython"
+  printf '#!/bin/sh\nexit 1\n' >"$tmp/nopython/python3"
+  cp "$tmp/nopython/python3" "$tmp/nopython/python"
+  chmod +x "$tmp/nopython/python3" "$tmp/nopython/python"
+  if command -v cargo >/dev/null 2>&1; then
+    run_install pypi-no-python FCORR_RELEASE_BASE_URL="$(file_url "$tmp/empty-release")" PATH="$tmp/nopython:$PATH"
+    expect_eq "no python3 with pip: source build" cargo "$(output source "$out")"
+    detail=$(cat "$log") expect_true "no python3 with pip: the notice says so" grep -q 'PyPI: no python3 with pip on this runner' "$log"
+
+    # no sum for the wheel in the table -> never downloaded unverified
+    cp "$tmp/table.bak" "$action/dist/checksums.txt"
+    run_install pypi-no-sum FCORR_RELEASE_BASE_URL="$(file_url "$tmp/empty-release")"
+    expect_eq "no wheel sum in the table: source build" cargo "$(output source "$out")"
+    detail=$(cat "$log") expect_true "no wheel sum in the table: the notice says why" grep -q "PyPI: dist/checksums.txt has no sum for $wheel_042" "$log"
+    with_wheels
+
+    # offline: neither GitHub nor PyPI answers (a closed loopback port stands in for both)
+    run_install offline FCORR_RELEASE_BASE_URL=http://127.0.0.1:9/releases PIP_NO_INDEX=0 PIP_FIND_LINKS= \
+      PIP_INDEX_URL=http://127.0.0.1:9/simple
+    expect_eq "offline: falls back to a source build" "0 cargo" "$rc $(output source "$out")"
+    detail=$(cat "$log") expect_true "offline: one notice names both failed downloads" \
+      test "$(grep -c '::notice' "$log")" = 1 -a "$(grep '::notice' "$log" | grep -c 'release: could not download.*PyPI: pip could not download.*Neither GitHub nor PyPI could be reached')" = 1
+    detail=$(cat "$log") expect_true "offline: the log says the source build and its time" grep -Eq 'from a source build \(cargo install\), in [0-9.]+ s' "$log"
+    grep -e '::notice' -e 'fcorr install:' "$log" | sed 's/^/       /'
+  else
+    echo "skip - cargo not found: PyPI-to-source fallback cases not run"
+  fi
+  cp "$tmp/table.bak" "$action/dist/checksums.txt"
+else
+  not_ok "PyPI path: could not install the wheel-packing tool (packaging/requirements.txt)" "$(cat "$tmp/tools.log" 2>/dev/null)"
+fi
+
 # --- run.sh: inputs -> flags, exit code kept, baseline upload decision -----------------------
 stub="$tmp/stub-fcorr"
 cat >"$stub" <<'EOF'
@@ -200,6 +279,9 @@ expect_eq "run all inputs: upload-path" "$(native "$(cd "$tmp/ws-all" && pwd)/ou
 run_run gate STUB_EXIT=1
 expect_eq "gate failed: step still exits 0 (uploads run first)" 0 "$rc"
 expect_eq "gate failed: exit-code 1 for the last step" 1 "$(output exit-code "$out")"
+expect_true "gate failed on a PR: says no baseline is uploaded" grep -q "this run uploads no baseline" "$tmp/run-gate.log"
+run_run gate-main STUB_EXIT=1 GITHUB_EVENT_NAME=push GITHUB_REF=refs/heads/main
+expect_true "gate failed on the default branch: says the upload comes first" grep -q "after the results are uploaded" "$tmp/run-gate-main.log"
 
 run_run push-main GITHUB_EVENT_NAME=push GITHUB_REF=refs/heads/main
 expect_eq "push to default branch: upload" true "$(output upload "$out")"
@@ -226,7 +308,7 @@ expect_true "bad boolean: the job summary names the input" grep -q "input 'check
 run_run crash STUB_EXIT=139 GITHUB_STEP_SUMMARY="$tmp/crash-summary.md"
 expect_eq "killed by a signal: exit-code kept" 139 "$(output exit-code "$out")"
 expect_eq "killed by a signal: verdict error" error "$(output verdict "$out")"
-expect_true "killed by a signal: the job summary says so" grep -q "killed by signal 11" "$tmp/crash-summary.md"
+expect_true "killed by a signal: the job summary says so" grep -q "killed by SIGSEGV (exit 139)" "$tmp/crash-summary.md"
 
 run_run no-bin FCORR_BIN=/nonexistent/fcorr
 expect_eq "missing binary: exit-code 3 (infrastructure)" 3 "$(output exit-code "$out")"

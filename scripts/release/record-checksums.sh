@@ -4,9 +4,10 @@
 #   scripts/release/record-checksums.sh ASSETS_DIR [TABLE]
 #
 # ASSETS_DIR holds fcorr-<version>-<target>.tar.gz files and their "<sha256>  <file>" .sha256
-# lines (as the release workflow's build jobs write them). Every archive is hashed again here and
-# must match its .sha256 line, so a corrupted download between jobs is caught before it is
-# trusted. The table keeps every earlier line; a file name recorded again takes the new sum.
+# lines (as the release workflow's build jobs write them), and may hold the PyPI wheels
+# fcorr-<version>-py3-none-<platform>.whl with theirs (scripts/release/package.py): the action
+# installs either, verified against this table. Every file is hashed again here and must match
+# its .sha256 line, so a corrupted download between jobs is caught before it is trusted. The table keeps every earlier line; a file name recorded again takes the new sum.
 # Lines are sorted by file name so the commit diff shows exactly what was added.
 #
 # The release workflow commits the result on top of the released source and tags *that* commit,
@@ -33,12 +34,14 @@ sha256_of() {
 shopt -s nullglob
 archives=("$assets"/fcorr-*.tar.gz "$assets"/fcorr-*.zip)
 [[ ${#archives[@]} -gt 0 ]] || die "$assets holds no fcorr-*.tar.gz or fcorr-*.zip release archive"
+wheels=("$assets"/fcorr-*.whl)
 
 new_lines=()
-for archive in "${archives[@]}"; do
+for archive in "${archives[@]}" ${wheels[@]+"${wheels[@]}"}; do
   name=$(basename "$archive")
-  [[ $name =~ ^fcorr-[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?-[a-z0-9_]+(-[a-z0-9_]+)+\.(tar\.gz|zip)$ ]] ||
-    die "$name: not a release asset name (fcorr-<version>-<target>.tar.gz)"
+  [[ $name =~ ^fcorr-[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.+-]+)?-[a-z0-9_]+(-[a-z0-9_]+)+\.(tar\.gz|zip)$ ||
+    $name =~ ^fcorr-[0-9]+\.[0-9]+\.[0-9]+((a|b|rc)[0-9]+)?-py3-none-[a-z0-9_.]+\.whl$ ]] ||
+    die "$name: not a release asset name (fcorr-<version>-<target>.tar.gz or fcorr-<version>-py3-none-<platform>.whl)"
   [[ -f $archive.sha256 ]] || die "$name has no $name.sha256 beside it"
   recorded=$(awk -v n="$name" '{ f = $2; sub(/^\*/, "", f); if (f == n) { print tolower($1); exit } }' "$archive.sha256")
   [[ -n $recorded ]] || die "$name.sha256 has no line for $name"

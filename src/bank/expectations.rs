@@ -276,14 +276,14 @@ impl History {
     }
 }
 
+/// A bank or history file, within [`crate::fsio::BANK`]'s cap, without a byte-order mark.
 fn read(path: &Path) -> Result<String, BankError> {
-    std::fs::read_to_string(path).map_err(|e| BankError::input(path, format!("cannot read it: {e}")))
+    crate::fsio::read_text(path, crate::fsio::BANK).map_err(|e| BankError::input(path, e.problem.to_string()))
 }
 
 /// Parses JSON, naming the line and column of a syntax or shape error.
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, BankError> {
-    serde_json::from_str(text)
-        .map_err(|e| BankError::input(path, format!("line {}, column {}: {e}", e.line(), e.column())))
+    serde_json::from_str(text).map_err(|e| BankError::input(path, crate::text::json_error_at(&e)))
 }
 
 #[cfg(test)]

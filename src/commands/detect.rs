@@ -1,7 +1,8 @@
-//! `fcorr detect PATH`: which ecosystem and framework a project is, the markers and confidence
+//! `fcorr detect [PATH]`: which ecosystem and framework a project is, the markers and confidence
 //! behind it, why the winner won, and a dry run: for each suite `fcorr run PATH` would make (the
 //! project, or each member of a workspace), the exact install, build and test commands, and what
-//! it would leave out.
+//! it would leave out. Without a path: each project suite of ./fcorr.toml when there is one, else
+//! the current directory.
 
 use std::path::{Path, PathBuf};
 
@@ -16,8 +17,8 @@ use crate::model::{Detection, LeftOut};
 /// Arguments of `fcorr detect`.
 #[derive(Debug, Args)]
 pub struct DetectArgs {
-    /// Project directory.
-    pub path: PathBuf,
+    /// Project directory (default: the project suites of ./fcorr.toml, else the current directory).
+    pub path: Option<PathBuf>,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
@@ -55,19 +56,49 @@ struct PlannedCommand {
     dir: String,
 }
 
-/// Runs detection and prints the result; exit 0 when something was detected, 2 otherwise.
+/// Runs detection and prints the result; exit 0 when something was detected in every project,
+/// 2 otherwise.
 pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
-    let files =
-        ProjectFiles::scan(&args.path).map_err(|e| FcorrError::Usage(format!("{}: {e}", args.path.display())))?;
+    let paths = match &args.path {
+        Some(path) => vec![path.clone()],
+        None => default_paths()?,
+    };
+    let mut code = 0;
+    for path in &paths {
+        // A member that is a suite of its own is shown there, as `fcorr run` runs it there.
+        let others: Vec<&Path> = paths.iter().filter(|p| *p != path).map(PathBuf::as_path).collect();
+        code = code.max(detect_one(path, &others, &args)?);
+    }
+    Ok(code)
+}
+
+/// The project directories of ./fcorr.toml (or ./.github/fcorr.toml), else `.`.
+fn default_paths() -> Result<Vec<PathBuf>, FcorrError> {
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
+    let Some(file) = crate::pipeline::find_config(None, &[], false, &cwd) else { return Ok(vec![PathBuf::from(".")]) };
+    let config = crate::config::Config::load(&file, &crate::kinds::KINDS)?;
+    let paths: Vec<PathBuf> = config
+        .suites
+        .iter()
+        .filter(|s| s.kind == "project")
+        .map(|s| config.base_dir.join(s.path.as_deref().unwrap_or(Path::new("."))))
+        .collect();
+    Ok(if paths.is_empty() { vec![PathBuf::from(".")] } else { paths })
+}
+
+/// Detection in one directory, printed (its members that are among `others`, suites of their
+/// own, left to them); 0 when something was detected, 2 otherwise.
+fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, FcorrError> {
+    let files = ProjectFiles::scan(path).map_err(|e| FcorrError::Usage(format!("{}: {e}", path.display())))?;
     let report = ecosystems::detect_best(&files, args.runner.as_deref(), None);
     let members = ecosystems::members_of(&files, args.runner.as_deref(), None);
-    let work = tempfile_dir()?;
+    let work = scratch_dir()?;
     let mut suites = Vec::new();
     if !members.members_only || members.run.is_empty() {
-        suites.push(dry_run(&files, ".", args.runner.as_deref(), &work.0));
+        suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path()));
     }
-    for dir in &members.run {
-        suites.push(dry_run(&files.below(dir), dir, args.runner.as_deref(), &work.0));
+    for dir in members.run.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
+        suites.push(dry_run(&files.below(dir), dir, args.runner.as_deref(), work.path()));
     }
     if args.json {
         let candidates: Vec<serde_json::Value> = report
@@ -76,7 +107,7 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
             .map(|c| serde_json::json!({ "detection": c.detection, "problem": c.problem }))
             .collect();
         let value = serde_json::json!({
-            "path": args.path,
+            "path": path,
             "best": report.best.as_ref().map(|c| &c.detection),
             "problem": report.best.as_ref().and_then(|c| c.problem.clone()),
             "candidates": candidates,
@@ -88,7 +119,7 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
             "left_out": members.left_out,
         });
         // A json! value always serialises.
-        println!("{}", serde_json::to_string_pretty(&value).expect("json value"));
+        outln!("{}", serde_json::to_string_pretty(&value).expect("json value"));
     } else {
         let root_runs = suites.iter().any(|s| s.path == ".");
         match &report.best {
@@ -96,58 +127,47 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
                 // The root is only a workspace: its own framework guess would mislead.
                 let d = &best.detection;
                 let source = members.source.as_deref().unwrap_or("workspace");
-                println!(
-                    "{}: {} workspace root ({source}); its members run as suites",
-                    args.path.display(),
-                    d.language
-                );
+                outln!("{}: {} workspace root ({source}); its members run as suites", path.display(), d.language);
                 if let Some(pm) = &d.package_manager {
-                    println!("  package manager: {pm}");
+                    outln!("  package manager: {pm}");
                 }
-                println!("  markers: {}", d.markers.join(", "));
+                outln!("  markers: {}", d.markers.join(", "));
             }
             Some(best) => {
                 let d = &best.detection;
-                println!("{}: {} / {} (confidence {:.2})", args.path.display(), d.language, d.framework, d.confidence);
+                outln!("{}: {} / {} (confidence {:.2})", path.display(), d.language, d.framework, d.confidence);
                 if let Some(pm) = &d.package_manager {
-                    println!("  package manager: {pm}");
+                    outln!("  package manager: {pm}");
                 }
-                println!("  markers: {}", d.markers.join(", "));
-                if let Some(problem) = best.problem.as_ref().filter(|_| suites.iter().any(|s| s.path == ".")) {
-                    println!("  problem: {problem}");
+                outln!("  markers: {}", d.markers.join(", "));
+                if let Some(problem) = best.problem.as_ref().filter(|_| root_runs) {
+                    outln!("  problem: {problem}");
                 }
             }
-            None => println!("{}: nothing detected", args.path.display()),
+            None => outln!("{}: nothing detected", path.display()),
         }
         if report.candidates.len() > 1 {
-            println!("  other candidates:");
+            outln!("  other candidates:");
             for c in report.candidates.iter().skip(1) {
-                println!("    {} / {} ({:.2})", c.detection.language, c.detection.framework, c.detection.confidence);
+                outln!("    {} / {} ({:.2})", c.detection.language, c.detection.framework, c.detection.confidence);
             }
         }
-        println!("  why: {}", report.explanation);
+        outln!("  why: {}", report.explanation);
         if report.truncated {
-            println!("  note: the project has more files than detection lists; only the first were considered");
+            outln!("  note: the project has more files than detection lists; only the first were considered");
         }
         print_dry_run(&suites, &members.left_out);
     }
     Ok(if report.best.is_some() { 0 } else { 2 })
 }
 
-/// A scratch work directory for planning (planners write reporters and remove stale reports
-/// there), removed when dropped.
-struct Scratch(PathBuf);
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn tempfile_dir() -> Result<Scratch, FcorrError> {
-    let dir = std::env::temp_dir().join(format!("fcorr-detect-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).map_err(|e| FcorrError::Harness(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(Scratch(dir))
+/// A private scratch work directory for planning (planners write reporters and remove stale
+/// reports there), removed when dropped: exclusively created, so no one can plant files in it.
+fn scratch_dir() -> Result<tempfile::TempDir, FcorrError> {
+    tempfile::Builder::new()
+        .prefix("fcorr-detect-")
+        .tempdir()
+        .map_err(|e| FcorrError::Harness(format!("cannot create a scratch directory: {e}")))
 }
 
 /// Detects and plans the project `files` describes (the path, or a member `dir` of it), as
@@ -218,31 +238,31 @@ fn planned_phase(phase: &PhasePlan, base: &Path, work_dir: &Path) -> PlannedPhas
 }
 
 fn print_dry_run(suites: &[PlannedSuite], left_out: &[LeftOut]) {
-    println!("  would run (dry run; `commands.*` in fcorr.toml replace these):");
+    outln!("  would run (dry run; `commands.*` in fcorr.toml replace these):");
     for suite in suites {
         let what = suite.detection.as_ref().map(|d| format!("{} / {}", d.language, d.framework)).unwrap_or_default();
-        println!("    {}: {what}", suite.path);
+        outln!("    {}: {what}", suite.path);
         if let Some(problem) = &suite.problem {
-            println!("      problem: {problem}");
+            outln!("      problem: {problem}");
         }
         for phase in &suite.phases {
             match &phase.skip {
-                Some(reason) => println!("      {}: skipped ({reason})", phase.kind),
+                Some(reason) => outln!("      {}: skipped ({reason})", phase.kind),
                 None => {
                     for c in &phase.commands {
-                        println!("      {}: {}  (in {})", phase.kind, c.command, c.dir);
+                        outln!("      {}: {}  (in {})", phase.kind, c.command, c.dir);
                     }
                 }
             }
             if let Some(note) = phase.note.as_ref().filter(|_| phase.skip.is_none()) {
-                println!("        note: {note}");
+                outln!("        note: {note}");
             }
         }
     }
     if !left_out.is_empty() {
-        println!("  not run:");
+        outln!("  not run:");
         for l in left_out {
-            println!("    {}: {}", l.path, l.reason);
+            outln!("    {}: {}", l.path, l.reason);
         }
     }
 }

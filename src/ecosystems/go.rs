@@ -117,9 +117,9 @@ impl Ecosystem for Go {
             }
             spec
         };
-        let requires = go_modules(root).iter().any(|(_, dir)| {
-            std::fs::read_to_string(root.join(dir).join("go.mod")).is_ok_and(|text| has_requires(&text))
-        });
+        let requires = go_modules(root)
+            .iter()
+            .any(|(_, dir)| read_project_file(&root.join(dir).join("go.mod")).is_some_and(|text| has_requires(&text)));
         let install = if !ctx.install {
             PhasePlan::skipped(PhaseKind::Install, "--no-install")
         } else if requires {
@@ -286,16 +286,21 @@ impl Locator {
     }
 }
 
+/// A go.mod, go.work or Go source as text, bounded; a device, FIFO or huge file is not read.
+fn read_project_file(path: &Path) -> Option<String> {
+    crate::fsio::read_text(path, crate::fsio::PROJECT_FILE).ok()
+}
+
 /// The Go modules a suite at `root` tests, as (module path, directory relative to root, `""`
 /// for the root): the `use` directories of its go.work when it has one, else its go.mod.
 fn go_modules(root: &Path) -> Vec<(String, String)> {
-    let dirs = match std::fs::read_to_string(root.join("go.work")) {
-        Ok(text) => go_work_uses(&text),
-        Err(_) => vec![String::new()],
+    let dirs = match read_project_file(&root.join("go.work")) {
+        Some(text) => go_work_uses(&text),
+        None => vec![String::new()],
     };
     dirs.into_iter()
         .filter_map(|dir| {
-            let text = std::fs::read_to_string(root.join(&dir).join("go.mod")).ok()?;
+            let text = read_project_file(&root.join(&dir).join("go.mod"))?;
             Some((go_mod_module(&text)?, dir))
         })
         .collect()
@@ -353,7 +358,7 @@ fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)>
     files.sort();
     for name in files {
         let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
-        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        let Some(text) = read_project_file(&root.join(&rel)) else { continue };
         for (i, line) in text.lines().enumerate() {
             if let Some(c) = pattern.captures(line) {
                 found.entry(c[1].to_string()).or_insert((rel.clone(), i as u32 + 1));

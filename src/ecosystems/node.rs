@@ -173,7 +173,7 @@ impl Ecosystem for Node {
                         path.display(),
                         e.line(),
                         e.column(),
-                        json_error_text(&e)
+                        crate::text::json_error_text(&e)
                     )),
                 });
             }
@@ -302,6 +302,13 @@ impl Ecosystem for Node {
         collected
     }
 
+    /// A jest/vitest failure points at the line that threw, not at its `test(…)` call.
+    fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, _root: &Path) {
+        if format == "jest-json" {
+            locations::failing_lines(&mut report.cases);
+        }
+    }
+
     fn rejected_tool_version(&self, output: &str) -> Option<String> {
         engines_rejection(&strip_ansi_escapes::strip_str(output))
     }
@@ -321,8 +328,7 @@ impl Ecosystem for Node {
 pub(crate) enum NodePlanError {
     #[error("{}: cannot read: {source}", path.display())]
     ManifestUnreadable { path: PathBuf, source: std::io::Error },
-    /// serde_json's own message ends with its position too.
-    #[error("{}: line {}, column {}: {source}", path.display(), source.line(), source.column())]
+    #[error("{}: {}", path.display(), crate::text::json_error_at(source))]
     ManifestInvalid { path: PathBuf, source: serde_json::Error },
     #[error("the node runner cannot run framework `{0}` (jest, vitest, mocha, node --test)")]
     UnknownFramework(String),
@@ -371,14 +377,6 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
 }
 
 /// serde_json's message without its trailing ` at line L column C`.
-fn json_error_text(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
-
 /// Picks the framework and says why; `None` when nothing fits.
 fn choose_framework(
     files: &ProjectFiles,
@@ -1116,7 +1114,7 @@ fn package_major(root: &Path, name: &str) -> Option<u64> {
         .take(8)
         .map(|d| d.join("node_modules").join(name).join("package.json"))
         .find(|p| p.is_file())?;
-    let text = std::fs::read_to_string(manifest).ok()?;
+    let text = crate::fsio::read_text(&manifest, crate::fsio::PROJECT_FILE).ok()?;
     let value: Value = serde_json::from_str(&text).ok()?;
     value.get("version")?.as_str()?.split('.').next()?.parse().ok()
 }
@@ -1275,7 +1273,7 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         assert_eq!(
             plan_error("{\"name\": }", "jest", work.path()),
-            "<root>/package.json: line 1, column 10: expected value at line 1 column 10"
+            "<root>/package.json: line 1, column 10: expected value"
         );
         assert_eq!(
             plan_error("{}", "ava", work.path()),

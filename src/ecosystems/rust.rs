@@ -315,16 +315,12 @@ fn has_table(text: &str, name: &str) -> bool {
 /// The directories (relative to `root`, `/`-separated, `""` for the root) of the workspace's
 /// member packages, from `cargo metadata --no-deps`; `None` when cargo cannot say.
 fn workspace_member_dirs(root: &Path) -> Option<Vec<String>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    static CALLS: AtomicUsize = AtomicUsize::new(0);
     let mut spec = CommandSpec::new("cargo", &["metadata", "--no-deps", "--format-version", "1", "--offline"], root);
     spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
-    // The JSON can be larger than the output kept in memory: it is read from a file.
-    let file = std::env::temp_dir().join(format!(
-        "fcorr-cargo-metadata-{}-{}.json",
-        std::process::id(),
-        CALLS.fetch_add(1, Ordering::Relaxed)
-    ));
+    // The JSON can be larger than the output kept in memory: it is read from a file, in a private
+    // directory (removed when dropped) so no one else can plant or read it.
+    let scratch = tempfile::Builder::new().prefix("fcorr-cargo-metadata-").tempdir().ok()?;
+    let file = scratch.path().join("metadata.json");
     spec.stdout_file = Some(file.clone());
     let outcome = crate::execute::process::run(
         &spec,
@@ -332,12 +328,12 @@ fn workspace_member_dirs(root: &Path) -> Option<Vec<String>> {
         crate::execute::process::DEFAULT_GRACE,
         &crate::execute::process::null_log(),
     );
-    let text = std::fs::read_to_string(&file);
-    let _ = std::fs::remove_file(&file);
     if !outcome.exit.success() {
         return None;
     }
-    let metadata: serde_json::Value = serde_json::from_str(&text.ok()?).ok()?;
+    // --no-deps: the workspace's own packages only, well under a project file's cap.
+    let text = crate::fsio::read_text(&file, crate::fsio::PROJECT_FILE).ok()?;
+    let metadata: serde_json::Value = serde_json::from_str(&text).ok()?;
     let members: Vec<&str> = metadata["workspace_members"].as_array()?.iter().filter_map(|v| v.as_str()).collect();
     let workspace_root = Path::new(metadata["workspace_root"].as_str()?);
     let dirs = metadata["packages"]

@@ -121,7 +121,7 @@ impl Api {
             Ok(uri) if uri.scheme().is_some() && uri.host().is_some() => {}
             _ => return Err(ClientError::ApiUrl(api_url.to_string())),
         }
-        let config = crate::net::agent_config()
+        let config = crate::net::agent_config(crate::net::Redirects::Follow)
             .timeout_connect(Some(Duration::from_secs(15)))
             .timeout_recv_response(Some(Duration::from_secs(120)))
             .timeout_recv_body(Some(Duration::from_secs(120)))
@@ -167,6 +167,9 @@ impl Api {
         let payload = match body {
             Some(body) => {
                 request = request.header("content-type", "application/json");
+                // Comments and check runs are not masked by GitHub: no secret fcorr holds is sent.
+                let mut body = body.clone();
+                crate::secrets::redact_json(&mut body);
                 body.to_string().into_bytes()
             }
             None => Vec::new(),
@@ -210,7 +213,7 @@ impl Api {
             };
             match wait {
                 Some(wait) if idempotent && attempt < self.max_attempts && wait <= self.max_wait => {
-                    eprintln!(
+                    errln!(
                         "fcorr: GitHub API {method} {path}: {}; retrying in {}s",
                         match &result {
                             Ok(r) => format!("HTTP {}", r.status),

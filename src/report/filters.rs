@@ -12,6 +12,8 @@ use crate::text::truncate_chars;
 pub(crate) fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
     env.add_filter("summary", |v: Value| escape_summary(&text_of(&v)));
+    env.add_filter("md", |v: Value| escape_with_code(&text_of(&v), false));
+    env.add_filter("md_cell", |v: Value| escape_with_code(&text_of(&v), true));
     env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
     env.add_filter("code_cell", |v: Value| inline_code(&text_of(&v), true));
     env.add_filter("code_block", |v: Value, info: Option<String>| {
@@ -63,6 +65,7 @@ const NO_PING: char = '\u{200D}';
 /// backticks, HTML (so `<script>` and `<!--` stay text), emphasis, link, image and heading
 /// markers; newlines become `<br>` so the text stays on its line; `@mentions` do not ping.
 pub(crate) fn escape_cell(text: &str) -> String {
+    let text = crate::text::neutralise_bidi(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -98,10 +101,89 @@ pub(crate) fn escape_cell(text: &str) -> String {
     out
 }
 
+/// Text in which `backtick spans` are meant as code, as fcorr's own messages write them
+/// (``critical case `x` failed``): each span whose closing run matches its opening one (the
+/// CommonMark rule) becomes a code span shown verbatim, everything else is escaped as by
+/// [`escape_cell`], so an unmatched backtick shows as a backtick and nothing else is Markdown.
+pub(crate) fn escape_with_code(text: &str, in_table: bool) -> String {
+    code_spans(text)
+        .into_iter()
+        .map(|span| match span {
+            Span::Text(t) => escape_cell(t),
+            Span::Code(c) => inline_code(c, in_table),
+        })
+        .collect()
+}
+
+/// A piece of a message: plain text, or the inside of one of its `code spans`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span<'a> {
+    Text(&'a str),
+    Code(&'a str),
+}
+
+/// `text` cut into plain text and code spans by CommonMark's rule: a run of backticks opens a
+/// span that the next run of the same length closes; an opening run with no closing one, or
+/// around nothing but spaces, is text.
+pub(crate) fn code_spans(text: &str) -> Vec<Span<'_>> {
+    let mut spans = Vec::new();
+    let mut plain = 0;
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+        let body = i + run;
+        match closing_run(&text[body..], run) {
+            Some(end) if !text[body..body + end].trim().is_empty() => {
+                if plain < i {
+                    spans.push(Span::Text(&text[plain..i]));
+                }
+                let code = &text[body..body + end];
+                // CommonMark strips one space on each side when both are there.
+                let code = match code.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                    Some(inner) if !inner.trim().is_empty() => inner,
+                    _ => code,
+                };
+                spans.push(Span::Code(code));
+                i = body + end + run;
+                plain = i;
+            }
+            _ => i = body,
+        }
+    }
+    if plain < text.len() {
+        spans.push(Span::Text(&text[plain..]));
+    }
+    spans
+}
+
+/// Byte offset in `text` of the first backtick run exactly `len` long.
+fn closing_run(text: &str, len: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
 /// Text for a line of raw HTML such as `<summary>…</summary>`: one line (every run of whitespace
 /// and control characters becomes one space, so a blank line cannot end the HTML block and let
 /// the rest render as Markdown), HTML-escaped, and `@mentions` do not ping.
 pub(crate) fn escape_summary(text: &str) -> String {
+    let text = crate::text::neutralise_bidi(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -131,8 +213,10 @@ pub(crate) fn escape_summary(text: &str) -> String {
 /// longest run inside. Newlines become spaces (a span is one line); in a table cell pipes are
 /// escaped, which GFM undoes inside code spans.
 pub(crate) fn inline_code(text: &str, in_table: bool) -> String {
-    let mut body: String =
-        text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
+    let mut body: String = crate::text::neutralise_bidi(text)
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c })
+        .collect();
     if in_table {
         body = body.replace('|', "\\|");
     }
@@ -152,6 +236,7 @@ pub(crate) fn inline_code(text: &str, in_table: bool) -> String {
 pub(crate) fn code_block(text: &str, info: &str) -> String {
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     let info: String = info.chars().filter(|c| *c != '`' && !c.is_control()).collect();
+    let text = crate::text::neutralise_bidi(text);
     let body = text.trim_end_matches(['\n', '\r']);
     format!("{fence}{info}\n{body}\n{fence}\n")
 }
@@ -208,8 +293,12 @@ pub(crate) fn format_duration(ms: f64) -> String {
     }
 }
 
-/// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`.
+/// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`; `n/a`
+/// for a number that is not finite (never `inf`: compare keeps deltas finite, this is the net).
 pub(crate) fn format_number(x: f64) -> String {
+    if !(x * 100.0).is_finite() {
+        return "n/a".into();
+    }
     let text = format!("{:.2}", (x * 100.0).round() / 100.0);
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" { "0".into() } else { text.to_string() }
@@ -218,7 +307,9 @@ pub(crate) fn format_number(x: f64) -> String {
 /// A signed change with an arrow: `+1.5 ↑`, `-2 ↓`, `±0`.
 pub(crate) fn signed_delta(x: f64, unit: &str) -> String {
     let rounded = (x * 100.0).round() / 100.0;
-    if rounded == 0.0 {
+    if !rounded.is_finite() {
+        "n/a".into()
+    } else if rounded == 0.0 {
         format!("±0{unit}")
     } else if rounded > 0.0 {
         format!("+{}{unit} ↑", format_number(rounded))
@@ -290,6 +381,22 @@ mod tests {
     }
 
     #[test]
+    fn names_with_bidi_controls_show_in_stored_order_everywhere_markdown_puts_them() {
+        let name = "test_\u{202E}cod.exe";
+        for shown in [escape_cell(name), escape_summary(name), inline_code(name, true), code_block(name, "")] {
+            assert!(shown.contains("U+202E") && !shown.contains('\u{202E}'), "{shown}");
+        }
+    }
+
+    #[test]
+    fn numbers_that_are_not_finite_show_as_not_applicable() {
+        assert_eq!(signed_delta(f64::INFINITY, ""), "n/a");
+        assert_eq!(signed_delta(1e308, ""), "n/a");
+        assert_eq!(format_number(f64::NAN), "n/a");
+        assert_eq!(signed_delta(-2.5, ""), "-2.5 ↓");
+    }
+
+    #[test]
     fn cells_escape_markdown_and_html() {
         assert_eq!(escape_cell("a|b"), "a\\|b");
         assert_eq!(escape_cell("<script>x</script>"), "&lt;script&gt;x&lt;/script&gt;");
@@ -298,6 +405,17 @@ mod tests {
         assert_eq!(escape_cell("`x`"), "\\`x\\`");
         assert_eq!(escape_cell("# H"), "\\# H");
         assert_eq!(escape_cell("ping @octocat, mail a@b"), "ping @\u{200D}octocat, mail a@\u{200D}b");
+    }
+
+    #[test]
+    fn backtick_spans_become_code_and_the_rest_is_escaped() {
+        assert_eq!(escape_with_code("critical case `danger` failed", false), "critical case `danger` failed");
+        assert_eq!(escape_with_code("expected `ls -a`, got `ls | wc`", true), "expected `ls -a`, got `ls \\| wc`");
+        assert_eq!(escape_with_code("`a`b` *x*", false), "`a`b\\` \\*x\\*");
+        assert_eq!(escape_with_code("``a`b`` <i>", false), "``a`b`` &lt;i&gt;");
+        assert_eq!(escape_with_code("no `close", false), "no \\`close");
+        assert_eq!(escape_with_code("`` `` empty", false), "\\`\\` \\`\\` empty");
+        assert_eq!(escape_with_code("@team `@team`", false), "@\u{200D}team `@team`");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::bank::{MechanismSpec, registration};
 use crate::config::{Origin, SuiteSite};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::Event;
-use crate::model::{PhaseKind, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
+use crate::model::{SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 use crate::sut::config::{SutConfig, SutContext};
@@ -165,11 +165,20 @@ impl SuiteRunner for Bank {
             return result;
         }
         let settings = &plan.settings;
+        let mut log_file = None;
         let sut = match &plan.sut {
             Some(config) => {
                 let mut sut_ctx = SutContext::new(&plan.base_dir);
                 sut_ctx.cache_dir = ctx.exec.cache_dir.join("sut-answers");
                 sut_ctx.no_cache = plan.no_cache;
+                // What the system under test prints on stderr, capped like every suite log.
+                match crate::execute::suite_log(&ctx.exec.out_dir, &suite.id) {
+                    Ok((log, file)) => {
+                        sut_ctx.log = Some(log);
+                        log_file = Some(file);
+                    }
+                    Err(message) => return fail(result, SuiteErrorKind::Harness, message, None),
+                }
                 match config.build(&sut_ctx) {
                     Ok(sut) => Some(sut),
                     Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), None),
@@ -180,8 +189,8 @@ impl SuiteRunner for Bank {
         let events = ctx.events;
         let id = suite.id.clone();
         let mut progress = |p: &crate::bank::pace::Progress| {
-            // The terminal shows this on the suite's spinner (TTY) or as one line (CI).
-            events.emit(Event::PhaseStarted { suite_id: id.clone(), phase: PhaseKind::Test, command: p.line() });
+            // The terminal shows this on the suite's spinner (TTY), and in CI only in heartbeats.
+            events.emit(Event::CaseProgress { suite_id: id.clone(), text: p.line() });
         };
         match run_bank(settings, sut.as_deref(), &mut progress) {
             Ok(mut bank_suite) => {
@@ -190,6 +199,7 @@ impl SuiteRunner for Bank {
                 bank_suite.score = result.score;
                 bank_suite.weight = result.weight;
                 bank_suite.path = result.path;
+                bank_suite.log_file = log_file;
                 bank_suite
             }
             Err(e) => fail(

@@ -1,10 +1,10 @@
 //! The java runner against real fixtures: Maven with surefire, a javac error, Gradle (Debian's
-//! Gradle 4.4.1, which `.ci/run` installs) with and without a committed wrapper, and Gradle-format
+//! Gradle 4.4.1, which `scripts/test.sh` installs) with and without a committed wrapper, and Gradle-format
 //! reports read without Gradle. Expected results come from `expected.json`.
 
 use std::path::Path;
 
-use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
+use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
 use crate::support::*;
@@ -63,6 +63,21 @@ fn maven_fixture_matches_expected() {
     }
     let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
     assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
+    // Where Maven said each test failed (`[ERROR]   InventoryTest.totalUnitsSumsAllSkus:30 …`), in
+    // the test class's source file; every other case at its method.
+    let printed = printed_locations(suite, r"\[ERROR\]\s+(\w+)\.\w+:(\d+)");
+    let printed: Vec<(String, u32)> =
+        printed.into_iter().map(|(class, line)| (format!("{class}.java"), line)).collect();
+    for failed in suite.failures() {
+        assert_located_as_printed(failed, &printed);
+    }
+    for case in &suite.cases {
+        let file = format!("src/test/java/{}.java", case.classname.as_deref().unwrap().replace('.', "/"));
+        assert_eq!(case.file.as_deref(), Some(file.as_str()), "{case:?}");
+        if case.status == CaseStatus::Passed {
+            assert_eq!(case.line, Some(line_of(name, &file, &format!("void {}(", case.name))), "{case:?}");
+        }
+    }
     // Maven writes colour resets even with -B; the tails shown in reports must be plain text.
     for p in &suite.phases {
         assert!(!p.log_tail.contains('\u{1b}'), "{:?} tail has escape codes:\n{:?}", p.kind, p.log_tail);
@@ -103,7 +118,7 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
     let dir = tempfile::tempdir().unwrap();
 
     // Detected as Gradle; Gradle is not on this PATH and the fixture has no wrapper.
-    let path = path_without("gradle", dir.path());
+    let path = path_without(&["gradle"], dir.path());
     let (code, run) =
         fcorr_run_env(&[fixture(name).as_os_str()], &dir.path().join("out1"), &[("PATH", path.as_os_str())]);
     let suite = &run.suites[0];
@@ -194,33 +209,12 @@ fn maven_version() -> String {
     line.split("Apache Maven ").nth(1).unwrap().split_whitespace().next().unwrap().to_string()
 }
 
-/// `PATH` without the directories holding `program`; the other programs of those directories
-/// that fcorr runs stay reachable through links in a directory under `scratch`.
-fn path_without(program: &str, scratch: &Path) -> std::ffi::OsString {
-    let links = scratch.join("path-links");
-    std::fs::create_dir_all(&links).unwrap();
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let mut dirs = vec![links.clone()];
-    for dir in std::env::split_paths(&path) {
-        if !dir.join(program).exists() {
-            dirs.push(dir);
-            continue;
-        }
-        for tool in ["sh", "git", "find", "rm", "java"] {
-            if dir.join(tool).exists() && !links.join(tool).exists() {
-                std::os::unix::fs::symlink(dir.join(tool), links.join(tool)).unwrap();
-            }
-        }
-    }
-    std::env::join_paths(dirs).unwrap()
-}
-
 /// Fails with what to do when Gradle is missing: these tests run the real Gradle.
 fn require_gradle() {
     let found = std::process::Command::new("gradle").arg("--version").output();
     assert!(
         found.as_ref().is_ok_and(|o| o.status.success()),
-        "these tests run the real Gradle: install it (`apt-get install gradle`, as .ci/run does): {found:?}"
+        "these tests run the real Gradle: install it (`apt-get install gradle`, as scripts/test.sh does): {found:?}"
     );
 }
 

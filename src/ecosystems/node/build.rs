@@ -164,8 +164,12 @@ fn test_files(files: &ProjectFiles) -> Vec<&str> {
 }
 
 fn read_bounded(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    (meta.len() <= MAX_TEST_FILE_BYTES).then(|| std::fs::read_to_string(path).ok()).flatten()
+    const TEST_FILE: crate::fsio::Limit = crate::fsio::Limit {
+        what: "test file",
+        cap: MAX_TEST_FILE_BYTES,
+        advice: "a test file this large is not read for its imports",
+    };
+    crate::fsio::read_text(path, TEST_FILE).ok()
 }
 
 /// The module specifiers a file imports: `import ... from 'x'`, `import 'x'`, `import('x')`,

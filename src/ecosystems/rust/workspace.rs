@@ -129,7 +129,7 @@ pub(super) fn package_of(root: &Path, file: &str) -> Option<(String, String)> {
 
 /// `[package] name` of a manifest; none for a virtual manifest or one that does not parse.
 fn package_name(manifest: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(manifest).ok()?;
+    let text = crate::fsio::read_text(manifest, crate::fsio::PROJECT_FILE).ok()?;
     let table: toml::Table = toml::from_str(&text).ok()?;
     table.get("package")?.get("name")?.as_str().map(str::to_string)
 }
