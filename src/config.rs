@@ -44,6 +44,10 @@ pub struct Config {
     /// Where each value was written, for errors found after parsing.
     #[serde(skip)]
     pub spans: Spans,
+    /// Environment variables the file names as secrets (`api-key-env`, `{env:NAME}`: see
+    /// `crate::secrets::named_by`), sorted: withheld from every child and redacted from outputs.
+    #[serde(skip)]
+    pub secret_vars: Vec<String>,
 }
 
 /// `[run]`: defaults for every suite and for the run itself.
@@ -248,6 +252,26 @@ impl Spans {
     }
 }
 
+/// Every string in `value` as (dotted path, key, text); an array's items belong to its key.
+fn string_values(path: &str, key: &str, value: &Spanned<DeValue<'_>>, into: &mut Vec<(String, String, String)>) {
+    match value.get_ref() {
+        DeValue::String(text) => into.push((path.to_string(), key.to_string(), text.to_string())),
+        DeValue::Table(table) => {
+            for (child_key, child) in table.iter() {
+                let name = child_key.get_ref();
+                let child_path = if path.is_empty() { name.to_string() } else { format!("{path}.{name}") };
+                string_values(&child_path, name, child, into);
+            }
+        }
+        DeValue::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                string_values(&format!("{path}.{i}"), key, item, into);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Where one `[[suite]]` is, for its runner's validation messages.
 pub struct SuiteSite<'a> {
     pub file: &'a Path,
@@ -380,8 +404,8 @@ pub struct GithubConfig {
 impl Config {
     /// Reads and validates a config file; `kinds` are the suite kinds it may name.
     pub(crate) fn load(path: &Path, kinds: &dyn KindKeys) -> Result<Config, FcorrError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: format!("cannot read it: {e}") })?;
+        let text = crate::fsio::read_text(path, crate::fsio::CONFIG)
+            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: e.problem.to_string() })?;
         Ok(Config::parse(&text, path, kinds)?)
     }
 
@@ -393,12 +417,14 @@ impl Config {
         };
         let mut root = DeTable::parse(text).map_err(toml_error)?;
         let mut spans = Spans::default();
-        Spans::index(
-            text,
-            "",
-            &Spanned::new(root.span(), DeValue::Table(root.get_ref().clone())),
-            &mut spans.positions,
-        );
+        let whole = Spanned::new(root.span(), DeValue::Table(root.get_ref().clone()));
+        Spans::index(text, "", &whole, &mut spans.positions);
+        let mut strings = Vec::new();
+        string_values("", "", &whole, &mut strings);
+        let mut secret_vars: Vec<String> =
+            strings.iter().flat_map(|(_, key, value)| crate::secrets::named_by(key, value)).collect();
+        secret_vars.sort();
+        secret_vars.dedup();
         let base_dir = path
             .parent()
             .map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p })
@@ -411,6 +437,7 @@ impl Config {
         config.base_dir = base_dir;
         config.source = Some(path.to_path_buf());
         config.spans = spans;
+        config.secret_vars = secret_vars;
         if let Some(tables) = suite_tables {
             let DeValue::Array(items) = tables.get_ref() else {
                 return Err(ConfigError::new(
@@ -428,7 +455,26 @@ impl Config {
             }
         }
         config.validate(path)?;
+        config.check_pass_env(path, &strings)?;
         Ok(config)
+    }
+
+    /// Every `pass-env` name, wherever a suite takes one (project suites, command systems under
+    /// test, benchmark executors), must be a variable fcorr withholds.
+    fn check_pass_env(&self, path: &Path, strings: &[(String, String, String)]) -> Result<(), ConfigError> {
+        for (at, key, name) in strings.iter().filter(|(_, key, _)| key == "pass-env") {
+            if let Err(e) = crate::secrets::check_pass_env(name, &self.secret_vars) {
+                let suite = at.strip_prefix("suite.").and_then(|rest| rest.split('.').next()?.parse::<usize>().ok());
+                let label =
+                    suite.map(|i| self.suites.get(i).and_then(|s| s.name.clone()).unwrap_or(format!("#{}", i + 1)));
+                let message = match label {
+                    Some(label) => format!("suite {label}: {e}"),
+                    None => format!("{key}: {e}"),
+                };
+                return Err(ConfigError::new(path, self.spans.at(at), message));
+            }
+        }
+        Ok(())
     }
 
     /// Reads one `[[suite]]`: `kind` first, then the shared keys, then the kind's own keys

@@ -6,8 +6,13 @@ use std::process::{Command, Stdio};
 use crate::model::GitInfo;
 
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let output =
-        Command::new("git").args(args).current_dir(dir).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    let mut command = Command::new("git");
+    // Read after the tests ran, in a checkout they could have configured (`core.fsmonitor` runs a
+    // command): git gets no secret either.
+    for name in crate::secrets::withheld() {
+        command.env_remove(name);
+    }
+    let output = command.args(args).current_dir(dir).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
     output.status.success().then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
 }
 

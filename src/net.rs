@@ -3,7 +3,8 @@
 //! from `ALL_PROXY`/`HTTPS_PROXY`/`HTTP_PROXY`/`NO_PROXY` (either case), and TLS trusts the system
 //! certificate store (or `SSL_CERT_FILE`/`SSL_CERT_DIR`) in addition to the bundled Mozilla roots.
 //! Systems under test get a blocking ureq agent from here; the GitHub client's hyper connector
-//! (`github::transport`) takes the same proxy choice and roots.
+//! (`github::transport`) takes the same proxy choice and roots. Whether redirects are followed
+//! is the caller's choice ([`Redirects`]) on either client, never a default.
 
 use std::sync::{Arc, OnceLock};
 
@@ -15,14 +16,31 @@ use ureq::typestate::AgentScope;
 /// The value fcorr sends as `User-Agent`.
 pub(crate) const USER_AGENT: &str = concat!("fcorr/", env!("CARGO_PKG_VERSION"));
 
-/// An agent configuration with fcorr's proxy and TLS settings; callers add timeouts and the like.
-pub(crate) fn agent_config() -> ConfigBuilder<AgentScope> {
-    ureq::Agent::config_builder()
+/// Whether an agent follows redirects: each caller says, because a redirect may point anywhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Redirects {
+    /// Follow them, dropping `Authorization` on every hop; for a client whose other headers are
+    /// no secret (the GitHub API: artifact downloads end on blob storage).
+    Follow,
+    /// Never: the 3xx answer comes back to the caller. For clients sending configured headers
+    /// (systems under test), which must never reach another origin.
+    Never,
+}
+
+/// An agent configuration with fcorr's proxy and TLS settings and the caller's redirect rule;
+/// callers add timeouts and the like.
+pub(crate) fn agent_config(redirects: Redirects) -> ConfigBuilder<AgentScope> {
+    let builder = ureq::Agent::config_builder()
         // ureq's own reading of the variables (it also honours NO_PROXY); read per agent so a
         // test or a wrapper script that sets them before the call is obeyed.
         .proxy(ureq::Proxy::try_from_env())
         .tls_config(TlsConfig::builder().root_certs(root_certs()).build())
-        .user_agent(USER_AGENT)
+        .user_agent(USER_AGENT);
+    match redirects {
+        // ureq keeps every other header on a redirect, whatever the new host.
+        Redirects::Follow => builder.redirect_auth_headers(ureq::config::RedirectAuthHeaders::Never),
+        Redirects::Never => builder.max_redirects(0),
+    }
 }
 
 /// Proxy variables in the order they are looked at. The first one set is the proxy for every
@@ -129,7 +147,7 @@ fn root_certs() -> RootCerts {
 fn system_certs() -> Vec<CertificateDer<'static>> {
     let found = rustls_native_certs::load_native_certs();
     for error in &found.errors {
-        eprintln!("fcorr: warning: system certificates: {error}");
+        errln!("fcorr: warning: system certificates: {error}");
     }
     found.certs
 }

@@ -74,6 +74,11 @@ pub(crate) struct BenchmarkConfig {
     pub env: BTreeMap<String, String>,
     /// Report files the test commands write, for tasks that name none (globs in the copy).
     pub reports: Vec<String>,
+    /// Withheld variables (the secrets fcorr.toml names, fcorr's tokens) the executor may
+    /// inherit: an agent that calls a model needs its key. Never the task's tests. Left out of
+    /// the serialised form when empty, so configuration hashes stay what they were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pass_env: Vec<String>,
 }
 
 /// A benchmark suite, resolved.
@@ -92,6 +97,8 @@ pub(crate) struct BenchmarkPlan {
     pub test_timeout: Duration,
     pub env: Vec<(String, String)>,
     pub reports: Vec<String>,
+    /// `pass-env`: withheld variables the executor inherits.
+    pub pass_env: Vec<String>,
     /// Keeps only the tasks of one shard (`--shard K/N`), when set.
     pub shard: Option<Shard>,
 }
@@ -120,6 +127,7 @@ impl BenchmarkConfig {
             test_timeout: Duration::from_secs(self.test_timeout.unwrap_or(DEFAULT_EXECUTOR_TIMEOUT)),
             env: self.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
             reports: self.reports.clone(),
+            pass_env: self.pass_env.clone(),
             shard: None,
         })
     }
@@ -300,7 +308,8 @@ impl TaskRunner<'_> {
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
         let log = match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("task.log"))) {
-            Ok(file) => process::file_log(file),
+            // Capped like every suite log: an executor printing 1 GB leaves an 8 MiB log.
+            Ok(file) => process::capped_file_log(file),
             Err(e) => {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
@@ -391,15 +400,24 @@ impl TaskRunner<'_> {
         let task_json = serde_json::to_string(task).unwrap_or_default();
         let usage_file = dir.join("usage.json");
         let _ = std::fs::remove_file(&usage_file);
+        // The task always goes in a file too: inline, a task over the kernel's 128 KiB per
+        // variable would stop the executor from starting at all.
+        let task_file = dir.join("task.json");
+        if let Err(e) = std::fs::write(&task_file, &task_json) {
+            let message = format!("cannot write {}: {e}", task_file.display());
+            return Err((CaseStatus::Error, "harness-error", message, String::new()));
+        }
         let mut spec = CommandSpec::shell(executor, scratch);
         spec.env = self.plan.env.clone();
+        process::set_small_env(&mut spec.env, "FCORR_TASK_ID", &task.id);
+        process::set_small_env(&mut spec.env, "FCORR_TASK_JSON", &task_json);
         spec.env.extend([
-            ("FCORR_TASK_ID".to_string(), task.id.clone()),
-            ("FCORR_TASK_JSON".to_string(), task_json.clone()),
+            ("FCORR_TASK_FILE".to_string(), task_file.to_string_lossy().into_owned()),
             ("FCORR_TASK_DIR".to_string(), scratch.to_string_lossy().into_owned()),
             ("FCORR_USAGE_FILE".to_string(), usage_file.to_string_lossy().into_owned()),
         ]);
         spec.stdin = Some(task_json.into_bytes());
+        spec.pass_env = self.plan.pass_env.clone();
         let stdout_path = dir.join("executor.stdout");
         spec.stdout_file = Some(stdout_path.clone());
         let outcome = process::run(&spec, self.plan.executor_timeout, self.ctx.grace, log);
@@ -431,8 +449,19 @@ impl TaskRunner<'_> {
             }
         }
         let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
-        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         let trimmed = stdout.trim();
+        let answers = trimmed.starts_with('{') || trimmed.starts_with("diff --git") || trimmed.starts_with("--- ");
+        if outcome.stdout_file_cut > 0 && answers {
+            // A patch or JSON answer with its middle cut out is not what the executor said:
+            // applying or reading it would judge something else.
+            let message = format!(
+                "the executor printed more on stdout than fcorr keeps ({} bytes cut from the middle); its patch or \
+                 answer is incomplete and was not used",
+                outcome.stdout_file_cut
+            );
+            return Err((CaseStatus::Error, "executor-output-cut", message, output));
+        }
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         if trimmed.starts_with('{')
             && let Ok(json) = serde_json::from_str::<Value>(trimmed)
         {
@@ -459,7 +488,7 @@ impl TaskRunner<'_> {
     fn test_plan(&self, task: &Task, scratch: &Path) -> (SuitePlan, ProjectPlan) {
         let id = format!("{}/{}", self.suite.id, task.id);
         let mut env = self.plan.env.clone();
-        env.push(("FCORR_TASK_ID".into(), task.id.clone()));
+        process::set_small_env(&mut env, "FCORR_TASK_ID", &task.id);
         let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
         let project = ProjectPlan {
             ecosystem: self.plan.runner.clone(),

@@ -62,6 +62,8 @@ struct Target {
     history: PathBuf,
     calibrator: Option<String>,
     base: PathBuf,
+    /// The secrets the config names (none without a config).
+    secret_vars: Vec<String>,
 }
 
 fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
@@ -72,7 +74,13 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
             .clone()
             .map(|h| cwd.join(h))
             .unwrap_or_else(|| as_file.parent().map_or_else(|| cwd.join("history"), |p| p.join("history")));
-        return Ok(Target { bank: as_file, history, calibrator: None, base: cwd.to_path_buf() });
+        return Ok(Target {
+            bank: as_file,
+            history,
+            calibrator: None,
+            base: cwd.to_path_buf(),
+            secret_vars: Vec::new(),
+        });
     }
     let Some(path) = crate::pipeline::find_config(args.config.as_deref(), &[], false, cwd) else {
         return Err(FcorrError::Usage(format!(
@@ -104,13 +112,15 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
         (None, Some(h)) => base.join(h),
         (None, None) => bank.parent().unwrap_or(&base).join("history"),
     };
-    Ok(Target { bank, history, calibrator: settings.calibrator, base })
+    Ok(Target { bank, history, calibrator: settings.calibrator, base, secret_vars: config.secret_vars })
 }
 
 fn bank_error(e: BankError) -> FcorrError {
     match e {
         BankError::Input { file, message } => FcorrError::Input { file, message },
         BankError::Setting(message) => FcorrError::Usage(message),
+        // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
+        BankError::Write(e) => FcorrError::Harness(e.to_string()),
     }
 }
 
@@ -129,6 +139,8 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
         _ => Scope::Full,
     };
     let target = resolve(&args, &cwd)?;
+    // The calibrator is a child process like any other: the config's secrets stay out of it.
+    crate::pipeline::protect_secrets(&target.secret_vars);
     let Some(command) = args.calibrator.clone().or(target.calibrator.clone()) else {
         return Err(FcorrError::Usage(
             "no calibrator: pass --calibrator COMMAND or set `calibrator` on the bank suite".into(),
@@ -143,6 +155,8 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     }))
     .map_err(|e| FcorrError::Usage(format!("calibrator: {e}")))?;
     let calibrator = sut_config.build(&SutContext::new(&target.base)).map_err(|e| FcorrError::Usage(e.to_string()))?;
+    // Ctrl-C or SIGTERM stops the calibrator calls; nothing is written (exit 128 + signal).
+    crate::execute::process::cancel_on_signal();
 
     let bank = load_bank(&target.bank).map_err(bank_error)?;
     let history = load_history(&target.history, &bank).map_err(bank_error)?;
@@ -150,35 +164,32 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let mut proposals: Vec<Proposal> = Vec::with_capacity(tests.len());
     let mut failures = Vec::new();
     for (i, test) in tests.iter().enumerate() {
-        eprintln!("[{}/{}] {}", i + 1, tests.len(), test.test_id);
+        errln!("[{}/{}] {}", i + 1, tests.len(), test.test_id);
         match ask(calibrator.as_ref(), test, &history.resolve(test), &args.added_entities) {
             Ok(p) => proposals.push(p),
             Err(e) => failures.push(format!("{}: {e}", test.test_id)),
         }
     }
-    print!("{}", render_diff(&proposals));
+    out!("{}", render_diff(&proposals));
     if !failures.is_empty() {
         for f in &failures {
-            eprintln!("fcorr: calibrator failed for {f}");
+            errln!("fcorr: calibrator failed for {f}");
         }
-        eprintln!("fcorr: {} calibrator call(s) failed; nothing written", failures.len());
+        errln!("fcorr: {} calibrator call(s) failed; nothing written", failures.len());
         return Ok(3);
     }
     let changed = proposals.iter().filter(|p| p.changed()).count();
     if !args.write {
-        println!(
-            "dry run: nothing written (--write records the changes in a new file in {})",
-            target.history.display()
-        );
+        outln!("dry run: nothing written (--write records the changes in a new file in {})", target.history.display());
         return Ok(0);
     }
     if changed == 0 {
-        println!("no changes: nothing written");
+        outln!("no changes: nothing written");
         return Ok(0);
     }
     let now = time::OffsetDateTime::now_utc();
     let file = history_file(&proposals, now, args.trigger.clone(), args.kb_version.clone());
     let path = write_new(&target.history, &file, now).map_err(bank_error)?;
-    println!("wrote {} ({changed} changed, {} unchanged)", path.display(), proposals.len() - changed);
+    outln!("wrote {} ({changed} changed, {} unchanged)", path.display(), proposals.len() - changed);
     Ok(0)
 }

@@ -128,7 +128,7 @@ impl Api {
             _ => return Err(ClientError::ApiUrl(api_url.to_string())),
         };
         Ok(Api {
-            client: super::transport::client(base, token)?,
+            client: super::transport::client(base, token, crate::net::Redirects::Follow)?,
             api_url: api_url.to_string(),
             owner: owner.into(),
             repo: repo.into(),
@@ -162,6 +162,9 @@ impl Api {
         let payload = match body {
             Some(body) => {
                 request = request.header("content-type", "application/json");
+                // Comments and check runs are not masked by GitHub: no secret fcorr holds is sent.
+                let mut body = body.clone();
+                crate::secrets::redact_json(&mut body);
                 OctoBody::from(body.to_string())
             }
             None => OctoBody::empty(),
@@ -200,7 +203,7 @@ impl Api {
             };
             match wait {
                 Some(wait) if idempotent && attempt < self.max_attempts && wait <= self.max_wait => {
-                    eprintln!(
+                    errln!(
                         "fcorr: GitHub API {method} {path}: {}; retrying in {}s",
                         match &result {
                             Ok(r) => format!("HTTP {}", r.status),

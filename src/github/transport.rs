@@ -21,7 +21,7 @@ use tower::ServiceExt;
 use tower_http::follow_redirect::FollowRedirectLayer;
 use tower_http::follow_redirect::policy::{FilterCredentials, Limited, PolicyExt};
 
-use crate::net::ProxySetting;
+use crate::net::{ProxySetting, Redirects};
 
 /// Longest wait for a TCP connection (to the API, or to the proxy).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(15);
@@ -46,18 +46,24 @@ pub enum TransportError {
 }
 
 /// An octocrab client for the API at `base` (github.com or a GitHub Enterprise Server URL with
-/// its `/api/v3` path) sending `token` to the API only, never along a redirect. Must be called
-/// inside the tokio runtime that will drive its requests (octocrab spawns its worker there).
-pub(crate) fn client(base: Uri, token: Option<&str>) -> Result<Octocrab, TransportError> {
+/// its `/api/v3` path) sending `token` to the API only, never along a redirect; `redirects` says
+/// whether 3xx answers are followed or handed back. Must be called inside the tokio runtime that
+/// will drive its requests (octocrab spawns its worker there).
+pub(crate) fn client(base: Uri, token: Option<&str>, redirects: Redirects) -> Result<Octocrab, TransportError> {
     if tokio::runtime::Handle::try_current().is_err() {
         return Err(TransportError::NoRuntime);
     }
     let connector = connector(ProxySetting::from_env())?;
     let hyper = hyper_util::client::legacy::Client::builder(TokioExecutor::new()).build(connector);
     // `Authorization` is dropped on every redirect (not only cross-origin ones): artifact
-    // downloads end on blob storage, which must never see the token.
+    // downloads end on blob storage, which must never see the token. `Never` is a limit of
+    // zero: the layer stops at the first 3xx and hands it back unfollowed.
+    let limit = match redirects {
+        Redirects::Follow => MAX_REDIRECTS,
+        Redirects::Never => 0,
+    };
     let redirects = FollowRedirectLayer::with_policy(
-        Limited::new(MAX_REDIRECTS).and::<_, OctoBody, ()>(FilterCredentials::new().block_any()),
+        Limited::new(limit).and::<_, OctoBody, ()>(FilterCredentials::new().block_any()),
     );
     let auth = match token {
         // octocrab adds it to relative routes (the API's own), never to another host.

@@ -71,8 +71,10 @@ impl SurfaceError {
 
 /// Appends Markdown to the job summary file, within GitHub's 1 MiB limit.
 pub(crate) fn append_step_summary(path: &Path, markdown: &str) -> Result<(), SurfaceError> {
+    // GitHub masks the step log, not the job summary: secrets go before it is written.
+    let markdown = crate::secrets::redact(markdown);
     let text = fit_markdown(
-        markdown,
+        &markdown,
         STEP_SUMMARY_LIMIT,
         "> **Note:** the summary was trimmed to fit GitHub's 1 MiB job-summary limit; the full report is in the fcorr output directory (summary.md, report.html).",
     );
@@ -93,6 +95,7 @@ pub(crate) fn append_step_summary(path: &Path, markdown: &str) -> Result<(), Sur
 pub(crate) fn write_outputs(path: &Path, outputs: &[(&str, String)]) -> Result<(), SurfaceError> {
     let mut text = String::new();
     for (name, value) in outputs {
+        let value = crate::secrets::redact(value);
         let mut delimiter = format!("ghadelimiter_{}", random_token());
         while value.contains(&delimiter) {
             delimiter = format!("ghadelimiter_{}", random_token());

@@ -1,6 +1,7 @@
 //! The `http` adapter: POST a JSON body built from a template to a URL and pick the answer out of
 //! the JSON response with a JSON pointer. Also the HTTP plumbing the `openai` adapter shares:
-//! one blocking client, and failures classified as transient (connection refused, 429, 5xx) or not.
+//! one blocking client that never follows a redirect (configured headers hold keys and must not
+//! reach another origin), and failures classified as transient (connection refused, 429, 5xx) or not.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -20,6 +21,7 @@ use super::answer::MAX_ANSWER as MAX_BODY;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub(crate) struct HttpConfig {
+    /// `{env:NAME}` in it is replaced by that environment variable (a key in the query string).
     pub url: String,
     /// JSON body template: a string `"{case}"` becomes the whole case, `{prompt}` and `{id}` are
     /// replaced inside strings. Default: the case itself.
@@ -42,6 +44,9 @@ pub(crate) struct HttpConfig {
 pub(crate) struct HttpSut {
     config: HttpConfig,
     client: Client,
+    /// The URL with its `{env:NAME}` references filled in (`config.url`, as written, is what
+    /// messages show).
+    url: String,
     headers: Vec<(String, String)>,
 }
 
@@ -57,26 +62,21 @@ impl HttpSut {
         let headers = config
             .headers
             .iter()
-            .map(|(name, value)| Ok((name.clone(), expand_env(value)?)))
+            .map(|(name, value)| Ok((name.clone(), expand_env("headers", value)?)))
             .collect::<Result<_, SutConfigError>>()?;
-        Ok(HttpSut { client: Client::new(timeout), config, headers })
+        let url = expand_env("url", &config.url)?;
+        Ok(HttpSut { client: Client::new(timeout), url, config, headers })
     }
 }
 
-/// Replaces each `{env:NAME}` with the variable's value; an unset variable is an error.
-fn expand_env(value: &str) -> Result<String, SutConfigError> {
-    let mut out = String::new();
-    let mut rest = value;
-    while let Some(start) = rest.find("{env:") {
-        let Some(len) = rest[start..].find('}') else { break };
-        let var = &rest[start + 5..start + len];
-        let found =
-            std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key: "headers", var: var.to_string() })?;
-        out.push_str(&rest[..start]);
-        out.push_str(&found);
-        rest = &rest[start + len + 1..];
+/// Replaces each `{env:NAME}` with the variable's value; an unset variable is an error naming
+/// `key`. The names are the ones the config check registers as secrets (`crate::secrets`).
+fn expand_env(key: &'static str, value: &str) -> Result<String, SutConfigError> {
+    let mut out = value.to_string();
+    for var in crate::secrets::env_refs(value) {
+        let found = std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key, var: var.to_string() })?;
+        out = out.replacen(&format!("{{env:{var}}}"), &found, 1);
     }
-    out.push_str(rest);
     Ok(out)
 }
 
@@ -103,7 +103,7 @@ fn fill(template: &Value, request: &SutRequest) -> Value {
 impl Backend for HttpSut {
     fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
         let body = self.config.body.as_ref().map_or_else(|| request.case.clone(), |t| fill(t, request));
-        let text = self.client.post_json(&self.config.url, &self.headers, &body)?;
+        let text = self.client.post_json(&self.url, &self.config.url, &self.headers, &body)?;
         let Some(pointer) = &self.config.answer else {
             return answer::parse(text.as_bytes(), AnswerFormat::Auto).map_err(|bad| Failure::Permanent {
                 message: format!("{}: {}", self.config.url, bad.message),
@@ -135,7 +135,7 @@ pub(crate) struct Client {
 
 impl Client {
     pub(crate) fn new(timeout: Duration) -> Client {
-        let config = crate::net::agent_config()
+        let config = crate::net::agent_config(crate::net::Redirects::Never)
             .timeout_global(Some(timeout))
             // Statuses are classified here (429 and 5xx retried), not turned into errors.
             .http_status_as_error(false)
@@ -143,28 +143,89 @@ impl Client {
         Client { agent: ureq::Agent::new_with_config(config) }
     }
 
-    /// POSTs `body` and returns the response text of a 2xx answer.
-    pub(crate) fn post_json(&self, url: &str, headers: &[(String, String)], body: &Value) -> Result<String, Failure> {
+    /// POSTs `body` to `url` and returns the response text of a 2xx answer; `shown` is the URL
+    /// as configured (before `{env:NAME}` is filled in), for messages. A redirect is never
+    /// followed: it is a permanent failure naming where it pointed.
+    pub(crate) fn post_json(
+        &self,
+        url: &str,
+        shown: &str,
+        headers: &[(String, String)],
+        body: &Value,
+    ) -> Result<String, Failure> {
         let mut request = self.agent.post(url).content_type("application/json");
         for (name, value) in headers {
             request = request.header(name.as_str(), value.as_str());
         }
-        let mut response = request.send(body.to_string()).map_err(|e| classify(url, e))?;
+        let mut response = request.send(body.to_string()).map_err(|e| classify(shown, e))?;
         let status = response.status().as_u16();
-        let retry_after = response
-            .headers()
-            .get("retry-after")
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| parse_retry_after(v, time::OffsetDateTime::now_utc()));
-        let text = response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(url, e))?;
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let retry_after = header("retry-after").and_then(|v| parse_retry_after(&v, time::OffsetDateTime::now_utc()));
+        let location = header("location");
+        let text =
+            response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(shown, e))?;
         let raw = Some(answer::cap(&text));
         match status {
             200..=299 => Ok(text),
-            429 => Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {url}"), raw, retry_after }),
-            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {url}"), raw, retry_after }),
-            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {url}"), raw }),
+            300..=399 => Err(Failure::Permanent { message: redirect_message(url, shown, status, location), raw }),
+            429 => {
+                Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {shown}"), raw, retry_after })
+            }
+            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {shown}"), raw, retry_after }),
+            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {shown}"), raw }),
         }
     }
+}
+
+/// Why a redirect was not followed. To another origin: the configured headers (API keys) and
+/// the case would go to a host nobody configured, so the answer is refused, naming that origin.
+/// To the same origin: still not followed (a POST redirected with 301/302 arrives as a GET
+/// without its body; each call would cost two round trips), naming the address to configure.
+fn redirect_message(url: &str, shown: &str, status: u16, location: Option<String>) -> String {
+    let Some(location) = location.filter(|l| !l.trim().is_empty()) else {
+        return format!("HTTP {status} from {shown}: a redirect without a Location");
+    };
+    let from = origin(url);
+    let to = if let Some(rest) = location.strip_prefix("//") {
+        // Scheme-relative: the request's scheme, another host.
+        origin(&format!("{}://{rest}", scheme(url)))
+    } else if location.starts_with('/') || !location.contains(':') {
+        // A relative Location stays on the same origin.
+        from.clone()
+    } else {
+        // Absolute; one that does not parse counts as another origin.
+        origin(&location)
+    };
+    match (from, to) {
+        (Some(from), Some(to)) if from == to => format!(
+            "HTTP {status} from {shown}: a redirect to {location} on the same origin, which fcorr does not follow; \
+             set the URL to the address that answers"
+        ),
+        (_, to) => format!(
+            "HTTP {status} from {shown}: a redirect to another origin ({}); fcorr does not follow it, so the \
+             configured headers and the case are never sent there",
+            to.unwrap_or(location)
+        ),
+    }
+}
+
+/// `http` or `https`, lower-cased.
+fn scheme(url: &str) -> String {
+    url.split_once("://").map_or("http", |(s, _)| s).to_ascii_lowercase()
+}
+
+/// `scheme://host:port` of an absolute URL, the port made explicit (RFC 6454); `None` when it
+/// does not parse.
+fn origin(url: &str) -> Option<String> {
+    let uri: http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let host = uri.host()?.to_ascii_lowercase();
+    let port = uri.port_u16().or(match scheme.as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    })?;
+    Some(format!("{scheme}://{host}:{port}"))
 }
 
 /// Which client errors are worth a retry: a refused or reset connection may be a server still
@@ -295,10 +356,63 @@ mod tests {
 
     #[test]
     fn header_secrets_come_from_the_environment() {
-        assert!(matches!(expand_env("Bearer {env:FCORR_TEST_SURELY_UNSET}"), Err(SutConfigError::MissingEnv { .. })));
-        // PATH is set in every test environment.
-        let path = std::env::var("PATH").unwrap();
-        assert_eq!(expand_env("x {env:PATH} y").unwrap(), format!("x {path} y"));
+        assert!(matches!(
+            expand_env("headers", "Bearer {env:FCORR_TEST_SURELY_UNSET}"),
+            Err(SutConfigError::MissingEnv { key: "headers", .. })
+        ));
+        // PATH and HOME are set in every test environment.
+        let (path, home) = (std::env::var("PATH").unwrap(), std::env::var("HOME").unwrap());
+        assert_eq!(expand_env("url", "x {env:PATH} y {env:HOME}").unwrap(), format!("x {path} y {home}"));
+    }
+
+    /// An HTTP SUT at `url` sending a configured secret header, never retrying.
+    fn keyed(url: String) -> Guarded<HttpSut> {
+        let mut config = config(url);
+        // HOME stands in for a key: set in every test environment.
+        config.headers.insert("X-Api-Key".into(), "{env:HOME}".into());
+        Guarded::new(HttpSut::new(config, Duration::from_secs(5)).unwrap(), CallPolicy { retries: 0, ..policy() }, None)
+    }
+
+    #[test]
+    fn a_redirect_to_another_origin_is_not_followed_and_the_other_host_gets_nothing() {
+        // Two loopback servers on different ports: two origins.
+        let elsewhere = Server::start(vec![Canned::json(200, r#"{"output": "stolen"}"#)]);
+        for status in [301, 302, 303, 307, 308] {
+            let first = Server::start(vec![Canned::text(status, "").header("Location", &elsewhere.url("/collect"))]);
+            let err = keyed(first.url("/ask")).call(&request()).unwrap_err();
+            let SutError::Backend { message, .. } = &err else { panic!("{err:?}") };
+            let target = origin(&elsewhere.url("/")).unwrap();
+            assert!(message.contains(&format!("HTTP {status} from")), "{message}");
+            assert!(message.contains(&format!("a redirect to another origin ({target})")), "{message}");
+            assert_eq!(first.requests().len(), 1, "the redirect is not retried");
+        }
+        assert!(elsewhere.requests().is_empty(), "the other origin was called: {:?}", elsewhere.requests());
+    }
+
+    #[test]
+    fn a_redirect_on_the_same_origin_is_not_followed_either_and_says_where_it_pointed() {
+        let server = Server::start(vec![
+            Canned::text(308, "").header("Location", "/v2/ask"),
+            Canned::json(200, r#"{"output": "ok"}"#),
+        ]);
+        let err = keyed(server.url("/ask")).call(&request()).unwrap_err();
+        assert!(
+            err.to_string().contains("HTTP 308 from")
+                && err.to_string().contains("a redirect to /v2/ask on the same origin"),
+            "{err}"
+        );
+        assert_eq!(server.requests().len(), 1);
+    }
+
+    #[test]
+    fn origins_compare_scheme_host_and_port() {
+        assert_eq!(origin("http://Example.com/x").as_deref(), Some("http://example.com:80"));
+        assert_eq!(origin("https://example.com:443/x"), origin("https://example.com/y"));
+        assert_ne!(origin("http://127.0.0.1:8080/"), origin("http://127.0.0.1:8081/"));
+        let message = redirect_message("https://api.test/v1", "https://api.test/v1", 302, Some("//evil.test/x".into()));
+        assert!(message.contains("another origin (https://evil.test:443)"), "{message}");
+        let message = redirect_message("https://api.test/v1", "https://api.test/v1", 302, None);
+        assert!(message.contains("without a Location"), "{message}");
     }
 
     #[test]

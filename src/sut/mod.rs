@@ -48,6 +48,15 @@ pub(crate) struct SutAnswer {
     pub cached: bool,
 }
 
+impl SutAnswer {
+    /// The answer with every secret fcorr holds replaced by `***` (`crate::secrets`).
+    pub(crate) fn redacted(mut self) -> SutAnswer {
+        crate::secrets::redact_json(&mut self.output);
+        crate::secrets::redact_in_place(&mut self.raw);
+        self
+    }
+}
+
 /// Why no answer came.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum SutError {
@@ -62,8 +71,32 @@ pub(crate) enum SutError {
     Cancelled,
 }
 
+impl SutError {
+    /// The error with every secret fcorr holds replaced by `***` (`crate::secrets`).
+    pub(crate) fn redacted(self) -> SutError {
+        match self {
+            SutError::Backend { mut message, mut raw } => {
+                crate::secrets::redact_in_place(&mut message);
+                if let Some(raw) = raw.as_mut() {
+                    crate::secrets::redact_in_place(raw);
+                }
+                SutError::Backend { message, raw }
+            }
+            other => other,
+        }
+    }
+}
+
 /// A system under test. Implementations are shared across worker threads.
 pub(crate) trait Sut: Send + Sync {
     /// Asks one question. Retries, rate limits, timeouts and caching happen inside.
     fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError>;
+
+    /// Asks the same question for the `attempt`-th time (1 = the first) when a case is repeated:
+    /// every attempt is a real call, and an answer cache keeps one answer per attempt, so a
+    /// cached first answer is never served as the second. A system without a cache asks anew.
+    fn call_attempt(&self, request: &SutRequest, attempt: u32) -> Result<SutAnswer, SutError> {
+        let _ = attempt;
+        self.call(request)
+    }
 }

@@ -82,7 +82,7 @@ impl OpenAiSut {
 
 impl Backend for OpenAiSut {
     fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
-        let text = self.client.post_json(&self.url, &self.headers, &self.body(request))?;
+        let text = self.client.post_json(&self.url, &self.url, &self.headers, &self.body(request))?;
         let raw = answer::cap(&text);
         let malformed = |what: &str| Failure::Permanent {
             message: format!("{} answered a malformed completion: {what}", self.url),

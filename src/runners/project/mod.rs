@@ -42,7 +42,8 @@ pub(crate) struct ProjectConfig {
     /// Format of `reports`; detected from content when unset.
     pub report_format: Option<String>,
     /// Secret variables fcorr removes from test environments (`GITHUB_TOKEN`,
-    /// `ACTIONS_RUNTIME_TOKEN`...) that this suite's commands may inherit anyway. Left out of
+    /// `ACTIONS_RUNTIME_TOKEN`..., and the secrets fcorr.toml names) that this suite's commands
+    /// may inherit anyway. Left out of
     /// the serialised form when empty, so configuration hashes stay what they were.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pass_env: Vec<String>,
@@ -69,7 +70,7 @@ pub(crate) struct ProjectPlan {
     pub install: bool,
     pub timeouts: PhaseTimeouts,
     pub env: Vec<(String, String)>,
-    /// Names from `process::SECRET_VARS` the suite's commands may inherit (`pass-env`).
+    /// Withheld variables (`crate::secrets::withheld`) the suite's commands may inherit (`pass-env`).
     pub pass_env: Vec<String>,
     pub commands: Commands,
     pub reports: Vec<ReportSpec>,
@@ -146,7 +147,8 @@ impl SuiteRunner for Project {
                 return Err(site.error("framework", format!("unknown framework `{framework}` ({})", lists.join("; "))));
             }
         }
-        crate::execute::process::check_pass_env(&config.pass_env).map_err(|message| site.error("pass-env", message))?;
+        // `pass-env` is checked with every other one when the whole file is read
+        // (`Config::parse`): the secrets it may name come from all the suites.
         crate::runners::check_reports(&config.reports, config.report_format.as_deref(), site)
     }
 

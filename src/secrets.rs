@@ -1,0 +1,499 @@
+//! The secrets fcorr reads — the variables fcorr.toml names as credentials (`api-key-env`,
+//! `{env:NAME}`) and the tokens it publishes with — kept in one process-wide registry, filled
+//! right after the config is read. Child processes never inherit them unless a suite names them
+//! in `pass-env`, and [`redact`] replaces their values by `***` in every text fcorr writes or posts.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+use std::sync::{Arc, RwLock};
+
+use aho_corasick::{AhoCorasick, MatchKind};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// What a secret value is replaced with.
+pub(crate) const MASK: &str = "***";
+
+/// Values shorter than this are withheld and masked but not redacted: replacing every `abc`
+/// would mangle the reports more than it protects.
+pub(crate) const MIN_REDACTED_LEN: usize = 4;
+
+/// Variables removed from every child unless its suite names them in `pass-env`, whatever the
+/// config says: the tokens fcorr itself publishes with, and the runner's own credentials. A
+/// test that prints its environment would otherwise put them in every report, log and the PR
+/// comment.
+pub(crate) const SECRET_VARS: &[&str] = &[
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "INPUT_GITHUB-TOKEN",
+    "INPUT_GITHUB_TOKEN",
+    "ACTIONS_RUNTIME_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+    "ACTIONS_ID_TOKEN_REQUEST_URL",
+];
+
+/// The variable names inside `{env:NAME}` references in `text`.
+pub(crate) fn env_refs(text: &str) -> impl Iterator<Item = &str> {
+    text.match_indices("{env:").filter_map(move |(start, _)| {
+        let rest = &text[start + 5..];
+        let end = rest.find('}')?;
+        Some(&rest[..end]).filter(|name| !name.is_empty())
+    })
+}
+
+/// The environment variables a configuration value names as secrets: every `{env:NAME}` in a
+/// string, and the whole value of a key ending in `-env` (`api-key-env`, and any such key added
+/// later), except `pass-env`, whose names are the ones let through.
+pub(crate) fn named_by(key: &str, value: &str) -> Vec<String> {
+    let mut names: Vec<String> = env_refs(value).map(str::to_string).collect();
+    if key.ends_with("-env") && key != "pass-env" && !value.trim().is_empty() {
+        names.push(value.trim().to_string());
+    }
+    names
+}
+
+/// A `pass-env` name that fcorr does not withhold, so passing it back means nothing: a typo
+/// would silently leave the test without its token.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "`{name}` in `pass-env` is not a variable fcorr removes from test environments; only these can be passed back: {} (every other variable reaches the tests already)",
+    allowed.join(", ")
+)]
+pub(crate) struct PassEnvError {
+    pub(crate) name: String,
+    /// [`SECRET_VARS`], then the secrets this configuration names.
+    pub(crate) allowed: Vec<String>,
+}
+
+/// Checks one `pass-env` name against the variables fcorr withholds: [`SECRET_VARS`] and the
+/// secrets the configuration names (`configured`).
+pub(crate) fn check_pass_env(name: &str, configured: &[String]) -> Result<(), PassEnvError> {
+    if SECRET_VARS.contains(&name) || configured.iter().any(|c| c == name) {
+        return Ok(());
+    }
+    let mut allowed: Vec<String> = SECRET_VARS.iter().map(|s| s.to_string()).collect();
+    allowed.extend(configured.iter().filter(|c| !SECRET_VARS.contains(&c.as_str())).cloned());
+    Err(PassEnvError { name: name.to_string(), allowed })
+}
+
+/// The secrets known to this process and the matcher that finds them.
+struct Registry {
+    /// Configured variable names (not [`SECRET_VARS`], which are always withheld).
+    names: Vec<String>,
+    /// Values of every registered variable, as read.
+    values: Vec<String>,
+    matcher: Option<AhoCorasick>,
+    /// Bytes of the longest pattern: what a stream must hold back to see one whole.
+    longest: usize,
+}
+
+impl Registry {
+    fn new(names: Vec<String>, values: Vec<String>) -> Registry {
+        let mut patterns: Vec<String> = values.iter().flat_map(|v| spellings(v)).collect();
+        patterns.retain(|p| p.chars().count() >= MIN_REDACTED_LEN);
+        patterns.sort();
+        patterns.dedup();
+        let longest = patterns.iter().map(String::len).max().unwrap_or(0);
+        // Leftmost-longest: a whole value wins over one of its lines starting at the same place.
+        let matcher = (!patterns.is_empty())
+            .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok())
+            .flatten();
+        Registry { names, values, matcher, longest }
+    }
+
+    fn redact_bytes<'a>(&self, bytes: &'a [u8]) -> Cow<'a, [u8]> {
+        let Some(matcher) = &self.matcher else { return Cow::Borrowed(bytes) };
+        if !matcher.is_match(bytes) {
+            return Cow::Borrowed(bytes);
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        matcher.replace_all_with_bytes(bytes, &mut out, |_, _, out| {
+            out.extend_from_slice(MASK.as_bytes());
+            true
+        });
+        Cow::Owned(out)
+    }
+
+    fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let Some(matcher) = &self.matcher else { return Cow::Borrowed(text) };
+        if !matcher.is_match(text) {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(matcher.replace_all(text, &vec![MASK; matcher.patterns_len()]))
+    }
+}
+
+/// How a value can appear in fcorr's outputs: as read, each of its lines (a PEM key printed
+/// line by line, and what `::add-mask::` registers), and escaped for JSON, HTML and XML (a
+/// report written from a text that still held it).
+fn spellings(value: &str) -> Vec<String> {
+    let mut raw = vec![value.to_string()];
+    if value.contains('\n') {
+        raw.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string));
+    }
+    let mut all = Vec::new();
+    for text in raw {
+        let json = serde_json::to_string(&text).map(|q| q[1..q.len() - 1].to_string()).unwrap_or_default();
+        let xml = text
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&apos;");
+        // minijinja's HTML escaping (report.html, templates).
+        let html = xml.replace("&apos;", "&#x27;").replace('/', "&#x2f;");
+        all.extend([text, json, xml, html]);
+    }
+    all
+}
+
+static REGISTRY: RwLock<Option<Arc<Registry>>> = RwLock::new(None);
+
+fn current() -> Option<Arc<Registry>> {
+    // Plain data, replaced whole: a panic elsewhere cannot leave it half-written.
+    REGISTRY.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+/// What [`register`] found.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct Registered {
+    /// The configured secrets' values, for `::add-mask::` (the tokens are masked at start).
+    pub(crate) values: Vec<String>,
+    /// Variables whose value is too short to redact (shorter than [`MIN_REDACTED_LEN`]).
+    pub(crate) too_short: Vec<String>,
+}
+
+/// Registers the variables a configuration names as secrets (`names`) and the tokens of
+/// [`SECRET_VARS`], reading their values from the environment: from now on they are withheld
+/// from child processes and redacted by [`redact`]. Adds to what an earlier call registered.
+pub(crate) fn register(names: &[String]) -> Registered {
+    let mut guard = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
+    let (mut all_names, mut values) = match guard.as_deref() {
+        Some(r) => (r.names.clone(), r.values.clone()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut found = Registered::default();
+    let read = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    for name in names {
+        if !all_names.contains(name) {
+            all_names.push(name.clone());
+        }
+        let Some(value) = read(name) else { continue };
+        if value.trim().chars().count() < MIN_REDACTED_LEN {
+            found.too_short.push(name.clone());
+        }
+        found.values.push(value.clone());
+        values.push(value);
+    }
+    values.extend(SECRET_VARS.iter().filter_map(|name| read(name)));
+    values.sort();
+    values.dedup();
+    *guard = Some(Arc::new(Registry::new(all_names, values)));
+    found
+}
+
+/// Every variable removed from child processes unless a suite passes it: [`SECRET_VARS`] and
+/// the registered configuration secrets.
+pub(crate) fn withheld() -> Vec<String> {
+    let mut names: Vec<String> = SECRET_VARS.iter().map(|s| s.to_string()).collect();
+    if let Some(registry) = current() {
+        names.extend(registry.names.iter().filter(|n| !SECRET_VARS.contains(&n.as_str())).cloned());
+    }
+    names
+}
+
+/// `text` with every registered secret replaced by [`MASK`].
+pub(crate) fn redact(text: &str) -> Cow<'_, str> {
+    match current() {
+        Some(registry) => match registry.redact(text) {
+            Cow::Borrowed(_) => Cow::Borrowed(text),
+            Cow::Owned(s) => Cow::Owned(s),
+        },
+        None => Cow::Borrowed(text),
+    }
+}
+
+/// [`redact`] in place, for an owned string.
+pub(crate) fn redact_in_place(text: &mut String) {
+    if let Cow::Owned(clean) = redact(text) {
+        *text = clean;
+    }
+}
+
+/// Redacts every string (and object key) of a JSON value; true when something was replaced.
+pub(crate) fn redact_json(value: &mut Value) -> bool {
+    match current() {
+        Some(registry) if registry.matcher.is_some() => redact_value(&registry, value),
+        _ => false,
+    }
+}
+
+fn redact_value(registry: &Registry, value: &mut Value) -> bool {
+    match value {
+        Value::String(s) => match registry.redact(s) {
+            Cow::Owned(clean) => {
+                *s = clean;
+                true
+            }
+            Cow::Borrowed(_) => false,
+        },
+        Value::Array(items) => items.iter_mut().fold(false, |changed, item| redact_value(registry, item) | changed),
+        Value::Object(map) => {
+            let mut changed = false;
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                changed |= redact_value(registry, &mut item);
+                let key = match registry.redact(&key) {
+                    Cow::Owned(clean) => {
+                        changed = true;
+                        clean
+                    }
+                    Cow::Borrowed(_) => key,
+                };
+                map.insert(key, item);
+            }
+            changed
+        }
+        _ => false,
+    }
+}
+
+/// Redacts every string of a serialisable value (a suite as it enters the run). Only a value
+/// that holds a secret is rebuilt, through JSON; if that fails it is left as it was, and the
+/// report files and publishing redact their text again.
+pub(crate) fn redact_serde<T: Serialize + DeserializeOwned>(item: &mut T) {
+    let Some(registry) = current() else { return };
+    let Some(matcher) = &registry.matcher else { return };
+    let Ok(text) = serde_json::to_vec(item) else { return };
+    // The JSON text holds each secret in its JSON spelling, which is among the patterns.
+    if !matcher.is_match(&text) {
+        return;
+    }
+    let Ok(mut value) = serde_json::from_slice::<Value>(&text) else { return };
+    redact_value(&registry, &mut value);
+    if let Ok(clean) = serde_json::from_value(value) {
+        *item = clean;
+    }
+}
+
+/// Redacts a stream that arrives in pieces (a child's output, a report being written): holds
+/// back just enough bytes that a secret split between two pieces is still found whole.
+pub(crate) struct Redactor {
+    registry: Option<Arc<Registry>>,
+    pending: Vec<u8>,
+}
+
+impl Default for Redactor {
+    fn default() -> Self {
+        Redactor::new()
+    }
+}
+
+impl Redactor {
+    /// A redactor for the secrets registered now.
+    pub(crate) fn new() -> Redactor {
+        Redactor { registry: current().filter(|r| r.matcher.is_some()), pending: Vec::new() }
+    }
+
+    /// The part of the stream that can be released after `chunk`, redacted; without secrets,
+    /// `chunk` itself.
+    pub(crate) fn push<'a>(&mut self, chunk: &'a [u8]) -> Cow<'a, [u8]> {
+        let Some(registry) = &self.registry else { return Cow::Borrowed(chunk) };
+        let Some(matcher) = &registry.matcher else { return Cow::Borrowed(chunk) };
+        self.pending.extend_from_slice(chunk);
+        let keep = registry.longest.saturating_sub(1);
+        if self.pending.len() <= keep {
+            return Cow::Owned(Vec::new());
+        }
+        // Any secret starting before `cut` lies wholly inside `pending`, so it is found now;
+        // one starting later may still be arriving and waits for the next piece.
+        let mut cut = self.pending.len() - keep;
+        let mut out = Vec::with_capacity(cut);
+        let mut last = 0;
+        for found in matcher.find_iter(&self.pending) {
+            if found.start() >= cut {
+                break;
+            }
+            out.extend_from_slice(&self.pending[last..found.start()]);
+            out.extend_from_slice(MASK.as_bytes());
+            last = found.end();
+        }
+        cut = cut.max(last);
+        out.extend_from_slice(&self.pending[last..cut]);
+        self.pending.drain(..cut);
+        Cow::Owned(out)
+    }
+
+    /// The rest of the stream, redacted.
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
+        let rest = std::mem::take(&mut self.pending);
+        match &self.registry {
+            Some(registry) => registry.redact_bytes(&rest).into_owned(),
+            None => rest,
+        }
+    }
+}
+
+/// A writer that redacts what goes through it; [`RedactWriter::finish`] writes what it held back.
+pub(crate) struct RedactWriter<W: Write> {
+    inner: W,
+    redactor: Redactor,
+}
+
+impl<W: Write> RedactWriter<W> {
+    pub(crate) fn new(inner: W) -> RedactWriter<W> {
+        RedactWriter { inner, redactor: Redactor::new() }
+    }
+
+    /// Writes the held-back end of the stream and flushes; the writer's last call.
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
+        let rest = self.redactor.finish();
+        self.inner.write_all(&rest)?;
+        self.inner.flush()
+    }
+}
+
+impl<W: Write> Write for RedactWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let out = self.redactor.push(buf);
+        self.inner.write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // What is held back may be the start of a secret: only `finish` releases it.
+        self.inner.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registry(values: &[&str]) -> Registry {
+        Registry::new(Vec::new(), values.iter().map(|v| v.to_string()).collect())
+    }
+
+    #[test]
+    fn config_values_name_secrets_by_reference_and_by_key() {
+        assert_eq!(named_by("X-Api-Key", "Bearer {env:API_TOKEN} and {env:OTHER}"), ["API_TOKEN", "OTHER"]);
+        assert_eq!(named_by("api-key-env", "OPENAI_API_KEY"), ["OPENAI_API_KEY"]);
+        assert_eq!(named_by("embeddings-key-env", " EMB "), ["EMB"]);
+        assert!(named_by("pass-env", "API_TOKEN").is_empty());
+        assert!(named_by("url", "http://{env:}/x {env:UNCLOSED").is_empty());
+    }
+
+    #[test]
+    fn pass_env_accepts_tokens_and_configured_secrets_only() {
+        let configured = vec!["API_TOKEN".to_string()];
+        assert!(check_pass_env("GITHUB_TOKEN", &configured).is_ok());
+        assert!(check_pass_env("API_TOKEN", &configured).is_ok());
+        let err = check_pass_env("API_TOKN", &configured).unwrap_err();
+        let text = err.to_string();
+        assert!(text.starts_with("`API_TOKN` in `pass-env` is not a variable fcorr removes"), "{text}");
+        assert!(text.contains("ACTIONS_ID_TOKEN_REQUEST_URL, API_TOKEN (every other"), "{text}");
+    }
+
+    #[test]
+    fn values_lines_and_escaped_spellings_are_replaced_short_ones_are_not() {
+        let r = registry(&["s3cr3t\"key</x>", "line-one\nline-two", "abc"]);
+        // As read, in the JSON spelling serde writes (`"` → `\"`) and in minijinja's HTML one.
+        let text = "a s3cr3t\"key</x> b s3cr3t\\\"key</x> c s3cr3t&quot;key&lt;&#x2f;x&gt; d";
+        assert_eq!(r.redact(text), "a *** b *** c *** d");
+        assert_eq!(r.redact(r#"{"m": "s3cr3t\"key</x>"}"#), r#"{"m": "***"}"#);
+        assert_eq!(r.redact("printed: line-one\nline-two"), "printed: ***");
+        assert_eq!(r.redact("only line-two here"), "only *** here");
+        assert_eq!(r.redact("abc stays"), "abc stays");
+        assert!(matches!(r.redact("nothing"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn a_stream_finds_secrets_split_across_pieces() {
+        let r = Arc::new(registry(&["tok_0123456789", "tok_01"]));
+        let text = b"xx tok_0123456789 yy tok_01 zz tok_0123456789".repeat(3);
+        for size in 1..=20 {
+            let mut redactor = Redactor { registry: Some(r.clone()), pending: Vec::new() };
+            let mut out = Vec::new();
+            for piece in text.chunks(size) {
+                out.extend_from_slice(&redactor.push(piece));
+            }
+            out.extend(redactor.finish());
+            assert_eq!(String::from_utf8(out).unwrap(), "xx *** yy *** zz ***".repeat(3), "pieces of {size}");
+        }
+    }
+
+    #[test]
+    fn without_secrets_a_stream_passes_through_untouched() {
+        let mut redactor = Redactor { registry: None, pending: Vec::new() };
+        assert!(matches!(redactor.push(b"abc"), Cow::Borrowed(b"abc")));
+        assert!(redactor.finish().is_empty());
+    }
+
+    #[test]
+    fn json_keys_and_strings_are_redacted() {
+        let r = registry(&["hunter22"]);
+        let mut value = serde_json::json!({"env": {"KEY=hunter22": ["x hunter22", 5]}, "n": 1});
+        assert!(redact_value(&r, &mut value));
+        assert_eq!(value, serde_json::json!({"env": {"KEY=***": ["x ***", 5]}, "n": 1}));
+        assert!(!redact_value(&r, &mut value));
+    }
+
+    #[test]
+    fn a_suite_holding_a_secret_comes_back_whole_with_only_the_secret_replaced() {
+        use crate::model::{Case, CaseStatus, Reason, Suite, SuiteKind, Usage};
+        const VALUE: &str = "fcorr-unit-suite-secret-8812";
+        // SAFETY: a variable no other test reads, set before anything reads it.
+        unsafe { std::env::set_var("FCORR_TEST_SECRETS_SUITE", VALUE) };
+        register(&["FCORR_TEST_SECRETS_SUITE".to_string()]);
+        let mut suite = Suite::new("s", "s", SuiteKind::Eval);
+        let mut case = Case {
+            id: "s/c1".into(),
+            name: "c1".into(),
+            status: CaseStatus::Failed,
+            duration_ms: Some(12.345678901234),
+            message: Some(format!("expected `hi`, got `KEY={VALUE}`")),
+            details: Some(format!("{{\"env\": \"{VALUE}\"}}")),
+            score: Some(33.333333333333336),
+            usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+            ..Case::default()
+        };
+        case.tags.insert(format!("k{VALUE}"), "v".into());
+        case.reasons.push(Reason {
+            code: "incorrect".into(),
+            expected: Some(serde_json::json!("hi")),
+            actual: Some(serde_json::json!({"answer": VALUE})),
+            message: None,
+        });
+        suite.cases.push(case);
+        let before = serde_json::to_string(&suite).unwrap();
+        redact_serde(&mut suite);
+        assert_eq!(serde_json::to_string(&suite).unwrap(), before.replace(VALUE, MASK));
+        // Nothing to replace: the value is left as it was, without a round trip.
+        let again = serde_json::to_string(&suite).unwrap();
+        redact_serde(&mut suite);
+        assert_eq!(serde_json::to_string(&suite).unwrap(), again);
+    }
+
+    #[test]
+    fn registered_variables_are_withheld_redacted_and_short_ones_reported() {
+        // SAFETY: variables no other test reads, set before anything reads them.
+        unsafe {
+            std::env::set_var("FCORR_TEST_SECRETS_LONG", "fcorr-unit-secret-4471");
+            std::env::set_var("FCORR_TEST_SECRETS_SHORT", "ab");
+        }
+        let names = ["FCORR_TEST_SECRETS_LONG", "FCORR_TEST_SECRETS_SHORT", "FCORR_TEST_SECRETS_UNSET"];
+        let found = register(&names.map(String::from));
+        assert_eq!(found.values, ["fcorr-unit-secret-4471", "ab"]);
+        assert_eq!(found.too_short, ["FCORR_TEST_SECRETS_SHORT"]);
+        assert!(withheld().iter().any(|n| n == "FCORR_TEST_SECRETS_UNSET"));
+        assert!(withheld().iter().any(|n| n == "GITHUB_TOKEN"));
+        assert_eq!(redact("key=fcorr-unit-secret-4471 ab"), "key=*** ab");
+        let mut written = RedactWriter::new(Vec::new());
+        for piece in b"x fcorr-unit-secret-4471 y".chunks(3) {
+            written.write_all(piece).unwrap();
+        }
+        written.finish().unwrap();
+        assert_eq!(written.inner, b"x *** y");
+    }
+}

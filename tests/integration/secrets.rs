@@ -1,0 +1,392 @@
+//! Secrets fcorr.toml names (`api-key-env`, `{env:NAME}` in an HTTP system's URL and headers)
+//! and redirects of HTTP systems under test, with real processes: a real pytest project and
+//! scripts that print their environment, command, HTTP and OpenAI-style systems under test that
+//! echo what they received (a hostile server), loopback servers and the wiremock GitHub API.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::{Value, json};
+use wiremock::matchers::{method, path};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+use crate::support::github::{self, requests};
+
+/// The secrets of these tests, as (variable, value). The first has the characters that JSON,
+/// XML and HTML spell differently, so an escaped copy cannot slip through either.
+const SECRETS: &[(&str, &str)] = &[
+    ("FCORR_IT_API_TOKEN", "fcorr\"Api&Token<7731>"),
+    ("FCORR_IT_URL_KEY", "fcorrUrlKey-5512"),
+    ("FCORR_IT_OPENAI_KEY", "sk-fcorrOpenAiKey-9026"),
+];
+
+/// fcorr without the machine's GitHub and runner variables, with the test's secrets set.
+fn fcorr(dir: &Path) -> Command {
+    let mut cmd = crate::support::fcorr();
+    cmd.current_dir(dir);
+    for (key, _) in std::env::vars() {
+        if key.starts_with("GITHUB_") || key.starts_with("ACTIONS_") || key == "GH_TOKEN" || key == "CI" {
+            cmd.env_remove(key);
+        }
+    }
+    for (name, value) in SECRETS {
+        cmd.env(name, value);
+    }
+    cmd
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// Every way a value can be written: as is, and escaped for JSON, XML and HTML.
+fn spellings(value: &str) -> Vec<String> {
+    let json = serde_json::to_string(value).unwrap();
+    let xml = value.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;");
+    vec![value.to_string(), json[1..json.len() - 1].to_string(), xml, value.replace('"', "&#34;")]
+}
+
+/// Panics naming the secret and where it leaked, if any secret is in `content`.
+fn assert_no_secret(what: &str, content: &str) {
+    for (name, value) in SECRETS {
+        for spelling in spellings(value) {
+            assert!(!content.contains(&spelling), "{name} leaked into {what} (as `{spelling}`)");
+        }
+    }
+}
+
+fn files_under(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(files_under(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// A system under test that answers with what it received (path, key header, authorization),
+/// as `{"output": …}` for the http adapter and as a chat completion for the openai one.
+struct Echo;
+
+impl Respond for Echo {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let header = |name: &str| request.headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or("-").to_string();
+        let query = request.url.query().map(|q| format!("?{q}")).unwrap_or_default();
+        let seen = format!(
+            "path={}{query} x-api-key={} authorization={}",
+            request.url.path(),
+            header("x-api-key"),
+            header("authorization")
+        );
+        ResponseTemplate::new(200)
+            .set_body_json(json!({"output": seen, "choices": [{"message": {"role": "assistant", "content": seen}}]}))
+    }
+}
+
+/// The workspace: a real pytest project that prints its environment (no `pass-env`), a command
+/// project that passes one secret back and fails with its environment as the message, and three
+/// evals whose systems print or echo the secrets they get.
+fn workspace(sut_url: &str) -> tempfile::TempDir {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path();
+    std::fs::create_dir_all(dir.join("open")).unwrap();
+    // The environment as the failure message (XML-escaped) and on stdout.
+    std::fs::write(
+        dir.join("open/test.sh"),
+        "env > env.txt\nM=$(env | grep FCORR_IT_ | sed -e 's/&/\\&amp;/g' -e 's/\"/\\&quot;/g' -e 's/</\\&lt;/g' -e 's/>/\\&gt;/g' | tr '\\n' ' ')\n\
+         env | grep FCORR_IT_\n\
+         printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"t\"><failure message=\"%s\">%s</failure></testcase></testsuite>' \"$M\" \"$M\" > report.xml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("sut.sh"),
+        "env | grep FCORR_IT_ >&2\necho \"answer: $(env | grep FCORR_IT_ | tr '\\n' ' ')\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("cases.jsonl"), "{\"id\": \"c1\", \"prompt\": \"say hi\", \"expected\": \"hi\"}\n")
+        .unwrap();
+    let mut config = format!(
+        "[[suite]]\nname = \"pytest\"\npath = \"{}\"\n\n\
+         [[suite]]\nname = \"open\"\npath = \"open\"\nrunner = \"command\"\ncommands = {{ test = \"sh test.sh\" }}\n\
+         reports = [\"report.xml\"]\npass-env = [\"FCORR_IT_API_TOKEN\"]\n\n",
+        crate::support::fixture("py-print-env").display()
+    );
+    config.push_str(&eval_suite(
+        "ask",
+        "type = \"command\"\ncommand = \"sh sut.sh\"\ncache = true\ncache-dir = \"answers\"\n\
+         pass-env = [\"FCORR_IT_OPENAI_KEY\"]",
+    ));
+    config.push_str(&eval_suite(
+        "remote",
+        &format!(
+            "type = \"http\"\nurl = \"{sut_url}/ask?key={{env:FCORR_IT_URL_KEY}}\"\n\
+             headers = {{ X-Api-Key = \"{{env:FCORR_IT_API_TOKEN}}\" }}\nretries = 0"
+        ),
+    ));
+    config.push_str(&eval_suite(
+        "llm",
+        &format!(
+            "type = \"openai\"\nbase-url = \"{sut_url}/v1\"\nmodel = \"m\"\n\
+             api-key-env = \"FCORR_IT_OPENAI_KEY\"\nretries = 0"
+        ),
+    ));
+    std::fs::write(dir.join("fcorr.toml"), config).unwrap();
+    ws
+}
+
+/// An eval suite of `cases.jsonl` asking the system under test `sut` (its `[suite.sut]` lines).
+fn eval_suite(name: &str, sut: &str) -> String {
+    format!("[[suite]]\nname = \"{name}\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\n[suite.sut]\n{sut}\n\n")
+}
+
+/// The output files, the answer cache and both streams hold no secret in any spelling.
+fn assert_outputs_clean(ws: &Path, out: &Path, output: &Output, skip_stdout_lines: usize) {
+    let stdout = text(&output.stdout).lines().skip(skip_stdout_lines).collect::<Vec<_>>().join("\n");
+    assert_no_secret("stdout", &stdout);
+    assert_no_secret("stderr", &text(&output.stderr));
+    let files = files_under(out);
+    for name in ["results.json", "junit.xml", "ctrf.json", "summary.md", "comment.md", "report.html"] {
+        assert!(files.iter().any(|f| f.ends_with(name)), "{name} was not written");
+    }
+    assert!(files.iter().any(|f| f.extension().is_some_and(|e| e == "log")), "no suite log");
+    let answers = files_under(&ws.join("answers"));
+    assert_eq!(answers.len(), 1, "one cached answer");
+    for file in files.iter().chain(&answers) {
+        assert_no_secret(&file.display().to_string(), &text(&std::fs::read(file).unwrap()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn configured_secrets_reach_only_the_children_that_ask_and_no_output() {
+    let sut = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(Echo).mount(&sut).await;
+    let ws = workspace(&sut.uri());
+    let output = fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let results = std::fs::read_to_string(ws.path().join("out/results.json")).unwrap();
+
+    // Withheld: the pytest project printed its whole environment (the proof that it is there),
+    // and none of the three names is in it.
+    assert!(results.contains("FCORR_COMMAND_ID="), "the environment was not printed");
+    let pytest: Value = serde_json::from_str(&results).unwrap();
+    let pytest = pytest["suites"].as_array().unwrap().iter().find(|s| s["id"] == "pytest").unwrap().to_string();
+    assert!(pytest.contains("FCORR_COMMAND_ID=") && !pytest.contains("FCORR_IT_"), "a secret reached pytest");
+    // Passed back by name: the command project got its one secret, the command SUT its one.
+    let env = std::fs::read_to_string(ws.path().join("open/env.txt")).unwrap();
+    assert!(env.contains(&format!("FCORR_IT_API_TOKEN={}", SECRETS[0].1)), "{env}");
+    assert!(!env.contains("FCORR_IT_URL_KEY") && !env.contains("FCORR_IT_OPENAI_KEY"), "{env}");
+    assert!(results.contains("answer: FCORR_IT_OPENAI_KEY=***"), "the command SUT did not get its key");
+    assert!(!results.contains("answer: FCORR_IT_API_TOKEN"), "the command SUT got a key it did not ask for");
+
+    // Sent where configured, and redacted from what the (hostile) server echoed back.
+    let seen = sut.received_requests().await.unwrap();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert!(seen.iter().any(|r| r.url.query() == Some(&format!("key={}", SECRETS[1].1))
+        && r.headers.get("x-api-key").is_some_and(|v| v.as_bytes() == SECRETS[0].1.as_bytes())));
+    assert!(seen.iter().any(|r| {
+        r.headers.get("authorization").is_some_and(|v| v.as_bytes() == format!("Bearer {}", SECRETS[2].1).as_bytes())
+    }));
+    assert!(results.contains("path=/ask?key=*** x-api-key=*** authorization=-"), "{results}");
+    assert!(results.contains("x-api-key=- authorization=Bearer ***"), "{results}");
+    // The command project's failure message and output, now `***`.
+    assert!(results.contains("FCORR_IT_API_TOKEN=***"), "{results}");
+
+    assert_outputs_clean(ws.path(), &ws.path().join("out"), &output, 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn in_actions_secrets_are_masked_first_and_never_posted_to_github() {
+    let sut = MockServer::start().await;
+    Mock::given(method("POST")).respond_with(Echo).mount(&sut).await;
+    let ws = workspace(&sut.uri());
+    github::write_pr_event(ws.path());
+    let api = MockServer::start().await;
+    github::mock_comment_api(&api).await;
+    Mock::given(method("POST"))
+        .and(path("/repos/org/app/check-runs"))
+        .respond_with(
+            ResponseTemplate::new(201).set_body_json(json!({"id": 4, "html_url": "https://github.com/org/app/runs/4"})),
+        )
+        .mount(&api)
+        .await;
+    Mock::given(method("PATCH"))
+        .and(path("/repos/org/app/check-runs/4"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 4, "status": "completed"})))
+        .mount(&api)
+        .await;
+
+    let mut cmd = fcorr(ws.path());
+    cmd.envs(github::env(ws.path(), &api.uri(), "octocat"));
+    cmd.args(["ci", "--config", "fcorr.toml", "--baseline", "none", "--comment", "update", "--check-run"]).args([
+        "--annotations",
+        "--out",
+        "out",
+    ]);
+    let output = cmd.output().unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}\n{}", text(&output.stderr));
+
+    // Before any other line: the token's mask and the fence, then each secret's mask (with the
+    // fence lifted around them, or the runner would ignore them).
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "::add-mask::ghs_test", "{stdout}");
+    let fence = lines[1].strip_prefix("::stop-commands::").expect("the fence");
+    assert_eq!(lines[2], format!("::{fence}::"));
+    let mut masks: Vec<String> = SECRETS.iter().map(|(_, v)| format!("::add-mask::{v}")).collect();
+    masks.sort();
+    let mut printed: Vec<String> = lines[3..6].iter().map(|l| l.to_string()).collect();
+    printed.sort();
+    assert_eq!(printed, masks, "{stdout}");
+    assert!(lines[6].starts_with("::stop-commands::"), "{stdout}");
+
+    // Nothing posted to GitHub holds a secret; the comment did carry the failure (as `***`).
+    let bodies: Vec<String> = api
+        .received_requests()
+        .await
+        .unwrap()
+        .iter()
+        .filter(|r| r.method.as_str() != "GET")
+        .map(|r| text(&r.body))
+        .collect();
+    assert!(bodies.len() >= 3, "a check run and a comment were sent: {bodies:?}");
+    for body in &bodies {
+        assert_no_secret("a request to the GitHub API", body);
+    }
+    let comment = requests(&api, "POST").await.iter().map(|r| text(&r.body)).find(|b| b.contains("fcorr:")).unwrap();
+    assert!(comment.contains("FCORR_IT_API_TOKEN=***"), "{comment}");
+    assert_no_secret("the job summary", &std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap());
+    assert_no_secret("the step outputs", &std::fs::read_to_string(ws.path().join("github-output.txt")).unwrap());
+    assert_outputs_clean(ws.path(), &ws.path().join("out"), &output, 6);
+}
+
+#[test]
+fn pass_env_may_name_a_configured_secret_but_not_an_unknown_variable() {
+    let ws = workspace("http://127.0.0.1:9");
+    let config = std::fs::read_to_string(ws.path().join("fcorr.toml")).unwrap();
+    let line = config.lines().position(|l| l.contains("pass-env = [\"FCORR_IT_OPENAI_KEY\"]")).unwrap() + 1;
+    std::fs::write(ws.path().join("fcorr.toml"), config.replace("\"FCORR_IT_OPENAI_KEY\"]", "\"FCORR_IT_OPENAI_KY\"]"))
+        .unwrap();
+    let output = fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&format!("fcorr.toml: line {line},")), "{stderr}");
+    assert!(
+        stderr.contains("suite ask: `FCORR_IT_OPENAI_KY` in `pass-env` is not a variable fcorr removes"),
+        "{stderr}"
+    );
+    // The list of what can be passed names the configured secrets.
+    assert!(stderr.contains("FCORR_IT_API_TOKEN, FCORR_IT_OPENAI_KEY, FCORR_IT_URL_KEY"), "{stderr}");
+    assert!(!ws.path().join("out").exists(), "something ran");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_http_sut_redirect_is_never_followed_and_the_other_origin_gets_nothing() {
+    // Two loopback servers on different ports: two origins. The first redirects to the second
+    // (answers `stolen`, which a followed redirect would score as right); it also redirects
+    // within itself.
+    let elsewhere = MockServer::start().await;
+    Mock::given(path("/collect"))
+        .respond_with(ResponseTemplate::new(200).set_body_json(json!({"output": "stolen"})))
+        .mount(&elsewhere)
+        .await;
+    let first = MockServer::start().await;
+    Mock::given(path("/ask"))
+        .respond_with(ResponseTemplate::new(302).insert_header("location", format!("{}/collect", elsewhere.uri())))
+        .mount(&first)
+        .await;
+    Mock::given(path("/old"))
+        .respond_with(ResponseTemplate::new(307).insert_header("location", "/new"))
+        .mount(&first)
+        .await;
+    Mock::given(path("/new")).respond_with(Echo).mount(&first).await;
+
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(ws.path().join("cases.jsonl"), "{\"id\": \"c1\", \"prompt\": \"p\", \"expected\": \"stolen\"}\n")
+        .unwrap();
+    let mut config = String::new();
+    for (name, route) in [("cross", "/ask"), ("same", "/old")] {
+        let sut = format!(
+            "type = \"http\"\nurl = \"{}{route}\"\nheaders = {{ X-Api-Key = \"{{env:FCORR_IT_URL_KEY}}\" }}\nretries = 0",
+            first.uri()
+        );
+        config.push_str(&eval_suite(name, &sut));
+    }
+    std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
+    let output = fcorr(ws.path()).args(["run", "--config", "fcorr.toml", "--out", "out", "--json"]).output().unwrap();
+    let (run, code) = crate::support::parse_run(&output);
+    assert_eq!(code, 1, "{}", text(&output.stderr));
+
+    assert!(elsewhere.received_requests().await.unwrap().is_empty(), "the other origin was called");
+    let reason = |suite: &str| {
+        let suite = run.suites.iter().find(|s| s.id == suite).unwrap();
+        suite.cases[0].reasons[0].clone()
+    };
+    let cross = reason("cross");
+    assert_eq!(cross.code, "backend-error", "{cross:?}");
+    let message = cross.message.unwrap_or_default();
+    let target = elsewhere.uri().replace("http://", "");
+    assert!(
+        message.contains(&format!("HTTP 302 from {}/ask: a redirect to another origin (http://{target})", first.uri())),
+        "{message}"
+    );
+    let same = reason("same");
+    assert_eq!(same.code, "backend-error", "{same:?}");
+    let message = same.message.unwrap_or_default();
+    assert!(message.contains("HTTP 307") && message.contains("a redirect to /new on the same origin"), "{message}");
+    let paths: Vec<String> =
+        first.received_requests().await.unwrap().iter().map(|r| r.url.path().to_string()).collect();
+    assert_eq!(paths.len(), 2, "each redirect answered once, nothing followed: {paths:?}");
+    assert!(!paths.contains(&"/new".to_string()), "{paths:?}");
+}
+
+#[test]
+fn git_read_after_the_tests_runs_without_secrets() {
+    // fcorr reads commit, branch and dirty state of the checkout after the suites ran; a test
+    // can configure that checkout, and `core.fsmonitor` makes `git status` run a command.
+    let ws = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let status = Command::new("git")
+            .args(["-c", "user.email=t@example.com", "-c", "user.name=t"])
+            .args(args)
+            .current_dir(ws.path())
+            .output()
+            .unwrap();
+        assert!(status.status.success(), "git {args:?}: {}", text(&status.stderr));
+    };
+    git(&["init", "-q"]);
+    git(&["commit", "-q", "--allow-empty", "-m", "start"]);
+    std::fs::create_dir_all(ws.path().join("app")).unwrap();
+    std::fs::write(
+        ws.path().join("app/test.sh"),
+        "git config core.fsmonitor \"env > $PWD/../hook-env.txt; true #\"\n\
+         printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"t\"/></testsuite>' > report.xml\n",
+    )
+    .unwrap();
+    let mut config = "[[suite]]\nname = \"app\"\npath = \"app\"\nrunner = \"command\"\n\
+                      commands = { test = \"sh test.sh\" }\nreports = [\"report.xml\"]\n\n"
+        .to_string();
+    config.push_str(&eval_suite(
+        "llm",
+        "type = \"openai\"\nbase-url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n\
+                                        api-key-env = \"FCORR_IT_OPENAI_KEY\"\nretries = 0",
+    ));
+    std::fs::write(ws.path().join("cases.jsonl"), "{\"id\": \"c1\", \"prompt\": \"p\", \"expected\": \"x\"}\n")
+        .unwrap();
+    std::fs::write(ws.path().join("fcorr.toml"), config).unwrap();
+    let output = fcorr(ws.path())
+        .env("GITHUB_TOKEN", "ghs_fcorrGitHookToken381")
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .output()
+        .unwrap();
+    assert!(ws.path().join("out/results.json").is_file(), "{}", text(&output.stderr));
+    let seen = std::fs::read_to_string(ws.path().join("hook-env.txt")).expect("git ran the test's hook");
+    assert!(seen.contains("PATH="), "{seen}");
+    assert!(!seen.contains("ghs_fcorrGitHookToken381"), "the GitHub token reached git's hook");
+    // The one secret this config names; the test's other variables are plain ones here.
+    assert!(!seen.contains(SECRETS[2].1), "the configured key reached git's hook");
+    assert!(seen.contains(SECRETS[0].1), "an unnamed variable is withheld too: {seen}");
+}
