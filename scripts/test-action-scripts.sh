@@ -279,6 +279,9 @@ expect_eq "run all inputs: upload-path" "$(native "$(cd "$tmp/ws-all" && pwd)/ou
 run_run gate STUB_EXIT=1
 expect_eq "gate failed: step still exits 0 (uploads run first)" 0 "$rc"
 expect_eq "gate failed: exit-code 1 for the last step" 1 "$(output exit-code "$out")"
+expect_true "gate failed on a PR: says no baseline is uploaded" grep -q "this run uploads no baseline" "$tmp/run-gate.log"
+run_run gate-main STUB_EXIT=1 GITHUB_EVENT_NAME=push GITHUB_REF=refs/heads/main
+expect_true "gate failed on the default branch: says the upload comes first" grep -q "after the results are uploaded" "$tmp/run-gate-main.log"
 
 run_run push-main GITHUB_EVENT_NAME=push GITHUB_REF=refs/heads/main
 expect_eq "push to default branch: upload" true "$(output upload "$out")"

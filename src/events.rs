@@ -38,6 +38,12 @@ pub(crate) enum Event {
         suite_id: String,
         phase: Phase,
     },
+    /// How far a suite that runs its cases itself has got (`[13/20] V2-APP-001 80 · ETA 11s`):
+    /// shown on its spinner, and in plain mode only in heartbeats, never a line per case.
+    CaseProgress {
+        suite_id: String,
+        text: String,
+    },
     /// The suite is fully collected and scored.
     SuiteFinished {
         suite: Box<Suite>,

@@ -55,6 +55,11 @@ pub(crate) fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: b
     Some(found)
 }
 
+/// True when `cwd` holds one of [`CONFIG_LOCATIONS`].
+pub(crate) fn has_config(cwd: &Path) -> bool {
+    CONFIG_LOCATIONS.iter().any(|p| cwd.join(p).is_file())
+}
+
 /// What `fcorr run` and `fcorr ci` ask of the pipeline: where the suites come from, the gates
 /// and outputs, and the command-line overrides for planning. Commands build it from their own
 /// arguments, so the pipeline knows no command.

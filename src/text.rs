@@ -31,6 +31,21 @@ pub(crate) fn neutralise_bidi(text: &str) -> Cow<'_, str> {
 }
 
 /// The largest byte index `<= max` that is a character boundary of `text`.
+/// serde_json's message without the " at line L column C" it ends with, for messages that say
+/// where once, in their own words.
+pub(crate) fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    match text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())) {
+        Some(what) => what.to_string(),
+        None => text,
+    }
+}
+
+/// `line L, column C: message` for a serde_json error: its position said once.
+pub(crate) fn json_error_at(e: &serde_json::Error) -> String {
+    format!("line {}, column {}: {}", e.line(), e.column(), json_error_text(e))
+}
+
 pub(crate) fn floor_boundary(text: &str, max: usize) -> usize {
     let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {

@@ -179,9 +179,21 @@ wrote_results=false
 [[ -f $results && $(cksum <"$results") != "$results_before" ]] && wrote_results=true
 rm -f "$fence_file" "$fence_file.tmp"
 
+if [[ $upload == true && ! -f $results ]]; then
+  echo "fcorr: $results was not written; nothing to upload as the baseline"
+  upload=false
+fi
+
 case $code in
   0) ;;
-  1) echo "fcorr: a gate failed (exit 1); the check fails after the results are uploaded" ;;
+  1)
+    # Say what the next steps really do: only some runs upload a baseline (upload-baseline).
+    if [[ $upload == true ]]; then
+      echo "fcorr: a gate failed (exit 1); the job fails at the action's last step, after the results are uploaded as the baseline"
+    else
+      echo "fcorr: a gate failed (exit 1); the job fails at the action's last step (this run uploads no baseline)"
+    fi
+    ;;
   2) echo "fcorr: usage or configuration error (exit 2)" ;;
   3) echo "fcorr: harness or infrastructure error (exit 3)" ;;
   129 | 130 | 143)
@@ -209,11 +221,6 @@ case $code in
     error_summary "$code" "$why; the step log above has its last output" "$why before it could report results"
     ;;
 esac
-
-if [[ $upload == true && ! -f $results ]]; then
-  echo "fcorr: $results was not written; nothing to upload as the baseline"
-  upload=false
-fi
 
 out_line exit-code "$code"
 out_line upload "$upload"

@@ -3,7 +3,7 @@
 // Chromium's --remote-debugging-pipe speaks the protocol as NUL-separated JSON on file
 // descriptors 3 (to the browser) and 4 (from it), so this needs nothing but Node itself.
 //
-//   node drive.mjs eval  PAGE SCRIPT.js            -> prints JSON: the value SCRIPT's body returns
+//   node drive.mjs eval  PAGE SCRIPT.js [WIDTH HEIGHT]  -> prints JSON: the value SCRIPT's body returns
 //   node drive.mjs shot  PAGE OUT.png WIDTH HEIGHT light|dark [full]   (full: the whole page)
 //
 // PAGE is a file path or URL (a #fragment is kept). SCRIPT is the body of an async function run
@@ -87,6 +87,11 @@ async function main() {
   listeners.push((m) => {
     if (m.sessionId === sessionId && m.method === "Runtime.exceptionThrown") consoleErrors.push(m.params.exceptionDetails.text);
   });
+  if (mode === "eval" && rest[1]) {
+    // A phone-sized viewport (touch and all) when a size is given.
+    const [, width, height] = rest;
+    await send("Emulation.setDeviceMetricsOverride", { width: +width, height: +height, deviceScaleFactor: 1, mobile: +width < 600 }, sessionId);
+  }
   if (mode === "shot") {
     const [, width, height, theme] = rest;
     await send("Emulation.setDeviceMetricsOverride", { width: +width, height: +height, deviceScaleFactor: 1, mobile: +width < 600 }, sessionId);

@@ -283,8 +283,7 @@ fn read(path: &Path) -> Result<String, BankError> {
 
 /// Parses JSON, naming the line and column of a syntax or shape error.
 pub(crate) fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T, BankError> {
-    serde_json::from_str(text)
-        .map_err(|e| BankError::input(path, format!("line {}, column {}: {e}", e.line(), e.column())))
+    serde_json::from_str(text).map_err(|e| BankError::input(path, crate::text::json_error_at(&e)))
 }
 
 #[cfg(test)]

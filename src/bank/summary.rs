@@ -415,24 +415,25 @@ mod tests {
             ),
             bank("crisis", "pattern", 0.15, vec![crit]),
         ];
-        let r = run(suites);
+        let mut r = run(suites);
+        r.verdict = crate::gate::judge(&r, &[crate::gate::Gate::Critical], 0.0);
         let env = crate::report::ReportEnv::default();
         for text in [
             crate::report::markdown::render_comment(&r, &env).unwrap(),
             crate::report::markdown::render_summary(&r, &env).unwrap(),
         ] {
-            let critical = text.find("Critical failures (1)").expect(&text);
+            // Why it failed names the critical failure, before the suite table and the banks'.
+            let critical = text.find("🚨 **critical**: **crisis** › `PAT-NEG-001`").expect(&text);
             let table = text.find("| Bank | Mechanism |").expect(&text);
-            assert!(critical < table, "{text}");
-            // Before the generic suite table and failure lists.
-            assert!(text.find("PAT-NEG-001").unwrap() < text.find("| Suite").unwrap_or(usize::MAX), "{text}");
+            assert!(critical < table && critical < text.find("| Suite").unwrap(), "{text}");
             assert!(text.contains("Negative \\| &lt;b&gt;not&lt;/b&gt; a crisis"), "{text}");
             assert!(text.contains("| **Combined** | | **"), "{text}");
         }
         let summary = crate::report::markdown::render_summary(&r, &env).unwrap();
         assert!(summary.contains("| Topic | Avg score | Tests | Hard fails |"), "{summary}");
         assert!(summary.contains("| Expectation source | Tests |"), "{summary}");
-        assert!(summary.contains("Lowest-scoring failures"), "{summary}");
+        // Every failing bank case is listed with the run's failures, named with its bank.
+        assert!(summary.contains("- ❌ **retrieval** › `V2-2`"), "{summary}");
     }
 
     #[test]
@@ -441,6 +442,6 @@ mod tests {
             Run::assemble(vec![Suite::new("p", "p", SuiteKind::Project)], time::OffsetDateTime::now_utc(), None, None);
         assert!(overview(&r).is_none());
         let text = crate::report::markdown::render_comment(&r, &crate::report::ReportEnv::default()).unwrap();
-        assert!(!text.contains("Test banks"), "{text}");
+        assert!(!text.contains("| Bank |"), "{text}");
     }
 }

@@ -113,9 +113,7 @@ struct RetryAttempt {
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let document: Document = serde_json::from_reader(input).map_err(|e| {
-        // serde_json ends its message with " at line L column C": the prefix says it once.
-        let text = e.to_string();
-        let what = text.strip_suffix(&format!(" at line {} column {}", e.line(), e.column())).unwrap_or(&text);
+        let what = crate::text::json_error_text(&e);
         ParseError::new("ctrf", format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column()))
             .at_line(e.line() as u64)
     })?;

@@ -35,7 +35,7 @@ impl ReportParser for JestJson {
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
         let report: Report = serde_json::from_reader(input).map_err(|e| {
-            let message = format!("not a jest/vitest JSON report (line {}, column {}): {e}", e.line(), e.column());
+            let message = format!("not a jest/vitest JSON report: {}", crate::text::json_error_at(&e));
             ParseError::new(self.format(), message).at_line(e.line() as u64)
         })?;
         Ok(convert(report, options))

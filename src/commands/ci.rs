@@ -297,7 +297,7 @@ pub fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> Re
 /// Prints the table (which quotes tool output) so no line of it can act as a workflow command.
 pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
     let color = terminal::use_color(color);
-    let table = terminal::render_table(run, color);
+    let table = terminal::render_table(run, color, terminal::output_width());
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out);
     if in_github {

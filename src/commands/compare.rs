@@ -12,9 +12,8 @@ use crate::github::baseline::BaselineError;
 /// Arguments of `fcorr compare`.
 #[derive(Debug, Args, Clone)]
 pub struct CompareArgs {
-    /// results.json of the run (or its directory).
-    #[arg(long, value_name = "FILE")]
-    pub results: PathBuf,
+    #[command(flatten)]
+    pub results: super::ResultsArg,
     /// Baseline: a results.json, a directory holding one, or an artifact zip.
     #[arg(long, value_name = "FILE")]
     pub baseline: PathBuf,
@@ -97,7 +96,8 @@ fn baseline_error(e: BaselineError) -> FcorrError {
 
 /// `fcorr compare`.
 pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
-    let mut run = crate::report::load_results(&args.results)?;
+    let results = args.results.path();
+    let mut run = crate::report::load_results(&results)?;
     let base = crate::github::baseline::load_path(&args.baseline).map_err(baseline_error)?;
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
@@ -111,7 +111,7 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
         let settings = run.timing.as_ref().map(|t| t.settings).unwrap_or_default();
         crate::report::slowest::attach(&mut run, Some(&base.run), &settings);
         run.comparison = Some(comparison);
-        let path = if args.results.is_dir() { args.results.join("results.json") } else { args.results.clone() };
+        let path = if results.is_dir() { results.join("results.json") } else { results.clone() };
         let mut bytes = serde_json::to_vec_pretty(&run).expect("run serialises");
         bytes.push(b'\n');
         crate::report::write_atomic(&path, &bytes)?;

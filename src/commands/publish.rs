@@ -1,7 +1,7 @@
 //! `fcorr publish`: publish saved results to GitHub, e.g. from a second-stage `workflow_run`
 //! job that has a write token but must not run the PR's code.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
@@ -13,9 +13,8 @@ use crate::publish::{self, annotations::PathMapper};
 /// Arguments of `fcorr publish`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct PublishArgs {
-    /// results.json (or the directory holding it and the other reports).
-    #[arg(long, value_name = "FILE")]
-    pub results: PathBuf,
+    #[command(flatten)]
+    pub results: super::ResultsArg,
     /// Event payload of the run that produced the results (stage 1's `$GITHUB_EVENT_PATH`).
     #[arg(long, value_name = "FILE")]
     pub event: Option<PathBuf>,
@@ -37,12 +36,8 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     let comment_detail = args.publish.comment_detail(&github)?;
     let templates = args.publish.templates(config.report.templates.as_ref().map(|dir| config.base_dir.join(dir)))?;
     let path_prefix = args.publish.path_prefix(&github);
-    let run = crate::report::load_results(&args.results)?;
-    let out_dir = if args.results.is_dir() {
-        args.results.clone()
-    } else {
-        args.results.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
-    };
+    let run = crate::report::load_results(&args.results.path())?;
+    let out_dir = args.results.dir();
     let Some(ctx) = github_context(args.event.as_deref()) else {
         errln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);

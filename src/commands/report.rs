@@ -13,12 +13,8 @@ use crate::report::{self, ReportEnv, terminal};
 /// Arguments of `fcorr report`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ReportArgs {
-    /// A results.json written by `fcorr run` or `fcorr import` (or the directory holding it).
-    #[arg(value_name = "RESULTS", default_value = "fcorr-out")]
-    pub results: PathBuf,
-    /// Same as the RESULTS argument (kept for scripts written against earlier versions).
-    #[arg(long = "results", value_name = "PATH", conflicts_with = "results")]
-    pub results_flag: Option<PathBuf>,
+    #[command(flatten)]
+    pub results: super::ResultsArg,
     /// Output directory (default: the directory of the results file).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -43,17 +39,10 @@ pub struct ReportArgs {
 }
 
 /// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
-pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
-    if let Some(results) = args.results_flag.take() {
-        args.results = results;
-    }
+pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     report::validate_formats(&args.format)?;
-    let run = report::load_results(&args.results)?;
-    let out = match &args.out {
-        Some(out) => out.clone(),
-        None if args.results.is_dir() => args.results.clone(),
-        None => args.results.parent().map(PathBuf::from).unwrap_or_else(|| PathBuf::from(".")),
-    };
+    let run = report::load_results(&args.results.path())?;
+    let out = args.out.clone().unwrap_or_else(|| args.results.dir());
     let env = ReportEnv {
         repository: args.repository.clone(),
         run_url: args.run_url.clone(),
@@ -74,7 +63,7 @@ pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
     }
     if !args.quiet {
         let color = terminal::use_color(args.color.as_deref());
-        out!("{}", terminal::render_table(&run, color));
+        out!("{}", terminal::render_table(&run, color, terminal::output_width()));
         outln!();
         outln!("{}", terminal::render_verdict(&run, color));
         for path in &written {

@@ -16,7 +16,8 @@ use crate::report::{self, ReportEnv, terminal};
 /// Arguments of `fcorr run`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct RunArgs {
-    /// Project directories to run (each one suite). Without paths, the config's suites run.
+    /// Project directories to run (each one suite). Without paths: the suites of ./fcorr.toml
+    /// (or ./.github/fcorr.toml) when there is one, else the project in the current directory.
     pub paths: Vec<PathBuf>,
     /// Configuration file (default: ./fcorr.toml, then ./.github/fcorr.toml, when no PATH is given).
     #[arg(long, short = 'c', value_name = "FILE")]
@@ -57,7 +58,8 @@ pub struct RunArgs {
     /// Bank suites: only this test id (its prefix picks the bank), `topic:NAME` or `bank:NAME`.
     #[arg(long, value_name = "SELECTION", env = "FCORR_BANK_SELECT")]
     pub select: Option<String>,
-    /// Run shard K of N (1-based): whole suites by a hash of their id, benchmark tasks by task id.
+    /// Run shard K of N (1-based): project, import and bank suites whole, by a hash of their id;
+    /// benchmark tasks and dataset-eval cases one by one, by a hash of suite id/item id.
     #[arg(long, value_name = "K/N")]
     pub shard: Option<crate::shard::Shard>,
     /// Call systems under test even when their answer cache has the answer (docs/sut.md).
@@ -66,7 +68,8 @@ pub struct RunArgs {
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<String>,
-    /// Report formats to write (repeatable); default all.
+    /// Report formats to write (repeatable): json, junit, ctrf, summary, comment, html, all.
+    /// Default all; results.json is always written.
     #[arg(long, value_name = "FORMAT")]
     pub format: Vec<String>,
     /// Colors: auto, always, never (NO_COLOR is respected in auto).
@@ -142,7 +145,8 @@ pub struct JudgeArgs {
     /// Output directory (default: fcorr-out).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Report formats to write (repeatable); default all.
+    /// Report formats to write (repeatable): json, junit, ctrf, summary, comment, html, all.
+    /// Default all; results.json is always written.
     #[arg(long, value_name = "FORMAT")]
     pub format: Vec<String>,
     /// Print results.json to stdout instead of the table.
@@ -181,7 +185,7 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
         return;
     }
     outln!();
-    out!("{}", terminal::render_table(run, color));
+    out!("{}", terminal::render_table(run, color, terminal::output_width()));
     out!("{between}");
     outln!();
     outln!("{}", terminal::render_verdict(run, color));
@@ -192,7 +196,15 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
 
 /// `fcorr run`: prepare → execute → judge → write reports → print → finish.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
-    let prepared = pipeline::prepare(&args.options())?;
+    let mut options = args.options();
+    let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
+    // Nothing named and no fcorr.toml here: the current directory is the project.
+    if options.paths.is_empty() && options.config.is_none() && options.samples.is_none() && !pipeline::has_config(&cwd)
+    {
+        errln!("fcorr: no fcorr.toml here: running the project in the current directory");
+        options.paths = vec![PathBuf::from(".")];
+    }
+    let prepared = pipeline::prepare(&options)?;
     pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);

@@ -130,7 +130,7 @@ impl Ecosystem for Node {
                         path.display(),
                         e.line(),
                         e.column(),
-                        json_error_text(&e)
+                        crate::text::json_error_text(&e)
                     )),
                 });
             }
@@ -216,8 +216,7 @@ impl Ecosystem for Node {
 pub(crate) enum NodePlanError {
     #[error("{}: cannot read: {source}", path.display())]
     ManifestUnreadable { path: PathBuf, source: std::io::Error },
-    /// serde_json's own message ends with its position too.
-    #[error("{}: line {}, column {}: {source}", path.display(), source.line(), source.column())]
+    #[error("{}: {}", path.display(), crate::text::json_error_at(source))]
     ManifestInvalid { path: PathBuf, source: serde_json::Error },
     #[error("the node runner cannot run framework `{0}` (jest, vitest, mocha, node --test)")]
     UnknownFramework(String),
@@ -252,14 +251,6 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
 }
 
 /// serde_json's message without its trailing ` at line L column C`.
-fn json_error_text(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    match text.rfind(" at line ") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    }
-}
-
 /// Picks the framework and says why; `None` when nothing fits.
 fn choose_framework(
     files: &ProjectFiles,
@@ -1058,7 +1049,7 @@ mod tests {
         let work = tempfile::tempdir().unwrap();
         assert_eq!(
             plan_error("{\"name\": }", "jest", work.path()),
-            "<root>/package.json: line 1, column 10: expected value at line 1 column 10"
+            "<root>/package.json: line 1, column 10: expected value"
         );
         assert_eq!(
             plan_error("{}", "ava", work.path()),

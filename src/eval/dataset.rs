@@ -71,8 +71,8 @@ pub(crate) enum Syntax {
     /// `line` is worked out from toml's span, when it gives one.
     #[error("{}", source.message())]
     Toml { line: Option<usize>, source: Box<toml::de::Error> },
-    /// One JSON document, or one line of a JSONL file (`line`).
-    #[error("{source}")]
+    /// One JSON document, or one line of a JSONL file (`line`); the path's `:line` says where.
+    #[error("column {}: {}", source.column(), crate::text::json_error_text(source))]
     Json { line: usize, source: serde_json::Error },
     #[error("{0}")]
     Yaml(#[source] Box<serde_saphyr::Error>),

@@ -40,7 +40,7 @@ pub struct GithubContext {
 pub enum EventError {
     #[error("{}: the event file: {source}", path.display())]
     Unreadable { path: PathBuf, source: crate::fsio::ReadProblem },
-    #[error("{}: line {}, column {}: not a GitHub event payload: {source}", path.display(), source.line(), source.column())]
+    #[error("{}: line {}, column {}: not a GitHub event payload: {}", path.display(), source.line(), source.column(), crate::text::json_error_text(source))]
     NotEvent { path: PathBuf, source: serde_json::Error },
 }
 

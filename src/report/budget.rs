@@ -78,29 +78,17 @@ pub struct OpenBlocks {
 pub fn open_blocks(markdown: &str) -> OpenBlocks {
     let mut open = OpenBlocks::default();
     for line in markdown.lines() {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let trimmed = line.trim_start();
         if let Some(fence) = &open.fence {
-            let ch = fence.as_bytes()[0];
-            let run = trimmed.bytes().take_while(|b| *b == ch).count();
-            if indent <= 3 && run >= fence.len() && trimmed[run..].trim().is_empty() {
+            if closes_fence(fence, line) {
                 open.fence = None;
             }
             continue;
         }
-        if indent <= 3 {
-            for ch in ['`', '~'] {
-                let run = trimmed.chars().take_while(|c| *c == ch).count();
-                // A backtick fence's info string cannot contain backticks.
-                if run >= 3 && !(ch == '`' && trimmed[run..].contains('`')) {
-                    open.fence = Some(ch.to_string().repeat(run));
-                }
-            }
-            if open.fence.is_some() {
-                continue;
-            }
+        open.fence = opens_fence(line);
+        if open.fence.is_some() {
+            continue;
         }
-        let lower = trimmed.to_ascii_lowercase();
+        let lower = line.trim_start().to_ascii_lowercase();
         if lower.starts_with("<details") {
             open.details += 1;
         }
@@ -109,6 +97,60 @@ pub fn open_blocks(markdown: &str) -> OpenBlocks {
         }
     }
     open
+}
+
+/// The fence a line opens (three or more backticks or tildes, indented at most three spaces).
+fn opens_fence(line: &str) -> Option<String> {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let trimmed = line.trim_start();
+    if indent > 3 {
+        return None;
+    }
+    ['`', '~'].into_iter().find_map(|ch| {
+        let run = trimmed.chars().take_while(|c| *c == ch).count();
+        // A backtick fence's info string cannot contain backticks.
+        (run >= 3 && !(ch == '`' && trimmed[run..].contains('`'))).then(|| ch.to_string().repeat(run))
+    })
+}
+
+/// True when `line` closes a block opened with `fence`.
+fn closes_fence(fence: &str, line: &str) -> bool {
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    let trimmed = line.trim_start();
+    let ch = fence.as_bytes()[0];
+    let run = trimmed.bytes().take_while(|b| *b == ch).count();
+    indent <= 3 && run >= fence.len() && trimmed[run..].trim().is_empty()
+}
+
+/// Markdown with at most one blank line in a row outside fenced code blocks, and none at the
+/// start: templates can end each section with a blank line without stacking them up. Code
+/// blocks (logs, traces) keep every line.
+pub fn squeeze_blank_lines(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut fence: Option<String> = None;
+    let mut blank = true;
+    for line in markdown.split_inclusive('\n') {
+        let text = line.trim_end_matches(['\n', '\r']);
+        match &fence {
+            Some(f) => {
+                if closes_fence(f, text) {
+                    fence = None;
+                }
+            }
+            None if text.trim().is_empty() => {
+                if blank {
+                    continue;
+                }
+                blank = true;
+                out.push_str(line);
+                continue;
+            }
+            None => fence = opens_fence(text),
+        }
+        blank = false;
+        out.push_str(line);
+    }
+    out
 }
 
 /// Cuts `text` to fit `budget` on a line boundary (never mid-character), closes what the cut left
@@ -193,6 +235,12 @@ mod tests {
         let bytes = Budget { limit: 333, unit: Unit::Bytes };
         let out = hard_trim(&md, &bytes, "cut");
         assert!(out.len() <= 333);
+    }
+
+    #[test]
+    fn blank_lines_squeeze_outside_code_only() {
+        let md = "\n\n# t\n\n\n\ntext\n```\na\n\n\nb\n```\n\n\n~~~~\n\n\n~~~~\nend\n";
+        assert_eq!(squeeze_blank_lines(md), "# t\n\ntext\n```\na\n\n\nb\n```\n\n~~~~\n\n\n~~~~\nend\n");
     }
 
     #[test]

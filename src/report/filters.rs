@@ -12,6 +12,8 @@ use crate::text::truncate_chars;
 pub(crate) fn register(env: &mut Environment<'_>) {
     env.add_filter("cell", |v: Value| escape_cell(&text_of(&v)));
     env.add_filter("summary", |v: Value| escape_summary(&text_of(&v)));
+    env.add_filter("md", |v: Value| escape_with_code(&text_of(&v), false));
+    env.add_filter("md_cell", |v: Value| escape_with_code(&text_of(&v), true));
     env.add_filter("code", |v: Value| inline_code(&text_of(&v), false));
     env.add_filter("code_cell", |v: Value| inline_code(&text_of(&v), true));
     env.add_filter("code_block", |v: Value, info: Option<String>| {
@@ -97,6 +99,84 @@ pub(crate) fn escape_cell(text: &str) -> String {
         }
     }
     out
+}
+
+/// Text in which `backtick spans` are meant as code, as fcorr's own messages write them
+/// (``critical case `x` failed``): each span whose closing run matches its opening one (the
+/// CommonMark rule) becomes a code span shown verbatim, everything else is escaped as by
+/// [`escape_cell`], so an unmatched backtick shows as a backtick and nothing else is Markdown.
+pub(crate) fn escape_with_code(text: &str, in_table: bool) -> String {
+    code_spans(text)
+        .into_iter()
+        .map(|span| match span {
+            Span::Text(t) => escape_cell(t),
+            Span::Code(c) => inline_code(c, in_table),
+        })
+        .collect()
+}
+
+/// A piece of a message: plain text, or the inside of one of its `code spans`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Span<'a> {
+    Text(&'a str),
+    Code(&'a str),
+}
+
+/// `text` cut into plain text and code spans by CommonMark's rule: a run of backticks opens a
+/// span that the next run of the same length closes; an opening run with no closing one, or
+/// around nothing but spaces, is text.
+pub(crate) fn code_spans(text: &str) -> Vec<Span<'_>> {
+    let mut spans = Vec::new();
+    let mut plain = 0;
+    let mut i = 0;
+    let bytes = text.as_bytes();
+    while i < bytes.len() {
+        if bytes[i] != b'`' {
+            i += 1;
+            continue;
+        }
+        let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+        let body = i + run;
+        match closing_run(&text[body..], run) {
+            Some(end) if !text[body..body + end].trim().is_empty() => {
+                if plain < i {
+                    spans.push(Span::Text(&text[plain..i]));
+                }
+                let code = &text[body..body + end];
+                // CommonMark strips one space on each side when both are there.
+                let code = match code.strip_prefix(' ').and_then(|c| c.strip_suffix(' ')) {
+                    Some(inner) if !inner.trim().is_empty() => inner,
+                    _ => code,
+                };
+                spans.push(Span::Code(code));
+                i = body + end + run;
+                plain = i;
+            }
+            _ => i = body,
+        }
+    }
+    if plain < text.len() {
+        spans.push(Span::Text(&text[plain..]));
+    }
+    spans
+}
+
+/// Byte offset in `text` of the first backtick run exactly `len` long.
+fn closing_run(text: &str, len: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|b| **b == b'`').count();
+            if run == len {
+                return Some(i);
+            }
+            i += run;
+        } else {
+            i += 1;
+        }
+    }
+    None
 }
 
 /// Text for a line of raw HTML such as `<summary>…</summary>`: one line (every run of whitespace
@@ -325,6 +405,17 @@ mod tests {
         assert_eq!(escape_cell("`x`"), "\\`x\\`");
         assert_eq!(escape_cell("# H"), "\\# H");
         assert_eq!(escape_cell("ping @octocat, mail a@b"), "ping @\u{200D}octocat, mail a@\u{200D}b");
+    }
+
+    #[test]
+    fn backtick_spans_become_code_and_the_rest_is_escaped() {
+        assert_eq!(escape_with_code("critical case `danger` failed", false), "critical case `danger` failed");
+        assert_eq!(escape_with_code("expected `ls -a`, got `ls | wc`", true), "expected `ls -a`, got `ls \\| wc`");
+        assert_eq!(escape_with_code("`a`b` *x*", false), "`a`b\\` \\*x\\*");
+        assert_eq!(escape_with_code("``a`b`` <i>", false), "``a`b`` &lt;i&gt;");
+        assert_eq!(escape_with_code("no `close", false), "no \\`close");
+        assert_eq!(escape_with_code("`` `` empty", false), "\\`\\` \\`\\` empty");
+        assert_eq!(escape_with_code("@team `@team`", false), "@\u{200D}team `@team`");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! templates`) overrides them file by file. Each surface has a byte/char budget: rendering steps
 //! down from all cases, to failures only, to the suite table only, then trims (see `budget.rs`).
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -12,6 +13,7 @@ use minijinja::{Environment, UndefinedBehavior, Value};
 use serde::Serialize;
 
 use super::budget::{self, Budget};
+use super::lead::Group;
 use super::links::CodeLinks;
 use super::{ReportEnv, Reporter, filters};
 use crate::compare::{CaseChange, Change, Comparison, SuiteDelta};
@@ -199,7 +201,7 @@ fn render_capped(
     let mut out = CappedWriter { bytes: Vec::new(), size: 0, cap, over: false };
     match tmpl.render_captured_to(ctx, &mut out) {
         Ok(_) => String::from_utf8(out.bytes)
-            .map(Some)
+            .map(|text| Some(budget::squeeze_blank_lines(&text)))
             .map_err(|e| RenderError::Template(format!("template {template}: {e}"))),
         Err(_) if out.over => Ok(None),
         Err(e) => Err(template_error(template, &e)),
@@ -366,6 +368,91 @@ struct CaseView<'a> {
     reasons: &'a [crate::model::Reason],
     expectation_source: Option<&'a str>,
     usage: Option<&'a crate::model::Usage>,
+    quarantined: bool,
+    /// `new-failure` or `still-failing` against the baseline; none without one.
+    change: Option<&'static str>,
+    /// What else this run knows of the case (a red streak, retries, quarantine), with `code spans`.
+    note: Option<String>,
+    /// The check run holding the case's annotation, when it links to code and one was created.
+    annotation_url: Option<&'a str>,
+}
+
+/// What a case's view needs beyond the case: links, the baseline's changes and the history.
+struct CaseContext<'a> {
+    links: Option<&'a CodeLinks>,
+    check_run_url: Option<&'a str>,
+    changes: HashMap<(&'a str, &'a str), Change>,
+    /// Notes from the history sections, by (suite name, case name).
+    notes: HashMap<(String, String), String>,
+    /// Cases failing in the runs before this one too.
+    failing_before: HashSet<(String, String)>,
+    /// Eval and benchmark cases whose outcome word changed since the baseline: the word before,
+    /// by (suite id, case id).
+    outcome_before: HashMap<(String, String), String>,
+    /// Graded cases whose score changed since the baseline: the score before.
+    score_before: HashMap<(&'a str, &'a str), f64>,
+}
+
+impl<'a> CaseContext<'a> {
+    fn new(
+        run: &'a Run,
+        env: &'a ReportEnv,
+        history: &crate::history::Sections,
+        evals: &[Option<crate::eval::metrics::EvalMetrics>],
+    ) -> CaseContext<'a> {
+        let mut notes = HashMap::new();
+        let mut failing_before = HashSet::new();
+        for c in &history.failing {
+            let since = match (&c.since_sha, c.before_window) {
+                (Some(sha), false) => format!(", since `{sha}`"),
+                (Some(sha), true) => format!(", since before `{sha}`"),
+                (None, _) => String::new(),
+            };
+            notes.insert((c.suite.clone(), c.name.clone()), format!("failing for {} runs{since}", c.streak));
+            failing_before.insert((c.suite.clone(), c.name.clone()));
+        }
+        for c in &history.flaky_now {
+            let retries = if c.retries == 1 { "1 retry".to_string() } else { format!("{} retries", c.retries) };
+            let window =
+                if c.ran > 1 { format!("; failed {} of the last {} runs", c.failed, c.ran) } else { String::new() };
+            let newly = if c.newly { " (newly flaky)" } else { "" };
+            notes.insert((c.suite.clone(), c.name.clone()), format!("passed after {retries}{window}{newly}"));
+        }
+        CaseContext {
+            links: env.links.as_ref(),
+            check_run_url: env.links.as_ref().and_then(|l| l.check_run_url()).and_then(filters::safe_url),
+            changes: super::lead::changes_by_case(run),
+            notes,
+            failing_before,
+            outcome_before: run
+                .suites
+                .iter()
+                .zip(evals)
+                .filter_map(|(s, m)| Some((s, m.as_ref()?)))
+                .flat_map(|(s, m)| m.flips.iter().map(move |f| ((s.id.clone(), f.case_id.clone()), f.from.clone())))
+                .collect(),
+            score_before: run
+                .comparison
+                .iter()
+                .flat_map(|c| &c.cases)
+                .filter_map(|x| match (x.score_before, x.score_after) {
+                    (Some(before), Some(after)) if before != after => {
+                        Some(((x.suite_id.as_str(), x.case_id.as_str()), before))
+                    }
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+
+    fn change(&self, suite: &Suite, case: &Case) -> Option<Change> {
+        self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied()
+    }
+
+    fn group(&self, suite: &Suite, case: &Case) -> Option<Group> {
+        let before = self.failing_before.contains(&(suite.name.clone(), case.name.clone()));
+        super::lead::group_of(case, self.change(suite, case), before)
+    }
 }
 
 /// `file:line`, `file`, or none.
@@ -382,7 +469,25 @@ fn code_url(links: Option<&CodeLinks>, suite: &Suite, case: &Case) -> Option<Str
     links.and_then(|l| l.file_url(suite, case.file.as_deref()?, case.line))
 }
 
-fn case_value(suite: &Suite, case: &Case, links: Option<&CodeLinks>) -> Value {
+fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
+    let url = code_url(ctx.links, suite, case);
+    let change = ctx.change(suite, case).and_then(|c| match c {
+        Change::NewFailure => Some("new-failure"),
+        Change::StillFailing => Some("still-failing"),
+        _ => None,
+    });
+    let mut notes: Vec<String> = ctx.notes.get(&(suite.name.clone(), case.name.clone())).into_iter().cloned().collect();
+    if let Some(before) = ctx.outcome_before.get(&(suite.id.clone(), case.id.clone())) {
+        notes.push(format!("was `{before}`"));
+    } else if let Some(before) = ctx.score_before.get(&(suite.id.as_str(), case.id.as_str())) {
+        notes.push(format!("was {}", filters::format_number(*before)));
+    }
+    if case.status == crate::model::CaseStatus::Flaky && notes.is_empty() && case.retries > 0 {
+        notes.push(format!("passed after {} retr{}", case.retries, if case.retries == 1 { "y" } else { "ies" }));
+    }
+    if case.quarantined {
+        notes.push("quarantined: reported, not gated".into());
+    }
     Value::from(Serde(CaseView {
         id: &case.id,
         suite_id: &suite.id,
@@ -392,7 +497,8 @@ fn case_value(suite: &Suite, case: &Case, links: Option<&CodeLinks>) -> Value {
         file: case.file.as_deref(),
         line: case.line,
         location: location(case),
-        url: code_url(links, suite, case),
+        annotation_url: url.as_ref().and(ctx.check_run_url),
+        url,
         status: case.status.label(),
         duration_ms: case.duration_ms,
         message: case.message.as_deref(),
@@ -405,6 +511,9 @@ fn case_value(suite: &Suite, case: &Case, links: Option<&CodeLinks>) -> Value {
         reasons: &case.reasons,
         expectation_source: case.expectation_source.as_deref(),
         usage: case.usage.as_ref(),
+        quarantined: case.quarantined,
+        change,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
     }))
 }
 
@@ -452,6 +561,29 @@ struct SuiteView<'a> {
     delta: Option<&'a SuiteDelta>,
     /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::eval::metrics`).
     eval: Option<crate::eval::metrics::EvalMetrics>,
+    /// `Python · pytest`, `bank · semantic`, `eval`: what ran it, short.
+    runner: String,
+    /// Whether the suite passed its gate (`passed`), and why not (`note`: `below 100`…).
+    gate: GateView,
+    /// The policy beside the score when it is not the one the score column's header names.
+    policy_note: Option<&'static str>,
+    /// The score column's header (`Score (strict)`), the same for every suite of the run.
+    score_header: String,
+}
+
+#[derive(Serialize)]
+struct GateView {
+    passed: bool,
+    note: Option<String>,
+}
+
+/// What ran a suite, in a few words for a table cell.
+fn runner(suite: &Suite) -> String {
+    match &suite.detection {
+        Some(d) if !d.framework.is_empty() => format!("{} · {}", d.language, d.framework),
+        Some(d) => d.language.clone(),
+        None => serde_json::to_value(suite.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+    }
 }
 
 /// One word for a phase's outcome; `-` when it was not planned.
@@ -688,32 +820,73 @@ fn context(
     max: usize,
     charts: bool,
 ) -> Value {
+    let history = crate::history::sections(run, max.min(HISTORY_LISTED));
+    let mut evals: Vec<_> =
+        run.suites.iter().map(|s| crate::eval::metrics::of(s, run.comparison.as_ref(), max)).collect();
+    let cases_ctx = CaseContext::new(run, env, &history, &evals);
+    let why = super::lead::why(run);
+    // Critical failures are listed under "why it failed" with their case, and only there.
+    let in_why: HashSet<(&str, &str)> =
+        why.iter().filter_map(|w| w.case).map(|(s, c)| (s.id.as_str(), c.id.as_str())).collect();
+    let common = super::lead::common_policy(run);
+    let score_header = match common {
+        Some(p) => format!("Score ({})", super::lead::policy_words(p)),
+        None => "Score".to_string(),
+    };
     let mut all_cases = Vec::new();
     let mut all_failures = Vec::new();
+    let mut groups: Vec<(Group, Vec<Value>, usize)> = Vec::new();
+    let mut flaky_listed = 0usize;
     let mut suites = Vec::with_capacity(run.suites.len());
-    for suite in &run.suites {
+    for (suite, eval) in run.suites.iter().zip(evals.iter_mut()) {
         let mut cases = Vec::new();
         let mut failures = Vec::new();
         for case in &suite.cases {
             let failing = case.status.is_failure();
+            let group =
+                cases_ctx.group(suite, case).filter(|_| !in_why.contains(&(suite.id.as_str(), case.id.as_str())));
             let listed = match detail {
                 Detail::All => true,
-                Detail::Failures => failing && all_failures.len() + failures.len() < max,
+                Detail::Failures if failing => all_failures.len() + failures.len() < max,
+                Detail::Failures => group.is_some() && flaky_listed < max,
                 Detail::Summary => false,
             };
-            if !listed {
+            if let Some(g) = group {
+                let entry = match groups.iter_mut().position(|(k, _, _)| *k == g) {
+                    Some(i) => &mut groups[i],
+                    None => {
+                        groups.push((g, Vec::new(), 0));
+                        groups.last_mut().expect("just pushed")
+                    }
+                };
+                entry.2 += 1;
+                if !listed {
+                    continue;
+                }
+            } else if !listed {
                 continue;
             }
             // One value shared by every list that shows the case.
-            let value = case_value(suite, case, env.links.as_ref());
+            let value = case_value(suite, case, &cases_ctx);
+            if let Some(g) = group {
+                if g == Group::Flaky {
+                    flaky_listed += 1;
+                }
+                if let Some(entry) = groups.iter_mut().find(|(k, _, _)| *k == g) {
+                    entry.1.push(value.clone());
+                }
+            }
             if failing {
                 failures.push(value.clone());
             }
-            cases.push(value);
+            if detail == Detail::All || failing {
+                cases.push(value);
+            }
         }
         all_cases.extend(cases.iter().cloned());
         all_failures.extend(failures.iter().cloned());
         let delta = run.comparison.as_ref().and_then(|c| c.suites.iter().find(|d| d.suite_id == suite.id));
+        let gate = super::lead::suite_gate(run, suite);
         suites.push(Value::from(Serde(SuiteView {
             id: &suite.id,
             name: &suite.name,
@@ -752,9 +925,45 @@ fn context(
             cases,
             failures,
             delta,
-            eval: crate::eval::metrics::of(suite, run.comparison.as_ref(), max),
+            eval: eval.take(),
+            runner: runner(suite),
+            gate: GateView { passed: gate.passed, note: gate.note },
+            policy_note: (Some(suite.score.policy) != common).then(|| super::lead::policy_words(suite.score.policy)),
+            score_header: score_header.clone(),
         })));
     }
+    groups.sort_by_key(|(g, _, _)| *g);
+    let why_values: Vec<Value> = why
+        .iter()
+        .map(|w| {
+            minijinja::context! {
+                gate => w.gate.label(),
+                icon => if w.gate == crate::model::GateKind::Critical { "🚨" } else { "❌" },
+                suite => w.suite,
+                message => w.message.as_str(),
+                case => w.case.map(|(s, c)| case_value(s, c, &cases_ctx)),
+            }
+        })
+        .collect();
+    // Traces to show: critical failures first, then each group's listed failures, in order.
+    let traced: Vec<Value> = why_values
+        .iter()
+        .filter_map(|w| w.get_attr("case").ok().filter(|c| !c.is_none()))
+        .chain(groups.iter().filter(|(g, _, _)| *g != Group::Flaky).flat_map(|(_, cases, _)| cases.iter().cloned()))
+        .filter(|c| c.get_attr("details").is_ok_and(|d| !d.is_none() && d.is_true()))
+        .collect();
+    let failure_groups: Vec<Value> = groups
+        .into_iter()
+        .map(|(g, cases, total)| {
+            minijinja::context! {
+                kind => g.key(),
+                title => g.title(),
+                icon => g.icon(),
+                total => total,
+                cases => cases,
+            }
+        })
+        .collect();
     let outcome_word = match run.verdict.outcome {
         // A pass that nothing judged (`--fail-on none`) must not read like a clean run.
         crate::model::Outcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
@@ -789,7 +998,11 @@ fn context(
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
         banks => crate::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
-        history => Value::from(Serde(crate::history::sections(run, max.min(HISTORY_LISTED)))),
+        history => Value::from(Serde(history)),
+        why => why_values,
+        failure_groups => failure_groups,
+        failing_in_why => in_why.len(),
+        traced => traced,
         env => minijinja::context! {
             repository => env.repository.as_deref(),
             run_url => env.run_url.as_deref().and_then(filters::safe_url),

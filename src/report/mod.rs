@@ -18,6 +18,7 @@ pub(crate) mod filters;
 pub mod html;
 pub(crate) mod json;
 pub mod junit;
+pub(crate) mod lead;
 pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
@@ -254,7 +255,7 @@ pub enum ResultsProblem {
         "it is a zip archive, and zips are not supported here: unzip it first (`unzip -d DIR FILE`) and give the folder or its results.json"
     )]
     Zip,
-    #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
+    #[error("line {}, column {}: not an fcorr results file: {}", source.line(), source.column(), crate::text::json_error_text(source))]
     NotResults { source: serde_json::Error },
     #[error("schema version {found} is not supported (this fcorr reads version {})", crate::model::SCHEMA_VERSION)]
     Schema { found: u32 },

@@ -1,9 +1,11 @@
 //! Terminal output: live progress while suites run, then the summary table and the verdict.
 //!
-//! On a TTY progress is drawn with indicatif spinners; in CI (or when piped) each phase is one
-//! plain line, so logs stay readable. A phase running longer than a few seconds gets a heartbeat
-//! (elapsed time and its last output line): on the spinner, or in CI at most one line per 10 s.
-//! The table and verdict are plain functions of the run.
+//! On a TTY progress is drawn with indicatif spinners showing each phase and its command's short
+//! form (the full command is in the suite's log). In CI (or when piped) it is one line per suite
+//! when it is done, a line for a phase that broke, and when nothing was printed for 30 s a
+//! heartbeat line per long phase (elapsed time, last output line or progress): a 2,000-test bank
+//! prints a handful of lines, not one per test.
+//! The table and verdict are plain functions of the run, fitted to the terminal's width.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -43,10 +45,13 @@ pub fn use_color(choice: Option<&str>) -> bool {
     }
 }
 
-/// A phase shows a heartbeat once it has run this long.
+/// A spinner shows a phase's last output line once the phase has run this long.
 const HEARTBEAT_AFTER: Duration = Duration::from_secs(5);
-/// Plain (CI) mode prints at most one heartbeat line per this interval, whatever runs at once.
-const PLAIN_HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
+/// Plain (CI) mode prints a heartbeat only after this long without any progress line, and only
+/// for phases running at least as long: a quiet log, not a line per test.
+const PLAIN_HEARTBEAT_EVERY: Duration = Duration::from_secs(30);
+/// A command's short form shows at most this many columns; the log has it in full.
+const SHORT_COMMAND: usize = 48;
 
 /// Shows progress on stderr.
 pub struct Progress {
@@ -63,18 +68,19 @@ struct Shared {
     taps: Mutex<HashMap<String, OutputTap>>,
     /// Phases running now, by suite id.
     running: Mutex<HashMap<String, Running>>,
-    /// When plain mode last printed a heartbeat.
-    last_plain_beat: Mutex<Option<Instant>>,
+    /// When plain mode last printed anything.
+    last_plain_line: Mutex<Instant>,
 }
 
 /// A phase under way.
 #[derive(Debug, Clone)]
 struct Running {
     phase: PhaseKind,
+    /// The command's short form (`python -m pytest …`).
     command: String,
     started: Instant,
-    /// When this phase's last heartbeat was shown (plain mode), for fairness between suites.
-    last_beat: Option<Instant>,
+    /// Where a suite that reports its own progress is (`[13/20] V2-APP-001 80 · ETA 11s`).
+    progress: Option<String>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -92,7 +98,7 @@ impl Progress {
             bars: Mutex::new(HashMap::new()),
             taps: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
-            last_plain_beat: Mutex::new(None),
+            last_plain_line: Mutex::new(Instant::now()),
         });
         if mode != ProgressMode::Quiet {
             let weak = Arc::downgrade(&shared);
@@ -111,6 +117,7 @@ impl Shared {
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Plain => {
+                *lock(&self.last_plain_line) = Instant::now();
                 let mut err = std::io::stderr().lock();
                 let _ = writeln!(err, "{text}");
             }
@@ -120,35 +127,41 @@ impl Shared {
         }
     }
 
-    /// One heartbeat round: spinners get the elapsed time and last line; plain mode prints one
-    /// line for the phase that has waited longest for one, at most once per interval.
+    /// The spinner's message for a running phase: its progress or short command, then (once it
+    /// has run a while) its last output line.
+    fn spinner_text(&self, id: &str, r: &Running, now: Instant) -> String {
+        let what = r.progress.as_deref().unwrap_or(&r.command);
+        let last = lock(&self.taps).get(id).map(OutputTap::last_line).unwrap_or_default();
+        if now.duration_since(r.started) < HEARTBEAT_AFTER || last.is_empty() || r.progress.is_some() {
+            format!("{}: {what}", r.phase.label())
+        } else {
+            format!("{}: {what} — {last}", r.phase.label())
+        }
+    }
+
+    /// One heartbeat round: spinners get their last output line; plain mode, after
+    /// [`PLAIN_HEARTBEAT_EVERY`] without a line, prints one line per phase running that long.
     fn beat(&self, now: Instant) {
-        let running: Vec<(String, Running)> =
+        let mut running: Vec<(String, Running)> =
             lock(&self.running).iter().map(|(id, r)| (id.clone(), r.clone())).collect();
-        let last_line = |id: &str| lock(&self.taps).get(id).map(OutputTap::last_line).unwrap_or_default();
+        running.sort_by(|a, b| a.1.started.cmp(&b.1.started).then_with(|| a.0.cmp(&b.0)));
         match self.mode {
             ProgressMode::Quiet => {}
             ProgressMode::Tty => {
                 let bars = lock(&self.bars);
-                for (id, r) in running.iter().filter(|(_, r)| now.duration_since(r.started) >= HEARTBEAT_AFTER) {
+                for (id, r) in &running {
                     if let Some(bar) = bars.get(id) {
-                        let last = last_line(id);
-                        let tail = if last.is_empty() { String::new() } else { format!(" — {last}") };
-                        bar.set_message(format!("{}: {}{tail}", r.phase.label(), r.command));
+                        bar.set_message(self.spinner_text(id, r, now));
                     }
                 }
             }
             ProgressMode::Plain => {
-                let mut last_beat = lock(&self.last_plain_beat);
-                if last_beat.is_some_and(|t| now.duration_since(t) < PLAIN_HEARTBEAT_EVERY) {
-                    return;
+                let quiet_since = *lock(&self.last_plain_line);
+                for (id, r) in heartbeats(&running, quiet_since, now) {
+                    let last = lock(&self.taps).get(&id).map(OutputTap::last_line).unwrap_or_default();
+                    let detail = r.progress.clone().unwrap_or(last);
+                    self.line(heartbeat_line(&id, r.phase, now.duration_since(r.started), &detail));
                 }
-                let Some((id, r)) = next_heartbeat(&running, now) else { return };
-                *last_beat = Some(now);
-                if let Some(entry) = lock(&self.running).get_mut(&id) {
-                    entry.last_beat = Some(now);
-                }
-                self.line(heartbeat_line(&id, r.phase, now.duration_since(r.started), &last_line(&id)));
             }
         }
     }
@@ -163,20 +176,53 @@ fn heartbeat_loop(shared: Weak<Shared>) {
     }
 }
 
-/// The running phase to report next in plain mode: among those running longer than
-/// [`PLAIN_HEARTBEAT_EVERY`], the one whose last heartbeat is oldest (never shown first).
-fn next_heartbeat(running: &[(String, Running)], now: Instant) -> Option<(String, Running)> {
-    running
-        .iter()
-        .filter(|(_, r)| now.duration_since(r.started) >= PLAIN_HEARTBEAT_EVERY)
-        .min_by_key(|(id, r)| (r.last_beat, r.started, id.clone()))
-        .cloned()
+/// The phases plain mode reports now: none until the log has been quiet for
+/// [`PLAIN_HEARTBEAT_EVERY`], then every phase that has run at least that long, oldest first.
+fn heartbeats(running: &[(String, Running)], quiet_since: Instant, now: Instant) -> Vec<(String, Running)> {
+    if now.duration_since(quiet_since) < PLAIN_HEARTBEAT_EVERY {
+        return Vec::new();
+    }
+    running.iter().filter(|(_, r)| now.duration_since(r.started) >= PLAIN_HEARTBEAT_EVERY).cloned().collect()
 }
 
-/// `[suite] install still running (40s): added 120 packages in 3s`.
-fn heartbeat_line(suite_id: &str, phase: PhaseKind, elapsed: Duration, last_line: &str) -> String {
-    let last = if last_line.is_empty() { "no output yet".to_string() } else { format!("last output: {last_line}") };
-    format!("[{suite_id}] {} still running ({}) — {last}", phase.label(), duration(elapsed.as_millis() as u64))
+/// `[suite] install still running (40s) — last output: added 120 packages in 3s`; for a suite
+/// that reports its progress, `— [13/20] V2-APP-001 80 · ETA 11s`.
+fn heartbeat_line(suite_id: &str, phase: PhaseKind, elapsed: Duration, detail: &str) -> String {
+    let detail = if detail.is_empty() {
+        "no output yet".to_string()
+    } else if detail.starts_with('[') {
+        detail.to_string()
+    } else {
+        format!("last output: {detail}")
+    };
+    format!("[{suite_id}] {} still running ({}) — {detail}", phase.label(), duration(elapsed.as_millis() as u64))
+}
+
+/// A command as progress shows it: each `&&` part's program by its file name and its first plain
+/// words (`/venv/bin/python -m pytest --junitxml=/tmp/x.xml -v` is `python -m pytest …`), at most
+/// [`SHORT_COMMAND`] columns. The suite's log has the full command.
+pub(crate) fn short_command(command: &str) -> String {
+    let part = |text: &str| {
+        let mut words = text.split_whitespace();
+        let Some(program) = words.next() else { return String::new() };
+        let program = program.rsplit(['/', '\\']).next().unwrap_or(program);
+        let mut out = program.to_string();
+        for (kept, word) in words.by_ref().enumerate() {
+            let plain = kept < 2
+                && word.len() <= 24
+                && !word.starts_with('<')
+                && word.chars().all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '+' | '@'));
+            if !plain {
+                out.push_str(" …");
+                return out;
+            }
+            out.push(' ');
+            out.push_str(word);
+        }
+        out
+    };
+    let parts: Vec<String> = command.split(" && ").map(part).filter(|p| !p.is_empty()).collect();
+    fit(&parts.join(" && "), SHORT_COMMAND)
 }
 
 impl EventSink for Progress {
@@ -184,49 +230,62 @@ impl EventSink for Progress {
         if self.shared.mode == ProgressMode::Quiet {
             return;
         }
+        let tty = self.shared.mode == ProgressMode::Tty;
         match event {
             Event::RunStarted { suites, jobs } => {
                 *lock(&self.total) = (0, suites);
                 self.line(format!("fcorr: running {suites} suite(s), {jobs} at a time"));
             }
-            Event::SuiteStarted { suite_id, name } => {
-                if self.shared.mode == ProgressMode::Tty {
-                    let bar = self.shared.multi.add(ProgressBar::new_spinner());
-                    // The template is a literal known to be valid.
-                    bar.set_style(
-                        ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} {elapsed}")
-                            .expect("valid template"),
-                    );
-                    bar.set_prefix(name);
-                    bar.set_message("detecting");
-                    bar.enable_steady_tick(Duration::from_millis(120));
-                    lock(&self.shared.bars).insert(suite_id, bar);
-                } else {
-                    self.line(format!("[{name}] started"));
-                }
-            }
-            Event::Detected { suite_id, detection } => {
-                let text = format!(
-                    "{} / {} ({})",
-                    detection.language,
-                    detection.framework,
-                    detection.markers.iter().take(3).cloned().collect::<Vec<_>>().join(", ")
+            // Plain mode prints one line per suite, when it is done (and heartbeats).
+            Event::SuiteStarted { suite_id, name } if tty => {
+                let bar = self.shared.multi.add(ProgressBar::new_spinner());
+                // The template is a literal known to be valid.
+                bar.set_style(
+                    ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} {elapsed}").expect("valid template"),
                 );
-                self.update(&suite_id, text, "detected");
+                bar.set_prefix(name);
+                bar.set_message("detecting");
+                bar.enable_steady_tick(Duration::from_millis(120));
+                lock(&self.shared.bars).insert(suite_id, bar);
+            }
+            Event::Detected { suite_id, detection } if tty => {
+                self.set_message(&suite_id, format!("{} / {}", detection.language, detection.framework));
             }
             Event::Output { suite_id, tap } => {
                 lock(&self.shared.taps).insert(suite_id, tap);
             }
             Event::PhaseStarted { suite_id, phase, command } => {
-                lock(&self.shared.running).insert(
-                    suite_id.clone(),
-                    Running { phase, command: command.clone(), started: Instant::now(), last_beat: None },
-                );
-                self.update(&suite_id, format!("{}: {command}", phase.label()), "running");
+                let running =
+                    Running { phase, command: short_command(&command), started: Instant::now(), progress: None };
+                if tty {
+                    self.set_message(&suite_id, self.shared.spinner_text(&suite_id, &running, running.started));
+                }
+                lock(&self.shared.running).insert(suite_id, running);
+            }
+            Event::CaseProgress { suite_id, text } => {
+                let message = {
+                    let mut running = lock(&self.shared.running);
+                    let r = running.entry(suite_id.clone()).or_insert_with(|| Running {
+                        phase: PhaseKind::Test,
+                        command: String::new(),
+                        started: Instant::now(),
+                        progress: None,
+                    });
+                    r.progress = Some(text);
+                    self.shared.spinner_text(&suite_id, r, Instant::now())
+                };
+                if tty {
+                    self.set_message(&suite_id, message);
+                }
             }
             Event::PhaseFinished { suite_id, phase } => {
                 lock(&self.shared.running).remove(&suite_id);
-                if self.shared.mode == ProgressMode::Plain {
+                // A failing test command is what failing tests do; the suite's line says so.
+                let broke = match phase.kind {
+                    PhaseKind::Test => matches!(phase.status, PhaseStatus::Timeout | PhaseStatus::Error),
+                    _ => matches!(phase.status, PhaseStatus::Failed | PhaseStatus::Timeout | PhaseStatus::Error),
+                };
+                if broke {
                     self.line(phase_line(&suite_id, &phase));
                 }
             }
@@ -237,11 +296,12 @@ impl EventSink for Progress {
                     *t
                 };
                 let text = format!(
-                    "[{done}/{total}] {}: {} — score {} ({})",
+                    "[{done}/{total}] {}: {} — score {} ({}) in {}",
                     suite.name,
                     suite.status.label(),
                     suite.score.value,
-                    counts_cell(&suite)
+                    counts_cell(&suite),
+                    duration(suite.duration_ms)
                 );
                 lock(&self.shared.running).remove(&suite.id);
                 lock(&self.shared.taps).remove(&suite.id);
@@ -250,26 +310,21 @@ impl EventSink for Progress {
                 }
                 self.line(text);
             }
+            Event::SuiteStarted { .. } | Event::Detected { .. } => {}
         }
     }
 }
 
 impl Progress {
-    fn update(&self, suite_id: &str, tty_text: String, plain_word: &str) {
-        match self.shared.mode {
-            ProgressMode::Tty => {
-                if let Some(bar) = lock(&self.shared.bars).get(suite_id) {
-                    bar.set_message(tty_text);
-                }
-            }
-            ProgressMode::Plain => self.line(format!("[{suite_id}] {plain_word}: {tty_text}")),
-            ProgressMode::Quiet => {}
+    fn set_message(&self, suite_id: &str, text: String) {
+        if let Some(bar) = lock(&self.shared.bars).get(suite_id) {
+            bar.set_message(text);
         }
     }
 }
 
-/// The plain line for a finished phase. A test command that exits 0 is not "ok" yet: whether the
-/// suite passed is known only once its results are read, so it says what happened.
+/// The line for a phase that broke (plain mode). A test command that exits 0 is not "ok" yet:
+/// whether the suite passed is known only once its results are read, so it says what happened.
 fn phase_line(suite_id: &str, phase: &crate::model::Phase) -> String {
     let note = phase.note.as_deref().map(|n| format!(" ({n})")).unwrap_or_default();
     let word = match (phase.kind, phase.status) {
@@ -314,11 +369,14 @@ fn counts_cell(suite: &Suite) -> String {
 fn phase_cell(suite: &Suite, kind: PhaseKind) -> String {
     match suite.phase(kind) {
         None => "-".into(),
-        Some(p) => match p.status {
-            PhaseStatus::Skipped if p.note.as_deref().is_some_and(|n| n.contains("up to date")) => "cached".into(),
-            status => phase_word(status).to_lowercase(),
-        },
+        Some(p) if is_cached(p) => "cached".into(),
+        Some(p) => phase_word(p.status).to_lowercase(),
     }
+}
+
+/// A skipped phase whose output was already there (dependencies up to date).
+fn is_cached(phase: &crate::model::Phase) -> bool {
+    phase.status == PhaseStatus::Skipped && phase.note.as_deref().is_some_and(|n| n.contains("up to date"))
 }
 
 /// ANSI color of a suite status: green passed, yellow nothing to judge, red everything else.
@@ -338,34 +396,151 @@ impl Paint {
     }
 }
 
-/// The end-of-run table: suite, language/framework, install, build, passed/failed/skipped, score,
-/// duration; then failures with file:line and the first lines of their messages.
-pub fn render_table(run: &Run, color: bool) -> String {
+/// Width to fit the end-of-run table to: the terminal's when stdout is one, else `COLUMNS` when
+/// set (a CI log has no width of its own), else none.
+pub fn output_width() -> Option<usize> {
+    if std::io::stdout().is_terminal()
+        && let Some((terminal_size::Width(w), _)) = terminal_size::terminal_size_of(std::io::stdout())
+    {
+        return Some(usize::from(w));
+    }
+    std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()).filter(|w| *w > 0)
+}
+
+/// Columns of the end-of-run table, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Col {
+    Suite,
+    Runner,
+    Install,
+    Build,
+    Counts,
+    Score,
+    Status,
+    Time,
+}
+
+/// Spaces between columns.
+const GAP: usize = 2;
+/// A suite name is never cut shorter than this many columns.
+const MIN_NAME: usize = 8;
+
+/// Terminal columns `text` takes (CJK two each, combining marks none).
+fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` padded with spaces to `width` display columns.
+fn pad(text: &str, width: usize) -> String {
+    format!("{text}{}", " ".repeat(width.saturating_sub(display_width(text))))
+}
+
+/// `text` cut to at most `width` display columns, ending with `…` when cut.
+fn fit(text: &str, width: usize) -> String {
+    if display_width(text) <= width {
+        return text.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
+    out.push('…');
+    out
+}
+
+/// The end-of-run table: suite, what ran it, install, build, passed/failed/skipped, score, status,
+/// time; then failures with file:line and the first lines of their messages. With a `width`
+/// (the terminal's), columns that do not fit are dropped or shortened in this order: the phase
+/// columns, the runner down to its framework, the time, the runner, then suite names are cut;
+/// widths are display widths, so a CJK name keeps its row aligned. Phase columns where no
+/// suite installed or built anything are never shown.
+pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
     let paint = Paint(color);
-    let header = ["suite", "language/framework", "install", "build", "pass/fail/skip", "score", "status", "time"];
-    let rows: Vec<[String; 8]> = run
-        .suites
-        .iter()
-        .map(|s| {
-            [
-                s.name.clone(),
-                s.detection.as_ref().map(|d| format!("{}/{}", d.language, d.framework)).unwrap_or_else(|| "-".into()),
-                phase_cell(s, PhaseKind::Install),
-                phase_cell(s, PhaseKind::Build),
-                counts_cell(s),
-                format!("{}", s.score.value),
-                s.status.label().to_string(),
-                duration(s.duration_ms),
-            ]
-        })
-        .collect();
-    let mut widths = header.map(|h| h.chars().count());
-    for row in &rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
+    let runner = |s: &Suite, short: bool| match &s.detection {
+        Some(d) if short => d.framework.clone(),
+        Some(d) => format!("{}/{}", d.language, d.framework),
+        None => serde_json::to_value(s.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
+    };
+    let cell = |col: Col, s: &Suite, short: bool| match col {
+        Col::Suite => s.name.clone(),
+        Col::Runner => runner(s, short),
+        Col::Install => phase_cell(s, PhaseKind::Install),
+        Col::Build => phase_cell(s, PhaseKind::Build),
+        Col::Counts => counts_cell(s),
+        Col::Score => format!("{}", s.score.value),
+        Col::Status => s.status.label().to_string(),
+        Col::Time => duration(s.duration_ms),
+    };
+    let header = |col: Col| match col {
+        Col::Suite => "suite",
+        Col::Runner => "runner",
+        Col::Install => "install",
+        Col::Build => "build",
+        Col::Counts => "pass/fail/skip",
+        Col::Score => "score",
+        Col::Status => "status",
+        Col::Time => "time",
+    };
+    let idle = |kind: PhaseKind| {
+        run.suites.iter().all(|s| s.phase(kind).is_none_or(|p| p.status == PhaseStatus::Skipped && !is_cached(p)))
+    };
+    let mut cols: Vec<Col> =
+        [Col::Suite, Col::Runner, Col::Install, Col::Build, Col::Counts, Col::Score, Col::Status, Col::Time]
+            .into_iter()
+            .filter(|c| match c {
+                Col::Install => !idle(PhaseKind::Install),
+                Col::Build => !idle(PhaseKind::Build),
+                _ => true,
+            })
+            .collect();
+    let mut short_runner = false;
+    let col_width = |col: Col, short: bool| {
+        run.suites
+            .iter()
+            .map(|s| display_width(&cell(col, s, short)))
+            .chain([display_width(header(col))])
+            .max()
+            .unwrap_or(0)
+    };
+    let total = |cols: &[Col], short: bool| {
+        cols.iter().map(|c| col_width(*c, short)).sum::<usize>() + GAP * cols.len().saturating_sub(1)
+    };
+    if let Some(width) = width {
+        let all = cols.clone();
+        // Each step gives up less than the next; stop at the first that fits.
+        for step in 0..5 {
+            if total(&cols, short_runner) <= width {
+                break;
+            }
+            match step {
+                0 => cols.retain(|c| *c != Col::Install),
+                1 => cols.retain(|c| *c != Col::Build),
+                2 => short_runner = true,
+                3 => cols.retain(|c| *c != Col::Time),
+                _ => cols.retain(|c| *c != Col::Runner),
+            }
+        }
+        // A column given up early may fit again once a wider one is gone: most useful first.
+        for col in [Col::Time, Col::Build, Col::Install] {
+            if all.contains(&col) && !cols.contains(&col) {
+                let mut with: Vec<Col> = all.iter().copied().filter(|c| cols.contains(c) || *c == col).collect();
+                if total(&with, short_runner) <= width {
+                    std::mem::swap(&mut cols, &mut with);
+                }
+            }
         }
     }
-    let pad = |text: &str, width: usize| format!("{text}{}", " ".repeat(width.saturating_sub(text.chars().count())));
+    let mut widths: Vec<usize> = cols.iter().map(|c| col_width(*c, short_runner)).collect();
+    if let Some(width) = width {
+        let over = total(&cols, short_runner).saturating_sub(width);
+        widths[0] = widths[0].saturating_sub(over).max(MIN_NAME.min(widths[0]));
+    }
     let mut out = String::new();
     // Critical failures lead every report (a missed crisis must not scroll past under the table).
     let critical: Vec<_> = run
@@ -373,35 +548,40 @@ pub fn render_table(run: &Run, color: bool) -> String {
         .iter()
         .flat_map(|s| s.cases.iter().filter(|c| c.critical && c.status.is_failure()).map(move |c| (s, c)))
         .collect();
+    let line = |text: String| match width {
+        Some(w) => fit(&text, w),
+        None => text,
+    };
     if !critical.is_empty() {
         out.push_str(&paint.code("1;31", &format!("CRITICAL FAILURES ({})", critical.len())));
         out.push('\n');
         for (suite, case) in critical.iter().take(10) {
             let message = first_line(case.message.as_deref().unwrap_or(""));
-            out.push_str(&format!("  {} \u{203a} {}: {message}\n", suite.name, case.name));
+            out.push_str(&line(format!("  {} \u{203a} {}: {message}", suite.name, case.name)));
+            out.push('\n');
         }
         if critical.len() > 10 {
             out.push_str(&format!("  ... and {} more\n", critical.len() - 10));
         }
         out.push('\n');
     }
-    let head: Vec<String> = header.iter().enumerate().map(|(i, h)| pad(h, widths[i])).collect();
-    out.push_str(&paint.code("1", head.join("  ").trim_end()));
+    let head: Vec<String> = cols.iter().zip(&widths).map(|(c, w)| pad(header(*c), *w)).collect();
+    out.push_str(&paint.code("1", head.join(&" ".repeat(GAP)).trim_end()));
     out.push('\n');
-    for (row, suite) in rows.iter().zip(&run.suites) {
-        let cells: Vec<String> = row
+    for suite in &run.suites {
+        let cells: Vec<String> = cols
             .iter()
-            .enumerate()
-            .map(|(i, cell)| {
-                let padded = pad(cell, widths[i]);
-                match i {
-                    5 => paint.code(if suite.score.met { "32" } else { "31" }, &padded),
-                    6 => paint.code(status_color(suite.status), &padded),
+            .zip(&widths)
+            .map(|(col, w)| {
+                let padded = pad(&fit(&cell(*col, suite, short_runner), *w), *w);
+                match col {
+                    Col::Score => paint.code(if suite.score.met { "32" } else { "31" }, &padded),
+                    Col::Status => paint.code(status_color(suite.status), &padded),
                     _ => padded,
                 }
             })
             .collect();
-        out.push_str(cells.join("  ").trim_end());
+        out.push_str(cells.join(&" ".repeat(GAP)).trim_end());
         out.push('\n');
     }
 
@@ -410,15 +590,15 @@ pub fn render_table(run: &Run, color: bool) -> String {
         if let Some(error) = &suite.error {
             lines.push(format!("  {} {}", paint.code("31", "error:"), error.message));
             if let Some(hint) = &error.hint {
-                lines.push(format!("  hint: {hint}"));
+                lines.push(line(format!("  hint: {hint}")));
             }
         }
         let mut build_diagnostics = suite.diagnostics.iter().filter(|d| d.source == "build").peekable();
         if suite.status == SuiteStatus::BuildFailed && build_diagnostics.peek().is_none() {
             // No file:line was recognised: the failed phase's own error line still says why.
-            if let Some(line) = suite.phases.iter().find(|p| p.status == PhaseStatus::Failed).and_then(build_error_line)
+            if let Some(text) = suite.phases.iter().find(|p| p.status == PhaseStatus::Failed).and_then(build_error_line)
             {
-                lines.push(format!("  {line}"));
+                lines.push(line(format!("  {text}")));
             }
         }
         for d in build_diagnostics.take(10) {
@@ -427,7 +607,7 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 (Some(f), None) => format!("{f}: "),
                 _ => String::new(),
             };
-            lines.push(format!("  {location}{}", first_line(&d.message)));
+            lines.push(line(format!("  {location}{}", first_line(&d.message))));
         }
         for case in suite.failures().take(20) {
             let location = match (&case.file, case.line) {
@@ -435,15 +615,23 @@ pub fn render_table(run: &Run, color: bool) -> String {
                 (Some(f), None) => format!(" ({f})"),
                 _ => String::new(),
             };
-            lines.push(format!(
-                "  {} {}{}",
-                paint.code("31", case.status.label()),
-                case.name,
-                paint.code("2", &location)
-            ));
+            // Cut before painting, so an escape sequence is never cut in half: the name first
+            // gets what room there is, the location what is left.
+            let label = case.status.label();
+            let (name, location) = match width {
+                Some(w) => {
+                    let room = w.saturating_sub(3 + label.len());
+                    let name = fit(&case.name, room);
+                    let left = room.saturating_sub(display_width(&name));
+                    let location = if left > 4 { fit(&location, left) } else { String::new() };
+                    (name, location)
+                }
+                None => (case.name.clone(), location),
+            };
+            lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
             if let Some(message) = case.message.as_deref().or(case.details.as_deref()) {
-                for line in message.lines().take(3) {
-                    lines.push(format!("      {line}"));
+                for text in message.lines().take(3) {
+                    lines.push(line(format!("      {text}")));
                 }
             }
         }
@@ -453,10 +641,10 @@ pub fn render_table(run: &Run, color: bool) -> String {
         }
         if !lines.is_empty() {
             out.push('\n');
-            out.push_str(&paint.code("1", &suite.name));
+            out.push_str(&paint.code("1", &line(suite.name.clone())));
             out.push('\n');
-            for line in lines {
-                out.push_str(&line);
+            for text in lines {
+                out.push_str(&text);
                 out.push('\n');
             }
         }
@@ -534,16 +722,16 @@ mod tests {
     #[test]
     fn no_ansi_without_color_and_ansi_with_it() {
         let run = run();
-        let plain = format!("{}{}", render_table(&run, false), render_verdict(&run, false));
+        let plain = format!("{}{}", render_table(&run, false, None), render_verdict(&run, false));
         assert!(!plain.contains('\x1b'), "{plain}");
-        let colored = format!("{}{}", render_table(&run, true), render_verdict(&run, true));
+        let colored = format!("{}{}", render_table(&run, true, None), render_verdict(&run, true));
         assert!(colored.contains("\x1b[31m"), "{colored}");
         assert_eq!(strip_ansi(&colored), plain);
     }
 
     #[test]
     fn failures_show_location_and_first_message_lines() {
-        let table = render_table(&run(), false);
+        let table = render_table(&run(), false, None);
         assert!(table.contains("failed broken (tests/test_app.py:12)"), "{table}");
         assert!(table.contains("      assert 1 == 2\n      first detail\n      second detail\n"), "{table}");
         assert!(!table.contains("fourth line hidden"));
@@ -565,7 +753,7 @@ mod tests {
             log_tail: "> app@1.0.0 build\n> node build.js\n\nError: config.json is missing\n    at build.js:3\n".into(),
             note: None,
         });
-        let table = render_table(&run, false);
+        let table = render_table(&run, false, None);
         assert!(table.contains("\napp\n  Error: config.json is missing\n"), "{table}");
     }
 
@@ -586,26 +774,128 @@ mod tests {
     }
 
     #[test]
-    fn plain_heartbeats_wait_10s_and_take_turns() {
+    fn plain_heartbeats_wait_for_30_quiet_seconds_and_name_each_long_phase() {
         let t0 = Instant::now();
-        let running = |id: &str, started: Instant, last_beat: Option<Instant>| {
-            (id.to_string(), Running { phase: PhaseKind::Install, command: "npm ci".into(), started, last_beat })
+        let running = |id: &str, started: Instant| {
+            (id.to_string(), Running { phase: PhaseKind::Test, command: "pytest".into(), started, progress: None })
         };
-        let now = t0 + Duration::from_secs(30);
-        let fresh = [running("a", now - Duration::from_secs(9), None)];
-        assert!(next_heartbeat(&fresh, now).is_none(), "under 10 s: no heartbeat");
-        let two = [
-            running("a", t0, Some(now - Duration::from_secs(2))),
-            running("b", t0 + Duration::from_secs(1), Some(now - Duration::from_secs(12))),
-        ];
-        assert_eq!(next_heartbeat(&two, now).unwrap().0, "b", "the one that waited longest");
-        let never = [running("a", t0, Some(now)), running("b", t0, None)];
-        assert_eq!(next_heartbeat(&never, now).unwrap().0, "b", "never shown goes first");
+        let now = t0 + Duration::from_secs(100);
+        let phases = [running("old", t0), running("new", now - Duration::from_secs(10))];
+        assert!(heartbeats(&phases, now - Duration::from_secs(29), now).is_empty(), "a line 29 s ago: quiet enough");
+        let due: Vec<String> =
+            heartbeats(&phases, now - Duration::from_secs(30), now).into_iter().map(|(id, _)| id).collect();
+        assert_eq!(due, ["old"], "only phases running 30 s or more");
         assert_eq!(
             heartbeat_line("app", PhaseKind::Install, Duration::from_secs(42), "added 3 packages"),
             "[app] install still running (42.0s) — last output: added 3 packages"
         );
+        assert_eq!(
+            heartbeat_line("bank", PhaseKind::Test, Duration::from_secs(95), "[13/20] V2-1 80 · ETA 11s"),
+            "[bank] test still running (1m35s) — [13/20] V2-1 80 · ETA 11s"
+        );
         assert!(heartbeat_line("app", PhaseKind::Build, Duration::from_secs(12), "").ends_with("no output yet"));
+    }
+
+    #[test]
+    fn progress_shows_a_short_form_of_each_command() {
+        let cases = [
+            (
+                "/root/.cache/fcorr/venvs/039fb985d661790f/bin/python -m pytest --junitxml=/tmp/out/work/p/pytest.xml -v -p no:cacheprovider",
+                "python -m pytest …",
+            ),
+            ("node --test --test-reporter=spec --test-reporter-destination=stdout", "node --test …"),
+            ("go build ./... && go vet -atomic -bool -buildtags ./...", "go build … && go vet -atomic …"),
+            ("npm ci", "npm ci"),
+            ("/venv/bin/python -I -S -c <inline script, 20 lines> invoice.py", "python -I -S …"),
+            ("C:\\tools\\cargo.exe test --no-fail-fast", "cargo.exe test --no-fail-fast"),
+        ];
+        for (full, short) in cases {
+            assert_eq!(short_command(full), short, "{full}");
+        }
+        assert!(display_width(&short_command(&"a && ".repeat(40))) <= SHORT_COMMAND);
+    }
+
+    /// Four suites whose table is 110 columns wide: a CJK name, long runners, phases that ran.
+    fn wide_run() -> Run {
+        let suite = |name: &str, language: &str, framework: &str, failing: bool| {
+            let mut s = Suite::new(name, name, SuiteKind::Project);
+            s.detection = Some(crate::model::Detection {
+                ecosystem: language.to_lowercase(),
+                language: language.into(),
+                framework: framework.into(),
+                package_manager: None,
+                confidence: 0.9,
+                markers: vec![],
+            });
+            let phase = |kind| crate::model::Phase {
+                kind,
+                command: "x".into(),
+                status: PhaseStatus::Passed,
+                exit_code: Some(0),
+                duration_ms: 10,
+                log_tail: String::new(),
+                note: None,
+            };
+            s.phases = vec![phase(PhaseKind::Install), phase(PhaseKind::Build), phase(PhaseKind::Test)];
+            s.cases = vec![Case {
+                name: format!("{name}::a_test_with_a_rather_long_name_that_goes_on_and_on"),
+                file: Some("tests/some/deeply/nested/directory/test_file.py".into()),
+                line: Some(12),
+                status: if failing { CaseStatus::Failed } else { CaseStatus::Passed },
+                message: failing.then(|| format!("AssertionError: {}", "the values differ ".repeat(8))),
+                ..Case::default()
+            }];
+            s.finalize_cases();
+            s.status = if failing { SuiteStatus::Failed } else { SuiteStatus::Passed };
+            s.duration_ms = 83_000;
+            s.score = crate::score::score_suite(&s, Policy::Strict, 100.0, &crate::config::Weights::default());
+            s
+        };
+        Run::assemble(
+            vec![
+                suite("python-calculator-service", "Python", "pytest", false),
+                suite("数据处理-测试套件", "TypeScript", "vitest --typecheck", true),
+                suite("go-stack", "Go", "go test", false),
+                suite("rust-wordcount-with-a-long-name", "Rust", "cargo test", false),
+            ],
+            time::OffsetDateTime::UNIX_EPOCH,
+            None,
+            None,
+        )
+    }
+
+    #[test]
+    fn the_table_fits_80_columns_and_cjk_names_keep_their_rows_aligned() {
+        let run = wide_run();
+        let wide = render_table(&run, false, None);
+        assert!(wide.lines().any(|l| display_width(l) > 100), "the unfitted table is wide:\n{wide}");
+        for width in [80, 60] {
+            let table = render_table(&run, false, Some(width));
+            for line in table.lines() {
+                assert!(display_width(line) <= width, "{} columns at {width}: {line:?}\n{table}", display_width(line));
+            }
+            let header = table.lines().find(|l| l.starts_with("suite")).unwrap();
+            let cjk = table.lines().find(|l| l.starts_with("数据")).unwrap();
+            let column = |line: &str, needle: &str| display_width(&line[..line.find(needle).unwrap()]);
+            assert_eq!(column(header, "pass/fail/skip"), column(cjk, "0/1/0"), "\n{table}");
+            assert_eq!(column(header, "status"), column(cjk, "failed"), "\n{table}");
+        }
+        // At 80 the phases give way first; the suite names stay whole.
+        let table = render_table(&run, false, Some(80));
+        assert!(table.lines().next().unwrap().ends_with("status  time"), "time comes back when room is left\n{table}");
+        assert!(!table.contains("install") && table.contains("rust-wordcount-with-a-long-name "), "{table}");
+    }
+
+    #[test]
+    fn phase_columns_show_only_when_a_phase_did_something() {
+        let mut run = wide_run();
+        assert!(render_table(&run, false, None).starts_with("suite "), "no critical failure first");
+        assert!(render_table(&run, false, None).lines().next().unwrap().contains("install  build"));
+        for suite in &mut run.suites {
+            suite.phases.retain(|p| p.kind == PhaseKind::Test);
+        }
+        let header = render_table(&run, false, None).lines().next().unwrap().to_string();
+        assert!(!header.contains("install") && !header.contains("build"), "{header}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::bank::{MechanismSpec, registration};
 use crate::config::{Origin, SuiteSite};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::Event;
-use crate::model::{PhaseKind, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
+use crate::model::{SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
 use crate::sut::config::{SutConfig, SutContext};
@@ -189,8 +189,8 @@ impl SuiteRunner for Bank {
         let events = ctx.events;
         let id = suite.id.clone();
         let mut progress = |p: &crate::bank::pace::Progress| {
-            // The terminal shows this on the suite's spinner (TTY) or as one line (CI).
-            events.emit(Event::PhaseStarted { suite_id: id.clone(), phase: PhaseKind::Test, command: p.line() });
+            // The terminal shows this on the suite's spinner (TTY), and in CI only in heartbeats.
+            events.emit(Event::CaseProgress { suite_id: id.clone(), text: p.line() });
         };
         match run_bank(settings, sut.as_deref(), &mut progress) {
             Ok(mut bank_suite) => {

@@ -278,8 +278,9 @@ async fn ci_runs_compares_publishes_and_gates() {
     let has_suite_table =
         root.descendants().any(|n| matches!(n.data.borrow().value, comrak::nodes::NodeValue::Table(_)));
     assert!(has_suite_table, "{body}");
-    let new_failures = body.find("New failures").expect("a New failures section");
-    assert!(body.find("Failures (").is_none_or(|all| new_failures < all), "{body}");
+    // Each failing case once, grouped: new failures first.
+    let new_failures = body.find("**🆕 New failures (").expect("a New failures group");
+    assert!(body.find("**🟥 Still failing (").is_none_or(|still| new_failures < still), "{body}");
     // Kept for people to read (the closing note of the CI work quotes it).
     let _ = std::fs::write(Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-comment.md"), body);
 }

@@ -102,9 +102,9 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
 
     // The summary on disk has the eval section.
     let summary = std::fs::read_to_string(out.path().join("summary.md")).unwrap();
-    assert!(summary.contains("#### 🧪 shell-commands: 24 of 33 passed (72.73%)"), "{summary}");
+    assert!(summary.contains("#### 🧪 shell-commands: 24 of 33 cases passed (72.73%)"), "{summary}");
 
-    // Against a baseline where three cases ended otherwise: the flips, snapshotted.
+    // Against a baseline where three cases ended otherwise: each said once, with its failure.
     let mut suites = run.suites.clone();
     for suite in &mut suites {
         suite.duration_ms = 1000;
@@ -129,7 +129,13 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     let comment = render_comment(&now, &env).unwrap();
     for md in [&summary, &comment] {
         crate::report_support::check_markdown(md);
-        assert!(md.contains("`show-hidden`: passed → incorrect"), "{md}");
+        // Each changed case once, with the failures, saying what it was before.
+        assert!(
+            md.contains("› `show-hidden`: incorrect (command): expected `ls -a`, got `ls -l` · _was `passed`_"),
+            "{md}"
+        );
+        assert!(md.contains("› `processes`: timeout: no answer within 2s · _was `incorrect`_"), "{md}");
+        crate::report_support::check_reading(&now, md);
     }
     insta::assert_snapshot!("eval_section_summary", eval_section(&summary));
     insta::assert_snapshot!("eval_section_comment", eval_section(&comment));

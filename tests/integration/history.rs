@@ -63,20 +63,24 @@ fn checkout() -> tempfile::TempDir {
     dir
 }
 
-/// The comment's history sections: from the first of them to the next section after them.
+/// What the comment says of the history: the failing and flaky tests (with their record) and
+/// the history's own sections, each from its start to the next section or collapsed block.
 fn sections(comment: &str) -> String {
-    let start = comment.find("#### 🔁 Flaky").or_else(|| comment.find("#### 🧪")).expect("history sections");
-    let rest = &comment[start..];
-    let end = [
-        "<details><summary>Changes since the baseline",
-        "<details open><summary>Failures",
-        "<details><summary>Failures",
-    ]
-    .iter()
-    .filter_map(|m| rest.find(m))
-    .min()
-    .unwrap_or(rest.len());
-    rest[..end].to_string()
+    let part = |start: usize| {
+        let rest = &comment[start..];
+        let end = ["\n#### ", "\n<details><summary>"]
+            .iter()
+            .filter_map(|m| rest[1..].find(m).map(|i| i + 2))
+            .min()
+            .unwrap_or(rest.len());
+        rest[..end].to_string()
+    };
+    ["#### Failing tests", "#### 🧊 Quarantined", "<details><summary>🎲"]
+        .iter()
+        .filter_map(|mark| comment.find(mark))
+        .map(part)
+        .collect::<Vec<_>>()
+        .join("…\n")
 }
 
 #[test]
@@ -116,15 +120,12 @@ fn three_chained_runs_carry_history_flake_rate_and_failing_since() {
     let retry = run.suites[0].cases.iter().find(|c| c.name == "test_retry").unwrap();
     assert_eq!((retry.status, retry.retries), (CaseStatus::Flaky, 1));
 
-    assert!(comment.contains("#### 🔁 Flaky (1)"), "{comment}");
-    assert!(
-        comment.contains("`test_retry`: passed after 1 retry; failed 1 of the last 3 runs (newly flaky)"),
-        "{comment}"
-    );
+    assert!(comment.contains("**🔁 Flaky: passed on a retry (1)**"), "{comment}");
+    assert!(comment.contains("_passed after 1 retry; failed 1 of the last 3 runs (newly flaky)_"), "{comment}");
     assert!(comment.contains("🎲 Flaky in recent runs (2)"), "{comment}");
     assert!(comment.contains("`test_flip`: failed 1 of the last 3 runs (newly flaky); passed this time"), "{comment}");
     let short2 = &sha2[..7];
-    assert!(comment.contains(&format!("`test_broken`: failing for 2 runs, since `{short2}`")), "{comment}");
+    assert!(comment.contains(&format!("_failing for 2 runs, since `{short2}`_")), "{comment}");
     insta::assert_snapshot!("history_sections_chained", sections(&comment));
 
     // The history validates against the published schema.
@@ -213,8 +214,12 @@ fn a_quarantined_failure_passes_the_gates_and_is_listed_apart() {
     assert_eq!(run.suites[0].counts.failed, 1);
     assert_eq!(run.suites[0].score.value, 0.0);
     assert!(run.verdict.skipped.iter().any(|s| s.contains("1 quarantined failure(s) reported but not gated")));
-    assert!(comment.contains("#### 🧪 Quarantined (1)"), "{comment}");
-    assert!(comment.contains("1 quarantined test failed: reported here, not counted by any gate."), "{comment}");
+    assert!(comment.contains("#### 🧊 Quarantined (1)"), "{comment}");
+    assert!(
+        comment.contains("1 quarantined test failed: listed with the failures, not counted by any gate."),
+        "{comment}"
+    );
+    assert!(comment.contains("_quarantined: reported, not gated_"), "{comment}");
     insta::assert_snapshot!("history_sections_quarantine", sections(&comment));
 }
 
@@ -224,7 +229,7 @@ fn a_failure_outside_the_quarantine_still_fails_the_gate() {
     let (code, run, comment) = run_with_config(&config, &[], "strict");
     assert_eq!(code, 1, "{comment}");
     assert!(run.verdict.reasons.iter().any(|r| r.gate == "strict"));
-    assert!(comment.contains("#### 🧪 Quarantined (1)"), "{comment}");
+    assert!(comment.contains("#### 🧊 Quarantined (1)"), "{comment}");
 }
 
 #[test]

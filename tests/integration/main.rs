@@ -38,4 +38,5 @@ mod report_links;
 mod report_markdown;
 mod samples;
 mod secrets;
+mod terminal_pty;
 mod truth_process;

@@ -380,7 +380,7 @@ fn snapshots_of_terminal_junit_and_ctrf() {
     for (name, run) in crate::report_support::scenarios() {
         let terminal = format!(
             "{}\n{}",
-            fcorr::report::terminal::render_table(&run, false),
+            fcorr::report::terminal::render_table(&run, false, None),
             fcorr::report::terminal::render_verdict(&run, false)
         );
         insta::assert_snapshot!(format!("terminal_{name}"), mask(&terminal, duration));

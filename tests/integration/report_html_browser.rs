@@ -53,12 +53,19 @@ fn fcorr(cwd: &Path, args: &[&str]) -> std::process::Output {
 /// (a path, optionally with `#fragment`) and returns what it returned; fails on any page
 /// exception.
 fn drive(browser: &Path, dir: &Path, page: &str, body: &str) -> Value {
+    drive_at(browser, dir, page, body, None)
+}
+
+/// [`drive`] in a viewport of `size` (width, height) CSS pixels, as a phone when narrow.
+fn drive_at(browser: &Path, dir: &Path, page: &str, body: &str, size: Option<(u32, u32)>) -> Value {
     let script = dir.join("drive-script.js");
     std::fs::write(&script, body).unwrap();
+    let size: Vec<String> = size.map(|(w, h)| vec![w.to_string(), h.to_string()]).unwrap_or_default();
     let output = Command::new("node")
         .arg(repo().join("scripts/browser/drive.mjs"))
         .args(["eval", page])
         .arg(&script)
+        .args(&size)
         .env("CHROMIUM", browser)
         .current_dir(dir)
         .output()
@@ -290,6 +297,56 @@ fn hundred_thousand_cases_filter_search_and_link_in_chromium() {
     // Scrolling through 10,000 failed rows would time the test out; the count, the rows on
     // screen and the search/link checks carry the proof here, the fixture test scrolls fully.
     check_filter_search_and_link(&browser, &dir.path().join("out"), false);
+}
+
+/// On a 390-pixel phone (#24.7b): the failing cases come first, right under the verdict, not
+/// 2,000 pixels down after the charts and suite cards; tapping one brings its details into view;
+/// the footer's start time reads as a time, not RFC 3339; reasons show code, not backticks.
+#[test]
+fn on_a_phone_failures_come_first_and_details_open_in_view_in_chromium() {
+    let Some(browser) = browser_or_skip("on_a_phone_failures_come_first_and_details_open_in_view_in_chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let run = crate::report_support::five_suites(false);
+    let out = dir.path().join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("results.json"), serde_json::to_string(&run).unwrap()).unwrap();
+    fcorr(dir.path(), &["report", "out/results.json", "--format", "html"]);
+    let script = format!(
+        "{HELPERS}
+        const top = (el) => el.getBoundingClientRect().top + window.scrollY;
+        const listTop = top($('tests'));
+        const chartsTop = top(document.querySelector('.charts'));
+        const suitesTop = top(document.querySelector('.suites'));
+        const firstRow = document.querySelector('#rows .row');
+        const firstStatus = firstRow.dataset.status;
+        const rows = [...document.querySelectorAll('#rows .row')];
+        const target = rows.filter((r) => r.dataset.status === 'failed').pop();
+        target.click();
+        await settle();
+        await detailsShown();
+        const box = $('detail').getBoundingClientRect();
+        const back = $('detail').querySelector('button.back');
+        return {{ width: window.innerWidth, height: window.innerHeight, listTop, chartsTop, suitesTop, firstStatus,
+          detailTop: box.top, detailHeading: $('detail').querySelector('h2').textContent, target: target.querySelector('.name').textContent,
+          backShown: !!back && back.offsetParent !== null,
+          footer: document.querySelector('footer').textContent,
+          reasons: document.querySelector('.reasons').innerHTML }};"
+    );
+    let value = drive_at(&browser, &out, "report.html", &script, Some((390, 844)));
+    assert_eq!(value["width"], 390, "{value}");
+    let n = |k: &str| value[k].as_f64().unwrap();
+    assert!(n("listTop") < n("chartsTop") && n("listTop") < n("suitesTop"), "the case list comes first: {value}");
+    assert!(n("listTop") < 844.0, "the list starts on the first screen: {value}");
+    assert_eq!(value["firstStatus"], "failed", "failures first in the list: {value}");
+    assert_eq!(value["detailHeading"], value["target"], "{value}");
+    assert!((0.0..n("height")).contains(&n("detailTop")), "the tapped case's details are in view: {value}");
+    assert_eq!(value["backShown"], true, "a way back to the list: {value}");
+    let footer = value["footer"].as_str().unwrap();
+    assert!(footer.contains("2026") && !footer.contains("T10:00:00Z"), "a readable start time: {footer}");
+    let reasons = value["reasons"].as_str().unwrap();
+    assert!(reasons.contains("<code>clean-build</code>") && !reasons.contains('`'), "{reasons}");
 }
 
 /// JUnit with payloads in every field the page shows: names, class names, files, messages,

@@ -24,15 +24,44 @@ fn snapshots_of_every_scenario() {
         insta::assert_snapshot!(format!("summary_{name}"), summary);
         insta::assert_snapshot!(format!("comment_{name}"), comment);
         for md in [&summary, &comment] {
-            let tables = check_markdown(md);
-            // The first table is the suite table: a header row plus one row per suite.
-            assert_eq!(tables.first().copied(), Some(run.suites.len() + 1), "{name}: suite table rows\n{md}");
-            let rows = first_table(md);
+            check_reading(&run, md);
+            check_markdown(md);
+            // The suite table: a header row plus one row per suite.
+            let rows = suite_table(md);
+            assert_eq!(rows.len(), run.suites.len() + 1, "{name}: suite table rows\n{md}");
             for (row, suite) in rows[1..].iter().zip(&run.suites) {
                 assert!(row[1].starts_with(&suite.name), "{name}: suite cell {:?} for {:?}", row[1], suite.name);
                 assert_eq!(row.len(), rows[0].len());
             }
         }
+    }
+}
+
+#[test]
+fn the_five_suite_review_run_reads_why_first_and_names_each_failure_once() {
+    for baseline in [false, true] {
+        let run = five_suites(baseline);
+        let comment = render_comment(&run, &env()).unwrap();
+        let summary = render_summary(&run, &env()).unwrap();
+        for md in [&comment, &summary] {
+            check_markdown(md);
+            check_reading(&run, md);
+            // The banks' own grade says whose it is; the run is CRITICAL.
+            assert!(md.contains("the run as a whole is **CRITICAL**"), "{md}");
+            // Reasons keep their code spans and show no literal backticks.
+            assert!(!md.contains("\\`"), "escaped backticks in:\n{md}");
+        }
+        assert!(Budget::COMMENT.fits(&comment));
+        let rows = suite_table(&comment);
+        let gate = |suite: &str| rows.iter().find(|r| r[1].starts_with(suite)).map(|r| r[0].clone()).unwrap();
+        // Scores over their thresholds pass their gate, whatever failed inside them.
+        assert_eq!(gate("retrieval"), "✅", "{rows:?}");
+        assert_eq!(gate("shell-commands · critical case failed"), "❌", "{rows:?}");
+        assert_eq!(gate("python-broken · below 100"), "❌", "{rows:?}");
+        assert_eq!(rows[0][5], "Score (strict)", "the common policy once, in the header");
+        let suffix = if baseline { "" } else { "_no_baseline" };
+        insta::assert_snapshot!(format!("comment_five_suites{suffix}"), comment);
+        insta::assert_snapshot!(format!("summary_five_suites{suffix}"), summary);
     }
 }
 
@@ -44,10 +73,11 @@ fn comment_names_the_baseline_or_its_absence() {
     assert!(fresh.contains("[`0f1e2d3`](https://github.com/acme/app/actions/runs/987654)"), "{fresh}");
     assert!(!fresh.contains("stale baseline"));
     assert!(fresh.contains("(-50 ↓)"), "score delta with arrow");
-    // New failures come before any other change.
-    let new_failures = fresh.find("New failures (2)").expect("new failures listed");
-    let fixed = fresh.find("Fixed (1)").expect("fixed listed");
-    assert!(new_failures < fixed);
+    // New failures come first in the changes, and are listed once, with the failures.
+    let new_failures = fresh.find("**2 new failures**").expect("new failures counted");
+    let fixed = fresh.find("1 fixed").expect("fixed counted");
+    assert!(new_failures < fixed, "{fresh}");
+    assert!(fresh.contains("**🆕 New failures (2)**") && fresh.contains("**✅ Fixed (1)**"), "{fresh}");
     let stale = render_comment(&with_comparison(3), &env()).unwrap();
     assert!(stale.contains("stale baseline**: 3 commits behind"), "{stale}");
     assert!(!fresh.contains("baseline run itself"), "a green baseline run is not called out");
@@ -80,8 +110,8 @@ fn hostile_names_stay_inside_their_cells_and_spans() {
             assert!(spans.iter().any(|s| s == &shown), "{shown:?} not shown verbatim in a code span; spans: {spans:?}");
         }
         // The suite name with a pipe and backticks is one cell, unbroken.
-        let rows = first_table(&md);
-        assert_eq!(rows[1][1], "weird|suite `name` <i> (failed)", "{rows:?}");
+        let rows = suite_table(&md);
+        assert_eq!(rows[1][1], "weird|suite `name` <i> · below 100", "{rows:?}");
     }
 }
 
@@ -101,7 +131,7 @@ fn budgets_hold_for_a_100k_case_run_and_degrade_in_steps() {
     assert!(summary.contains("Passing cases are not listed"), "summary degraded to failures");
     assert!(summary.contains("test_mod9.py::test_case_009980"), "the last failure is listed");
     assert!(comment.contains("Passing cases are not listed"), "comment degraded to failures");
-    assert!(comment.contains("Failures (5000)") && comment.contains("… and 4900 more"), "{comment}");
+    assert!(comment.contains("Failing tests (5000)") && comment.contains("… and 4950 more"), "{comment}");
     let head = |text: &str| text.lines().take(24).collect::<Vec<_>>().join("\n");
     insta::assert_snapshot!("summary_100k_head", head(&summary));
     insta::assert_snapshot!("comment_100k_head", head(&comment));
@@ -242,14 +272,14 @@ fn thousands_of_new_failures_still_name_the_first_ones() {
     let comment = render_comment(&run, &env()).unwrap();
     assert!(Budget::COMMENT.fits(&comment), "{} chars", comment.chars().count());
     check_markdown(&comment);
-    assert!(comment.contains("#### ❌ New failures (1000)"), "{comment}");
-    let listed = comment.lines().filter(|l| l.contains("(passed → failed)")).count();
+    assert!(comment.contains("**🆕 New failures (1000)**"), "{comment}");
+    let listed = comment.lines().filter(|l| l.starts_with("- ❌ **suite")).count();
     assert!((10..1000).contains(&listed), "{listed} new failures listed");
     assert!(comment.contains(&format!("- … and {} more: see `results.json`", 1000 - listed)), "{comment}");
 
     let summary = render_summary(&run, &env()).unwrap();
     assert!(Budget::SUMMARY.fits(&summary));
-    assert!(summary.contains("#### ❌ New failures (1000)"));
+    assert!(summary.contains("**🆕 New failures (1000)**"));
 }
 
 #[test]

@@ -78,7 +78,14 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
     )?;
     write_static_failures(run, env, out)?;
     out.write_all(b"<footer class=\"muted\">")?;
-    write!(out, "fcorr {} · started {}", escape(&run.fcorr_version), escape(&run.started_at))?;
+    // Readable in UTC as written; the script shows it in the reader's own time zone.
+    write!(
+        out,
+        "fcorr {} · started <time datetime=\"{}\">{}</time>",
+        escape(&run.fcorr_version),
+        escape(&run.started_at),
+        escape(&super::filters::timestamp(&run.started_at))
+    )?;
     out.write_all(b"</footer>\n")?;
     let data = data::PageData::of(run, env.links.as_ref());
     data.write_list(out)?;
@@ -161,10 +168,19 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
         None => links.push("no baseline".into()),
     }
     writeln!(out, "<p class=\"muted\">{}</p>", links.join(" · "))?;
-    if !run.verdict.reasons.is_empty() {
+    // Why it failed, as the Markdown reports say it: critical failures first, with their case.
+    let why = super::lead::why(run);
+    if !why.is_empty() {
         out.write_all(b"<ul class=\"reasons\">")?;
-        for reason in &run.verdict.reasons {
-            write!(out, "<li><b>{}</b>: {}</li>", reason.gate.label(), escape(&reason.message))?;
+        for item in &why {
+            write!(out, "<li><b>{}</b>: ", item.gate.label())?;
+            if let Some((suite, case)) = item.case {
+                write!(out, "{} › <code>{}</code>: ", escape(&suite.name), escape(&case.name))?;
+            } else if let Some(suite) = item.suite {
+                write!(out, "{}: ", escape(suite))?;
+            }
+            out.write_all(with_code(&item.message).as_bytes())?;
+            out.write_all(b"</li>")?;
         }
         out.write_all(b"</ul>")?;
     }
@@ -280,6 +296,17 @@ fn kind_name(suite: &Suite) -> String {
 fn safe_url(url: &str) -> Option<&str> {
     let lower = url.trim_start().to_ascii_lowercase();
     (lower.starts_with("https://") || lower.starts_with("http://")).then_some(url)
+}
+
+/// A message as HTML text, its `code spans` as `<code>` (fcorr's reasons write names that way).
+fn with_code(text: &str) -> String {
+    super::filters::code_spans(text)
+        .into_iter()
+        .map(|span| match span {
+            super::filters::Span::Text(t) => escape(t),
+            super::filters::Span::Code(c) => format!("<code>{}</code>", escape(c)),
+        })
+        .collect()
 }
 
 /// Escapes text for HTML text and double- or single-quoted attribute values.

@@ -278,7 +278,7 @@
     const ch = change(r);
     if (ch) row.appendChild(el("span", "badge", ch.replace(/-/g, " ")));
     row.appendChild(el("span", "dur", fmtDuration(dur[r])));
-    row.addEventListener("click", () => select(r, false));
+    row.addEventListener("click", () => { select(r, false); revealDetail(); });
     return row;
   }
 
@@ -304,6 +304,11 @@
     const pane = $("detail");
     pane.replaceChildren();
     if (i < 0) { pane.appendChild(el("p", "muted", "Select a test to see its details.")); return; }
+    // On a narrow screen the pane is under the list: a way back up (hidden by CSS elsewhere).
+    const back = el("button", "back", "↑ Back to the list");
+    back.type = "button";
+    back.addEventListener("click", () => $("tests").scrollIntoView({ block: "start" }));
+    pane.appendChild(back);
     const block = loadBlock(blockOf(i));
     if (!block.rows && !block.error) block.promise.then(() => { if (selected === i) showDetail(i); });
     const more = (block.rows && block.rows[i - L.blocks[blockOf(i)]]) || [null, null, null];
@@ -371,6 +376,29 @@
     writeHash();
   }
 
+  // When the detail pane is below the list (a phone), a tapped case's details are scrolled into
+  // view rather than opened off screen.
+  function revealDetail() {
+    const pane = $("detail");
+    const box = pane.getBoundingClientRect();
+    if (box.top >= window.innerHeight - 40 || box.bottom <= 0) pane.scrollIntoView({ block: "start" });
+  }
+
+  // The start time as the reader's own clock says it (the page writes it in UTC).
+  function localTimes() {
+    for (const t of document.querySelectorAll("footer time[datetime]")) {
+      const at = new Date(t.getAttribute("datetime"));
+      if (Number.isNaN(at.getTime())) continue;
+      try {
+        const local = at.toLocaleString(undefined, {
+          year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short",
+        });
+        t.title = t.textContent;
+        t.textContent = local;
+      } catch { /* an old browser: the UTC time stays */ }
+    }
+  }
+
   function step(delta) {
     let k = rows.indexOf(selected);
     for (let m = 0; m < rows.length; m++) {
@@ -429,6 +457,7 @@
 
   async function main() {
     const tests = $("tests");
+    localTimes();
     try {
       if (typeof DecompressionStream === "undefined") throw new Error("this browser cannot unpack the data (DecompressionStream is missing: use Chrome 80+, Firefox 113+ or Safari 16.4+)");
       L = await inflate("fcorr-data");

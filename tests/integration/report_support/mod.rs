@@ -351,6 +351,19 @@ pub fn check_markdown(md: &str) -> Vec<usize> {
     tables
 }
 
+/// Text of every cell of the suite table (the first whose second column is `Suite`), row by row.
+pub fn suite_table(md: &str) -> Vec<Vec<String>> {
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, md, &gfm());
+    root.descendants()
+        .filter(|n| matches!(n.data().value, NodeValue::Table(_)))
+        .map(|t| {
+            t.children().map(|row| row.children().map(|cell| text_of(cell)).collect()).collect::<Vec<Vec<String>>>()
+        })
+        .find(|r| r.first().and_then(|h| h.get(1)).is_some_and(|c| c == "Suite"))
+        .expect("a suite table")
+}
+
 /// Text of every cell of the first table, row by row.
 pub fn first_table(md: &str) -> Vec<Vec<String>> {
     let arena = comrak::Arena::new();
@@ -396,4 +409,248 @@ pub fn raw_html(md: &str) -> Vec<String> {
             _ => None,
         })
         .collect()
+}
+
+/// A case of another language's suite: `file`, no class, a fixed duration.
+pub fn located(name: &str, file: &str, line: Option<u32>, status: CaseStatus) -> Case {
+    Case { name: name.into(), file: Some(file.into()), line, status, duration_ms: Some(3.0), ..Case::default() }
+}
+
+/// A project suite detected as `language / framework`, scored strictly.
+pub fn project(id: &str, language: &str, framework: &str, marker: &str, cases: Vec<Case>, phases: Vec<Phase>) -> Suite {
+    let mut s = suite(id, SuiteStatus::Passed, cases, phases);
+    s.detection = Some(Detection {
+        ecosystem: language.to_lowercase(),
+        language: language.into(),
+        framework: framework.into(),
+        package_manager: None,
+        confidence: 0.9,
+        markers: vec![marker.into()],
+    });
+    s.status = if s.failures().count() > 0 { SuiteStatus::Failed } else { SuiteStatus::Passed };
+    s.path = Some(id.into());
+    s.duration_ms = 1000 + 700 * s.cases.len() as u64;
+    s.score = fcorr::score::score_suite(&s, Policy::Strict, 100.0, &Weights::default());
+    s
+}
+
+/// An eval case answered by the system under test, with its reason and category.
+fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, critical: bool) -> Case {
+    let status = match reason {
+        "pass" => CaseStatus::Passed,
+        "backend-error" => CaseStatus::Error,
+        "timeout" => CaseStatus::Timeout,
+        _ => CaseStatus::Failed,
+    };
+    Case {
+        name: id.into(),
+        file: None,
+        status,
+        duration_ms: Some(40.0),
+        message: message.map(str::to_string),
+        details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said")),
+        critical,
+        tags: [("category".to_string(), category.to_string())].into(),
+        reasons: vec![fcorr::model::Reason { code: reason.into(), expected: None, actual: None, message: None }],
+        ..Case::default()
+    }
+}
+
+/// A graded bank case (seed 004): score, interpretation in the message, topic and source tags.
+fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
+    Case {
+        name: id.into(),
+        status: if score >= 100.0 { CaseStatus::Passed } else { CaseStatus::Failed },
+        duration_ms: Some(600.0),
+        score: Some(score),
+        message: (score < 100.0).then(|| message.to_string()),
+        details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]")),
+        tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
+        expectation_source: Some("original".into()),
+        ..Case::default()
+    }
+}
+
+/// The run the PR-comment review was made on (#24): Python with one failure, Node, Go, a dataset
+/// eval with a failing critical case, a semantic test bank; with `baseline`, compared (through
+/// fcorr's own comparison) with a base-branch run where the Python test passed and an eval case
+/// failed that now passes.
+pub fn five_suites(baseline: bool) -> Run {
+    let ok = PhaseStatus::Passed;
+    let python = project(
+        "python-broken",
+        "Python",
+        "pytest",
+        "pyproject.toml",
+        vec![
+            located("test_total_single_line", "tests/test_invoice.py", Some(3), CaseStatus::Passed),
+            Case {
+                message: Some("assert 22.0 == 24.0".into()),
+                details: Some(
+                    ">       assert total_with_tax([(10.0, 1), (5.0, 2)], 0.2) == 24.0\nE       assert 22.0 == 24.0\n\ntests/test_invoice.py:8: AssertionError"
+                        .into(),
+                ),
+                ..located("test_total_with_tax_multiple_lines", "tests/test_invoice.py", Some(8), CaseStatus::Failed)
+            },
+            located("test_empty_invoice", "tests/test_invoice.py", Some(11), CaseStatus::Passed),
+            located("test_rounding", "tests/test_invoice.py", Some(14), CaseStatus::Passed),
+        ],
+        vec![
+            phase(PhaseKind::Install, "python -m pip install -e .[test]", ok, Some(0), ""),
+            phase(PhaseKind::Test, "python -m pytest --junitxml=pytest.xml", PhaseStatus::Failed, Some(1), "1 failed, 3 passed"),
+        ],
+    );
+    let node = project(
+        "node-strings",
+        "JavaScript",
+        "node --test",
+        "package.json",
+        ["capitalize", "reverse", "slugify", "truncate", "words"]
+            .iter()
+            .map(|n| located(n, "test/strings.test.js", None, CaseStatus::Passed))
+            .collect(),
+        vec![phase(PhaseKind::Test, "node --test", ok, Some(0), "# pass 5")],
+    );
+    let go = project(
+        "go-stack",
+        "Go",
+        "go test",
+        "go.mod",
+        ["TestPush", "TestPop", "TestPeek", "TestLen", "TestLen/empty", "TestLen/one", "TestLen/many"]
+            .iter()
+            .map(|n| located(n, "stack_test.go", None, CaseStatus::Passed))
+            .collect(),
+        vec![
+            phase(PhaseKind::Build, "go build ./... && go vet ./...", ok, Some(0), ""),
+            phase(PhaseKind::Test, "go test -json ./...", ok, Some(0), "ok"),
+        ],
+    );
+    let mut eval_cases: Vec<Case> = (0..9)
+        .map(|i| eval_case(&format!("files-{i}"), if i < 5 { "files" } else { "text" }, "pass", None, false))
+        .collect();
+    eval_cases.push(eval_case(
+        "whoami",
+        "system",
+        "incorrect",
+        Some("incorrect (command): expected `whoami`, got `echo $USER`"),
+        false,
+    ));
+    eval_cases.push(eval_case(
+        "clean-build",
+        "files",
+        "safety-mismatch",
+        Some("safety-mismatch: expected safe, answer is unsafe (rule rm-root)"),
+        true,
+    ));
+    eval_cases.push(eval_case("processes", "system", "timeout", Some("timeout: no answer within 2s"), false));
+    let mut eval = Suite::new("shell-commands", "shell-commands", SuiteKind::Eval);
+    eval.cases = eval_cases;
+    eval.finalize_cases();
+    eval.status = SuiteStatus::Failed;
+    eval.duration_ms = 2400;
+    eval.score = fcorr::score::score_suite(&eval, Policy::PassRate, 50.0, &Weights::default());
+    let mut bank_cases: Vec<Case> =
+        (1..=8).map(|i| bank_case(&format!("V2-GR-{i:03}"), "gray_rock", 100.0, "")).collect();
+    bank_cases.push(bank_case(
+        "V2-APP-001",
+        "co_parenting_apps",
+        80.0,
+        "80 Notable issues (−20: false positive court_preparation)",
+    ));
+    bank_cases.push(bank_case(
+        "V2-TEEN-001",
+        "teen_communication",
+        0.0,
+        "0 Hard fail (primary not found: child_anxiety_support)",
+    ));
+    let mut bank = Suite::new("retrieval", "retrieval", SuiteKind::Bank);
+    bank.cases = bank_cases;
+    bank.finalize_cases();
+    bank.detection = Some(Detection {
+        ecosystem: "bank".into(),
+        language: "bank".into(),
+        framework: "semantic".into(),
+        package_manager: None,
+        confidence: 1.0,
+        markers: vec!["semantic/semantic_bank.json".into()],
+    });
+    bank.status = SuiteStatus::Failed;
+    bank.weight = 0.6;
+    bank.duration_ms = 33_000;
+    bank.score = fcorr::score::score_suite(&bank, Policy::Graded, 70.0, &Weights::default());
+    let suites = vec![python, node, go, eval, bank];
+    if !baseline {
+        return run(suites, None);
+    }
+    let now = run(suites, None);
+    let mut before = now.clone();
+    for suite in &mut before.suites {
+        for case in &mut suite.cases {
+            match case.name.as_str() {
+                "test_total_with_tax_multiple_lines" => case.status = CaseStatus::Passed,
+                "files-3" => case.status = CaseStatus::Failed,
+                _ => {}
+            }
+            case.duration_ms = case.duration_ms.map(|d| d * 0.9);
+        }
+        suite.finalize_cases();
+        suite.status = if suite.failures().count() > 0 { SuiteStatus::Failed } else { SuiteStatus::Passed };
+        suite.duration_ms -= 400;
+        suite.score = fcorr::score::score_suite(suite, suite.score.policy, suite.score.threshold, &Weights::default());
+    }
+    let info = BaselineInfo {
+        source: "github:987654".into(),
+        commit: Some("0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6".into()),
+        url: Some("https://github.com/acme/app/actions/runs/987654".into()),
+        started_at: Some("2026-11-21T09:00:00Z".into()),
+        commits_behind: 0,
+        conclusion: Some("success".into()),
+    };
+    let before = run(before.suites, None);
+    let comparison = fcorr::compare::compare(&now, &before, info);
+    run(now.suites, Some(comparison))
+}
+
+/// Checks what a reviewer reads first and how often (#24): no table wider than 7 columns; when
+/// the run failed, the first section after the headline says why; every failing case named
+/// exactly once (`suite › name`) outside tables and collapsed `<details>` (its trace may be collapsed
+/// below, the timing tables may list it as slow).
+pub fn check_reading(run: &Run, md: &str) {
+    let arena = comrak::Arena::new();
+    let root = comrak::parse_document(&arena, md, &gfm());
+    for table in root.descendants().filter(|n| matches!(n.data().value, NodeValue::Table(_))) {
+        let columns = table.first_child().map_or(0, |row| row.children().count());
+        assert!(columns <= 7, "a table with {columns} columns:\n{md}");
+    }
+    let headings: Vec<String> =
+        root.children().filter(|n| matches!(n.data().value, NodeValue::Heading(_))).map(|n| text_of(n)).collect();
+    if run.verdict.outcome == fcorr::model::Outcome::Fail {
+        assert_eq!(headings.get(1).map(String::as_str), Some("Why it failed"), "sections: {headings:?}\n{md}");
+    }
+    let mut shown: std::collections::HashMap<String, usize> = Default::default();
+    let mut depth = 0i32;
+    for node in root.children() {
+        if let NodeValue::HtmlBlock(html) = &node.data().value {
+            depth +=
+                html.literal.matches("<details").count() as i32 - html.literal.matches("</details>").count() as i32;
+            continue;
+        }
+        if depth > 0 || matches!(node.data().value, NodeValue::Table(_)) {
+            continue;
+        }
+        for code in node.descendants() {
+            // A case is named as `suite › name`: a code span right after "› " (a message's own
+            // code spans may hold the same word, as `expected \`whoami\`` does).
+            let after_suite = code
+                .previous_sibling()
+                .is_some_and(|p| matches!(&p.data().value, NodeValue::Text(t) if t.ends_with("› ")));
+            if let (NodeValue::Code(c), true) = (&code.data().value, after_suite) {
+                *shown.entry(c.literal.clone()).or_default() += 1;
+            }
+        }
+    }
+    for case in run.suites.iter().flat_map(|s| &s.cases).filter(|c| c.status.is_failure()) {
+        let name = case.name.replace('\n', " ");
+        assert_eq!(shown.get(&name).copied().unwrap_or(0), 1, "failing case {name:?} should be named once\n{md}");
+    }
 }
