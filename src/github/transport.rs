@@ -233,4 +233,26 @@ mod tests {
         assert_eq!(via("https://ghe.corp.example/"), None);
         assert_eq!(via("http://localhost:8080/"), None);
     }
+
+    /// `Redirects::Never` hands the 3xx back unfollowed; `Follow` goes on, without the token.
+    #[tokio::test]
+    async fn the_redirect_rule_is_the_callers() {
+        use wiremock::matchers::path;
+        use wiremock::{Mock, MockServer, ResponseTemplate};
+        let server = MockServer::start().await;
+        for (rule, status, hops) in [(Redirects::Never, 302, 1), (Redirects::Follow, 200, 2)] {
+            server.reset().await;
+            let moved = ResponseTemplate::new(302).insert_header("location", format!("{}/elsewhere", server.uri()));
+            Mock::given(path("/start")).respond_with(moved).mount(&server).await;
+            Mock::given(path("/elsewhere")).respond_with(ResponseTemplate::new(200)).mount(&server).await;
+            let client = client(server.uri().parse().unwrap(), Some("ghs_x"), rule).unwrap();
+            let request = http::Request::get("/start").body(OctoBody::empty()).unwrap();
+            let response = client.execute(request).await.unwrap();
+            assert_eq!(response.status().as_u16(), status, "{rule:?}");
+            let seen = server.received_requests().await.unwrap();
+            assert_eq!(seen.len(), hops, "{rule:?}");
+            assert_eq!(seen[0].headers.get("authorization").unwrap(), "Bearer ghs_x");
+            assert!(seen.iter().skip(1).all(|r| r.headers.get("authorization").is_none()), "{rule:?}");
+        }
+    }
 }
