@@ -19,6 +19,8 @@ pub mod errors;
 pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub(crate) mod git;
 pub mod github;

@@ -23,7 +23,8 @@ pub mod mocha_json;
 pub mod nunit;
 pub mod tap;
 pub mod trx;
-mod xml_stream;
+/// `pub(crate)` for the `xml_stream` fuzz target (`crate::fuzzing`).
+pub(crate) mod xml_stream;
 pub mod xunit_net;
 
 /// Every report format fcorr reads, most specific first (sniffing order).
