@@ -305,7 +305,7 @@ expect_true "bad boolean: the job summary names the input" grep -q "input 'check
 run_run crash STUB_EXIT=139 GITHUB_STEP_SUMMARY="$tmp/crash-summary.md"
 expect_eq "killed by a signal: exit-code kept" 139 "$(output exit-code "$out")"
 expect_eq "killed by a signal: verdict error" error "$(output verdict "$out")"
-expect_true "killed by a signal: the job summary says so" grep -q "killed by signal 11" "$tmp/crash-summary.md"
+expect_true "killed by a signal: the job summary says so" grep -q "killed by SIGSEGV (exit 139)" "$tmp/crash-summary.md"
 
 run_run no-bin FCORR_BIN=/nonexistent/fcorr
 expect_eq "missing binary: exit-code 3 (infrastructure)" 3 "$(output exit-code "$out")"

@@ -6,7 +6,8 @@
 # fixture's own dependencies itself through the registries. What is installed here is only what
 # neither the machine nor fcorr provides: Debian's Gradle (the Gradle tests; a Gradle wrapper
 # cannot download its distribution where services.gradle.org is unreachable) and Debian's
-# Chromium (report.html is tested in a headless browser).
+# Chromium (report.html is tested in a headless browser), Debian's RSpec (the rspec-json reader is
+# checked against a live rspec run) and minisign (the release flow signs its archives).
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh report_html`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,7 @@ needs=(
   "gradle gradle"
   "chromium chromium fonts-noto-color-emoji"
   "minisign minisign"
+  "rspec ruby-rspec"
 )
 
 missing=()

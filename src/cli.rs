@@ -44,6 +44,23 @@ pub enum Command {
     Suites(commands::suites::SuitesArgs),
 }
 
+/// Handles Ctrl-C, SIGTERM and SIGHUP for the whole process. `exit` runs when a signal ends
+/// fcorr at once (before a run has anything to cancel); it must leave the terminal and the
+/// runner's log usable (lift the workflow-command fence). A handler that cannot be installed is
+/// a warning: the signals then end fcorr the default way.
+pub fn handle_stop_signals(exit: fn()) {
+    if let Err(e) = crate::execute::process::install_stop_handler(exit) {
+        errln!("fcorr: warning: {e}");
+    }
+}
+
+/// The exit code fcorr ends with: 128 + the stop signal when one arrived (130 for Ctrl-C, 143
+/// for SIGTERM), whatever the command made of its cancellation; else `code`.
+pub fn exit_code(code: i32) -> i32 {
+    use crate::execute::process;
+    process::stop_signal().map_or(code, process::signal_exit_code)
+}
+
 impl Command {
     /// Runs the subcommand; returns the process exit code.
     pub fn execute(self) -> Result<i32, crate::errors::FcorrError> {

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::model::comparison::signed_difference;
 pub use crate::model::comparison::{BaselineInfo, CaseChange, Change, Comparison, CountsDelta, SuiteDelta};
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 
@@ -15,12 +16,16 @@ fn pass_rate(counts: &Counts) -> Option<f64> {
 }
 
 fn opt_delta(now: Option<f64>, then: Option<f64>) -> Option<f64> {
-    Some(round2(now? - then?))
+    delta(now?, then?)
 }
 
-/// Rounds to two decimals so deltas like `0.30000000000000004` do not leak into reports.
-fn round2(x: f64) -> f64 {
-    (x * 100.0).round() / 100.0
+/// `now - then` rounded to two decimals (so `0.30000000000000004` does not leak into reports),
+/// or `None` when it is not a finite number: no report may show an infinite change. Results
+/// read from files have their scores checked already (`report::parse_results`); this keeps
+/// runs built in memory to the same rule.
+fn delta(now: f64, then: f64) -> Option<f64> {
+    let rounded = ((now - then) * 100.0).round() / 100.0;
+    rounded.is_finite().then_some(rounded)
 }
 
 /// Classifies one case, given its status then (`None`: not in the baseline) and now
@@ -103,7 +108,7 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
             score_delta: None,
             pass_rate_delta: None,
             counts_delta: CountsDelta::between(&Counts::default(), &base.counts),
-            duration_delta_ms: -(base.duration_ms as i64),
+            duration_delta_ms: signed_difference(0, base.duration_ms),
         });
     }
     // New failures first (the enum's order), then by suite and name for stable output.
@@ -114,7 +119,7 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
         score_delta: opt_delta(run.score, baseline.score),
         pass_rate_delta: opt_delta(pass_rate(&run.totals), pass_rate(&baseline.totals)),
         counts_delta: CountsDelta::between(&run.totals, &baseline.totals),
-        duration_delta_ms: run.duration_ms as i64 - baseline.duration_ms as i64,
+        duration_delta_ms: signed_difference(run.duration_ms, baseline.duration_ms),
         suites,
         cases,
     }
@@ -129,10 +134,10 @@ fn suite_delta(suite: &Suite, base: Option<&Suite>) -> SuiteDelta {
             removed: false,
             baseline_score: Some(base.score.value),
             score: Some(suite.score.value),
-            score_delta: Some(round2(suite.score.value - base.score.value)),
+            score_delta: delta(suite.score.value, base.score.value),
             pass_rate_delta: opt_delta(pass_rate(&suite.counts), pass_rate(&base.counts)),
             counts_delta: CountsDelta::between(&suite.counts, &base.counts),
-            duration_delta_ms: suite.duration_ms as i64 - base.duration_ms as i64,
+            duration_delta_ms: signed_difference(suite.duration_ms, base.duration_ms),
         },
         None => SuiteDelta {
             suite_id: suite.id.clone(),
@@ -144,7 +149,7 @@ fn suite_delta(suite: &Suite, base: Option<&Suite>) -> SuiteDelta {
             score_delta: None,
             pass_rate_delta: None,
             counts_delta: CountsDelta::between(&suite.counts, &Counts::default()),
-            duration_delta_ms: suite.duration_ms as i64,
+            duration_delta_ms: signed_difference(suite.duration_ms, 0),
         },
     }
 }
@@ -229,6 +234,21 @@ mod tests {
 
     fn run(suites: Vec<Suite>) -> Run {
         Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    #[test]
+    fn deltas_are_finite_or_absent_and_hostile_counts_do_not_overflow() {
+        let mut base = run(vec![suite("a", &[("x", Passed)])]);
+        base.score = Some(-1e308);
+        base.suites[0].score.value = -1e308;
+        base.duration_ms = u64::MAX;
+        base.suites[0].counts.total = 1 << 63;
+        let now = run(vec![suite("a", &[("x", Passed)])]);
+        let c = compare(&now, &base, BaselineInfo::default());
+        // 100 - (-1e308) is finite, but not once rounded to hundredths: no delta, not +inf.
+        assert_eq!((c.score_delta, c.suites[0].score_delta), (None, None));
+        assert_eq!(c.duration_delta_ms, i64::MIN);
+        assert_eq!(c.suites[0].counts_delta.total, i64::MIN + 1);
     }
 
     #[test]

@@ -404,8 +404,8 @@ pub struct GithubConfig {
 impl Config {
     /// Reads and validates a config file; `kinds` are the suite kinds it may name.
     pub(crate) fn load(path: &Path, kinds: &dyn KindKeys) -> Result<Config, FcorrError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: format!("cannot read it: {e}") })?;
+        let text = crate::fsio::read_text(path, crate::fsio::CONFIG)
+            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: e.problem.to_string() })?;
         Ok(Config::parse(&text, path, kinds)?)
     }
 

@@ -185,6 +185,12 @@ pub enum RenderError {
     Reports { dir: PathBuf, problems: Vec<RenderError> },
 }
 
+impl From<crate::fsio::WriteError> for RenderError {
+    fn from(e: crate::fsio::WriteError) -> RenderError {
+        RenderError::NotWritten { path: e.path, action: e.action.verb(), source: e.source }
+    }
+}
+
 /// ` (writing PATH)` when the cause does not already name the file.
 fn writing(source: &RenderError, path: &Path) -> String {
     match source {
@@ -202,9 +208,9 @@ fn join(problems: &[RenderError]) -> String {
 /// becomes that suite's outcome and error in the result model, and the other suites carry on.
 #[derive(Debug, Error)]
 pub enum ExecError {
-    /// The Ctrl-C handler cannot be installed.
-    #[error("cannot install the Ctrl-C handler: {0}")]
-    Interrupt(#[from] ctrlc::Error),
+    /// The handler of stop signals (Ctrl-C, SIGTERM, SIGHUP) cannot be installed.
+    #[error("cannot handle Ctrl-C and SIGTERM (they will end fcorr at once): {0}")]
+    Interrupt(#[from] std::io::Error),
     /// `--rerun-failed` found no failing test in the earlier run's suite.
     #[error("no failing test was recorded in the run of {of}: every test runs again")]
     NothingToRerun { of: String },

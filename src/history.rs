@@ -94,7 +94,7 @@ fn decode(run: &Run, history: &History, drop_own: bool) -> Past {
         let Some(text) = history.cases.get(&suite.id) else { continue };
         let tokens: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split(' ').collect() };
         if tokens.len() != suite.cases.len() {
-            eprintln!(
+            errln!(
                 "fcorr: warning: history of suite `{}` has {} entries for {} cases; its history starts over",
                 suite.id,
                 tokens.len(),

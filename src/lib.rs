@@ -6,7 +6,12 @@
 //! [`score`] scores; [`compare`] diffs against a baseline; [`report`] renders; [`gate`] judges.
 
 #![warn(unreachable_pub)]
+// println!/eprintln! panic on a closed pipe; fcorr prints through `console` (outside tests).
+#![cfg_attr(not(test), warn(clippy::print_stdout, clippy::print_stderr))]
 
+// First, so its printing macros (`outln!`, `out!`, `errln!`) are in scope in every module below.
+#[macro_use]
+pub mod console;
 pub(crate) mod bank;
 pub(crate) mod benchmark;
 pub mod cli;
@@ -19,6 +24,7 @@ pub mod errors;
 pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
+pub mod fsio;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod gate;
@@ -39,3 +45,10 @@ pub(crate) mod secrets;
 pub(crate) mod shard;
 pub(crate) mod sut;
 pub(crate) mod text;
+
+/// The integration tests' full-disk helper (a tmpfs mounted and filled; root only), for unit
+/// tests of code that writes files.
+#[cfg(test)]
+#[path = "../tests/integration/support/disk.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod test_disk;

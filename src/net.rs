@@ -56,7 +56,7 @@ fn root_certs() -> RootCerts {
 fn system_certs() -> Vec<Certificate<'static>> {
     let found = rustls_native_certs::load_native_certs();
     for error in &found.errors {
-        eprintln!("fcorr: warning: system certificates: {error}");
+        errln!("fcorr: warning: system certificates: {error}");
     }
     found.certs.iter().map(|der| Certificate::from_der(der.as_ref()).to_owned()).collect()
 }

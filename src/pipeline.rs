@@ -51,7 +51,7 @@ pub(crate) fn find_config(explicit: Option<&Path>, paths: &[PathBuf], samples: b
         return None;
     }
     let found = CONFIG_LOCATIONS.iter().map(PathBuf::from).find(|p| cwd.join(p).is_file())?;
-    eprintln!("fcorr: using {} (found in the current directory; --config chooses another)", found.display());
+    errln!("fcorr: using {} (found in the current directory; --config chooses another)", found.display());
     Some(found)
 }
 
@@ -166,7 +166,7 @@ pub(crate) fn protect_secrets(secret_vars: &[String]) {
     let found = crate::secrets::register(secret_vars);
     crate::publish::guard::mask(&found.values);
     for name in &found.too_short {
-        eprintln!(
+        errln!(
             "fcorr: warning: the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
              but not replaced by *** in reports (that would mangle them)",
             crate::secrets::MIN_REDACTED_LEN
@@ -184,12 +184,10 @@ fn config_error(config: &Config, key: &str, error: FcorrError) -> FcorrError {
 
 pub(crate) use crate::execute::cache_dir;
 
-/// Ctrl-C cancels the run (suites stop, results so far are written); failing to install the
-/// handler is a warning, not a reason not to run.
-pub(crate) fn install_interrupt_handler() {
-    if let Err(e) = process::install_interrupt_handler() {
-        eprintln!("fcorr: warning: {e}");
-    }
+/// From here on a stop signal (Ctrl-C, SIGTERM) cancels the run: suites stop, the results so
+/// far are written, and the exit code is 128 + the signal ([`finish`]).
+pub(crate) fn cancel_on_signal() {
+    process::cancel_on_signal();
 }
 
 /// Executes prepared suites and assembles the run (not yet judged, no reports).
@@ -244,15 +242,22 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
         if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
-            eprintln!("fcorr: warning: results folder: {problem}");
+            errln!("fcorr: warning: results folder: {problem}");
         }
     }
 }
 
-/// The exit code of a judged run: 130 when it was interrupted, else the verdict's.
+/// The exit code of a judged run: 128 + the signal when a stop signal interrupted it (130 for
+/// Ctrl-C, 143 for SIGTERM), else the verdict's.
 pub(crate) fn finish(run: &Run) -> i32 {
-    if process::is_cancelled() || run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled) {
-        eprintln!("fcorr: interrupted; results so far were written");
+    let cancelled = run.suites.iter().any(|s| s.status == SuiteStatus::Cancelled);
+    if let Some(signal) = process::stop_signal() {
+        let name = process::signal_name(signal).unwrap_or("a signal");
+        errln!("fcorr: interrupted by {name}; results so far were written");
+        return process::signal_exit_code(signal);
+    }
+    if process::is_cancelled() || cancelled {
+        errln!("fcorr: interrupted; results so far were written");
         return 130;
     }
     run.verdict.outcome.exit_code()

@@ -96,14 +96,11 @@ impl Quarantine {
         }
         if let Some(list) = &config.quarantine_file {
             let path = config.base_dir.join(list);
-            let text = std::fs::read_to_string(&path).map_err(|e| {
+            let text = crate::fsio::read_text(&path, crate::fsio::QUARANTINE).map_err(|e| {
                 ConfigError::new(
                     file,
                     config.spans.at("quarantine-file"),
-                    format!(
-                        "`quarantine-file`: cannot read {}: {e} (paths are relative to the config file)",
-                        path.display()
-                    ),
+                    format!("`quarantine-file`: {e} (paths are relative to the config file)"),
                 )
             })?;
             for (n, line) in text.lines().enumerate() {

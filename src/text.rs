@@ -1,6 +1,34 @@
 //! Cutting text to a size without splitting a character: the one place for the truncation
 //! helpers that reports, parsers, logs and GitHub surfaces share, so every cut says the same
-//! thing and none can panic on a multi-byte character.
+//! thing and none can panic on a multi-byte character. Also the one neutraliser of bidirectional
+//! controls, which every escaper for GitHub (Markdown, annotations) applies.
+
+use std::borrow::Cow;
+
+/// True for the characters that reorder how text around them is displayed: the embeddings and
+/// overrides (U+202A–U+202E), the isolates (U+2066–U+2069) and the marks (U+200E, U+200F,
+/// U+061C). A test named `abc\u{202E}fed` would show on GitHub as `abcdef`.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// `text` with every bidirectional control replaced by a visible `[U+XXXX]`, so a name shows in
+/// the order its characters are stored and the reader sees that a control was there ("Trojan
+/// Source"). Text without one is returned as it is.
+pub(crate) fn neutralise_bidi(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_bidi_control) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_bidi_control(c) {
+            out.push_str(&format!("[U+{:04X}]", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
 
 /// The largest byte index `<= max` that is a character boundary of `text`.
 pub(crate) fn floor_boundary(text: &str, max: usize) -> usize {
@@ -63,6 +91,14 @@ pub(crate) fn tail(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bidi_controls_become_visible_and_other_text_is_untouched() {
+        assert_eq!(neutralise_bidi("test_\u{202E}gnp.exe"), "test_[U+202E]gnp.exe");
+        let all = "\u{202A}\u{202B}\u{202C}\u{202D}\u{202E}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}";
+        assert_eq!(neutralise_bidi(all).matches("[U+").count(), 12);
+        assert!(matches!(neutralise_bidi("héllo \u{200D} 😀"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn boundaries_never_split_a_character() {

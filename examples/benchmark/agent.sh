@@ -1,6 +1,6 @@
 #!/bin/sh
 # A stand-in for an agent CLI, so the example needs no model: it reads the task (JSON on stdin,
-# also in $FCORR_TASK_JSON) and, in the task's copy of the repository:
+# also in the file $FCORR_TASK_FILE) and, in the task's copy of the repository:
 #   fix-add  edits calc.sh correctly and reports its usage as JSON on stdout  -> passed
 #   fix-mul  prints a patch that is wrong (mul subtracts)                      -> failed
 #   fix-div  crashes                                                           -> error

@@ -22,15 +22,34 @@ out_line() {
   fi
 }
 
-# error_summary CODE MESSAGE: what fcorr itself writes when it stops with an error, for the
-# failures it cannot report (not started, crashed): verdict=error and a job summary naming the cause.
+# error_summary CODE MESSAGE [LEAD]: what fcorr itself writes when it stops with an error, for the
+# failures it cannot report (not started, crashed, killed): verdict=error and a job summary naming
+# the cause. LEAD is the summary's sentence before the message.
 error_summary() {
   out_line verdict error
   out_line error "$2"
   if [[ -n ${GITHUB_STEP_SUMMARY:-} && $(bool job-summary "${IN_JOB_SUMMARY:-true}" 2>/dev/null || echo true) == true ]]; then
     local fence='```'
-    printf '## fcorr: error\n\nfcorr stopped (exit %s) before it could report results:\n\n%stext\n%s\n%s\n' \
-      "$1" "$fence" "$2" "$fence" >>"$GITHUB_STEP_SUMMARY"
+    printf '## fcorr: error\n\n%s:\n\n%stext\n%s\n%s\n' \
+      "${3:-fcorr stopped (exit $1) before it could report results}" "$fence" "$2" "$fence" >>"$GITHUB_STEP_SUMMARY"
+  fi
+}
+
+# signal_name NUMBER -> SIGKILL, SIGTERM... (or "signal N" when the shell does not know it)
+signal_name() {
+  local name
+  if name=$(kill -l "$1" 2>/dev/null) && [[ -n $name ]]; then printf 'SIG%s' "${name#SIG}"; else printf 'signal %s' "$1"; fi
+}
+
+# end_fence FILE: fcorr keeps the token of its ::stop-commands:: fence in FILE while the fence is
+# up (src/publish/guard.rs). A killed fcorr cannot lift it; without this, every later line of the
+# step, our own ::error included, would be fenced and never become an annotation.
+end_fence() {
+  local token
+  [[ -s $1 ]] || return 0
+  token=$(head -n 1 "$1")
+  if [[ $token =~ ^[A-Za-z0-9]+$ ]]; then
+    printf '::%s::\n' "$token"
   fi
 }
 
@@ -142,22 +161,52 @@ printf 'fcorr'
 printf ' %q' "${args[@]}"
 printf '\n'
 
+# Where fcorr keeps its fence token (end_fence); private to this step, never seen by tests.
+fence_file=$(mktemp "${RUNNER_TEMP:-${TMPDIR:-/tmp}}/fcorr-fence.XXXXXXXX")
+export FCORR_FENCE_FILE="$fence_file"
+# results.json as it was before this run (a new one always differs: it holds its start time).
+results_before=$([[ -f $results ]] && cksum <"$results" || true)
+
 set +e
 "$bin" "${args[@]}"
 code=$?
 set -e
+unset FCORR_FENCE_FILE
+
+# Whatever happened, no fence of fcorr's stays up past this point.
+end_fence "$fence_file"
+wrote_results=false
+[[ -f $results && $(cksum <"$results") != "$results_before" ]] && wrote_results=true
+rm -f "$fence_file" "$fence_file.tmp"
 
 case $code in
   0) ;;
   1) echo "fcorr: a gate failed (exit 1); the check fails after the results are uploaded" ;;
   2) echo "fcorr: usage or configuration error (exit 2)" ;;
   3) echo "fcorr: harness or infrastructure error (exit 3)" ;;
+  129 | 130 | 143)
+    # SIGHUP, SIGINT, SIGTERM: fcorr stops the run and writes the results collected so far (unless
+    # the signal came before any suite started); the runner sends these when a job is cancelled.
+    why="fcorr was stopped by $(signal_name $((code - 128))) (exit $code)"
+    if [[ $wrote_results == true ]]; then
+      lead="$why after writing the results collected so far"
+    else
+      lead="$why before it could report results"
+    fi
+    echo "$lead"
+    printf '::error title=fcorr::%s\n' "$lead"
+    error_summary "$code" "$lead" "fcorr did not finish"
+    ;;
   *)
-    # A crash or a signal: fcorr wrote no verdict of its own.
-    if ((code > 128)); then why="fcorr was killed by signal $((code - 128)) (exit $code)"; else why="fcorr crashed (exit $code)"; fi
+    # A crash or a signal fcorr cannot handle (SIGKILL, a segfault): no verdict of its own.
+    if ((code > 128)); then
+      why="fcorr was killed by $(signal_name $((code - 128))) (exit $code)"
+    else
+      why="fcorr crashed (exit $code)"
+    fi
     echo "$why"
     printf '::error title=fcorr::%s\n' "$why; the step log above has its last output"
-    error_summary "$code" "$why; the step log above has its last output"
+    error_summary "$code" "$why; the step log above has its last output" "$why before it could report results"
     ;;
 esac
 

@@ -1,15 +1,16 @@
 //! Calibration (seed 004 §4): ask a calibrator for each selected test's expectations, show what
 //! would change, and record the changes as one new dated history file. History is append-only:
-//! a new file is created with `create_new`, so an earlier file is never rewritten or replaced.
+//! a new file is written beside its name and moved there only if the name is free, so an earlier
+//! file is never rewritten or replaced, and a failed write (a full disk) leaves no file at all.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
 use super::BankError;
 use super::expectations::{Bank, BankTest, Expectations, History, HistoryChange, HistoryFile, Resolved, Source};
+use crate::fsio::{Mode, WriteError, WriteStep};
 use crate::sut::{Sut, SutError, SutRequest};
 
 /// Which tests a calibration asks about.
@@ -190,23 +191,24 @@ pub(crate) fn history_file(
 }
 
 /// Creates a new history file in `dir`: `expectations_YYYY-MM-DD.json`, or with `_HHMMSS` when a
-/// file of that date exists (later labels sort as newer). Never opens an existing file.
+/// file of that date exists (later labels sort as newer). Never opens an existing file, and
+/// never leaves a partial one: every later run of the bank reads every history file.
 pub(crate) fn write_new(dir: &Path, file: &HistoryFile, now: time::OffsetDateTime) -> Result<PathBuf, BankError> {
-    std::fs::create_dir_all(dir).map_err(|e| BankError::input(dir, format!("cannot create it: {e}")))?;
+    std::fs::create_dir_all(dir).map_err(|source| WriteError {
+        path: dir.to_path_buf(),
+        action: WriteStep::Create,
+        source,
+    })?;
     let date = format!("{:04}-{:02}-{:02}", now.year(), u8::from(now.month()), now.day());
     let stamp = format!("{date}_{:02}{:02}{:02}", now.hour(), now.minute(), now.second());
     let text = serde_json::to_string_pretty(file)
         .map_err(|e| BankError::Setting(format!("cannot serialise the history file: {e}")))?;
     for label in [date, stamp] {
         let path = dir.join(format!("expectations_{label}.json"));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
-            Ok(mut f) => {
-                f.write_all(format!("{text}\n").as_bytes())
-                    .map_err(|e| BankError::input(&path, format!("cannot write it: {e}")))?;
-                return Ok(path);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(BankError::input(&path, format!("cannot create it: {e}"))),
+        match crate::fsio::write_atomic(&path, format!("{text}\n").as_bytes(), Mode::CREATE_NEW) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.action == WriteStep::Exists => continue,
+            Err(e) => return Err(e.into()),
         }
     }
     Err(BankError::input(dir, "a history file of this date and second exists already; run again in a second"))

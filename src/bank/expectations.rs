@@ -276,8 +276,9 @@ impl History {
     }
 }
 
+/// A bank or history file, within [`crate::fsio::BANK`]'s cap, without a byte-order mark.
 fn read(path: &Path) -> Result<String, BankError> {
-    std::fs::read_to_string(path).map_err(|e| BankError::input(path, format!("cannot read it: {e}")))
+    crate::fsio::read_text(path, crate::fsio::BANK).map_err(|e| BankError::input(path, e.problem.to_string()))
 }
 
 /// Parses JSON, naming the line and column of a syntax or shape error.

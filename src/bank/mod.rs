@@ -35,6 +35,10 @@ pub(crate) enum BankError {
     /// A setting is wrong (unknown mechanism, missing SUT...).
     #[error("{0}")]
     Setting(String),
+    /// A file fcorr writes (a calibration's history file) could not be written; nothing was
+    /// left behind. fcorr's own failure, not the user's input.
+    #[error(transparent)]
+    Write(#[from] crate::fsio::WriteError),
 }
 
 impl BankError {

@@ -65,8 +65,8 @@ pub(crate) struct Match {
 
 impl Rules {
     pub(crate) fn load(path: &Path) -> Result<Rules, BankError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| BankError::input(path, format!("cannot read the rules file: {e}")))?;
+        let text = crate::fsio::read_text(path, crate::fsio::RULES)
+            .map_err(|e| BankError::input(path, format!("the rules file: {}", e.problem)))?;
         let file: RulesFile = parse_json(path, &text)?;
         let compile = |source: &str, what: String| {
             RegexBuilder::new(source)

@@ -4,6 +4,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fsio::{Mode, WriteError, WriteStep};
+
 /// Copies `results.json` and `summary.md` from `out_dir` into `folder` under names stamped with
 /// `started` (RFC 3339, the run's start). Returns the files written, or what went wrong.
 pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<PathBuf>, KeepError> {
@@ -20,14 +22,20 @@ pub(crate) fn keep(out_dir: &Path, folder: &Path, started: &str) -> Result<Vec<P
             continue;
         }
         let target = folder.join(to);
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&target)
-            .map_err(|e| KeepError::Taken { path: target.clone(), source: e })?;
         let mut input =
             std::fs::File::open(&source).map_err(|e| KeepError::Read { path: source.clone(), source: e })?;
-        std::io::copy(&mut input, &mut file).map_err(|e| KeepError::Write { path: target.clone(), source: e })?;
+        // Whole or not at all: a later `fcorr compare` may read the copy.
+        let copied = crate::fsio::write_atomic_with(&target, Mode::CREATE_NEW, |w| {
+            std::io::copy(&mut input, w).map(drop).map_err(|source| WriteError {
+                path: target.clone(),
+                action: WriteStep::Write,
+                source,
+            })
+        });
+        copied.map_err(|e| match e.action {
+            WriteStep::Exists => KeepError::Taken { path: target.clone(), source: e.source },
+            _ => KeepError::Write { path: target.clone(), source: e.source },
+        })?;
         written.push(target);
     }
     Ok(written)

@@ -51,8 +51,8 @@ pub(crate) struct Rules {
 impl Rules {
     /// Reads `{"handlers": {name: {field: {op: value}}}}` (or the bare handler map).
     pub(crate) fn load(path: &Path) -> Result<Rules, BankError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| BankError::input(path, format!("cannot read the rules file: {e}")))?;
+        let text = crate::fsio::read_text(path, crate::fsio::RULES)
+            .map_err(|e| BankError::input(path, format!("the rules file: {}", e.problem)))?;
         let value: Value = parse_json(path, &text)?;
         Rules::from_value(path, &value)
     }

@@ -308,7 +308,8 @@ impl TaskRunner<'_> {
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
         let log = match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("task.log"))) {
-            Ok(file) => process::file_log(file),
+            // Capped like every suite log: an executor printing 1 GB leaves an 8 MiB log.
+            Ok(file) => process::capped_file_log(file),
             Err(e) => {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
@@ -399,11 +400,19 @@ impl TaskRunner<'_> {
         let task_json = serde_json::to_string(task).unwrap_or_default();
         let usage_file = dir.join("usage.json");
         let _ = std::fs::remove_file(&usage_file);
+        // The task always goes in a file too: inline, a task over the kernel's 128 KiB per
+        // variable would stop the executor from starting at all.
+        let task_file = dir.join("task.json");
+        if let Err(e) = std::fs::write(&task_file, &task_json) {
+            let message = format!("cannot write {}: {e}", task_file.display());
+            return Err((CaseStatus::Error, "harness-error", message, String::new()));
+        }
         let mut spec = CommandSpec::shell(executor, scratch);
         spec.env = self.plan.env.clone();
+        process::set_small_env(&mut spec.env, "FCORR_TASK_ID", &task.id);
+        process::set_small_env(&mut spec.env, "FCORR_TASK_JSON", &task_json);
         spec.env.extend([
-            ("FCORR_TASK_ID".to_string(), task.id.clone()),
-            ("FCORR_TASK_JSON".to_string(), task_json.clone()),
+            ("FCORR_TASK_FILE".to_string(), task_file.to_string_lossy().into_owned()),
             ("FCORR_TASK_DIR".to_string(), scratch.to_string_lossy().into_owned()),
             ("FCORR_USAGE_FILE".to_string(), usage_file.to_string_lossy().into_owned()),
         ]);
@@ -440,8 +449,19 @@ impl TaskRunner<'_> {
             }
         }
         let stdout = std::fs::read_to_string(&stdout_path).unwrap_or_default();
-        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         let trimmed = stdout.trim();
+        let answers = trimmed.starts_with('{') || trimmed.starts_with("diff --git") || trimmed.starts_with("--- ");
+        if outcome.stdout_file_cut > 0 && answers {
+            // A patch or JSON answer with its middle cut out is not what the executor said:
+            // applying or reading it would judge something else.
+            let message = format!(
+                "the executor printed more on stdout than fcorr keeps ({} bytes cut from the middle); its patch or \
+                 answer is incomplete and was not used",
+                outcome.stdout_file_cut
+            );
+            return Err((CaseStatus::Error, "executor-output-cut", message, output));
+        }
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
         if trimmed.starts_with('{')
             && let Ok(json) = serde_json::from_str::<Value>(trimmed)
         {
@@ -468,7 +488,7 @@ impl TaskRunner<'_> {
     fn test_plan(&self, task: &Task, scratch: &Path) -> (SuitePlan, ProjectPlan) {
         let id = format!("{}/{}", self.suite.id, task.id);
         let mut env = self.plan.env.clone();
-        env.push(("FCORR_TASK_ID".into(), task.id.clone()));
+        process::set_small_env(&mut env, "FCORR_TASK_ID", &task.id);
         let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
         let project = ProjectPlan {
             ecosystem: self.plan.runner.clone(),

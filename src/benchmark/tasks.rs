@@ -92,7 +92,7 @@ impl TaskFilter {
 /// A tasks file or directory that cannot be used.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub(crate) enum TaskError {
-    #[error("{}: cannot read it: {message}", path.display())]
+    #[error("{}: {message}", path.display())]
     Read { path: PathBuf, message: String },
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
     Parse { path: PathBuf, line: Option<usize>, message: String },
@@ -110,7 +110,8 @@ struct TomlTasks {
 /// Loads every task from a file (`.json`, `.jsonl`, `.toml`) or a directory of them (sorted by
 /// name, not recursive).
 pub(crate) fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
-    let read_err = |e: std::io::Error| TaskError::Read { path: path.to_path_buf(), message: e.to_string() };
+    let read_err =
+        |e: std::io::Error| TaskError::Read { path: path.to_path_buf(), message: format!("cannot read it: {e}") };
     let mut tasks = Vec::new();
     if path.is_dir() {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
@@ -139,8 +140,8 @@ fn extension(path: &Path) -> String {
 }
 
 fn load_file(path: &Path) -> Result<Vec<Task>, TaskError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| TaskError::Read { path: path.to_path_buf(), message: e.to_string() })?;
+    let text = crate::fsio::read_text(path, crate::fsio::TASKS)
+        .map_err(|e| TaskError::Read { path: path.to_path_buf(), message: e.problem.to_string() })?;
     let parse = |line: Option<usize>, message: String| TaskError::Parse { path: path.to_path_buf(), line, message };
     let mut tasks: Vec<Task> = match extension(path).as_str() {
         "jsonl" => {

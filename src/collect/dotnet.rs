@@ -16,8 +16,20 @@ use crate::text::cap_text;
 pub(crate) enum DotnetReportError {
     #[error("invalid XML at byte {position}: {message}; {cases} test results were read before it")]
     Xml { position: u64, message: String, cases: usize },
-    #[error("no <{root}> element: not {what} report")]
-    NoRoot { root: &'static str, what: &'static str },
+    #[error("no <{root}> element: not {what} report{}", super::root_hint(found.as_deref(), format))]
+    NoRoot {
+        root: &'static str,
+        what: &'static str,
+        /// The format being read, and the document's root element, to say what it is instead.
+        format: &'static str,
+        found: Option<String>,
+    },
+}
+
+/// What [`drive`] found: why the document was cut short, if it was, and its root element.
+pub(crate) struct Driven {
+    pub(crate) cut: Option<String>,
+    pub(crate) root: Option<String>,
 }
 
 /// One reader's side of [`drive`]: elements by local name, text already resolved; an empty
@@ -31,21 +43,24 @@ pub(crate) trait Handler {
 }
 
 /// Reads the whole document into `handler`. A document that ends with any element still open was
-/// cut short (a crashed runner, a full disk): that gives `Some(why)`, for [`cut_short`].
-pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Result<Option<String>, DotnetReportError> {
+/// cut short (a crashed runner, a full disk): that gives `cut: Some(why)`, for [`cut_short`].
+pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Result<Driven, DotnetReportError> {
     // Names of the open elements, end to end in one buffer (no allocation per element), and
     // where each starts: how deep the document is, and where it was cut.
     let mut names = String::new();
     let mut starts: Vec<usize> = Vec::new();
+    let mut root: Option<String> = None;
     let result = xml_stream::read_events(input, xml_stream::CHUNK, |event| match event {
         Event::Start(ref e) => {
             let name = local_name(e.name().into_inner());
+            root.get_or_insert_with(|| name.to_string());
             handler.start(name, e);
             starts.push(names.len());
             names.push_str(name);
         }
         Event::Empty(ref e) => {
             let name = local_name(e.name().into_inner());
+            root.get_or_insert_with(|| name.to_string());
             handler.start(name, e);
             handler.end(name);
         }
@@ -79,7 +94,7 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
             cases: handler.cases_read(),
         });
     }
-    Ok(starts.last().map(|&start| {
+    let cut = starts.last().map(|&start| {
         format!(
             "the report ends inside <{}> ({} elements still open): it was cut short, so results after \
              that point are unknown; {} test results were read before the end",
@@ -87,7 +102,8 @@ pub(crate) fn drive(input: &mut dyn BufRead, handler: &mut impl Handler) -> Resu
             starts.len(),
             handler.cases_read()
         )
-    }))
+    });
+    Ok(Driven { cut, root })
 }
 
 /// A report cut short keeps what was read, with an error diagnostic and an `error` case (see
@@ -115,18 +131,17 @@ fn local_name(key: &str) -> &str {
 /// The local name of a document's first element, from its first bytes: what sniffing goes by,
 /// so a report that merely mentions `<test-run` in captured output is not taken for NUnit.
 /// Skips a byte-order mark, whitespace, the XML declaration, processing instructions,
-/// comments and a DOCTYPE (without an internal subset holding `>`).
+/// comments and a DOCTYPE, internal subset (`[<!ENTITY ...>]`) included.
 pub(crate) fn root_element(head: &[u8]) -> Option<&str> {
     let mut rest = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     loop {
         rest = rest.trim_ascii_start();
-        let skip_to = |rest: &[u8], end: &[u8]| rest.windows(end.len()).position(|w| w == end).map(|at| at + end.len());
         let skipped = if rest.starts_with(b"<?") {
-            skip_to(rest, b"?>")
+            skip_past(rest, b"?>")
         } else if rest.starts_with(b"<!--") {
-            skip_to(rest, b"-->")
+            skip_past(rest, b"-->")
         } else if rest.starts_with(b"<!") {
-            skip_to(rest, b">")
+            skip_declaration(rest)
         } else {
             break;
         };
@@ -136,6 +151,31 @@ pub(crate) fn root_element(head: &[u8]) -> Option<&str> {
     let end = name.iter().position(|b| b.is_ascii_whitespace() || matches!(b, b'>' | b'/')).unwrap_or(name.len());
     let name = std::str::from_utf8(&name[..end]).ok()?;
     Some(local_name(name))
+}
+
+/// Where the first `end` in `bytes` ends.
+fn skip_past(bytes: &[u8], end: &[u8]) -> Option<usize> {
+    memchr::memmem::find(bytes, end).map(|at| at + end.len())
+}
+
+/// Where a `<!DOCTYPE ...>` (or other `<!...>` declaration) that starts `bytes` ends: at the first
+/// `>` outside quotes and outside its internal subset `[...]`, whose declarations, comments and
+/// quoted literals may hold `>` themselves.
+fn skip_declaration(bytes: &[u8]) -> Option<usize> {
+    let mut i = 2;
+    let mut in_subset = false;
+    while i < bytes.len() {
+        match bytes[i] {
+            quote @ (b'"' | b'\'') => i += 1 + memchr::memchr(quote, &bytes[i + 1..])?,
+            b'<' if bytes[i..].starts_with(b"<!--") => i += skip_past(&bytes[i..], b"-->")? - 1,
+            b'[' if !in_subset => in_subset = true,
+            b']' if in_subset => in_subset = false,
+            b'>' if !in_subset => return Some(i + 1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
 }
 
 /// The attribute with local name `key`, normalized as XML 1.0 says; `None` when absent or empty.
@@ -167,9 +207,22 @@ pub(crate) fn count_attr(e: &BytesStart<'_>, key: &str) -> Option<u64> {
     attr(e, key).and_then(|v| v.trim().parse().ok())
 }
 
-/// Seconds as NUnit and xUnit.net write them (`0.0123`, sometimes with a comma for thousands).
+/// Seconds as NUnit and xUnit.net write them: `0.0123`, `1,200.5` (a comma for thousands), or
+/// `0,288` / `35,52` (a decimal comma, from runners on a German or French locale). A comma is a
+/// decimal comma when there is no point and it is not followed by exactly three digits, or when
+/// what comes before it is `0`.
 pub(crate) fn seconds_to_ms(value: &str) -> Option<f64> {
-    let value = value.trim().replace(',', "");
+    let value = value.trim();
+    let value = match value.rsplit_once(',') {
+        Some((whole, fraction))
+            if !value.contains('.')
+                && !whole.contains(',')
+                && (fraction.len() != 3 || whole.trim_start_matches('-') == "0") =>
+        {
+            format!("{whole}.{fraction}")
+        }
+        _ => value.replace(',', ""),
+    };
     value.parse::<f64>().ok().filter(|s| s.is_finite() && *s >= 0.0).map(|s| s * 1000.0)
 }
 
@@ -337,6 +390,22 @@ mod tests {
         assert_eq!(root_element(b"<t:TestRun xmlns:t=\"x\">"), Some("TestRun"));
         assert_eq!(root_element(b"<testsuite><system-out><![CDATA[<test-run"), Some("testsuite"));
         assert_eq!(root_element(b"<!-- never closed"), None);
+        // An internal subset holding `>`, quotes and a comment, and an external entity.
+        let doctype = b"<?xml version=\"1.0\"?>\n<!DOCTYPE test-results [\n  <!ENTITY a \"x > y\">\n  \
+            <!-- a ] and a > -->\n  <!ENTITY xxe SYSTEM \"file:///etc/passwd\">\n]>\n<test-results total=\"1\">";
+        assert_eq!(root_element(doctype), Some("test-results"));
+        assert_eq!(root_element(b"<!DOCTYPE x [ <!ENTITY a \"never closed"), None);
+    }
+
+    #[test]
+    fn seconds_with_thousands_or_decimal_commas() {
+        let ms = |v: &str| seconds_to_ms(v).map(|ms| (ms * 1000.0).round() / 1000.0);
+        assert_eq!(ms("0.0123"), Some(12.3));
+        assert_eq!(ms("1,200.5"), Some(1_200_500.0));
+        assert_eq!(ms("0,288"), Some(288.0));
+        assert_eq!(ms("35,5236617"), Some(35_523.662));
+        assert_eq!(ms("1,200"), Some(1_200_000.0));
+        assert_eq!(ms("-1"), None);
     }
 
     #[test]

@@ -96,6 +96,14 @@ struct SuiteFrame {
     declared: Tally,
     /// The same, counted from the testcases read inside it (nested suites included).
     read: Tally,
+    /// Index in the report of its first case.
+    first_case: usize,
+    /// Testcases in it that repeat the testcase before them, which has no result: the attempts
+    /// of a rerun (pytest-rerunfailures), or tests that share a name (see [`fold_reruns`]).
+    repeats: u64,
+    /// A `<testsuite>` is nested in it: writers count those differently (node counts a nested
+    /// suite as one test), so only a leaf suite's `tests` must equal its testcases.
+    nested: bool,
 }
 
 /// Counts a `<testsuite>` declares or holds: tests, failures, errors, skipped.
@@ -153,6 +161,8 @@ struct Open {
     dialect: Dialect,
     /// `<failure>`, `<error>` and `<skipped>` children seen, as writers count them in a suite's totals.
     children: [u64; 3],
+    /// A `<skipped type="todo"/>` child was seen: node:test's todo, whose failure fails nothing.
+    todo: bool,
 }
 
 /// Why a file is not a JUnit report: broken XML (with the byte offset), or no JUnit element.
@@ -163,8 +173,11 @@ enum JunitError {
         utf8_hint(message)
     )]
     Xml { message: String, position: u64, cases_read: usize },
-    #[error("no <testsuites>, <testsuite> or <testcase> element: not a JUnit report")]
-    NoRoot,
+    #[error(
+        "no <testsuites>, <testsuite> or <testcase> element: not a JUnit report{}",
+        super::root_hint(root.as_deref(), "junit")
+    )]
+    NoRoot { root: Option<String> },
 }
 
 impl JunitError {
@@ -172,7 +185,7 @@ impl JunitError {
         let error = ParseError::new(format, self.to_string());
         match self {
             JunitError::Xml { position, .. } => error.at_byte(position),
-            JunitError::NoRoot => error,
+            JunitError::NoRoot { .. } => error,
         }
     }
 }
@@ -202,19 +215,32 @@ fn parse_in_chunks(
         suites: Vec::new(),
         open: None,
         saw_root: false,
+        first_element: None,
         paths: PathCache { options, last: None },
         spare: Spare::default(),
         depth: 0,
         shortfalls: Vec::new(),
+        surpluses: Vec::new(),
     };
     if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
         // The case being read when the error came is in the report already, unfinished: not counted.
         let read = state.report.cases.len() - usize::from(state.open.is_some());
         return Err(JunitError::Xml { message: e.error.to_string(), position: e.position, cases_read: read });
     }
-    let ReadState { mut report, mut open, saw_root, mut spare, mut suites, depth, mut shortfalls, .. } = state;
+    let ReadState {
+        mut report,
+        mut open,
+        saw_root,
+        first_element,
+        mut spare,
+        mut suites,
+        depth,
+        mut shortfalls,
+        surpluses,
+        ..
+    } = state;
     if !saw_root {
-        return Err(JunitError::NoRoot);
+        return Err(JunitError::NoRoot { root: first_element });
     }
     let mut cut_in = None;
     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
@@ -229,14 +255,7 @@ fn parse_in_chunks(
     for frame in suites.iter().rev() {
         shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
     }
-    let shortfall = (!shortfalls.is_empty()).then(|| {
-        let more = shortfalls.len().saturating_sub(3);
-        let mut text = shortfalls.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
-        if more > 0 {
-            text.push_str(&format!("; and {more} more testsuites"));
-        }
-        text
-    });
+    let shortfall = first_three(&shortfalls);
     if depth > 0 {
         // Every writer closes its root element last: a file that stops before is a file cut short
         // (a killed writer, a full disk, an upload cut off), and what it would have said is unknown.
@@ -246,10 +265,27 @@ fn parse_in_chunks(
             message.push_str(&format!(" ({shortfall})"));
         }
         report.cut_short(message);
-    } else if let Some(shortfall) = shortfall {
-        report.warnings.push(format!("fewer results than declared: {shortfall}"));
+    } else {
+        if let Some(shortfall) = shortfall {
+            report.warnings.push(format!("fewer results than declared: {shortfall}"));
+        }
+        if let Some(surplus) = first_three(&surpluses) {
+            report.warnings.push(format!("more testcases than declared: {surplus}"));
+        }
     }
     Ok(report)
+}
+
+/// Up to three suites' messages joined, and how many more there are.
+fn first_three(messages: &[String]) -> Option<String> {
+    (!messages.is_empty()).then(|| {
+        let more = messages.len().saturating_sub(3);
+        let mut text = messages.iter().take(3).cloned().collect::<Vec<_>>().join("; ");
+        if more > 0 {
+            text.push_str(&format!("; and {more} more testsuites"));
+        }
+        text
+    })
 }
 
 /// What the reader keeps from one event to the next.
@@ -259,17 +295,33 @@ struct ReadState<'o> {
     suites: Vec<SuiteFrame>,
     open: Option<Open>,
     saw_root: bool,
+    /// The document's first element, while no JUnit element was seen: what it is instead.
+    first_element: Option<String>,
     paths: PathCache<'o>,
     spare: Spare,
     /// Elements started and not yet ended: more than zero at the end means the file was cut short.
     depth: u64,
     /// Testsuites that declared more than was read in them.
     shortfalls: Vec<String>,
+    /// Leaf testsuites in which more testcases were read than they declare.
+    surpluses: Vec<String>,
 }
 
 impl ReadState<'_> {
     fn event(&mut self, event: Event<'_>) {
-        let ReadState { dialect, report, suites, open, saw_root, paths, spare, depth, shortfalls } = self;
+        let ReadState {
+            dialect,
+            report,
+            suites,
+            open,
+            saw_root,
+            first_element,
+            paths,
+            spare,
+            depth,
+            shortfalls,
+            surpluses,
+        } = self;
         let dialect = *dialect;
         match event {
             Event::Start(_) => *depth += 1,
@@ -283,13 +335,19 @@ impl ReadState<'_> {
                     "testsuites" => {
                         *saw_root = true;
                         reserve_for(report, e);
+                        report.tool = report.tool.take().or_else(|| writer(e, "pytest tests"));
                     }
                     "testsuite" => {
                         if !*saw_root {
                             reserve_for(report, e);
+                            report.tool = writer(e, "pytest");
                         }
                         *saw_root = true;
-                        let frame = suite_frame(e);
+                        let mut frame = suite_frame(e);
+                        frame.first_case = report.cases.len();
+                        if let Some(parent) = suites.last_mut() {
+                            parent.nested = true;
+                        }
                         if !empty {
                             suites.push(frame);
                         } else {
@@ -318,13 +376,20 @@ impl ReadState<'_> {
                             passed_on_retry: false,
                             dialect,
                             children: [0; 3],
+                            todo: false,
                         };
                         match report.cases.last_mut() {
-                            Some(case) if empty => finish(current, case, spare, suites),
+                            Some(case) if empty => {
+                                finish(current, case, spare, suites);
+                                count_repeat(&report.cases, suites);
+                            }
                             _ => *open = Some(current),
                         }
                     }
                     other => {
+                        if !*saw_root && first_element.is_none() {
+                            *first_element = Some(other.to_string());
+                        }
                         if let (Some(current), Some(case)) = (open.as_mut(), report.cases.last_mut()) {
                             if current.inside != Inside::Nothing {
                                 // Nested element inside a child: surefire/nextest attempts carry
@@ -346,11 +411,12 @@ impl ReadState<'_> {
                 "testcase" => {
                     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
                         finish(current, case, spare, suites);
+                        count_repeat(&report.cases, suites);
                     }
                 }
                 "testsuite" => {
                     if let Some(frame) = suites.pop() {
-                        shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+                        end_suite(frame, report, suites, shortfalls, surpluses);
                     }
                 }
                 _ => {
@@ -397,12 +463,127 @@ impl ReadState<'_> {
     }
 }
 
+/// Counts the case just read as a repeat when it is the same test as the case before it in the
+/// same suite and that one has no result of its own (see [`fold_reruns`]).
+fn count_repeat(cases: &[Case], suites: &mut [SuiteFrame]) {
+    let [.., before, last] = cases else {
+        return;
+    };
+    let in_suite = suites.last().is_some_and(|inner| cases.len() - 2 >= inner.first_case);
+    if in_suite && is_bare(before) && same_test(before, last) {
+        for frame in suites.iter_mut() {
+            frame.repeats += 1;
+        }
+    }
+}
+
+/// A testcase with no result element, message or attempt: what a rerun plugin writes for an
+/// attempt it reran.
+fn is_bare(case: &Case) -> bool {
+    case.status == CaseStatus::Passed && case.message.is_none() && case.details.is_none() && case.attempts.is_empty()
+}
+
+fn same_test(a: &Case, b: &Case) -> bool {
+    a.name == b.name && a.classname == b.classname && a.file == b.file && a.line == b.line
+}
+
+/// A `<testsuite>` ends: its reruns are folded when its header says they are reruns, and what it
+/// declares is compared with what was read in it.
+fn end_suite(
+    mut frame: SuiteFrame,
+    report: &mut ParsedReport,
+    outer: &mut [SuiteFrame],
+    shortfalls: &mut Vec<String>,
+    surpluses: &mut Vec<String>,
+) {
+    let tests = |frame: &SuiteFrame| frame.read.0[0].unwrap_or(0);
+    let declared = frame.declared.0[0];
+    // pytest-rerunfailures writes every attempt as a testcase of its own, the attempts it reran
+    // with no result, and counts the test once in the header. Tests that merely share a name
+    // (a duplicated jest title) are each counted: only a header that counts the repeats once
+    // tells them apart, so without one nothing is folded.
+    if frame.repeats > 0 && declared == Some(tests(&frame) - frame.repeats) {
+        let folded = fold_reruns(&mut report.cases, frame.first_case);
+        for f in std::iter::once(&mut frame).chain(outer.iter_mut()) {
+            f.read.0[0] = Some(tests(f).saturating_sub(folded));
+            f.repeats = f.repeats.saturating_sub(folded);
+        }
+    }
+    shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+    if let Some(declared) = declared
+        && !frame.nested
+        && tests(&frame) > declared
+    {
+        let hint = match frame.repeats {
+            0 => String::new(),
+            n => format!(" ({n} of them repeat the testcase before them, which has no result: rerun attempts?)"),
+        };
+        surpluses.push(format!(
+            "testsuite `{}` declares tests={declared} but {} testcases were read{hint}",
+            frame.name.as_deref().unwrap_or("(unnamed)"),
+            tests(&frame)
+        ));
+    }
+}
+
+/// Folds the runs of one test written as consecutive testcases, all but the last with no result
+/// (pytest-rerunfailures' attempts), from `first` on, into one case whose earlier attempts they
+/// are: flaky when the last attempt passed. Returns how many testcases it removed.
+fn fold_reruns(cases: &mut Vec<Case>, first: usize) -> u64 {
+    let tail = cases.split_off(first);
+    let before = tail.len();
+    let mut run: Vec<Case> = Vec::new();
+    for case in tail {
+        if run.last().is_some_and(|earlier| !same_test(earlier, &case)) {
+            close_run(&mut run, cases);
+        }
+        let bare = is_bare(&case);
+        run.push(case);
+        if !bare {
+            close_run(&mut run, cases);
+        }
+    }
+    close_run(&mut run, cases);
+    (before - (cases.len() - first)) as u64
+}
+
+/// The last testcase of a run is the test's outcome; the ones before it, its earlier attempts.
+fn close_run(run: &mut Vec<Case>, cases: &mut Vec<Case>) {
+    let Some(mut last) = run.pop() else {
+        return;
+    };
+    if !run.is_empty() {
+        last.attempts = run
+            .drain(..)
+            .map(|attempt| Attempt {
+                // Rerun plugins rerun failed (or errored) attempts only; which one is not written.
+                status: CaseStatus::Failed,
+                duration_ms: attempt.duration_ms,
+                message: Some("rerun: the report gives this attempt no result of its own".into()),
+                details: None,
+            })
+            .collect();
+        last.retries = last.attempts.len() as u32;
+        if last.status == CaseStatus::Passed {
+            last.status = CaseStatus::Flaky;
+        }
+    }
+    cases.push(last);
+}
+
 /// Reserves room for the root element's `tests=` count (capped: the count is not trusted), so
 /// 100,000 cases are not copied through a dozen reallocations.
 fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
     if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
         report.cases.reserve(tests.min(1 << 20));
     }
+}
+
+/// `pytest` when the root element has the name pytest gives it (`<testsuites name="pytest tests">`,
+/// or a lone `<testsuite name="pytest">` before pytest 5.1): its `line` attributes are 0-based,
+/// which the Python ecosystem's `locate` corrects.
+fn writer(e: &BytesStart<'_>, pytest_name: &str) -> Option<String> {
+    (attr(e, "name").as_deref() == Some(pytest_name)).then(|| "pytest".to_string())
 }
 
 /// The open case when its text is being kept (inside a child, not in a muted nested element).
@@ -431,7 +612,15 @@ fn push_text(current: &mut Open, text: &str) {
 }
 
 fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
-    let mut frame = SuiteFrame { name: None, file: None, declared: Tally::default(), read: Tally::default() };
+    let mut frame = SuiteFrame {
+        name: None,
+        file: None,
+        declared: Tally::default(),
+        read: Tally::default(),
+        first_case: 0,
+        repeats: 0,
+        nested: false,
+    };
     for attribute in e.attributes().flatten() {
         let key = attribute.key.local_name();
         match key.as_ref() {
@@ -705,21 +894,49 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
     };
     match inside {
         Inside::Failure | Inside::Error => {
-            // A case can carry several <failure>s; the first decides, later ones add details.
-            if !case.status.is_failure() {
-                case.status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
+            // Several result elements in one case: the most severe decides (an <error> over a
+            // <failure> over a <skipped>), as suite totals and other readers count it; among
+            // equals the first decides and later ones add nothing. The exception is node:test's
+            // todo, written as <skipped type="todo"/> next to the <failure> of a todo test that
+            // threw: `node --test` fails nothing for it, so the skip stands and the text stays as
+            // details (in either order; see the <skipped> arm).
+            let status = if inside == Inside::Failure { CaseStatus::Failed } else { CaseStatus::Error };
+            let outranks = !current.todo
+                && match case.status {
+                    CaseStatus::Failed => status == CaseStatus::Error,
+                    CaseStatus::Error | CaseStatus::Timeout => false,
+                    _ => true,
+                };
+            if outranks {
+                case.status = status;
                 case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+                // This child's text is the case's details now, not the one it outranks.
+                case.details = None;
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
         Inside::Skipped => {
-            // googletest writes `result="skipped"` and a <skipped message=...> child.
+            // googletest writes `result="skipped"` and a <skipped message=...> child; a node:test
+            // todo after the failure of the todo test that threw wins over it, as above.
             let status = case.status;
-            if status == CaseStatus::Passed || (status == CaseStatus::Skipped && case.message.is_none()) {
+            let todo = attr(e, "type").as_deref() == Some("todo");
+            current.todo |= todo;
+            let failed_by_child = todo && status.is_failure() && current.children[0] + current.children[1] > 0;
+            if status == CaseStatus::Passed
+                || (status == CaseStatus::Skipped && case.message.is_none())
+                || failed_by_child
+            {
                 case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
                 case.message =
                     attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
+                if attr(e, "type").as_deref() == Some("todo") {
+                    // node:test: `message="true"` for a bare todo, else the todo's reason.
+                    case.message = Some(match case.message.take().filter(|m| m != "true") {
+                        Some(reason) => format!("todo: {reason}"),
+                        None => "todo".to_string(),
+                    });
+                }
             }
         }
         Inside::Attempt => {
@@ -760,6 +977,7 @@ fn child_end(current: &mut Open, case: &mut Case) {
         Inside::Failure | Inside::Error | Inside::Skipped => {
             if current.dialect == Dialect::NodeTest
                 && current.inside != Inside::Skipped
+                && case.status.is_failure()
                 && let Some(first) = text.lines().next().and_then(node_failure_line)
             {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
@@ -979,6 +1197,54 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
     }
 
     #[test]
+    fn pytest_reports_say_they_are_pytests() {
+        let tool = |xml: &str| parse_str(xml).unwrap().tool;
+        let case = r#"<testcase classname="t" name="a" file="t.py" line="9"/>"#;
+        assert_eq!(
+            tool(&format!(
+                r#"<testsuites name="pytest tests"><testsuite name="pytest">{case}</testsuite></testsuites>"#
+            ))
+            .as_deref(),
+            Some("pytest")
+        );
+        assert_eq!(tool(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).as_deref(), Some("pytest"));
+        assert_eq!(tool(&format!(r#"<testsuites><testsuite name="pytest-ish">{case}</testsuite></testsuites>"#)), None);
+        // The line stays as written: the Python ecosystem's `locate` knows what it means.
+        assert_eq!(
+            parse_str(&format!(r#"<testsuite name="pytest">{case}</testsuite>"#)).unwrap().cases[0].line,
+            Some(9)
+        );
+    }
+
+    #[test]
+    fn a_todo_that_failed_is_skipped_in_either_order() {
+        // node:test 20: a `todo` test that threw; `node --test` exits 0.
+        let xml = r#"<testsuites><testcase name="coupons" classname="test" failure="boom">
+<skipped type="todo" message="not written yet"/><failure type="testCodeFailure" message="boom">
+Error [ERR_TEST_FAILURE]: boom</failure></testcase>
+<testcase name="bare" classname="test"><skipped type="todo" message="true"/><failure message="x">x</failure></testcase>
+<testcase name="reversed"><failure message="y">y</failure><skipped type="todo" message="later"/></testcase>
+<testcase name="plain skip"><failure message="z">z</failure><skipped message="skip"/></testcase></testsuites>"#;
+        for parsed in [
+            parse_str(xml).unwrap(),
+            parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
+        ] {
+            let got: Vec<_> =
+                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.details.is_some())).collect();
+            assert_eq!(
+                got,
+                [
+                    (CaseStatus::Skipped, Some("todo: not written yet"), true),
+                    (CaseStatus::Skipped, Some("todo"), true),
+                    (CaseStatus::Skipped, Some("todo: later"), true),
+                    // Only a todo wins over a failure: elsewhere the most severe result decides.
+                    (CaseStatus::Failed, Some("z"), true),
+                ]
+            );
+        }
+    }
+
+    #[test]
     fn node_failure_lines_in_both_shapes() {
         // Node 20.20: a plain assertion prints the error object, an Error with a message does not.
         assert_eq!(node_failure_line("[Error [ERR_TEST_FAILURE]: 1 == 2] {"), Some("1 == 2"));
@@ -1120,6 +1386,42 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert!(error.contains("2 element(s) still open") && error.contains("cut short"), "{error}");
         assert!(error.contains("declares tests=5, failures=1 but 2 testcases, 0 failures were read"), "{error}");
         assert!(parse_str(&format!("{xml}</testsuite></testsuites>")).unwrap().errors.is_empty());
+    }
+
+    #[test]
+    fn rerun_attempts_fold_into_one_case_when_the_header_counts_them_once() {
+        // pytest-rerunfailures: each attempt a testcase, the reran ones with no result.
+        let xml = r#"<testsuites><testsuite name="pytest" tests="3" failures="1">
+<testcase classname="t" name="ok" file="t.py" line="1"/>
+<testcase classname="t" name="flaky" file="t.py" line="5" time="0.5"/>
+<testcase classname="t" name="flaky" file="t.py" line="5"/>
+<testcase classname="t" name="bad" file="t.py" line="9"/>
+<testcase classname="t" name="bad" file="t.py" line="9"><failure message="boom"/></testcase>
+</testsuite></testsuites>"#;
+        let report = parse_str(xml).unwrap();
+        let got: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status, c.retries)).collect();
+        assert_eq!(
+            got,
+            [("ok", CaseStatus::Passed, 0), ("flaky", CaseStatus::Flaky, 1), ("bad", CaseStatus::Failed, 1)]
+        );
+        assert_eq!(report.cases[1].attempts[0].duration_ms, Some(500.0));
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+
+        // Same-named tests the header counts one by one are separate tests, not reruns.
+        let twins = r#"<testsuite name="jest" tests="2"><testcase classname="a" name="works"/><testcase classname="a" name="works"/></testsuite>"#;
+        let report = parse_str(twins).unwrap();
+        assert_eq!(report.cases.iter().map(|c| c.status).collect::<Vec<_>>(), [CaseStatus::Passed; 2]);
+        assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+
+        // A header that fits neither reading is said, with what the repeats look like.
+        let odd = r#"<testsuite name="odd" tests="1"><testcase name="a"/><testcase name="a"/><testcase name="b"/></testsuite>"#;
+        let report = parse_str(odd).unwrap();
+        assert_eq!(report.cases.len(), 3);
+        assert_eq!(
+            report.warnings,
+            ["more testcases than declared: testsuite `odd` declares tests=1 but 3 testcases were read \
+              (1 of them repeat the testcase before them, which has no result: rerun attempts?)"]
+        );
     }
 
     #[test]

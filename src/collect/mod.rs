@@ -14,13 +14,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
 pub mod ctrf;
+pub mod dart_json;
 mod dotnet;
+pub mod flutter_json;
 pub mod go_test_json;
 pub mod jest_json;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
 pub mod nunit;
+pub mod rspec_json;
 pub mod tap;
 pub mod trx;
 /// `pub(crate)` for the `xml_stream` fuzz target (`crate::fuzzing`).
@@ -43,6 +46,9 @@ pub fn parsers() -> Vec<Box<dyn ReportParser>> {
         Box::new(go_test_json::GoTestJson),
         Box::new(jest_json::JestJson),
         Box::new(mocha_json::MochaJson),
+        Box::new(rspec_json::RspecJson),
+        Box::new(flutter_json::FlutterJson),
+        Box::new(dart_json::DartJson),
         Box::new(libtest::Libtest),
         Box::new(junit::NodeTestJunit),
     ]
@@ -237,7 +243,7 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
         });
     }
     let mut head = vec![0u8; 4096];
-    let mut file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+    let mut file = open(path).map_err(problem)?;
     let n = read_up_to(&mut file, &mut head).map_err(|e| problem(format!("cannot read: {e}")))?;
     head.truncate(n);
     if n == 0 {
@@ -246,12 +252,12 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
         return Ok(parser);
     }
-    let recognised = "JUnit XML, CTRF, jest/vitest JSON, mocha JSON, go test -json, TAP, NUnit, xUnit.net, TRX";
+    let recognised = parsers().iter().map(|p| p.format()).collect::<Vec<_>>().join(", ");
     // A file meant to be JSON or XML that is broken early says where, not just "unknown format".
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
     if extension.as_deref() == Some("json") || matches!(start, Some('{' | '[')) {
-        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+        let file = open(path).map_err(problem)?;
         let mut json = serde_json::Deserializer::from_reader(BufReader::new(file));
         return Err(match serde::de::IgnoredAny::deserialize(&mut json).and_then(|_| json.end()) {
             Err(e) if e.is_io() => problem(format!("cannot read: {e}")),
@@ -261,16 +267,46 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
         });
     }
     if extension.as_deref() == Some("xml") || start == Some('<') {
-        // The JUnit reader says where XML breaks (its byte offset), or that the document holds
-        // no test results.
-        let file = File::open(path).map_err(|e| problem(format!("cannot open: {e}")))?;
+        // The JUnit reader says where XML breaks (its byte offset); a document that is whole says
+        // what its root element is, which no format fcorr reads starts with.
+        let file = open(path).map_err(problem)?;
         let parsed = junit::Junit.parse(&mut BufReader::new(file), &ParseOptions::default());
-        return Err(match parsed {
-            Err(e) => ParseError { format: String::new(), ..e },
-            Ok(_) => problem(format!("not a report format fcorr recognises ({recognised})")),
+        return Err(match (parsed, dotnet::root_element(&head)) {
+            (Err(e), _) if e.byte.is_some() => ParseError { format: String::new(), ..e },
+            (_, Some(root)) => problem(format!(
+                "an XML document whose root element is <{root}>: not a report format fcorr recognises ({recognised})"
+            )),
+            (_, None) => problem(format!("not a report format fcorr recognises ({recognised})")),
         });
     }
     Err(problem(format!("not a report format fcorr recognises ({recognised})")))
+}
+
+/// Opens a report for streaming: reports are parsed as they are read, so they have no size cap
+/// (a report can hold 100,000 cases), but a device, FIFO or socket is refused: /dev/zero would
+/// never end and a FIFO with no writer would block the run.
+fn open(path: &Path) -> Result<File, String> {
+    crate::fsio::open_regular(path, "report").map_err(|e| match e.problem {
+        crate::fsio::ReadProblem::Io(io) => format!("cannot open: {io}"),
+        other => other.to_string(),
+    })
+}
+
+/// For the message of a parser that found no element of its format: what the document's root
+/// element says it is, when another parser recognises it (` (its root element <test-results> is
+/// how nunit reports start: ...)`), else just the element.
+pub(crate) fn root_hint(root: Option<&str>, reading: &str) -> String {
+    let Some(root) = root else {
+        return String::new();
+    };
+    let head = format!("<{root}>");
+    match parsers().into_iter().find(|p| p.sniff(head.as_bytes())).map(|p| p.format()) {
+        Some(format) if format != reading => format!(
+            " (its root element <{root}> is how {format} reports start: read it as `{format}`, or name no format \
+             and let fcorr recognise it)"
+        ),
+        _ => format!(" (its root element is <{root}>)"),
+    }
 }
 
 fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
@@ -292,8 +328,7 @@ pub fn parse_file(
     options: &ParseOptions,
 ) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
-    let file =
-        File::open(path).map_err(|e| ParseError::new(parser.format(), format!("cannot open: {e}")).in_file(path))?;
+    let file = open(path).map_err(|message| ParseError::new(parser.format(), message).in_file(path))?;
     let mut reader = BufReader::with_capacity(256 * 1024, file);
     let report = parser.parse(&mut reader, options).map_err(|e| e.in_file(path))?;
     Ok((parser.format().to_string(), report))
@@ -378,7 +413,7 @@ fn expand_with(pattern: &str, root: &Path, out_dir: Option<&Path>, skip_outputs:
 
 /// True for a directory fcorr wrote a run into: it holds a `results.json` that names fcorr's version.
 fn is_fcorr_output(dir: &Path) -> bool {
-    let Ok(mut file) = File::open(dir.join("results.json")) else { return false };
+    let Ok(mut file) = open(&dir.join("results.json")) else { return false };
     let mut head = vec![0u8; 4096];
     let n = read_up_to(&mut file, &mut head).unwrap_or(0);
     let head = String::from_utf8_lossy(&head[..n]);
@@ -409,7 +444,9 @@ mod tests {
         assert_eq!(error("report.json", json), "invalid JSON: key must be a string at line 3 column 33");
         assert!(error("out.txt", "[1, 2").starts_with("invalid JSON: EOF while parsing a list at line 1 column 5"));
         assert!(error("r.json", "{\"a\": 1}").starts_with("valid JSON, but not a report format"));
-        assert!(error("r.xml", "<?xml version=\"1.0\"?><results><x></y>").contains("no <testsuites>"));
+        assert!(error("r.xml", "<?xml version=\"1.0\"?><results><x></y>").starts_with(
+            "an XML document whose root element is <results>: not a report format fcorr recognises (ctrf, tap, "
+        ));
         assert!(error("r.xml", "<results><a>x & y</a></results>").starts_with("invalid XML at byte 1"));
         // The positions are fields too, and no format is claimed for a file none recognised.
         let path = dir.path().join("cut.json");

@@ -1,7 +1,8 @@
-//! NUnit XML results, both shapes: NUnit 3's `<test-run>` (nunit3-console, the NUnit3 test
-//! adapter's `NUnit.TestOutputXml`) and NUnit 2's `<test-results>` (nunit-console 2.x), told
-//! apart by the root element. Results, labels and the mapping to fcorr's statuses are tabled in
-//! `docs/import.md`.
+//! NUnit XML results, both shapes: NUnit 3's `<test-run>` (nunit3-console) and NUnit 2's
+//! `<test-results>` (nunit-console 2.x), told apart by the root element, and a lone
+//! `<test-suite>` of either shape (the NUnit3 test adapter's `NUnit.TestOutputXml`, one file per
+//! assembly), told apart by its attributes. Results, labels and the mapping to fcorr's statuses
+//! are tabled in `docs/import.md`.
 
 use std::io::BufRead;
 
@@ -25,7 +26,7 @@ impl ReportParser for Nunit {
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
-        matches!(dotnet::root_element(head), Some("test-run" | "test-results"))
+        matches!(dotnet::root_element(head), Some("test-run" | "test-results" | "test-suite"))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
@@ -66,6 +67,9 @@ struct SuiteFrame {
 struct OpenCase {
     /// What to put before the reason (`ignored`, `inconclusive`, `warning`...).
     prefix: Option<&'static str>,
+    /// NUnit 2.4/2.5 wrote some cases with `executed="True"` and no result at all: they passed
+    /// unless a `<failure>` follows.
+    by_children: bool,
     failure_message: Option<String>,
     reason_message: Option<String>,
     trace: Option<String>,
@@ -80,6 +84,8 @@ struct Reader<'o> {
     /// Failing cases in `report` so far (kept, not counted, so suites stay O(1)).
     failing: usize,
     declared_total: Option<u64>,
+    /// NUnit 2's `not-run`: its `total` counts the tests that ran, in nunit-console's files.
+    declared_not_run: u64,
     declared_failing: u64,
     suites: Vec<SuiteFrame>,
     case: Option<OpenCase>,
@@ -99,6 +105,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         read: 0,
         failing: 0,
         declared_total: None,
+        declared_not_run: 0,
         declared_failing: 0,
         suites: Vec::new(),
         case: None,
@@ -107,15 +114,29 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         field: Field::None,
         capture: Capture::default(),
     };
-    let cut = dotnet::drive(input, &mut reader)?;
+    let dotnet::Driven { cut, root } = dotnet::drive(input, &mut reader)?;
     if cut.is_some() {
         // Keep the case being read (its result is in its start tag); open suites say nothing more.
+        if let (Some(open), Some(case)) = (&reader.case, reader.report.cases.last_mut())
+            && open.by_children
+            && case.status == CaseStatus::Passed
+        {
+            // Its result was to come from what the file no longer holds.
+            case.status = CaseStatus::Error;
+            case.message = Some("the report ends inside this test-case: its result is unknown".into());
+        }
         reader.finish_case();
     }
-    let Reader { mut report, shape, read, declared_total, declared_failing, .. } = reader;
+    let Reader { mut report, shape, read, declared_total, declared_not_run, declared_failing, .. } = reader;
     if shape.is_none() {
-        return Err(DotnetReportError::NoRoot { root: "test-run> or <test-results", what: "an NUnit" });
+        return Err(DotnetReportError::NoRoot {
+            root: "test-run>, <test-results> or <test-suite",
+            what: "an NUnit",
+            format: "nunit",
+            found: root,
+        });
     }
+    let declared_total = nunit2_total(&mut report, shape, declared_total, declared_not_run, read);
     dotnet::check_declared(
         &mut report,
         declared_total,
@@ -148,16 +169,22 @@ impl Handler for Reader<'_> {
             "test-results" if self.shape.is_none() => {
                 self.shape = Some(Shape::Nunit2);
                 self.report.tool = Some("NUnit 2".into());
-                // NUnit 2's `total` counts the tests that ran; `not-run` the ignored, skipped
-                // and invalid ones, which are cases in the file too.
-                self.declared_total = count_attr(e, "total").map(|t| t + count_attr(e, "not-run").unwrap_or(0));
+                // nunit-console 2's `total` counts the tests that ran; `not-run` the ignored,
+                // skipped and invalid ones, which are cases in the file too (see `nunit2_total`).
+                self.declared_total = count_attr(e, "total");
+                self.declared_not_run = count_attr(e, "not-run").unwrap_or(0);
                 self.declared_failing = count_attr(e, "errors").unwrap_or(0) + count_attr(e, "failures").unwrap_or(0);
             }
             "test-suite" => {
+                if self.shape.is_none() {
+                    self.root_suite(e);
+                }
                 let result = attr(e, "result").unwrap_or_default();
                 let site = attr(e, "site");
                 let failing = match self.shape {
-                    Some(Shape::Nunit3) => result == "Failed" && site.as_deref() != Some("Child"),
+                    // `site="Child"`: a child failed; `"Parent"`: its parent did (a one-time setup),
+                    // which is reported there. Only a suite's own failure is its own.
+                    Some(Shape::Nunit3) => result == "Failed" && !matches!(site.as_deref(), Some("Child" | "Parent")),
                     _ => matches!(result.as_str(), "Failure" | "Error"),
                 };
                 self.suites.push(SuiteFrame {
@@ -174,7 +201,10 @@ impl Handler for Reader<'_> {
             "test-case" => self.start_case(e),
             "assertions" => self.in_assertions = true,
             _ if self.in_assertions => {}
-            "failure" => self.in_failure = Some(true),
+            "failure" => {
+                self.in_failure = Some(true);
+                self.failure_decides();
+            }
             "reason" => self.in_failure = Some(false),
             "message" if self.in_failure.is_some() => self.begin(Field::Message, true),
             "stack-trace" if self.in_failure.is_some() => self.begin(Field::StackTrace, true),
@@ -204,6 +234,36 @@ impl Handler for Reader<'_> {
 impl Reader<'_> {
     fn failures(&self) -> usize {
         self.failing
+    }
+
+    /// A lone `<test-suite>` at the root: its attributes tell NUnit 2's shape (`executed`,
+    /// `success`, results such as `Success`) from NUnit 3's (`Passed`, `Failed`, counts).
+    fn root_suite(&mut self, e: &BytesStart<'_>) {
+        let [result, executed, success] = attrs(e, ["result", "executed", "success"]);
+        let nunit2 = executed.is_some()
+            || success.is_some()
+            || matches!(result.as_deref(), Some("Success" | "Failure" | "Error" | "Ignored" | "NotRunnable"));
+        if nunit2 {
+            self.shape = Some(Shape::Nunit2);
+            self.report.tool = Some("NUnit 2".into());
+        } else {
+            self.shape = Some(Shape::Nunit3);
+            self.report.tool = Some("NUnit 3".into());
+            self.declared_total = count_attr(e, "total").or_else(|| count_attr(e, "testcasecount"));
+            self.declared_failing = count_attr(e, "failed").unwrap_or(0);
+        }
+    }
+
+    /// A `<failure>` in a case whose result was left to its children fails it.
+    fn failure_decides(&mut self) {
+        if let (Some(open), Some(case)) = (self.case.as_mut(), self.report.cases.last_mut())
+            && open.by_children
+            && case.status == CaseStatus::Passed
+        {
+            open.by_children = false;
+            case.status = CaseStatus::Failed;
+            self.failing += 1;
+        }
     }
 
     fn begin(&mut self, field: Field, details: bool) {
@@ -278,9 +338,20 @@ impl Reader<'_> {
                 (classname, name, duration, status)
             }
         };
+        let by_children = self.shape == Some(Shape::Nunit2)
+            && result.is_none()
+            && success.is_none()
+            && executed.as_deref().is_some_and(|e| e.eq_ignore_ascii_case("true"));
         self.failing += usize::from(status.is_failure());
         self.report.cases.push(Case { name, classname, status, duration_ms, ..Case::default() });
-        self.case = Some(OpenCase { prefix, failure_message: None, reason_message: None, trace: None, output: None });
+        self.case = Some(OpenCase {
+            prefix,
+            by_children,
+            failure_message: None,
+            reason_message: None,
+            trace: None,
+            output: None,
+        });
     }
 
     fn finish_case(&mut self) {
@@ -326,6 +397,35 @@ impl Reader<'_> {
     }
 }
 
+/// The total an NUnit 2 file declares. nunit-console 2 counts the tests that ran in `total` and the
+/// others in `not-run`; other writers of the shape count them all in `total`. Whichever reading
+/// the cases read agree with is the file's; when neither does, the warning says both numbers as
+/// the file wrote them (and nothing is left for [`dotnet::check_declared`] to compare).
+fn nunit2_total(
+    report: &mut ParsedReport,
+    shape: Option<Shape>,
+    total: Option<u64>,
+    not_run: u64,
+    read: usize,
+) -> Option<u64> {
+    let (Some(Shape::Nunit2), Some(total)) = (shape, total) else {
+        return total;
+    };
+    if not_run == 0 {
+        return Some(total);
+    }
+    let read = read as u64;
+    if read == total + not_run || read == total {
+        return Some(read);
+    }
+    let how = if read < total { "fewer" } else { "more" };
+    report.warnings.push(format!(
+        "the report declares total={total} and not-run={not_run} but {read} test results were read \
+         ({how} than declared)"
+    ));
+    None
+}
+
 /// NUnit 3 `result` + `label` to a status, and what to put before the reason.
 fn nunit3_status(result: Option<&str>, label: Option<&str>) -> (CaseStatus, Option<&'static str>) {
     match (result.unwrap_or(""), label.unwrap_or("")) {
@@ -366,6 +466,8 @@ fn nunit2_status(
                 (Some("false"), _) => (CaseStatus::Skipped, Some("not run")),
                 (_, Some("true")) => (CaseStatus::Passed, None),
                 (_, Some("false")) => (CaseStatus::Failed, None),
+                // Ran, and said nothing more: a `<failure>` child, if any, fails it.
+                (Some("true"), None) => (CaseStatus::Passed, None),
                 _ => (CaseStatus::Error, Some("no result in the report")),
             }
         }

@@ -100,9 +100,9 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         field: Field::None,
         capture: Capture::default(),
     };
-    let cut = dotnet::drive(input, &mut reader)?;
+    let dotnet::Driven { cut, root } = dotnet::drive(input, &mut reader)?;
     if !reader.saw_root {
-        return Err(DotnetReportError::NoRoot { root: "TestRun", what: "a TRX" });
+        return Err(DotnetReportError::NoRoot { root: "TestRun", what: "a TRX", format: "trx", found: root });
     }
     // Keep the results being read (their outcomes are in their start tags).
     while !reader.open.is_empty() {

@@ -1,6 +1,7 @@
 //! xUnit.net v2 XML (`dotnet test --logger xunit`, `xunit.console -xml`): `<assemblies>` of
 //! `<assembly>`s of `<collection>`s of `<test>`s, plus `<errors>` for failures outside any test
-//! (class or collection cleanup, a fatal runner error), which become `error` cases.
+//! (class or collection cleanup, a fatal runner error), which become `error` cases. xUnit.net v1's
+//! single `<assembly>` of `<class>`es of `<test>`s reads the same way.
 
 use std::io::BufRead;
 
@@ -25,9 +26,9 @@ impl ReportParser for XunitNet {
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
-        // A lone `<assembly>` root is how older runners wrote a single assembly.
-        matches!(dotnet::root_element(head), Some("assemblies"))
-            || (dotnet::root_element(head) == Some("assembly") && head.windows(11).any(|w| w == b"<collection"))
+        // A lone `<assembly>` root is how xUnit.net v1 (`<class>`es of `<test>`s) and older v2
+        // runners wrote a single assembly.
+        matches!(dotnet::root_element(head), Some("assemblies" | "assembly"))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
@@ -79,14 +80,19 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         field: Field::None,
         capture: Capture::default(),
     };
-    let cut = dotnet::drive(input, &mut reader)?;
+    let dotnet::Driven { cut, root } = dotnet::drive(input, &mut reader)?;
     if cut.is_some() {
         // Keep the test being read: its result is in its start tag.
         reader.finish();
     }
     let Reader { mut report, saw_root, read, declared_total, declared_failing, .. } = reader;
     if !saw_root {
-        return Err(DotnetReportError::NoRoot { root: "assembly", what: "an xUnit.net v2" });
+        return Err(DotnetReportError::NoRoot {
+            root: "assembly",
+            what: "an xUnit.net",
+            format: "xunit-net",
+            found: root,
+        });
     }
     let what = format!("{declared_failing} failed tests and errors");
     dotnet::check_declared(&mut report, declared_total, read, Some((declared_failing, what)), None);
@@ -230,7 +236,9 @@ impl Reader<'_> {
         match case.status {
             CaseStatus::Passed => {}
             CaseStatus::Skipped => {
-                let reason = open.reason.as_deref().and_then(dotnet::first_line);
+                // v2 writes `<reason>text</reason>`, v1 `<reason><message>text</message></reason>`.
+                let reason = open.reason.or(open.message);
+                let reason = reason.as_deref().and_then(dotnet::first_line);
                 case.message = dotnet::prefixed(case.message.take(), reason);
             }
             _ => {

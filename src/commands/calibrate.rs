@@ -119,6 +119,8 @@ fn bank_error(e: BankError) -> FcorrError {
     match e {
         BankError::Input { file, message } => FcorrError::Input { file, message },
         BankError::Setting(message) => FcorrError::Usage(message),
+        // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
+        BankError::Write(e) => FcorrError::Harness(e.to_string()),
     }
 }
 
@@ -153,6 +155,8 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     }))
     .map_err(|e| FcorrError::Usage(format!("calibrator: {e}")))?;
     let calibrator = sut_config.build(&SutContext::new(&target.base)).map_err(|e| FcorrError::Usage(e.to_string()))?;
+    // Ctrl-C or SIGTERM stops the calibrator calls; nothing is written (exit 128 + signal).
+    crate::execute::process::cancel_on_signal();
 
     let bank = load_bank(&target.bank).map_err(bank_error)?;
     let history = load_history(&target.history, &bank).map_err(bank_error)?;
@@ -160,35 +164,32 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let mut proposals: Vec<Proposal> = Vec::with_capacity(tests.len());
     let mut failures = Vec::new();
     for (i, test) in tests.iter().enumerate() {
-        eprintln!("[{}/{}] {}", i + 1, tests.len(), test.test_id);
+        errln!("[{}/{}] {}", i + 1, tests.len(), test.test_id);
         match ask(calibrator.as_ref(), test, &history.resolve(test), &args.added_entities) {
             Ok(p) => proposals.push(p),
             Err(e) => failures.push(format!("{}: {e}", test.test_id)),
         }
     }
-    print!("{}", render_diff(&proposals));
+    out!("{}", render_diff(&proposals));
     if !failures.is_empty() {
         for f in &failures {
-            eprintln!("fcorr: calibrator failed for {f}");
+            errln!("fcorr: calibrator failed for {f}");
         }
-        eprintln!("fcorr: {} calibrator call(s) failed; nothing written", failures.len());
+        errln!("fcorr: {} calibrator call(s) failed; nothing written", failures.len());
         return Ok(3);
     }
     let changed = proposals.iter().filter(|p| p.changed()).count();
     if !args.write {
-        println!(
-            "dry run: nothing written (--write records the changes in a new file in {})",
-            target.history.display()
-        );
+        outln!("dry run: nothing written (--write records the changes in a new file in {})", target.history.display());
         return Ok(0);
     }
     if changed == 0 {
-        println!("no changes: nothing written");
+        outln!("no changes: nothing written");
         return Ok(0);
     }
     let now = time::OffsetDateTime::now_utc();
     let file = history_file(&proposals, now, args.trigger.clone(), args.kb_version.clone());
     let path = write_new(&target.history, &file, now).map_err(bank_error)?;
-    println!("wrote {} ({changed} changed, {} unchanged)", path.display(), proposals.len() - changed);
+    outln!("wrote {} ({changed} changed, {} unchanged)", path.display(), proposals.len() - changed);
     Ok(0)
 }

@@ -118,7 +118,7 @@ impl FilesFlags {
 
 /// A warning on stderr, and in GitHub Actions also as a `::warning::` the run page shows.
 fn warn_in_workflow(message: &str) {
-    eprintln!("fcorr: warning: {message}");
+    errln!("fcorr: warning: {message}");
     if publish::guard::in_actions() {
         let mut out = std::io::stdout().lock();
         let line = format!("::warning title=fcorr::{}", publish::annotations::escape_data(message));
@@ -242,16 +242,16 @@ pub fn resolve_baseline(
         Source::File(path) => match baseline::load_path(path) {
             Ok(b) => Some(b),
             Err(e) => {
-                eprintln!("fcorr: warning: baseline {e}; comparing with nothing");
+                errln!("fcorr: warning: baseline {e}; comparing with nothing");
                 None
             }
         },
         Source::Github => {
             let Some(ctx) = ctx else {
-                eprintln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
+                errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
                 return None;
             };
-            let rt = github::runtime().map_err(|e| eprintln!("fcorr: warning: {e}")).ok()?;
+            let rt = github::runtime().map_err(|e| errln!("fcorr: warning: {e}")).ok()?;
             let result = rt.block_on(async {
                 let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
                 baseline::from_github(&api, ctx, artifact, depth).await
@@ -259,7 +259,7 @@ pub fn resolve_baseline(
             match result {
                 Ok(Lookup::Found(b)) => {
                     let commit = b.info.commit.as_deref().unwrap_or("?");
-                    eprintln!(
+                    errln!(
                         "fcorr: baseline: run {} on {commit}{}",
                         b.info.source,
                         if b.info.commits_behind > 0 {
@@ -271,11 +271,11 @@ pub fn resolve_baseline(
                     Some(*b)
                 }
                 Ok(Lookup::Missing(why)) => {
-                    eprintln!("fcorr: no baseline: {why}");
+                    errln!("fcorr: no baseline: {why}");
                     None
                 }
                 Err(e) => {
-                    eprintln!("fcorr: warning: no baseline: {e}");
+                    errln!("fcorr: warning: no baseline: {e}");
                     None
                 }
             }
@@ -339,7 +339,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         None if ctx.is_some() => Source::Github,
         None => Source::None,
     };
-    pipeline::install_interrupt_handler();
+    pipeline::cancel_on_signal();
 
     let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
@@ -374,10 +374,10 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
 
     if args.run.json {
         // The model always serialises (plain data).
-        println!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
+        outln!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
     } else {
         print_table(&run, ctx.is_some(), args.run.color.as_deref());
-        println!("reports: {}", prepared.out_dir.display());
+        outln!("reports: {}", prepared.out_dir.display());
     }
 
     match &ctx {
@@ -392,7 +392,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
                 publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stdout);
             }
         }
-        None => eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing published"),
+        None => errln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing published"),
     }
 
     Ok(pipeline::finish(&run))

@@ -27,7 +27,7 @@ pub struct CompareArgs {
 }
 
 fn signed(x: Option<f64>) -> String {
-    x.map(|d| format!("{d:+.2}")).unwrap_or_else(|| "n/a".into())
+    x.filter(|d| d.is_finite()).map(|d| format!("{d:+.2}")).unwrap_or_else(|| "n/a".into())
 }
 
 /// Plain-text rendering of a comparison.
@@ -102,9 +102,9 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
         // Plain data always serialises.
-        println!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serialises"));
+        outln!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serialises"));
     } else {
-        print!("{}", render(&comparison));
+        out!("{}", render(&comparison));
     }
     if args.write {
         // Keeps the list length and thresholds the run was made with.

@@ -42,31 +42,31 @@ pub fn execute(args: DetectArgs) -> Result<i32, FcorrError> {
             "truncated": report.truncated,
         });
         // A json! value always serialises.
-        println!("{}", serde_json::to_string_pretty(&value).expect("json value"));
+        outln!("{}", serde_json::to_string_pretty(&value).expect("json value"));
     } else {
         match &report.best {
             Some(best) => {
                 let d = &best.detection;
-                println!("{}: {} / {} (confidence {:.2})", args.path.display(), d.language, d.framework, d.confidence);
+                outln!("{}: {} / {} (confidence {:.2})", args.path.display(), d.language, d.framework, d.confidence);
                 if let Some(pm) = &d.package_manager {
-                    println!("  package manager: {pm}");
+                    outln!("  package manager: {pm}");
                 }
-                println!("  markers: {}", d.markers.join(", "));
+                outln!("  markers: {}", d.markers.join(", "));
                 if let Some(problem) = &best.problem {
-                    println!("  problem: {problem}");
+                    outln!("  problem: {problem}");
                 }
             }
-            None => println!("{}: nothing detected", args.path.display()),
+            None => outln!("{}: nothing detected", args.path.display()),
         }
         if report.candidates.len() > 1 {
-            println!("  other candidates:");
+            outln!("  other candidates:");
             for c in report.candidates.iter().skip(1) {
-                println!("    {} / {} ({:.2})", c.detection.language, c.detection.framework, c.detection.confidence);
+                outln!("    {} / {} ({:.2})", c.detection.language, c.detection.framework, c.detection.confidence);
             }
         }
-        println!("  why: {}", report.explanation);
+        outln!("  why: {}", report.explanation);
         if report.truncated {
-            println!("  note: the project has more files than detection lists; only the first were considered");
+            outln!("  note: the project has more files than detection lists; only the first were considered");
         }
     }
     Ok(if report.best.is_some() { 0 } else { 2 })

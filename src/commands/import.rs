@@ -102,7 +102,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     for suite in &suites {
         for diagnostic in suite.diagnostics.iter().filter(|d| d.source == crate::model::DiagnosticSource::Collect) {
             let level = if diagnostic.severity == Severity::Error { "error" } else { "warning" };
-            eprintln!("fcorr: {level}: {}", diagnostic.message);
+            errln!("fcorr: {level}: {}", diagnostic.message);
         }
     }
 
@@ -133,7 +133,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     if args.timings {
         // Same counting words as the benchmark's other readers print, so run.sh can check them.
         // CPU seconds next to wall seconds: on a busy machine wall time says more about the neighbours.
-        eprintln!(
+        errln!(
             "phases: parse={:.3}s parse_cpu={:.3}s report={:.3}s total={:.3}s total_cpu={:.3}s cases={} failures={} skipped={}",
             parse_time.as_secs_f64(),
             parse_cpu,
@@ -147,7 +147,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         // Formats are written concurrently, so these add up to more than `report=`.
         let formats: Vec<String> =
             format_times.iter().map(|(name, took)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
-        eprintln!("formats: {}", formats.join(" "));
+        errln!("formats: {}", formats.join(" "));
     }
     Ok(run.verdict.outcome.exit_code())
 }
@@ -160,7 +160,7 @@ fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<Pat
         return Err(FcorrError::Usage(expanded.nothing_matched(cwd, out_dir)));
     }
     for pattern in &expanded.unmatched {
-        eprintln!("fcorr: warning: no report file matches `{pattern}`");
+        errln!("fcorr: warning: no report file matches `{pattern}`");
     }
     Ok(expanded.files)
 }

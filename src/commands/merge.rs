@@ -60,7 +60,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
         .collect();
     for input in &inputs {
         if let Err(message) = &input.run {
-            eprintln!("fcorr: error: {message} (merged as an error suite `{}`)", input.label);
+            errln!("fcorr: error: {message} (merged as an error suite `{}`)", input.label);
         }
     }
 

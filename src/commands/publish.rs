@@ -44,7 +44,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
         args.results.parent().map(Path::to_path_buf).unwrap_or_else(|| PathBuf::from("."))
     };
     let Some(ctx) = github_context(args.event.as_deref()) else {
-        eprintln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
+        errln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);
     };
     let mapper = PathMapper {
@@ -59,7 +59,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     env.comment_detail = comment_detail;
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
     if let Some(url) = published.comment_url {
-        println!("comment: {url}");
+        outln!("comment: {url}");
     }
     Ok(0)
 }

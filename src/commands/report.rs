@@ -70,15 +70,15 @@ pub fn execute(mut args: ReportArgs) -> Result<i32, FcorrError> {
     }
     let (written, problems) = report::write_all(&run, &env, &out, &args.format);
     for problem in &problems {
-        eprintln!("fcorr: error: {problem}");
+        errln!("fcorr: error: {problem}");
     }
     if !args.quiet {
         let color = terminal::use_color(args.color.as_deref());
-        print!("{}", terminal::render_table(&run, color));
-        println!();
-        println!("{}", terminal::render_verdict(&run, color));
+        out!("{}", terminal::render_table(&run, color));
+        outln!();
+        outln!("{}", terminal::render_verdict(&run, color));
         for path in &written {
-            println!("wrote {}", path.display());
+            outln!("wrote {}", path.display());
         }
     }
     Ok(if problems.is_empty() { 0 } else { 3 })

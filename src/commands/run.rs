@@ -177,23 +177,23 @@ impl JudgeArgs {
 pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {
     if json {
         // The model always serialises (plain data).
-        println!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
+        outln!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
         return;
     }
-    println!();
-    print!("{}", terminal::render_table(run, color));
-    print!("{between}");
-    println!();
-    println!("{}", terminal::render_verdict(run, color));
+    outln!();
+    out!("{}", terminal::render_table(run, color));
+    out!("{between}");
+    outln!();
+    outln!("{}", terminal::render_verdict(run, color));
     if let Some(results) = written.first() {
-        println!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
+        outln!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
     }
 }
 
 /// `fcorr run`: prepare → execute → judge → write reports → print → finish.
 pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare(&args.options())?;
-    pipeline::install_interrupt_handler();
+    pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
     crate::report::slowest::attach(&mut run, None, &prepared.config.report.timing());

@@ -96,13 +96,13 @@ pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
     let listed = list(&config, &args)?;
     if args.json {
         // Plain data (strings, numbers, enums) always serialises.
-        println!("{}", serde_json::to_string_pretty(&listed).expect("list serialises"));
+        outln!("{}", serde_json::to_string_pretty(&listed).expect("list serialises"));
     } else {
-        print!("{}", render(&listed, args.items));
+        out!("{}", render(&listed, args.items));
     }
     let broken = listed.iter().filter(|l| l.error.is_some()).count();
     if broken > 0 {
-        eprintln!("fcorr: {broken} suite(s) have tasks or cases that cannot be read (see above)");
+        errln!("fcorr: {broken} suite(s) have tasks or cases that cannot be read (see above)");
         return Ok(2);
     }
     Ok(0)

@@ -10,6 +10,8 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
+mod locations;
+
 use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics};
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
@@ -23,6 +25,14 @@ const GRADLE_FILES: &[&str] = &["build.gradle", "build.gradle.kts", "settings.gr
 impl Ecosystem for Java {
     fn name(&self) -> &'static str {
         "java"
+    }
+
+    /// Surefire/Gradle JUnit cases get their class's source file and line (a failure: the line
+    /// the stack trace and Maven print; otherwise the method's declaration).
+    fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, root: &Path) {
+        if format == "junit" {
+            locations::locate_junit_cases(&mut report.cases, root);
+        }
     }
 
     fn frameworks(&self) -> &'static [&'static str] {

@@ -37,6 +37,9 @@ pub(crate) enum ProjectPlanError {
     /// `pyproject.toml` declares test dependencies that cannot be resolved (PEP 735 groups).
     #[error("{}: {problem}", path.display())]
     Pyproject { path: PathBuf, problem: String },
+    /// A file fcorr writes for the run (a runner script) could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
     #[error(transparent)]
     Node(#[from] node::NodePlanError),
     #[error(transparent)]
@@ -341,14 +344,10 @@ impl ProjectFiles {
         }
     }
 
-    /// Reads a listed file as text (at most 4 MiB; larger manifests are not plausible).
+    /// Reads a file as text (at most 4 MiB; larger manifests are not plausible). A device or
+    /// FIFO (a symlinked `package.json` in a hostile checkout) is refused, never read.
     pub(crate) fn read(&self, rel: &str) -> Option<String> {
-        let path = self.root.join(rel);
-        let meta = std::fs::metadata(&path).ok()?;
-        if meta.len() > 4 * 1024 * 1024 {
-            return None;
-        }
-        std::fs::read_to_string(path).ok()
+        crate::fsio::read_text(&self.root.join(rel), crate::fsio::PROJECT_FILE).ok()
     }
 }
 

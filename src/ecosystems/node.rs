@@ -190,6 +190,13 @@ impl Ecosystem for Node {
         collected
     }
 
+    /// A jest/vitest failure points at the line that threw, not at its `test(…)` call.
+    fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, _root: &Path) {
+        if format == "jest-json" {
+            locations::failing_lines(&mut report.cases);
+        }
+    }
+
     fn rejected_tool_version(&self, output: &str) -> Option<String> {
         engines_rejection(&strip_ansi_escapes::strip_str(output))
     }

@@ -52,8 +52,8 @@ pub(crate) struct TestCase {
 /// Why a dataset cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum DatasetError {
-    #[error("cannot read dataset {}: {source}", path.display())]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("dataset {}: {source}", path.display())]
+    Read { path: PathBuf, source: crate::fsio::ReadProblem },
     #[error("{}{}: {source}", path.display(), source.line().map(|l| format!(":{l}")).unwrap_or_default())]
     Parse { path: PathBuf, source: Syntax },
     #[error("{}: {source}", path.display())]
@@ -120,7 +120,8 @@ pub(crate) struct EvalCase {
 
 /// Reads and validates a dataset file.
 pub(crate) fn load(path: &Path) -> Result<Vec<EvalCase>, DatasetError> {
-    let text = std::fs::read_to_string(path).map_err(|source| DatasetError::Read { path: path.into(), source })?;
+    let text = crate::fsio::read_text(path, crate::fsio::DATASET)
+        .map_err(|e| DatasetError::Read { path: path.into(), source: e.problem })?;
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
     let cases = parse(&text, &ext).map_err(|source| DatasetError::Parse { path: path.into(), source })?;
     let Some(cases) = cases else {

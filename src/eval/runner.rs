@@ -3,7 +3,6 @@
 //! usage and the answer kept for the report.
 
 use std::collections::BTreeMap;
-use std::fs::{self, File};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -16,9 +15,9 @@ use super::matchers::{self, Outcome};
 use crate::config::SuiteSite;
 use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
-use crate::execute::process;
 use crate::model::{
-    Attempt, Case, CaseStatus, ResultsSource, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
+    Attempt, Case, CaseStatus, Diagnostic, DiagnosticSource, ResultsSource, Severity, Suite, SuiteError,
+    SuiteErrorKind, SuiteKind, SuiteStatus, Usage,
 };
 use crate::plan::SuitePlan;
 use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
@@ -87,8 +86,11 @@ impl SuiteRunner for Eval {
         if config.dataset.as_os_str().is_empty() {
             return Err(site.error("kind", "an eval suite needs `dataset = \"cases.toml\"`"));
         }
-        if !site.base_dir.join(&config.dataset).is_file() {
-            return Err(site.error("dataset", format!("{}: no such file", config.dataset.display())));
+        let dataset = site.base_dir.join(&config.dataset);
+        if !dataset.is_file() {
+            // `/dev/zero` or a FIFO exists: saying "no such file" would send the user looking.
+            let why = if dataset.exists() { "not a regular file" } else { "no such file" };
+            return Err(site.error("dataset", format!("{}: {why}", config.dataset.display())));
         }
         let Some(sut) = &config.sut else {
             return Err(site.error("kind", "an eval suite needs a [suite.sut] table (see docs/sut.md)"));
@@ -157,13 +159,13 @@ impl SuiteRunner for Eval {
         };
         let cases: Vec<_> =
             cases.into_iter().filter(|c| crate::shard::Shard::keeps_item(plan.shard, &suite.id, &c.case.id)).collect();
-        let name = crate::execute::safe_name(&suite.id);
-        let logs = ctx.exec.out_dir.join("logs");
-        let log = match fs::create_dir_all(&logs).and_then(|_| File::create(logs.join(format!("{name}.log")))) {
-            Ok(file) => process::file_log(file),
-            Err(e) => return fail(result, SuiteErrorKind::Harness, format!("cannot create the suite log: {e}"), None),
+        let log = match crate::execute::suite_log(&ctx.exec.out_dir, &suite.id) {
+            Ok((log, file)) => {
+                result.log_file = Some(file);
+                log
+            }
+            Err(message) => return fail(result, SuiteErrorKind::Harness, message, None),
         };
-        result.log_file = Some(format!("logs/{name}.log"));
         let sut_ctx = SutContext {
             cache_dir: ctx.exec.cache_dir.join("sut-answers"),
             log: Some(log),
@@ -181,13 +183,31 @@ impl SuiteRunner for Eval {
             source: plan.dataset_shown.clone(),
         };
         let cancelled = || ctx.cancelled();
+        let nothing_planned = cases.is_empty();
         let (cases, stopped) = run_cases(&cases, sut.as_ref(), &settings, &cancelled);
         result.usage = total_usage(&cases);
-        let ran = !cases.is_empty();
+        // The dataset was read: zero cases is "no tests" (the `empty` gate's to judge, so
+        // `--fail-on none` passes), not an error about report files this kind never has.
+        let diagnostics = if nothing_planned {
+            vec![Diagnostic {
+                severity: Severity::Warning,
+                source: DiagnosticSource::Other("dataset".into()),
+                message: format!(
+                    "{}: no case to run (the dataset is empty, or this shard holds none)",
+                    plan.dataset_shown
+                ),
+                file: Some(plan.dataset_shown.clone()),
+                line: None,
+                column: None,
+            }]
+        } else {
+            Vec::new()
+        };
         let collected = Collected {
             cases,
             source: ResultsSource::Report { format: "dataset".into(), files: vec![plan.dataset_shown.clone()] },
-            ran,
+            ran: true,
+            diagnostics,
             ..Collected::nothing()
         };
         if stopped {
@@ -263,12 +283,13 @@ fn run_case(
     let request =
         SutRequest { id: case.case.id.clone(), prompt: case.case.prompt.clone(), case: case_json(&case.case) };
     let mut tries = Vec::new();
-    for _ in 0..settings.repeat {
+    for attempt in 1..=settings.repeat {
         if cancelled() {
             return None;
         }
         let started = Instant::now();
-        let tried = match sut.call(&request) {
+        // Each attempt is its own call (and its own cache entry), so flakiness can be seen.
+        let tried = match sut.call_attempt(&request, attempt) {
             Ok(answer) => Tried {
                 outcome: matchers::evaluate(&case.checks, &answer.output),
                 duration: answer.duration,

@@ -103,6 +103,20 @@ pub(crate) fn safe_name(id: &str) -> String {
     if cleaned.is_empty() { "suite".into() } else { cleaned }
 }
 
+/// A suite's log, `logs/<suite>.log` in the output directory, capped like every suite log (its
+/// first and last 4 MiB kept, a marker saying how much was cut between them: a system under
+/// test printing 1 GB leaves an 8 MiB log). Returns the sink and the path relative to the
+/// output directory, for `Suite::log_file`; the error names the file.
+pub(crate) fn suite_log(out_dir: &std::path::Path, suite_id: &str) -> Result<(process::LogSink, String), String> {
+    let relative = format!("logs/{}.log", safe_name(suite_id));
+    let path = out_dir.join(&relative);
+    let file = std::fs::create_dir_all(out_dir.join("logs")).and_then(|_| std::fs::File::create(&path));
+    match file {
+        Ok(file) => Ok((process::capped_file_log(file), relative)),
+        Err(e) => Err(format!("cannot create the suite log {}: {e}", path.display())),
+    }
+}
+
 /// "killed by signal 11 (SIGSEGV)".
 pub(crate) fn signal_text(signal: i32) -> String {
     match process::signal_name(signal) {

@@ -213,7 +213,7 @@ impl Api {
             };
             match wait {
                 Some(wait) if idempotent && attempt < self.max_attempts && wait <= self.max_wait => {
-                    eprintln!(
+                    errln!(
                         "fcorr: GitHub API {method} {path}: {}; retrying in {}s",
                         match &result {
                             Ok(r) => format!("HTTP {}", r.status),

@@ -5,7 +5,7 @@
 //! workflow on the base commit, whatever its conclusion (a red base branch still has results to
 //! compare with), walking first-parent ancestors when that commit has none.
 
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 use std::path::{Component, Path, PathBuf};
 
 use http::Method;
@@ -17,8 +17,8 @@ use crate::compare::BaselineInfo;
 use crate::model::Run;
 use crate::report::{ResultsError, ResultsProblem};
 
-/// Largest `results.json` accepted from a zip (uncompressed).
-pub const MAX_RESULTS_BYTES: u64 = 256 * 1024 * 1024;
+/// Largest `results.json` accepted from a zip (uncompressed): the cap of a plain one.
+pub const MAX_RESULTS_BYTES: u64 = crate::fsio::RESULTS.cap;
 
 /// Most entries a baseline zip may have.
 const MAX_ZIP_ENTRIES: usize = 10_000;
@@ -88,8 +88,9 @@ impl BaselineError {
 /// What is wrong with one baseline file or artifact.
 #[derive(Debug, thiserror::Error)]
 pub enum Unusable {
-    #[error("cannot read it: {0}")]
-    Read(#[source] std::io::Error),
+    /// Unreadable, or not a regular file.
+    #[error(transparent)]
+    Read(crate::fsio::ReadProblem),
     /// The results.json text itself (bad JSON, another schema version).
     #[error(transparent)]
     Results(#[from] ResultsProblem),
@@ -132,8 +133,12 @@ pub fn load_path(path: &Path) -> Result<Baseline, BaselineError> {
     let is_zip = path.is_file() && path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip"));
     let run = if is_zip {
         let label = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(Unusable::Read).map_err(BaselineError::unusable(&label))?;
-        read_zip(&bytes, &label)?
+        // Read in place, not into memory: only the central directory and the capped
+        // results.json entry are ever read.
+        let file = crate::fsio::open_regular(path, "baseline zip")
+            .map_err(|e| BaselineError::unusable(&label)(Unusable::Read(e.problem)))?;
+        let text = zip_results(std::io::BufReader::new(file)).map_err(BaselineError::unusable(&label))?;
+        parse_results(&text, &format!("{label}!results.json"))?
     } else {
         crate::report::load_results(path)?
     };
@@ -164,13 +169,13 @@ fn safe_entry_name(name: &str) -> bool {
 /// entry would escape its directory (`../`, absolute paths), and sizes are capped, so a hostile
 /// artifact can neither write outside nor exhaust memory. Nothing is written to disk.
 pub fn read_zip(bytes: &[u8], label: &str) -> Result<Run, BaselineError> {
-    let text = zip_results(bytes).map_err(BaselineError::unusable(label))?;
+    let text = zip_results(Cursor::new(bytes)).map_err(BaselineError::unusable(label))?;
     parse_results(&text, &format!("{label}!results.json"))
 }
 
 /// The text of the shallowest `results.json` in a zip: see [`read_zip`].
-fn zip_results(bytes: &[u8]) -> Result<String, Unusable> {
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(Unusable::NotZip)?;
+fn zip_results(reader: impl Read + Seek) -> Result<String, Unusable> {
+    let mut archive = zip::ZipArchive::new(reader).map_err(Unusable::NotZip)?;
     if archive.len() > MAX_ZIP_ENTRIES {
         return Err(Unusable::TooManyEntries(archive.len()));
     }
@@ -289,7 +294,7 @@ pub async fn base_commit(api: &Api, ctx: &GithubContext) -> Option<String> {
         return match api.get_json::<CompareResponse>(&path).await {
             Ok(c) => Some(c.merge_base_commit.sha),
             Err(e) => {
-                eprintln!("fcorr: warning: cannot find the merge base ({e}); using the PR's base commit");
+                errln!("fcorr: warning: cannot find the merge base ({e}); using the PR's base commit");
                 Some(pr.base.sha.clone())
             }
         };

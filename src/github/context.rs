@@ -38,8 +38,8 @@ pub struct GithubContext {
 /// An event file (`GITHUB_EVENT_PATH`, `--event`) that cannot be read as an event payload.
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
-    #[error("{}: cannot read the event file: {source}", path.display())]
-    Unreadable { path: PathBuf, source: std::io::Error },
+    #[error("{}: the event file: {source}", path.display())]
+    Unreadable { path: PathBuf, source: crate::fsio::ReadProblem },
     #[error("{}: line {}, column {}: not a GitHub event payload: {source}", path.display(), source.line(), source.column())]
     NotEvent { path: PathBuf, source: serde_json::Error },
 }
@@ -241,8 +241,8 @@ impl GithubContext {
 }
 
 fn read_event(path: &Path) -> Result<Event, EventError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| EventError::Unreadable { path: path.to_path_buf(), source })?;
+    let text = crate::fsio::read_text(path, crate::fsio::EVENT)
+        .map_err(|e| EventError::Unreadable { path: path.to_path_buf(), source: e.problem })?;
     serde_json::from_str(&text).map_err(|source| EventError::NotEvent { path: path.to_path_buf(), source })
 }
 

@@ -129,21 +129,23 @@ pub struct CaseChange {
     pub note: Option<String>,
 }
 
-fn sub(now: u64, then: u64) -> i64 {
-    now as i64 - then as i64
+/// `now - then` as a signed number, saturating: a baseline's counts and durations are input,
+/// and a hostile one (2^63 tests) must not overflow.
+pub fn signed_difference(now: u64, then: u64) -> i64 {
+    (i128::from(now) - i128::from(then)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
 impl CountsDelta {
     /// `now - then`, field by field.
     pub fn between(now: &Counts, then: &Counts) -> CountsDelta {
         CountsDelta {
-            total: sub(now.total, then.total),
-            passed: sub(now.passed, then.passed),
-            failed: sub(now.failed, then.failed),
-            error: sub(now.error, then.error),
-            skipped: sub(now.skipped, then.skipped),
-            timeout: sub(now.timeout, then.timeout),
-            flaky: sub(now.flaky, then.flaky),
+            total: signed_difference(now.total, then.total),
+            passed: signed_difference(now.passed, then.passed),
+            failed: signed_difference(now.failed, then.failed),
+            error: signed_difference(now.error, then.error),
+            skipped: signed_difference(now.skipped, then.skipped),
+            timeout: signed_difference(now.timeout, then.timeout),
+            flaky: signed_difference(now.flaky, then.flaky),
         }
     }
 }

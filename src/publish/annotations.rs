@@ -145,9 +145,10 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
     ranked.into_iter().map(|(_, a)| a).collect()
 }
 
-/// Escapes a workflow command's message.
+/// Escapes a workflow command's message; bidirectional controls become visible `[U+202E]`, so
+/// an annotation shows a name in the order it is stored.
 pub fn escape_data(text: &str) -> String {
-    text.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
+    crate::text::neutralise_bidi(text).replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 /// Escapes a workflow command's property value.
@@ -219,6 +220,8 @@ mod tests {
     fn escapes_data_and_properties() {
         assert_eq!(escape_data("50% a\r\nb"), "50%25 a%0D%0Ab");
         assert_eq!(escape_property("a:b,c%\n"), "a%3Ab%2Cc%25%0A");
+        assert_eq!(escape_data("t\u{2067}x"), "t[U+2067]x");
+        assert_eq!(escape_property("t\u{202E}x"), "t[U+202E]x");
         let line = command_line(&Annotation {
             level: Level::Error,
             path: Some("src/a,b.py".into()),

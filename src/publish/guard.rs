@@ -6,8 +6,16 @@
 //! Publishing lifts the fence only around the annotation commands it writes itself
 //! ([`with_commands`]). The runner keeps one stop state for the whole step, across stdout and
 //! stderr, so the fence must be lifted before the process exits ([`finish`]).
+//!
+//! A process that is killed (SIGKILL, the runner's out-of-memory killer) cannot lift its fence,
+//! and the step's later lines would be fenced too, the wrapper's `::error` about the death
+//! included. So when [`FENCE_FILE_VAR`] names a file, the token of the fence currently up is
+//! kept there (replaced atomically each time a new fence goes up, removed when the last one is
+//! lifted): the action's wrapper (scripts/action/run.sh) reads it after fcorr ends and lifts the
+//! fence itself. Children never see the variable.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 use super::files::random_token;
@@ -15,10 +23,39 @@ use super::files::random_token;
 /// The token variables fcorr reads (and masks): what `GithubContext` uses to call the API.
 pub const MASKED_VARS: &[&str] = &["GITHUB_TOKEN", "GH_TOKEN"];
 
+/// The file in which fcorr keeps the token of the fence that is up, for a wrapper that must
+/// lift it when fcorr could not (module documentation).
+pub const FENCE_FILE_VAR: &str = "FCORR_FENCE_FILE";
+
 /// Where the fence lines go and the token that lifts the current fence.
 struct Fence {
     to_stderr: bool,
     token: String,
+    /// Where the current token is kept for the wrapper ([`FENCE_FILE_VAR`]).
+    file: Option<PathBuf>,
+}
+
+impl Fence {
+    /// Records the token in the fence file before the fence goes up: a wrapper that finds a
+    /// token whose fence is not up yet prints a line that ends nothing, which is harmless.
+    fn record(&self) {
+        let Some(path) = &self.file else { return };
+        let mut tmp = path.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        // Written aside and renamed, so the wrapper never reads half a token. A failure leaves
+        // the wrapper unable to lift the fence, which is what happens without a file at all.
+        if std::fs::write(&tmp, format!("{}\n", self.token)).and_then(|_| std::fs::rename(&tmp, path)).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+
+    /// The fence is down for good: nothing for the wrapper to lift.
+    fn forget(&self) {
+        if let Some(path) = &self.file {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 static FENCE: Mutex<Option<Fence>> = Mutex::new(None);
@@ -70,7 +107,16 @@ pub fn mask(values: &[String]) {
 
 /// Masks the tokens and raises the fence, when running in Actions. `to_stderr` when stdout must
 /// stay a single document (`--json`): the runner reads stderr for commands too.
+///
+/// Call it first thing, before any thread starts: it removes [`FENCE_FILE_VAR`] from fcorr's
+/// environment so no child (a test, a system under test) can read the token and lift the fence.
 pub fn start(to_stderr: bool) {
+    let file = std::env::var_os(FENCE_FILE_VAR).filter(|v| !v.is_empty()).map(PathBuf::from);
+    // SAFETY: called by main before any other thread exists (see above), so nothing reads the
+    // environment concurrently.
+    unsafe {
+        std::env::remove_var(FENCE_FILE_VAR);
+    }
     if !in_actions() {
         return;
     }
@@ -81,8 +127,10 @@ pub fn start(to_stderr: bool) {
         text.push('\n');
     }
     text.push_str(&format!("::stop-commands::{token}\n"));
+    let fence_up = Fence { to_stderr, token, file };
+    fence_up.record();
     write_fence_line(to_stderr, &text);
-    *fence() = Some(Fence { to_stderr, token });
+    *fence() = Some(fence_up);
 }
 
 /// Lifts the fence for good (the step's later output is not fcorr's to guard).
@@ -91,6 +139,7 @@ pub fn finish() {
         // Everything fcorr printed must reach the runner before the fence goes.
         let _ = std::io::stdout().flush();
         write_fence_line(fence.to_stderr, &format!("::{}::\n", fence.token));
+        fence.forget();
     }
 }
 
@@ -107,6 +156,7 @@ pub fn with_commands(out: &mut dyn Write, emit: impl FnOnce(&mut dyn Write)) {
     let _ = writeln!(out, "::{}::", current.token);
     emit(out);
     current.token = random_token();
+    current.record();
     let _ = writeln!(out, "::stop-commands::{}", current.token);
     let _ = out.flush();
 }
@@ -116,6 +166,7 @@ pub fn finish_after_panic() {
     let Ok(mut guard) = FENCE.try_lock() else { return };
     if let Some(fence) = guard.take() {
         write_fence_line(fence.to_stderr, &format!("::{}::\n", fence.token));
+        fence.forget();
     }
 }
 

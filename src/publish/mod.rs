@@ -61,7 +61,7 @@ pub struct Published {
 
 impl Published {
     fn warn(&mut self, message: String) {
-        eprintln!("fcorr: warning: {message}");
+        errln!("fcorr: warning: {message}");
         self.warnings.push(message);
     }
 }
@@ -210,7 +210,7 @@ fn publish_api(
             };
             match check_run::publish(&api, &check).await {
                 Ok(url) => {
-                    eprintln!("fcorr: check run {url}");
+                    errln!("fcorr: check run {url}");
                     published.check_run_url = Some(url);
                 }
                 Err(e) => published.warn(format!("check run: {}", e.explain("checks: write"))),
@@ -229,9 +229,9 @@ fn publish_api(
             match comment::upsert(&api, pr, tag, &comment_md, options.comment, wanted).await {
                 Ok(outcome) => {
                     match &outcome {
-                        comment::Outcome::Created { url } => eprintln!("fcorr: created the PR comment {url}"),
-                        comment::Outcome::Updated { url } => eprintln!("fcorr: updated the PR comment {url}"),
-                        comment::Outcome::Skipped(why) => eprintln!("fcorr: no PR comment: {why}"),
+                        comment::Outcome::Created { url } => errln!("fcorr: created the PR comment {url}"),
+                        comment::Outcome::Updated { url } => errln!("fcorr: updated the PR comment {url}"),
+                        comment::Outcome::Skipped(why) => errln!("fcorr: no PR comment: {why}"),
                     }
                     published.comment_url = outcome.url().map(str::to_string);
                 }
@@ -259,13 +259,13 @@ pub fn publish_error(ctx: &GithubContext, error: &dyn std::fmt::Display, code: i
              {fence}text\n{message}\n{fence}\n\nThe step log above has the details; fix the cause and re-run.\n"
         );
         if let Err(e) = files::append_step_summary(path, &text) {
-            eprintln!("fcorr: warning: {e}");
+            errln!("fcorr: warning: {e}");
         }
     }
     if let Some(path) = &ctx.output
         && let Err(e) = files::write_outputs(path, &[("verdict", "error".into()), ("error", message)])
     {
-        eprintln!("fcorr: warning: {e}");
+        errln!("fcorr: warning: {e}");
     }
 }
 

@@ -543,7 +543,8 @@ fn baseline(c: &Comparison) -> Baseline {
 fn insights(run: &Run, c: &Comparison) -> Insights {
     let now = &run.totals;
     let d = &c.counts_delta;
-    let then = |n: u64, delta: i64| (n as i64 - delta).max(0) as f64;
+    // Saturating: a stored comparison is input (`fcorr report` of any results.json).
+    let then = |n: u64, delta: i64| i64::try_from(n).unwrap_or(i64::MAX).saturating_sub(delta).max(0) as f64;
     let ran_now = now.ran() as f64;
     let ran_then = then(now.total, d.total) - then(now.skipped, d.skipped);
     let rate = |x: f64, of: f64| if of > 0.0 { x / of } else { 0.0 };
@@ -563,7 +564,7 @@ fn insights(run: &Run, c: &Comparison) -> Insights {
             .then(|| MetricDelta::new(rate(now.flaky as f64, ran_now), rate(then(now.flaky, d.flaky), ran_then))),
         average_run_duration: MetricDelta::new(
             run.duration_ms as f64,
-            (run.duration_ms as i64 - c.duration_delta_ms).max(0) as f64,
+            i64::try_from(run.duration_ms).unwrap_or(i64::MAX).saturating_sub(c.duration_delta_ms).max(0) as f64,
         ),
         runs_analyzed: 1,
         extra: json!({ "fcorr": {

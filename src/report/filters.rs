@@ -63,6 +63,7 @@ const NO_PING: char = '\u{200D}';
 /// backticks, HTML (so `<script>` and `<!--` stay text), emphasis, link, image and heading
 /// markers; newlines become `<br>` so the text stays on its line; `@mentions` do not ping.
 pub(crate) fn escape_cell(text: &str) -> String {
+    let text = crate::text::neutralise_bidi(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -102,6 +103,7 @@ pub(crate) fn escape_cell(text: &str) -> String {
 /// and control characters becomes one space, so a blank line cannot end the HTML block and let
 /// the rest render as Markdown), HTML-escaped, and `@mentions` do not ping.
 pub(crate) fn escape_summary(text: &str) -> String {
+    let text = crate::text::neutralise_bidi(text);
     let mut out = String::with_capacity(text.len() + 8);
     let mut chars = text.trim().chars().peekable();
     while let Some(c) = chars.next() {
@@ -131,8 +133,10 @@ pub(crate) fn escape_summary(text: &str) -> String {
 /// longest run inside. Newlines become spaces (a span is one line); in a table cell pipes are
 /// escaped, which GFM undoes inside code spans.
 pub(crate) fn inline_code(text: &str, in_table: bool) -> String {
-    let mut body: String =
-        text.chars().map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c }).collect();
+    let mut body: String = crate::text::neutralise_bidi(text)
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' || c.is_control() { ' ' } else { c })
+        .collect();
     if in_table {
         body = body.replace('|', "\\|");
     }
@@ -152,6 +156,7 @@ pub(crate) fn inline_code(text: &str, in_table: bool) -> String {
 pub(crate) fn code_block(text: &str, info: &str) -> String {
     let fence = "`".repeat(longest_run(text, '`').max(2) + 1);
     let info: String = info.chars().filter(|c| *c != '`' && !c.is_control()).collect();
+    let text = crate::text::neutralise_bidi(text);
     let body = text.trim_end_matches(['\n', '\r']);
     format!("{fence}{info}\n{body}\n{fence}\n")
 }
@@ -208,8 +213,12 @@ pub(crate) fn format_duration(ms: f64) -> String {
     }
 }
 
-/// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`.
+/// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`; `n/a`
+/// for a number that is not finite (never `inf`: compare keeps deltas finite, this is the net).
 pub(crate) fn format_number(x: f64) -> String {
+    if !(x * 100.0).is_finite() {
+        return "n/a".into();
+    }
     let text = format!("{:.2}", (x * 100.0).round() / 100.0);
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text == "-0" { "0".into() } else { text.to_string() }
@@ -218,7 +227,9 @@ pub(crate) fn format_number(x: f64) -> String {
 /// A signed change with an arrow: `+1.5 ↑`, `-2 ↓`, `±0`.
 pub(crate) fn signed_delta(x: f64, unit: &str) -> String {
     let rounded = (x * 100.0).round() / 100.0;
-    if rounded == 0.0 {
+    if !rounded.is_finite() {
+        "n/a".into()
+    } else if rounded == 0.0 {
         format!("±0{unit}")
     } else if rounded > 0.0 {
         format!("+{}{unit} ↑", format_number(rounded))
@@ -287,6 +298,22 @@ mod tests {
         assert_eq!(timestamp("2026-11-23T01:02:28.083719292Z"), "2026-11-23 01:02:28 UTC");
         assert_eq!(timestamp("2026-11-23T03:02:28+02:00"), "2026-11-23 01:02:28 UTC");
         assert_eq!(timestamp("yesterday"), "yesterday");
+    }
+
+    #[test]
+    fn names_with_bidi_controls_show_in_stored_order_everywhere_markdown_puts_them() {
+        let name = "test_\u{202E}cod.exe";
+        for shown in [escape_cell(name), escape_summary(name), inline_code(name, true), code_block(name, "")] {
+            assert!(shown.contains("U+202E") && !shown.contains('\u{202E}'), "{shown}");
+        }
+    }
+
+    #[test]
+    fn numbers_that_are_not_finite_show_as_not_applicable() {
+        assert_eq!(signed_delta(f64::INFINITY, ""), "n/a");
+        assert_eq!(signed_delta(1e308, ""), "n/a");
+        assert_eq!(format_number(f64::NAN), "n/a");
+        assert_eq!(signed_delta(-2.5, ""), "-2.5 ↓");
     }
 
     #[test]

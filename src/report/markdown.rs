@@ -280,12 +280,9 @@ fn load_template(dir: Option<&Path>, name: &str) -> Result<Option<String>, minij
     if let (Some(dir), true) = (dir, safe) {
         let path = dir.join(name);
         if path.is_file() {
-            return std::fs::read_to_string(&path).map(Some).map_err(|e| {
-                minijinja::Error::new(
-                    minijinja::ErrorKind::InvalidOperation,
-                    format!("cannot read template {}: {e}", path.display()),
-                )
-            });
+            return crate::fsio::read_text(&path, crate::fsio::TEMPLATE)
+                .map(Some)
+                .map_err(|e| minijinja::Error::new(minijinja::ErrorKind::InvalidOperation, format!("template {e}")));
         }
     }
     Ok(embedded_template(name).map(str::to_string))

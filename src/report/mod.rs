@@ -3,7 +3,7 @@
 //! Each format is one file implementing [`Reporter`], registered in [`reporters`]. Rendering
 //! never touches the network or the run; writing is done here, once, for every selected format.
 
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -206,7 +206,8 @@ pub fn write_all_timed(
     (written, problems, timings)
 }
 
-/// Writes through a temporary file and a rename, so readers never see half a file.
+/// Writes through a temporary file and a rename, so readers never see half a file; secrets
+/// are redacted on the way, as by [`write_atomic_with`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
     write_atomic_with(path, |w| {
         w.write_all(bytes).map_err(|source| RenderError::NotWritten {
@@ -218,37 +219,18 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
 }
 
 /// Streams `fill` into a temporary file beside `path`, then renames it into place; on failure
-/// the temporary file is removed and `path` is left as it was. Secrets are redacted on the way
-/// (`crate::secrets`).
+/// the temporary file is removed and `path` is left as it was ([`crate::fsio::write_atomic_with`]).
+/// Secrets are redacted on the way (`crate::secrets`).
 pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<(), RenderError>,
 ) -> Result<(), RenderError> {
-    let tmp = path.with_extension("tmp~");
-    let result = (|| {
-        let file = std::fs::File::create(&tmp).map_err(|source| RenderError::NotWritten {
-            path: tmp.clone(),
-            action: "create",
-            source,
-        })?;
+    crate::fsio::write_atomic_with(path, crate::fsio::Mode::REPLACE, |w| {
         // The last safety net: no secret fcorr holds reaches a file, whatever the text came from.
-        let mut writer = crate::secrets::RedactWriter::new(BufWriter::with_capacity(256 * 1024, file));
+        let mut writer = crate::secrets::RedactWriter::new(w);
         fill(&mut writer)?;
-        writer.finish().map_err(|source| RenderError::NotWritten {
-            path: path.to_path_buf(),
-            action: "write",
-            source,
-        })?;
-        std::fs::rename(&tmp, path).map_err(|source| RenderError::NotWritten {
-            path: path.to_path_buf(),
-            action: "move into place",
-            source,
-        })
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
+        writer.finish().map_err(|source| RenderError::NotWritten { path: path.to_path_buf(), action: "write", source })
+    })
 }
 
 /// A saved `results.json` that cannot be used, and which file it is.
@@ -265,12 +247,24 @@ pub struct ResultsError {
 pub enum ResultsProblem {
     #[error("no results file here: run `fcorr run` or `fcorr import` first, or give the path of a results.json")]
     Missing(#[source] std::io::Error),
-    #[error("cannot read it: {0}")]
-    Unreadable(#[source] std::io::Error),
+    /// Unreadable, a special file, over [`crate::fsio::RESULTS`]'s cap, or not UTF-8.
+    #[error(transparent)]
+    Unreadable(crate::fsio::ReadProblem),
+    #[error(
+        "it is a zip archive, and zips are not supported here: unzip it first (`unzip -d DIR FILE`) and give the folder or its results.json"
+    )]
+    Zip,
     #[error("line {}, column {}: not an fcorr results file: {source}", source.line(), source.column())]
     NotResults { source: serde_json::Error },
     #[error("schema version {found} is not supported (this fcorr reads version {})", crate::model::SCHEMA_VERSION)]
     Schema { found: u32 },
+    /// A score outside 0–100: fcorr never writes one, so the file was edited or is not fcorr's,
+    /// and no delta computed from it would mean anything.
+    #[error(
+        "{at}: score {} is not a score (fcorr scores run from 0 to 100); the file was not written by fcorr as it is",
+        short(*value)
+    )]
+    BadScore { at: String, value: f64 },
 }
 
 impl From<ResultsError> for FcorrError {
@@ -280,26 +274,61 @@ impl From<ResultsError> for FcorrError {
     }
 }
 
-/// Reads a saved `results.json` (or the one in a directory).
+/// Reads a saved `results.json` (or the one in a directory), within [`crate::fsio::RESULTS`]'s cap.
 pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
     let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
-    let text = std::fs::read_to_string(&path).map_err(|e| ResultsError {
-        path: path.clone(),
-        problem: match e.kind() {
-            std::io::ErrorKind::NotFound => ResultsProblem::Missing(e),
-            _ => ResultsProblem::Unreadable(e),
-        },
+    let fail = |problem| ResultsError { path: path.clone(), problem };
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        return Err(fail(ResultsProblem::Zip));
+    }
+    let bytes = crate::fsio::read_capped(&path, crate::fsio::RESULTS).map_err(|e| {
+        fail(match e.problem {
+            crate::fsio::ReadProblem::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
+                ResultsProblem::Missing(io)
+            }
+            other => ResultsProblem::Unreadable(other),
+        })
     })?;
-    parse_results(&text).map_err(|problem| ResultsError { path, problem })
+    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+        return Err(fail(ResultsProblem::Zip));
+    }
+    let text = crate::fsio::text_of(bytes).map_err(|problem| fail(ResultsProblem::Unreadable(problem)))?;
+    parse_results(&text).map_err(fail)
 }
 
-/// Reads `results.json` text of the schema version this fcorr writes.
+/// Reads `results.json` text of the schema version this fcorr writes, whose scores are scores.
 pub fn parse_results(text: &str) -> Result<Run, ResultsProblem> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let run: Run = serde_json::from_str(text).map_err(|source| ResultsProblem::NotResults { source })?;
     if run.schema_version != crate::model::SCHEMA_VERSION {
         return Err(ResultsProblem::Schema { found: run.schema_version });
     }
+    check_scores(&run)?;
     Ok(run)
+}
+
+/// `-1e308` rather than 309 digits; ordinary numbers as they are.
+fn short(value: f64) -> String {
+    if value.abs() < 1e9 { value.to_string() } else { format!("{value:e}") }
+}
+
+/// Every score in 0–100: a baseline's scores become deltas in every report, and a value such
+/// as -1e308 would show as an infinite improvement.
+fn check_scores(run: &Run) -> Result<(), ResultsProblem> {
+    let bad = |at: String, value: f64| Err(ResultsProblem::BadScore { at, value });
+    let valid = |x: f64| (0.0..=100.0).contains(&x);
+    if let Some(score) = run.score.filter(|s| !valid(*s)) {
+        return bad("the run".into(), score);
+    }
+    for suite in &run.suites {
+        if !valid(suite.score.value) {
+            return bad(format!("suite `{}`", suite.id), suite.score.value);
+        }
+        if let Some(case) = suite.cases.iter().find(|c| c.score.is_some_and(|s| !valid(s))) {
+            return bad(format!("suite `{}`, case `{}`", suite.id, case.id), case.score.unwrap_or_default());
+        }
+    }
+    Ok(())
 }
 
 // Defined with the reports, not the config: configuration knows nothing of rendering.
@@ -324,7 +353,7 @@ mod tests {
 
     fn leftovers(dir: &Path) -> Vec<String> {
         let names = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned());
-        names.filter(|n| n.ends_with("tmp~")).collect()
+        names.filter(|n| n.ends_with(".tmp")).collect()
     }
 
     #[test]

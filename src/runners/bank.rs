@@ -165,11 +165,20 @@ impl SuiteRunner for Bank {
             return result;
         }
         let settings = &plan.settings;
+        let mut log_file = None;
         let sut = match &plan.sut {
             Some(config) => {
                 let mut sut_ctx = SutContext::new(&plan.base_dir);
                 sut_ctx.cache_dir = ctx.exec.cache_dir.join("sut-answers");
                 sut_ctx.no_cache = plan.no_cache;
+                // What the system under test prints on stderr, capped like every suite log.
+                match crate::execute::suite_log(&ctx.exec.out_dir, &suite.id) {
+                    Ok((log, file)) => {
+                        sut_ctx.log = Some(log);
+                        log_file = Some(file);
+                    }
+                    Err(message) => return fail(result, SuiteErrorKind::Harness, message, None),
+                }
                 match config.build(&sut_ctx) {
                     Ok(sut) => Some(sut),
                     Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), None),
@@ -190,6 +199,7 @@ impl SuiteRunner for Bank {
                 bank_suite.score = result.score;
                 bank_suite.weight = result.weight;
                 bank_suite.path = result.path;
+                bank_suite.log_file = log_file;
                 bank_suite
             }
             Err(e) => fail(

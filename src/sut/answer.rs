@@ -75,6 +75,17 @@ pub(crate) fn parse(bytes: &[u8], format: AnswerFormat) -> Result<Reply, Malform
     let Some(output) = object.remove("output") else {
         return Err(Malformed { message: "the JSON answer has no `output` member".into(), raw });
     };
+    // Any JSON value is an answer (`{"output": 5}` is the number 5, judged as `5` or as JSON),
+    // except the two that say nothing was answered, which plain text refuses too.
+    match &output {
+        Value::Null => {
+            return Err(Malformed { message: "the JSON answer's `output` is null: no answer was given".into(), raw });
+        }
+        Value::String(s) if s.trim().is_empty() => {
+            return Err(Malformed { message: "the JSON answer's `output` is empty".into(), raw });
+        }
+        _ => {}
+    }
     let usage = object.get("usage").and_then(usage_from_json);
     Ok(Reply { output, raw, usage })
 }
@@ -129,6 +140,16 @@ mod tests {
         let err = parse(br#"{"answer": 1}"#, AnswerFormat::Auto).unwrap_err();
         assert!(err.message.contains("no `output`"), "{}", err.message);
         assert!(parse(b"ls", AnswerFormat::Json).is_err());
+    }
+
+    #[test]
+    fn any_json_output_is_the_answer_but_null_or_blank_is_refused_saying_why() {
+        assert_eq!(parse(br#"{"output": 5}"#, AnswerFormat::Auto).unwrap().output, json!(5));
+        assert_eq!(parse(br#"{"output": [1, true]}"#, AnswerFormat::Json).unwrap().output, json!([1, true]));
+        let err = parse(br#"{"output": null}"#, AnswerFormat::Auto).unwrap_err();
+        assert!(err.message.contains("`output` is null"), "{}", err.message);
+        let err = parse(br#"{"output": "  "}"#, AnswerFormat::Auto).unwrap_err();
+        assert!(err.message.contains("`output` is empty"), "{}", err.message);
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! The `command` adapter: one process per call, in its own process group (the harness's process
 //! runner), the case as JSON on stdin and/or `{prompt}`/`{id}` in its command line; the answer
 //! is its stdout, `{"output": …, "usage": {…}}` or plain text.
+//!
+//! Each call gets a private directory (created exclusively, mode 0700, removed after the call)
+//! holding the case as JSON (`FCORR_CASE_FILE`) and the copy of stdout fcorr reads the answer
+//! from: no other user of a shared machine can plant an answer or redirect the output.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -70,15 +73,14 @@ pub(crate) struct CommandSut {
     log: LogSink,
 }
 
-static STDOUT_FILES: AtomicU64 = AtomicU64::new(0);
-
 impl CommandSut {
-    pub(crate) fn new(config: CommandConfig, base_dir: &std::path::Path, log: LogSink) -> CommandSut {
+    pub(crate) fn new(config: CommandConfig, base_dir: &Path, log: LogSink) -> CommandSut {
         let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
         CommandSut { config, cwd, log }
     }
 
-    fn spec(&self, request: &SutRequest) -> CommandSpec {
+    /// The call's command; `case_file` holds the case as JSON.
+    fn spec(&self, request: &SutRequest, case_file: &Path) -> CommandSpec {
         let mut spec = match &self.config.command {
             CommandLine::Shell(script) => {
                 CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
@@ -96,7 +98,9 @@ impl CommandSut {
             }
         };
         spec.env = self.config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-        spec.env.push(("FCORR_CASE_ID".into(), request.id.clone()));
+        // The id inline only while it is small: a huge one would stop the process from starting.
+        process::set_small_env(&mut spec.env, "FCORR_CASE_ID", &request.id);
+        spec.env.push(("FCORR_CASE_FILE".into(), case_file.to_string_lossy().into_owned()));
         spec.pass_env = self.config.pass_env.clone();
         spec.stdin = match self.config.stdin {
             StdinMode::Case => Some(request.case.to_string().into_bytes()),
@@ -108,7 +112,7 @@ impl CommandSut {
 }
 
 /// The file's bytes, or `None` when it holds more than `limit` (read no further than that).
-fn read_capped(path: &std::path::Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
@@ -122,15 +126,26 @@ fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) 
 
 impl Backend for CommandSut {
     fn attempt(&self, request: &SutRequest, timeout: Duration) -> Result<Reply, Failure> {
-        let mut spec = self.spec(request);
+        let private = |what: &str, e: std::io::Error| Failure::Permanent {
+            message: format!("cannot create {what} for the call to the system under test: {e}"),
+            raw: None,
+        };
+        // Created exclusively under a random name, entered by fcorr's user alone (tempfile's
+        // default is the umask's 0755); removed when dropped, at the end of this call.
+        let scratch = tempfile::Builder::new()
+            .prefix("fcorr-sut-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()
+            .map_err(|e| private("a private temporary directory", e))?;
+        let case_file = scratch.path().join("case.json");
+        std::fs::write(&case_file, request.case.to_string()).map_err(|e| private("the case file", e))?;
+        let mut spec = self.spec(request, &case_file);
         // Stdout alone is the answer; the runner's capture interleaves stderr, so stdout is
         // also copied to a file of its own.
-        let n = STDOUT_FILES.fetch_add(1, Ordering::Relaxed);
-        let stdout_path = std::env::temp_dir().join(format!("fcorr-sut-{}-{n}.out", std::process::id()));
+        let stdout_path = scratch.path().join("stdout");
         spec.stdout_file = Some(stdout_path.clone());
         let outcome = process::run(&spec, timeout, KILL_GRACE, &self.log);
         let stdout = read_capped(&stdout_path, answer::MAX_ANSWER);
-        let _ = std::fs::remove_file(&stdout_path);
         let output = || Some(answer::cap(&outcome.output));
         match outcome.exit {
             Exit::Code(0) => {}
@@ -147,6 +162,16 @@ impl Backend for CommandSut {
             Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
         }
         let stdout = match stdout {
+            // Never reached while the answer limit is below the copy's head; checked anyway, so
+            // an answer with its middle cut out can never be judged.
+            Ok(Some(_)) if outcome.stdout_file_cut > 0 => {
+                let message = format!(
+                    "`{}` printed more than fcorr keeps ({} bytes cut); that is not an answer",
+                    spec.display(),
+                    outcome.stdout_file_cut
+                );
+                return Err(Failure::Permanent { message, raw: output() });
+            }
             Ok(Some(stdout)) => stdout,
             Ok(None) => {
                 let message = format!(
@@ -279,6 +304,48 @@ mod tests {
         // 17 MiB of output: a backend error naming the limit.
         let err = shell("head -c 17825792 /dev/zero | tr '\\0' x", dir.path()).call(&request("x")).unwrap_err();
         assert!(err.to_string().contains("more than 16 MiB"), "{err}");
+    }
+
+    #[test]
+    fn a_file_planted_at_a_predictable_temp_path_is_neither_written_nor_read() {
+        // fcorr used to copy a call's stdout to $TMPDIR/fcorr-sut-<pid>-<n>.out (n counting calls)
+        // and read it back: a symlink planted there made fcorr overwrite the file it points to
+        // and serve it as the answer. Plant one at every name this process could have used.
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "planted").unwrap();
+        let planted: Vec<PathBuf> = (0..2048)
+            .map(|n| std::env::temp_dir().join(format!("fcorr-sut-{}-{n}.out", std::process::id())))
+            .filter(|path| std::os::unix::fs::symlink(&victim, path).is_ok())
+            .collect();
+        // The call's files live in a directory only fcorr's user can enter.
+        let answer = shell(r#"stat -c %a "$(dirname "$FCORR_CASE_FILE")""#, dir.path()).call(&request("x"));
+        for path in &planted {
+            let _ = std::fs::remove_file(path);
+        }
+        assert_eq!(answer.unwrap().output, json!("700"));
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "planted", "the planted link was written through");
+    }
+
+    #[test]
+    fn the_case_is_in_a_file_and_a_huge_id_is_not_in_the_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = r#"printf '%s|' "${FCORR_CASE_ID-unset}"; wc -c < "$FCORR_CASE_FILE""#;
+        let mut request = request("q");
+        let answer = shell(script, dir.path()).call(&request).unwrap();
+        assert_eq!(answer.output, json!(format!("case-1|{}", request.case.to_string().len())));
+        request.id = "i".repeat(200_000);
+        request.case = json!({"id": request.id, "prompt": "q"});
+        let answer = shell(script, dir.path()).call(&request).unwrap();
+        assert_eq!(answer.output, json!(format!("unset|{}", request.case.to_string().len())));
+    }
+
+    #[test]
+    fn a_prompt_too_long_for_the_command_line_is_a_backend_error_that_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = shell("echo {prompt}", dir.path()).call(&request(&"p".repeat(200_000))).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("argument 2 is") && text.contains("stdin = \"prompt\""), "{text}");
     }
 
     #[test]

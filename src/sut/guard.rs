@@ -147,14 +147,20 @@ impl<B: Backend> Guarded<B> {
 
 impl<B: Backend> Sut for Guarded<B> {
     fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError> {
-        let key = self.cache.as_ref().map(|cache| cache.key(&self.backend.identity(), request));
+        self.call_attempt(request, 1)
+    }
+
+    fn call_attempt(&self, request: &SutRequest, attempt: u32) -> Result<SutAnswer, SutError> {
+        let key = self.cache.as_ref().map(|cache| cache.key(&self.backend.identity(), request, attempt));
         if let (Some(cache), Some(key)) = (&self.cache, &key)
             && let Some(reply) = cache.get(key)
         {
+            // No call was made: usage and cost count real calls only (the entry keeps the usage
+            // of the call that produced it).
             return Ok(SutAnswer {
                 output: reply.output,
                 raw: reply.raw,
-                usage: reply.usage,
+                usage: None,
                 duration: Duration::ZERO,
                 attempts: 0,
                 cached: true,
@@ -328,6 +334,22 @@ mod tests {
         let starts = lock(&script.starts).clone();
         // Exponential: the second wait is at least twice the base.
         assert!(starts[2] - starts[1] >= Duration::from_millis(20), "{:?}", starts[2] - starts[1]);
+    }
+
+    #[test]
+    fn each_attempt_of_a_repeated_case_is_its_own_call_and_cache_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = Arc::new(Script::new(vec![]));
+        let sut = Guarded::new(script.clone(), fast(), Some(AnswerCache::new(dir.path().to_path_buf())));
+        let first = sut.call_attempt(&request("a"), 1).unwrap();
+        let second = sut.call_attempt(&request("a"), 2).unwrap();
+        assert!(!first.cached && !second.cached);
+        assert_eq!(lock(&script.starts).len(), 2, "attempt 2 is a real call, not attempt 1's answer");
+        // Asked again (a later run): both from the cache, nothing called.
+        assert!(sut.call_attempt(&request("a"), 1).unwrap().cached);
+        assert!(sut.call(&request("a")).unwrap().cached, "`call` is attempt 1");
+        assert!(sut.call_attempt(&request("a"), 2).unwrap().cached);
+        assert_eq!(lock(&script.starts).len(), 2);
     }
 
     #[test]

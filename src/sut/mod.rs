@@ -91,4 +91,12 @@ impl SutError {
 pub(crate) trait Sut: Send + Sync {
     /// Asks one question. Retries, rate limits, timeouts and caching happen inside.
     fn call(&self, request: &SutRequest) -> Result<SutAnswer, SutError>;
+
+    /// Asks the same question for the `attempt`-th time (1 = the first) when a case is repeated:
+    /// every attempt is a real call, and an answer cache keeps one answer per attempt, so a
+    /// cached first answer is never served as the second. A system without a cache asks anew.
+    fn call_attempt(&self, request: &SutRequest, attempt: u32) -> Result<SutAnswer, SutError> {
+        let _ = attempt;
+        self.call(request)
+    }
 }

@@ -134,3 +134,102 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     insta::assert_snapshot!("eval_section_summary", eval_section(&summary));
     insta::assert_snapshot!("eval_section_comment", eval_section(&comment));
 }
+
+/// `cache = true` with `repeat = 3`: each attempt is a real call of the command (counted in a file
+/// by the command itself), usage is counted once per real call, and a second run answers every
+/// attempt from the cache without calling the system or adding usage.
+#[test]
+fn cached_repeats_are_real_calls_and_usage_counts_real_calls_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = dir.path().join("calls.log");
+    std::fs::write(
+        dir.path().join("sut.sh"),
+        "#!/bin/sh\necho called >> \"$CALLS\"\n\
+         printf '{\"output\": \"ls -la\", \"usage\": {\"tokens_in\": 7, \"tokens_out\": 3, \"llm_calls\": 1, \"cost_usd\": 0.5}}'\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("cases.toml"),
+        "version = \"1.0\"\n[[test_cases]]\nid = \"a\"\nprompt = \"list all\"\nexpected_command = \"ls -la\"\n\
+         [[test_cases]]\nid = \"b\"\nprompt = \"list all, again\"\nexpected_command = \"ls -la\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"repeated\"\nkind = \"eval\"\ndataset = \"cases.toml\"\nrepeat = 3\n\
+             [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\nstdin = \"none\"\ncache = true\ncache-dir = \"answers\"\n\
+             env = {{ CALLS = \"{}\" }}\n",
+            calls.display()
+        ),
+    )
+    .unwrap();
+    let calls_made = || std::fs::read_to_string(&calls).unwrap_or_default().lines().count();
+    let run = |out: &str| -> Run {
+        let output =
+            fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", out]).output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_value(read_json(&dir.path().join(out).join("results.json"))).unwrap()
+    };
+
+    let first = run("out1");
+    assert_eq!(calls_made(), 6, "2 cases × repeat 3: every attempt calls the system");
+    let suite = &first.suites[0];
+    assert!(suite.cases.iter().all(|c| c.attempts.len() == 3 && c.status == CaseStatus::Passed));
+    let usage = suite.usage.as_ref().unwrap();
+    assert_eq!((usage.llm_calls, usage.tokens_in, usage.tokens_out), (6, Some(42), Some(18)));
+    assert!((usage.cost_usd.unwrap() - 3.0).abs() < 1e-9, "{usage:?}");
+
+    // Every attempt's answer is cached now: no call, no usage.
+    let second = run("out2");
+    assert_eq!(calls_made(), 6, "the second run called the system");
+    let suite = &second.suites[0];
+    assert!(suite.cases.iter().all(|c| c.attempts.len() == 3 && c.status == CaseStatus::Passed));
+    assert!(
+        suite.usage.as_ref().is_none_or(|u| u.llm_calls == 0 && u.cost_usd.unwrap_or(0.0) == 0.0),
+        "{:?}",
+        suite.usage
+    );
+}
+
+/// Shell-command equivalence through a real eval run: quoting that stops a glob is significant
+/// (the shell expands the unquoted one), an option's argument may be attached or separate, and
+/// independent options may come in any order; `--x=v` ≡ `--x v` only where the option requires an
+/// argument (`ls --color auto` lists a file named `auto`).
+#[test]
+fn command_equivalence_follows_what_the_shell_and_the_command_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("glob", "find . -name '*.py'", "find . -name *.py", "incorrect"),
+        ("attached", "head -n 5 notes.txt", "head -n5 notes.txt", "pass"),
+        ("reordered", "git log --oneline -n 5", "git log -n 5 --oneline", "pass"),
+        ("optional-argument", "ls --color=auto", "ls --color auto", "incorrect"),
+        ("quoted-alike", "grep -r --include='*.rs' TODO .", "grep --include \"*.rs\" -r TODO .", "pass"),
+    ];
+    let mut dataset = String::from("version = \"1.0\"\n");
+    let mut script = String::from("#!/bin/sh\ncase \"$FCORR_CASE_ID\" in\n");
+    for (id, expected, answer, _) in cases {
+        dataset.push_str(&format!(
+            "[[test_cases]]\nid = \"{id}\"\nprompt = \"{id}\"\nexpected_command = '''{expected}'''\n"
+        ));
+        script.push_str(&format!("  {id}) cat <<'EOF'\n{answer}\nEOF\n  ;;\n"));
+    }
+    script.push_str("esac\n");
+    std::fs::write(dir.path().join("cases.toml"), dataset).unwrap();
+    std::fs::write(dir.path().join("sut.sh"), script).unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"shell\"\nkind = \"eval\"\ndataset = \"cases.toml\"\npolicy = \"pass-rate\"\n\
+         [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\nstdin = \"none\"\n",
+    )
+    .unwrap();
+    let output =
+        fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(matches!(output.status.code(), Some(0 | 1)), "{:?}\n{stderr}", output.status);
+    let run: Run = serde_json::from_value(read_json(&dir.path().join("out/results.json"))).unwrap();
+    for (id, expected, answer, code) in cases {
+        let case = run.suites[0].cases.iter().find(|c| c.name == id).unwrap();
+        assert_eq!(case.reasons[0].code, code, "{expected:?} vs the answer {answer:?}: {case:?}");
+    }
+}

@@ -42,6 +42,11 @@ fn go_mixed_reports_tests_and_subtests_as_go_test_did() {
     assert_eq!((max.file.as_deref(), max.line), (Some("mathx/mathx_test.go"), Some(14)));
     assert_eq!(case("TestClamp/above").message.as_deref(), Some("mathx_test.go:35: Clamp(42, 0, 10) = 42, want 10"));
     assert_eq!(case("TestSkipped").message.as_deref(), Some("mathx_test.go:19: not ready yet"));
+    // Where go test said each failure happened (`mathx_test.go:35: …`).
+    let printed = printed_locations(suite, r"\s(\w+_test\.go):(\d+): ");
+    for failed in [max, case("TestClamp/above")] {
+        assert_located_as_printed(failed, &printed);
+    }
     // A subtest keeps its parent's file whatever its outcome, so its id never depends on it.
     assert_eq!(case("TestClamp/inside").file.as_deref(), Some("mathx/mathx_test.go"));
     assert_eq!(case("TestReverse").file.as_deref(), Some("strx/strx_test.go"));

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fcorr::model::{PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
+use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, ResultsSource, Run, Suite, SuiteErrorKind, SuiteStatus};
 use serde_json::Value;
 
 use crate::support::*;
@@ -63,6 +63,21 @@ fn maven_fixture_matches_expected() {
     }
     let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
     assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
+    // Where Maven said each test failed (`[ERROR]   InventoryTest.totalUnitsSumsAllSkus:30 …`), in
+    // the test class's source file; every other case at its method.
+    let printed = printed_locations(suite, r"\[ERROR\]\s+(\w+)\.\w+:(\d+)");
+    let printed: Vec<(String, u32)> =
+        printed.into_iter().map(|(class, line)| (format!("{class}.java"), line)).collect();
+    for failed in suite.failures() {
+        assert_located_as_printed(failed, &printed);
+    }
+    for case in &suite.cases {
+        let file = format!("src/test/java/{}.java", case.classname.as_deref().unwrap().replace('.', "/"));
+        assert_eq!(case.file.as_deref(), Some(file.as_str()), "{case:?}");
+        if case.status == CaseStatus::Passed {
+            assert_eq!(case.line, Some(line_of(name, &file, &format!("void {}(", case.name))), "{case:?}");
+        }
+    }
     // Maven writes colour resets even with -B; the tails shown in reports must be plain text.
     for p in &suite.phases {
         assert!(!p.log_tail.contains('\u{1b}'), "{:?} tail has escape codes:\n{:?}", p.kind, p.log_tail);

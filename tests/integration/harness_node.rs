@@ -43,8 +43,12 @@ fn jest_fixture_matches_expected() {
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.file.as_deref(), Some("src/cart.test.js"));
     assert_eq!(failed.classname.as_deref(), Some("cart > applyDiscount"));
-    assert!(failed.line.is_some());
     assert!(failed.message.as_deref().unwrap().contains("expect(received).toBe(expected)"));
+    // The line jest printed for the failure (`at Object.toBe (src/cart.test.js:21:39)`), not the
+    // line of its `test(…)` call.
+    let printed = printed_locations(&suite, r"at \S+ \((\S+\.test\.js):(\d+):\d+\)");
+    assert_located_as_printed(failed, &printed);
+    assert_eq!(failed.line, Some(line_of("js-jest", "src/cart.test.js", "applyDiscount(9.99")));
     assert!(phase(&suite, PhaseKind::Test).command.contains("--json"));
 }
 
@@ -54,6 +58,9 @@ fn vitest_fixture_matches_expected() {
     let failed = suite.failures().next().unwrap();
     assert_eq!(failed.file.as_deref(), Some("src/slug.test.js"));
     assert!(failed.message.as_deref().unwrap().contains("crème-brûlée"), "{:?}", failed.message);
+    // The line vitest printed for the failure (`❯ src/slug.test.js:15:37`).
+    let printed = printed_locations(&suite, r"❯ (\S+\.test\.js):(\d+):\d+");
+    assert_located_as_printed(failed, &printed);
 }
 
 #[test]
@@ -79,6 +86,45 @@ fn node_summary(dir: &Path) -> (u64, u64, u64) {
         line.rsplit(' ').next().unwrap().parse().unwrap()
     };
     (count("tests"), count("pass"), count("fail"))
+}
+
+/// A `todo` test that throws fails nothing: `node --test` exits 0, and so do `fcorr run` and the
+/// import of node's own JUnit report (read either as node's dialect or as plain JUnit).
+#[test]
+fn node_todo_tests_that_throw_are_not_failures() {
+    let name = "js-node-todo";
+    let dir = fixture(name);
+    let native = std::process::Command::new("node").arg("--test").current_dir(&dir).output().unwrap();
+    assert_eq!(native.status.code(), Some(0));
+    let (tests, pass, fail) = node_summary(&dir);
+    assert_eq!((tests, pass, fail), (7, 2, 0));
+
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&dir], &out.path().join("run"));
+    let suite = &run.suites[0];
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{:#?}", suite.error);
+    let todo = suite.cases.iter().find(|c| c.name == "applies coupons").unwrap();
+    assert_eq!(todo.message.as_deref(), Some("todo: coupons are not written yet"));
+
+    // node's JUnit report, written by node itself, then imported.
+    let report = out.path().join("node.xml");
+    let destination = format!("--test-reporter-destination={}", report.display());
+    let status = std::process::Command::new("node")
+        .args(["--test", "--test-reporter=junit", &destination])
+        .current_dir(&dir)
+        .status();
+    assert_eq!(status.unwrap().code(), Some(0));
+    for format in [None, Some("node-junit")] {
+        let mut cmd = fcorr();
+        cmd.arg("import").arg(&report).arg("--json").arg("--out").arg(out.path().join("import"));
+        if let Some(format) = format {
+            cmd.args(["--format-in", format]);
+        }
+        let (run, code) = parse_run(&cmd.output().unwrap());
+        let counts = run.suites[0].counts;
+        assert_eq!((code, counts.total, counts.failed, counts.skipped), (0, tests, 0, 5), "{format:?}: {counts:?}");
+    }
 }
 
 #[test]

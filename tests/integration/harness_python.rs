@@ -86,7 +86,17 @@ fn py_mixed_reports_every_case_as_pytest_did() {
     assert_counts(suite, &want["counts"]);
     let failed = suite.cases.iter().find(|c| c.name == "test_word_count_fails").unwrap();
     assert!(failed.message.as_deref().unwrap().contains("expected four words in 'a b c'"), "{failed:?}");
-    assert!(failed.line.is_some());
+    // The line pytest printed for the failure (`tests/test_textutil.py:12: AssertionError`), not
+    // its 0-based JUnit `line` (9, the blank line above `def`).
+    let printed = printed_locations(suite, r"(?m)^(\S+\.py):(\d+): \w*(?:Error|Exception)\b");
+    assert_located_as_printed(failed, &printed);
+    assert_eq!(failed.line, Some(line_of("py-mixed", "tests/test_textutil.py", "assert word_count(")));
+    // Every passing case points at its `def` (after any decorator).
+    for case in suite.cases.iter().filter(|c| c.status == CaseStatus::Passed) {
+        let source = std::fs::read_to_string(fixture("py-mixed").join(case.file.as_deref().unwrap())).unwrap();
+        let line = source.lines().nth(case.line.unwrap() as usize - 1).unwrap().trim_start();
+        assert!(line.starts_with("def ") || line.starts_with("async def "), "{}: line {line:?}", case.name);
+    }
     let error = suite.cases.iter().find(|c| c.name == "test_uses_broken_fixture").unwrap();
     assert!(error.message.as_deref().unwrap().contains("fixture setup exploded"), "{error:?}");
     // Ids are unique and stable: a rerun gives the same ids.
@@ -94,8 +104,93 @@ fn py_mixed_reports_every_case_as_pytest_did() {
     assert_eq!(ids.len(), suite.cases.len());
 }
 
+/// `fcorr import` of the JUnit report pytest itself wrote: the failure points at the line pytest
+/// printed, not at the 0-based `line` attribute.
 #[test]
-fn py_unittest_is_detected_without_markers_and_run_through_pytest() {
+fn imported_pytest_junit_points_at_the_failing_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("pytest.xml");
+    let status = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"])
+        .arg(format!("--junitxml={}", report.display()))
+        .current_dir(fixture("py-mixed"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&status.stdout).to_string();
+    let out = fcorr()
+        .current_dir(fixture("py-mixed"))
+        .arg("import")
+        .arg(&report)
+        .args(["--json", "--out"])
+        .arg(dir.path().join("out"))
+        .output()
+        .unwrap();
+    let (run, _) = parse_run(&out);
+    let failed = run.suites[0].cases.iter().find(|c| c.name == "test_word_count_fails").unwrap();
+    let line = line_of("py-mixed", "tests/test_textutil.py", "assert word_count(");
+    assert!(printed.contains(&format!("tests/test_textutil.py:{line}: AssertionError")), "{printed}");
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_textutil.py"), Some(line)));
+}
+
+/// A unittest run stopped at its timeout keeps the tests that finished and names the one that
+/// was running: fcorr's runner writes its report when fcorr sends SIGTERM.
+#[test]
+fn a_unittest_run_stopped_at_its_timeout_keeps_what_finished() {
+    let _guard = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("hangs");
+    std::fs::create_dir_all(project.join("tests")).unwrap();
+    std::fs::write(project.join("tests/__init__.py"), "").unwrap();
+    std::fs::write(
+        project.join("tests/test_hang.py"),
+        "import time\nimport unittest\n\n\nclass Slow(unittest.TestCase):\n    def test_a_finishes(self):\n        pass\n\n    \
+         def test_b_hangs(self):\n        time.sleep(300)\n\n    def test_c_never_starts(self):\n        pass\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let output =
+        fcorr().arg("run").arg(&project).args(["--timeout-test", "8", "--json", "--out"]).arg(&out).output().unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Timeout, 1), "{suite:#?}");
+    let statuses: BTreeMap<&str, CaseStatus> = suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+    assert_eq!(
+        statuses,
+        BTreeMap::from([("test_a_finishes", CaseStatus::Passed), ("test_b_hangs", CaseStatus::Timeout)]),
+        "{:#?}",
+        suite.cases
+    );
+}
+
+/// unittest's id of a case (`module.Class.test`, a doctest's dotted name).
+fn unittest_id(case: &Case) -> String {
+    format!("{}.{}", case.classname.as_deref().unwrap_or(""), case.name)
+}
+
+/// What `python -m unittest` itself says in `fixture`: its exit code, `Ran N tests`, and the
+/// counts in `FAILED (failures=1, errors=2, ...)`.
+fn native_unittest(fixture_name: &str) -> (i32, u64, BTreeMap<String, u64>) {
+    let out = std::process::Command::new("python3")
+        .args(["-m", "unittest"])
+        .current_dir(fixture(fixture_name))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stderr);
+    let ran = text.lines().find_map(|l| l.strip_prefix("Ran ")?.split(' ').next()?.parse().ok()).unwrap();
+    let mut counts = BTreeMap::new();
+    if let Some(inside) = text.lines().find_map(|l| l.strip_prefix("FAILED (").and_then(|r| r.strip_suffix(')'))) {
+        for part in inside.split(", ") {
+            let (key, value) = part.split_once('=').unwrap();
+            counts.insert(key.to_string(), value.parse().unwrap());
+        }
+    }
+    (out.status.code().unwrap(), ran, counts)
+}
+
+#[test]
+fn py_unittest_is_detected_without_markers_and_run_by_unittest() {
     let _guard = shared();
     let want = expected("py-unittest");
     let (run, code) = run_with("py-unittest", &[], &[]);
@@ -104,10 +199,81 @@ fn py_unittest_is_detected_without_markers_and_run_through_pytest() {
     assert_eq!(detection.framework, "unittest");
     assert!(detection.confidence < 0.9, "file patterns alone are weaker evidence: {detection:?}");
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
-    assert_cases(suite, &want["pytest"]["cases"]);
-    assert_counts(suite, &want["counts"]);
+    assert_matches_expected(suite, &want, unittest_id);
     let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
     assert!(failed.message.as_deref().unwrap().contains("clamp should keep negatives"), "{failed:?}");
+    // The assertion's line in the test file.
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_calc.py"), Some(15)), "{failed:?}");
+    // unittest, not pytest: nothing but the standard library is needed.
+    let test = phase(suite, PhaseKind::Test);
+    assert!(test.command.contains("fcorr_unittest.py") && !test.command.contains("pytest"), "{}", test.command);
+}
+
+/// A `load_tests` that adds the module's doctests: `python -m unittest` runs 4 tests and fails one;
+/// pytest (which fcorr used to run) ignores the hook, runs 2 and passes.
+#[test]
+fn py_unittest_counts_equal_python_m_unittest_with_load_tests() {
+    let _guard = shared();
+    let want = expected("py-unittest-load-tests");
+    let (native_code, ran, native) = native_unittest("py-unittest-load-tests");
+    assert_eq!((native_code, ran), (1, 4), "{native:?}");
+    let (run, code) = run_with("py-unittest-load-tests", &[], &[]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, native_code));
+    // The project's own runner's counts, one for one.
+    let n = |key: &str| native.get(key).copied().unwrap_or(0);
+    assert_eq!(suite.counts.total, ran);
+    assert_eq!(suite.detection.as_ref().unwrap().framework, "unittest");
+    assert!(
+        suite.detection.as_ref().unwrap().markers.iter().any(|m| m == "tox.ini runs `python -m unittest`"),
+        "{:?}",
+        suite.detection
+    );
+    assert_eq!(
+        (suite.counts.failed, suite.counts.error, suite.counts.skipped),
+        (n("failures"), n("errors"), n("skipped"))
+    );
+    assert_matches_expected(suite, &want, unittest_id);
+    let doctest = suite.cases.iter().find(|c| c.name == "with_tax").unwrap();
+    assert_eq!((doctest.file.as_deref(), doctest.line), (Some("invoice.py"), Some(18)), "the failing example");
+    assert_eq!(doctest.message.as_deref(), Some("doctest line 18: with_tax(10, 0.075) expected 10.76, got 10.75"));
+}
+
+/// Subtests, skips, expected failures, unexpected successes, an error in setUpClass and a module
+/// that cannot be imported, each mapped as docs/python.md says.
+#[test]
+fn py_unittest_outcomes_map_honestly() {
+    let _guard = shared();
+    let want = expected("py-unittest-outcomes");
+    let (native_code, ran, native) = native_unittest("py-unittest-outcomes");
+    let (run, code) = run_with("py-unittest-outcomes", &[], &[]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, native_code));
+    assert_matches_expected(suite, &want, unittest_id);
+    // unittest's "Ran 7 tests" are the cases that are tests; the eighth is the setUpClass error.
+    let outside: Vec<&str> = suite.cases.iter().filter(|c| c.name == "setUpClass").map(|c| c.name.as_str()).collect();
+    assert_eq!(suite.counts.total - outside.len() as u64, ran);
+    let n = |key: &str| native[key];
+    assert_eq!(suite.counts.skipped, n("skipped") + n("expected failures"));
+    assert_eq!(suite.counts.error, n("errors"));
+    let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
+    let located = |name: &str| {
+        let c = case(name);
+        (c.file.clone().unwrap_or_default(), c.line.unwrap_or(0), c.message.clone().unwrap_or_default())
+    };
+    let (file, line, message) = located("tests.test_broken");
+    assert_eq!((file.as_str(), line), ("tests/test_broken.py", 3));
+    assert_eq!(
+        message,
+        "tests/test_broken.py could not be imported: ModuleNotFoundError: No module named 'not_installed_anywhere'"
+    );
+    assert_eq!(located("setUpClass"), ("tests/test_outcomes.py".into(), 42, "OSError: no database".into()));
+    assert_eq!(located("test_decorated_error"), ("tests/test_outcomes.py".into(), 36, "RuntimeError: boom".into()));
+    let (_, line, message) = located("test_subtests");
+    assert_eq!(line, 20);
+    assert!(message.starts_with("2 subtests failed; the first: subtest (i=2): AssertionError"), "{message}");
+    assert!(located("test_fixed_bug").2.starts_with("unexpected success"));
+    assert!(located("test_known_bug").2.starts_with("expected failure: AssertionError: 1 != 2"));
 }
 
 #[test]

@@ -125,6 +125,25 @@ fn pytest_retries_rerun_only_the_failed_node_ids() {
 }
 
 #[test]
+fn unittest_retries_rerun_only_the_failed_tests_by_name() {
+    let want = expected("flaky-unittest");
+    let f = flaky("flaky-unittest");
+    let (run, code) = run_flaky(&f, &["--retries", "2"], &[]);
+    let suite = &run.suites[0];
+    assert_eq!(suite.detection.as_ref().unwrap().framework, "unittest");
+    assert_eq!(runs(&f.state), expected_runs(&want), "{suite:#?}");
+    assert_after_retries(suite, &want, |c| format!("{}.{}", c.classname.as_deref().unwrap(), c.name));
+    assert_attempt_summaries(suite, &want);
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+    let retry = test_phases(suite)[1];
+    assert!(
+        retry.command.ends_with("-v test_flaky.Flaky.test_always_fails test_flaky.Flaky.test_flaky"),
+        "{}",
+        retry.command
+    );
+}
+
+#[test]
 fn pytest_without_retries_runs_once_and_the_fail_policy_fails_a_flaky_test() {
     let want = expected("flaky-pytest");
     let f = flaky("flaky-pytest");

@@ -300,8 +300,13 @@ fn offsets(len: usize, seed: u64) -> Vec<usize> {
     random
 }
 
-const FIXTURES: [(&str, &str); 7] = [
+const FIXTURES: [(&str, &str); 12] = [
     ("nunit3.xml", "nunit"),
+    ("nunit3-adapter-suite.xml", "nunit"),
+    ("nunit3-invalid-parent.xml", "nunit"),
+    ("nunit2-doctype.xml", "nunit"),
+    ("nunit25-executed.xml", "nunit"),
+    ("xunit1-assembly.xml", "xunit-net"),
     ("nunit3-passing.xml", "nunit"),
     ("nunit2.xml", "nunit"),
     ("xunit.xml", "xunit-net"),
@@ -439,4 +444,99 @@ fn errors_count_only_the_results_finished_before_them() {
     let xml = r#"<assemblies><assembly><errors><error type="fatal"><failure><message>x"#;
     let report = parser_named("xunit-net").unwrap().parse(&mut xml.as_bytes(), &ParseOptions::default()).unwrap();
     assert!(report.errors[0].ends_with("0 test results were read before the end"), "{:?}", report.errors);
+}
+
+/// Layouts as real tools and converters write them (issue #26, point 7), each read with its
+/// format recognised from content, counted as its own header counts it: (file, format, tests,
+/// passed, failing, skipped) where failing is failed + error, as NUnit's `failed` and xUnit.net's
+/// `failed` count them.
+const LAYOUTS: [(&str, &str, usize, usize, usize, usize); 5] = [
+    // The NUnit3 test adapter's NUnit.TestOutputXml: the root is the assembly's <test-suite>.
+    ("nunit3-adapter-suite.xml", "nunit", 6, 3, 2, 1),
+    // xUnit.net v1: one <assembly> of <class>es, after a comment; decimal-comma times.
+    ("xunit1-assembly.xml", "xunit-net", 4, 2, 1, 1),
+    // NUnit 2 with a DOCTYPE whose internal subset holds `>` and an external entity.
+    ("nunit2-doctype.xml", "nunit", 3, 1, 1, 1),
+    // NUnit 2.5: executed="True" without success= or result=; total= counts every case.
+    ("nunit25-executed.xml", "nunit", 3, 1, 1, 1),
+    // NUnit 3: Failed/Invalid/Parent parameterized suites under a fixture whose setup failed.
+    ("nunit3-invalid-parent.xml", "nunit", 5, 1, 4, 0),
+];
+
+#[test]
+fn real_layouts_are_recognised_and_counted_as_their_headers_count() {
+    for (name, format, tests, passed, failing, skipped) in LAYOUTS {
+        let (found, report) = parse(name);
+        assert_eq!(found, format, "{name}");
+        assert!(
+            report.warnings.is_empty() && report.errors.is_empty(),
+            "{name}: {:?} {:?}",
+            report.warnings,
+            report.errors
+        );
+        let (p, f, e, s, t) = counts(&report.cases);
+        assert_eq!(
+            (report.cases.len(), p, f + e + t, s),
+            (tests, passed, failing, skipped),
+            "{name}: {:#?}",
+            report.cases
+        );
+        // Named explicitly, the same.
+        let (_, named) = parse_file(&dir().join(name), Some(format), &ParseOptions::default()).unwrap();
+        assert_eq!(named.cases.len(), tests, "{name} with --format-in {format}");
+    }
+    let (_, suite_root) = parse("nunit3-adapter-suite.xml");
+    let failed = case(&suite_root.cases, "Shop.Tests.CartTests", "TotalIncludesTax");
+    assert_eq!(
+        (failed.status, failed.file.as_deref(), failed.line),
+        (CaseStatus::Failed, Some("tests/Shop.Tests/CartTests.cs"), Some(27))
+    );
+
+    let (_, v1) = parse("xunit1-assembly.xml");
+    let class = "Legacy.Tests.ParserTests";
+    assert_eq!(case(&v1.cases, class, "HandlesUnicode").message.as_deref(), Some("Needs the ICU build"));
+    assert_eq!(case(&v1.cases, class, "RejectsLetters").message.as_deref(), Some("Assert.Equal() Failure"));
+    // `0,3500000` seconds is 350 ms, not 3.5 million.
+    assert_eq!(case(&v1.cases, class, "RejectsLetters").duration_ms, Some(350.0));
+
+    let (_, nunit25) = parse("nunit25-executed.xml");
+    let status = |n: &str| nunit25.cases.iter().find(|c| c.name == n).map(|c| (c.status, c.message.clone()));
+    assert_eq!(status("Mono.Tests.Loads"), Some((CaseStatus::Passed, None)));
+    assert_eq!(status("Mono.Tests.Reloads"), Some((CaseStatus::Failed, Some("Reload kept the old assembly".into()))));
+
+    // No synthetic error for suites that failed because their parent did.
+    let (_, invalid) = parse("nunit3-invalid-parent.xml");
+    assert!(invalid.cases.iter().all(|c| !c.name.starts_with('[')), "{:#?}", invalid.cases);
+}
+
+/// A DOCTYPE's external entities are never fetched: the reference stays as written.
+#[test]
+fn external_entities_are_not_resolved() {
+    let (_, report) = parse("nunit2-doctype.xml");
+    let ignored = case(&report.cases, "Billing.Tests.InvoiceTests", "PrintsPdf");
+    assert_eq!(ignored.message.as_deref(), Some("ignored: &product; printing is manual &secret;"));
+    let text = format!("{:?}", report.cases);
+    assert!(!text.contains("root:"), "{text}");
+}
+
+/// A report read as the wrong format says which format its root element is; one that no format
+/// fcorr reads starts like says its root element.
+#[test]
+fn errors_name_the_format_the_root_element_is() {
+    let error = parse_file(&dir().join("nunit2-doctype.xml"), Some("junit"), &ParseOptions::default()).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("<test-results>") && text.contains("`nunit`"), "{text}");
+    let error = parse_file(&dir().join("xunit1-assembly.xml"), Some("nunit"), &ParseOptions::default()).unwrap_err();
+    let text = error.to_string();
+    assert!(text.contains("<assembly>") && text.contains("`xunit-net`"), "{text}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let other = tmp.path().join("coverage.xml");
+    std::fs::write(
+        &other,
+        "<?xml version=\"1.0\"?>\n<!-- cobertura -->\n<coverage line-rate=\"0.5\"><packages/></coverage>",
+    )
+    .unwrap();
+    let text = parse_file(&other, None, &ParseOptions::default()).unwrap_err().to_string();
+    assert!(text.contains("root element is <coverage>") && !text.contains("JUnit"), "{text}");
 }

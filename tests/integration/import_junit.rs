@@ -190,3 +190,21 @@ fn a_non_utf8_report_is_an_error_that_says_what_to_do() {
     assert_eq!(error.format, "junit");
     assert_eq!(error.file.as_deref(), Some(path.as_path()));
 }
+
+/// A case with several result elements (`<skipped/><failure/><error/>`) counts once, by its most
+/// severe result, as the writer's own suite header counts it (issue #26, point 9).
+#[test]
+fn several_result_elements_count_as_the_suite_header_does() {
+    let path = fixtures().join("multiple-results.xml");
+    let xml = std::fs::read_to_string(&path).unwrap();
+    let header =
+        regex::Regex::new(r#"<testsuite name="[^"]*" tests="(\d+)" failures="(\d+)" errors="(\d+)" skipped="(\d+)""#)
+            .unwrap()
+            .captures(&xml)
+            .unwrap();
+    let declared: Vec<u64> = (1..=4).map(|i| header[i].parse().unwrap()).collect();
+    let (_, report) = parse_file(&path, None, &ParseOptions::default()).unwrap();
+    let c = Counts::of(&report.cases);
+    assert_eq!(vec![c.total, c.failed, c.error, c.skipped], declared, "{:#?}", report.cases);
+    assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}

@@ -385,18 +385,18 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
     let ws = tempfile::tempdir().unwrap();
     std::fs::write(ws.path().join("report.xml"), HOSTILE_JUNIT).unwrap();
     std::fs::write(ws.path().join("a-file"), "not a directory").unwrap();
-    // A full disk: the temporary file reports are written through is /dev/full.
-    let full = ws.path().join("full");
-    std::fs::create_dir_all(&full).unwrap();
+    // A full disk: a small tmpfs, filled (where this process may mount one).
+    let disk = crate::support::disk::Tmpfs::mount("output_that_cannot_be_written (full disk)", 64);
+    let full = disk.as_ref().map(|d| d.path().display().to_string());
     // Saved results for `report` and `merge`.
     let saved = clean_fcorr(ws.path()).args(["import", "report.xml", "--out", "saved"]).output().unwrap();
     assert_eq!(saved.status.code(), Some(1));
 
-    let mut targets = vec![
-        ("/dev/full/x", "Not a directory", false),
-        ("a-file", "File exists", false),
-        ("full", "No space left on device", false),
-    ];
+    let mut targets = vec![("/dev/full/x", "Not a directory", false), ("a-file", "File exists", false)];
+    if let (Some(disk), Some(full)) = (&disk, &full) {
+        disk.fill();
+        targets.push((full.as_str(), "No space left on device", false));
+    }
     // A read-only directory. Root writes through mode bits, so as root fcorr runs as `nobody`.
     let read_only = ws.path().join("read-only");
     std::fs::create_dir_all(&read_only).unwrap();
@@ -414,9 +414,6 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
             vec!["report", "saved/results.json", "--out", out],
         ];
         for args in commands {
-            // A failed write removes its temporary file: put the trap back each time.
-            let _ = std::fs::remove_file(full.join("results.tmp~"));
-            std::os::unix::fs::symlink("/dev/full", full.join("results.tmp~")).unwrap();
             let mut cmd = clean_fcorr(ws.path());
             cmd.args(&args);
             let output = if as_nobody { nobody(&cmd) } else { cmd }.output().unwrap();
@@ -424,6 +421,9 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
             assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
             assert!(stderr.contains(out) && stderr.contains(os_error), "{args:?}: {stderr}");
         }
+    }
+    if let Some(disk) = &disk {
+        assert_eq!(disk.names("."), Vec::<String>::new(), "a failed write leaves no temporary file");
     }
     // `run` and `ci` write logs first: the same exit code and explanation.
     let app = command_workspace("cp ../report.xml report.xml\n");

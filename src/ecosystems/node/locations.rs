@@ -44,8 +44,9 @@ export default async function* fcorrLocations(source) {
       if (data.details && data.details.type === 'suite') continue;
       const stack = stacks.get(data.file) || [];
       const path = stack.slice(0, data.nesting).concat([data.name]);
-      const status = event.type === 'test:fail' ? 'fail'
-        : data.skip !== undefined ? 'skip' : data.todo !== undefined ? 'todo' : 'pass';
+      // A skip or todo that threw is reported as test:fail, yet it fails nothing (node exits 0).
+      const status = data.skip !== undefined ? 'skip' : data.todo !== undefined ? 'todo'
+        : event.type === 'test:fail' ? 'fail' : 'pass';
       const error = data.details && data.details.error;
       // node wraps what the test threw in ERR_TEST_FAILURE; the cause is the test's own error.
       const own = error && error.cause instanceof Error ? error.cause : error;
@@ -132,6 +133,26 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
     collected.cases.extend(parents);
 }
 
+/// jest and vitest give a case the line of its `test(…)` call; a failing case points at the line
+/// that threw instead: the first stack frame in the case's own file, as the tool prints it
+/// (`at Object.toBe (src/cart.test.js:21:39)`, `❯ src/slug.test.js:15:37`).
+pub(super) fn failing_lines(cases: &mut [Case]) {
+    static FRAME: std::sync::OnceLock<regex::Regex> = std::sync::OnceLock::new();
+    // The pattern is a literal; it compiles: a path, a line and a column.
+    let frame = FRAME.get_or_init(|| regex::Regex::new(r#"([^\s()'"]+):(\d+):\d+"#).expect("valid regex"));
+    for case in cases.iter_mut().filter(|c| c.status.is_failure()) {
+        let (Some(file), Some(details)) = (case.file.as_deref(), case.details.as_deref()) else { continue };
+        let suffix = format!("/{file}");
+        let line = frame.captures_iter(details).find_map(|c| {
+            let path = c[1].strip_prefix("file://").unwrap_or(&c[1]);
+            (path == file || path.ends_with(&suffix)).then(|| c[2].parse().ok()).flatten()
+        });
+        if line.is_some() {
+            case.line = line;
+        }
+    }
+}
+
 /// The line of the first stack frame in `file` (`(/abs/file.js:12:5)`), for a failure.
 fn thrown_at(details: Option<&str>, file: &str) -> Option<u32> {
     let details = details?;
@@ -144,6 +165,32 @@ fn thrown_at(details: Option<&str>, file: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jest_and_vitest_failures_point_at_the_line_that_threw() {
+        let case = |file: &str, details: &str| Case {
+            name: "t".into(),
+            file: Some(file.into()),
+            line: Some(19),
+            status: CaseStatus::Failed,
+            details: Some(details.into()),
+            ..Case::default()
+        };
+        let mut cases = vec![
+            case(
+                "src/cart.test.js",
+                "Error: expect(received).toBe(expected)\n    at Object.toBe (/p/src/cart.test.js:21:39)\n    at Promise.then.completed (/p/node_modules/jest-circus/build/utils.js:298:28)",
+            ),
+            case(
+                "src/slug.test.js",
+                "AssertionError: expected 'a'\n    at /p/src/slug.test.js:15:37\n    at file:///p/node_modules/@vitest/runner/dist/chunk-hooks.js:155:11",
+            ),
+            case("src/helper.test.js", "Error: x\n    at helper (/p/src/lib.js:3:9)"),
+        ];
+        failing_lines(&mut cases);
+        let lines: Vec<_> = cases.iter().map(|c| c.line).collect();
+        assert_eq!(lines, [Some(21), Some(15), Some(19)]);
+    }
 
     #[test]
     fn cases_take_their_location_by_name() {

@@ -19,6 +19,22 @@ pub(crate) const UV_VERSION: &str = "0.13.9";
 pub(crate) const COMPLETE_MARKER: &str = ".fcorr-complete";
 /// File in the virtualenv naming the checkout linked into it (editable) and that checkout's hash.
 pub(crate) const PROJECT_MARKER: &str = ".fcorr-project";
+/// Python that writes a marker (`argv[1]`) holding `argv[2]`: to a temporary file beside it, on
+/// disk, then renamed over it, so a full disk fails the phase and leaves the marker as it was
+/// (written by the venv's interpreter: the install phase is a list of commands).
+const MARKER_WRITER: &str = "import os, sys, tempfile
+path, value = sys.argv[1], sys.argv[2].encode()
+fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix='.fcorr-marker-')
+try:
+    with os.fdopen(fd, 'wb') as f:
+        f.write(value)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+except BaseException:
+    os.unlink(tmp)
+    raise
+";
 /// Version of what fcorr puts into a venv; part of the key so older venvs are not reused.
 const CACHE_LAYOUT: &str = "2";
 /// How long installing uv itself may take before fcorr falls back to pip.
@@ -235,6 +251,7 @@ pub(crate) fn dependency_key(
     files: &ProjectFiles,
     pyproject: Option<&toml::Table>,
     test_deps: &TestDeps,
+    with_pytest: bool,
 ) -> String {
     let mut hasher = Sha256::new();
     let mut feed = |label: &str, text: &str| {
@@ -248,6 +265,11 @@ pub(crate) fn dependency_key(
     feed("interpreter", &interpreter.identity);
     // A uv-made venv has no pip; the two kinds are not interchangeable.
     feed("installer", installer.label());
+    if !with_pytest {
+        // A unittest project's venv lacks the pytest fcorr adds to the others (their keys are
+        // unchanged: nothing is fed for them).
+        feed("runner", "unittest");
+    }
     if let Some(table) = pyproject {
         for path in PYPROJECT_INSTALL_KEYS {
             if let Some(value) = lookup(table, path) {
@@ -300,6 +322,8 @@ pub(crate) struct InstallPlan<'a> {
     pub deps: &'a TestDeps,
     /// True when the project itself is installed (editable) rather than only its requirements.
     pub installable_project: bool,
+    /// pytest runs the tests (added when nothing declares it); false for unittest projects.
+    pub with_pytest: bool,
     pub env: &'a [(String, String)],
 }
 
@@ -330,10 +354,7 @@ impl InstallPlan<'_> {
     fn write_marker(&self, marker: &str, value: &str) -> CommandSpec {
         let path = self.venv.join(marker).to_string_lossy().into_owned();
         let py = venv_python(self.venv).to_string_lossy().into_owned();
-        self.command(
-            &py,
-            &["-c", "import pathlib, sys; pathlib.Path(sys.argv[1]).write_text(sys.argv[2])", &path, value],
-        )
+        self.command(&py, &["-c", MARKER_WRITER, &path, value])
     }
 
     /// Creates the venv unless a usable one is there (a failed install's venv is finished, not
@@ -373,11 +394,14 @@ impl InstallPlan<'_> {
             args.extend(self.deps.extra_requirements.iter().cloned());
         }
         args.extend(self.deps.group_requirements.iter().cloned());
-        if !self.deps.declares_pytest {
+        if self.with_pytest && !self.deps.declares_pytest {
             args.push("pytest".into());
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        commands.push(self.install(&refs));
+        // A unittest project with no dependencies needs only the venv (pip refuses an empty list).
+        if !refs.is_empty() {
+            commands.push(self.install(&refs));
+        }
         // Last: only a complete install is marked, so a failed one is retried next time.
         commands.push(self.write_marker(COMPLETE_MARKER, key));
         if self.installable_project {
@@ -412,12 +436,31 @@ mod tests {
     use super::super::tests::files_of;
     use super::*;
 
+    #[test]
+    fn a_marker_written_on_a_full_disk_fails_and_leaves_no_file() {
+        let Some(disk) = crate::test_disk::Tmpfs::mount("a_marker_written_on_a_full_disk", 64) else { return };
+        let marker = disk.path().join(COMPLETE_MARKER);
+        disk.fill();
+        let python = find_on_path("python3").expect("python3");
+        let write = |value: &str| {
+            std::process::Command::new(&python).args(["-c", MARKER_WRITER]).arg(&marker).arg(value).output().unwrap()
+        };
+        let failed = write("new-key");
+        assert!(!failed.status.success());
+        assert!(String::from_utf8_lossy(&failed.stderr).contains("No space left on device"));
+        assert_eq!(disk.names("."), Vec::<String>::new(), "no empty marker, no temporary file");
+        disk.free();
+        assert!(write("new-key").status.success());
+        assert!(marker_is(disk.path(), COMPLETE_MARKER, "new-key"));
+        assert_eq!(disk.names("."), [COMPLETE_MARKER]);
+    }
+
     fn key_of(entries: &[(&str, &str)], interpreter: &str) -> String {
         let (_d, files) = files_of(entries);
         let py: Option<toml::Table> = files.read("pyproject.toml").map(|t| toml::from_str(&t).unwrap());
         let deps = deps::read(&files, py.as_ref());
         let interpreter = Interpreter { identity: interpreter.into() };
-        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps)
+        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps, true)
     }
 
     #[test]
@@ -452,6 +495,7 @@ mod tests {
             root: Path::new("/p"),
             deps: &deps,
             installable_project: true,
+            with_pytest: true,
             env: &[],
         };
         let commands: Vec<String> = plan.full("k", "/p\nh").iter().map(CommandSpec::display).collect();
@@ -463,6 +507,9 @@ mod tests {
         assert_eq!(commands.len(), 4, "{commands:?}");
         let relink: Vec<String> = plan.relink("/p\nh").iter().map(CommandSpec::display).collect();
         assert_eq!(relink[0], "/t/uv pip install --python /c/venvs/k/bin/python --no-deps -e .");
+        // unittest projects get no pytest.
+        let unittest = InstallPlan { with_pytest: false, ..plan };
+        assert!(!CommandSpec::display(&unittest.full("k", "/p\nh")[1]).contains("pytest"));
     }
 
     #[test]

@@ -1,13 +1,16 @@
-//! Python projects: pytest (or unittest, run through pytest) in an isolated, cached virtualenv.
+//! Python projects: pytest or unittest in an isolated, cached virtualenv.
 //!
 //! Detection and the phase plan live here; [`deps`] reads what the tests need, [`install`] puts
 //! it into a virtualenv shared by every checkout with the same dependencies, build is an
-//! in-memory compile of every `.py` file (a syntax gate), and test runs pytest with a JUnit report.
+//! in-memory compile of every `.py` file (a syntax gate), and test runs pytest with a JUnit report,
+//! or, for unittest-only projects, unittest itself ([`unittest`]).
 
 mod deps;
 mod install;
 pub(crate) use install::InstallerError;
+mod lines;
 mod messages;
+mod unittest;
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -76,6 +79,10 @@ impl Ecosystem for Python {
 
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
         let mut collected = crate::ecosystems::collect_reports(ctx);
+        if unittest::is_unittest_run(ctx.reports) {
+            unittest::finish_collect(&mut collected, &ctx.outcome.exit, &ctx.outcome.output);
+            return collected;
+        }
         // A killed pytest writes no JUnit report; its verbose progress still names the tests
         // that finished and the one that was running.
         if matches!(ctx.outcome.exit, Exit::TimedOut) && collected.cases.is_empty() {
@@ -93,12 +100,24 @@ impl Ecosystem for Python {
         collected
     }
 
+    /// pytest's JUnit lines are 0-based: a failure points at its line in the test file, any
+    /// other case at its `def` (in `fcorr run` and in `fcorr import` alike).
+    fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, root: &Path) {
+        if format == "junit" && report.tool.as_deref() == Some("pytest") {
+            lines::locate_pytest_cases(&mut report.cases, root);
+        }
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         compile_diagnostics(output, root)
     }
 
-    /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command.
+    /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command; unittest
+    /// names (`module.Class.test`) for the unittest runner.
     fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
+        if unittest::is_unittest_run(&test.reports) {
+            return unittest::rerun(test, failed);
+        }
         let mut command = test.commands.last()?.clone();
         let mut selected = Vec::new();
         for (i, case) in failed.iter().enumerate() {
@@ -266,11 +285,25 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         return None;
     }
 
-    // unittest is the fallback: test files that subclass unittest.TestCase and nothing of pytest.
+    let declared = unittest::declared_runner(files);
+    match &declared {
+        Some(unittest::DeclaredRunner::Pytest { file }) => {
+            markers.push(format!("{file} names pytest"));
+            pytest_evidence = pytest_evidence.max(0.9);
+        }
+        Some(unittest::DeclaredRunner::Unittest { file, .. }) => {
+            markers.push(format!("{file} runs `python -m unittest`"));
+        }
+        None => {}
+    }
+    // unittest when nothing says pytest: test files that subclass unittest.TestCase (or a project
+    // file that runs `python -m unittest`), none importing pytest or defining a test function at
+    // module level (pytest collects those; unittest never does, so its counts would be short).
     let uses_unittest = pytest_evidence == 0.0 && !tests.is_empty() && {
         let sources: Vec<String> = tests.iter().take(200).filter_map(|f| files.read(f)).collect();
-        sources.iter().any(|s| s.contains("unittest.TestCase") || s.contains("(TestCase)"))
+        (declared.is_some() || sources.iter().any(|s| s.contains("unittest.TestCase") || s.contains("(TestCase)")))
             && !sources.iter().any(|s| s.contains("import pytest") || s.contains("from pytest"))
+            && !unittest::has_module_level_test_functions(&sources)
     };
     if uses_unittest {
         markers.push("tests subclass unittest.TestCase; no pytest markers".into());
@@ -315,6 +348,9 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     if let Some(problem) = test_deps.problems.first() {
         return Err(ProjectPlanError::Pyproject { path: root.join("pyproject.toml"), problem: problem.clone() });
     }
+    // unittest projects run under unittest itself (pytest ignores `load_tests`), so their venv
+    // gets no pytest.
+    let unittest = ctx.detection.framework == "unittest";
     let preference = install::Preference::from_env()?;
     let installable_project = manifest.project().is_some()
         && (!test_deps.dependencies.is_empty() || manifest.has_build_system())
@@ -325,7 +361,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     // The key depends on the installer, which may have to be installed itself; first look for a
     // finished venv made by whichever installer is at hand without downloading anything.
     let (mut installer, _) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, false)?;
-    let mut key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
+    let mut key =
+        install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps, !unittest);
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
@@ -333,7 +370,14 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
         installer = chosen;
         fallback_note = note;
-        key = install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps);
+        key = install::dependency_key(
+            &interpreter,
+            &installer,
+            files,
+            manifest.pyproject.as_ref(),
+            &test_deps,
+            !unittest,
+        );
         venv = ctx.cache_dir.join("venvs").join(&key);
     }
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
@@ -374,6 +418,7 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         root,
         deps: &test_deps,
         installable_project,
+        with_pytest: !unittest,
         env: &env,
     };
 
@@ -431,6 +476,10 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         PhasePlan::run(PhaseKind::Build, vec![with_env(CommandSpec::new(&python, &args, root))])
     };
 
+    if unittest {
+        let test = unittest::test_phase(files, &python, root, ctx.work_dir, &env)?;
+        return Ok(vec![install, build, test]);
+    }
     let report = ctx.work_dir.join("pytest.xml");
     // A stale report from an earlier run must not be read as this run's results.
     let _ = std::fs::remove_file(&report);
@@ -574,6 +623,19 @@ mod tests {
         assert_eq!(detect(&files, None).unwrap().detection.framework, "unittest");
         let (_d, files) = files_of(&[("tests/test_x.py", src), ("conftest.py", "")]);
         assert_eq!(detect(&files, None).unwrap().detection.framework, "pytest");
+        // A test function at module level is collected by pytest only: unittest would miss it.
+        let mixed = format!("{src}\ndef test_plain():\n    assert True\n");
+        let (_d, files) = files_of(&[("tests/test_x.py", &mixed)]);
+        assert_eq!(detect(&files, None).unwrap().detection.framework, "pytest");
+        // The project's own files say which runner it uses.
+        let (_d, files) = files_of(&[("tests/test_x.py", src), (".github/workflows/ci.yml", "- run: pytest -q\n")]);
+        let c = detect(&files, None).unwrap();
+        assert_eq!(c.detection.framework, "pytest");
+        assert!(c.detection.markers.iter().any(|m| m == ".github/workflows/ci.yml names pytest"), "{c:?}");
+        let (_d, files) = files_of(&[("tests/test_x.py", src), ("Makefile", "test:\n\tpython -m unittest -v\n")]);
+        let c = detect(&files, None).unwrap();
+        assert_eq!(c.detection.framework, "unittest");
+        assert!(c.detection.markers.iter().any(|m| m == "Makefile runs `python -m unittest`"), "{c:?}");
     }
 
     #[test]

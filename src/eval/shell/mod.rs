@@ -6,6 +6,7 @@
 //! the POSIX quote removal, so `'a b'`, `"a b"` and `a\ b` are one and the same word.
 
 pub(crate) mod normalize;
+mod options;
 pub(crate) mod posix;
 pub(crate) mod safety;
 

@@ -265,7 +265,7 @@ fn scan_word(raw: &str, found: &mut std::collections::BTreeSet<Bashism>) {
 }
 
 /// Length of `{a,b}` or `{1..5}` at the start of `chars`, if it is one (not `{}` or `{x}`).
-fn brace_expansion_len(chars: &[char]) -> Option<usize> {
+pub(super) fn brace_expansion_len(chars: &[char]) -> Option<usize> {
     let mut depth = 0;
     let mut comma_or_range = false;
     for (i, c) in chars.iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Running one external command: its own process group, a timeout with a grace period, output
 //! streamed to a log file and kept in memory only as a capped head and tail.
 //!
-//! Every process group started here is registered so Ctrl-C can stop them all; after a command
+//! Every process group started here is registered so a stop signal (Ctrl-C, SIGTERM) can stop
+//! them all; after a command
 //! ends, whatever is left of its group (grandchildren included) is killed and, on Linux, so is
 //! every descendant that left the group (`setsid`, double fork), found through the subreaper.
 //! Children never see the tokens fcorr publishes with (`secrets::SECRET_VARS`) nor the secrets fcorr.toml
@@ -24,7 +25,7 @@ use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -55,6 +56,22 @@ pub(crate) const LOG_TAIL_BYTES: usize = 4 * 1024 * 1024;
 /// -json`, libtest's output) that gets parsed, and a cut report makes its suite an error, so only
 /// runaway output (a test printing forever) should reach the cap — not a big, honest test suite.
 pub(crate) const STDOUT_FILE_HEAD_BYTES: usize = 64 * 1024 * 1024;
+
+/// The largest value fcorr puts in one environment variable it sets for a child. Linux refuses
+/// to start a program given any single argument or variable over 128 KiB (MAX_ARG_STRLEN:
+/// "Argument list too long"), and all of them together must fit in ARG_MAX; data that may be
+/// larger (a task's JSON, a case id) always goes in a file too, and inline only up to this size.
+pub(crate) const MAX_ENV_VALUE: usize = 32 * 1024;
+
+/// Sets `name` to `value` in `env` when the value is at most [`MAX_ENV_VALUE`] bytes; returns
+/// whether it did. Callers also hand the data over in a file whose path is always set.
+pub(crate) fn set_small_env(env: &mut Vec<(String, String)>, name: &str, value: &str) -> bool {
+    let fits = value.len() <= MAX_ENV_VALUE;
+    if fits {
+        env.push((name.to_string(), value.to_string()));
+    }
+    fits
+}
 
 /// Set in every child's environment to a value unique to the command, so that descendants which
 /// left its process group can still be told apart from another suite's when it ends.
@@ -170,11 +187,6 @@ pub(crate) struct Outcome {
 
 pub(crate) use crate::events::LogSink;
 
-/// A log sink that writes to a file.
-pub(crate) fn file_log(file: File) -> LogSink {
-    Arc::new(Mutex::new(Box::new(file)))
-}
-
 /// A log sink that writes to a file, capped: the first [`LOG_HEAD_BYTES`] go straight to the
 /// file, the last [`LOG_TAIL_BYTES`] are held and written when the sink is dropped, after a line
 /// saying how many bytes were cut between them. A test printing 500 MB leaves an 8 MiB log.
@@ -272,6 +284,10 @@ static ACTIVE_GROUPS: OnceLock<Mutex<HashSet<i32>>> = OnceLock::new();
 static CANCELLED: AtomicBool = AtomicBool::new(false);
 static NEXT_COMMAND: AtomicU64 = AtomicU64::new(0);
 static SUBREAPER: OnceLock<bool> = OnceLock::new();
+/// The first signal that asked fcorr to stop (SIGINT, SIGTERM, SIGHUP); 0 until one did.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+/// True once the command has started work that stops on [`is_cancelled`] (suites, SUT calls).
+static CANCELLABLE: AtomicBool = AtomicBool::new(false);
 
 /// Makes fcorr the subreaper of its descendants (Linux; once per process). Returns whether
 /// orphaned descendants can be found again: false on macOS, where they go to launchd.
@@ -296,6 +312,17 @@ pub(crate) fn is_cancelled() -> bool {
     CANCELLED.load(Ordering::SeqCst)
 }
 
+/// The signal that stopped the run (2 for SIGINT, 15 for SIGTERM, 1 for SIGHUP), if one did.
+pub(crate) fn stop_signal() -> Option<i32> {
+    Some(STOP_SIGNAL.load(Ordering::SeqCst)).filter(|s| *s != 0)
+}
+
+/// The conventional exit code of a process stopped by `signal`: 128 + its number (130 for
+/// SIGINT, 143 for SIGTERM).
+pub(crate) fn signal_exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
 /// Stops every running command: SIGTERM now; a second call sends SIGKILL.
 pub(crate) fn cancel_all() {
     let again = CANCELLED.swap(true, Ordering::SeqCst);
@@ -306,9 +333,38 @@ pub(crate) fn cancel_all() {
     }
 }
 
-/// Installs the Ctrl-C handler that cancels every running command.
-pub(crate) fn install_interrupt_handler() -> Result<(), ExecError> {
-    Ok(ctrlc::set_handler(cancel_all)?)
+/// From now on a stop signal cancels the work under way (every running command is stopped, the
+/// suites return what they have, results are written) instead of ending fcorr at once.
+pub(crate) fn cancel_on_signal() {
+    CANCELLABLE.store(true, Ordering::SeqCst);
+}
+
+/// Handles SIGINT, SIGTERM and SIGHUP for the whole process, on a thread of its own.
+///
+/// Once the command called [`cancel_on_signal`], a signal cancels the run ([`cancel_all`]; a
+/// second one kills what is left) and the command finishes with `128 + signal`. Before that
+/// (planning, or a command with nothing to cancel) nothing would look at the cancellation, so
+/// `exit` runs (it lifts the workflow-command fence) and the process ends with `128 + signal`.
+pub(crate) fn install_stop_handler(exit: fn()) -> Result<(), ExecError> {
+    platform::on_stop_signals(move |signal| {
+        let _ = STOP_SIGNAL.compare_exchange(0, signal, Ordering::SeqCst, Ordering::SeqCst);
+        if CANCELLABLE.load(Ordering::SeqCst) {
+            cancel_all();
+            return;
+        }
+        let name = signal_name(signal).unwrap_or("a signal");
+        errln!("fcorr: stopped by {name} before any suite started; nothing was measured or written");
+        // Held until the process is gone: no command can start in between, and any that a
+        // helper started (a version probe) is killed rather than left behind.
+        let active = lock(active_groups());
+        CANCELLED.store(true, Ordering::SeqCst);
+        for &pgid in active.iter() {
+            platform::signal_group(pgid, platform::Stop::Kill);
+        }
+        exit();
+        std::process::exit(signal_exit_code(signal));
+    })?;
+    Ok(())
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -391,6 +447,24 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
 
     let subreaper = ensure_subreaper();
     let marker = format!("{}-{}", std::process::id(), NEXT_COMMAND.fetch_add(1, Ordering::SeqCst));
+    // The copy of stdout is created before the command starts: a command whose output cannot be
+    // kept must not run as if it could (its caller would read whatever the path holds).
+    let stdout_copy_file = match &spec.stdout_file {
+        Some(path) => match File::create(path) {
+            Ok(file) => Some(file),
+            Err(e) => {
+                let message = format!("cannot create {} for the output of `{}`: {e}", path.display(), spec.program);
+                let mut outcome = finished(
+                    Exit::SpawnFailed { message: message.clone(), not_found: false },
+                    started,
+                    &Capture::new(0, 0),
+                );
+                outcome.output = message;
+                return outcome;
+            }
+        },
+        None => None,
+    };
     let mut command = Command::new(&spec.program);
     command.args(&spec.args).current_dir(&spec.cwd);
     for name in crate::secrets::withheld() {
@@ -423,6 +497,8 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
                 format!("working directory {} does not exist", spec.cwd.display())
             } else if not_found {
                 format!("`{}` was not found on PATH", spec.program)
+            } else if e.raw_os_error() == Some(libc::E2BIG) {
+                too_big_to_start(spec, &e)
             } else {
                 format!("cannot start `{}`: {e}", spec.program)
             };
@@ -444,8 +520,10 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     }
 
     if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
-        // A writer thread, so a command that does not read its stdin cannot block us; when it
-        // exits without reading, the write fails with EPIPE, which is fine.
+        // A writer thread, so a command that does not read its stdin cannot block us. A command
+        // may exit without reading it all (`echo ok` as a system under test): the write then
+        // fails with EPIPE (SIGPIPE is ignored, see main.rs), which only means the command did
+        // not read its input; its answer is judged like any other.
         std::thread::spawn(move || {
             let _ = pipe.write_all(&input);
         });
@@ -453,7 +531,7 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     // The copy is capped like a suite log (head, marker, tail), with a head sized for reports.
     let stdout_cut = Arc::new(AtomicU64::new(0));
-    let stdout_copy = spec.stdout_file.as_ref().and_then(|p| File::create(p).ok()).map(|file| {
+    let stdout_copy = stdout_copy_file.map(|file| {
         let mut copy = CappedLog::new(file, STDOUT_FILE_HEAD_BYTES, LOG_TAIL_BYTES, "output");
         copy.cut_total = Some(stdout_cut.clone());
         copy
@@ -547,6 +625,26 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
         let _ = sink.flush();
     }
     outcome
+}
+
+/// Why a command could not start with E2BIG: which argument or variable is too long, or that
+/// all of them together are.
+fn too_big_to_start(spec: &CommandSpec, e: &io::Error) -> String {
+    const PER_STRING: usize = 128 * 1024;
+    let env = spec.env.iter().map(|(k, v)| (format!("the variable {k}"), k.len() + 1 + v.len()));
+    let args = spec.args.iter().enumerate().map(|(i, a)| (format!("argument {}", i + 1), a.len()));
+    let longest = args.chain(env).max_by_key(|(_, len)| *len);
+    let what = match longest {
+        Some((name, len)) if len >= PER_STRING => {
+            format!("{name} is {len} bytes, over the kernel's limit of {PER_STRING} bytes for one")
+        }
+        _ => "its arguments and environment together are over the kernel's limit".to_string(),
+    };
+    format!(
+        "cannot start `{}`: {e}: {what}; pass large data on stdin or in a file instead (for a system under test, \
+         `stdin = \"prompt\"` or `\"case\"` rather than `{{prompt}}` in the command)",
+        spec.program
+    )
 }
 
 fn finished(exit: Exit, started: Instant, capture: &Capture) -> Outcome {

@@ -27,6 +27,19 @@ impl Stop {
     }
 }
 
+/// Calls `handle` with the signal's number, on a thread of its own, each time fcorr receives
+/// SIGINT, SIGTERM or SIGHUP (which then no longer end the process by themselves).
+pub(crate) fn on_stop_signals(handle: impl Fn(i32) + Send + 'static) -> std::io::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new().name("fcorr-signals".into()).spawn(move || {
+        for signal in signals.forever() {
+            handle(signal);
+        }
+    })?;
+    Ok(())
+}
+
 /// Puts the command in a new process group of its own, so the whole group can be signalled.
 pub(crate) fn own_group(command: &mut Command) {
     command.process_group(0);

@@ -450,8 +450,15 @@ fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, 
             let _ = writeln!(sink, "fcorr: {text}");
         }
     };
-    if let Some(dir) = path.parent() {
-        let _ = fs::create_dir_all(dir);
+    // The directory's own error is the cause (permission denied, a read-only file system);
+    // opening the lock file in a directory that could not be made would only say "No such file".
+    if let Some(dir) = path.parent()
+        && let Err(e) = fs::create_dir_all(dir)
+    {
+        return Err(Exit::SpawnFailed {
+            message: format!("cannot create the cache directory {}: {e}", dir.display()),
+            not_found: false,
+        });
     }
     let file = fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).map_err(|e| {
         Exit::SpawnFailed { message: format!("cannot open the lock file {}: {e}", path.display()), not_found: false }

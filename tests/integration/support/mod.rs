@@ -3,6 +3,7 @@
 //! Each test file uses a subset, hence the `dead_code` allowance.
 #![allow(dead_code)]
 
+pub mod disk;
 pub mod github;
 
 use std::path::{Path, PathBuf};
@@ -140,6 +141,33 @@ pub fn copy_project(from: &Path, to: &Path) {
             std::fs::copy(entry.path(), to.join(&name)).unwrap();
         }
     }
+}
+
+/// The `file:line`s the native tool printed in the test phase's output (its log tail, colours
+/// removed), read with `pattern`: a regex with the path in group 1 and the line in group 2.
+pub fn printed_locations(suite: &Suite, pattern: &str) -> Vec<(String, u32)> {
+    let log = strip_ansi_escapes::strip_str(&phase(suite, PhaseKind::Test).log_tail);
+    let pattern = regex::Regex::new(pattern).unwrap();
+    pattern.captures_iter(&log).map(|c| (c[1].to_string(), c[2].parse().unwrap())).collect()
+}
+
+/// The case points where the native tool said it failed: one of the `printed` locations has the
+/// case's line and names its file (the tools print it whole, relative or by its base name).
+pub fn assert_located_as_printed(case: &fcorr::model::Case, printed: &[(String, u32)]) {
+    let file = case.file.as_deref().unwrap_or_else(|| panic!("{} has no file: {case:?}", case.name));
+    let same_file = |p: &str| p == file || file.ends_with(&format!("/{p}")) || p.ends_with(&format!("/{file}"));
+    assert!(
+        printed.iter().any(|(p, line)| same_file(p) && case.line == Some(*line)),
+        "{} is at {file}:{:?}; the tool printed {printed:?}",
+        case.name,
+        case.line
+    );
+}
+
+/// The 1-based line of the first line of `file` (below the fixture) that contains `text`.
+pub fn line_of(fixture_name: &str, file: &str, text: &str) -> u32 {
+    let source = std::fs::read_to_string(fixture(fixture_name).join(file)).unwrap();
+    source.lines().position(|l| l.contains(text)).unwrap_or_else(|| panic!("{text:?} not in {file}")) as u32 + 1
 }
 
 /// `PATH` with `programs` hidden and everything else still found: each directory that holds one

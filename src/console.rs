@@ -1,0 +1,86 @@
+//! fcorr's own lines on stdout and stderr, written so that a closed or failing stream never stops
+//! a run: `fcorr run … | head -1` must still write its results and exit with the gate's code.
+//!
+//! SIGPIPE stays ignored (Rust's default), so a write to a closed pipe fails with `EPIPE`;
+//! `println!` would panic on it. Every line fcorr prints goes through [`outln!`], [`out!`] and
+//! [`errln!`] instead: the first failed write on a stream stops printing to it for the rest of the
+//! process, and nothing else changes.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+static STDERR_GONE: AtomicBool = AtomicBool::new(false);
+
+/// Writes to stdout unless an earlier write failed; a failure stops later writes.
+pub fn out(args: fmt::Arguments<'_>) {
+    write_to(&mut io::stdout().lock(), &STDOUT_GONE, args);
+}
+
+/// Writes to stderr unless an earlier write failed; a failure stops later writes.
+pub fn err(args: fmt::Arguments<'_>) {
+    write_to(&mut io::stderr().lock(), &STDERR_GONE, args);
+}
+
+/// True once a write to stdout has failed (the reader went away, the disk is full).
+pub fn stdout_gone() -> bool {
+    STDOUT_GONE.load(Ordering::Relaxed)
+}
+
+fn write_to(stream: &mut dyn Write, gone: &AtomicBool, args: fmt::Arguments<'_>) {
+    if gone.load(Ordering::Relaxed) {
+        return;
+    }
+    // `write_fmt` retries on EINTR; any other error (EPIPE, EIO, ENOSPC) will not get better.
+    if stream.write_fmt(args).is_err() {
+        gone.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `println!` that never panics: see the module documentation.
+#[macro_export]
+macro_rules! outln {
+    () => { $crate::console::out(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::console::out(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` that never panics: see the module documentation.
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::console::out(format_args!($($arg)*)) };
+}
+
+/// `eprintln!` that never panics: see the module documentation.
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::console::err(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stream whose reader went away.
+    struct Closed(usize);
+
+    impl Write for Closed {
+        fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+            self.0 += 1;
+            Err(io::Error::from(io::ErrorKind::BrokenPipe))
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_failed_write_stops_later_writes_without_panicking() {
+        let gone = AtomicBool::new(false);
+        let mut closed = Closed(0);
+        write_to(&mut closed, &gone, format_args!("one\n"));
+        write_to(&mut closed, &gone, format_args!("two\n"));
+        assert!(gone.load(Ordering::Relaxed));
+        assert_eq!(closed.0, 1, "nothing is written after the first failure");
+    }
+}
