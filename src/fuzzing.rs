@@ -26,6 +26,7 @@ const OTHERS: &[(&str, fn(&[u8]))] = &[
     ("dataset_jsonl", |data| dataset(data, "jsonl")),
     ("dataset_yaml", |data| dataset(data, "yaml")),
     ("shell", shell),
+    ("redaction", redaction),
     ("bank_file", bank_file),
     ("bank_history", bank_history),
     ("bank_pattern_rules", bank_pattern_rules),
@@ -122,6 +123,7 @@ fn check_report(format: &str, report: ParsedReport, again: ParsedReport) {
     }
     for case in &report.cases {
         check_case(format, case);
+        check_neutralised(format, case);
     }
     let first = suite_of(report.cases);
     let second = suite_of(again.cases);
@@ -150,6 +152,58 @@ fn check_case(format: &str, case: &Case) {
     if let Some(file) = &case.file {
         assert!(!file.starts_with(&format!("{ROOT}/")), "{format}: file `{file}` is not relative to the root");
     }
+}
+
+/// Every text of a case, escaped as the PR comment, job summary and annotations escape it, keeps
+/// no bidirectional control and cannot break out of its spot: a table cell or `<summary>` stays
+/// one line with no raw HTML, a code span one line, a code block is not closed by its content,
+/// an annotation message one line.
+fn check_neutralised(format: &str, case: &Case) {
+    use crate::publish::annotations::{escape_data, escape_property};
+    use crate::report::filters::{code_block, escape_cell, escape_summary, inline_code};
+    let texts = [Some(&case.name), case.classname.as_ref(), case.file.as_ref(), case.message.as_ref()];
+    let long = [case.details.as_ref(), case.output.as_ref()];
+    for text in texts.into_iter().chain(long).flatten() {
+        let one_line = |escaped: &str, how: &str| {
+            assert!(
+                !escaped.chars().any(|c| is_bidi_control(c) || c == '\n' || c == '\r'),
+                "{format}: {how} of {text:?} is {escaped:?}"
+            );
+        };
+        let cell = escape_cell(text);
+        one_line(&cell, "the table cell");
+        // Line breaks become `<br>`, the one tag a cell may hold.
+        let markup = cell.replace("<br>", "");
+        assert!(!markup.contains(['<', '>']) && unescaped_pipe(&cell).is_none(), "{format}: cell {cell:?}");
+        let summary = escape_summary(text);
+        one_line(&summary, "the summary");
+        assert!(!summary.contains(['<', '>']), "{format}: summary {summary:?}");
+        one_line(&inline_code(text, true), "the code span");
+        one_line(&escape_data(text), "the annotation message");
+        one_line(&escape_property(text), "the annotation property");
+        let block = code_block(text, "text");
+        assert!(!block.chars().any(is_bidi_control), "{format}: the code block of {text:?}");
+        let fence = block.split('\n').next().unwrap_or("").trim_end_matches("text");
+        let inner: Vec<&str> = block.trim_end_matches('\n').split('\n').collect();
+        let body = &inner[1..inner.len().saturating_sub(1).max(1)];
+        assert!(
+            !body.iter().any(|line| line.trim_start().starts_with(fence)),
+            "{format}: the code block of {text:?} closes early:\n{block}"
+        );
+    }
+}
+
+/// The same set `crate::text::neutralise_bidi` replaces, spelled out again so the check does
+/// not trust the code it checks.
+fn is_bidi_control(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// The byte index of a `|` that no odd run of backslashes escapes.
+fn unescaped_pipe(cell: &str) -> Option<usize> {
+    let bytes = cell.as_bytes();
+    (0..bytes.len())
+        .find(|&i| bytes[i] == b'|' && bytes[..i].iter().rev().take_while(|&&b| b == b'\\').count() % 2 == 0)
 }
 
 /// Counts that agree with the cases, unique ids, and a suite that reads back from JSON.
@@ -216,15 +270,13 @@ fn xml_stream(data: &[u8]) {
     }
 }
 
-/// A dataset in one format: reading and compiling it never panics; a case it accepts has an id
-/// no other case has and something to check, and its own expected answer passes.
+/// A dataset file in one format, read as `fcorr eval` reads it (size cap, byte-order mark,
+/// decoding): reading never panics; a case it accepts has an id no other case has and something
+/// to check, and its own expected answer passes.
 fn dataset(data: &[u8], extension: &str) {
-    use crate::eval::dataset;
     use crate::eval::matchers::{Check, Outcome, evaluate};
-    // Dataset files are read as UTF-8 text; other bytes stop at reading.
-    let Ok(text) = std::str::from_utf8(data) else { return };
-    let Ok(Some(cases)) = dataset::parse(text, extension) else { return };
-    let Ok(compiled) = dataset::compile(cases) else { return };
+    let scratch = Scratch::new();
+    let Ok(compiled) = crate::eval::dataset::load(&scratch.file(&format!("cases.{extension}"), data)) else { return };
     let mut ids = std::collections::HashSet::new();
     for eval in &compiled {
         let case = &eval.case;
@@ -268,6 +320,39 @@ fn shell(data: &[u8]) {
         shell::commands_match(answer, expected),
         "matching `{expected}` and `{answer}` depends on which is expected"
     );
+}
+
+/// Secrets (before the first NUL, separated by U+001F; the first byte picks the chunk size)
+/// redacted from a text (after the NUL) as a stream: chunk by chunk gives what the whole text
+/// at once gives, and no secret fcorr redacts (4 characters or more) is left in what comes out.
+fn redaction(data: &[u8]) {
+    use crate::secrets::{MASK, MIN_REDACTED_LEN, Redactor};
+    let Some((&pick, rest)) = data.split_first() else { return };
+    let Some(split) = rest.iter().position(|&b| b == 0) else { return };
+    let secrets: Vec<String> =
+        String::from_utf8_lossy(&rest[..split]).split('\u{1f}').filter(|s| !s.is_empty()).map(String::from).collect();
+    let text = &rest[split + 1..];
+    let mut whole = Redactor::for_values(secrets.clone());
+    let mut expected = whole.push(text).into_owned();
+    expected.extend(whole.finish());
+    let chunk = 1 + usize::from(pick % 32);
+    let mut streamed = Redactor::for_values(secrets.clone());
+    let mut got = Vec::new();
+    for piece in text.chunks(chunk) {
+        got.extend_from_slice(&streamed.push(piece));
+    }
+    got.extend(streamed.finish());
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&expected),
+        "chunks of {chunk} bytes redact differently from the whole text"
+    );
+    // A secret holding the mask's character can be rebuilt from a mask and its neighbours.
+    let mask = MASK.chars().next().unwrap_or('*');
+    for secret in secrets.iter().filter(|s| s.chars().count() >= MIN_REDACTED_LEN && !s.contains(mask)) {
+        let left = got.windows(secret.len()).any(|w| w == secret.as_bytes());
+        assert!(!left, "secret {secret:?} is left in {:?}", String::from_utf8_lossy(&got));
+    }
 }
 
 /// A bank file: a bank it accepts has unique, non-empty test ids, each test kept as written.

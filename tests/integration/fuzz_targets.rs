@@ -24,11 +24,18 @@ fn seeds(target: &str) -> Vec<(String, Vec<u8>)> {
     let mut seeds: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|entry| entry.unwrap().path())
-        .filter(|path| path.is_file())
+        .filter(|path| path.is_file() && !generated(path))
         .map(|path| (path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&path).unwrap()))
         .collect();
     seeds.sort();
     seeds
+}
+
+/// An input libFuzzer added to the directory (named by its SHA-1, and left out of git by
+/// fuzz/.gitignore): a local run's growth, not a seed.
+fn generated(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    name.len() == 40 && name.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// xorshift64*: a fixed sequence per target, no dependency.
