@@ -16,9 +16,12 @@ use crate::collect::{self, DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, 
 use crate::errors::ParseError;
 use crate::model::{Case, Suite, SuiteKind};
 
+/// A target: its name and the function that checks one input.
+type Target = (&'static str, fn(&[u8]));
+
 /// The targets that are not one report parser. Every parser in [`collect::parsers`] is a target
 /// of its own, `report_<format>` (see [`report_target`]), so a new parser needs no line here.
-const OTHERS: &[(&str, fn(&[u8]))] = &[
+const OTHERS: &[Target] = &[
     ("report_sniff", report_sniff),
     ("xml_stream", xml_stream),
     ("dataset_toml", |data| dataset(data, "toml")),
