@@ -98,8 +98,10 @@ pub(crate) fn tokenize(text: &str) -> Result<Vec<Token>, ShellError> {
                 word.push(c);
                 i = take_balanced(&chars, i + 1, &mut word)?;
             }
-            '(' if next == Some('(') && word.is_empty() => {
-                // An arithmetic command: `((`, the expression as one word, `))`.
+            '(' if next == Some('(') => {
+                // An arithmetic command: `((`, the expression as one word, `))`. Also right after a
+                // word (`ls((`, a syntax error to a shell): read the same way whether or not a space
+                // comes first, so a canonical form (which puts one there) reads back as itself.
                 flush(&mut word, &mut tokens);
                 let mut expr = String::new();
                 let end = take_balanced(&chars, i, &mut expr)?;
@@ -348,6 +350,8 @@ mod tests {
         assert_eq!(ops_and_words("diff <(ls a) b"), ["w:diff", "w:<(ls a)", "w:b"]);
         assert_eq!(ops_and_words("echo $(date +%s) # note"), ["w:echo", "w:$(date +%s)"]);
         assert_eq!(ops_and_words("((i++))"), ["o:((", "w:i++", "o:))"]);
+        // Found by the `shell` fuzz target: `ls(( -al` and its canonical form `ls (( -al` must read alike.
+        assert_eq!(tokenize("ls(( -al"), tokenize("ls (( -al"));
     }
 
     #[test]
