@@ -25,6 +25,8 @@ pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
 pub mod fsio;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub(crate) mod git;
 pub mod github;

@@ -123,6 +123,20 @@ pub struct Suite {
     /// that started at this time; `fcorr merge` lays its outcomes over that run's suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<String>,
+    /// Parts of the project this suite's runner found and did not run (a workspace member without
+    /// tests, a crate excluded from the cargo workspace), each with the reason: what fcorr leaves
+    /// out is said in every report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A member or module of a project that fcorr did not run, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct LeftOut {
+    /// Its directory, as the suite's own path is written (`packages/docs`, `web/packages/docs`).
+    pub path: String,
+    /// Why it did not run (`no test script`, `excluded by [workspace] exclude in Cargo.toml`).
+    pub reason: String,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -914,6 +928,7 @@ impl Suite {
             usage: None,
             shard: None,
             rerun_of: None,
+            left_out: Vec::new(),
         }
     }
 
