@@ -9,6 +9,9 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{ConnectProxyConnector, Connector, RustlsConnector};
+
 use super::SutRequest;
 use super::answer::{self, AnswerFormat, Reply};
 use super::config::SutConfigError;
@@ -140,7 +143,12 @@ impl Client {
             // Statuses are classified here (429 and 5xx retried), not turned into errors.
             .http_status_as_error(false)
             .build();
-        Client { agent: ureq::Agent::new_with_config(config) }
+        // ureq's default chain (CONNECT proxy, TCP, rustls) with TCP that asks for immediate
+        // acknowledgements while an answer is awaited (`super::tcp`: no 40 ms stall on servers
+        // that write headers and body apart).
+        let connector =
+            ().chain(ConnectProxyConnector::default()).chain(super::tcp::QuickAckTcp).chain(RustlsConnector::default());
+        Client { agent: ureq::Agent::with_parts(config, connector, DefaultResolver::default()) }
     }
 
     /// POSTs `body` to `url` and returns the response text of a 2xx answer; `shown` is the URL

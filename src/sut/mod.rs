@@ -15,6 +15,7 @@ pub(crate) mod config;
 mod guard;
 pub(crate) mod http;
 pub(crate) mod openai;
+mod tcp;
 #[cfg(test)]
 mod testing;
 

@@ -575,7 +575,11 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
     let leftovers = {
         let mut active = lock(active_groups());
         active.remove(&pgid);
-        if subreaper { platform::kill_leftovers(&|found: &str| found == marker, &active) } else { Vec::new() }
+        if subreaper && platform::may_have_leftovers(&active) {
+            platform::kill_leftovers(&|found: &str| found == marker, &active)
+        } else {
+            Vec::new()
+        }
     };
 
     let drain_deadline = Instant::now() + PIPE_DRAIN;
