@@ -124,6 +124,19 @@ pub(crate) trait Runner: Send + Sync {
     fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>>;
     /// True when the run's selection leaves this planned suite out (planning drops it).
     fn deselected(&self, suite: &SuitePlan) -> bool;
+    /// The kind's own defaults for the shared settings, from its loaded keys.
+    fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults>;
+}
+
+/// Shared settings a kind defaults differently from the run: a kind that grades its cases (the
+/// bank) takes the graded policy, its own weight in the combined score and its own pass mark,
+/// unless the user sets them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SharedDefaults {
+    /// The suite's weight in the combined score.
+    pub(crate) weight: f64,
+    /// The graded average that meets the policy (`min-score`).
+    pub(crate) min_score: f64,
 }
 
 impl Debug for dyn Runner {
@@ -252,8 +265,8 @@ fn plan_shared(
     let display_path = path.to_string_lossy().trim_end_matches('/').to_string();
     let display_path = if display_path.is_empty() { ".".to_string() } else { display_path };
     let name = suite.name.clone().unwrap_or_else(|| display_path.clone());
-    // Bank suites grade their cases: graded policy and their mechanism's weight by default.
-    let bank_default = crate::bank::defaults(runner.suite_kind(), &suite.settings);
+    // Kinds that grade their cases (banks) default to the graded policy and their own weight.
+    let graded = runner.shared_defaults(&suite.settings);
     SuitePlan {
         id: name.clone(),
         name,
@@ -261,14 +274,15 @@ fn plan_shared(
         runner,
         root: absolute(base, &path),
         display_path,
-        // `--policy graded` grades bank suites only; the others have no per-case scores to average.
+        // `--policy graded` grades only the suites of grading kinds; the others have no per-case
+        // scores to average.
         policy: overrides
             .policy
-            .filter(|p| *p != Policy::Graded || bank_default.is_some())
+            .filter(|p| *p != Policy::Graded || graded.is_some())
             .or(suite.policy)
-            .unwrap_or(bank_default.map_or(config.run.policy, |_| Policy::Graded)),
-        threshold: suite.min_score.unwrap_or(bank_default.map_or(100.0, |d| d.min_score)),
-        weight: suite.weight.or(bank_default.map(|d| d.weight)).unwrap_or(1.0),
+            .unwrap_or(graded.map_or(config.run.policy, |_| Policy::Graded)),
+        threshold: suite.min_score.unwrap_or(graded.map_or(100.0, |d| d.min_score)),
+        weight: suite.weight.or(graded.map(|d| d.weight)).unwrap_or(1.0),
         critical: suite.critical,
         weights: suite.weights,
         origin: suite.origin.clone(),

@@ -113,25 +113,6 @@ pub(crate) fn registration(name: &str) -> Result<&'static Registration, BankErro
     })
 }
 
-/// Shared-setting defaults of a bank suite (when the user sets none).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct SuiteDefaults {
-    /// The mechanism's weight in the combined score.
-    pub(crate) weight: f64,
-    /// The bank average that meets the graded policy: below 70 the seed calls health POOR.
-    pub(crate) min_score: f64,
-}
-
-/// Defaults for a suite of `kind` with these settings; `None` for non-bank suites.
-pub(crate) fn defaults(kind: crate::model::SuiteKind, settings: &toml::Table) -> Option<SuiteDefaults> {
-    if kind != crate::model::SuiteKind::Bank {
-        return None;
-    }
-    let weight =
-        settings.get("mechanism").and_then(|m| m.as_str()).and_then(|m| registration(m).ok()).map_or(1.0, |r| r.weight);
-    Some(SuiteDefaults { weight, min_score: 70.0 })
-}
-
 /// Primary, secondary, not-expected and rank checks against the observed ids.
 pub(crate) fn generic_findings(expectations: &Expectations, actual: &[String]) -> Findings {
     let present = |id: &String| actual.contains(id);

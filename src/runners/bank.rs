@@ -15,7 +15,7 @@ use crate::errors::{ConfigError, PlanError};
 use crate::events::Event;
 use crate::model::{SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
-use crate::runners::{PlanContext, RunContext, SuiteRunner};
+use crate::runners::{PlanContext, RunContext, SharedDefaults, SuiteRunner};
 use crate::sut::config::{SutConfig, SutContext};
 
 /// The bank runner.
@@ -75,6 +75,13 @@ impl SuiteRunner for Bank {
 
     fn about(&self) -> &'static str {
         "a graded test bank (semantic, state, pattern or always) scored on 100 points per test"
+    }
+
+    /// Banks grade their cases: the graded policy, a pass mark of 70 (below it the bank's health
+    /// is POOR) and the mechanism's weight in the combined score.
+    fn shared_defaults(&self, c: &BankConfig) -> Option<SharedDefaults> {
+        let weight = registration(&c.mechanism).map_or(1.0, |r| r.weight);
+        Some(SharedDefaults { weight, min_score: 70.0 })
     }
 
     fn validate(&self, c: &BankConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {

@@ -24,7 +24,7 @@ use crate::execute::{ExecContext, process};
 use crate::model::{Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 // The seam's types live where their users are (planning, execution); kinds name them here.
 use crate::plan::SuitePlan;
-pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SuiteItem};
+pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SharedDefaults, SuiteItem};
 
 pub(crate) mod bank;
 #[cfg(test)]
@@ -80,6 +80,14 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
         let _ = (suite, plan);
         false
     }
+
+    /// The kind's own defaults for the shared settings (policy, weight, `min-score`) when the
+    /// user sets none: `Some` makes the suite graded by default, with that weight and pass mark,
+    /// and lets `--policy graded` apply to it. Default: `None`, the run's defaults.
+    fn shared_defaults(&self, config: &Self::Config) -> Option<SharedDefaults> {
+        let _ = config;
+        None
+    }
 }
 
 /// Every [`SuiteRunner`] is a [`Runner`]: the registry (`crate::kinds`) holds them type-erased.
@@ -118,6 +126,13 @@ impl<R: SuiteRunner> Runner for R {
 
     fn deselected(&self, suite: &SuitePlan) -> bool {
         suite.settings.get::<R::Plan>().is_some_and(|plan| SuiteRunner::deselected(self, suite, plan))
+    }
+
+    fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults> {
+        // Settings come from `load`, so they read back; a suite planned from the command line
+        // has none, and the kind's defaults then see its empty config.
+        let config: R::Config = settings.clone().try_into().unwrap_or_default();
+        SuiteRunner::shared_defaults(self, &config)
     }
 
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite {
