@@ -12,8 +12,6 @@
 // First, so its printing macros (`outln!`, `out!`, `errln!`) are in scope in every module below.
 #[macro_use]
 pub mod console;
-pub(crate) mod bank;
-pub(crate) mod benchmark;
 pub mod cli;
 pub mod collect;
 pub mod commands;
@@ -21,7 +19,6 @@ pub mod compare;
 pub mod config;
 pub(crate) mod ecosystems;
 pub mod errors;
-pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
 pub mod fsio;

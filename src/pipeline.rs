@@ -134,7 +134,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     };
     let extra = extra(&cwd, &out_dir, &gates)?;
     let plans = match &args.samples {
-        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), overrides)?,
+        Some(dir) => crate::kinds::project::plan_samples(&config, dir, args.sdk.as_deref(), overrides)?,
         // Only added suites: no project in the current directory is detected and run.
         None if extra.is_some() && args.paths.is_empty() && config.suites.is_empty() => Vec::new(),
         None => plan::plan(&config, &args.paths, overrides, &KINDS)?,
@@ -142,7 +142,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &KINDS)?;
     let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
-        Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
+        Some(path) => crate::kinds::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
         None => plans,
     };
     let jobs = args
@@ -246,7 +246,7 @@ pub(crate) fn write_reports(
 pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
-        if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
+        if let Err(problem) = crate::report::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
             errln!("fcorr: warning: results folder: {problem}");
         }
     }

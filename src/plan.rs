@@ -351,7 +351,7 @@ mod tests {
         assert_eq!(plans[0].name, "x");
         assert_eq!(plans[1].id, "x#2");
         assert_eq!(plans[0].policy, Policy::PassRate);
-        let project = plans[0].settings.get::<crate::runners::project::ProjectPlan>().unwrap();
+        let project = plans[0].settings.get::<crate::kinds::project::ProjectPlan>().unwrap();
         assert!(!project.install);
         assert_eq!(project.timeouts.test, std::time::Duration::from_secs(600));
     }

@@ -15,12 +15,12 @@ use crate::errors::FcorrError;
 use crate::gate::Gate;
 use crate::github::baseline::{self, Lookup, Source};
 use crate::github::{self, GithubContext};
+use crate::kinds::import::ImportConfig;
 use crate::model::Run;
 use crate::pipeline;
 use crate::publish::{self, Options, annotations::PathMapper, comment};
 use crate::report::markdown::Detail;
 use crate::report::{ReportEnv, terminal};
-use crate::runners::import::ImportConfig;
 
 /// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
 #[derive(Debug, Args, Clone, Default)]

@@ -15,11 +15,11 @@ use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{ExecContext, process};
 use crate::gate;
+use crate::kinds::import::ImportConfig;
 use crate::model::{Policy, Run, Severity};
 use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::report::ReportEnv;
-use crate::runners::import::ImportConfig;
 
 /// Arguments of `fcorr import`.
 #[derive(Debug, Args, Clone, Default)]

@@ -222,7 +222,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
     for rerun in reruns {
         match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
-            Some(original) => crate::runners::project::retry::overlay(original, rerun),
+            Some(original) => crate::kinds::project::retry::overlay(original, rerun),
             None => suites.push(rerun),
         }
     }

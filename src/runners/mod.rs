@@ -26,12 +26,6 @@ use crate::model::{Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
 pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SharedDefaults, SuiteItem};
 
-pub(crate) mod bank;
-#[cfg(test)]
-pub(crate) mod echo;
-pub(crate) mod import;
-pub(crate) mod project;
-
 /// A suite kind: its config keys, their validation, planning, and running one suite.
 pub(crate) trait SuiteRunner: Send + Sync + 'static {
     /// The kind's own `[[suite]]` keys (besides the shared ones in [`crate::config::SuiteConfig`]).

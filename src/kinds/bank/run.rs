@@ -231,8 +231,8 @@ fn markers(settings: &BankSettings, bank: &super::expectations::Bank, history: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::test_sut::TableSut;
-    use crate::bank::{pattern, semantic};
+    use crate::kinds::bank::test_sut::TableSut;
+    use crate::kinds::bank::{pattern, semantic};
     use crate::score::is_hard_fail;
 
     fn settings(dir: &std::path::Path, mechanism: &'static Registration, rules: Option<PathBuf>) -> BankSettings {

@@ -23,13 +23,13 @@ use crate::config::Commands;
 use crate::events::NullSink;
 use crate::execute::ExecContext;
 use crate::execute::process::{self, CommandSpec, Exit, LogSink};
+use crate::kinds::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::model::{
     Case, CaseStatus, Diagnostic, DiagnosticSource, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
     SuiteKind, SuiteStatus, Usage,
 };
 use crate::plan::SuitePlan;
 use crate::runners::KindPlan;
-use crate::runners::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::shard::Shard;
 use crate::sut::answer;
 pub(crate) use tasks::{Task, TaskError, TaskFilter};
@@ -362,7 +362,7 @@ impl TaskRunner<'_> {
         };
 
         let (test_suite, project) = self.test_plan(task, &scratch);
-        let tests = crate::runners::project::run_project(&test_suite, &project, self.ctx, &NullSink);
+        let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.score = Some(grade.ratio * 100.0);
