@@ -123,6 +123,11 @@ pub struct Suite {
     /// that started at this time; `fcorr merge` lays its outcomes over that run's suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<String>,
+    /// True when `--shard` split this suite by item: every shard ran its own slice of the
+    /// suite's items (rather than the whole suite running in one shard), so `fcorr merge` joins
+    /// the parts and a missing shard is an error. Set only in sharded runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split_by_item: bool,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -914,6 +919,7 @@ impl Suite {
             usage: None,
             shard: None,
             rerun_of: None,
+            split_by_item: false,
         }
     }
 

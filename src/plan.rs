@@ -126,6 +126,11 @@ pub(crate) trait Runner: Send + Sync {
     fn deselected(&self, suite: &SuitePlan) -> bool;
     /// The kind's own defaults for the shared settings, from its loaded keys.
     fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults>;
+    /// True when `--shard` splits suites of this kind by item rather than by suite.
+    fn splits_items(&self) -> bool;
+    /// `--rerun-failed`: this suite's plan narrowed to what failed in `before`, its result in
+    /// the run that started at `of`; `None` when the kind cannot rerun part of a suite.
+    fn rerun(&self, suite: &SuitePlan, before: &Suite, of: &str) -> Option<KindPlan>;
 }
 
 /// Shared settings a kind defaults differently from the run: a kind that grades its cases (the
@@ -292,10 +297,10 @@ fn plan_shared(
 }
 
 /// The suites `--shard K/N` runs: whole suites by a hash of their id; item-split suites
-/// ([`crate::shard::splits_items`]) always, each keeping its own slice of items.
+/// ([`Runner::splits_items`]) always, each keeping its own slice of items.
 pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<crate::shard::Shard>) -> Vec<SuitePlan> {
     let Some(shard) = shard else { return plans };
-    plans.into_iter().filter(|p| crate::shard::splits_items(p.kind) || shard.keeps(&p.id)).collect()
+    plans.into_iter().filter(|p| p.runner.splits_items() || shard.keeps(&p.id)).collect()
 }
 
 pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {

@@ -288,6 +288,7 @@ mod tests {
                 .collect();
             suite.status = SuiteStatus::Passed;
             suite.shard = shard.map(String::from);
+            suite.split_by_item = kind == SuiteKind::Benchmark && shard.is_some();
             suite
         };
         let input = |label: &str, suites: Vec<Suite>| {

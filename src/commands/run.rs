@@ -94,8 +94,11 @@ impl RunArgs {
         pipeline::RunOptions {
             paths: self.paths.clone(),
             config: self.config.clone(),
-            samples: self.samples.clone(),
-            sdk: self.sdk.clone(),
+            samples: self.samples.clone().map(|dir| pipeline::Samples {
+                dir,
+                sdk: self.sdk.clone(),
+                plan: crate::kinds::project::plan_samples,
+            }),
             fail_on: self.fail_on.clone(),
             format: self.format.clone(),
             out: self.out.clone(),

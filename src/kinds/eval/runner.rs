@@ -78,6 +78,11 @@ impl SuiteRunner for Eval {
         SuiteKind::Eval
     }
 
+    /// Each shard runs its own slice of the items (`Shard::keeps_item` in planning).
+    fn splits_items(&self) -> bool {
+        true
+    }
+
     fn about(&self) -> &'static str {
         "a dataset of prompts with expected answers, asked of a system under test"
     }
