@@ -78,6 +78,34 @@ pub enum SuiteKind {
     Import,
 }
 
+impl SuiteKind {
+    /// What this kind's cases are, which decides the report sections that describe its suites.
+    /// The one place outside `kinds/` that tells kinds apart: the model says what each kind's
+    /// results look like, so reports read it from the results (old results.json files included).
+    pub(crate) fn shape(self) -> CaseShape {
+        match self {
+            Self::Eval | Self::Benchmark => CaseShape::Items,
+            Self::Bank => CaseShape::Graded,
+            Self::Project | Self::Import => CaseShape::Tests,
+        }
+    }
+}
+
+/// What the cases of a suite are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CaseShape {
+    /// Tests that pass or fail (projects, imported reports).
+    Tests,
+    /// Items asked of a system and measured (eval cases, benchmark tasks): pass rate, reasons,
+    /// categories, usage and cost (`report::eval`).
+    Items,
+    /// Tests graded 0-100 (banks): averages, health, score distribution (`report::bank`).
+    Graded,
+}
+
+/// The tag that holds a case's category (eval and bank cases); read it with [`Case::category`].
+pub(crate) const CATEGORY_TAG: &str = "category";
+
 /// One project, task suite, dataset or imported report set.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Suite {
@@ -456,6 +484,13 @@ pub struct Case {
     pub expectation_source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+}
+
+impl Case {
+    /// The case's category (eval datasets, banks), when it has one.
+    pub(crate) fn category(&self) -> Option<&str> {
+        self.tags.get(CATEGORY_TAG).map(String::as_str)
+    }
 }
 
 fn is_zero(n: &u32) -> bool {

@@ -398,7 +398,7 @@ impl<'a> CaseContext<'a> {
         run: &'a Run,
         env: &'a ReportEnv,
         history: &crate::history::Sections,
-        evals: &[Option<crate::kinds::eval::metrics::EvalMetrics>],
+        evals: &[Option<crate::report::eval::EvalMetrics>],
     ) -> CaseContext<'a> {
         let mut notes = HashMap::new();
         let mut failing_before = HashSet::new();
@@ -559,8 +559,8 @@ struct SuiteView<'a> {
     /// Cases of this suite not in `cases` at this detail level.
     cases_omitted: usize,
     delta: Option<&'a SuiteDelta>,
-    /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::kinds::eval::metrics`).
-    eval: Option<crate::kinds::eval::metrics::EvalMetrics>,
+    /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::report::eval`).
+    eval: Option<crate::report::eval::EvalMetrics>,
     /// `Python · pytest`, `bank · semantic`, `eval`: what ran it, short.
     runner: String,
     /// Whether the suite passed its gate (`passed`), and why not (`note`: `below 100`…).
@@ -822,7 +822,7 @@ fn context(
 ) -> Value {
     let history = crate::history::sections(run, max.min(HISTORY_LISTED));
     let mut evals: Vec<_> =
-        run.suites.iter().map(|s| crate::kinds::eval::metrics::of(s, run.comparison.as_ref(), max)).collect();
+        run.suites.iter().map(|s| crate::report::eval::of(s, run.comparison.as_ref(), max)).collect();
     let cases_ctx = CaseContext::new(run, env, &history, &evals);
     let why = super::lead::why(run);
     // Critical failures are listed under "why it failed" with their case, and only there.
@@ -997,7 +997,7 @@ fn context(
         failures => all_failures,
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
-        banks => crate::kinds::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
+        banks => crate::report::bank::overview(run).map(|b| Value::from(Serde(b))),
         history => Value::from(Serde(history)),
         why => why_values,
         failure_groups => failure_groups,

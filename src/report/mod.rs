@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use crate::errors::{FcorrError, RenderError};
 use crate::model::Run;
 
+pub(crate) mod bank;
 pub mod budget;
 pub mod ctrf;
+pub(crate) mod eval;
 pub(crate) mod filters;
 pub mod html;
 pub(crate) mod json;

@@ -16,7 +16,6 @@ pub(crate) mod scoring;
 pub(crate) mod select;
 pub(crate) mod semantic;
 pub(crate) mod state;
-pub(crate) mod summary;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

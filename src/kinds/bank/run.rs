@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::expectations::{History, Source, load_bank, load_history};
 use super::pace::{Pacer, Progress};
-use super::scoring::{Findings, Graded, grade, interpret};
+use super::scoring::{Findings, Graded, grade};
 use super::select::Selection;
 use super::{BankError, MechanismSpec, Registration};
 use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind, SuiteStatus};
 use crate::score::HARD_FAIL;
+use crate::score::interpret;
 use crate::sut::{Sut, SutError};
 
 /// Everything needed to run one bank suite.
@@ -160,7 +161,7 @@ fn tags(test: &super::expectations::BankTest, mechanism: &str, source: &Source) 
         tags.insert("title".into(), test.name.clone());
     }
     if let Some(category) = &test.category {
-        tags.insert("category".into(), category.clone());
+        tags.insert(crate::model::CATEGORY_TAG.into(), category.clone());
     }
     if !test.topics.is_empty() {
         tags.insert("topic".into(), test.topics.join(","));

@@ -342,7 +342,7 @@ fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
     }
     let mut tags = case.case.tags.clone();
     if let Some(category) = &case.case.category {
-        tags.insert("category".into(), category.clone());
+        tags.insert(crate::model::CATEGORY_TAG.into(), category.clone());
     }
     let expected = case.case.expected_command.clone().or_else(|| {
         case.case.expected.as_ref().map(|v| match v {
