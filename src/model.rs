@@ -45,7 +45,7 @@ pub struct Run {
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
-    /// The slowest cases and the biggest slowdowns against the baseline (`report::slowest`).
+    /// The slowest cases and the biggest slowdowns against the baseline (`timing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
@@ -1061,7 +1061,7 @@ mod tests {
 }
 
 /// Per-test time: the slowest cases of the run and the cases that got slower than in the
-/// baseline by more than both thresholds (computed by `report::slowest`).
+/// baseline by more than both thresholds (computed by `timing`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
 pub struct Timing {
     /// Up to `settings.slowest` cases, slowest first.

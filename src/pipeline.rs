@@ -9,7 +9,7 @@ use crate::errors::{ConfigError, FcorrError, PlanError};
 use crate::execute::{ExecContext, process};
 use crate::gate::{self, Gate};
 use crate::kinds::KINDS;
-use crate::model::{Run, SuiteStatus};
+use crate::model::{Run, SuiteStatus, TimingSettings, Verdict};
 use crate::plan::{self, Overrides};
 use crate::report::{self, ReportEnv, terminal};
 
@@ -248,27 +248,38 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     run
 }
 
-/// Compares the run with its baseline run, when there is one, and carries the baseline's
-/// history forward by this run (a run without a baseline starts its history).
-pub(crate) fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::BaselineInfo)>) {
+/// The tail every command runs once it has its results (`run`, `ci`, `import`, `merge`): the
+/// timing lists (slowest cases, slowdowns against the baseline), the comparison with the
+/// baseline and the history carried forward by this run (from the baseline's history, else from
+/// `past`), then the verdict, judged once, after the comparison the regression gate needs.
+pub(crate) fn conclude(
+    run: &mut Run,
+    baseline: Option<(Run, crate::compare::BaselineInfo)>,
+    past: crate::history::Past,
+    timing: &TimingSettings,
+    judge: impl FnOnce(&Run) -> Verdict,
+) {
+    crate::timing::attach(run, baseline.as_ref().map(|(base, _)| base), timing);
     let past = match baseline {
         Some((base, info)) => {
             let past = crate::history::Past::of_baseline(&base);
             run.comparison = Some(crate::compare::compare(run, &base, info));
             past
         }
-        None => crate::history::Past::default(),
+        None => past,
     };
     crate::history::record(run, past);
+    run.verdict = judge(run);
 }
 
-/// Sets the run's verdict from the prepared gates. Call once, after any comparison.
-pub(crate) fn judge(run: &mut Run, prepared: &Prepared) {
+/// The verdict on a run of prepared suites, from the prepared gates (a shard's run is judged
+/// as a part: emptiness waits for the merge).
+pub(crate) fn verdict(run: &Run, prepared: &Prepared) -> Verdict {
     let tolerance = prepared.config.gate.regression_tolerance;
-    run.verdict = match prepared.shard {
+    match prepared.shard {
         Some(_) => crate::shard::judge(run, &prepared.gates, tolerance),
         None => gate::judge(run, &prepared.gates, tolerance),
-    };
+    }
 }
 
 /// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).

@@ -351,10 +351,9 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         .unwrap_or_else(|| baseline::DEFAULT_ARTIFACT.into());
     let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
     let base = resolve_baseline(&source, ctx.as_ref(), &artifact, depth);
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &prepared.config.report.timing());
-    pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
-    // Judged once, after the comparison the regression gate needs.
-    pipeline::judge(&mut run, &prepared);
+    let timing = prepared.config.report.timing();
+    let base = base.map(|b| (b.run, b.info));
+    pipeline::conclude(&mut run, base, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));
 
     // Results first: nothing published can be lost if publishing fails.
     let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), templates));

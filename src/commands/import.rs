@@ -118,9 +118,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         &args.artifact_name,
         crate::github::baseline::DEFAULT_DEPTH,
     );
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &config.report.timing());
-    crate::pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
-    run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
+    let tolerance = config.gate.regression_tolerance;
+    let base = base.map(|b| (b.run, b.info));
+    crate::pipeline::conclude(&mut run, base, Default::default(), &config.report.timing(), |run| {
+        gate::judge(run, &gates, tolerance)
+    });
 
     let report_started = Instant::now();
     // Inside GitHub Actions the files on disk link failures to the code, as `fcorr ci` writes them.

@@ -69,14 +69,13 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
     let ctx = if source == Source::Github { ci::github_context(None) } else { None };
     let base = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &defaults.report.timing());
-    match base {
-        // The merged baseline's history is this merged run's past...
-        Some(base) => crate::pipeline::compare_and_carry(&mut run, Some((base.run, base.info))),
-        // ...else the parts' pasts, each without the part's own outcome, so nothing counts twice.
-        None => crate::history::record(&mut run, parts_past),
-    }
-    run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);
+    // The merged baseline's history is this merged run's past, else the parts' pasts, each
+    // without the part's own outcome, so nothing counts twice.
+    let tolerance = defaults.gate.regression_tolerance;
+    let base = base.map(|b| (b.run, b.info));
+    crate::pipeline::conclude(&mut run, base, parts_past, &defaults.report.timing(), |run| {
+        gate::judge(run, &gates, tolerance)
+    });
 
     let out_dir = args.judge.out_dir(&cwd);
     let (written, _) = report::write_required(&run, &ReportEnv::default(), &out_dir, &args.judge.format)?;

@@ -657,12 +657,12 @@ fn timing_view<'a>(run: &'a Run, links: Option<&CodeLinks>) -> Option<TimingView
     let timing = match &run.timing {
         Some(t) => t,
         None => {
-            computed = super::slowest::timing(run, None, &crate::model::TimingSettings::default());
+            computed = crate::timing::timing(run, None, &crate::model::TimingSettings::default());
             &computed
         }
     };
     // "The slowest 10" of a run with 10 tests or fewer is just the run again: only slowdowns then.
-    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| super::slowest::ran_ms(c).is_some()).count();
+    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| crate::timing::ran_ms(c).is_some()).count();
     let show_slowest = timed > timing.slowest.len();
     if !show_slowest && timing.slowdowns.is_empty() && !timing.compared {
         return None;

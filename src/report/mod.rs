@@ -25,7 +25,6 @@ pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
 pub(crate) mod results_folder;
-pub mod slowest;
 pub mod terminal;
 pub(crate) mod trend;
 
