@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::commands::ci;
 use crate::commands::run::JudgeArgs;
+use crate::commands::shared;
 use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::gate;
@@ -67,8 +67,8 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let (mut run, parts_past) = merge(inputs);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
-    let ctx = if source == Source::Github { ci::github_context(None) } else { None };
-    let base = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
+    let ctx = if source == Source::Github { shared::github_context(None) } else { None };
+    let base = shared::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
     // The merged baseline's history is this merged run's past, else the parts' pasts, each
     // without the part's own outcome, so nothing counts twice.
     let tolerance = defaults.gate.regression_tolerance;
