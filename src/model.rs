@@ -156,6 +156,20 @@ pub struct Suite {
     /// the parts and a missing shard is an error. Set only in sharded runs.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub split_by_item: bool,
+    /// Parts of the project this suite's runner found and did not run (a workspace member without
+    /// tests, a crate excluded from the cargo workspace), each with the reason: what fcorr leaves
+    /// out is said in every report.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+}
+
+/// A member or module of a project that fcorr did not run, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct LeftOut {
+    /// Its directory, as the suite's own path is written (`packages/docs`, `web/packages/docs`).
+    pub path: String,
+    /// Why it did not run (`no test script`, `excluded by [workspace] exclude in Cargo.toml`).
+    pub reason: String,
 }
 
 /// How a suite ended, before any scoring policy is applied.
@@ -955,6 +969,7 @@ impl Suite {
             shard: None,
             rerun_of: None,
             split_by_item: false,
+            left_out: Vec::new(),
         }
     }
 

@@ -10,10 +10,10 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
+use super::{Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// `go test` projects.
 pub(crate) struct Go;
@@ -46,27 +46,28 @@ impl Ecosystem for Go {
     }
 
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
-        if !files.has("go.mod") {
+        let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
+        if !files.has("go.mod") && uses.is_empty() {
             return None;
         }
-        let mut markers = vec!["go.mod".to_string()];
-        let go_mod = files.read("go.mod").unwrap_or_default();
-        if let Some(module) = go_mod_module(&go_mod) {
-            markers[0] = format!("go.mod (module {module})");
+        let mut markers = Vec::new();
+        if files.has("go.mod") {
+            let go_mod = files.read("go.mod").unwrap_or_default();
+            markers.push(match go_mod_module(&go_mod) {
+                Some(module) => format!("go.mod (module {module})"),
+                None => "go.mod".to_string(),
+            });
         }
         let tests = files.files.iter().filter(|f| f.ends_with("_test.go")).count();
         if tests > 0 {
             markers.push(format!("{tests} *_test.go file(s)"));
         }
-        if files.has("go.work") {
+        if !uses.is_empty() {
             markers.push("go.work (tests every module it uses)".into());
         }
-        let untested = untested_modules(files);
-        if !untested.is_empty() {
-            markers.push(format!(
-                "nested module(s) not tested: {} (list them in a go.work, or add each as a suite)",
-                untested.join(", ")
-            ));
+        let nested = self.members(files).run;
+        if !nested.is_empty() {
+            markers.push(format!("nested module(s) run as suites of their own: {}", nested.join(", ")));
         }
         Some(Candidate {
             detection: Detection {
@@ -81,13 +82,48 @@ impl Ecosystem for Go {
         })
     }
 
+    /// Nested modules (their own go.mod, which `./...` stops at) that the root's go.work does not
+    /// use: each with tests runs as a suite of its own; one without tests is named as left out.
+    fn members(&self, files: &ProjectFiles) -> Members {
+        let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
+        let mut members = Members { source: Some("nested go.mod files".into()), ..Members::default() };
+        let modules = module_dirs(files);
+        for dir in modules.iter().filter(|d| !d.is_empty()) {
+            if uses.iter().any(|u| u == dir) {
+                continue;
+            }
+            let owns = |file: &str| owning_module(&modules, file) == Some(dir.as_str());
+            if files.files.iter().any(|f| f.ends_with("_test.go") && owns(f)) {
+                members.run.push(dir.clone());
+            } else {
+                members.left_out.push(LeftOut {
+                    path: dir.clone(),
+                    reason: "a nested Go module with no _test.go files: nothing to test".into(),
+                });
+            }
+        }
+        members
+    }
+
     fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
-        let go_mod = ctx.files.read("go.mod").unwrap_or_default();
+        // A nested module run as a member is not in the root's go.work (the ones it uses run with
+        // the root): the go command would refuse it in workspace mode, so it runs on its own.
+        let outside_work = ctx.files.workspace.as_ref().is_some_and(|ws| ws.join("go.work").is_file());
+        let go = |args: &[&str]| {
+            let mut spec = CommandSpec::new("go", args, root);
+            if outside_work {
+                spec.env.push(("GOWORK".into(), "off".into()));
+            }
+            spec
+        };
+        let requires = go_modules(root)
+            .iter()
+            .any(|(_, dir)| read_project_file(&root.join(dir).join("go.mod")).is_some_and(|text| has_requires(&text)));
         let install = if !ctx.install {
             PhasePlan::skipped(PhaseKind::Install, "--no-install")
-        } else if has_requires(&go_mod) {
-            PhasePlan::run(PhaseKind::Install, vec![CommandSpec::new("go", &["mod", "download"], root)])
+        } else if requires {
+            PhasePlan::run(PhaseKind::Install, vec![go(&["mod", "download"])])
         } else {
             PhasePlan::skipped(PhaseKind::Install, "go.mod requires no modules: nothing to download")
         };
@@ -95,12 +131,9 @@ impl Ecosystem for Go {
         vet.extend(GO_TEST_VET_FLAGS);
         let pattern = package_pattern(ctx.files);
         vet.push(pattern);
-        let build = PhasePlan::run(
-            PhaseKind::Build,
-            vec![CommandSpec::new("go", &["build", pattern], root), CommandSpec::new("go", &vet, root)],
-        );
+        let build = PhasePlan::run(PhaseKind::Build, vec![go(&["build", pattern]), go(&vet)]);
         let report = ctx.work_dir.join("go-test.json");
-        let mut test = CommandSpec::new("go", &["test", "-json", "-count=1", pattern], root);
+        let mut test = go(&["test", "-json", "-count=1", pattern]);
         test.stdout_file = Some(report.clone());
         let test =
             PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, GO_TEST_JSON)]);
@@ -171,24 +204,26 @@ fn package_pattern(files: &ProjectFiles) -> &'static str {
     if uses.is_empty() { "./..." } else { "work" }
 }
 
-/// Directories below the root with their own go.mod and `_test.go` files that the package pattern
-/// will not reach.
-fn untested_modules(files: &ProjectFiles) -> Vec<String> {
-    let uses = files.read("go.work").map(|text| go_work_uses(&text)).unwrap_or_default();
+/// Every module directory in the listing (`""` for the root), relative and `/`-separated, that
+/// the go command would treat as part of the repository: testdata, vendor, `_` and `.`
+/// directories are skipped, as the go command skips them.
+fn module_dirs(files: &ProjectFiles) -> Vec<String> {
     files
         .files
         .iter()
-        .filter_map(|f| f.strip_suffix("/go.mod"))
-        // The go command skips testdata, vendor, and `_`/`.` directories; so does this.
+        .filter_map(|f| if f == "go.mod" { Some("") } else { f.strip_suffix("/go.mod") })
         .filter(|dir| !dir.split('/').any(|p| p == "testdata" || p == "vendor" || p.starts_with(['_', '.'])))
-        .filter(|dir| !uses.iter().any(|u| u == dir))
-        // A module without tests (a tools module, generated code) loses nothing by being skipped.
-        .filter(|dir| {
-            let prefix = format!("{dir}/");
-            files.files.iter().any(|f| f.starts_with(&prefix) && f.ends_with("_test.go"))
-        })
         .map(str::to_string)
         .collect()
+}
+
+/// The module (of `modules`) a file belongs to: the deepest module directory holding it.
+fn owning_module<'a>(modules: &'a [String], file: &str) -> Option<&'a str> {
+    modules
+        .iter()
+        .filter(|dir| dir.is_empty() || file.strip_prefix(dir.as_str()).is_some_and(|rest| rest.starts_with('/')))
+        .max_by_key(|dir| dir.len())
+        .map(String::as_str)
 }
 
 /// Gives the `go test -json` cases of a suite at `root` the file and line where each top-level
@@ -251,16 +286,21 @@ impl Locator {
     }
 }
 
+/// A go.mod, go.work or Go source as text, bounded; a device, FIFO or huge file is not read.
+fn read_project_file(path: &Path) -> Option<String> {
+    crate::fsio::read_text(path, crate::fsio::PROJECT_FILE).ok()
+}
+
 /// The Go modules a suite at `root` tests, as (module path, directory relative to root, `""`
 /// for the root): the `use` directories of its go.work when it has one, else its go.mod.
 fn go_modules(root: &Path) -> Vec<(String, String)> {
-    let dirs = match std::fs::read_to_string(root.join("go.work")) {
-        Ok(text) => go_work_uses(&text),
-        Err(_) => vec![String::new()],
+    let dirs = match read_project_file(&root.join("go.work")) {
+        Some(text) => go_work_uses(&text),
+        None => vec![String::new()],
     };
     dirs.into_iter()
         .filter_map(|dir| {
-            let text = std::fs::read_to_string(root.join(&dir).join("go.mod")).ok()?;
+            let text = read_project_file(&root.join(&dir).join("go.mod"))?;
             Some((go_mod_module(&text)?, dir))
         })
         .collect()
@@ -318,7 +358,7 @@ fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)>
     files.sort();
     for name in files {
         let rel = if dir.is_empty() { name.clone() } else { format!("{dir}/{name}") };
-        let Ok(text) = std::fs::read_to_string(root.join(&rel)) else { continue };
+        let Some(text) = read_project_file(&root.join(&rel)) else { continue };
         for (i, line) in text.lines().enumerate() {
             if let Some(c) = pattern.captures(line) {
                 found.entry(c[1].to_string()).or_insert((rel.clone(), i as u32 + 1));
@@ -420,7 +460,7 @@ mod tests {
     }
 
     #[test]
-    fn only_nested_modules_with_tests_are_named_untested() {
+    fn nested_modules_with_tests_run_and_the_others_are_named() {
         let dir = write_tree(&[
             ("go.mod", "module example.com/app\n"),
             ("app_test.go", "package app\n"),
@@ -428,12 +468,36 @@ mod tests {
             ("tools/tools.go", "package tools\n"),
             ("lib/go.mod", "module example.com/lib\n"),
             ("lib/sum/sum_test.go", "package sum\n"),
+            ("lib/inner/go.mod", "module example.com/lib/inner\n"),
+            ("lib/inner/x.go", "package inner\n"),
+            ("testdata/m/go.mod", "module example.com/m\n"),
+            ("testdata/m/m_test.go", "package m\n"),
         ]);
         let files = ProjectFiles::scan(dir.path()).unwrap();
-        assert_eq!(untested_modules(&files), ["lib"]);
+        let members = Go.members(&files);
+        assert_eq!(members.run, ["lib"]);
+        assert!(!members.members_only && !members.shared_install);
+        let left: Vec<&str> = members.left_out.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(left, ["lib/inner", "tools"], "lib/sum's test belongs to lib, not to lib/inner");
         let markers = Go.detect(&files, None).unwrap().detection.markers;
-        assert!(markers.iter().any(|m| m.starts_with("nested module(s) not tested: lib (")), "{markers:?}");
-        assert!(!markers.iter().any(|m| m.contains("tools")), "{markers:?}");
+        assert!(markers.iter().any(|m| m == "nested module(s) run as suites of their own: lib"), "{markers:?}");
+    }
+
+    #[test]
+    fn modules_a_go_work_uses_run_with_the_root() {
+        let dir = write_tree(&[
+            ("go.work", "go 1.21\nuse (\n\t./a\n\t./b\n)\n"),
+            ("a/go.mod", "module example.com/a\n"),
+            ("a/a_test.go", "package a\n"),
+            ("b/go.mod", "module example.com/b\n"),
+            ("b/b_test.go", "package b\n"),
+            ("c/go.mod", "module example.com/c\n"),
+            ("c/c_test.go", "package c\n"),
+        ]);
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        assert!(Go.detect(&files, None).is_some(), "a go.work alone makes a Go project");
+        assert_eq!(Go.members(&files).run, ["c"]);
+        assert_eq!(package_pattern(&files), "work");
     }
 
     #[test]

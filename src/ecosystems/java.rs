@@ -12,10 +12,12 @@ use std::sync::OnceLock;
 
 mod locations;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics};
+use super::{
+    Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics,
+};
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
-use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// Maven and Gradle projects.
 pub(crate) struct Java;
@@ -147,6 +149,13 @@ impl Ecosystem for Java {
         enforcer_version_rejection(output)
     }
 
+    /// Maven modules and Gradle subprojects in the tree that the root build does not include:
+    /// `mvn test` and `gradle test` at the root test every module they include, and no other.
+    fn members(&self, files: &ProjectFiles) -> Members {
+        let left_out = if files.has("pom.xml") { maven_left_out(files) } else { gradle_left_out(files) };
+        Members { left_out, ..Members::default() }
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = javac_diagnostics(output, root);
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
@@ -215,6 +224,96 @@ fn enforcer_version_rejection(output: &str) -> Option<String> {
         }
     }
     None
+}
+
+/// Directories below the root with a pom.xml that no `<module>` of the root's build reaches
+/// (followed through each module's own `<modules>`, profiles included).
+fn maven_left_out(files: &ProjectFiles) -> Vec<LeftOut> {
+    static MODULE: OnceLock<regex::Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let module = MODULE.get_or_init(|| regex::Regex::new(r"<module>\s*([^<]+?)\s*</module>").expect("valid regex"));
+    let mut reached: Vec<String> = vec![String::new()];
+    let mut queue: Vec<String> = vec![String::new()];
+    while let Some(dir) = queue.pop() {
+        let pom = if dir.is_empty() { "pom.xml".to_string() } else { format!("{dir}/pom.xml") };
+        let Some(text) = files.read(&pom) else { continue };
+        for c in module.captures_iter(&text) {
+            let target = c[1].trim_end_matches("/pom.xml").trim_end_matches('/');
+            let Some(path) = normalize(&dir, target) else { continue };
+            if !reached.contains(&path) {
+                reached.push(path.clone());
+                queue.push(path);
+            }
+        }
+    }
+    nested_build_dirs(files, &["pom.xml"])
+        .into_iter()
+        .filter(|dir| !reached.contains(dir))
+        .map(|dir| LeftOut {
+            path: dir,
+            reason: "has a pom.xml but is not a <module> of the root's build: `mvn test` at the root does not test it"
+                .into(),
+        })
+        .collect()
+}
+
+/// Directories below the root with a Gradle build file that settings.gradle does not `include`
+/// (`include 'a', ':b:c'` → `a`, `b/c`; buildSrc is Gradle's own and never left out).
+fn gradle_left_out(files: &ProjectFiles) -> Vec<LeftOut> {
+    let Some(settings) = ["settings.gradle", "settings.gradle.kts"].into_iter().find_map(|f| files.read(f)) else {
+        return Vec::new();
+    };
+    static QUOTED: OnceLock<regex::Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let quoted = QUOTED.get_or_init(|| regex::Regex::new(r#"['"]([^'"]+)['"]"#).expect("valid regex"));
+    let mut included: Vec<String> = Vec::new();
+    let mut in_include = false;
+    for line in settings.lines().map(|l| l.split("//").next().unwrap_or("").trim()) {
+        // `include` lists may continue over several lines (a trailing comma, an open parenthesis).
+        if !(in_include || line.starts_with("include ") || line.starts_with("include(")) {
+            continue;
+        }
+        included.extend(quoted.captures_iter(line).map(|c| c[1].trim_start_matches(':').replace(':', "/")));
+        in_include = line.ends_with(',') || (line.contains('(') && !line.contains(')'));
+    }
+    nested_build_dirs(files, &["build.gradle", "build.gradle.kts"])
+        .into_iter()
+        .filter(|dir| dir != "buildSrc" && !dir.starts_with("buildSrc/") && !included.contains(dir))
+        .map(|dir| LeftOut {
+            path: dir,
+            reason: "has a Gradle build file but settings.gradle does not include it: `gradle test` at the root does \
+                     not test it"
+                .into(),
+        })
+        .collect()
+}
+
+/// Directories below the root (relative, `/`-separated) holding one of these build files.
+fn nested_build_dirs(files: &ProjectFiles, names: &[&str]) -> Vec<String> {
+    let mut dirs: Vec<String> = files
+        .files
+        .iter()
+        .filter_map(|f| names.iter().find_map(|n| f.strip_suffix(&format!("/{n}"))))
+        .map(str::to_string)
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// `base/rel` with `.` and `..` resolved; `None` when it leaves the project.
+fn normalize(base: &str, rel: &str) -> Option<String> {
+    let mut parts: Vec<&str> = base.split('/').filter(|p| !p.is_empty()).collect();
+    for part in rel.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
 }
 
 fn is_executable(path: &Path) -> bool {
@@ -412,7 +511,17 @@ mod tests {
 
     /// Planning a project at `root`, installing, without script steps.
     fn plan_context<'a>(root: &'a Path, files: &'a ProjectFiles, detection: &'a Detection) -> PlanContext<'a> {
-        PlanContext { root, files, detection, work_dir: root, cache_dir: root, install: true, run_script_steps: false }
+        PlanContext {
+            root,
+            files,
+            detection,
+            work_dir: root,
+            cache_dir: root,
+            install: true,
+            run_script_steps: false,
+            build_script: None,
+            dry_run: false,
+        }
     }
 
     /// The commands planned for a project holding `files` (gradlew made executable or not).
@@ -476,5 +585,36 @@ mod tests {
             ]
         );
         assert_eq!(planned(&["pom.xml", "mvnw"], "maven", false), ["sh ./mvnw -B --fail-at-end test"]);
+    }
+
+    fn left_paths(files: &ProjectFiles) -> Vec<String> {
+        Java.members(files).left_out.into_iter().map(|l| l.path).collect()
+    }
+
+    #[test]
+    fn maven_directories_no_module_reaches_are_left_out() {
+        let (_dir, files) = crate::ecosystems::project_of(&[
+            ("pom.xml", "<modules><module>core</module><module>./tools/</module></modules>"),
+            ("core/pom.xml", "<modules><module>../shared/pom.xml</module></modules>"),
+            ("shared/pom.xml", ""),
+            ("tools/pom.xml", "<profiles><profile><modules><module>extra</module></modules></profile></profiles>"),
+            ("tools/extra/pom.xml", ""),
+            ("sandbox/pom.xml", ""),
+        ]);
+        assert_eq!(left_paths(&files), ["sandbox"]);
+    }
+
+    #[test]
+    fn gradle_directories_settings_do_not_include_are_left_out() {
+        let (_dir, files) = crate::ecosystems::project_of(&[
+            ("settings.gradle", "rootProject.name = 'x'\ninclude 'lib', ':app:web'\ninclude(\n  \"cli\",\n)\n"),
+            ("build.gradle", ""),
+            ("lib/build.gradle", ""),
+            ("app/web/build.gradle.kts", ""),
+            ("cli/build.gradle", ""),
+            ("buildSrc/build.gradle", ""),
+            ("experiments/build.gradle", ""),
+        ]);
+        assert_eq!(left_paths(&files), ["experiments"]);
     }
 }

@@ -11,7 +11,7 @@ use crate::execute::process::{CommandSpec, Outcome};
 // What a test phase collected is execute's type (its truthfulness guards read it); ecosystems
 // make it, so it is named here too.
 pub(crate) use crate::execute::{Announced, Collected};
-use crate::model::{Case, Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 pub(crate) mod command;
 mod coverage;
@@ -121,6 +121,15 @@ pub(crate) trait Ecosystem: Send + Sync {
         None
     }
 
+    /// How the project's tree divides into suites: the root alone (the default), or workspace
+    /// members that run as suites of their own (npm/pnpm/yarn workspaces, nested Go modules), and
+    /// what is found and not run, with why. Called on the detected root when planning, before
+    /// anything runs; reads the listing only.
+    fn members(&self, files: &ProjectFiles) -> Members {
+        let _ = files;
+        Members::default()
+    }
+
     /// Extracts file/line errors from a failed build's output.
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let _ = root;
@@ -135,6 +144,24 @@ pub(crate) trait Ecosystem: Send + Sync {
         let _ = (test, failed);
         None
     }
+}
+
+/// How a project's tree divides into suites (see [`Ecosystem::members`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Members {
+    /// Directories, relative to the root and `/`-separated, that run as suites of their own.
+    pub run: Vec<String>,
+    /// True when only the members run, not the root (a node workspace root whose own `test`
+    /// script runs no test framework); false when the root is a suite too (Go's root module).
+    pub members_only: bool,
+    /// True when one install at the root serves every member (node workspaces): the members'
+    /// suites share it instead of each installing.
+    pub shared_install: bool,
+    /// What was found and is not run, paths relative to the root.
+    pub left_out: Vec<LeftOut>,
+    /// What declares the members (`package.json workspaces`, `nested go.mod files`), for
+    /// `fcorr detect`.
+    pub source: Option<String>,
 }
 
 /// A test phase that reruns some failed cases.
@@ -168,6 +195,12 @@ pub(crate) struct PlanContext<'a> {
     /// `run-script-steps = true`: run the steps of a `test` script that are not the test framework
     /// (lint, type check...) instead of skipping them with a note.
     pub run_script_steps: bool,
+    /// `build = true|false`: run (or never run) the project's own build script; unset, an
+    /// ecosystem runs it only when the tests need it.
+    pub build_script: Option<bool>,
+    /// `fcorr detect`: the plan is shown, never run; planning installs and deletes nothing
+    /// (no installer is downloaded, no old report removed).
+    pub dry_run: bool,
 }
 
 /// The commands of one phase.
@@ -191,6 +224,9 @@ pub(crate) struct PhasePlan {
     /// A file that exists while the phase runs and is removed only when it passes: a phase that
     /// failed or was interrupted leaves it, so planning can tell "never finished" from "done".
     pub pending_marker: Option<PathBuf>,
+    /// A build phase that only checks (`tsc --noEmit`) and writes nothing the tests read: it runs
+    /// alongside the test phase, and when it fails the tests' results are not counted.
+    pub alongside_tests: bool,
 }
 
 impl PhasePlan {
@@ -206,6 +242,7 @@ impl PhasePlan {
             override_env: Vec::new(),
             lock: None,
             pending_marker: None,
+            alongside_tests: false,
         }
     }
 
@@ -221,6 +258,7 @@ impl PhasePlan {
             override_env: Vec::new(),
             lock: None,
             pending_marker: None,
+            alongside_tests: false,
         }
     }
 
@@ -239,6 +277,12 @@ impl PhasePlan {
     /// Marks the phase as in progress in `path` until it passes (see `pending_marker`).
     pub(crate) fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
         self.pending_marker = Some(path);
+        self
+    }
+
+    /// Runs this (checking, writing nothing) build phase alongside the test phase.
+    pub(crate) fn alongside_tests(mut self) -> PhasePlan {
+        self.alongside_tests = true;
         self
     }
 
@@ -288,6 +332,9 @@ pub(crate) struct ProjectFiles {
     pub files: Vec<String>,
     /// True when the walk stopped at [`MAX_FILES`].
     pub truncated: bool,
+    /// The workspace root when this project runs as a member of a workspace (its install, lockfile
+    /// and shared tools are there); `None` for a project on its own.
+    pub workspace: Option<PathBuf>,
 }
 
 impl ProjectFiles {
@@ -325,7 +372,35 @@ impl ProjectFiles {
             }
         }
         files.sort();
-        Ok(ProjectFiles { root: root.to_path_buf(), files, truncated })
+        Ok(ProjectFiles { root: root.to_path_buf(), files, truncated, workspace: None })
+    }
+
+    /// The files directly in `root` (no subdirectory): enough to read a workspace root's manifest
+    /// and lockfile without walking its whole tree again. Empty when it cannot be listed.
+    pub(crate) fn top_level(root: &Path) -> ProjectFiles {
+        let mut files: Vec<String> = std::fs::read_dir(root)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .filter_map(|e| e.file_name().into_string().ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        ProjectFiles { root: root.to_path_buf(), files, truncated: false, workspace: None }
+    }
+
+    /// The listing of the directory `dir` (relative, `/`-separated) as a project of its own: a
+    /// workspace member, seen from its workspace root.
+    pub(crate) fn below(&self, dir: &str) -> ProjectFiles {
+        let prefix = format!("{}/", dir.trim_end_matches('/'));
+        ProjectFiles {
+            root: self.root.join(dir),
+            files: self.files.iter().filter_map(|f| f.strip_prefix(&prefix)).map(str::to_string).collect(),
+            truncated: self.truncated,
+            workspace: Some(self.root.clone()),
+        }
     }
 
     /// True when `rel` exists in the listing.
@@ -414,6 +489,16 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
     DetectReport { best: candidates.first().cloned(), candidates, explanation, truncated: files.truncated }
 }
 
+/// How the project at `files.root` divides into suites, as the ecosystem detection picks there
+/// (`forced`: the suite's `runner`) sees it; a single project when nothing is detected.
+pub(crate) fn members_of(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> Members {
+    let best = detect_best(files, forced, framework).best;
+    match best.and_then(|b| by_name(&b.detection.ecosystem)) {
+        Some(ecosystem) => ecosystem.members(files),
+        None => Members::default(),
+    }
+}
+
 /// Every candidate found, the winner and why.
 #[derive(Debug, Clone)]
 pub(crate) struct DetectReport {
@@ -421,6 +506,19 @@ pub(crate) struct DetectReport {
     pub candidates: Vec<Candidate>,
     pub explanation: String,
     pub truncated: bool,
+}
+
+/// A project made of these files (path, text) in a temporary directory, and its listing.
+#[cfg(test)]
+pub(crate) fn project_of(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let files = ProjectFiles::scan(dir.path()).unwrap();
+    (dir, files)
 }
 
 #[cfg(test)]

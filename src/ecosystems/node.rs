@@ -24,9 +24,11 @@ use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
 use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
 
+mod build;
 mod locations;
 mod rerun;
 mod script;
+mod workspace;
 
 /// Node.js projects (npm, pnpm, yarn).
 pub(crate) struct Node;
@@ -68,7 +70,12 @@ struct Manifest {
     scripts: serde_json::Map<String, Value>,
     /// Runtime, dev and optional dependencies with their version ranges.
     deps: Vec<(String, String)>,
+    /// A workspace member's: the workspace root's dependencies, installed at the root and
+    /// reachable from the member (monorepos often declare their test tools there only).
+    workspace_deps: Vec<(String, String)>,
     package_manager: Option<String>,
+    /// The whole package.json, for the fields read once (entry points, the package's name).
+    raw: Value,
 }
 
 impl Manifest {
@@ -84,7 +91,9 @@ impl Manifest {
         Ok(Manifest {
             scripts: object("scripts"),
             deps,
+            workspace_deps: Vec::new(),
             package_manager: value.get("packageManager").and_then(Value::as_str).map(str::to_string),
+            raw: value,
         })
     }
 
@@ -92,8 +101,42 @@ impl Manifest {
         self.scripts.get(name).and_then(Value::as_str)
     }
 
+    /// A dependency's version range, the project's own first, then the workspace root's.
     fn dep(&self, name: &str) -> Option<&str> {
-        self.deps.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        self.deps.iter().chain(&self.workspace_deps).find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// `dependency NAME RANGE`, saying when the workspace root declares it.
+    fn dep_marker(&self, name: &str) -> String {
+        let root = !self.deps.iter().any(|(n, _)| n == name) && self.workspace_deps.iter().any(|(n, _)| n == name);
+        format!("dependency {name} {}{}", self.dep(name).unwrap_or("*"), if root { " (workspace root)" } else { "" })
+    }
+}
+
+/// A workspace member's view of its workspace root: the root's top-level files (lockfile,
+/// package.json) and manifest, which decide the package manager and hold shared dependencies.
+struct WorkspaceRoot {
+    files: ProjectFiles,
+    manifest: Option<Manifest>,
+}
+
+impl WorkspaceRoot {
+    /// The root of the workspace `files` is a member of; `None` for a project on its own.
+    fn of(files: &ProjectFiles) -> Option<WorkspaceRoot> {
+        let files = ProjectFiles::top_level(files.workspace.as_deref()?);
+        let manifest = files.read("package.json").and_then(|text| Manifest::parse(&text).ok());
+        Some(WorkspaceRoot { files, manifest })
+    }
+
+    /// Gives a member's manifest the root's dependencies and, when the member pins none, its
+    /// package manager.
+    fn share_with(&self, member: &mut Manifest) {
+        if let Some(root) = &self.manifest {
+            member.workspace_deps = root.deps.clone();
+            if root.package_manager.is_some() {
+                member.package_manager = root.package_manager.clone();
+            }
+        }
     }
 }
 
@@ -135,8 +178,17 @@ impl Ecosystem for Node {
                 });
             }
         };
-        let pm = package_manager(files, Some(&manifest));
+        let mut manifest = manifest;
+        let workspace = WorkspaceRoot::of(files);
+        if let Some(root) = &workspace {
+            root.share_with(&mut manifest);
+        }
+        // A member installs with its workspace's package manager and lockfile, at the root.
+        let pm = package_manager(workspace.as_ref().map_or(files, |w| &w.files), Some(&manifest));
         let mut markers = vec!["package.json".to_string()];
+        if let Some(root) = &workspace {
+            markers.push(format!("member of the workspace at {}", root.files.root.display()));
+        }
         markers.extend(pm.markers.iter().cloned());
         let typescript = files.has("tsconfig.json") || manifest.dep("typescript").is_some();
         if files.has("tsconfig.json") {
@@ -146,7 +198,16 @@ impl Ecosystem for Node {
         }
         let (chosen, confidence, why) = choose_framework(files, &manifest, framework);
         markers.extend(why);
+        let members = self.members(files);
+        if let Some(source) = members.source.as_deref().filter(|_| members.members_only) {
+            markers.push(format!("{source}: {} member(s) with tests run as suites of their own", members.run.len()));
+        }
         let problem = match chosen {
+            _ if members.members_only && members.run.is_empty() && framework.is_none() => Some(format!(
+                "{}: a workspace root whose `test` script runs no test framework itself, and none of its members \
+                 has a `test` script fcorr can run (see the members left out)",
+                files.root.join("package.json").display()
+            )),
             Some(_) => None,
             None => Some(format!(
                 "{}: no test framework found (looked for jest, vitest or mocha in the dependencies and the `test` \
@@ -172,9 +233,60 @@ impl Ecosystem for Node {
         Ok(plan(ctx)?)
     }
 
+    /// A workspace root (npm/yarn `workspaces`, pnpm-workspace.yaml) whose own `test` script runs
+    /// no test framework (it fans out: `npm test --workspaces`, `pnpm -r test`, `turbo run test`,
+    /// or there is none): every member with a `test` script fcorr can run is a suite of its own,
+    /// sharing one install at the root; the other members are named with why. A root whose `test`
+    /// script runs the framework itself (a vitest or jest config spanning the packages) is what CI
+    /// runs: it stays one suite.
+    fn members(&self, files: &ProjectFiles) -> super::Members {
+        let mut members = super::Members::default();
+        if files.workspace.is_some() {
+            return members;
+        }
+        let Some(text) = files.read("package.json") else { return members };
+        let (Ok(value), Ok(root)) = (serde_json::from_str::<Value>(&text), Manifest::parse(&text)) else {
+            return members;
+        };
+        let Some(declared) = workspace::declared(files, &value) else { return members };
+        members.source = Some(declared.source.into());
+        if script_runs_a_framework(&root) {
+            return members;
+        }
+        members.members_only = true;
+        members.shared_install = true;
+        let (dirs, excluded) = workspace::member_dirs(files, &declared.globs);
+        for (dir, glob) in excluded {
+            let reason = format!("excluded from the workspace by `{glob}` in {}", declared.source);
+            members.left_out.push(crate::model::LeftOut { path: dir, reason });
+        }
+        for dir in dirs {
+            let member_files = files.below(&dir);
+            let Some(Ok(mut manifest)) = member_files.read("package.json").map(|t| Manifest::parse(&t)) else {
+                // Its suite says what is wrong with its package.json.
+                members.run.push(dir);
+                continue;
+            };
+            manifest.workspace_deps = root.deps.clone();
+            let reason = match manifest.script("test").filter(|t| !t.trim().is_empty()) {
+                None => Some("no `test` script: the workspace's own test run skips it too".to_string()),
+                Some(script) => choose_framework(&member_files, &manifest, None).0.is_none().then(|| {
+                    format!("its `test` script (`{script}`) runs no test framework fcorr drives (jest, vitest, mocha, node --test)")
+                }),
+            };
+            match reason {
+                Some(reason) => members.left_out.push(crate::model::LeftOut { path: dir, reason }),
+                None => members.run.push(dir),
+            }
+        }
+        members
+    }
+
     fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
-        if phase.kind == PhaseKind::Test {
-            add_task_location(ctx.root, phase);
+        match phase.kind {
+            PhaseKind::Test => add_task_location(ctx.root, phase),
+            PhaseKind::Build => add_incremental(ctx.root, phase),
+            PhaseKind::Install => {}
         }
     }
 
@@ -241,13 +353,27 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     };
     let framework = Framework::from_label(&ctx.detection.framework)
         .ok_or_else(|| NodePlanError::UnknownFramework(ctx.detection.framework.clone()))?;
-    let pm = package_manager(ctx.files, Some(&manifest));
-    let script = ScriptPlan::read(&manifest, framework);
-    Ok(vec![
-        install_phase(ctx, &manifest, &pm),
-        build_phase(ctx, &manifest, &pm, &script),
-        test_phase(ctx, framework, &script)?,
-    ])
+    let mut manifest = manifest;
+    let workspace = WorkspaceRoot::of(ctx.files);
+    if let Some(root) = &workspace {
+        root.share_with(&mut manifest);
+    }
+    let pm = package_manager(workspace.as_ref().map_or(ctx.files, |w| &w.files), Some(&manifest));
+    let mut script = ScriptPlan::read(&manifest, framework);
+    let build = build_phase_alone(ctx, &manifest, &pm, &script);
+    // A test script step the build phase runs (`npm run build && jest`, `pnpm test:types && ...`)
+    // is neither run again nor named as skipped.
+    let mut built: Vec<String> =
+        build.commands.iter().filter(|c| c.program == "sh").filter_map(|c| c.args.get(1).cloned()).collect();
+    if let Some(name) =
+        build::build_script(&manifest).filter(|n| build.commands.iter().any(|c| c.args.iter().any(|a| a == n)))
+    {
+        let steps = manifest.script(name).and_then(|text| script::steps(text, &manifest.scripts)).unwrap_or_default();
+        built.extend(steps.into_iter().map(|step| step.text));
+    }
+    script.before.retain(|step| !built.contains(&step.text));
+    let build = with_script_steps(ctx, build, &script);
+    Ok(vec![install_phase(ctx, workspace.as_ref(), &manifest, &pm), build, test_phase(ctx, framework, &script)?])
 }
 
 /// serde_json's message without its trailing ` at line L column C`.
@@ -267,7 +393,7 @@ fn choose_framework(
     let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c)).collect();
     let in_script = |bin: &str| words.iter().any(|w| *w == bin || w.ends_with(&format!("/.bin/{bin}")));
     let declared: Vec<Framework> = FRAMEWORKS.iter().copied().filter(|f| manifest.dep(f.label()).is_some()).collect();
-    let dep_marker = |f: Framework| format!("dependency {} {}", f.label(), manifest.dep(f.label()).unwrap_or("*"));
+    let dep_marker = |f: Framework| manifest.dep_marker(f.label());
 
     if let Some(f) = declared.iter().copied().find(|f| in_script(f.label())) {
         let mut why = vec![format!("scripts.test: `{script}`"), dep_marker(f)];
@@ -304,6 +430,16 @@ fn choose_framework(
         return (Some(Framework::NodeTest), 0.7, vec![format!("{file} imports node:test")]);
     }
     (None, 0.3, Vec::new())
+}
+
+/// True when the `test` script, read step by step, calls a test framework itself (not only
+/// another tool that runs the members' scripts).
+fn script_runs_a_framework(manifest: &Manifest) -> bool {
+    let Some(steps) = manifest.script("test").and_then(|text| script::steps(text, &manifest.scripts)) else {
+        return false;
+    };
+    let all = [Framework::Jest, Framework::Vitest, Framework::Mocha, Framework::NodeTest];
+    steps.iter().any(|step| all.iter().any(|f| framework_args(&step.words, *f).is_some()))
 }
 
 /// True when one of the script's commands is `node ... --test ...`.
@@ -471,15 +607,24 @@ fn tool_version(program: &str, root: &Path) -> Option<String> {
     version
 }
 
-fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager) -> PhasePlan {
+/// The install: at the workspace root for a member (one install serves every member, from the
+/// root's lockfile), else at the project's root.
+fn install_phase(
+    ctx: &PlanContext<'_>,
+    workspace: Option<&WorkspaceRoot>,
+    manifest: &Manifest,
+    pm: &PackageManager,
+) -> PhasePlan {
     if !ctx.install {
         return PhasePlan::skipped(PhaseKind::Install, "--no-install");
     }
-    if manifest.deps.is_empty() {
+    // A workspace's other members may need what this one does not declare.
+    if manifest.deps.is_empty() && workspace.is_none() {
         return PhasePlan::skipped(PhaseKind::Install, "package.json declares no dependencies");
     }
-    let pending = pending_install_marker(ctx.cache_dir, ctx.root);
-    if let Some(reason) = up_to_date(ctx.root, pm).filter(|_| !pending.exists()) {
+    let root = workspace.map_or(ctx.root, |w| w.files.root.as_path());
+    let pending = pending_install_marker(ctx.cache_dir, root);
+    if let Some(reason) = up_to_date(root, pm).filter(|_| !pending.exists()) {
         return PhasePlan::skipped(PhaseKind::Install, reason);
     }
     // `--prefer-offline`: packages already in the package manager's own store (npm's cache,
@@ -497,7 +642,7 @@ fn install_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager
     // An interrupted or failed install can leave the package manager's record newer than the
     // lockfile over a broken node_modules; the marker (outside node_modules, which `npm ci`
     // deletes first) stays until an install passes, so the next run installs again.
-    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, ctx.root)])
+    PhasePlan::run(PhaseKind::Install, vec![pm.command(args, root)])
         .with_pending_marker(pending)
         .with_note(pm.version_warning.clone())
 }
@@ -535,8 +680,9 @@ fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
 }
 
-fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager, script: &ScriptPlan) -> PhasePlan {
-    let mut phase = build_phase_alone(ctx, manifest, pm, script);
+/// The build phase with, under `run-script-steps = true`, the test script's steps before its
+/// framework.
+fn with_script_steps(ctx: &PlanContext<'_>, mut phase: PhasePlan, script: &ScriptPlan) -> PhasePlan {
     if ctx.run_script_steps && !script.before.is_empty() {
         // `run-script-steps = true`: the steps the test script runs before its framework (lint,
         // type check) are build work; a failing one stops the suite as a build failure would.
@@ -547,36 +693,81 @@ fn build_phase(ctx: &PlanContext<'_>, manifest: &Manifest, pm: &PackageManager, 
     phase
 }
 
+/// The build phase on its own: the project's build script when the tests need it (or `build =
+/// true`), else what a build checks without producing anything (`tsc --noEmit`).
 fn build_phase_alone(
     ctx: &PlanContext<'_>,
     manifest: &Manifest,
     pm: &PackageManager,
     test_script: &ScriptPlan,
 ) -> PhasePlan {
-    if let Some(script) = ["build", "compile", "tsc"].into_iter().find(|s| manifest.script(s).is_some()) {
-        return PhasePlan::run(PhaseKind::Build, vec![pm.command(&["run", script], ctx.root)]);
+    let script = build::build_script(manifest);
+    if let Some(name) = script {
+        let why = match ctx.build_script {
+            Some(true) => Some("`build = true` in fcorr.toml".to_string()),
+            Some(false) => None,
+            None => build::tests_need_build(ctx.files, manifest, name, test_script)
+                .map(|why| format!("the tests need its output: {why}")),
+        };
+        if let Some(why) = why {
+            return PhasePlan::run(PhaseKind::Build, vec![pm.command(&["run", name], ctx.root)])
+                .with_note(Some(format!("runs the `{name}` script: {why}")));
+        }
     }
+    let not_run = script.map(|name| match ctx.build_script {
+        Some(false) => format!("the `{name}` script is not run (`build = false`)"),
+        _ => format!("the `{name}` script is not run: the tests do not need its output (`build = true` runs it)"),
+    });
+    let with_not_run = |text: &str| match &not_run {
+        Some(n) => format!("{n}; {text}"),
+        None => text.to_string(),
+    };
     if test_script.runs.iter().any(|r| r.args.iter().any(|a| a == "--typecheck" || a.starts_with("--typecheck."))) {
         // The project type-checks through its tests: a type error is a failing type test there,
         // not a build failure fcorr would invent with its own `tsc --noEmit`.
         return PhasePlan::skipped(
             PhaseKind::Build,
-            "no build script; `vitest --typecheck` in scripts.test type-checks the tests (reported as tests)",
+            with_not_run("`vitest --typecheck` in scripts.test type-checks the tests (reported as tests)"),
         );
     }
+    // The project's own type check, when its test script runs one before the tests (`pnpm
+    // test:types` → `tsgo --noEmit`): it checks what the project means by a build that type-checks,
+    // with the project's tool, and the native test command spends that time too.
+    if let Some(step) = test_script.before.iter().find(|step| build::is_type_check(&step.words)) {
+        return PhasePlan::run(PhaseKind::Build, vec![script_step_command(ctx.root, step)])
+            .with_note(Some(with_not_run(&format!("type check only: the test script's own `{}`", step.text))))
+            .alongside_tests();
+    }
     if ctx.files.has("tsconfig.json") {
-        if manifest.dep("typescript").is_some() || ctx.root.join("node_modules/typescript").is_dir() {
+        // tsgo (TypeScript's native port) when the project uses it: the same check, much faster.
+        let checker = ["tsgo", "tsc"].into_iter().find(|tool| {
+            let package = if *tool == "tsgo" { "@typescript/native-preview" } else { "typescript" };
+            manifest.dep(package).is_some() || installed(ctx.root, package)
+        });
+        if let Some(checker) = checker {
+            // What a TypeScript build checks, without writing its output.
             return PhasePlan::run(
                 PhaseKind::Build,
-                vec![CommandSpec::new("npx", &["--no-install", "tsc", "--noEmit"], ctx.root)],
-            );
+                vec![CommandSpec::new("npx", &["--no-install", checker, "--noEmit"], ctx.root)],
+            )
+            .with_note(not_run.map(|n| format!("{n}; type check only")))
+            .alongside_tests();
         }
         return PhasePlan::skipped(
             PhaseKind::Build,
-            "tsconfig.json exists but typescript is not a dependency; no type check (add a `build` script)",
+            with_not_run("tsconfig.json exists but typescript is not a dependency: no type check"),
         );
     }
-    PhasePlan::skipped(PhaseKind::Build, "no build, compile or tsc script and no tsconfig.json")
+    match not_run {
+        Some(n) => PhasePlan::skipped(PhaseKind::Build, format!("{n}; no tsconfig.json to type-check")),
+        None => PhasePlan::skipped(PhaseKind::Build, "no build, compile or tsc script and no tsconfig.json"),
+    }
+}
+
+/// True when `node_modules/<name>` exists in `root` or a directory above it, where node's module
+/// resolution (and a workspace's hoisting) would find it.
+fn installed(root: &Path, name: &str) -> bool {
+    root.ancestors().take(8).any(|dir| dir.join("node_modules").join(name).is_dir())
 }
 
 /// A script step run as the package manager would: through `sh`, with `node_modules/.bin` first
@@ -804,6 +995,29 @@ fn add_task_location(root: &Path, phase: &mut PhasePlan) {
     }
 }
 
+/// Makes fcorr's own `tsc --noEmit` incremental, its state kept in `node_modules/.cache/fcorr`
+/// (beside the dependencies, so a CI cache that restores them restores it): tsc then re-checks
+/// only what changed since the last run, and reports the same errors. TypeScript 4.0 and later
+/// accept `--incremental` with `--noEmit`; older ones, or no `node_modules` to keep it in, run
+/// the full check.
+fn add_incremental(root: &Path, phase: &mut PhasePlan) {
+    const CHECK: [&str; 3] = ["--no-install", "tsc", "--noEmit"];
+    let ours = |c: &CommandSpec| c.program == "npx" && c.args == CHECK;
+    if !phase.alongside_tests || !phase.commands.iter().any(ours) {
+        return;
+    }
+    let Some(modules) = root.ancestors().take(8).map(|d| d.join("node_modules")).find(|d| d.is_dir()) else {
+        return;
+    };
+    if package_major(root, "typescript").is_none_or(|major| major < 4) {
+        return;
+    }
+    let info = modules.join(".cache/fcorr/tsc.tsbuildinfo").to_string_lossy().into_owned();
+    for command in phase.commands.iter_mut().filter(|c| ours(c)) {
+        command.args.extend(["--incremental".to_string(), "--tsBuildInfoFile".to_string(), info.clone()]);
+    }
+}
+
 /// Case groups of a script that runs the framework several times: report path → label.
 fn read_groups(work_dir: &Path) -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string(work_dir.join(GROUPS_FILE)) else { return Vec::new() };
@@ -892,9 +1106,15 @@ fn engines_rejection(output: &str) -> Option<String> {
     None
 }
 
-/// Major version of an installed package (`node_modules/<name>/package.json`).
+/// Major version of an installed package (`node_modules/<name>/package.json`), in `root` or the
+/// nearest directory above it that has it, as node resolves it (a workspace hoists to its root).
 fn package_major(root: &Path, name: &str) -> Option<u64> {
-    let text = std::fs::read_to_string(root.join("node_modules").join(name).join("package.json")).ok()?;
+    let manifest = root
+        .ancestors()
+        .take(8)
+        .map(|d| d.join("node_modules").join(name).join("package.json"))
+        .find(|p| p.is_file())?;
+    let text = crate::fsio::read_text(&manifest, crate::fsio::PROJECT_FILE).ok()?;
     let value: Value = serde_json::from_str(&text).ok()?;
     value.get("version")?.as_str()?.split('.').next()?.parse().ok()
 }
@@ -906,8 +1126,10 @@ fn framework_args(words: &[String], framework: Framework) -> Option<Vec<String>>
     let mut words: Vec<String> = words.to_vec();
     let launcher = match words.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         ["npx", "--no-install" | "--no", ..] => 2,
-        ["pnpm" | "yarn", "exec", ..] => 2,
-        ["npx", ..] | ["yarn", ..] => 1,
+        ["pnpm" | "yarn", "exec", ..] | ["npm", "exec" | "x", ..] => 2,
+        // `pnpm vitest run` runs the binary when no script has that name (script references
+        // were expanded before this).
+        ["npx", ..] | ["yarn", ..] | ["pnpm", ..] => 1,
         _ => 0,
     };
     words.drain(..launcher);
@@ -1039,6 +1261,8 @@ mod tests {
             cache_dir: dir.path(),
             install: false,
             run_script_steps: false,
+            build_script: None,
+            dry_run: false,
         };
         let error = Node.plan(&ctx).unwrap_err();
         error.to_string().replace(&dir.path().display().to_string(), "<root>")
@@ -1080,6 +1304,8 @@ mod tests {
         assert_eq!(script_args("mocha -R spec 'test/**/*.js'", Framework::Mocha).unwrap(), ["test/**/*.js"]);
         assert_eq!(script_args("npx jest --ci -i", Framework::Jest).unwrap(), ["-i"]);
         assert_eq!(script_args("pnpm exec vitest --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("pnpm vitest run --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("npm exec jest", Framework::Jest).unwrap(), Vec::<String>::new());
         assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
         assert_eq!(script_args("react-scripts test", Framework::Jest), None);
         assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);
@@ -1152,16 +1378,7 @@ mod tests {
         assert_eq!(d[1].file.as_deref(), Some("src/a.ts"));
     }
 
-    fn project(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            let path = dir.path().join(name);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let files = ProjectFiles::scan(dir.path()).unwrap();
-        (dir, files)
-    }
+    pub(super) use crate::ecosystems::project_of as project;
 
     #[test]
     fn detection_prefers_the_framework_the_test_script_runs() {

@@ -1,14 +1,16 @@
-//! Rust (cargo) projects: `cargo fetch`, `cargo build --tests` as the build gate, then
-//! `cargo test --no-fail-fast` read as libtest text — or cargo-nextest's JUnit report when the
-//! project configures nextest with a JUnit path and `cargo-nextest` is installed. libtest cases
-//! are placed in their workspace member crates here (`workspace`), after parsing.
+//! Rust (cargo) projects: `cargo fetch`, `cargo build --workspace --tests` as the build gate,
+//! then `cargo test --workspace --no-fail-fast` (doc-tests included) read as libtest text — or
+//! cargo-nextest's JUnit report, plus `cargo test --doc` for the doc-tests nextest does not run,
+//! when the project configures nextest with a JUnit path and `cargo-nextest` is installed. The
+//! whole workspace is tested, as CI does; packages in the tree that are not workspace members are
+//! named as left out. libtest cases are placed in their member crates here (`workspace`).
 
 use std::path::Path;
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
+use super::{Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
-use crate::model::{Detection, Diagnostic, PhaseKind, Severity};
+use crate::model::{Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// cargo projects.
 pub(crate) struct Rust;
@@ -84,32 +86,45 @@ impl Ecosystem for Rust {
             PhasePlan::skipped(PhaseKind::Install, "--no-install")
         };
         // `--tests` compiles the test harnesses too: a test-only compile error fails the build gate.
+        // `--workspace`: every member, not only the root package (or the default members).
         let build = PhasePlan::run(
             PhaseKind::Build,
             vec![no_color(CommandSpec::new(
                 "cargo",
-                &["build", "--tests", "--message-format=json-diagnostic-short"],
+                &["build", "--workspace", "--tests", "--message-format=json-diagnostic-short"],
                 root,
             ))],
         );
         let use_nextest = ctx.detection.framework == "cargo nextest" || ctx.detection.framework == "nextest";
         let test = match (use_nextest, nextest_choice(ctx.files)) {
             (true, NextestChoice::Use { profile, report }) => {
+                // nextest does not run doc-tests; `cargo test --doc` does, first, so the nextest
+                // command stays the last one (retries narrow it).
+                let mut doc = no_color(CommandSpec::shell(
+                    "exec cargo test --workspace --doc --no-fail-fast --color never 2>&1",
+                    root,
+                ));
+                let doc_report = ctx.work_dir.join("cargo-test-doc.txt");
+                doc.stdout_file = Some(doc_report.clone());
                 let spec = no_color(CommandSpec::new(
                     "cargo",
-                    &["nextest", "run", "--no-fail-fast", "--profile", &profile],
+                    &["nextest", "run", "--workspace", "--no-fail-fast", "--profile", &profile],
                     root,
                 ));
                 let report = root.join(report);
                 // A report left by an earlier run must not be read as this run's.
-                let _ = std::fs::remove_file(&report);
-                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "junit")])
+                if !ctx.dry_run {
+                    let _ = std::fs::remove_file(&report);
+                }
+                PhasePlan::run(PhaseKind::Test, vec![doc, spec])
+                    .with_reports(vec![ReportSpec::file(&doc_report, LIBTEST), ReportSpec::file(&report, "junit")])
             }
             _ => {
                 // cargo prints `Running <target>` on stderr and results on stdout; merged, the
                 // parser knows which binary each result came from. Without --no-fail-fast cargo
                 // stops after the first failing binary and the rest never run.
-                let mut spec = no_color(CommandSpec::shell("exec cargo test --no-fail-fast --color never 2>&1", root));
+                let mut spec =
+                    no_color(CommandSpec::shell("exec cargo test --workspace --no-fail-fast --color never 2>&1", root));
                 let report = ctx.work_dir.join("cargo-test.txt");
                 spec.stdout_file = Some(report.clone());
                 PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, LIBTEST)])
@@ -126,13 +141,19 @@ impl Ecosystem for Rust {
         }
     }
 
+    /// Packages in the tree that `cargo test --workspace` does not test, with cargo's reason.
+    fn members(&self, files: &ProjectFiles) -> Members {
+        Members { left_out: left_out_packages(files), ..Members::default() }
+    }
+
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         let diagnostics = cargo_diagnostics(output, root);
         if diagnostics.is_empty() { super::generic_build_diagnostics(output) } else { diagnostics }
     }
 
-    /// `cargo test <target> -- --exact <names>` per test target (`--lib`, `--test x`, `--bin x`);
-    /// nextest gets the same libtest filters. Doc-tests are not rerun.
+    /// `cargo test -p <package> <target> -- --exact <names>` per test target (`--lib`, `--test
+    /// x`, `--bin x`) of each workspace package; nextest gets the same libtest filters. Doc-tests
+    /// are not rerun.
     fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let template = test.commands.last()?;
         let mut selected = Vec::new();
@@ -143,14 +164,26 @@ impl Ecosystem for Rust {
                 continue;
             }
             selected.push(i);
-            targets.entry(target_flag(case.file.as_deref(), class)).or_default().push(case.name.clone());
+            // Cases carry their file from the workspace root; cargo selects a package, then a
+            // target by its path inside that package.
+            let placed = case.file.as_deref().and_then(|f| workspace::package_of(&template.cwd, f));
+            let target = match &placed {
+                Some((package, file)) => {
+                    let flag = target_flag(Some(file), class);
+                    format!("-p {} {flag}", crate::execute::process::shell_quote(package)).trim_end().to_string()
+                }
+                None => format!("--workspace {}", target_flag(case.file.as_deref(), class)).trim_end().to_string(),
+            };
+            targets.entry(target).or_default().push(case.name.clone());
         }
         if template.program != "sh" {
-            // nextest: one run, names matched exactly in every binary.
+            // nextest: one run, names matched exactly in every binary of the workspace; its
+            // report only (the doc-tests are not rerun).
             let mut command = template.clone();
             command.args.extend(["--".into(), "--exact".into()]);
             command.args.extend(targets.into_values().flatten());
-            let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(test.reports.clone());
+            let reports = test.reports.iter().filter(|r| r.format.as_deref() != Some(LIBTEST)).cloned().collect();
+            let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(reports);
             return Some(super::Rerun { phase, selected });
         }
         let report = template.stdout_file.clone()?;
@@ -230,6 +263,89 @@ fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
         }
     }
     NextestChoice::NoJunit
+}
+
+/// Packages below the root (a `Cargo.toml` with `[package]`) that are not members of the root's
+/// workspace, as `cargo metadata` sees it, each with the reason cargo leaves it out. Nothing when
+/// the tree has one manifest, or when cargo cannot read the workspace (the build phase says why).
+fn left_out_packages(files: &ProjectFiles) -> Vec<LeftOut> {
+    let nested: Vec<&str> = files
+        .files
+        .iter()
+        .filter_map(|f| f.strip_suffix("/Cargo.toml"))
+        .filter(|dir| files.read(&format!("{dir}/Cargo.toml")).is_some_and(|t| has_table(&t, "package")))
+        .collect();
+    if nested.is_empty() || !files.has("Cargo.toml") {
+        return Vec::new();
+    }
+    let Some(members) = workspace_member_dirs(&files.root) else { return Vec::new() };
+    let root_manifest: Option<toml::Table> = files.read("Cargo.toml").and_then(|t| toml::from_str(&t).ok());
+    let excluded: Vec<String> = root_manifest
+        .as_ref()
+        .and_then(|t| t.get("workspace")?.get("exclude")?.as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|v| v.as_str().map(|p| p.trim_end_matches('/').to_string()))
+        .collect();
+    nested
+        .into_iter()
+        .filter(|dir| !members.iter().any(|m| m == dir))
+        .map(|dir| {
+            let own = files.read(&format!("{dir}/Cargo.toml")).is_some_and(|t| has_table(&t, "workspace"));
+            let reason = if excluded.iter().any(|e| dir == e || dir.starts_with(&format!("{e}/"))) {
+                "excluded from the cargo workspace (`[workspace] exclude` in Cargo.toml): `cargo test --workspace` \
+                 does not test it"
+            } else if own {
+                "a cargo workspace of its own, not a member of the root's: `cargo test --workspace` does not test it"
+            } else {
+                "not a member of the cargo workspace (`[workspace] members` in Cargo.toml): `cargo test \
+                 --workspace` does not test it"
+            };
+            LeftOut { path: dir.to_string(), reason: reason.into() }
+        })
+        .collect()
+}
+
+/// True when the TOML text has a top-level table `name` (read leniently: a manifest that does not
+/// parse has none).
+fn has_table(text: &str, name: &str) -> bool {
+    toml::from_str::<toml::Table>(text).is_ok_and(|t| t.get(name).is_some_and(toml::Value::is_table))
+}
+
+/// The directories (relative to `root`, `/`-separated, `""` for the root) of the workspace's
+/// member packages, from `cargo metadata --no-deps`; `None` when cargo cannot say.
+fn workspace_member_dirs(root: &Path) -> Option<Vec<String>> {
+    let mut spec = CommandSpec::new("cargo", &["metadata", "--no-deps", "--format-version", "1", "--offline"], root);
+    spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
+    // The JSON can be larger than the output kept in memory: it is read from a file, in a private
+    // directory (removed when dropped) so no one else can plant or read it.
+    let scratch = tempfile::Builder::new().prefix("fcorr-cargo-metadata-").tempdir().ok()?;
+    let file = scratch.path().join("metadata.json");
+    spec.stdout_file = Some(file.clone());
+    let outcome = crate::execute::process::run(
+        &spec,
+        std::time::Duration::from_secs(60),
+        crate::execute::process::DEFAULT_GRACE,
+        &crate::execute::process::null_log(),
+    );
+    if !outcome.exit.success() {
+        return None;
+    }
+    // --no-deps: the workspace's own packages only, well under a project file's cap.
+    let text = crate::fsio::read_text(&file, crate::fsio::PROJECT_FILE).ok()?;
+    let metadata: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let members: Vec<&str> = metadata["workspace_members"].as_array()?.iter().filter_map(|v| v.as_str()).collect();
+    let workspace_root = Path::new(metadata["workspace_root"].as_str()?);
+    let dirs = metadata["packages"]
+        .as_array()?
+        .iter()
+        .filter(|p| p["id"].as_str().is_some_and(|id| members.contains(&id)))
+        .filter_map(|p| {
+            let dir = Path::new(p["manifest_path"].as_str()?).parent()?;
+            Some(dir.strip_prefix(workspace_root).ok()?.to_string_lossy().replace('\\', "/"))
+        })
+        .collect();
+    Some(dirs)
 }
 
 /// `Cargo.toml: line L, column C: message` when the manifest is not valid TOML.

@@ -550,6 +550,8 @@ struct SuiteView<'a> {
     duration_ms: u64,
     error: Option<&'a crate::model::SuiteError>,
     diagnostics: &'a [crate::model::Diagnostic],
+    /// Members or modules found and not run, with why (`path`, `reason`).
+    left_out: &'a [crate::model::LeftOut],
     /// Report files that could not be read (collect errors): the counts may be incomplete.
     report_errors: Vec<&'a str>,
     log_file: Option<&'a str>,
@@ -913,6 +915,7 @@ fn context(
             duration_ms: suite.duration_ms,
             error: suite.error.as_ref(),
             diagnostics: &suite.diagnostics,
+            left_out: &suite.left_out,
             report_errors: suite
                 .diagnostics
                 .iter()

@@ -639,6 +639,9 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         if hidden > 0 {
             lines.push(format!("  ... and {hidden} more failures (see the reports)"));
         }
+        for left in &suite.left_out {
+            lines.push(format!("  {} {}: {}", paint.code("33", "not run:"), left.path, left.reason));
+        }
         if !lines.is_empty() {
             out.push('\n');
             out.push_str(&paint.code("1", &line(suite.name.clone())));

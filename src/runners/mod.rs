@@ -67,6 +67,13 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
         None
     }
 
+    /// The suites one planned suite stands for: itself (the default), or several, as when a
+    /// project suite's root is a workspace whose members run as suites of their own. Planning
+    /// calls it once for every suite it plans.
+    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
+        vec![suite]
+    }
+
     /// True when the run's selection (`--select`) leaves this planned suite out; planning then
     /// drops it, so it neither shows as an empty suite nor weighs on the combined score. Default:
     /// never.
@@ -135,6 +142,10 @@ impl<R: SuiteRunner> Runner for R {
 
     fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
         SuiteRunner::items(self, suite, suite.settings.get::<R::Plan>()?)
+    }
+
+    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
+        SuiteRunner::expand(self, suite)
     }
 
     fn deselected(&self, suite: &SuitePlan) -> bool {

@@ -129,7 +129,7 @@ fn go_workspace_tests_every_module_it_uses() {
 }
 
 #[test]
-fn detect_names_nested_modules_that_go_test_will_not_reach() {
+fn detect_shows_nested_modules_as_suites_of_their_own_and_go_work_modules_with_the_root() {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("no-go-work");
     copy_project(&fixture("go-workspace"), &project);
@@ -137,10 +137,15 @@ fn detect_names_nested_modules_that_go_test_will_not_reach() {
     let output = fcorr().arg("detect").arg(&project).arg("--json").output().unwrap();
     let value: Value = serde_json::from_slice(&output.stdout).unwrap();
     let markers: Vec<&str> = value["best"]["markers"].as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
-    assert!(markers.iter().any(|m| m.contains("not tested: tools")), "{markers:?}");
+    assert!(markers.contains(&"nested module(s) run as suites of their own: tools"), "{markers:?}");
+    let suites: Vec<&str> = value["suites"].as_array().unwrap().iter().map(|s| s["path"].as_str().unwrap()).collect();
+    assert_eq!(suites, [".", "tools"]);
+    let test = &value["suites"][1]["phases"][2];
+    assert_eq!((test["kind"].as_str(), test["commands"][0]["dir"].as_str()), (Some("test"), Some("tools")), "{test}");
 
     let with_work = fcorr().arg("detect").arg(fixture("go-workspace")).arg("--json").output().unwrap();
     let value: Value = serde_json::from_slice(&with_work.stdout).unwrap();
-    let markers = value["best"]["markers"].to_string();
-    assert!(!markers.contains("not tested"), "{markers}");
+    let suites = value["suites"].as_array().unwrap();
+    assert_eq!(suites.len(), 1, "the go.work's modules run with the root: {value}");
+    assert_eq!(suites[0]["phases"][2]["commands"][0]["command"], "go test -json -count=1 work");
 }

@@ -482,7 +482,7 @@ fn a_build_script_failing_without_file_and_line_shows_its_error_under_the_suite(
     std::fs::create_dir_all(project.join("test")).unwrap();
     std::fs::write(
         project.join("package.json"),
-        r#"{"name": "app", "private": true, "scripts": {"build": "node build.js", "test": "node --test"}}"#,
+        r#"{"name": "app", "private": true, "scripts": {"build": "node build.js", "pretest": "npm run build", "test": "node --test"}}"#,
     )
     .unwrap();
     std::fs::write(

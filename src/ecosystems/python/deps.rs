@@ -50,6 +50,9 @@ pub(crate) struct TestDeps {
     pub problems: Vec<String>,
     /// True when the project declares a pytest requirement somewhere fcorr installs from.
     pub declares_pytest: bool,
+    /// A uv workspace's member directories (`[tool.uv.workspace] members`): each is installed,
+    /// editable, next to the root, so every member's tests import what they test.
+    pub workspace_members: Vec<String>,
 }
 
 /// PEP 503 / PEP 735 name normalisation: lower case, runs of `-_.` become one `-`.
@@ -115,6 +118,33 @@ fn table<'a>(root: Option<&'a toml::Table>, path: &[&str]) -> Option<&'a toml::T
     Some(current)
 }
 
+/// The member directories of the uv workspace rooted at `files.root` (relative, `/`-separated,
+/// sorted): directories with a pyproject.toml that a `[tool.uv.workspace] members` glob matches
+/// and no `exclude` glob does, as uv reads them.
+pub(crate) fn workspace_members(files: &ProjectFiles, pyproject: Option<&toml::Table>) -> Vec<String> {
+    let Some(workspace) = table(pyproject, &["tool", "uv", "workspace"]) else { return Vec::new() };
+    let compile = |globs: Vec<String>| -> Vec<globset::GlobMatcher> {
+        globs
+            .iter()
+            .filter_map(|g| {
+                let g = g.trim().trim_start_matches("./").trim_end_matches('/');
+                globset::GlobBuilder::new(g).literal_separator(true).build().ok().map(|g| g.compile_matcher())
+            })
+            .collect()
+    };
+    let members = compile(strings(workspace.get("members")));
+    let exclude = compile(strings(workspace.get("exclude")));
+    let mut dirs: Vec<String> = files
+        .files
+        .iter()
+        .filter_map(|f| f.strip_suffix("/pyproject.toml"))
+        .filter(|dir| members.iter().any(|g| g.is_match(dir)) && !exclude.iter().any(|g| g.is_match(dir)))
+        .map(str::to_string)
+        .collect();
+    dirs.sort();
+    dirs
+}
+
 /// Requirement files by convention: the top-level list, then `requirements*/test*.txt`.
 pub(crate) fn requirement_files(files: &ProjectFiles) -> Vec<String> {
     let mut found: Vec<String> = REQUIREMENT_FILES.iter().filter(|f| files.has(f)).map(|f| f.to_string()).collect();
@@ -130,7 +160,10 @@ pub(crate) fn requirement_files(files: &ProjectFiles) -> Vec<String> {
 
 /// Reads every test-dependency declaration of the project.
 pub(crate) fn read(files: &ProjectFiles, pyproject: Option<&toml::Table>) -> TestDeps {
-    let mut deps = TestDeps::default();
+    let mut deps = TestDeps { workspace_members: workspace_members(files, pyproject), ..TestDeps::default() };
+    if !deps.workspace_members.is_empty() {
+        deps.found.push(format!("pyproject.toml [tool.uv.workspace] members: {}", deps.workspace_members.join(", ")));
+    }
     let mut requirements: Vec<String> = Vec::new();
 
     deps.looked.push("requirements*.txt and requirements*/test*.txt".into());
@@ -286,6 +319,25 @@ mod tests {
         let (dir, files) = files_of(entries);
         let pyproject = files.read("pyproject.toml").map(|t| toml::from_str(&t).unwrap());
         (dir, files, pyproject)
+    }
+
+    #[test]
+    fn uv_workspace_members_are_the_globbed_directories_with_a_pyproject() {
+        let (_dir, files, pyproject) = project(&[
+            (
+                "pyproject.toml",
+                "[tool.uv.workspace]\nmembers = [\"packages/*\", \"tools/cli\"]\nexclude = [\"packages/legacy\"]\n",
+            ),
+            ("packages/a/pyproject.toml", ""),
+            ("packages/b/pyproject.toml", ""),
+            ("packages/legacy/pyproject.toml", ""),
+            ("packages/notes/README.md", ""),
+            ("tools/cli/pyproject.toml", ""),
+        ]);
+        let deps = read(&files, pyproject.as_ref());
+        assert_eq!(deps.workspace_members, ["packages/a", "packages/b", "tools/cli"]);
+        let (_dir, files, pyproject) = project(&[("pyproject.toml", "[project]\nname = \"x\"\n")]);
+        assert!(read(&files, pyproject.as_ref()).workspace_members.is_empty());
     }
 
     #[test]

@@ -278,6 +278,8 @@ pub(crate) fn dependency_key(
         }
     }
     let mut inputs: Vec<String> = ["setup.py", "setup.cfg"].iter().map(|s| s.to_string()).collect();
+    // A uv workspace's members are installed too: what they declare is part of the venv.
+    inputs.extend(test_deps.workspace_members.iter().map(|dir| format!("{dir}/pyproject.toml")));
     inputs.extend(test_deps.requirement_files.iter().cloned());
     inputs.extend(deps::LOCKFILES.iter().map(|s| s.to_string()));
     for file in inputs {
@@ -292,7 +294,11 @@ pub(crate) fn dependency_key(
 pub(crate) fn project_stamp(root: &Path, files: &ProjectFiles) -> String {
     let mut hasher = Sha256::new();
     hasher.update(root.to_string_lossy().as_bytes());
-    for file in ["pyproject.toml", "setup.py", "setup.cfg"] {
+    let pyproject: Option<toml::Table> = files.read("pyproject.toml").and_then(|t| toml::from_str(&t).ok());
+    let members = deps::workspace_members(files, pyproject.as_ref()).into_iter().map(|d| format!("{d}/pyproject.toml"));
+    let packaging: Vec<String> =
+        ["pyproject.toml", "setup.py", "setup.cfg"].map(String::from).into_iter().chain(members).collect();
+    for file in &packaging {
         if let Some(text) = files.has(file).then(|| files.read(file)).flatten() {
             hasher.update([0u8]);
             hasher.update(file.as_bytes());
@@ -393,6 +399,12 @@ impl InstallPlan<'_> {
             // Nothing to build: the extras' requirements directly.
             args.extend(self.deps.extra_requirements.iter().cloned());
         }
+        // A uv workspace's members, editable, in the same run: one member's dependency on another
+        // resolves to the local one (pip and uv both prefer a requirement given here).
+        for member in &self.deps.workspace_members {
+            args.push("-e".into());
+            args.push(member.clone());
+        }
         args.extend(self.deps.group_requirements.iter().cloned());
         if self.with_pytest && !self.deps.declares_pytest {
             args.push("pytest".into());
@@ -404,15 +416,28 @@ impl InstallPlan<'_> {
         }
         // Last: only a complete install is marked, so a failed one is retried next time.
         commands.push(self.write_marker(COMPLETE_MARKER, key));
-        if self.installable_project {
+        if self.links_checkout() {
             commands.push(self.write_marker(PROJECT_MARKER, stamp));
         }
         commands
     }
 
+    /// True when the checkout itself is installed (the project, or a uv workspace's members), so
+    /// another checkout sharing the venv must link its own in.
+    pub(crate) fn links_checkout(&self) -> bool {
+        self.installable_project || !self.deps.workspace_members.is_empty()
+    }
+
     /// Dependencies are in place; only this checkout is linked in (editable, no dependencies).
     pub(crate) fn relink(&self, stamp: &str) -> Vec<CommandSpec> {
-        vec![self.install(&["--no-deps", "-e", "."]), self.write_marker(PROJECT_MARKER, stamp)]
+        let mut args: Vec<&str> = vec!["--no-deps"];
+        if self.installable_project {
+            args.extend(["-e", "."]);
+        }
+        for member in &self.deps.workspace_members {
+            args.extend(["-e", member.as_str()]);
+        }
+        vec![self.install(&args), self.write_marker(PROJECT_MARKER, stamp)]
     }
 
     /// Runs before a user's `commands.install`: makes sure the venv exists with its own pip, so

@@ -366,7 +366,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
-    if ctx.install && !complete && installer == Installer::Pip && preference != install::Preference::Pip {
+    if ctx.install && !ctx.dry_run && !complete && installer == Installer::Pip && preference != install::Preference::Pip
+    {
         let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
         installer = chosen;
         fallback_note = note;
@@ -381,7 +382,8 @@ fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         venv = ctx.cache_dir.join("venvs").join(&key);
     }
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
-    let linked = !installable_project || install::marker_is(&venv, PROJECT_MARKER, &stamp);
+    let links_checkout = installable_project || !test_deps.workspace_members.is_empty();
+    let linked = !links_checkout || install::marker_is(&venv, PROJECT_MARKER, &stamp);
     let python_in_venv = install::venv_python(&venv).to_string_lossy().into_owned();
 
     let mut env = vec![

@@ -48,6 +48,8 @@ struct Members {
     /// Crate name as rustc spells it (`-` → `_`) → member directory, relative and `/`-separated.
     by_crate: HashMap<String, String>,
     dirs: Vec<String>,
+    /// Member directory → package name as written in its Cargo.toml.
+    names: HashMap<String, String>,
     /// The member whose unit tests ran last; cargo runs a package's targets together.
     current: Option<String>,
 }
@@ -68,6 +70,7 @@ impl Members {
             let dir = dir.to_string_lossy().replace('\\', "/");
             if let Some(name) = package_name(entry.path()) {
                 members.by_crate.insert(name.replace('-', "_"), dir.clone());
+                members.names.insert(dir.clone(), name);
             }
             // The root's own package (dir "") only counts when it has a [package].
             if !dir.is_empty() || members.by_crate.values().any(String::is_empty) {
@@ -110,9 +113,23 @@ impl Members {
     }
 }
 
+/// The package holding `file` (a path relative to the workspace root, as cases carry it) and the
+/// file's path inside that package: `crates/core/tests/it.rs` → (`core`, `tests/it.rs`). `None`
+/// outside any package below `root`.
+pub(super) fn package_of(root: &Path, file: &str) -> Option<(String, String)> {
+    let members = Members::find(root);
+    let mut named: Vec<(&String, &String)> = members.names.iter().collect();
+    // The deepest directory first: a member nested inside another package's tree is its own.
+    named.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.len()));
+    named.into_iter().find_map(|(dir, name)| {
+        let inside = if dir.is_empty() { Some(file) } else { file.strip_prefix(dir.as_str())?.strip_prefix('/') };
+        Some((name.clone(), inside?.to_string()))
+    })
+}
+
 /// `[package] name` of a manifest; none for a virtual manifest or one that does not parse.
 fn package_name(manifest: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(manifest).ok()?;
+    let text = crate::fsio::read_text(manifest, crate::fsio::PROJECT_FILE).ok()?;
     let table: toml::Table = toml::from_str(&text).ok()?;
     table.get("package")?.get("name")?.as_str().map(str::to_string)
 }

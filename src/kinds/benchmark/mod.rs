@@ -511,6 +511,9 @@ impl TaskRunner<'_> {
             retries: 0,
             retries_policy: Default::default(),
             rerun_only: None,
+            build_script: None,
+            workspace: None,
+            left_out: Vec::new(),
         };
         let suite = SuitePlan {
             id: id.clone(),

@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::collect::ReportSpec;
 use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
 use crate::errors::{ConfigError, PlanError};
-use crate::model::{Case, RetryPolicy, Suite, SuiteKind};
+use crate::model::{Case, LeftOut, RetryPolicy, Suite, SuiteKind};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
 
+mod members;
 pub(crate) mod retry;
 mod run;
 
@@ -59,6 +60,11 @@ pub(crate) struct ProjectConfig {
     /// What a test that passed only on a retry counts as: `pass-on-retry` (default) or `fail`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retries_policy: Option<RetryPolicy>,
+    /// `true`: run the project's own build script (a node `build` script) before the tests;
+    /// `false`: never. Unset (the default), it runs only when the tests need it. Not serialised
+    /// when unset, so the configuration hash of existing suites is unchanged.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build: Option<bool>,
 }
 
 /// A project suite, resolved.
@@ -83,6 +89,13 @@ pub(crate) struct ProjectPlan {
     pub retries_policy: RetryPolicy,
     /// `--rerun-failed`: run only these cases of an earlier run.
     pub rerun_only: Option<retry::RerunOnly>,
+    /// `build = true|false` (see [`ProjectConfig::build`]).
+    pub build_script: Option<bool>,
+    /// Set when this suite is a member of a workspace planned from its root ([`members`]).
+    pub workspace: Option<members::Membership>,
+    /// What the project's runner found and will not run, as reported on this suite: a workspace's
+    /// members without tests go on the first suite planned from its root.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// Resolved per-phase timeouts.
@@ -176,11 +189,18 @@ impl SuiteRunner for Project {
             retries: ctx.overrides.retries.or(config.retries).unwrap_or(0),
             retries_policy: ctx.overrides.retries_policy.or(config.retries_policy).unwrap_or_default(),
             rerun_only: None,
+            build_script: config.build,
+            workspace: None,
+            left_out: Vec::new(),
         })
     }
 
     fn run(&self, suite: &SuitePlan, plan: &ProjectPlan, ctx: &RunContext<'_>) -> Suite {
         run_project(suite, plan, ctx.exec, ctx.events)
+    }
+
+    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
+        members::expand(suite)
     }
 
     /// Narrowed to the cases that failed or errored before; a suite that failed with no failing

@@ -57,8 +57,9 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
             return suite;
         }
     };
+    suite.left_out = project.left_out.clone();
     let files = match ProjectFiles::scan(&root) {
-        Ok(files) => files,
+        Ok(files) => ProjectFiles { workspace: project.workspace.as_ref().map(|w| w.root.clone()), ..files },
         Err(e) => {
             suite.status = SuiteStatus::Error;
             suite.error = Some(SuiteError {
@@ -107,6 +108,8 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         cache_dir: &ctx.cache_dir,
         install: project.install,
         run_script_steps: project.run_script_steps,
+        build_script: project.build_script,
+        dry_run: false,
     };
     let mut phases = match ecosystem.plan(&plan_ctx) {
         Ok(phases) => phases,
@@ -127,115 +130,175 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
     let mut rerun_ids: Option<Vec<String>> = None;
     let mut unnarrowed: Option<PhasePlan> = None;
 
-    for phase_plan in &phases {
-        let kind = phase_plan.kind;
-        if let Some(reason) = blocked {
-            let phase = skipped_phase(phase_plan, reason.to_string());
-            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-            suite.phases.push(phase);
-            continue;
-        }
-        if let Some(reason) = &phase_plan.skip {
-            let phase = skipped_phase(phase_plan, reason.clone());
-            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-            suite.phases.push(phase);
-            continue;
-        }
-        if kind == PhaseKind::Install && !project.install {
-            let phase = skipped_phase(phase_plan, "--no-install".into());
-            suite.phases.push(phase);
-            continue;
-        }
-        // Version-dependent flags are chosen now that the earlier phases (install) have run.
-        let mut refined = phase_plan.clone();
-        ecosystem.refine_phase(&plan_ctx, &mut refined);
-        if let (PhaseKind::Test, Some(only), None) = (kind, &project.rerun_only, &project.commands.test) {
-            suite.rerun_of = Some(only.of.clone());
-            match retry::narrow_for_rerun(ecosystem.as_ref(), &refined, only) {
-                Ok((narrowed, ids)) => {
-                    // Retries narrow the planned phase, not this one (its selection would stay).
-                    unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
-                    rerun_ids = Some(ids);
+    // A checking build phase (`tsc --noEmit`) runs alongside the tests when the test phase will run.
+    let test_runs = phases.iter().any(|p| p.kind == PhaseKind::Test && p.skip.is_none());
+    let log = &log;
+    std::thread::scope(|scope| {
+        let mut alongside: Option<std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>> = None;
+        for phase_plan in &phases {
+            let kind = phase_plan.kind;
+            if let Some(reason) = blocked {
+                let phase = skipped_phase(phase_plan, reason.to_string());
+                sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+                suite.phases.push(phase);
+                continue;
+            }
+            if let Some(reason) = &phase_plan.skip {
+                let phase = skipped_phase(phase_plan, reason.clone());
+                sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+                suite.phases.push(phase);
+                continue;
+            }
+            if kind == PhaseKind::Install && !project.install {
+                let phase = skipped_phase(phase_plan, "--no-install".into());
+                suite.phases.push(phase);
+                continue;
+            }
+            // Version-dependent flags are chosen now that the earlier phases (install) have run.
+            let mut refined = phase_plan.clone();
+            ecosystem.refine_phase(&plan_ctx, &mut refined);
+            if let (PhaseKind::Test, Some(only), None) = (kind, &project.rerun_only, &project.commands.test) {
+                suite.rerun_of = Some(only.of.clone());
+                match retry::narrow_for_rerun(ecosystem.as_ref(), &refined, only) {
+                    Ok((narrowed, ids)) => {
+                        // Retries narrow the planned phase, not this one (its selection would stay).
+                        unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
+                        rerun_ids = Some(ids);
+                    }
+                    Err(why) => retry::note(&mut suite, Severity::Warning, format!("--rerun-failed: {why}")),
                 }
-                Err(why) => retry::note(&mut suite, Severity::Warning, format!("--rerun-failed: {why}")),
             }
-        }
-        let phase_plan = &refined;
-        let timeout = match kind {
-            PhaseKind::Install => project.timeouts.install,
-            PhaseKind::Build => project.timeouts.build,
-            PhaseKind::Test => project.timeouts.test,
-        };
-        let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
-        sink.emit(Event::PhaseStarted { suite_id: plan.id.clone(), phase: kind, command: command_line.clone() });
-        let (phase, outcome) = run_phase(phase_plan, &command_line, timeout, ctx.grace, project, &log);
-        sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+            let phase_plan = &refined;
+            let timeout = match kind {
+                PhaseKind::Install => project.timeouts.install,
+                PhaseKind::Build => project.timeouts.build,
+                PhaseKind::Test => project.timeouts.test,
+            };
+            let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
+            if kind == PhaseKind::Build && phase_plan.alongside_tests && test_runs {
+                sink.emit(Event::PhaseStarted {
+                    suite_id: plan.id.clone(),
+                    phase: kind,
+                    command: command_line.clone(),
+                });
+                let (check, grace) = (phase_plan.clone(), ctx.grace);
+                alongside = Some(scope.spawn(move || run_phase(&check, &command_line, timeout, grace, project, log)));
+                continue;
+            }
+            // Members of a workspace share its one install: the first runs it, the others wait and
+            // report what it did.
+            let mut shared = (kind == PhaseKind::Install)
+                .then(|| project.workspace.as_ref().and_then(|w| w.install.as_ref()))
+                .flatten()
+                .map(|install| install.lock());
+            let (phase, outcome) = match shared.as_deref() {
+                Some(Some((phase, outcome))) => {
+                    let mut phase = phase.clone();
+                    let note = "one install at the workspace root for every member";
+                    phase.note = Some(phase.note.map_or_else(|| note.to_string(), |n| format!("{note}; {n}")));
+                    (phase, outcome.clone())
+                }
+                _ => {
+                    sink.emit(Event::PhaseStarted {
+                        suite_id: plan.id.clone(),
+                        phase: kind,
+                        command: command_line.clone(),
+                    });
+                    run_phase(phase_plan, &command_line, timeout, ctx.grace, project, log)
+                }
+            };
+            if let Some(done) = shared.as_deref_mut().filter(|done| done.is_none()) {
+                *done = Some((phase.clone(), outcome.clone()));
+            }
+            drop(shared);
+            // The build that ran alongside the tests decides whether their results count.
+            if let Some(build) = alongside.take() {
+                let not_counted = settle_alongside(build, &mut suite, ecosystem.as_ref(), &root, plan, sink);
+                if let Some(reason) = not_counted {
+                    blocked = Some(reason);
+                    let mut skipped = skipped_phase(
+                        phase_plan,
+                        format!("{reason}: the tests ran alongside the type check, and their results are not counted"),
+                    );
+                    skipped.duration_ms = phase.duration_ms;
+                    sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: skipped.clone() });
+                    suite.phases.push(skipped);
+                    continue;
+                }
+            }
+            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
 
-        if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
-            suite.phases.push(phase);
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
-                message: format!("{} phase: {message}", kind.label()),
-                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
-            });
-            blocked = Some("an earlier phase could not start");
-            continue;
-        }
-        match (kind, phase.status) {
-            (_, PhaseStatus::Cancelled) => {
-                suite.status = SuiteStatus::Cancelled;
-                blocked = Some("cancelled");
-            }
-            (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
-                // The project refused the installed tool before doing any work: a missing tool
-                // (the right version), not a failing install, build or test.
+            if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
+                suite.phases.push(phase);
                 suite.status = SuiteStatus::Error;
                 suite.error = Some(SuiteError {
-                    kind: SuiteErrorKind::ToolMissing,
+                    kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
                     message: format!("{} phase: {message}", kind.label()),
-                    hint: Some("install the version the project requires (or change its requirement)".into()),
+                    hint: not_found
+                        .then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
                 });
-                blocked = Some("the project rejected the installed tool version");
+                blocked = Some("an earlier phase could not start");
+                continue;
             }
-            (PhaseKind::Test, PhaseStatus::Failed)
-                if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
-            {
-                // The test command compiles first (one Maven run): a compile error is a build failure.
-                suite.status = SuiteStatus::BuildFailed;
-                suite.diagnostics.extend(diagnostics);
-                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
-                    build.status = PhaseStatus::Failed;
-                    build.exit_code = phase.exit_code;
-                    build.log_tail = phase.log_tail.clone();
-                    build.note = Some("compilation ran inside the test command and failed".into());
+            match (kind, phase.status) {
+                (_, PhaseStatus::Cancelled) => {
+                    suite.status = SuiteStatus::Cancelled;
+                    blocked = Some("cancelled");
                 }
-                blocked = Some("build failed");
+                (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
+                    // The project refused the installed tool before doing any work: a missing tool
+                    // (the right version), not a failing install, build or test.
+                    suite.status = SuiteStatus::Error;
+                    suite.error = Some(SuiteError {
+                        kind: SuiteErrorKind::ToolMissing,
+                        message: format!("{} phase: {message}", kind.label()),
+                        hint: Some("install the version the project requires (or change its requirement)".into()),
+                    });
+                    blocked = Some("the project rejected the installed tool version");
+                }
+                (PhaseKind::Test, PhaseStatus::Failed)
+                    if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
+                {
+                    // The test command compiles first (one Maven run): a compile error is a build failure.
+                    suite.status = SuiteStatus::BuildFailed;
+                    suite.diagnostics.extend(diagnostics);
+                    if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+                        build.status = PhaseStatus::Failed;
+                        build.exit_code = phase.exit_code;
+                        build.log_tail = phase.log_tail.clone();
+                        build.note = Some("compilation ran inside the test command and failed".into());
+                    }
+                    blocked = Some("build failed");
+                }
+                (PhaseKind::Test, _) => {
+                    let planned = unnarrowed.take().unwrap_or_else(|| phase_plan.clone());
+                    test_phase = Some((planned, timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
+                    test_reports = phase_plan.reports.clone();
+                    stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
+                    last_test_outcome = Some(outcome);
+                }
+                (_, PhaseStatus::Timeout) => {
+                    suite.status = SuiteStatus::Timeout;
+                    blocked = Some("an earlier phase timed out");
+                }
+                (PhaseKind::Install, PhaseStatus::Failed) => {
+                    suite.status = SuiteStatus::InstallFailed;
+                    blocked = Some("install failed");
+                }
+                (PhaseKind::Build, PhaseStatus::Failed) => {
+                    suite.status = SuiteStatus::BuildFailed;
+                    suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, &root));
+                    blocked = Some("build failed");
+                }
+                _ => {}
             }
-            (PhaseKind::Test, _) => {
-                let planned = unnarrowed.take().unwrap_or_else(|| phase_plan.clone());
-                test_phase = Some((planned, timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
-                test_reports = phase_plan.reports.clone();
-                stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
-                last_test_outcome = Some(outcome);
-            }
-            (_, PhaseStatus::Timeout) => {
-                suite.status = SuiteStatus::Timeout;
-                blocked = Some("an earlier phase timed out");
-            }
-            (PhaseKind::Install, PhaseStatus::Failed) => {
-                suite.status = SuiteStatus::InstallFailed;
-                blocked = Some("install failed");
-            }
-            (PhaseKind::Build, PhaseStatus::Failed) => {
-                suite.status = SuiteStatus::BuildFailed;
-                suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, &root));
-                blocked = Some("build failed");
-            }
-            _ => {}
+            suite.phases.push(phase);
         }
-        suite.phases.push(phase);
-    }
+        // A test phase that could not start left the build running alone: its result still counts.
+        if let Some(build) = alongside.take() {
+            settle_alongside(build, &mut suite, ecosystem.as_ref(), &root, plan, sink);
+        }
+    });
 
     if let Some(outcome) = last_test_outcome {
         let collect_ctx =
@@ -260,7 +323,7 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
                 budget,
                 grace: ctx.grace,
                 project,
-                log: &log,
+                log,
                 sink,
             };
             retry::retry_failed(&mut suite, &run, project.retries, project.retries_policy);
@@ -274,6 +337,60 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         });
     }
     suite
+}
+
+/// Waits for the build that ran alongside the tests and records it, before the test phase. When
+/// it did not pass, sets the suite's status (and the build's diagnostics) and returns why the
+/// tests' results do not count.
+fn settle_alongside(
+    build: std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>,
+    suite: &mut Suite,
+    ecosystem: &dyn ecosystems::Ecosystem,
+    root: &Path,
+    plan: &SuitePlan,
+    sink: &dyn EventSink,
+) -> Option<&'static str> {
+    let (phase, outcome) = match build.join() {
+        Ok(done) => done,
+        Err(_) => {
+            // run_phase does not panic; if it ever did, the suite says so rather than pass.
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::Harness,
+                message: "the build phase stopped unexpectedly".into(),
+                hint: None,
+            });
+            return Some("the build phase stopped unexpectedly");
+        }
+    };
+    sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+    let reason = match (&outcome.exit, phase.status) {
+        (Exit::SpawnFailed { message, not_found }, _) => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+                message: format!("build phase: {message}"),
+                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+            });
+            Some("an earlier phase could not start")
+        }
+        (_, PhaseStatus::Passed) => None,
+        (_, PhaseStatus::Cancelled) => {
+            suite.status = SuiteStatus::Cancelled;
+            Some("cancelled")
+        }
+        (_, PhaseStatus::Timeout) => {
+            suite.status = SuiteStatus::Timeout;
+            Some("the build phase timed out")
+        }
+        _ => {
+            suite.status = SuiteStatus::BuildFailed;
+            suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, root));
+            Some("build failed")
+        }
+    };
+    suite.phases.push(phase);
+    reason
 }
 
 /// In samples mode, copies `expected/` and `tests/` into a scratch root; else the suite's root.
@@ -542,6 +659,9 @@ mod tests {
             retries: 0,
             retries_policy: Default::default(),
             rerun_only: None,
+            build_script: None,
+            workspace: None,
+            left_out: Vec::new(),
         }
     }
 

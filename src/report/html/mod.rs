@@ -219,6 +219,13 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
     if let Some(error) = &suite.error {
         write!(out, "<p class=\"error\">{}</p>", escape(&error.message))?;
     }
+    if !suite.left_out.is_empty() {
+        out.write_all(b"<p class=\"left-out\">Not run (found, left out):</p><ul class=\"left-out\">")?;
+        for left in &suite.left_out {
+            write!(out, "<li><code>{}</code>: {}</li>", escape(&left.path), escape(&left.reason))?;
+        }
+        out.write_all(b"</ul>")?;
+    }
     if !suite.phases.is_empty() {
         out.write_all(b"<ul class=\"phases\">")?;
         for phase in &suite.phases {

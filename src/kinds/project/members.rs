@@ -1,0 +1,103 @@
+//! Workspaces planned as one suite per member: a project suite whose root is an npm, pnpm or yarn
+//! workspace, or holds nested Go modules, stands for its members' suites ([`expand`]), as the
+//! detected ecosystem divides the tree (`Ecosystem::members`). Members of a node workspace share
+//! one install at the root ([`SharedInstall`]); what is found and not run goes on the first suite.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::ecosystems::{self, ProjectFiles};
+use crate::execute::process::Outcome;
+use crate::model::{LeftOut, Phase};
+use crate::plan::{KindPlan, SuitePlan};
+
+use super::ProjectPlan;
+
+/// A suite that is one member of a workspace planned from its root.
+#[derive(Debug, Clone)]
+pub(crate) struct Membership {
+    /// The workspace root (absolute): its lockfile and install serve the member.
+    pub root: PathBuf,
+    /// The install every member shares, when one install at the root serves them all.
+    pub install: Option<Arc<SharedInstall>>,
+}
+
+/// One install phase run for several member suites: the first to get there runs it while the
+/// others wait, then they all report what it did.
+#[derive(Debug, Default)]
+pub(crate) struct SharedInstall {
+    done: Mutex<Option<(Phase, Outcome)>>,
+}
+
+impl SharedInstall {
+    /// Holds the install until the returned guard is dropped; the guard holds the result once a
+    /// member has run it.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<(Phase, Outcome)>> {
+        // A member that panicked while installing left no result: the next one installs again.
+        self.done.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// The suites a planned project suite stands for: itself, or, when its root is a workspace,
+/// its members (and the root too when the ecosystem runs it). Suites whose commands the user set
+/// (`commands.test`), samples and members themselves are not expanded.
+pub(super) fn expand(suite: SuitePlan) -> Vec<SuitePlan> {
+    let Some(project) = suite.settings.get::<ProjectPlan>() else { return vec![suite] };
+    if project.commands.test.is_some() || !project.copy_from.is_empty() || project.workspace.is_some() {
+        return vec![suite];
+    }
+    // A root that cannot be listed is reported when the suite runs.
+    let Ok(files) = ProjectFiles::scan(&suite.root) else { return vec![suite] };
+    let members = ecosystems::members_of(&files, project.ecosystem.as_deref(), project.framework.as_deref());
+    let mut left_out: Vec<LeftOut> = members
+        .left_out
+        .iter()
+        .map(|l| LeftOut { path: join(&suite.display_path, &l.path), reason: l.reason.clone() })
+        .collect();
+    let mut project = project.clone();
+    if members.run.is_empty() {
+        project.left_out = left_out;
+        return vec![SuitePlan { settings: KindPlan::new(project), ..suite }];
+    }
+    let shared = members.shared_install.then(|| Arc::new(SharedInstall::default()));
+    let mut out = Vec::new();
+    if !members.members_only {
+        let mut root = project.clone();
+        root.left_out = std::mem::take(&mut left_out);
+        out.push(SuitePlan { settings: KindPlan::new(root), ..suite.clone() });
+    }
+    for dir in &members.run {
+        let mut member = project.clone();
+        member.workspace = Some(Membership { root: suite.root.clone(), install: shared.clone() });
+        member.left_out = std::mem::take(&mut left_out);
+        out.push(SuitePlan {
+            id: join(&suite.id, dir),
+            name: join(&suite.name, dir),
+            display_path: join(&suite.display_path, dir),
+            root: suite.root.join(dir),
+            settings: KindPlan::new(member),
+            ..suite.clone()
+        });
+    }
+    out
+}
+
+/// `base/rel`, or `rel` alone when `base` is the current directory.
+fn join(base: &str, rel: &str) -> String {
+    match base.trim_end_matches('/') {
+        "" | "." => rel.to_string(),
+        base => format!("{base}/{rel}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn member_names_join_the_root_name() {
+        assert_eq!(join(".", "packages/a"), "packages/a");
+        assert_eq!(join("web/", "packages/a"), "web/packages/a");
+        assert_eq!(join("/abs/repo", "exp"), "/abs/repo/exp");
+    }
+}
