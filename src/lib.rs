@@ -22,6 +22,8 @@ pub mod errors;
 pub(crate) mod events;
 pub(crate) mod execute;
 pub mod fsio;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gate;
 pub(crate) mod git;
 pub mod github;

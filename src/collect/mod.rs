@@ -26,7 +26,8 @@ pub mod nunit;
 pub mod rspec_json;
 pub mod tap;
 pub mod trx;
-mod xml_stream;
+/// `pub(crate)` for the `xml_stream` fuzz target (`crate::fuzzing`).
+pub(crate) mod xml_stream;
 pub mod xunit_net;
 
 /// Every report format fcorr reads, most specific first (sniffing order).

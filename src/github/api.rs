@@ -1,19 +1,31 @@
-//! A thin GitHub REST client on ureq (agent from `crate::net`: proxy and certificates of the
-//! company network): relative routes against `GITHUB_API_URL` (GitHub Enterprise Server too), the
-//! API version header, pagination by `Link`, bounded rate-limit waits for idempotent requests, and
-//! errors that keep the status and GitHub's message so callers can name a missing permission.
+//! A thin GitHub REST client on octocrab, async end to end (transport in `super::transport`:
+//! proxy and certificates of the company network): relative routes against `GITHUB_API_URL`
+//! (GitHub Enterprise Server too), the API version header, pagination by `Link`, bounded
+//! rate-limit waits for idempotent requests, and errors that keep the status and GitHub's message
+//! so callers can name a missing permission. fcorr's own response types (not octocrab's models)
+//! read the answers, so a field GitHub leaves out never fails a lookup.
 
 use std::time::Duration;
 
 use http::{HeaderMap, Method};
+use http_body_util::{BodyExt, Limited};
+use octocrab::{OctoBody, Octocrab};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+use super::transport::TransportError;
 
 /// GitHub REST API version fcorr is written against.
 pub const API_VERSION: &str = "2022-11-28";
 
 /// The most a response body may be (artifact zips included) before fcorr gives up on it.
 pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
+
+/// Longest wait for the answer's head (connection, tunnel, TLS and redirects included).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Longest wait for the whole body once the head is in.
+const BODY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A response with its body read.
 #[derive(Debug)]
@@ -81,27 +93,20 @@ impl ApiError {
 }
 
 /// Why a client cannot be made from the Actions environment (the variable is named).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum ClientError {
     #[error("GITHUB_REPOSITORY `{0}` is not owner/name")]
     Repository(String),
     #[error("GITHUB_API_URL `{0}` is not a URL (expected e.g. https://api.github.com)")]
     ApiUrl(String),
-}
-
-/// A request that got no answer: sending it, or reading the body, failed.
-#[derive(Debug, thiserror::Error)]
-enum Transport {
-    #[error("{0}")]
-    Send(ureq::Error),
-    #[error("reading the response failed (limit {MAX_BODY_BYTES} bytes): {0}")]
-    Body(ureq::Error),
+    /// The proxy or TLS settings of the machine cannot carry API calls.
+    #[error("GitHub API client: {0}")]
+    Transport(#[from] TransportError),
 }
 
 /// GitHub client for one repository.
 pub struct Api {
-    agent: ureq::Agent,
-    token: Option<String>,
+    client: Octocrab,
     api_url: String,
     pub owner: String,
     pub repo: String,
@@ -112,25 +117,18 @@ pub struct Api {
 }
 
 impl Api {
-    /// A client for `owner/repo` at `api_url`. Its calls must be awaited inside a tokio runtime.
+    /// A client for `owner/repo` at `api_url`. It must be made, and its calls awaited, inside
+    /// the tokio runtime that drives them ([`super::runtime`]).
     pub fn new(api_url: &str, token: Option<&str>, repository: &str) -> Result<Api, ClientError> {
         let (owner, repo) =
             repository.split_once('/').ok_or_else(|| ClientError::Repository(repository.to_string()))?;
         let api_url = api_url.trim_end_matches('/');
-        match api_url.parse::<http::Uri>() {
-            Ok(uri) if uri.scheme().is_some() && uri.host().is_some() => {}
+        let base = match api_url.parse::<http::Uri>() {
+            Ok(uri) if uri.scheme().is_some() && uri.host().is_some() => uri,
             _ => return Err(ClientError::ApiUrl(api_url.to_string())),
-        }
-        let config = crate::net::agent_config(crate::net::Redirects::Follow)
-            .timeout_connect(Some(Duration::from_secs(15)))
-            .timeout_recv_response(Some(Duration::from_secs(120)))
-            .timeout_recv_body(Some(Duration::from_secs(120)))
-            // Statuses are classified here (rate limits, permissions), not turned into errors.
-            .http_status_as_error(false)
-            .build();
+        };
         Ok(Api {
-            agent: ureq::Agent::new_with_config(config),
-            token: token.map(str::to_string),
+            client: super::transport::client(base, token, crate::net::Redirects::Follow)?,
             api_url: api_url.to_string(),
             owner: owner.into(),
             repo: repo.into(),
@@ -145,7 +143,8 @@ impl Api {
     }
 
     /// One request, no retries; any HTTP status is `Ok`. Redirects are followed (artifact
-    /// downloads end on blob storage) without the token, which only goes to the API itself.
+    /// downloads end on blob storage) without the token, which only goes to the API itself:
+    /// routes (`/repos/…`) are sent relative, and octocrab adds the token to those alone.
     pub async fn send_once(&self, method: &Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
         let err = |message: String| ApiError {
             method: method.to_string(),
@@ -154,45 +153,36 @@ impl Api {
             message,
             retry_after: None,
         };
-        let url = if path.starts_with('/') { format!("{}{path}", self.api_url) } else { path.to_string() };
-        let to_api = url.starts_with(&format!("{}/", self.api_url));
         let mut request = http::Request::builder()
             .method(method.clone())
-            .uri(&url)
+            .uri(path)
             .header("accept", "application/vnd.github+json")
-            .header("x-github-api-version", API_VERSION);
-        if let (Some(token), true) = (&self.token, to_api) {
-            request = request.header("authorization", format!("Bearer {token}"));
-        }
+            .header("x-github-api-version", API_VERSION)
+            .header("user-agent", crate::net::USER_AGENT);
         let payload = match body {
             Some(body) => {
                 request = request.header("content-type", "application/json");
                 // Comments and check runs are not masked by GitHub: no secret fcorr holds is sent.
                 let mut body = body.clone();
                 crate::secrets::redact_json(&mut body);
-                body.to_string().into_bytes()
+                OctoBody::from(body.to_string())
             }
-            None => Vec::new(),
+            None => OctoBody::empty(),
         };
-        let request = request.body(payload).map_err(|e| err(format!("cannot build the request for {url}: {e}")))?;
-        let agent = self.agent.clone();
-        // ureq blocks; the blocking pool keeps the runtime (and a test's in-process mock server) free.
-        let answer = tokio::task::spawn_blocking(move || -> Result<Response, Transport> {
-            let mut response = agent.run(request).map_err(Transport::Send)?;
-            let status = response.status().as_u16();
-            let headers = response.headers().clone();
-            let body = response
-                .body_mut()
-                .with_config()
-                .limit(MAX_BODY_BYTES as u64)
-                .read_to_vec()
-                .map_err(Transport::Body)?;
-            Ok(Response { status, headers, body })
-        })
-        .await
-        .map_err(|e| err(format!("the request task failed: {e}")))?;
-        // ApiError is Clone (callers keep and compare it), so the transport error travels as text.
-        answer.map_err(|e| err(e.to_string()))
+        let request = request.body(payload).map_err(|e| err(format!("cannot build the request for {path}: {e}")))?;
+        let response = match tokio::time::timeout(RESPONSE_TIMEOUT, self.client.execute(request)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(e)) => return Err(err(chain(&e))),
+            Err(_) => return Err(err(format!("no answer within {}s", RESPONSE_TIMEOUT.as_secs()))),
+        };
+        let (parts, body) = response.into_parts();
+        let read = |e: String| err(format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}"));
+        let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
+            Ok(Ok(collected)) => collected.to_bytes().to_vec(),
+            Ok(Err(e)) => return Err(read(chain(e.as_ref()))),
+            Err(_) => return Err(read(format!("not complete within {}s", BODY_TIMEOUT.as_secs()))),
+        };
+        Ok(Response { status: parts.status.as_u16(), headers: parts.headers, body })
     }
 
     /// A request; non-2xx answers become errors. Idempotent requests (all but POST) are retried
@@ -263,6 +253,22 @@ impl Api {
     }
 }
 
+/// An error and its sources, as one line (`Service Error: client error (Connect): tcp connect
+/// error: Connection refused`), each message said once.
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        let message = e.to_string();
+        if !text.contains(&message) {
+            text.push_str(": ");
+            text.push_str(&message);
+        }
+        source = e.source();
+    }
+    text
+}
+
 fn into_success(method: &Method, path: &str, response: Response) -> Result<Response, ApiError> {
     if (200..300).contains(&response.status) {
         return Ok(response);
@@ -317,6 +323,87 @@ pub fn next_link(header: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+    use wiremock::matchers::{method, path};
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    /// The client is async end to end: with the runtime's only blocking thread taken, a call
+    /// still completes (the ureq client this replaced waited for that thread, and hung).
+    #[test]
+    fn api_calls_need_no_blocking_thread() {
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().max_blocking_threads(1).build().unwrap();
+        rt.block_on(async {
+            let server = MockServer::start().await;
+            Mock::given(method("GET"))
+                .and(path("/repos/o/r"))
+                .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 1})))
+                .mount(&server)
+                .await;
+            let (release, wait) = std::sync::mpsc::channel::<()>();
+            let blocker = tokio::task::spawn_blocking(move || wait.recv_timeout(Duration::from_secs(30)).is_ok());
+            let api = Api::new(&server.uri(), Some("ghs_x"), "o/r").unwrap();
+            let got = tokio::time::timeout(Duration::from_secs(10), api.get_json::<Value>("/repos/o/r")).await;
+            release.send(()).unwrap();
+            assert!(blocker.await.unwrap());
+            assert_eq!(got.expect("no answer while the blocking pool was busy").unwrap(), json!({"id": 1}));
+        });
+    }
+
+    #[test]
+    fn a_client_outside_its_runtime_is_an_error_not_a_panic() {
+        let err = Api::new("https://api.github.com", None, "o/r").err().unwrap();
+        assert!(matches!(err, ClientError::Transport(TransportError::NoRuntime)), "{err}");
+    }
+
+    /// A redirect (the artifact download's, to blob storage) is followed without the token,
+    /// even to the same host; the API routes themselves get it, with the version header.
+    #[tokio::test]
+    async fn redirects_are_followed_without_the_token() {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/repos/o/r/actions/artifacts/1/zip"))
+            .respond_with(ResponseTemplate::new(302).insert_header("location", format!("{}/blob/1.zip", server.uri())))
+            .mount(&server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path("/blob/1.zip"))
+            .respond_with(ResponseTemplate::new(200).set_body_bytes(b"PK".to_vec()))
+            .mount(&server)
+            .await;
+        let api = Api::new(&server.uri(), Some("ghs_x"), "o/r").unwrap();
+        let response = api.request(Method::GET, "/repos/o/r/actions/artifacts/1/zip", None).await.unwrap();
+        assert_eq!(response.body, b"PK");
+        let requests = server.received_requests().await.unwrap();
+        let auth = |p: &str| requests.iter().find(|r| r.url.path() == p).unwrap().headers.get("authorization").cloned();
+        assert_eq!(auth("/repos/o/r/actions/artifacts/1/zip").unwrap(), "Bearer ghs_x");
+        assert_eq!(auth("/blob/1.zip"), None);
+        assert_eq!(requests[0].headers.get("x-github-api-version").unwrap(), API_VERSION);
+        assert!(requests[0].headers.get("user-agent").unwrap().to_str().unwrap().starts_with("fcorr/"));
+    }
+
+    /// A GitHub Enterprise Server base keeps its `/api/v3` path; a transport failure is an
+    /// error without a status that says what failed.
+    #[tokio::test]
+    async fn enterprise_bases_keep_their_path_and_failures_say_why() {
+        let server = MockServer::start().await;
+        Mock::given(method("GET"))
+            .and(path("/api/v3/repos/o/r"))
+            .respond_with(ResponseTemplate::new(200).set_body_json(json!({"id": 2})))
+            .mount(&server)
+            .await;
+        let api = Api::new(&format!("{}/api/v3/", server.uri()), None, "o/r").unwrap();
+        assert_eq!(api.get_json::<Value>(&api.repo_path("")).await.unwrap(), json!({"id": 2}));
+
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", closed.local_addr().unwrap());
+        drop(closed);
+        let mut api = Api::new(&url, None, "o/r").unwrap();
+        api.max_attempts = 1;
+        let err = api.get_json::<Value>("/repos/o/r").await.unwrap_err();
+        assert_eq!(err.status, None);
+        assert!(err.may_have_landed());
+        assert!(err.message.to_lowercase().contains("connect"), "{err}");
+    }
 
     #[test]
     fn finds_the_next_link() {

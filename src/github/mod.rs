@@ -5,10 +5,12 @@
 pub mod api;
 pub mod baseline;
 pub mod context;
+pub mod transport;
 
 pub use context::GithubContext;
 
-/// A current-thread runtime for the API calls of one command.
+/// A current-thread runtime for the API calls of one command: hyper's connections, octocrab's
+/// worker, timeouts and rate-limit waits all run on it while the command blocks on the calls.
 pub fn runtime() -> Result<tokio::runtime::Runtime, RuntimeError> {
     tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(RuntimeError)
 }

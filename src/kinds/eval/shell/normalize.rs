@@ -23,7 +23,7 @@ enum Piece {
     /// Taken literally: unquoted ordinary text, or anything quoted or escaped.
     Lit(char),
     /// Expanded by the shell: an unquoted glob character (`*`, `?`, `[`), a leading `~`, a brace
-    /// expansion's `{`, or a parameter, command or arithmetic substitution (kept as written).
+    /// expansion (whole), or a parameter, command or arithmetic substitution (kept as written).
     Active(String),
 }
 
@@ -84,8 +84,14 @@ impl Arg {
                 }
                 '*' | '?' | '[' => pieces.push(Piece::Active(c.to_string())),
                 '~' if tilde_may_expand => pieces.push(Piece::Active("~".into())),
+                // The whole expansion as written: its text quoted after a bare `{` would read
+                // back as a literal (`{'a,b}'`), so the canonical form would not be canonical.
                 '{' if super::posix::brace_expansion_len(&chars[i..]).is_some() => {
-                    pieces.push(Piece::Active("{".into()))
+                    let end = super::posix::brace_expansion_len(&chars[i..]).map_or(chars.len(), |len| i + len);
+                    pieces.push(Piece::Active(chars[i..end].iter().collect()));
+                    i = end;
+                    tilde_may_expand = false;
+                    continue;
                 }
                 '=' | ':' => {
                     pieces.push(Piece::Lit(c));
@@ -775,5 +781,8 @@ mod tests {
             normalized_text("find . -name '*.py' -o -name *.rs").unwrap(),
             "find . -name '*.py' -o -name *'.rs'"
         );
+        // Found by the `shell` fuzz target: the canonical form read back as another command.
+        assert_eq!(normalized_text("echo {a,b}x <<< 'x'").unwrap(), "echo {a,b}'x' <<< x");
+        assert_eq!(normalize("echo {a,b}x"), normalize("echo {a,b}'x'"));
     }
 }

@@ -1,0 +1,4 @@
+#![no_main]
+//! The `bank_history` target: `fcorr::fuzzing` holds it and says what it checks.
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| fcorr::fuzzing::run("bank_history", data));
