@@ -23,7 +23,7 @@ run() { # BIN LABEL
      > "$work/$2/stdout.txt" 2> "$work/$2/stderr.txt") && echo 0 > "$work/$2.exit" || echo $? > "$work/$2.exit"
   [ -f "$work/$2/out/results.json" ] || { echo "$2: no results.json; stderr:" >&2; cat "$work/$2/stderr.txt" >&2; exit 2; }
   jq -S '
-    def scrub: if type == "string" then gsub("'"$work"'/[a-z]+"; "<run>") | gsub("venvs/[0-9a-f]{16}"; "venvs/<key>") else . end;
+    def scrub: if type == "string" then gsub("'"$work"'/[a-z]+"; "<run>") | gsub("venvs/[0-9a-f]{16}"; "venvs/<key>") | gsub("finished in [0-9.]+s"; "finished in <t>s") | gsub("and [0-9.]+ s per task"; "and <t> s per task") else . end;
     del(.timing.slowest)
     | walk(if type == "object" then
         del(.duration_ms, .started_at, .finished_at, .usage, .log_tail, .time_ms)

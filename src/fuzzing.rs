@@ -277,9 +277,11 @@ fn xml_stream(data: &[u8]) {
 /// decoding): reading never panics; a case it accepts has an id no other case has and something
 /// to check, and its own expected answer passes.
 fn dataset(data: &[u8], extension: &str) {
-    use crate::eval::matchers::{Check, Outcome, evaluate};
+    use crate::kinds::eval::matchers::{Check, Outcome, evaluate};
     let scratch = Scratch::new();
-    let Ok(compiled) = crate::eval::dataset::load(&scratch.file(&format!("cases.{extension}"), data)) else { return };
+    let Ok(compiled) = crate::kinds::eval::dataset::load(&scratch.file(&format!("cases.{extension}"), data)) else {
+        return;
+    };
     let mut ids = std::collections::HashSet::new();
     for eval in &compiled {
         let case = &eval.case;
@@ -302,7 +304,7 @@ fn dataset(data: &[u8], extension: &str) {
 /// command) and after it (the answer): the canonical form is a fixed point, a command matches
 /// itself, matching is symmetric.
 fn shell(data: &[u8]) {
-    use crate::eval::shell;
+    use crate::kinds::eval::shell;
     let text = String::from_utf8_lossy(data);
     let (expected, answer) = text.split_once('\0').unwrap_or((&text, &text));
     for command in [expected, answer] {
@@ -361,7 +363,7 @@ fn redaction(data: &[u8]) {
 /// A bank file: a bank it accepts has unique, non-empty test ids, each test kept as written.
 fn bank_file(data: &[u8]) {
     let scratch = Scratch::new();
-    let Ok(bank) = crate::bank::expectations::load_bank(&scratch.file("bank.json", data)) else { return };
+    let Ok(bank) = crate::kinds::bank::expectations::load_bank(&scratch.file("bank.json", data)) else { return };
     let mut ids = std::collections::HashSet::new();
     for test in &bank.tests {
         assert!(!test.test_id.trim().is_empty() && ids.insert(test.test_id.as_str()), "test id `{}`", test.test_id);
@@ -372,7 +374,7 @@ fn bank_file(data: &[u8]) {
 /// A bank (before the first NUL) and one history file (after it): the expectations each test
 /// resolves to come from the history file or the bank, and say which.
 fn bank_history(data: &[u8]) {
-    use crate::bank::expectations::{Source, load_bank, load_history};
+    use crate::kinds::bank::expectations::{Source, load_bank, load_history};
     let Some(split) = data.iter().position(|&b| b == 0) else { return };
     let scratch = Scratch::new();
     let Ok(bank) = load_bank(&scratch.file("bank.json", &data[..split])) else { return };
@@ -393,7 +395,9 @@ fn bank_history(data: &[u8]) {
 fn bank_pattern_rules(data: &[u8]) {
     let Some(split) = data.iter().position(|&b| b == 0) else { return };
     let scratch = Scratch::new();
-    let Ok(rules) = crate::bank::pattern::Rules::load(&scratch.file("rules.json", &data[..split])) else { return };
+    let Ok(rules) = crate::kinds::bank::pattern::Rules::load(&scratch.file("rules.json", &data[..split])) else {
+        return;
+    };
     let text = String::from_utf8_lossy(&data[split + 1..]);
     for found in rules.matches(&text) {
         assert_eq!(text.get(found.start..found.end), Some(found.matched_text.as_str()), "{found:?}");
@@ -405,7 +409,7 @@ fn bank_pattern_rules(data: &[u8]) {
 fn bank_state_rules(data: &[u8]) {
     let Some(split) = data.iter().position(|&b| b == 0) else { return };
     let scratch = Scratch::new();
-    let Ok(rules) = crate::bank::state::Rules::load(&scratch.file("rules.json", &data[..split])) else { return };
+    let Ok(rules) = crate::kinds::bank::state::Rules::load(&scratch.file("rules.json", &data[..split])) else { return };
     let Ok(state) = serde_json::from_slice::<serde_json::Map<String, Value>>(&data[split + 1..]) else { return };
     let handlers = rules.evaluate(&state);
     assert!(handlers.windows(2).all(|w| w[0] < w[1]), "handlers {handlers:?}");
@@ -417,7 +421,7 @@ fn benchmark_tasks(data: &[u8]) {
     let Some((&pick, content)) = data.split_first() else { return };
     let extension = ["json", "jsonl", "toml"][usize::from(pick) % 3];
     let scratch = Scratch::new();
-    let Ok(tasks) = crate::benchmark::tasks::load(&scratch.file(&format!("tasks.{extension}"), content)) else {
+    let Ok(tasks) = crate::kinds::benchmark::tasks::load(&scratch.file(&format!("tasks.{extension}"), content)) else {
         return;
     };
     let mut ids = std::collections::HashSet::new();

@@ -12,8 +12,6 @@
 // First, so its printing macros (`outln!`, `out!`, `errln!`) are in scope in every module below.
 #[macro_use]
 pub mod console;
-pub(crate) mod bank;
-pub(crate) mod benchmark;
 pub mod cli;
 pub mod collect;
 pub mod commands;
@@ -21,7 +19,6 @@ pub mod compare;
 pub mod config;
 pub(crate) mod ecosystems;
 pub mod errors;
-pub(crate) mod eval;
 pub(crate) mod events;
 pub(crate) mod execute;
 pub mod fsio;
@@ -45,6 +42,7 @@ pub(crate) mod secrets;
 pub(crate) mod shard;
 pub(crate) mod sut;
 pub(crate) mod text;
+pub mod timing;
 
 /// The integration tests' full-disk helper (a tmpfs mounted and filled; root only), for unit
 /// tests of code that writes files.

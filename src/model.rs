@@ -45,7 +45,7 @@ pub struct Run {
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comparison: Option<Comparison>,
-    /// The slowest cases and the biggest slowdowns against the baseline (`report::slowest`).
+    /// The slowest cases and the biggest slowdowns against the baseline (`timing`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<Timing>,
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
@@ -77,6 +77,34 @@ pub enum SuiteKind {
     Bank,
     Import,
 }
+
+impl SuiteKind {
+    /// What this kind's cases are, which decides the report sections that describe its suites.
+    /// The one place outside `kinds/` that tells kinds apart: the model says what each kind's
+    /// results look like, so reports read it from the results (old results.json files included).
+    pub(crate) fn shape(self) -> CaseShape {
+        match self {
+            Self::Eval | Self::Benchmark => CaseShape::Items,
+            Self::Bank => CaseShape::Graded,
+            Self::Project | Self::Import => CaseShape::Tests,
+        }
+    }
+}
+
+/// What the cases of a suite are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CaseShape {
+    /// Tests that pass or fail (projects, imported reports).
+    Tests,
+    /// Items asked of a system and measured (eval cases, benchmark tasks): pass rate, reasons,
+    /// categories, usage and cost (`report::eval`).
+    Items,
+    /// Tests graded 0-100 (banks): averages, health, score distribution (`report::bank`).
+    Graded,
+}
+
+/// The tag that holds a case's category (eval and bank cases); read it with [`Case::category`].
+pub(crate) const CATEGORY_TAG: &str = "category";
 
 /// One project, task suite, dataset or imported report set.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
@@ -123,6 +151,11 @@ pub struct Suite {
     /// that started at this time; `fcorr merge` lays its outcomes over that run's suite.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rerun_of: Option<String>,
+    /// True when `--shard` split this suite by item: every shard ran its own slice of the
+    /// suite's items (rather than the whole suite running in one shard), so `fcorr merge` joins
+    /// the parts and a missing shard is an error. Set only in sharded runs.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub split_by_item: bool,
     /// Parts of the project this suite's runner found and did not run (a workspace member without
     /// tests, a crate excluded from the cargo workspace), each with the reason: what fcorr leaves
     /// out is said in every report.
@@ -465,6 +498,13 @@ pub struct Case {
     pub expectation_source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+}
+
+impl Case {
+    /// The case's category (eval datasets, banks), when it has one.
+    pub(crate) fn category(&self) -> Option<&str> {
+        self.tags.get(CATEGORY_TAG).map(String::as_str)
+    }
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -928,6 +968,7 @@ impl Suite {
             usage: None,
             shard: None,
             rerun_of: None,
+            split_by_item: false,
             left_out: Vec::new(),
         }
     }
@@ -1035,7 +1076,7 @@ mod tests {
 }
 
 /// Per-test time: the slowest cases of the run and the cases that got slower than in the
-/// baseline by more than both thresholds (computed by `report::slowest`).
+/// baseline by more than both thresholds (computed by `timing`).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
 pub struct Timing {
     /// Up to `settings.slowest` cases, slowest first.

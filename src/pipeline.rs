@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::{Config, SuiteConfig};
-use crate::errors::{ConfigError, FcorrError};
+use crate::errors::{ConfigError, FcorrError, PlanError};
 use crate::execute::{ExecContext, process};
 use crate::gate::{self, Gate};
 use crate::kinds::KINDS;
-use crate::model::{Run, SuiteStatus};
+use crate::model::{Run, SuiteStatus, TimingSettings, Verdict};
 use crate::plan::{self, Overrides};
 use crate::report::{self, ReportEnv, terminal};
 
@@ -69,9 +69,8 @@ pub(crate) struct RunOptions {
     pub(crate) paths: Vec<PathBuf>,
     /// `--config`.
     pub(crate) config: Option<PathBuf>,
-    /// `--samples DIR` and `--sdk`.
-    pub(crate) samples: Option<PathBuf>,
-    pub(crate) sdk: Option<String>,
+    /// `--samples DIR` and `--sdk`, with the planner of that layout (the command names it).
+    pub(crate) samples: Option<Samples>,
     /// `--fail-on` words (empty: the config's).
     pub(crate) fail_on: Vec<String>,
     /// `--format` (empty: the config's).
@@ -84,6 +83,20 @@ pub(crate) struct RunOptions {
     /// Settings that override the config file (`--shard` among them).
     pub(crate) overrides: Overrides,
 }
+
+/// `--samples DIR`: a directory layout whose every sample is one suite, planned by the kind that
+/// owns the layout (the command hands its planner in, so the pipeline names no kind).
+#[derive(Debug, Clone)]
+pub(crate) struct Samples {
+    pub(crate) dir: PathBuf,
+    /// `--sdk`: only this SDK's samples.
+    pub(crate) sdk: Option<String>,
+    pub(crate) plan: SamplesPlanner,
+}
+
+/// Plans every sample under a directory (`dir`, `sdk`) as one suite each.
+pub(crate) type SamplesPlanner =
+    fn(&Config, &Path, Option<&str>, &Overrides) -> Result<Vec<plan::SuitePlan>, PlanError>;
 
 /// Loads config, plans suites and resolves the output directory; fails fast on bad input,
 /// before anything runs.
@@ -134,7 +147,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     };
     let extra = extra(&cwd, &out_dir, &gates)?;
     let plans = match &args.samples {
-        Some(dir) => crate::runners::project::plan_samples(&config, dir, args.sdk.as_deref(), overrides)?,
+        Some(samples) => (samples.plan)(&config, &samples.dir, samples.sdk.as_deref(), overrides)?,
         // Only added suites: no project in the current directory is detected and run.
         None if extra.is_some() && args.paths.is_empty() && config.suites.is_empty() => Vec::new(),
         None => plan::plan(&config, &args.paths, overrides, &KINDS)?,
@@ -142,7 +155,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &KINDS)?;
     let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
-        Some(path) => crate::runners::project::rerun_plans(plans, &report::load_results(&cwd.join(path))?)?,
+        Some(path) => rerun_failed(plans, &report::load_results(&cwd.join(path))?)?,
         None => plans,
     };
     let jobs = args
@@ -161,6 +174,29 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
     });
     let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
     Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, quarantine })
+}
+
+/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed by its
+/// kind to what failed there ([`plan::Runner::rerun`]); suites that passed, or whose kind cannot
+/// rerun part of a suite, do not run.
+fn rerun_failed(plans: Vec<plan::SuitePlan>, earlier: &Run) -> Result<Vec<plan::SuitePlan>, FcorrError> {
+    let mut kept = Vec::new();
+    for mut plan in plans {
+        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
+        if before.status == SuiteStatus::Passed {
+            continue;
+        }
+        let Some(narrowed) = plan.runner.rerun(&plan, before, &earlier.started_at) else { continue };
+        plan.settings = narrowed;
+        kept.push(plan);
+    }
+    if kept.is_empty() {
+        return Err(FcorrError::Usage(
+            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
+                .into(),
+        ));
+    }
+    Ok(kept)
 }
 
 /// Protects the secrets a config names (`secret_vars`) and the tokens fcorr holds, right after
@@ -201,7 +237,10 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     let sink = terminal::Progress::new(progress);
     let mut suites = crate::runners::run_suites(&prepared.plans, &prepared.exec, &sink);
     if let Some(shard) = prepared.shard {
-        suites.iter_mut().for_each(|s| s.shard = Some(shard.to_string()));
+        for (suite, plan) in suites.iter_mut().zip(&prepared.plans) {
+            suite.shard = Some(shard.to_string());
+            suite.split_by_item = plan.runner.splits_items();
+        }
     }
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
     let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
@@ -209,27 +248,38 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     run
 }
 
-/// Compares the run with its baseline run, when there is one, and carries the baseline's
-/// history forward by this run (a run without a baseline starts its history).
-pub(crate) fn compare_and_carry(run: &mut Run, baseline: Option<(Run, crate::compare::BaselineInfo)>) {
+/// The tail every command runs once it has its results (`run`, `ci`, `import`, `merge`): the
+/// timing lists (slowest cases, slowdowns against the baseline), the comparison with the
+/// baseline and the history carried forward by this run (from the baseline's history, else from
+/// `past`), then the verdict, judged once, after the comparison the regression gate needs.
+pub(crate) fn conclude(
+    run: &mut Run,
+    baseline: Option<(Run, crate::compare::BaselineInfo)>,
+    past: crate::history::Past,
+    timing: &TimingSettings,
+    judge: impl FnOnce(&Run) -> Verdict,
+) {
+    crate::timing::attach(run, baseline.as_ref().map(|(base, _)| base), timing);
     let past = match baseline {
         Some((base, info)) => {
             let past = crate::history::Past::of_baseline(&base);
             run.comparison = Some(crate::compare::compare(run, &base, info));
             past
         }
-        None => crate::history::Past::default(),
+        None => past,
     };
     crate::history::record(run, past);
+    run.verdict = judge(run);
 }
 
-/// Sets the run's verdict from the prepared gates. Call once, after any comparison.
-pub(crate) fn judge(run: &mut Run, prepared: &Prepared) {
+/// The verdict on a run of prepared suites, from the prepared gates (a shard's run is judged
+/// as a part: emptiness waits for the merge).
+pub(crate) fn verdict(run: &Run, prepared: &Prepared) -> Verdict {
     let tolerance = prepared.config.gate.regression_tolerance;
-    run.verdict = match prepared.shard {
+    match prepared.shard {
         Some(_) => crate::shard::judge(run, &prepared.gates, tolerance),
         None => gate::judge(run, &prepared.gates, tolerance),
-    };
+    }
 }
 
 /// Writes reports for a finished run; one that cannot be written is a harness error (exit 3).
@@ -246,7 +296,7 @@ pub(crate) fn write_reports(
 pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
-        if let Err(problem) = crate::bank::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
+        if let Err(problem) = crate::report::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
             errln!("fcorr: warning: results folder: {problem}");
         }
     }

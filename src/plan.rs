@@ -126,6 +126,24 @@ pub(crate) trait Runner: Send + Sync {
     fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan>;
     /// True when the run's selection leaves this planned suite out (planning drops it).
     fn deselected(&self, suite: &SuitePlan) -> bool;
+    /// The kind's own defaults for the shared settings, from its loaded keys.
+    fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults>;
+    /// True when `--shard` splits suites of this kind by item rather than by suite.
+    fn splits_items(&self) -> bool;
+    /// `--rerun-failed`: this suite's plan narrowed to what failed in `before`, its result in
+    /// the run that started at `of`; `None` when the kind cannot rerun part of a suite.
+    fn rerun(&self, suite: &SuitePlan, before: &Suite, of: &str) -> Option<KindPlan>;
+}
+
+/// Shared settings a kind defaults differently from the run: a kind that grades its cases (the
+/// bank) takes the graded policy, its own weight in the combined score and its own pass mark,
+/// unless the user sets them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct SharedDefaults {
+    /// The suite's weight in the combined score.
+    pub(crate) weight: f64,
+    /// The graded average that meets the policy (`min-score`).
+    pub(crate) min_score: f64,
 }
 
 impl Debug for dyn Runner {
@@ -278,8 +296,8 @@ fn plan_shared(
     let display_path = path.to_string_lossy().trim_end_matches('/').to_string();
     let display_path = if display_path.is_empty() { ".".to_string() } else { display_path };
     let name = suite.name.clone().unwrap_or_else(|| display_path.clone());
-    // Bank suites grade their cases: graded policy and their mechanism's weight by default.
-    let bank_default = crate::bank::defaults(runner.suite_kind(), &suite.settings);
+    // Kinds that grade their cases (banks) default to the graded policy and their own weight.
+    let graded = runner.shared_defaults(&suite.settings);
     SuitePlan {
         id: name.clone(),
         name,
@@ -287,14 +305,15 @@ fn plan_shared(
         runner,
         root: absolute(base, &path),
         display_path,
-        // `--policy graded` grades bank suites only; the others have no per-case scores to average.
+        // `--policy graded` grades only the suites of grading kinds; the others have no per-case
+        // scores to average.
         policy: overrides
             .policy
-            .filter(|p| *p != Policy::Graded || bank_default.is_some())
+            .filter(|p| *p != Policy::Graded || graded.is_some())
             .or(suite.policy)
-            .unwrap_or(bank_default.map_or(config.run.policy, |_| Policy::Graded)),
-        threshold: suite.min_score.unwrap_or(bank_default.map_or(100.0, |d| d.min_score)),
-        weight: suite.weight.or(bank_default.map(|d| d.weight)).unwrap_or(1.0),
+            .unwrap_or(graded.map_or(config.run.policy, |_| Policy::Graded)),
+        threshold: suite.min_score.unwrap_or(graded.map_or(100.0, |d| d.min_score)),
+        weight: suite.weight.or(graded.map(|d| d.weight)).unwrap_or(1.0),
         critical: suite.critical,
         weights: suite.weights,
         origin: suite.origin.clone(),
@@ -304,10 +323,10 @@ fn plan_shared(
 }
 
 /// The suites `--shard K/N` runs: whole suites by a hash of their id; item-split suites
-/// ([`crate::shard::splits_items`]) always, each keeping its own slice of items.
+/// ([`Runner::splits_items`]) always, each keeping its own slice of items.
 pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<crate::shard::Shard>) -> Vec<SuitePlan> {
     let Some(shard) = shard else { return plans };
-    plans.into_iter().filter(|p| crate::shard::splits_items(p.kind) || shard.keeps(&p.id)).collect()
+    plans.into_iter().filter(|p| p.runner.splits_items() || shard.keeps(&p.id)).collect()
 }
 
 pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {
@@ -363,7 +382,7 @@ mod tests {
         assert_eq!(plans[0].name, "x");
         assert_eq!(plans[1].id, "x#2");
         assert_eq!(plans[0].policy, Policy::PassRate);
-        let project = plans[0].settings.get::<crate::runners::project::ProjectPlan>().unwrap();
+        let project = plans[0].settings.get::<crate::kinds::project::ProjectPlan>().unwrap();
         assert!(!project.install);
         assert_eq!(project.timeouts.test, std::time::Duration::from_secs(600));
     }

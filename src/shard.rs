@@ -9,8 +9,7 @@ use std::str::FromStr;
 use crate::config::Weights;
 use crate::gate::Gate;
 use crate::model::{
-    Counts, Diagnostic, DiagnosticSource, Run, Severity, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus,
-    Usage, Verdict,
+    Counts, Diagnostic, DiagnosticSource, Run, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus, Usage, Verdict,
 };
 
 /// Shard K of N (1-based, as people and matrices count).
@@ -61,22 +60,13 @@ impl Shard {
     }
 }
 
-/// True for kinds whose runner keeps only its shard's items ([`Shard::keeps_item`], from
-/// `PlanContext::overrides.shard`): such a suite runs in every shard, each with its slice. Other
-/// suites run whole, in one shard. A kind joins this list in the same change that makes its
-/// runner filter items; listed without filtering, every shard would run every item and the
-/// merged suite would hold each case N times.
-pub(crate) fn splits_items(kind: SuiteKind) -> bool {
-    matches!(kind, SuiteKind::Benchmark | SuiteKind::Eval)
-}
-
 /// The verdict of one shard's run. A shard may hold none of a suite's items, or no test at all
 /// (fewer suites than shards): emptiness is judged where the shards are merged (`fcorr merge`),
 /// so here the `empty` gate is left out and an item-split suite's empty part is not judged.
 /// The run itself keeps that part: merge needs it as proof the shard ran.
 pub(crate) fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let mut view = run.clone();
-    view.suites.retain(|s| !(splits_items(s.kind) && s.status == SuiteStatus::NoTests));
+    view.suites.retain(|s| !(s.split_by_item && s.status == SuiteStatus::NoTests));
     crate::score::summarize(&mut view);
     let judged: Vec<Gate> = gates.iter().filter(|g| **g != Gate::Empty).cloned().collect();
     let mut verdict = crate::gate::judge(&view, &judged, regression_tolerance);
@@ -135,6 +125,7 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
             d.message = format!("shard {label}: {}", d.message);
         }
     };
+    let stated_metrics = parts.iter().flat_map(|p| &p.diagnostics).any(|d| d.source == DiagnosticSource::Benchmark);
     let mut suite = parts.remove(0);
     if let Some(label) = suite.shard.take() {
         label_all(&label, &mut suite.diagnostics);
@@ -153,7 +144,7 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
             suite.error = part.error;
         }
     }
-    if splits_items(suite.kind)
+    if suite.split_by_item
         && let Some(total) = shards.first().map(|s| s.total)
     {
         let missing: Vec<String> = (1..=total)
@@ -180,9 +171,10 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
         });
     }
     suite.counts = Counts::of(&suite.cases);
-    // Each part stated its own slice's metrics; the joined suite states the whole's.
-    if suite.kind == SuiteKind::Benchmark
-        && let Some(usage) = &suite.usage
+    // Each part stated its own slice's metrics (a notice of the kind that measures them, with
+    // the usage); the joined suite states the whole's.
+    if let Some(usage) = &suite.usage
+        && stated_metrics
     {
         let message = format!("all shards: {}", crate::score::metrics_line(&suite.cases, usage, None));
         let source = DiagnosticSource::Benchmark;
@@ -234,7 +226,7 @@ fn add_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus, Outcome, Policy};
+    use crate::model::{Case, CaseStatus, Outcome, Policy, SuiteKind};
 
     fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
         let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
@@ -250,6 +242,16 @@ mod tests {
         };
         suite.usage = Some(Usage { tokens, llm_calls: 1, ..Usage::default() });
         suite.shard = Some(shard.into());
+        suite.split_by_item = true;
+        // As the benchmark runner states its slice's metrics.
+        suite.diagnostics.push(Diagnostic {
+            severity: Severity::Notice,
+            source: DiagnosticSource::Benchmark,
+            message: "slice metrics".into(),
+            file: None,
+            line: None,
+            column: None,
+        });
         suite
     }
 

@@ -1,17 +1,17 @@
 //! `fcorr calibrate BANK`: runs a calibrator command per test of a bank, prints what would change
 //! (a dry run by default) and, with `--write`, records the changes as one new dated history file.
-//! The work itself is in [`crate::bank::calibrate`]; this module resolves the bank and the flags.
+//! The work itself is in [`crate::kinds::bank::calibrate`]; this module resolves the bank and the flags.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::bank::BankError;
-use crate::bank::calibrate::{Proposal, Scope, ask, history_file, render_diff, write_new};
-use crate::bank::expectations::{load_bank, load_history};
 use crate::config::Config;
 use crate::errors::FcorrError;
-use crate::runners::bank::BankConfig;
+use crate::kinds::bank::BankError;
+use crate::kinds::bank::calibrate::{Proposal, Scope, ask, history_file, render_diff, write_new};
+use crate::kinds::bank::expectations::{load_bank, load_history};
+use crate::kinds::bank::runner::BankConfig;
 use crate::sut::{SutConfig, SutContext};
 
 /// Arguments of `fcorr calibrate`.

@@ -10,17 +10,18 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::commands::run::RunArgs;
+use crate::commands::shared::{self, github_context, report_env, resolve_baseline};
 use crate::config::{GithubConfig, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::gate::Gate;
-use crate::github::baseline::{self, Lookup, Source};
-use crate::github::{self, GithubContext};
+use crate::github::GithubContext;
+use crate::github::baseline::{self, Source};
+use crate::kinds::import::ImportConfig;
 use crate::model::Run;
 use crate::pipeline;
 use crate::publish::{self, Options, annotations::PathMapper, comment};
 use crate::report::markdown::Detail;
-use crate::report::{ReportEnv, terminal};
-use crate::runners::import::ImportConfig;
+use crate::report::terminal;
 
 /// Arguments of `fcorr ci`: those of `fcorr run`, plus baseline and publishing.
 #[derive(Debug, Args, Clone, Default)]
@@ -74,7 +75,7 @@ impl FilesFlags {
             "directory" => true,
             other => return Err(FcorrError::Usage(format!("--group-by: `{other}` is not none or directory"))),
         };
-        let expanded = crate::commands::import::expand_patterns(&self.files, cwd, out_dir)?;
+        let expanded = shared::expand_patterns(&self.files, cwd, out_dir)?;
         for pattern in &expanded.unmatched {
             warn_in_workflow(&format!("--files: no report file matches `{pattern}`"));
         }
@@ -224,76 +225,6 @@ impl PublishFlags {
     }
 }
 
-/// Reads the GitHub context; a broken event file is kept in it and becomes a warning when
-/// publishing (which is best effort).
-pub fn github_context(event: Option<&Path>) -> Option<GithubContext> {
-    GithubContext::from_env(event)
-}
-
-/// Finds and loads the baseline; every problem is a warning and means "no baseline".
-pub fn resolve_baseline(
-    source: &Source,
-    ctx: Option<&GithubContext>,
-    artifact: &str,
-    depth: u32,
-) -> Option<baseline::Baseline> {
-    match source {
-        Source::None => None,
-        Source::File(path) => match baseline::load_path(path) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                errln!("fcorr: warning: baseline {e}; comparing with nothing");
-                None
-            }
-        },
-        Source::Github => {
-            let Some(ctx) = ctx else {
-                errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
-                return None;
-            };
-            let rt = github::runtime().map_err(|e| errln!("fcorr: warning: {e}")).ok()?;
-            let result = rt.block_on(async {
-                let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
-                baseline::from_github(&api, ctx, artifact, depth).await
-            });
-            match result {
-                Ok(Lookup::Found(b)) => {
-                    let commit = b.info.commit.as_deref().unwrap_or("?");
-                    errln!(
-                        "fcorr: baseline: run {} on {commit}{}",
-                        b.info.source,
-                        if b.info.commits_behind > 0 {
-                            format!(" ({} commit(s) behind the base commit)", b.info.commits_behind)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    Some(*b)
-                }
-                Ok(Lookup::Missing(why)) => {
-                    errln!("fcorr: no baseline: {why}");
-                    None
-                }
-                Err(e) => {
-                    errln!("fcorr: warning: no baseline: {e}");
-                    None
-                }
-            }
-        }
-    }
-}
-
-/// Report context from the GitHub context.
-pub fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> ReportEnv {
-    ReportEnv {
-        repository: ctx.map(|c| c.repository.clone()),
-        run_url: ctx.and_then(GithubContext::run_url),
-        server_url: ctx.map(|c| c.server_url.clone()),
-        templates,
-        ..ReportEnv::default()
-    }
-}
-
 /// Prints the table (which quotes tool output) so no line of it can act as a workflow command.
 pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
     let color = terminal::use_color(color);
@@ -351,10 +282,9 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         .unwrap_or_else(|| baseline::DEFAULT_ARTIFACT.into());
     let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
     let base = resolve_baseline(&source, ctx.as_ref(), &artifact, depth);
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &prepared.config.report.timing());
-    pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
-    // Judged once, after the comparison the regression gate needs.
-    pipeline::judge(&mut run, &prepared);
+    let timing = prepared.config.report.timing();
+    let base = base.map(|b| (b.run, b.info));
+    pipeline::conclude(&mut run, base, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));
 
     // Results first: nothing published can be lost if publishing fails.
     let mut env = prepared.config.report.apply_to(report_env(ctx.as_ref(), templates));

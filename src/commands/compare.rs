@@ -109,7 +109,7 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     if args.write {
         // Keeps the list length and thresholds the run was made with.
         let settings = run.timing.as_ref().map(|t| t.settings).unwrap_or_default();
-        crate::report::slowest::attach(&mut run, Some(&base.run), &settings);
+        crate::timing::attach(&mut run, Some(&base.run), &settings);
         run.comparison = Some(comparison);
         let path = if results.is_dir() { results.join("results.json") } else { results.clone() };
         let mut bytes = serde_json::to_vec_pretty(&run).expect("run serialises");

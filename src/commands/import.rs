@@ -11,15 +11,16 @@ use clap::Args;
 
 use crate::collect;
 use crate::commands::run::{JudgeArgs, parse_policy};
+use crate::commands::shared;
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::execute::{ExecContext, process};
 use crate::gate;
+use crate::kinds::import::ImportConfig;
 use crate::model::{Policy, Run, Severity};
 use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::report::ReportEnv;
-use crate::runners::import::ImportConfig;
 
 /// Arguments of `fcorr import`.
 #[derive(Debug, Args, Clone, Default)]
@@ -111,16 +112,18 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
     // Read once: the baseline lookup (`--baseline github`) and the code links both use it.
-    let github = crate::commands::ci::github_context(None);
-    let base = crate::commands::ci::resolve_baseline(
+    let github = shared::github_context(None);
+    let base = shared::resolve_baseline(
         &source,
         github.as_ref().filter(|_| source == crate::github::baseline::Source::Github),
         &args.artifact_name,
         crate::github::baseline::DEFAULT_DEPTH,
     );
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &config.report.timing());
-    crate::pipeline::compare_and_carry(&mut run, base.map(|b| (b.run, b.info)));
-    run.verdict = gate::judge(&run, &gates, config.gate.regression_tolerance);
+    let tolerance = config.gate.regression_tolerance;
+    let base = base.map(|b| (b.run, b.info));
+    crate::pipeline::conclude(&mut run, base, Default::default(), &config.report.timing(), |run| {
+        gate::judge(run, &gates, tolerance)
+    });
 
     let report_started = Instant::now();
     // Inside GitHub Actions the files on disk link failures to the code, as `fcorr ci` writes them.
@@ -155,7 +158,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 /// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.
 /// Files in fcorr's own output directory are never imported (they would count twice).
 fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<PathBuf>, FcorrError> {
-    let expanded = expand_patterns(patterns, cwd, out_dir)?;
+    let expanded = shared::expand_patterns(patterns, cwd, out_dir)?;
     if expanded.files.is_empty() {
         return Err(FcorrError::Usage(expanded.nothing_matched(cwd, out_dir)));
     }
@@ -163,49 +166,6 @@ fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<Pat
         errln!("fcorr: warning: no report file matches `{pattern}`");
     }
     Ok(expanded.files)
-}
-
-/// Report files found for a list of globs.
-#[derive(Debug, Default)]
-pub(crate) struct Expanded {
-    /// Files, sorted per pattern, each once, excludes applied.
-    pub files: Vec<PathBuf>,
-    /// Include patterns that matched no file.
-    pub unmatched: Vec<String>,
-}
-
-impl Expanded {
-    /// The message for "no file at all": which patterns, relative to what, and how globs work.
-    pub(crate) fn nothing_matched(&self, cwd: &Path, out_dir: &Path) -> String {
-        format!(
-            "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
-             `**` crosses them, `!glob` excludes, files in fcorr's own output directory {} are never read; quote \
-             globs such as 'reports/**/*.xml')",
-            self.unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
-            cwd.display(),
-            out_dir.display()
-        )
-    }
-}
-
-/// Expands report globs relative to `cwd`; a pattern starting with `!` excludes the files its
-/// glob matches (in any position of the list). A bad exclude glob is a usage error.
-pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
-    let excludes = collect::report_excludes(patterns.iter().map(String::as_str), cwd)
-        .map_err(|e| FcorrError::Usage(e.to_string()))?;
-    let mut expanded = Expanded::default();
-    for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
-        let found = collect::expand_reports(pattern, cwd, Some(out_dir));
-        if found.is_empty() {
-            expanded.unmatched.push(pattern.clone());
-        }
-        for file in found {
-            if !excludes.is_match(&file) && !expanded.files.contains(&file) {
-                expanded.files.push(file);
-            }
-        }
-    }
-    Ok(expanded)
 }
 
 /// User + system CPU seconds this process has used so far (0 where unavailable).

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::commands::ci;
 use crate::commands::run::JudgeArgs;
+use crate::commands::shared;
 use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::gate;
@@ -67,16 +67,15 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let (mut run, parts_past) = merge(inputs);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
-    let ctx = if source == Source::Github { ci::github_context(None) } else { None };
-    let base = ci::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
-    crate::report::slowest::attach(&mut run, base.as_ref().map(|b| &b.run), &defaults.report.timing());
-    match base {
-        // The merged baseline's history is this merged run's past...
-        Some(base) => crate::pipeline::compare_and_carry(&mut run, Some((base.run, base.info))),
-        // ...else the parts' pasts, each without the part's own outcome, so nothing counts twice.
-        None => crate::history::record(&mut run, parts_past),
-    }
-    run.verdict = gate::judge(&run, &gates, defaults.gate.regression_tolerance);
+    let ctx = if source == Source::Github { shared::github_context(None) } else { None };
+    let base = shared::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
+    // The merged baseline's history is this merged run's past, else the parts' pasts, each
+    // without the part's own outcome, so nothing counts twice.
+    let tolerance = defaults.gate.regression_tolerance;
+    let base = base.map(|b| (b.run, b.info));
+    crate::pipeline::conclude(&mut run, base, parts_past, &defaults.report.timing(), |run| {
+        gate::judge(run, &gates, tolerance)
+    });
 
     let out_dir = args.judge.out_dir(&cwd);
     let (written, _) = report::write_required(&run, &ReportEnv::default(), &out_dir, &args.judge.format)?;
@@ -222,7 +221,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
     for rerun in reruns {
         match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
-            Some(original) => crate::runners::project::retry::overlay(original, rerun),
+            Some(original) => crate::kinds::project::retry::overlay(original, rerun),
             None => suites.push(rerun),
         }
     }
@@ -288,6 +287,7 @@ mod tests {
                 .collect();
             suite.status = SuiteStatus::Passed;
             suite.shard = shard.map(String::from);
+            suite.split_by_item = kind == SuiteKind::Benchmark && shard.is_some();
             suite
         };
         let input = |label: &str, suites: Vec<Suite>| {

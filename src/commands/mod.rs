@@ -10,6 +10,7 @@ pub mod publish;
 pub mod report;
 pub mod run;
 pub mod schema;
+pub(crate) mod shared;
 pub mod suites;
 
 use std::path::{Path, PathBuf};

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::ci::{PublishFlags, github_context};
+use crate::commands::ci::PublishFlags;
+use crate::commands::shared::{github_context, report_env};
 use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::publish::{self, annotations::PathMapper};
@@ -49,7 +50,7 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
         ..PathMapper::default()
     };
     let mut stdout = std::io::stdout().lock();
-    let mut env = config.report.apply_to(crate::commands::ci::report_env(Some(&ctx), templates));
+    let mut env = config.report.apply_to(report_env(Some(&ctx), templates));
     env.comment_charts |= args.publish.comment_charts;
     env.comment_detail = comment_detail;
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);

@@ -49,7 +49,7 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
         server_url: None,
         templates: args.templates.clone(),
         // Inside GitHub Actions, failures link to the code as in the files `fcorr ci` writes.
-        links: crate::commands::ci::github_context(None).as_ref().and_then(crate::publish::code_links_from_cwd),
+        links: crate::commands::shared::github_context(None).as_ref().and_then(crate::publish::code_links_from_cwd),
         ..ReportEnv::default()
     };
     if let Some(dir) = &env.templates

@@ -94,8 +94,11 @@ impl RunArgs {
         pipeline::RunOptions {
             paths: self.paths.clone(),
             config: self.config.clone(),
-            samples: self.samples.clone(),
-            sdk: self.sdk.clone(),
+            samples: self.samples.clone().map(|dir| pipeline::Samples {
+                dir,
+                sdk: self.sdk.clone(),
+                plan: crate::kinds::project::plan_samples,
+            }),
             fail_on: self.fail_on.clone(),
             format: self.format.clone(),
             out: self.out.clone(),
@@ -208,9 +211,8 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
     let mut run = pipeline::execute(&prepared, mode);
-    crate::report::slowest::attach(&mut run, None, &prepared.config.report.timing());
-    pipeline::compare_and_carry(&mut run, None);
-    pipeline::judge(&mut run, &prepared);
+    let timing = prepared.config.report.timing();
+    pipeline::conclude(&mut run, None, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));
     let env = prepared.config.report.apply_to(ReportEnv { templates: prepared.templates(), ..ReportEnv::default() });
     let written = pipeline::write_reports(&run, &prepared.out_dir, &prepared.formats(&args.format), &env)?;
     pipeline::keep_dated(&run, &prepared);

@@ -7,10 +7,10 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde::Serialize;
 
-use crate::benchmark::TaskFilter;
 use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::kinds::KINDS;
+use crate::kinds::benchmark::TaskFilter;
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::SuiteItem;
 use crate::shard::Shard;

@@ -382,7 +382,7 @@ fn suite_extra(suite: &Suite) -> Value {
         if let Some(usage) = &suite.usage {
             object.insert("usage".into(), json!(usage));
         }
-        if let Some(metrics) = crate::eval::metrics::of(suite, None, 0) {
+        if let Some(metrics) = crate::report::eval::of(suite, None, 0) {
             object.insert("eval".into(), json!(metrics));
         }
     }

@@ -398,7 +398,7 @@ impl<'a> CaseContext<'a> {
         run: &'a Run,
         env: &'a ReportEnv,
         history: &crate::history::Sections,
-        evals: &[Option<crate::eval::metrics::EvalMetrics>],
+        evals: &[Option<crate::report::eval::EvalMetrics>],
     ) -> CaseContext<'a> {
         let mut notes = HashMap::new();
         let mut failing_before = HashSet::new();
@@ -561,8 +561,8 @@ struct SuiteView<'a> {
     /// Cases of this suite not in `cases` at this detail level.
     cases_omitted: usize,
     delta: Option<&'a SuiteDelta>,
-    /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::eval::metrics`).
-    eval: Option<crate::eval::metrics::EvalMetrics>,
+    /// Eval suites: pass rate, reasons, categories, usage, flips (`crate::report::eval`).
+    eval: Option<crate::report::eval::EvalMetrics>,
     /// `Python · pytest`, `bank · semantic`, `eval`: what ran it, short.
     runner: String,
     /// Whether the suite passed its gate (`passed`), and why not (`note`: `below 100`…).
@@ -659,12 +659,12 @@ fn timing_view<'a>(run: &'a Run, links: Option<&CodeLinks>) -> Option<TimingView
     let timing = match &run.timing {
         Some(t) => t,
         None => {
-            computed = super::slowest::timing(run, None, &crate::model::TimingSettings::default());
+            computed = crate::timing::timing(run, None, &crate::model::TimingSettings::default());
             &computed
         }
     };
     // "The slowest 10" of a run with 10 tests or fewer is just the run again: only slowdowns then.
-    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| super::slowest::ran_ms(c).is_some()).count();
+    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| crate::timing::ran_ms(c).is_some()).count();
     let show_slowest = timed > timing.slowest.len();
     if !show_slowest && timing.slowdowns.is_empty() && !timing.compared {
         return None;
@@ -824,7 +824,7 @@ fn context(
 ) -> Value {
     let history = crate::history::sections(run, max.min(HISTORY_LISTED));
     let mut evals: Vec<_> =
-        run.suites.iter().map(|s| crate::eval::metrics::of(s, run.comparison.as_ref(), max)).collect();
+        run.suites.iter().map(|s| crate::report::eval::of(s, run.comparison.as_ref(), max)).collect();
     let cases_ctx = CaseContext::new(run, env, &history, &evals);
     let why = super::lead::why(run);
     // Critical failures are listed under "why it failed" with their case, and only there.
@@ -1000,7 +1000,7 @@ fn context(
         failures => all_failures,
         totals => Value::from(Serde(TotalsView::of(&run.totals, &run.suites))),
         comparison => comparison,
-        banks => crate::bank::summary::overview(run).map(|b| Value::from(Serde(b))),
+        banks => crate::report::bank::overview(run).map(|b| Value::from(Serde(b))),
         history => Value::from(Serde(history)),
         why => why_values,
         failure_groups => failure_groups,

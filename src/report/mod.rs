@@ -12,8 +12,10 @@ use std::time::{Duration, Instant};
 use crate::errors::{FcorrError, RenderError};
 use crate::model::Run;
 
+pub(crate) mod bank;
 pub mod budget;
 pub mod ctrf;
+pub(crate) mod eval;
 pub(crate) mod filters;
 pub mod html;
 pub(crate) mod json;
@@ -22,7 +24,7 @@ pub(crate) mod lead;
 pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
-pub mod slowest;
+pub(crate) mod results_folder;
 pub mod terminal;
 pub(crate) mod trend;
 

@@ -24,13 +24,7 @@ use crate::execute::{ExecContext, process};
 use crate::model::{Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 // The seam's types live where their users are (planning, execution); kinds name them here.
 use crate::plan::SuitePlan;
-pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SuiteItem};
-
-pub(crate) mod bank;
-#[cfg(test)]
-pub(crate) mod echo;
-pub(crate) mod import;
-pub(crate) mod project;
+pub(crate) use crate::plan::{ItemsError, KindPlan, PlanContext, Runner, SharedDefaults, SuiteItem};
 
 /// A suite kind: its config keys, their validation, planning, and running one suite.
 pub(crate) trait SuiteRunner: Send + Sync + 'static {
@@ -87,6 +81,33 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
         let _ = (suite, plan);
         false
     }
+
+    /// The kind's own defaults for the shared settings (policy, weight, `min-score`) when the
+    /// user sets none: `Some` makes the suite graded by default, with that weight and pass mark,
+    /// and lets `--policy graded` apply to it. Default: `None`, the run's defaults.
+    fn shared_defaults(&self, config: &Self::Config) -> Option<SharedDefaults> {
+        let _ = config;
+        None
+    }
+
+    /// True for kinds whose runner keeps only its shard's items ([`crate::shard::Shard::keeps_item`],
+    /// from `PlanContext::overrides.shard`): such a suite runs in every shard, each with its
+    /// slice, and its results say so (`Suite::split_by_item`). Other suites run whole, in one
+    /// shard. Return true in the same change that makes the runner filter items: without the
+    /// filtering, every shard would run every item and the merged suite would hold each case N
+    /// times. Default: false.
+    fn splits_items(&self) -> bool {
+        false
+    }
+
+    /// `--rerun-failed`: the plan narrowed to what failed or errored in `before`, this suite's
+    /// result in the earlier run that started at `of` (suites that passed there are not asked).
+    /// `None` (the default) for kinds that cannot rerun part of a suite: the suite then does not
+    /// run.
+    fn rerun(&self, suite: &SuitePlan, plan: &Self::Plan, before: &Suite, of: &str) -> Option<Self::Plan> {
+        let _ = (suite, plan, before, of);
+        None
+    }
 }
 
 /// Every [`SuiteRunner`] is a [`Runner`]: the registry (`crate::kinds`) holds them type-erased.
@@ -129,6 +150,22 @@ impl<R: SuiteRunner> Runner for R {
 
     fn deselected(&self, suite: &SuitePlan) -> bool {
         suite.settings.get::<R::Plan>().is_some_and(|plan| SuiteRunner::deselected(self, suite, plan))
+    }
+
+    fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults> {
+        // Settings come from `load`, so they read back; a suite planned from the command line
+        // has none, and the kind's defaults then see its empty config.
+        let config: R::Config = settings.clone().try_into().unwrap_or_default();
+        SuiteRunner::shared_defaults(self, &config)
+    }
+
+    fn splits_items(&self) -> bool {
+        SuiteRunner::splits_items(self)
+    }
+
+    fn rerun(&self, suite: &SuitePlan, before: &Suite, of: &str) -> Option<KindPlan> {
+        let plan = suite.settings.get::<R::Plan>()?;
+        SuiteRunner::rerun(self, suite, plan, before, of).map(KindPlan::new)
     }
 
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite {

@@ -472,3 +472,90 @@ fn a_cycle_or_an_undocumented_edge_fails() {
     assert!(found[0].contains("`score` uses `model` (src/score.rs:1)"), "{found:?}");
     assert!(found[1].contains("lists `compare: model`"), "{found:?}");
 }
+
+/// Every place outside `kinds/` and `commands/` that names a particular suite kind: a
+/// `SuiteKind` variant (`SuiteKind::Eval`) or a kind's module (`crate::kinds::eval`, and where
+/// kinds used to live, `crate::runners::project` or a top-level `crate::bank`). Comments,
+/// strings and test code are left out. `model.rs`, which defines `SuiteKind` and says what each
+/// kind's cases are (`SuiteKind::shape`), and `fuzzing.rs`, whose targets call each kind's file
+/// readers, are the exceptions.
+fn kind_names(src: &Path) -> Vec<String> {
+    // The kinds: the variants of `SuiteKind`, and the modules under src/kinds/.
+    let model = std::fs::read_to_string(src.join("model.rs")).unwrap();
+    let body = &model[model.find("pub enum SuiteKind").expect("model.rs defines SuiteKind")..];
+    let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
+    let mut kinds: BTreeSet<String> = code_only(body)
+        .split(',')
+        .filter_map(|v| v.split_whitespace().last())
+        .filter(|v| v.chars().next().is_some_and(char::is_uppercase))
+        .map(str::to_lowercase)
+        .collect();
+    if let Ok(entries) = std::fs::read_dir(src.join("kinds")) {
+        kinds.extend(entries.flatten().filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into()));
+    }
+    kinds.insert("echo".into());
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let relative = file.strip_prefix(src).unwrap();
+        let top = relative.iter().next().unwrap().to_string_lossy().trim_end_matches(".rs").to_string();
+        // `fuzzing` is an entry point like the commands: its targets name the readers they fuzz.
+        if ["kinds", "commands", "fuzzing", "model", "lib", "main"].contains(&top.as_str()) {
+            continue;
+        }
+        let (code, _) = without_tests(&code_only(&std::fs::read_to_string(&file).unwrap()));
+        let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+        let mut push =
+            |at: usize, what: &str| found.push(format!("src/{}:{}: {what}", relative.display(), line_of(at)));
+        for (at, _) in code.match_indices("SuiteKind::") {
+            let variant: String = code[at + 11..].chars().take_while(|c| c.is_alphanumeric()).collect();
+            if variant.chars().next().is_some_and(char::is_uppercase) {
+                push(at, &format!("SuiteKind::{variant}"));
+            }
+        }
+        for (at, _) in code.match_indices("crate::") {
+            if at > 0 && (code.as_bytes()[at - 1].is_ascii_alphanumeric() || code.as_bytes()[at - 1] == b'_') {
+                continue;
+            }
+            let path: String = code[at + 7..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | ':' | '{' | ',' | ' '))
+                .collect();
+            let segments: Vec<&str> = path.split("::").map(str::trim).collect();
+            let first = segments[0];
+            let named = if kinds.contains(first) {
+                Some(first.to_string())
+            } else if first == "kinds" || first == "runners" {
+                let next = segments.get(1).copied().unwrap_or_default();
+                let items: Vec<&str> = next.trim_start_matches('{').split(',').map(str::trim).collect();
+                items.into_iter().find(|item| kinds.contains(*item)).map(|item| format!("{first}::{item}"))
+            } else {
+                None
+            };
+            if let Some(named) = named {
+                push(at, &format!("crate::{named}"));
+            }
+        }
+    }
+    found
+}
+
+/// Generic stages name no kind: after planning, what a later stage needs to know of a kind is
+/// recorded in the results (or asked of its runner through the seam), so a new kind is one
+/// folder under src/kinds/ and nothing else changes.
+#[test]
+fn only_kinds_and_commands_name_a_suite_kind() {
+    // MODULE_GRAPH_SRC checks another tree (say, an older commit's src/) with the same rule.
+    let src = std::env::var_os("MODULE_GRAPH_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    let found = kind_names(&src);
+    assert!(
+        found.is_empty(),
+        "{} place(s) outside src/kinds/ and src/commands/ name a particular suite kind; give the \
+         seam (`SuiteRunner`) a hook or record the fact in the results instead:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}

@@ -8,7 +8,7 @@ use fcorr::model::{CaseStatus, Run, SuiteStatus, TimingSettings};
 use fcorr::report::ReportEnv;
 use fcorr::report::links::{CodeLinks, PathMapper};
 use fcorr::report::markdown::{render_comment, render_summary};
-use fcorr::report::slowest;
+use fcorr::timing;
 use serde_json::Value;
 
 const HEAD: &str = "4c1d2e3f4a5b6c7d8e9f0a1b2c3d4e5f6a7b8c9d";
@@ -60,7 +60,7 @@ fn comment_and_summary_link_code_and_list_slow_tests() {
     let base = timed_run(1.0);
     // Two hostile cases 4x slower (well over 100 ms), one plain case 4x slower but by 30 ms (noise).
     let mut now = timed_run(4.0);
-    slowest::attach(&mut now, Some(&base), &TimingSettings::default());
+    timing::attach(&mut now, Some(&base), &TimingSettings::default());
     let env = linked_env();
     let summary = render_summary(&now, &env).unwrap();
     let comment = render_comment(&now, &env).unwrap();
@@ -92,7 +92,7 @@ fn comment_and_summary_link_code_and_list_slow_tests() {
 #[test]
 fn without_github_context_locations_stay_plain_text() {
     let mut now = timed_run(1.0);
-    slowest::attach(&mut now, None, &TimingSettings::default());
+    timing::attach(&mut now, None, &TimingSettings::default());
     let summary = render_summary(&now, &ReportEnv::default()).unwrap();
     assert!(links_of(&summary).is_empty(), "{summary}");
     assert!(summary.contains("**⏱️ Slowest tests**") && !summary.contains("Slower than the baseline"));

@@ -126,7 +126,7 @@ impl<'a> PageData<'a> {
             dur: cases.iter().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
             msg: Sparse::of(cases.iter().map(|(_, c)| c.message.as_deref())),
             change: Dict::of(self.changes.iter().map(|c| c.map(change_word))),
-            category: Dict::of(cases.iter().map(|(_, c)| c.tags.get("category").map(String::as_str))),
+            category: Dict::of(cases.iter().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
             blocks: &self.block_starts,
         }

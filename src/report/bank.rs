@@ -6,9 +6,8 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::scoring::{distribution, interpret};
-use crate::model::{Case, Health, Run, Suite, SuiteKind};
-use crate::score::is_hard_fail;
+use crate::model::{Case, CaseShape, Health, Run, Suite};
+use crate::score::{distribution, interpret, is_hard_fail};
 
 /// One bank suite, summarised.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -179,7 +178,7 @@ fn summarise(suite: &Suite) -> BankSummary {
 
 /// The bank overview of a run; `None` when the run has no bank suite.
 pub(crate) fn overview(run: &Run) -> Option<BankOverview> {
-    let suites: Vec<&Suite> = run.suites.iter().filter(|s| s.kind == SuiteKind::Bank).collect();
+    let suites: Vec<&Suite> = run.suites.iter().filter(|s| s.kind.shape() == CaseShape::Graded).collect();
     if suites.is_empty() {
         return None;
     }
@@ -228,7 +227,7 @@ pub(crate) fn overview(run: &Run) -> Option<BankOverview> {
 fn changes(run: &Run) -> Vec<ScoreChange> {
     let Some(comparison) = &run.comparison else { return Vec::new() };
     let bank_suites: BTreeMap<&str, &Suite> =
-        run.suites.iter().filter(|s| s.kind == SuiteKind::Bank).map(|s| (s.id.as_str(), s)).collect();
+        run.suites.iter().filter(|s| s.kind.shape() == CaseShape::Graded).map(|s| (s.id.as_str(), s)).collect();
     let mut out: Vec<ScoreChange> = comparison
         .cases
         .iter()
@@ -252,7 +251,7 @@ fn changes(run: &Run) -> Vec<ScoreChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{CaseStatus, Detection, Reason};
+    use crate::model::{CaseStatus, Detection, Reason, SuiteKind};
 
     #[test]
     fn health_boundaries_match_the_seed() {

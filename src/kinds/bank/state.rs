@@ -166,7 +166,7 @@ impl Mechanism for State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::scoring::grade;
+    use crate::kinds::bank::scoring::grade;
 
     /// The seed's handler conditions (seed 004 §9.3 and §6.2).
     fn seed_rules() -> Rules {

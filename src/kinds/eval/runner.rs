@@ -78,6 +78,11 @@ impl SuiteRunner for Eval {
         SuiteKind::Eval
     }
 
+    /// Each shard runs its own slice of the items (`Shard::keeps_item` in planning).
+    fn splits_items(&self) -> bool {
+        true
+    }
+
     fn about(&self) -> &'static str {
         "a dataset of prompts with expected answers, asked of a system under test"
     }
@@ -337,7 +342,7 @@ fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
     }
     let mut tags = case.case.tags.clone();
     if let Some(category) = &case.case.category {
-        tags.insert("category".into(), category.clone());
+        tags.insert(crate::model::CATEGORY_TAG.into(), category.clone());
     }
     let expected = case.case.expected_command.clone().or_else(|| {
         case.case.expected.as_ref().map(|v| match v {

@@ -54,9 +54,9 @@ impl Mechanism for Semantic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::expectations::load_bank;
-    use crate::bank::scoring::grade;
-    use crate::bank::test_sut::TableSut;
+    use crate::kinds::bank::expectations::load_bank;
+    use crate::kinds::bank::scoring::grade;
+    use crate::kinds::bank::test_sut::TableSut;
 
     #[test]
     fn ranked_answers_are_scored_against_the_expectations() {

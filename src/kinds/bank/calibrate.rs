@@ -217,8 +217,8 @@ pub(crate) fn write_new(dir: &Path, file: &HistoryFile, now: time::OffsetDateTim
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::expectations::{load_bank, load_history};
-    use crate::bank::test_sut::TableSut;
+    use crate::kinds::bank::expectations::{load_bank, load_history};
+    use crate::kinds::bank::test_sut::TableSut;
 
     fn bank(dir: &Path) -> Bank {
         std::fs::write(

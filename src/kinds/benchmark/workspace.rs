@@ -62,7 +62,7 @@ pub(crate) fn prepare(
     if commit.is_some() {
         return Err(WorkspaceError(format!("repo `{repo}` is not a git repository, so it has no commit to check out")));
     }
-    crate::runners::project::copy_tree(&local, scratch)
+    crate::kinds::project::copy_tree(&local, scratch)
         .map_err(|e| WorkspaceError(format!("cannot copy {}: {e}", local.display())))?;
     check(run("git", &["init", "--quiet"], scratch, log), "git init")?;
     check(run("git", &["add", "-A"], scratch, log), "git add")?;

@@ -47,8 +47,8 @@ impl Mechanism for Always {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::scoring::grade;
-    use crate::bank::test_sut::TableSut;
+    use crate::kinds::bank::scoring::grade;
+    use crate::kinds::bank::test_sut::TableSut;
 
     #[test]
     fn all_present_is_100_anything_missing_is_0() {

@@ -1,4 +1,5 @@
-//! Per-test time: the slowest cases of a run and the cases that got slower than in the baseline.
+//! The timing stage: the slowest cases of a run and the cases that got slower than in the
+//! baseline, run after execute and before compare (`pipeline::conclude`).
 //!
 //! A slowdown must clear two thresholds at once, an absolute one (`slowdown-min-ms`) that hides
 //! timer noise on fast tests and a relative one (`slowdown-factor`) that hides the usual drift of

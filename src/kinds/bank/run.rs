@@ -7,11 +7,13 @@ use std::time::{Duration, Instant};
 
 use super::expectations::{History, Source, load_bank, load_history};
 use super::pace::{Pacer, Progress};
-use super::scoring::{Findings, Graded, grade, interpret};
+use super::scoring::{Findings, Graded, grade};
 use super::select::Selection;
 use super::{BankError, MechanismSpec, Registration};
-use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind, SuiteStatus};
+use crate::execute::Collected;
+use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind};
 use crate::score::HARD_FAIL;
+use crate::score::interpret;
 use crate::sut::{Sut, SutError};
 
 /// Everything needed to run one bank suite.
@@ -136,17 +138,15 @@ pub(crate) fn run_bank(
         confidence: 1.0,
         markers: markers(settings, &bank, &history),
     });
-    suite.results_source =
-        ResultsSource::Report { format: "bank".into(), files: vec![settings.bank.display().to_string()] };
-    suite.cases = cases;
-    suite.finalize_cases();
-    suite.status = if suite.cases.is_empty() {
-        SuiteStatus::NoTests
-    } else if suite.counts.failures() > 0 {
-        SuiteStatus::Failed
-    } else {
-        SuiteStatus::Passed
+    // The status comes from the guards every kind's cases go through: the bank ran (it read
+    // its tests), so no test at all is `no-tests`, and none is ever a pass.
+    let collected = Collected {
+        cases,
+        source: ResultsSource::Report { format: "bank".into(), files: vec![settings.bank.display().to_string()] },
+        ran: true,
+        ..Collected::nothing()
     };
+    crate::execute::apply_collected(&mut suite, collected, None);
     suite.weight = settings.mechanism.weight;
     suite.duration_ms = started.elapsed().as_millis() as u64;
     Ok(suite)
@@ -160,7 +160,7 @@ fn tags(test: &super::expectations::BankTest, mechanism: &str, source: &Source) 
         tags.insert("title".into(), test.name.clone());
     }
     if let Some(category) = &test.category {
-        tags.insert("category".into(), category.clone());
+        tags.insert(crate::model::CATEGORY_TAG.into(), category.clone());
     }
     if !test.topics.is_empty() {
         tags.insert("topic".into(), test.topics.join(","));
@@ -231,8 +231,9 @@ fn markers(settings: &BankSettings, bank: &super::expectations::Bank, history: &
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::test_sut::TableSut;
-    use crate::bank::{pattern, semantic};
+    use crate::kinds::bank::test_sut::TableSut;
+    use crate::kinds::bank::{pattern, semantic};
+    use crate::model::SuiteStatus;
     use crate::score::is_hard_fail;
 
     fn settings(dir: &std::path::Path, mechanism: &'static Registration, rules: Option<PathBuf>) -> BankSettings {

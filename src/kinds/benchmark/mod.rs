@@ -21,15 +21,15 @@ use serde_json::Value;
 use crate::collect::ReportSpec;
 use crate::config::Commands;
 use crate::events::NullSink;
-use crate::execute::ExecContext;
 use crate::execute::process::{self, CommandSpec, Exit, LogSink};
+use crate::execute::{Collected, ExecContext};
+use crate::kinds::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::model::{
     Case, CaseStatus, Diagnostic, DiagnosticSource, Reason, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind,
     SuiteKind, SuiteStatus, Usage,
 };
 use crate::plan::SuitePlan;
 use crate::runners::KindPlan;
-use crate::runners::project::{PhaseTimeouts, Project, ProjectPlan};
 use crate::shard::Shard;
 use crate::sut::answer;
 pub(crate) use tasks::{Task, TaskError, TaskFilter};
@@ -185,18 +185,22 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
 
     let runner = TaskRunner { suite: suite_plan, plan, ctx };
     let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
-    suite.cases = run_all(&selected, jobs, &runner);
-    // Ids from the suite id and task id (classname, name), like every other kind's cases.
-    suite.finalize_cases();
-    suite.results_source =
-        ResultsSource::Report { format: "benchmark-tasks".into(), files: vec![plan.tasks.display().to_string()] };
-    suite.status = if process::is_cancelled() {
-        SuiteStatus::Cancelled
-    } else if suite.counts.failures() == 0 {
-        SuiteStatus::Passed
-    } else {
-        SuiteStatus::Failed
+    let cases = run_all(&selected, jobs, &runner);
+    if process::is_cancelled() {
+        suite.status = SuiteStatus::Cancelled;
+    }
+    // Ids from the suite id and task id (classname, name), like every other kind's cases, and
+    // the status from the guards every kind's cases go through.
+    let collected = Collected {
+        cases,
+        source: ResultsSource::Report {
+            format: "benchmark-tasks".into(),
+            files: vec![plan.tasks.display().to_string()],
+        },
+        ran: true,
+        ..Collected::nothing()
     };
+    crate::execute::apply_collected(&mut suite, collected, None);
     let usage = totals(&suite.cases, plan.cost_per_1k);
     suite.diagnostics.push(notice(crate::score::metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
     suite.usage = Some(usage);
@@ -362,7 +366,7 @@ impl TaskRunner<'_> {
         };
 
         let (test_suite, project) = self.test_plan(task, &scratch);
-        let tests = crate::runners::project::run_project(&test_suite, &project, self.ctx, &NullSink);
+        let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.score = Some(grade.ratio * 100.0);

@@ -4,6 +4,5 @@
 
 pub(crate) mod dataset;
 pub(crate) mod matchers;
-pub(crate) mod metrics;
 pub(crate) mod runner;
 pub(crate) mod shell;

@@ -10,8 +10,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::collect::ReportSpec;
 use crate::config::{Commands, Config, SuiteConfig, SuiteSite, Timeouts};
-use crate::errors::{ConfigError, FcorrError, PlanError};
-use crate::model::{Case, LeftOut, RetryPolicy, Run, Suite, SuiteKind, SuiteStatus};
+use crate::errors::{ConfigError, PlanError};
+use crate::model::{Case, LeftOut, RetryPolicy, Suite, SuiteKind};
 use crate::plan::{self, Overrides, SuitePlan};
 use crate::runners::{KindPlan, PlanContext, RunContext, SuiteRunner};
 
@@ -202,32 +202,15 @@ impl SuiteRunner for Project {
     fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
         members::expand(suite)
     }
-}
 
-/// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed to the
-/// cases that failed or errored there. A project suite that failed with no failing case (a build
-/// failure, no results) runs in full; suites that passed, or that are not projects, do not run.
-pub(crate) fn rerun_plans(plans: Vec<SuitePlan>, earlier: &Run) -> Result<Vec<SuitePlan>, FcorrError> {
-    let mut kept = Vec::new();
-    for mut plan in plans {
-        let Some(before) = earlier.suites.iter().find(|s| s.id == plan.id) else { continue };
-        let Some(project) = plan.settings.get::<ProjectPlan>() else { continue };
-        if before.status == SuiteStatus::Passed {
-            continue;
-        }
-        let mut project = project.clone();
+    /// Narrowed to the cases that failed or errored before; a suite that failed with no failing
+    /// case (a build failure, no results) runs in full.
+    fn rerun(&self, _suite: &SuitePlan, plan: &ProjectPlan, before: &Suite, of: &str) -> Option<ProjectPlan> {
+        let mut project = plan.clone();
         let cases: Vec<Case> = before.cases.iter().filter(|c| retry::retryable(c)).cloned().collect();
-        project.rerun_only = Some(retry::RerunOnly { cases, of: earlier.started_at.clone() });
-        plan.settings = KindPlan::new(project);
-        kept.push(plan);
+        project.rerun_only = Some(retry::RerunOnly { cases, of: of.to_string() });
+        Some(project)
     }
-    if kept.is_empty() {
-        return Err(FcorrError::Usage(
-            "--rerun-failed: no project suite of this configuration failed in that results.json: nothing to rerun"
-                .into(),
-        ));
-    }
-    Ok(kept)
 }
 
 /// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,

@@ -2,6 +2,7 @@
 //! fail at 0; per-item penalties stack (−10 missing secondary, −20 false positive, −10 rank-order
 //! violation, −20 wrong handler) down to a floor of 0. Every score keeps its itemised breakdown.
 
+use crate::score::interpret;
 use serde::{Deserialize, Serialize};
 
 /// One kind of penalty and what it costs per item.
@@ -143,47 +144,6 @@ pub(crate) fn grade(findings: &Findings) -> Graded {
     Graded { score: 100u32.saturating_sub(deducted), hard_fail: false, deductions, deducted }
 }
 
-/// Interpretation label of a score (seed 004, §3.2).
-pub(crate) fn interpret(score: u32) -> &'static str {
-    match score {
-        100.. => "Perfect",
-        90..=99 => "Minor issue",
-        80..=89 => "Notable issues",
-        70..=79 => "Concerning",
-        60..=69 => "Barely acceptable",
-        1..=59 => "Failing",
-        0 => "Hard fail",
-    }
-}
-
-/// Distribution buckets, in report order.
-pub(crate) const BUCKETS: [&str; 7] = ["100", "90-99", "80-89", "70-79", "60-69", "1-59", "0"];
-
-/// The bucket a score falls in.
-pub(crate) fn bucket(score: u32) -> &'static str {
-    match score {
-        100.. => BUCKETS[0],
-        90..=99 => BUCKETS[1],
-        80..=89 => BUCKETS[2],
-        70..=79 => BUCKETS[3],
-        60..=69 => BUCKETS[4],
-        1..=59 => BUCKETS[5],
-        0 => BUCKETS[6],
-    }
-}
-
-/// Count of scores per bucket, every bucket present, in [`BUCKETS`] order.
-pub(crate) fn distribution(scores: impl IntoIterator<Item = u32>) -> Vec<(&'static str, usize)> {
-    let mut counts = [0usize; 7];
-    for score in scores {
-        // `bucket` only returns members of BUCKETS, so the position is always found.
-        if let Some(i) = BUCKETS.iter().position(|b| *b == bucket(score)) {
-            counts[i] += 1;
-        }
-    }
-    BUCKETS.iter().copied().zip(counts).collect()
-}
-
 /// Rank constraints checked against an ordered answer: a violation only when both items are
 /// present and `higher` comes after `lower` (seed 004, §6.1).
 pub(crate) fn rank_violations(answer: &[String], checks: &[RankCheck]) -> Vec<RankViolation> {
@@ -309,37 +269,6 @@ mod tests {
         );
         let hard = Findings { primary_missing: ids(&["gray_rock"]), ..Findings::default() };
         assert_eq!(grade(&hard).summary(&hard), "0 Hard fail (primary not found: gray_rock)");
-    }
-
-    #[test]
-    fn interpretation_boundaries() {
-        let table = [
-            (100, "Perfect"),
-            (99, "Minor issue"),
-            (90, "Minor issue"),
-            (89, "Notable issues"),
-            (80, "Notable issues"),
-            (79, "Concerning"),
-            (70, "Concerning"),
-            (69, "Barely acceptable"),
-            (60, "Barely acceptable"),
-            (59, "Failing"),
-            (1, "Failing"),
-            (0, "Hard fail"),
-        ];
-        for (score, label) in table {
-            assert_eq!(interpret(score), label, "{score}");
-        }
-    }
-
-    #[test]
-    fn distribution_has_every_bucket_in_order() {
-        let dist = distribution([100, 100, 99, 90, 89, 80, 79, 70, 69, 60, 59, 1, 0, 0, 0]);
-        assert_eq!(
-            dist,
-            vec![("100", 2), ("90-99", 2), ("80-89", 2), ("70-79", 2), ("60-69", 2), ("1-59", 2), ("0", 3)]
-        );
-        assert!(distribution([]).iter().all(|(_, n)| *n == 0));
     }
 
     #[test]

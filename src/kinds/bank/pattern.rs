@@ -185,7 +185,7 @@ impl Mechanism for Pattern {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bank::scoring::grade;
+    use crate::kinds::bank::scoring::grade;
 
     /// The seed's rules file (seed 004 §5.5), trimmed to what the tests need.
     const SEED_RULES: &str = r#"{

@@ -4,16 +4,24 @@
 
 use crate::plan::Kinds;
 
+pub(crate) mod bank;
+pub(crate) mod benchmark;
+#[cfg(test)]
+pub(crate) mod echo;
+pub(crate) mod eval;
+pub(crate) mod import;
+pub(crate) mod project;
+
 /// Every suite kind this version runs, in the order docs and `--help` list them. Adding a kind
 /// is one line here.
 pub(crate) static KINDS: Kinds = Kinds(&[
-    &crate::runners::project::Project,
-    &crate::runners::import::Import,
-    &crate::eval::runner::Eval,
-    &crate::runners::bank::Bank,
-    &crate::benchmark::runner::Benchmark,
+    &crate::kinds::project::Project,
+    &crate::kinds::import::Import,
+    &crate::kinds::eval::runner::Eval,
+    &crate::kinds::bank::runner::Bank,
+    &crate::kinds::benchmark::runner::Benchmark,
     #[cfg(test)]
-    &crate::runners::echo::Echo,
+    &crate::kinds::echo::Echo,
 ]);
 
 /// The kinds with their one-line descriptions, for `--help` and the JSON Schema.

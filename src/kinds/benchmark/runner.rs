@@ -24,6 +24,11 @@ impl SuiteRunner for Benchmark {
         SuiteKind::Benchmark
     }
 
+    /// Each shard runs its own slice of the items (`Shard::keeps_item` in planning).
+    fn splits_items(&self) -> bool {
+        true
+    }
+
     fn about(&self) -> &'static str {
         "SWE-bench-style tasks: an executor (or a patch) changes a scratch copy, the task's tests grade it"
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::compare::{CaseChange, Comparison};
-use crate::model::{Case, CaseStatus, Suite, SuiteKind, Usage};
+use crate::model::{Case, CaseShape, CaseStatus, Suite, Usage};
 
 /// Category shown for cases that have none.
 pub(crate) const NO_CATEGORY: &str = "(none)";
@@ -85,7 +85,7 @@ fn rate(passes: u64, cases: u64) -> Option<f64> {
 /// The figures of an eval or benchmark suite (pass rate, reasons, usage and cost, flips), listing
 /// at most `max_flips` flips; `None` for other kinds.
 pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usize) -> Option<EvalMetrics> {
-    if !matches!(suite.kind, SuiteKind::Eval | SuiteKind::Benchmark) {
+    if suite.kind.shape() != CaseShape::Items {
         return None;
     }
     let mut reasons: BTreeMap<String, u64> = BTreeMap::new();
@@ -95,7 +95,7 @@ pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usiz
         let passed = matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky);
         passes += u64::from(passed);
         *reasons.entry(case_word(case)).or_default() += 1;
-        let category = case.tags.get("category").map(String::as_str).unwrap_or(NO_CATEGORY);
+        let category = case.category().unwrap_or(NO_CATEGORY);
         let row = categories.entry(category).or_insert_with(|| CategoryRow {
             category: category.to_string(),
             cases: 0,
@@ -155,7 +155,7 @@ fn flip(change: &CaseChange) -> Option<Flip> {
 mod tests {
     use super::*;
     use crate::compare::{BaselineInfo, compare};
-    use crate::model::{Reason, Run};
+    use crate::model::{Reason, Run, SuiteKind};
 
     fn case(name: &str, status: CaseStatus, reason: &str, category: Option<&str>) -> Case {
         let mut case = Case {

@@ -1,21 +1,21 @@
 //! `kind = "bank"`: a graded test bank (seed 004) run through one of the bank mechanisms
 //! (`semantic`, `state`, `pattern`, `always`), reaching the system under test through the SUT
-//! adapters. The scoring, expectations and mechanisms live in `crate::bank`.
+//! adapters. The scoring, expectations and mechanisms live in `crate::kinds::bank`.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bank::run::{BankSettings, run_bank};
-use crate::bank::select::{Selection, default_prefixes};
-use crate::bank::{MechanismSpec, registration};
 use crate::config::{Origin, SuiteSite};
 use crate::errors::{ConfigError, PlanError};
 use crate::events::Event;
+use crate::kinds::bank::run::{BankSettings, run_bank};
+use crate::kinds::bank::select::{Selection, default_prefixes};
+use crate::kinds::bank::{MechanismSpec, registration};
 use crate::model::{SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::plan::SuitePlan;
-use crate::runners::{PlanContext, RunContext, SuiteRunner};
+use crate::runners::{PlanContext, RunContext, SharedDefaults, SuiteRunner};
 use crate::sut::config::{SutConfig, SutContext};
 
 /// The bank runner.
@@ -75,6 +75,13 @@ impl SuiteRunner for Bank {
 
     fn about(&self) -> &'static str {
         "a graded test bank (semantic, state, pattern or always) scored on 100 points per test"
+    }
+
+    /// Banks grade their cases: the graded policy, a pass mark of 70 (below it the bank's health
+    /// is POOR) and the mechanism's weight in the combined score.
+    fn shared_defaults(&self, c: &BankConfig) -> Option<SharedDefaults> {
+        let weight = registration(&c.mechanism).map_or(1.0, |r| r.weight);
+        Some(SharedDefaults { weight, min_score: 70.0 })
     }
 
     fn validate(&self, c: &BankConfig, site: &SuiteSite<'_>) -> Result<(), ConfigError> {
@@ -188,7 +195,7 @@ impl SuiteRunner for Bank {
         };
         let events = ctx.events;
         let id = suite.id.clone();
-        let mut progress = |p: &crate::bank::pace::Progress| {
+        let mut progress = |p: &crate::kinds::bank::pace::Progress| {
             // The terminal shows this on the suite's spinner (TTY), and in CI only in heartbeats.
             events.emit(Event::CaseProgress { suite_id: id.clone(), text: p.line() });
         };

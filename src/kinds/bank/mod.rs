@@ -10,13 +10,12 @@ pub(crate) mod calibrate;
 pub(crate) mod expectations;
 pub(crate) mod pace;
 pub(crate) mod pattern;
-pub(crate) mod results_folder;
 pub(crate) mod run;
+pub(crate) mod runner;
 pub(crate) mod scoring;
 pub(crate) mod select;
 pub(crate) mod semantic;
 pub(crate) mod state;
-pub(crate) mod summary;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -111,25 +110,6 @@ pub(crate) fn registration(name: &str) -> Result<&'static Registration, BankErro
         let known: Vec<&str> = MECHANISMS.iter().map(|m| m.name).collect();
         BankError::Setting(format!("unknown bank mechanism `{name}` (known: {})", known.join(", ")))
     })
-}
-
-/// Shared-setting defaults of a bank suite (when the user sets none).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct SuiteDefaults {
-    /// The mechanism's weight in the combined score.
-    pub(crate) weight: f64,
-    /// The bank average that meets the graded policy: below 70 the seed calls health POOR.
-    pub(crate) min_score: f64,
-}
-
-/// Defaults for a suite of `kind` with these settings; `None` for non-bank suites.
-pub(crate) fn defaults(kind: crate::model::SuiteKind, settings: &toml::Table) -> Option<SuiteDefaults> {
-    if kind != crate::model::SuiteKind::Bank {
-        return None;
-    }
-    let weight =
-        settings.get("mechanism").and_then(|m| m.as_str()).and_then(|m| registration(m).ok()).map_or(1.0, |r| r.weight);
-    Some(SuiteDefaults { weight, min_score: 70.0 })
 }
 
 /// Primary, secondary, not-expected and rank checks against the observed ids.

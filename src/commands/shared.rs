@@ -1,0 +1,125 @@
+//! What several commands share: the GitHub context and the baseline lookup (`ci`, `import`,
+//! `merge`, `publish`, `report`), the report context, and report globs expanded the same way
+//! for `fcorr import` and `fcorr ci --files`. Commands depend on this module, never on each
+//! other's.
+
+use std::path::{Path, PathBuf};
+
+use crate::collect;
+use crate::errors::FcorrError;
+use crate::github::baseline::{self, Lookup, Source};
+use crate::github::{self, GithubContext};
+use crate::report::ReportEnv;
+
+/// Reads the GitHub context; a broken event file is kept in it and becomes a warning when
+/// publishing (which is best effort).
+pub(crate) fn github_context(event: Option<&Path>) -> Option<GithubContext> {
+    GithubContext::from_env(event)
+}
+
+/// Finds and loads the baseline; every problem is a warning and means "no baseline".
+pub(crate) fn resolve_baseline(
+    source: &Source,
+    ctx: Option<&GithubContext>,
+    artifact: &str,
+    depth: u32,
+) -> Option<baseline::Baseline> {
+    match source {
+        Source::None => None,
+        Source::File(path) => match baseline::load_path(path) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                errln!("fcorr: warning: baseline {e}; comparing with nothing");
+                None
+            }
+        },
+        Source::Github => {
+            let Some(ctx) = ctx else {
+                errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
+                return None;
+            };
+            let rt = github::runtime().map_err(|e| errln!("fcorr: warning: {e}")).ok()?;
+            let result = rt.block_on(async {
+                let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+                baseline::from_github(&api, ctx, artifact, depth).await
+            });
+            match result {
+                Ok(Lookup::Found(b)) => {
+                    let commit = b.info.commit.as_deref().unwrap_or("?");
+                    errln!(
+                        "fcorr: baseline: run {} on {commit}{}",
+                        b.info.source,
+                        if b.info.commits_behind > 0 {
+                            format!(" ({} commit(s) behind the base commit)", b.info.commits_behind)
+                        } else {
+                            String::new()
+                        }
+                    );
+                    Some(*b)
+                }
+                Ok(Lookup::Missing(why)) => {
+                    errln!("fcorr: no baseline: {why}");
+                    None
+                }
+                Err(e) => {
+                    errln!("fcorr: warning: no baseline: {e}");
+                    None
+                }
+            }
+        }
+    }
+}
+
+/// Report context from the GitHub context.
+pub(crate) fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> ReportEnv {
+    ReportEnv {
+        repository: ctx.map(|c| c.repository.clone()),
+        run_url: ctx.and_then(GithubContext::run_url),
+        server_url: ctx.map(|c| c.server_url.clone()),
+        templates,
+        ..ReportEnv::default()
+    }
+}
+
+/// Report files found for a list of globs.
+#[derive(Debug, Default)]
+pub(crate) struct Expanded {
+    /// Files, sorted per pattern, each once, excludes applied.
+    pub files: Vec<PathBuf>,
+    /// Include patterns that matched no file.
+    pub unmatched: Vec<String>,
+}
+
+impl Expanded {
+    /// The message for "no file at all": which patterns, relative to what, and how globs work.
+    pub(crate) fn nothing_matched(&self, cwd: &Path, out_dir: &Path) -> String {
+        format!(
+            "no report file matches {} (paths and globs are relative to {}, `*` stays in one directory and \
+             `**` crosses them, `!glob` excludes, files in fcorr's own output directory {} are never read; quote \
+             globs such as 'reports/**/*.xml')",
+            self.unmatched.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", "),
+            cwd.display(),
+            out_dir.display()
+        )
+    }
+}
+
+/// Expands report globs relative to `cwd`; a pattern starting with `!` excludes the files its
+/// glob matches (in any position of the list). A bad exclude glob is a usage error.
+pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
+    let excludes = collect::report_excludes(patterns.iter().map(String::as_str), cwd)
+        .map_err(|e| FcorrError::Usage(e.to_string()))?;
+    let mut expanded = Expanded::default();
+    for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
+        let found = collect::expand_reports(pattern, cwd, Some(out_dir));
+        if found.is_empty() {
+            expanded.unmatched.push(pattern.clone());
+        }
+        for file in found {
+            if !excludes.is_match(&file) && !expanded.files.contains(&file) {
+                expanded.files.push(file);
+            }
+        }
+    }
+    Ok(expanded)
+}
