@@ -51,6 +51,29 @@ pub struct Run {
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<history::History>,
+    /// `--shard K/N`: which slice this run was, and where every whole suite of the plan ran, so
+    /// `fcorr merge` can name the suites of a shard whose results never arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPlan>,
+}
+
+/// The slice a sharded run was and the whole suites of the full plan with the shard that runs
+/// each (suites split by item run in every shard and are not listed).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ShardPlan {
+    /// `K/N`.
+    pub shard: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<ShardedSuite>,
+}
+
+/// One whole suite of a sharded plan and the shard (`K/N`) that runs it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ShardedSuite {
+    pub id: String,
+    pub name: String,
+    pub kind: SuiteKind,
+    pub shard: String,
 }
 
 /// Where the code under test came from.

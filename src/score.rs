@@ -230,6 +230,7 @@ impl Run {
             comparison: None,
             timing: None,
             history: None,
+            shard: None,
         };
         summarize(&mut run);
         run
