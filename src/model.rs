@@ -697,7 +697,7 @@ pub struct ScoreComponent {
     pub detail: Option<String>,
 }
 
-/// Overall health of a run (seed 004).
+/// Overall health of a run: CRITICAL on any critical failure, else by combined score (90/80/70).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Health {

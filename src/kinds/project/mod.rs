@@ -213,7 +213,7 @@ impl SuiteRunner for Project {
     }
 }
 
-/// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
+/// Plans the `--samples DIR` layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
 /// each sample one project suite run from a scratch copy of those two directories.
 pub(crate) fn plan_samples(
     config: &Config,

@@ -456,7 +456,7 @@ fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, crit
     }
 }
 
-/// A graded bank case (seed 004): score, interpretation in the message, topic and source tags.
+/// A graded bank case (100-point score): score, interpretation in the message, topic and source tags.
 fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
     Case {
         name: id.into(),
