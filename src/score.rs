@@ -6,7 +6,7 @@
 
 use crate::config::Weights;
 use crate::model::{
-    Case, CaseStatus, Counts, GitInfo, Health, Outcome, PhaseKind, PhaseStatus, Policy, Run, SCHEMA_VERSION, Score,
+    Case, CaseStatus, Counts, GitInfo, Health, PhaseKind, PhaseStatus, Policy, Run, RunOutcome, SCHEMA_VERSION, Score,
     ScoreComponent, Suite, SuiteStatus, Usage, Verdict, rfc3339,
 };
 
@@ -226,7 +226,7 @@ impl Run {
             totals: Counts::default(),
             score: None,
             health: None,
-            verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
+            verdict: Verdict { outcome: RunOutcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
             timing: None,
             history: None,

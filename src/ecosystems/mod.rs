@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::collect::{ParsedReport, ReportSpec};
-use crate::execute::process::{CommandSpec, Outcome};
+use crate::execute::process::{CommandOutcome, CommandSpec};
 // What a test phase collected is execute's type (its truthfulness guards read it); ecosystems
 // make it, so it is named here too.
 pub(crate) use crate::execute::{Announced, Collected};
@@ -81,7 +81,7 @@ pub(crate) trait Ecosystem: Send + Sync {
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate>;
 
     /// The commands for each phase of a project this ecosystem detected.
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
 
     /// Turns the test phase's outputs into cases. The default parses the planned report files,
     /// then [`locate`](Ecosystem::locate)s each report's cases.
@@ -101,7 +101,7 @@ pub(crate) trait Ecosystem: Send + Sync {
 
     /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on
     /// the installed version of a tool are chosen here, after install, not when planning.
-    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+    fn refine_phase(&self, ctx: &ProjectContext<'_>, phase: &mut PhasePlan) {
         let _ = (ctx, phase);
     }
 
@@ -180,8 +180,9 @@ pub(crate) struct Candidate {
     pub problem: Option<String>,
 }
 
-/// What a planner knows about the project.
-pub(crate) struct PlanContext<'a> {
+/// What an ecosystem knows about the project when it plans its phases (`Ecosystem::plan`,
+/// `refine_phase`); not the suite kinds' `plan::PlanContext`.
+pub(crate) struct ProjectContext<'a> {
     /// Directory the commands run in.
     pub root: &'a Path,
     pub files: &'a ProjectFiles,
@@ -299,7 +300,7 @@ pub(crate) struct CollectContext<'a> {
     pub work_dir: &'a Path,
     pub reports: &'a [ReportSpec],
     /// Outcome of the last test command (exit, capped output).
-    pub outcome: &'a Outcome,
+    pub outcome: &'a CommandOutcome,
 }
 
 /// Directories detection never enters, whatever `.gitignore` says.

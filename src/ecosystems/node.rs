@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{
-    Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError,
+    Candidate, CollectContext, Collected, Ecosystem, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError,
     generic_build_diagnostics,
 };
 use crate::model::{Detection, Diagnostic, PhaseKind};
@@ -204,7 +204,7 @@ impl Ecosystem for Node {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         Ok(plan(ctx)?)
     }
 
@@ -257,7 +257,7 @@ impl Ecosystem for Node {
         members
     }
 
-    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+    fn refine_phase(&self, ctx: &ProjectContext<'_>, phase: &mut PhasePlan) {
         match phase.kind {
             PhaseKind::Test => test_phase::add_task_location(ctx.root, phase),
             PhaseKind::Build => build::add_incremental(ctx.root, phase),
@@ -316,7 +316,7 @@ pub(crate) enum NodePlanError {
 }
 
 /// The install, build and test phases of the Node project `ctx` describes.
-fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
+fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     let path = ctx.root.join("package.json");
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
@@ -386,7 +386,7 @@ mod tests {
         let files = ProjectFiles::scan(dir.path()).unwrap();
         let mut detection = Node.detect(&files, Some("jest")).unwrap().detection;
         detection.framework = framework.into();
-        let ctx = PlanContext {
+        let ctx = ProjectContext {
             root: dir.path(),
             files: &files,
             detection: &detection,

@@ -121,7 +121,7 @@ mod tests {
     use crate::collect::ReportSpec;
     use crate::ecosystems::Ecosystem;
     use crate::ecosystems::command::CommandRunner;
-    use crate::execute::process::{Exit, Outcome};
+    use crate::execute::process::{CommandOutcome, Exit};
 
     /// The file and line of each case a `command` suite at fixture `fixture` collects from a
     /// report holding `text` in `format` (written outside the fixture).
@@ -132,7 +132,7 @@ mod tests {
         std::fs::write(&report, text).unwrap();
         let reports = [ReportSpec::file(&report, format)];
         let outcome =
-            Outcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+            CommandOutcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         let ctx = CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome };
         CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file, c.line)).collect()
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::package_manager::PackageManager;
 use super::script::{ScriptPlan, Step};
-use super::{Manifest, PhasePlan, PlanContext, ProjectFiles, installed, package_major};
+use super::{Manifest, PhasePlan, ProjectContext, ProjectFiles, installed, package_major};
 use crate::execute::process::CommandSpec;
 use crate::model::PhaseKind;
 
@@ -206,7 +206,7 @@ fn resolve(file: &str, spec: &str) -> String {
 
 /// The build phase with, under `run-script-steps = true`, the test script's steps before its
 /// framework.
-pub(super) fn with_script_steps(ctx: &PlanContext<'_>, mut phase: PhasePlan, script: &ScriptPlan) -> PhasePlan {
+pub(super) fn with_script_steps(ctx: &ProjectContext<'_>, mut phase: PhasePlan, script: &ScriptPlan) -> PhasePlan {
     if ctx.run_script_steps && !script.before.is_empty() {
         // `run-script-steps = true`: the steps the test script runs before its framework (lint,
         // type check) are build work; a failing one stops the suite as a build failure would.
@@ -220,7 +220,7 @@ pub(super) fn with_script_steps(ctx: &PlanContext<'_>, mut phase: PhasePlan, scr
 /// The build phase on its own: the project's build script when the tests need it (or `build =
 /// true`), else what a build checks without producing anything (`tsc --noEmit`).
 pub(super) fn build_phase_alone(
-    ctx: &PlanContext<'_>,
+    ctx: &ProjectContext<'_>,
     manifest: &Manifest,
     pm: &PackageManager,
     test_script: &ScriptPlan,

@@ -7,7 +7,7 @@ use std::time::SystemTime;
 
 use sha2::Digest;
 
-use super::{Manifest, PhasePlan, PlanContext, ProjectFiles, WorkspaceRoot};
+use super::{Manifest, PhasePlan, ProjectContext, ProjectFiles, WorkspaceRoot};
 use crate::execute::process::{self, CommandSpec, Exit, find_on_path};
 use crate::model::PhaseKind;
 
@@ -146,7 +146,7 @@ pub(super) fn tool_version(program: &str, root: &Path) -> Option<String> {
 /// The install: at the workspace root for a member (one install serves every member, from the
 /// root's lockfile), else at the project's root.
 pub(super) fn install_phase(
-    ctx: &PlanContext<'_>,
+    ctx: &ProjectContext<'_>,
     workspace: Option<&WorkspaceRoot>,
     manifest: &Manifest,
     pm: &PackageManager,

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::framework::Framework;
 use super::script::{FrameworkRun, ScriptPlan};
-use super::{CollectContext, Collected, NodePlanError, PhasePlan, PlanContext, locations, package_major};
+use super::{CollectContext, Collected, NodePlanError, PhasePlan, ProjectContext, locations, package_major};
 use crate::collect::ReportSpec;
 use crate::execute::process::CommandSpec;
 use crate::model::PhaseKind;
@@ -16,7 +16,7 @@ use crate::model::PhaseKind;
 pub(super) const GROUPS_FILE: &str = "fcorr-node-runs.json";
 
 pub(super) fn test_phase(
-    ctx: &PlanContext<'_>,
+    ctx: &ProjectContext<'_>,
     framework: Framework,
     script: &ScriptPlan,
 ) -> Result<PhasePlan, NodePlanError> {
@@ -48,7 +48,7 @@ pub(super) fn test_phase(
 
 /// The command running the framework once with fcorr's reporter flags, and its report.
 pub(super) fn framework_command(
-    ctx: &PlanContext<'_>,
+    ctx: &ProjectContext<'_>,
     framework: Framework,
     user: &[String],
     suffix: &str,

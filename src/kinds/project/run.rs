@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::collect::ReportSpec;
-use crate::ecosystems::{self, CollectContext, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::ecosystems::{self, CollectContext, Ecosystem, PhasePlan, ProjectContext, ProjectFiles};
 use crate::events::{Event, EventSink};
-use crate::execute::process::{self, CommandSpec, Exit, LogSink, Outcome};
+use crate::execute::process::{self, CommandOutcome, CommandSpec, Exit, LogSink};
 use crate::execute::{ExecContext, apply_collected, safe_name, signal_text};
 use crate::model::{
     Detection, Phase, PhaseKind, PhaseStatus, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
@@ -31,7 +31,7 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
     let Some((work_dir, log)) = open_work_dir_and_log(plan, ctx, sink, &mut suite) else { return suite };
     let Some((root, files)) = find_project(plan, project, &work_dir, &mut suite) else { return suite };
     let Some((detection, ecosystem)) = detect(plan, project, &files, &mut suite, sink) else { return suite };
-    let plan_ctx = PlanContext {
+    let plan_ctx = ProjectContext {
         root: &root,
         files: &files,
         detection: &detection,
@@ -169,7 +169,7 @@ fn detect(
 /// The ecosystem's phases with the user's `commands.*` and `reports` in place of its own.
 fn plan_phases(
     ecosystem: &dyn Ecosystem,
-    plan_ctx: &PlanContext<'_>,
+    plan_ctx: &ProjectContext<'_>,
     project: &ProjectPlan,
     suite: &mut Suite,
 ) -> Option<Vec<PhasePlan>> {
@@ -194,7 +194,7 @@ struct PhaseRunner<'a> {
     ctx: &'a ExecContext,
     sink: &'a dyn EventSink,
     ecosystem: &'a dyn Ecosystem,
-    plan_ctx: &'a PlanContext<'a>,
+    plan_ctx: &'a ProjectContext<'a>,
     log: &'a LogSink,
 }
 
@@ -216,7 +216,7 @@ struct TestRun {
     reports: Vec<ReportSpec>,
     /// The file the last test command's stdout went to (a report on stdout).
     stdout_file: Option<PathBuf>,
-    outcome: Outcome,
+    outcome: CommandOutcome,
     /// `--rerun-failed`: the ids of the earlier run's cases this run selected.
     rerun_ids: Option<Vec<String>>,
 }
@@ -229,7 +229,7 @@ impl PhaseRunner<'_> {
         let mut rerun_ids = None;
         let test_runs = phases.iter().any(|p| p.kind == PhaseKind::Test && p.skip.is_none());
         std::thread::scope(|scope| {
-            let mut alongside: Option<std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>> = None;
+            let mut alongside: Option<std::thread::ScopedJoinHandle<'_, (Phase, CommandOutcome)>> = None;
             for phase_plan in phases {
                 if let Some(phase) = self.skipped(phase_plan, ran.blocked) {
                     suite.phases.push(phase);
@@ -319,7 +319,7 @@ impl PhaseRunner<'_> {
 
     /// Runs the phase. Members of a workspace share its one install: the first runs it, the
     /// others wait and report what it did.
-    fn run_or_share(&self, phase_plan: &PhasePlan, command_line: &str, timeout: Duration) -> (Phase, Outcome) {
+    fn run_or_share(&self, phase_plan: &PhasePlan, command_line: &str, timeout: Duration) -> (Phase, CommandOutcome) {
         let mut shared = (phase_plan.kind == PhaseKind::Install)
             .then(|| self.project.workspace.as_ref().and_then(|w| w.install.as_ref()))
             .flatten()
@@ -348,7 +348,7 @@ impl PhaseRunner<'_> {
     fn record(
         &self,
         phase: Phase,
-        outcome: Outcome,
+        outcome: CommandOutcome,
         phase_plan: &PhasePlan,
         planned: PhasePlan,
         suite: &mut Suite,
@@ -478,7 +478,7 @@ impl PhaseRunner<'_> {
     /// tests' results do not count.
     fn settle_alongside(
         &self,
-        build: std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>,
+        build: std::thread::ScopedJoinHandle<'_, (Phase, CommandOutcome)>,
         suite: &mut Suite,
     ) -> Option<&'static str> {
         let (phase, outcome) = match build.join() {
@@ -622,10 +622,11 @@ pub(super) fn run_phase(
     grace: Duration,
     project: &ProjectPlan,
     log: &LogSink,
-) -> (Phase, Outcome) {
+) -> (Phase, CommandOutcome) {
     let started = Instant::now();
     let mut output = String::new();
-    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+    let mut last =
+        CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
     // The lock is held until the phase ends (dropping the file releases it).
     let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
         Ok(held) => (held, &plan.commands[..]),
@@ -742,7 +743,7 @@ fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, 
 
 /// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
 /// test failure, so it is reported like a program that could not be started (exit 3).
-fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<String> {
+fn shell_command_not_found(command: &CommandSpec, outcome: &CommandOutcome) -> Option<String> {
     if command.program != "sh" || outcome.exit != Exit::Code(127) {
         return None;
     }
@@ -752,7 +753,7 @@ fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<S
 
 /// A test command whose stdout is its report (`go test -json`) printed more than fcorr keeps of
 /// it: the results in the cut middle are missing, so the suite cannot pass or fail on the rest.
-fn flag_cut_stdout_report(suite: &mut Suite, outcome: &Outcome, file: Option<&Path>) {
+fn flag_cut_stdout_report(suite: &mut Suite, outcome: &CommandOutcome, file: Option<&Path>) {
     if outcome.stdout_file_cut == 0 || matches!(suite.status, SuiteStatus::Cancelled | SuiteStatus::Timeout) {
         return;
     }
@@ -844,7 +845,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         suite.status = SuiteStatus::Passed;
         let mut cut =
-            Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+            CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
         assert_eq!(suite.status, SuiteStatus::Passed, "nothing was cut");
         cut.stdout_file_cut = 1234;
