@@ -200,7 +200,7 @@ fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path
         build_script: None,
         dry_run: true,
     };
-    match plan_phases(ecosystem.as_ref(), &ctx) {
+    match plan_phases(ecosystem, &ctx) {
         Ok(phases) => {
             let base = files.workspace.as_deref().unwrap_or(&files.root);
             suite.phases = phases.iter().map(|p| planned_phase(p, base, &work_dir)).collect();

@@ -47,20 +47,12 @@ pub(crate) enum ProjectPlanError {
 }
 
 /// Every ecosystem fcorr knows, in detection priority order for ties.
-pub(crate) fn registry() -> Vec<Box<dyn Ecosystem>> {
-    vec![
-        Box::new(python::Python),
-        Box::new(node::Node),
-        Box::new(go::Go),
-        Box::new(rust::Rust),
-        Box::new(java::Java),
-        Box::new(command::CommandRunner),
-    ]
-}
+pub(crate) static ECOSYSTEMS: &[&dyn Ecosystem] =
+    &[&python::Python, &node::Node, &go::Go, &rust::Rust, &java::Java, &command::CommandRunner];
 
 /// Looks up an ecosystem by its config name.
-pub(crate) fn by_name(name: &str) -> Option<Box<dyn Ecosystem>> {
-    registry().into_iter().find(|e| e.name() == name)
+pub(crate) fn by_name(name: &str) -> Option<&'static dyn Ecosystem> {
+    ECOSYSTEMS.iter().copied().find(|e| e.name() == name)
 }
 
 /// A language ecosystem: detection, commands and result collection for one family of projects.
@@ -453,7 +445,7 @@ pub(crate) fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
 /// Picks the best candidate across every ecosystem, with an explanation of the choice.
 pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
     let mut candidates: Vec<Candidate> = Vec::new();
-    for ecosystem in registry() {
+    for ecosystem in ECOSYSTEMS {
         let skip = match forced {
             Some(name) => name != ecosystem.name(),
             // The command runner matches anything; it is only ever chosen explicitly.

@@ -28,7 +28,7 @@ pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collec
 /// always read by the ecosystem that owns its format (a `command` suite running `cargo test`, an
 /// import of `go test -json`), yet its cases need the same files.
 fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
-    let ecosystems = super::registry();
+    let ecosystems = super::ECOSYSTEMS;
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
@@ -64,7 +64,7 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
         for path in paths {
             match parse_file(&path, spec.format.as_deref(), &options) {
                 Ok((format, mut report)) => {
-                    for ecosystem in &ecosystems {
+                    for ecosystem in ecosystems {
                         ecosystem.locate(&format, &mut report, ctx.root);
                     }
                     collected.ran = true;

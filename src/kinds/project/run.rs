@@ -42,9 +42,8 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         build_script: project.build_script,
         dry_run: false,
     };
-    let Some(phases) = plan_phases(ecosystem.as_ref(), &plan_ctx, project, &mut suite) else { return suite };
-    let runner =
-        PhaseRunner { plan, project, ctx, sink, ecosystem: ecosystem.as_ref(), plan_ctx: &plan_ctx, log: &log };
+    let Some(phases) = plan_phases(ecosystem, &plan_ctx, project, &mut suite) else { return suite };
+    let runner = PhaseRunner { plan, project, ctx, sink, ecosystem, plan_ctx: &plan_ctx, log: &log };
     let ran = runner.run_all(&phases, &mut suite);
     match ran.test {
         Some(test) => runner.collect_and_retry(test, &mut suite),
@@ -136,7 +135,7 @@ fn detect(
     files: &ProjectFiles,
     suite: &mut Suite,
     sink: &dyn EventSink,
-) -> Option<(Detection, Box<dyn Ecosystem>)> {
+) -> Option<(Detection, &'static dyn Ecosystem)> {
     let forced = project.ecosystem.as_deref().or_else(|| {
         // Only a test command and no runner: the user describes the project fully.
         project.commands.test.as_ref().map(|_| "command")
