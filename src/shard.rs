@@ -233,7 +233,7 @@ fn add_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus, Outcome, Policy, SuiteKind};
+    use crate::model::{Case, CaseStatus, Policy, RunOutcome, SuiteKind};
 
     fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
         let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
@@ -312,11 +312,11 @@ mod tests {
         passed.id = "other".into();
         let passed = scored(passed);
         // Unsharded, an empty suite fails the gates; as a shard's empty part, it is not judged.
-        assert_eq!(judged(vec![empty.clone(), passed]), (Outcome::Fail, Outcome::Pass));
-        assert_eq!(judged(vec![empty.clone()]), (Outcome::Fail, Outcome::Pass));
+        assert_eq!(judged(vec![empty.clone(), passed]), (RunOutcome::Fail, RunOutcome::Pass));
+        assert_eq!(judged(vec![empty.clone()]), (RunOutcome::Fail, RunOutcome::Pass));
         // What the shard ran is still judged.
         let failed = scored(part("2/2", &[("b", CaseStatus::Failed)], 0));
-        assert_eq!(judged(vec![empty, failed]), (Outcome::Fail, Outcome::Fail));
+        assert_eq!(judged(vec![empty, failed]), (RunOutcome::Fail, RunOutcome::Fail));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use assert_cmd::prelude::*;
 use fcorr::compare::Change;
-use fcorr::model::{Outcome, Run, SuiteStatus};
+use fcorr::model::{Run, RunOutcome, SuiteStatus};
 
 use crate::support::repo;
 
@@ -42,7 +42,7 @@ fn cells_merge_into_one_run_with_colliding_suites_prefixed() {
     let ids: Vec<&str> = merged.suites.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["api", "ubuntu/web", "windows/web"], "{stdout}");
     assert_eq!(merged.totals.total, api.totals.total + 2 * ubuntu.totals.total);
-    assert_eq!(merged.verdict.outcome, Outcome::Fail);
+    assert_eq!(merged.verdict.outcome, RunOutcome::Fail);
     for name in ["junit.xml", "ctrf.json", "summary.md", "comment.md", "report.html"] {
         assert!(dir.path().join("merged").join(name).is_file(), "{name} written");
     }

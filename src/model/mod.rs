@@ -720,7 +720,7 @@ pub struct ScoreComponent {
     pub detail: Option<String>,
 }
 
-/// Overall health of a run (seed 004).
+/// Overall health of a run: CRITICAL on any critical failure, else by combined score (90/80/70).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Health {
@@ -747,7 +747,7 @@ impl Health {
 /// The gate's decision.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Verdict {
-    pub outcome: Outcome,
+    pub outcome: RunOutcome,
     /// Every reason the gate failed or could not judge; empty on a pass.
     #[serde(default)]
     pub reasons: Vec<GateReason>,
@@ -762,7 +762,9 @@ pub struct Verdict {
 /// Pass, fail, or could not judge.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+// The JSON Schema keeps the name it has always published.
+#[schemars(rename = "Outcome")]
+pub enum RunOutcome {
     Pass,
     Fail,
     /// Usage or configuration error (exit 2).
@@ -771,14 +773,14 @@ pub enum Outcome {
     HarnessError,
 }
 
-impl Outcome {
+impl RunOutcome {
     /// Process exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {
-            Outcome::Pass => 0,
-            Outcome::Fail => 1,
-            Outcome::UsageError => 2,
-            Outcome::HarnessError => 3,
+            RunOutcome::Pass => 0,
+            RunOutcome::Fail => 1,
+            RunOutcome::UsageError => 2,
+            RunOutcome::HarnessError => 3,
         }
     }
 }
