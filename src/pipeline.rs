@@ -31,7 +31,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// Formats to write: the command line's, else the config's (empty: all).
-    pub(crate) fn formats(&self, flags: &[String]) -> Vec<String> {
+    pub(crate) fn formats(&self, flags: &[report::Format]) -> Vec<report::Format> {
         if flags.is_empty() { self.config.report.formats.clone() } else { flags.to_vec() }
     }
 
@@ -71,10 +71,8 @@ pub(crate) struct RunOptions {
     pub(crate) config: Option<PathBuf>,
     /// `--samples DIR` and `--sdk`, with the planner of that layout (the command names it).
     pub(crate) samples: Option<Samples>,
-    /// `--fail-on` words (empty: the config's).
-    pub(crate) fail_on: Vec<String>,
-    /// `--format` (empty: the config's).
-    pub(crate) format: Vec<String>,
+    /// `--fail-on` (`None`: the config's gates).
+    pub(crate) fail_on: Option<Vec<Gate>>,
     /// `--out`, `-j`.
     pub(crate) out: Option<PathBuf>,
     pub(crate) jobs: Option<usize>,
@@ -112,20 +110,15 @@ pub(crate) type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Op
 /// [`prepare`] with suites added from the command line; they are planned like the config's.
 pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
-    let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
+    let config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
         Some(path) => Config::load(&path, &KINDS)?,
         None => Config { base_dir: PathBuf::from("."), ..Config::default() },
     };
     protect_secrets(&config.secret_vars);
-    let gates = if args.fail_on.is_empty() {
-        Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?
-    } else {
-        Gate::parse_list(&args.fail_on)?
+    let gates = match &args.fail_on {
+        Some(gates) => gates.clone(),
+        None => Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?,
     };
-    report::validate_formats(&args.format)?;
-    if args.format.is_empty() {
-        report::validate_formats(&config.report.formats).map_err(|e| config_error(&config, "report.formats", e))?;
-    }
     if let Some(dir) = &config.report.templates
         && !config.base_dir.join(dir).is_dir()
     {
@@ -162,9 +155,6 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         .jobs
         .or(config.run.jobs)
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
-    if args.format.is_empty() {
-        config.report.formats.retain(|f| !f.is_empty());
-    }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
     let lists = plans.iter().map(|p| crate::quarantine::SuiteList {
         id: &p.id,
@@ -286,7 +276,7 @@ pub(crate) fn verdict(run: &Run, prepared: &Prepared) -> Verdict {
 pub(crate) fn write_reports(
     run: &Run,
     out_dir: &Path,
-    formats: &[String],
+    formats: &[report::Format],
     env: &ReportEnv,
 ) -> Result<Vec<PathBuf>, FcorrError> {
     report::write_required(run, env, out_dir, formats).map(|(written, _)| written)

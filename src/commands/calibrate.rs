@@ -14,6 +14,17 @@ use crate::kinds::bank::expectations::{load_bank, load_history};
 use crate::kinds::bank::runner::BankConfig;
 use crate::sut::{SutConfig, SutContext};
 
+/// `--scope`: which tests of the bank are calibrated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Every test.
+    Full,
+    /// The tests naming any `--added-entities`.
+    Affected,
+    /// The `--test` ids.
+    Single,
+}
+
 /// Arguments of `fcorr calibrate`.
 #[derive(Debug, Args, Clone)]
 pub struct CalibrateArgs {
@@ -28,8 +39,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "COMMAND")]
     pub calibrator: Option<String>,
     /// Which tests: every one, those naming any `--added-entities`, or the `--test` ids.
-    #[arg(long, default_value = "full", value_parser = ["full", "affected", "single"])]
-    pub scope: String,
+    #[arg(long, value_enum, default_value_t = ScopeArg::Full)]
+    pub scope: ScopeArg,
     /// With `--scope single`: test ids (repeatable or comma-separated).
     #[arg(long = "test", value_name = "ID", value_delimiter = ',')]
     pub tests: Vec<String>,
@@ -127,16 +138,16 @@ fn bank_error(e: BankError) -> FcorrError {
 /// Runs `fcorr calibrate`; returns the exit code (3 when a calibrator call failed).
 pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
-    let scope = match args.scope.as_str() {
-        "affected" if args.added_entities.is_empty() => {
+    let scope = match args.scope {
+        ScopeArg::Affected if args.added_entities.is_empty() => {
             return Err(FcorrError::Usage("--scope affected needs --added-entities ID[,ID…]".into()));
         }
-        "affected" => Scope::Affected(args.added_entities.clone()),
-        "single" if args.tests.is_empty() => {
+        ScopeArg::Affected => Scope::Affected(args.added_entities.clone()),
+        ScopeArg::Single if args.tests.is_empty() => {
             return Err(FcorrError::Usage("--scope single needs --test ID[,ID…]".into()));
         }
-        "single" => Scope::Single(args.tests.clone()),
-        _ => Scope::Full,
+        ScopeArg::Single => Scope::Single(args.tests.clone()),
+        ScopeArg::Full => Scope::Full,
     };
     let target = resolve(&args, &cwd)?;
     // The calibrator is a child process like any other: the config's secrets stay out of it.
