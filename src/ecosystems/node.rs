@@ -304,7 +304,7 @@ impl Ecosystem for Node {
 
     /// A jest/vitest failure points at the line that threw, not at its `test(…)` call.
     fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, _root: &Path) {
-        if format == "jest-json" {
+        if format == crate::collect::jest_json::NAME {
             locations::failing_lines(&mut report.cases);
         }
     }
@@ -919,7 +919,7 @@ fn framework_command(
             let mut args = vec!["--no-install", "jest"];
             args.extend(&user);
             args.extend(["--ci", "--json", "--testLocationInResults", out_flag.as_str()]);
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::jest_json::NAME))
         }
         Framework::Vitest => {
             let out = work.join(format!("vitest{suffix}.json"));
@@ -932,7 +932,7 @@ fn framework_command(
             }
             args.extend(["--reporter=json", out_flag.as_str()]);
             // `--includeTaskLocation` depends on the installed vitest: added by `refine_phase`.
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::jest_json::NAME))
         }
         Framework::Mocha => {
             let out = work.join(format!("mocha{suffix}.json"));
@@ -945,7 +945,7 @@ fn framework_command(
             let mut args = vec!["--no-install", "mocha"];
             args.extend(&user);
             args.extend(["--reporter", reporter.as_str(), "--reporter-option", output.as_str()]);
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "mocha-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::mocha_json::NAME))
         }
         Framework::NodeTest => {
             let out = work.join(format!("node-test{suffix}.xml"));
@@ -973,7 +973,7 @@ fn framework_command(
                 locations_destination.as_str(),
             ];
             args.extend(&user);
-            (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, "node-junit"))
+            (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, crate::collect::junit::NODE_NAME))
         }
     })
 }

@@ -11,6 +11,7 @@ mod cli_run;
 mod compare_gate;
 mod eval_cli;
 mod files_io;
+mod format_names;
 mod fuzz_targets;
 mod github_baseline;
 mod github_comment;
