@@ -484,8 +484,11 @@ pub struct GithubConfig {
 impl Config {
     /// Reads and validates a config file; `kinds` are the suite kinds it may name.
     pub(crate) fn load(path: &Path, kinds: &dyn KindKeys) -> Result<Config, FcorrError> {
-        let text = crate::fsio::read_text(path, crate::fsio::CONFIG)
-            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: e.problem.to_string() })?;
+        let text = crate::fsio::read_text(path, crate::fsio::CONFIG).map_err(|e| FcorrError::Config {
+            file: path.to_path_buf(),
+            message: "cannot read the configuration".into(),
+            source: Some(Box::new(e.problem)),
+        })?;
         Ok(Config::parse(&text, path, kinds)?)
     }
 

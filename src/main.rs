@@ -29,7 +29,7 @@ fn main() {
     let code = match cli.command.execute() {
         Ok(code) => code,
         Err(error) => {
-            fcorr::errln!("fcorr: error: {error}");
+            fcorr::errln!("fcorr: error: {}", fcorr::errors::chain(&error));
             error.exit_code()
         }
     };

@@ -111,11 +111,11 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
         )));
     };
     // Read and checked when the config loaded, so this reads back.
-    let settings: BankConfig = suite
-        .settings
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| FcorrError::Config { file: path.clone(), message: e.message().to_string() })?;
+    let settings: BankConfig = suite.settings.clone().try_into().map_err(|e: toml::de::Error| FcorrError::Config {
+        file: path.clone(),
+        message: format!("bank suite `{}`: {}", args.bank, e.message()),
+        source: Some(Box::new(e)),
+    })?;
     let base = crate::plan::absolute(cwd, &config.base_dir);
     let bank = base.join(&settings.bank);
     let history = match (&args.history, &settings.history) {
@@ -128,10 +128,10 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
 
 fn bank_error(e: BankError) -> FcorrError {
     match e {
-        BankError::Input { file, message } => FcorrError::Input { file, message },
+        BankError::Input { file, message } => FcorrError::Input { file, message, source: None },
         BankError::Setting(message) => FcorrError::Usage(message),
         // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
-        BankError::Write(e) => FcorrError::Harness(e.to_string()),
+        BankError::Write(e) => FcorrError::harness_because(e.to_string(), e),
     }
 }
 
@@ -164,8 +164,10 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let sut_config: SutConfig = serde_json::from_value(serde_json::json!({
         "type": "command", "command": command, "answer": "text", "retries": 0, "timeout": args.timeout,
     }))
-    .map_err(|e| FcorrError::Usage(format!("calibrator: {e}")))?;
-    let calibrator = sut_config.build(&SutContext::new(&target.base)).map_err(|e| FcorrError::Usage(e.to_string()))?;
+    .map_err(|e| FcorrError::usage_because("calibrator: its settings cannot be read", e))?;
+    let calibrator = sut_config
+        .build(&SutContext::new(&target.base))
+        .map_err(|e| FcorrError::usage_because("calibrator: cannot be used as a system under test", e))?;
     // Ctrl-C or SIGTERM stops the calibrator calls; nothing is written (exit 128 + signal).
     crate::execute::process::cancel_on_signal();
 

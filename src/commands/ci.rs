@@ -250,7 +250,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     if let Err(error) = &result
         && let Some(ctx) = GithubContext::from_env(event.as_deref())
     {
-        publish::publish_error(&ctx, error, error.exit_code(), job_summary);
+        publish::publish_error(&ctx, &crate::errors::chain(error), error.exit_code(), job_summary);
     }
     result
 }

@@ -108,7 +108,7 @@ impl Expanded {
 /// glob matches (in any position of the list). A bad exclude glob is a usage error.
 pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
     let excludes = collect::report_excludes(patterns.iter().map(String::as_str), cwd)
-        .map_err(|e| FcorrError::Usage(e.to_string()))?;
+        .map_err(|e| FcorrError::usage_because(e.to_string(), e))?;
     let mut expanded = Expanded::default();
     for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
         let found = collect::expand_reports(pattern, cwd, Some(out_dir));

@@ -264,7 +264,8 @@ pub enum ResultsProblem {
 impl From<ResultsError> for FcorrError {
     /// A results file given on the command line that cannot be read is an input error (exit 2).
     fn from(e: ResultsError) -> FcorrError {
-        FcorrError::Input { file: e.path, message: e.problem.to_string() }
+        let message = e.problem.to_string();
+        FcorrError::Input { file: e.path, message, source: Some(Box::new(e.problem)) }
     }
 }
 

@@ -376,6 +376,18 @@ fn every_enumerated_flag_lists_its_possible_values_in_errors_and_help() {
 }
 
 #[test]
+fn an_error_prints_its_cause_on_a_caused_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = fcorr_in(dir.path(), &["run", "--config", "nope.toml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("fcorr: error: nope.toml: cannot read the configuration\n  caused by: cannot read it: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("cannot read it").count(), 1, "the cause is said once: {stderr}");
+}
+
+#[test]
 fn a_bad_gate_on_the_command_line_is_refused_before_anything_runs() {
     let dir = tempfile::tempdir().unwrap();
     let (code, stderr) = fcorr_in(dir.path(), &["run", ".", "--fail-on", "strict,score<x"]);
