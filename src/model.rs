@@ -51,6 +51,10 @@ pub struct Run {
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<history::History>,
+    /// fcorr's own warnings during the run (a baseline that could not be used, a pattern that
+    /// matched nothing…), as printed on stderr; the job summary and the annotations list them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Where the code under test came from.

@@ -197,11 +197,11 @@ pub(crate) fn protect_secrets(secret_vars: &[String]) {
     let found = crate::secrets::register(secret_vars);
     crate::publish::guard::mask(&found.values);
     for name in &found.too_short {
-        errln!(
-            "fcorr: warning: the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
+        crate::warnings::warn(format!(
+            "the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
              but not replaced by *** in reports (that would mangle them)",
             crate::secrets::MIN_REDACTED_LEN
-        );
+        ));
     }
 }
 
@@ -259,6 +259,9 @@ pub(crate) fn conclude(
         None => past,
     };
     crate::history::record(run, past);
+    // Every warning given so far (planning, the baseline lookup, the suites, the history) is the
+    // run's: the reports written next and the annotations show the list the terminal showed.
+    run.warnings.extend(crate::warnings::take());
     run.verdict = judge(run);
 }
 
@@ -287,7 +290,7 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
         if let Err(problem) = crate::report::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
-            errln!("fcorr: warning: results folder: {problem}");
+            crate::warnings::warn(format!("results folder: {problem}"));
         }
     }
 }

@@ -230,6 +230,7 @@ impl Run {
             comparison: None,
             timing: None,
             history: None,
+            warnings: Vec::new(),
         };
         summarize(&mut run);
         run

@@ -122,16 +122,10 @@ impl FilesFlags {
     }
 }
 
-/// A warning on stderr, and in GitHub Actions also as a `::warning::` the run page shows.
+/// A warning on stderr, kept for the run: in GitHub Actions also an annotation and a line of the
+/// job summary (see [`crate::warnings`]).
 fn warn_in_workflow(message: &str) {
-    errln!("fcorr: warning: {message}");
-    if publish::guard::in_actions() {
-        let mut out = std::io::stdout().lock();
-        let line = format!("::warning title=fcorr::{}", publish::annotations::escape_data(message));
-        publish::guard::with_commands(&mut out, |out| {
-            let _ = writeln!(out, "{line}");
-        });
-    }
+    crate::warnings::warn(message);
 }
 
 /// Publishing flags shared by `fcorr ci` and `fcorr publish`.
@@ -238,6 +232,15 @@ pub fn print_table(run: &Run, in_github: bool, color: Option<terminal::Color>) {
     let _ = writeln!(out, "{}", terminal::render_verdict(run, color));
     for skipped in &run.verdict.skipped {
         let _ = writeln!(out, "  (skipped) {skipped}");
+    }
+}
+
+/// Arguments `fcorr ci` was started with that clap refused (`message` is clap's text): inside
+/// GitHub Actions the job summary and the `verdict=error` output say so, as for any other error.
+pub fn explain_bad_arguments(message: &str, code: i32, job_summary: bool) {
+    if let Some(ctx) = GithubContext::from_env(None) {
+        let message = message.trim_end().trim_end_matches("For more information, try '--help'.").trim_end();
+        publish::publish_error(&ctx, &message, code, job_summary);
     }
 }
 

@@ -166,7 +166,7 @@ fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<Pat
         return Err(FcorrError::Usage(expanded.nothing_matched(cwd, out_dir)));
     }
     for pattern in &expanded.unmatched {
-        errln!("fcorr: warning: no report file matches `{pattern}`");
+        crate::warnings::warn(format!("no report file matches `{pattern}`"));
     }
     Ok(expanded.files)
 }

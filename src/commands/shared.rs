@@ -29,7 +29,7 @@ pub(crate) fn resolve_baseline(
         Source::File(path) => match baseline::load_path(path) {
             Ok(b) => Some(b),
             Err(e) => {
-                errln!("fcorr: warning: baseline {e}; comparing with nothing");
+                crate::warnings::warn(format!("baseline {e}; comparing with nothing"));
                 None
             }
         },
@@ -38,7 +38,7 @@ pub(crate) fn resolve_baseline(
                 errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
                 return None;
             };
-            let rt = github::runtime().map_err(|e| errln!("fcorr: warning: {e}")).ok()?;
+            let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
             let result = rt.block_on(async {
                 let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
                 baseline::from_github(&api, ctx, artifact, depth).await
@@ -62,7 +62,7 @@ pub(crate) fn resolve_baseline(
                     None
                 }
                 Err(e) => {
-                    errln!("fcorr: warning: no baseline: {e}");
+                    crate::warnings::warn(format!("no baseline: {e}"));
                     None
                 }
             }

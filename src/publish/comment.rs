@@ -147,7 +147,9 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
                 return Ok(Outcome::Created { url: url_of(&created) });
             }
             Err(e) if e.may_have_landed() && attempt == 0 => {
-                errln!("fcorr: warning: creating the PR comment failed ({e}); checking whether it was created anyway");
+                crate::warnings::warn(format!(
+                    "creating the PR comment failed ({e}); checking whether it was created anyway"
+                ));
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                 if let Some(c) = find_ours(api, pr, marker, login).await? {
                     return Ok(Outcome::Created { url: url_of(&c) });

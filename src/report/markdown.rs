@@ -319,6 +319,8 @@ struct RunView<'a> {
     /// `PASS`, `FAIL`, `INPUT ERROR`, `HARNESS ERROR`.
     outcome_word: &'static str,
     passed: bool,
+    /// fcorr's own warnings (`Run::warnings`), as the terminal printed them.
+    warnings: &'a [String],
 }
 
 /// Totals with the derived numbers templates need.
@@ -999,6 +1001,7 @@ fn context(
         outcome: Value::from(Serde(run.verdict.outcome)),
         outcome_word,
         passed: run.verdict.outcome == crate::model::Outcome::Pass,
+        warnings: &run.warnings,
     };
     let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let comparison =
