@@ -44,13 +44,32 @@ pub enum Command {
     Suites(commands::suites::SuitesArgs),
 }
 
+/// Parses the command line, exiting on `--help`, `--version` or a bad argument (exit 2, clap's
+/// message listing the possible values). A bad `fcorr ci` argument inside GitHub Actions is also
+/// said in the job summary and the `verdict=error` output, as every error `fcorr ci` stops with
+/// is: the action passes its inputs as flags, and a red step with an empty summary explains nothing.
+pub fn parse() -> Cli {
+    use clap::Parser;
+    match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            if error.use_stderr() && args.first().is_some_and(|a| a == "ci") {
+                let job_summary = !args.iter().any(|a| a == "--no-job-summary");
+                commands::ci::explain_bad_arguments(&error.to_string(), error.exit_code(), job_summary);
+            }
+            error.exit()
+        }
+    }
+}
+
 /// Handles Ctrl-C, SIGTERM and SIGHUP for the whole process. `exit` runs when a signal ends
 /// fcorr at once (before a run has anything to cancel); it must leave the terminal and the
 /// runner's log usable (lift the workflow-command fence). A handler that cannot be installed is
 /// a warning: the signals then end fcorr the default way.
 pub fn handle_stop_signals(exit: fn()) {
     if let Err(e) = crate::execute::process::install_stop_handler(exit) {
-        errln!("fcorr: warning: {e}");
+        crate::warnings::warn(e.to_string());
     }
 }
 

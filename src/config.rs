@@ -344,7 +344,7 @@ impl Default for GateConfig {
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ReportConfig {
     /// Formats to write; empty means all.
-    pub formats: Vec<String>,
+    pub formats: Vec<Format>,
     /// Directory with `summary.md.j2` / `comment.md.j2` overrides.
     pub templates: Option<PathBuf>,
     /// Folder keeping every run as `results_YYYY-MM-DD-HHMM.json` / `report_YYYY-MM-DD-HHMM.md`.
@@ -377,12 +377,92 @@ impl ReportConfig {
     }
 }
 
+/// A report format as `--format` and `[report] formats` name it; `all` selects every one.
+/// The names are clap's and serde's (kebab-case), so `--help`, a bad flag and a bad config value
+/// all list the same possible values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// results.json (always written).
+    Json,
+    /// junit.xml.
+    Junit,
+    /// ctrf.json.
+    Ctrf,
+    /// summary.md, the job summary.
+    Summary,
+    /// comment.md, the PR comment.
+    Comment,
+    /// report.html.
+    Html,
+    /// Every format.
+    All,
+}
+
+impl Format {
+    /// The name written on the command line and in fcorr.toml.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Json => "json",
+            Format::Junit => "junit",
+            Format::Ctrf => "ctrf",
+            Format::Summary => "summary",
+            Format::Comment => "comment",
+            Format::Html => "html",
+            Format::All => "all",
+        }
+    }
+}
+
+/// How the PR comment is written (`--comment`, `[github] comment`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentMode {
+    /// Edit the sticky comment in place, or create it.
+    #[default]
+    Update,
+    /// Delete the comment and post a new one (moves it to the bottom of the PR).
+    Recreate,
+    /// No comment.
+    #[value(alias = "false", alias = "none")]
+    #[serde(alias = "false", alias = "none")]
+    Off,
+}
+
+/// When a new PR comment is posted (`--comment-when`, `[github] comment-when`); an existing one
+/// is always kept current.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentWhen {
+    /// On every run.
+    #[default]
+    Always,
+    /// Only when the verdict is not a pass.
+    OnFailure,
+    /// Only when something changed against the baseline (or there is no baseline to say).
+    OnChange,
+}
+
+/// How much the PR comment shows (`--comment-body`, `[github] comment-body`); smaller levels are
+/// still used when a larger one exceeds GitHub's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum CommentBody {
+    /// Every case, when it fits.
+    #[default]
+    Full,
+    /// Failing cases only.
+    Failures,
+    /// Suites and totals.
+    Summary,
+}
+
 /// `[github]`: publishing settings (CLI flags and action inputs override).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct GithubConfig {
-    pub comment: Option<String>,
-    pub comment_when: Option<String>,
+    pub comment: Option<CommentMode>,
+    pub comment_when: Option<CommentWhen>,
     pub comment_tag: Option<String>,
     pub check_run: Option<bool>,
     pub annotations: Option<bool>,
@@ -396,7 +476,7 @@ pub struct GithubConfig {
     /// Write the job summary (default true).
     pub job_summary: Option<bool>,
     /// PR comment detail: `full`, `failures` or `summary` (default full).
-    pub comment_body: Option<String>,
+    pub comment_body: Option<CommentBody>,
     /// A Dependabot run's token was granted write access by the workflow (default false).
     pub token_can_write: Option<bool>,
 }
@@ -404,8 +484,11 @@ pub struct GithubConfig {
 impl Config {
     /// Reads and validates a config file; `kinds` are the suite kinds it may name.
     pub(crate) fn load(path: &Path, kinds: &dyn KindKeys) -> Result<Config, FcorrError> {
-        let text = crate::fsio::read_text(path, crate::fsio::CONFIG)
-            .map_err(|e| FcorrError::Config { file: path.to_path_buf(), message: e.problem.to_string() })?;
+        let text = crate::fsio::read_text(path, crate::fsio::CONFIG).map_err(|e| FcorrError::Config {
+            file: path.to_path_buf(),
+            message: "cannot read the configuration".into(),
+            source: Some(Box::new(e.problem)),
+        })?;
         Ok(Config::parse(&text, path, kinds)?)
     }
 

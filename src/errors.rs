@@ -7,12 +7,21 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
+/// The typed error behind a [`FcorrError`], kept as its `source()` so [`chain`] can print it
+/// and callers can downcast it. Boxed: most of these types live in modules above this one.
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
+
 /// A failure that ends the command.
 #[derive(Debug, Error)]
 pub enum FcorrError {
     /// The configuration file is unreadable or invalid.
     #[error("{}: {message}", file.display())]
-    Config { file: PathBuf, message: String },
+    Config {
+        file: PathBuf,
+        message: String,
+        #[source]
+        source: Option<Cause>,
+    },
     /// A configuration value is wrong at a known place in the file.
     #[error(transparent)]
     ConfigAt(#[from] ConfigError),
@@ -25,12 +34,31 @@ pub enum FcorrError {
     /// The command line asks for something impossible.
     #[error("{0}")]
     Usage(String),
+    /// The command line names something that cannot be used, for the reason `source` gives.
+    #[error("{message}")]
+    UsageBecause {
+        message: String,
+        #[source]
+        source: Cause,
+    },
     /// An input file (results, baseline, report) is unreadable or invalid.
     #[error("{}: {message}", file.display())]
-    Input { file: PathBuf, message: String },
+    Input {
+        file: PathBuf,
+        message: String,
+        #[source]
+        source: Option<Cause>,
+    },
     /// fcorr could not do its own work (write outputs, start threads...).
     #[error("{0}")]
     Harness(String),
+    /// fcorr could not do its own work, for the reason `source` gives (a full disk...).
+    #[error("{message}")]
+    HarnessBecause {
+        message: String,
+        #[source]
+        source: Cause,
+    },
     /// fcorr cannot read its own working directory (deleted under it, no permission).
     #[error("cannot read the current directory: {0}")]
     Cwd(#[source] std::io::Error),
@@ -40,11 +68,51 @@ impl FcorrError {
     /// Exit code for this error: 2 for usage and configuration, 3 for harness problems.
     pub fn exit_code(&self) -> i32 {
         match self {
-            FcorrError::Config { .. } | FcorrError::ConfigAt(_) | FcorrError::Usage(_) | FcorrError::Input { .. } => 2,
+            FcorrError::Config { .. }
+            | FcorrError::ConfigAt(_)
+            | FcorrError::Usage(_)
+            | FcorrError::UsageBecause { .. }
+            | FcorrError::Input { .. } => 2,
             FcorrError::Plan(e) => e.exit_code(),
-            FcorrError::Harness(_) | FcorrError::Render(_) | FcorrError::Cwd(_) => 3,
+            FcorrError::Harness(_) | FcorrError::HarnessBecause { .. } | FcorrError::Render(_) | FcorrError::Cwd(_) => {
+                3
+            }
         }
     }
+
+    /// A usage error (exit 2) whose cause is `source`.
+    pub fn usage_because(message: impl Into<String>, source: impl Into<Cause>) -> FcorrError {
+        FcorrError::UsageBecause { message: message.into(), source: source.into() }
+    }
+
+    /// A harness error (exit 3) whose cause is `source`.
+    pub fn harness_because(message: impl Into<String>, source: impl Into<Cause>) -> FcorrError {
+        FcorrError::HarnessBecause { message: message.into(), source: source.into() }
+    }
+
+    /// An unusable input file (exit 2): `message` says what is wrong, `source` is the typed cause.
+    pub fn input_because(file: impl Into<PathBuf>, message: impl Into<String>, source: impl Into<Cause>) -> FcorrError {
+        FcorrError::Input { file: file.into(), message: message.into(), source: Some(source.into()) }
+    }
+}
+
+/// An error as fcorr prints it: its own message, then each cause on a `caused by:` line, the way
+/// the terminal and the job summary show it. Many of fcorr's error types already write their
+/// cause into their message (`cannot read it: No such file…`); the chain stops at the first
+/// cause whose text is already shown, so nothing is said twice.
+pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let line = e.to_string();
+        if line.is_empty() || text.contains(&line) {
+            break;
+        }
+        text.push_str("\n  caused by: ");
+        text.push_str(&line);
+        cause = e.source();
+    }
+    text
 }
 
 /// A report file that cannot be read as the format it is (or looks like). Parsers read a
@@ -90,7 +158,11 @@ impl ParseError {
 impl From<ParseError> for FcorrError {
     /// An unreadable report given on the command line is an input error (exit 2).
     fn from(e: ParseError) -> FcorrError {
-        FcorrError::Input { file: e.file.clone().unwrap_or_default(), message: e.message }
+        FcorrError::Input {
+            file: e.file.clone().unwrap_or_default(),
+            message: e.message.clone(),
+            source: Some(Box::new(e)),
+        }
     }
 }
 
@@ -230,5 +302,25 @@ mod tests {
         assert!(error.to_string().starts_with("cannot read the current directory: "), "{error}");
         let source = std::error::Error::source(&error).and_then(|s| s.downcast_ref::<std::io::Error>());
         assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::NotFound));
+    }
+
+    #[test]
+    fn the_chain_prints_each_cause_once_and_keeps_it_typed() {
+        let io = std::io::Error::new(std::io::ErrorKind::StorageFull, "no space left on device");
+        let error = FcorrError::harness_because("cannot create a scratch directory", io);
+        assert_eq!(chain(&error), "cannot create a scratch directory\n  caused by: no space left on device");
+        let source = std::error::Error::source(&error).and_then(|s| s.downcast_ref::<std::io::Error>());
+        assert_eq!(source.map(std::io::Error::kind), Some(std::io::ErrorKind::StorageFull));
+        // A message that already says its cause is printed as it is.
+        let cwd = FcorrError::Cwd(std::io::Error::from(std::io::ErrorKind::NotFound));
+        assert_eq!(chain(&cwd), cwd.to_string());
+        // A cause that says its own cause: both lines, in order.
+        let parse = ParseError::new("junit", "unexpected end of file").at_line(3);
+        let nested =
+            FcorrError::input_because("r.xml", "cannot be imported", FcorrError::usage_because("not JUnit", parse));
+        assert_eq!(
+            chain(&nested),
+            "r.xml: cannot be imported\n  caused by: not JUnit\n  caused by: unexpected end of file"
+        );
     }
 }

@@ -66,6 +66,18 @@ impl Gate {
     }
 }
 
+/// One `--fail-on` value: comma-separated gates (`none`: no gate), checked as clap reads it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GateList(pub Vec<Gate>);
+
+impl std::str::FromStr for GateList {
+    type Err = FcorrError;
+
+    fn from_str(text: &str) -> Result<GateList, FcorrError> {
+        Gate::parse_list(&[text.to_string()]).map(GateList)
+    }
+}
+
 /// Judges a run: evaluates every gate and records every reason.
 pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let mut reasons = Vec::new();

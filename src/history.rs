@@ -94,12 +94,12 @@ fn decode(run: &Run, history: &History, drop_own: bool) -> Past {
         let Some(text) = history.cases.get(&suite.id) else { continue };
         let tokens: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split(' ').collect() };
         if tokens.len() != suite.cases.len() {
-            errln!(
-                "fcorr: warning: history of suite `{}` has {} entries for {} cases; its history starts over",
+            crate::warnings::warn(format!(
+                "history of suite `{}` has {} entries for {} cases; its history starts over",
                 suite.id,
                 tokens.len(),
                 suite.cases.len()
-            );
+            ));
             continue;
         }
         for (case, token) in suite.cases.iter().zip(tokens) {

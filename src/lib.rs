@@ -43,6 +43,7 @@ pub(crate) mod shard;
 pub(crate) mod sut;
 pub(crate) mod text;
 pub mod timing;
+pub(crate) mod warnings;
 
 /// The integration tests' full-disk helper (a tmpfs mounted and filled; root only), for unit
 /// tests of code that writes files.

@@ -3,7 +3,6 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
-use clap::Parser;
 use fcorr::cli::Command;
 use fcorr::publish::guard;
 
@@ -12,7 +11,7 @@ fn main() {
     // (a system under test that ignores stdin) or a reader of fcorr's own output that goes away
     // (`fcorr run | head -1`) is a failed write, never the death of the run. fcorr prints only
     // through `fcorr::console`, which stops printing to a stream once a write to it fails.
-    let cli = fcorr::cli::Cli::parse();
+    let cli = fcorr::cli::parse();
 
     // Test names and failure messages are printed from here on: nothing may act as a runner
     // command. A panic must still lift the fence, or the job's later steps lose their commands.
@@ -29,7 +28,7 @@ fn main() {
     let code = match cli.command.execute() {
         Ok(code) => code,
         Err(error) => {
-            fcorr::errln!("fcorr: error: {error}");
+            fcorr::errln!("fcorr: error: {}", fcorr::errors::chain(&error));
             error.exit_code()
         }
     };

@@ -147,7 +147,7 @@ fn root_certs() -> RootCerts {
 fn system_certs() -> Vec<CertificateDer<'static>> {
     let found = rustls_native_certs::load_native_certs();
     for error in &found.errors {
-        errln!("fcorr: warning: system certificates: {error}");
+        crate::warnings::warn(format!("system certificates: {error}"));
     }
     found.certs
 }

@@ -33,7 +33,7 @@ pub(crate) struct Prepared {
 
 impl Prepared {
     /// Formats to write: the command line's, else the config's (empty: all).
-    pub(crate) fn formats(&self, flags: &[String]) -> Vec<String> {
+    pub(crate) fn formats(&self, flags: &[report::Format]) -> Vec<report::Format> {
         if flags.is_empty() { self.config.report.formats.clone() } else { flags.to_vec() }
     }
 
@@ -73,10 +73,8 @@ pub(crate) struct RunOptions {
     pub(crate) config: Option<PathBuf>,
     /// `--samples DIR` and `--sdk`, with the planner of that layout (the command names it).
     pub(crate) samples: Option<Samples>,
-    /// `--fail-on` words (empty: the config's).
-    pub(crate) fail_on: Vec<String>,
-    /// `--format` (empty: the config's).
-    pub(crate) format: Vec<String>,
+    /// `--fail-on` (`None`: the config's gates).
+    pub(crate) fail_on: Option<Vec<Gate>>,
     /// `--out`, `-j`.
     pub(crate) out: Option<PathBuf>,
     pub(crate) jobs: Option<usize>,
@@ -114,20 +112,15 @@ pub(crate) type ExtraSuites<'a> = &'a dyn Fn(&Path, &Path, &[Gate]) -> Result<Op
 /// [`prepare`] with suites added from the command line; they are planned like the config's.
 pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<Prepared, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
-    let mut config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
+    let config = match find_config(args.config.as_deref(), &args.paths, args.samples.is_some(), &cwd) {
         Some(path) => Config::load(&path, &KINDS)?,
         None => Config { base_dir: PathBuf::from("."), ..Config::default() },
     };
     protect_secrets(&config.secret_vars);
-    let gates = if args.fail_on.is_empty() {
-        Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?
-    } else {
-        Gate::parse_list(&args.fail_on)?
+    let gates = match &args.fail_on {
+        Some(gates) => gates.clone(),
+        None => Gate::parse_list(&config.gate.fail_on).map_err(|e| config_error(&config, "gate.fail-on", e))?,
     };
-    report::validate_formats(&args.format)?;
-    if args.format.is_empty() {
-        report::validate_formats(&config.report.formats).map_err(|e| config_error(&config, "report.formats", e))?;
-    }
     if let Some(dir) = &config.report.templates
         && !config.base_dir.join(dir).is_dir()
     {
@@ -165,9 +158,6 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         .jobs
         .or(config.run.jobs)
         .unwrap_or_else(|| std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2));
-    if args.format.is_empty() {
-        config.report.formats.retain(|f| !f.is_empty());
-    }
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs, grace: process::DEFAULT_GRACE };
     let lists = plans.iter().map(|p| crate::quarantine::SuiteList {
         id: &p.id,
@@ -210,11 +200,11 @@ pub(crate) fn protect_secrets(secret_vars: &[String]) {
     let found = crate::secrets::register(secret_vars);
     crate::publish::guard::mask(&found.values);
     for name in &found.too_short {
-        errln!(
-            "fcorr: warning: the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
+        crate::warnings::warn(format!(
+            "the secret in {name} is shorter than {} characters: it is withheld from tests and masked, \
              but not replaced by *** in reports (that would mangle them)",
             crate::secrets::MIN_REDACTED_LEN
-        );
+        ));
     }
 }
 
@@ -273,6 +263,9 @@ pub(crate) fn conclude(
         None => past,
     };
     crate::history::record(run, past);
+    // Every warning given so far (planning, the baseline lookup, the suites, the history) is the
+    // run's: the reports written next and the annotations show the list the terminal showed.
+    run.warnings.extend(crate::warnings::take());
     run.verdict = judge(run);
 }
 
@@ -290,7 +283,7 @@ pub(crate) fn verdict(run: &Run, prepared: &Prepared) -> Verdict {
 pub(crate) fn write_reports(
     run: &Run,
     out_dir: &Path,
-    formats: &[String],
+    formats: &[report::Format],
     env: &ReportEnv,
 ) -> Result<Vec<PathBuf>, FcorrError> {
     report::write_required(run, env, out_dir, formats).map(|(written, _)| written)
@@ -301,7 +294,7 @@ pub(crate) fn keep_dated(run: &Run, prepared: &Prepared) {
     if let Some(folder) = &prepared.config.report.results_folder {
         let folder = prepared.config.base_dir.join(folder);
         if let Err(problem) = crate::report::results_folder::keep(&prepared.out_dir, &folder, &run.started_at) {
-            errln!("fcorr: warning: results folder: {problem}");
+            crate::warnings::warn(format!("results folder: {problem}"));
         }
     }
 }

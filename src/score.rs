@@ -231,6 +231,7 @@ impl Run {
             timing: None,
             history: None,
             shard: None,
+            warnings: Vec::new(),
         };
         summarize(&mut run);
         run

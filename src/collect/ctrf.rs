@@ -15,12 +15,16 @@ use crate::errors::ParseError;
 use crate::model::{Attempt, Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "ctrf";
+
 /// Common Test Report Format.
 pub struct Ctrf;
 
 impl ReportParser for Ctrf {
     fn format(&self) -> &'static str {
-        "ctrf"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -114,7 +118,7 @@ struct RetryAttempt {
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
     let document: Document = serde_json::from_reader(input).map_err(|e| {
         let what = crate::text::json_error_text(&e);
-        ParseError::new("ctrf", format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column()))
+        ParseError::new(NAME, format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column()))
             .at_line(e.line() as u64)
     })?;
     let mut report = ParsedReport::default();

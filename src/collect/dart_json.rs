@@ -14,12 +14,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "dart-json";
+
 /// `dart test --reporter json`.
 pub struct DartJson;
 
 impl ReportParser for DartJson {
     fn format(&self) -> &'static str {
-        "dart-json"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {

@@ -7,12 +7,16 @@ use std::io::BufRead;
 use super::{ParseOptions, ParsedReport, ReportParser, dart_json};
 use crate::errors::ParseError;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "flutter-json";
+
 /// `flutter test --machine`.
 pub struct FlutterJson;
 
 impl ReportParser for FlutterJson {
     fn format(&self) -> &'static str {
-        "flutter-json"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {

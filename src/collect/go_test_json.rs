@@ -24,7 +24,7 @@ pub struct GoTestJson;
 
 impl ReportParser for GoTestJson {
     fn format(&self) -> &'static str {
-        FORMAT
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -66,7 +66,9 @@ struct Event {
 /// Most output kept per test or package while reading (the case fields are capped again later).
 const KEEP_OUTPUT: usize = 64 * 1024;
 
-const FORMAT: &str = "go-test-json";
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "go-test-json";
 
 #[derive(Default)]
 struct TestState {
@@ -102,7 +104,7 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
     loop {
         // Lines are capped: one event of 500 MB of output must not be held whole.
         let (n, cut) = read_line_capped(input, &mut line, LINE_CAP).map_err(|e| {
-            ParseError::new(FORMAT, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
+            ParseError::new(NAME, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
         })?;
         if n == 0 {
             break;
@@ -173,7 +175,7 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
     }
     if events == 0 {
         return Err(ParseError::new(
-            FORMAT,
+            NAME,
             if bad_lines > 0 {
                 format!("no `go test -json` events in {bad_lines} lines (is this the output of `go test -json`?)")
             } else {

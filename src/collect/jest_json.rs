@@ -13,12 +13,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "jest-json";
+
 /// Jest / vitest JSON results.
 pub struct JestJson;
 
 impl ReportParser for JestJson {
     fn format(&self) -> &'static str {
-        "jest-json"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {

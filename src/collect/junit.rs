@@ -24,12 +24,19 @@ use crate::errors::ParseError;
 use crate::model::{Attempt, Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "junit";
+
+/// The name of `node --test`'s JUnit, read by [`NodeTestJunit`].
+pub(crate) const NODE_NAME: &str = "node-junit";
+
 /// JUnit / xUnit XML.
 pub struct Junit;
 
 impl ReportParser for Junit {
     fn format(&self) -> &'static str {
-        "junit"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -51,7 +58,7 @@ pub struct NodeTestJunit;
 
 impl ReportParser for NodeTestJunit {
     fn format(&self) -> &'static str {
-        "node-junit"
+        NODE_NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -175,7 +182,7 @@ enum JunitError {
     Xml { message: String, position: u64, cases_read: usize },
     #[error(
         "no <testsuites>, <testsuite> or <testcase> element: not a JUnit report{}",
-        super::root_hint(root.as_deref(), "junit")
+        super::root_hint(root.as_deref(), NAME)
     )]
     NoRoot { root: Option<String> },
 }

@@ -26,7 +26,7 @@ pub struct Libtest;
 
 impl ReportParser for Libtest {
     fn format(&self) -> &'static str {
-        FORMAT
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -44,8 +44,9 @@ impl ReportParser for Libtest {
     }
 }
 
-/// Canonical format name, as [`Libtest::format`] gives it.
-const FORMAT: &str = "libtest";
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "libtest";
 
 struct Patterns {
     running_target: Regex,
@@ -111,7 +112,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     loop {
         raw.clear();
         let n = input.read_until(b'\n', &mut raw).map_err(|e| {
-            ParseError::new(FORMAT, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
+            ParseError::new(NAME, format!("cannot read line {}: {e}", line_no + 1)).at_line(line_no + 1)
         })?;
         if n == 0 {
             break;
@@ -174,7 +175,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     close_target(&mut report, target, exit_note.take());
     if !saw_run {
         let message = "no libtest output: no `running N tests` line (did the tests compile and start?)";
-        return Err(ParseError::new(FORMAT, message));
+        return Err(ParseError::new(NAME, message));
     }
     Ok(report)
 }

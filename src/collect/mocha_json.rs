@@ -15,12 +15,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "mocha-json";
+
 /// Mocha JSON results.
 pub struct MochaJson;
 
 impl ReportParser for MochaJson {
     fn format(&self) -> &'static str {
-        "mocha-json"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {

@@ -13,12 +13,16 @@ use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "nunit";
+
 /// NUnit 2 and NUnit 3 XML.
 pub struct Nunit;
 
 impl ReportParser for Nunit {
     fn format(&self) -> &'static str {
-        "nunit"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -132,7 +136,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         return Err(DotnetReportError::NoRoot {
             root: "test-run>, <test-results> or <test-suite",
             what: "an NUnit",
-            format: "nunit",
+            format: NAME,
             found: root,
         });
     }

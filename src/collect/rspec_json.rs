@@ -12,12 +12,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "rspec-json";
+
 /// RSpec JSON results.
 pub struct RspecJson;
 
 impl ReportParser for RspecJson {
     fn format(&self) -> &'static str {
-        "rspec-json"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {

@@ -13,12 +13,16 @@ use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 use crate::text::cap_text;
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "tap";
+
 /// Test Anything Protocol.
 pub struct Tap;
 
 impl ReportParser for Tap {
     fn format(&self) -> &'static str {
-        "tap"
+        NAME
     }
 
     fn sniff(&self, head: &[u8]) -> bool {
@@ -78,7 +82,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
     loop {
         let (n, _) = read_line_capped(input, &mut line, LINE_CAP).map_err(|e| {
-            ParseError::new("tap", format!("line {}: cannot read: {e}", line_no + 1)).at_line(line_no as u64 + 1)
+            ParseError::new(NAME, format!("line {}: cannot read: {e}", line_no + 1)).at_line(line_no as u64 + 1)
         })?;
         if n == 0 {
             break;
@@ -151,10 +155,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         // Anything else is output the producer let through (console.log...): not TAP, ignore.
     }
     if !saw_tap {
-        return Err(ParseError::new(
-            "tap",
-            "no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report",
-        ));
+        return Err(ParseError::new(NAME, "no TAP version line, plan or test point (`ok`/`not ok`): not a TAP report"));
     }
     // A stream that stops mid-test is incomplete: what the rest would have said is unknown.
     let mut cut_short = None;

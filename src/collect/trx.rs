@@ -12,12 +12,16 @@ use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "trx";
+
 /// Visual Studio TRX.
 pub struct Trx;
 
 impl ReportParser for Trx {
     fn format(&self) -> &'static str {
-        "trx"
+        NAME
     }
 
     fn aliases(&self) -> &'static [&'static str] {
@@ -102,7 +106,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     };
     let dotnet::Driven { cut, root } = dotnet::drive(input, &mut reader)?;
     if !reader.saw_root {
-        return Err(DotnetReportError::NoRoot { root: "TestRun", what: "a TRX", format: "trx", found: root });
+        return Err(DotnetReportError::NoRoot { root: "TestRun", what: "a TRX", format: NAME, found: root });
     }
     // Keep the results being read (their outcomes are in their start tags).
     while !reader.open.is_empty() {

@@ -12,12 +12,16 @@ use super::{ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
 
+/// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
+/// place it is written.
+pub(crate) const NAME: &str = "xunit-net";
+
 /// xUnit.net v2 XML.
 pub struct XunitNet;
 
 impl ReportParser for XunitNet {
     fn format(&self) -> &'static str {
-        "xunit-net"
+        NAME
     }
 
     // `xunit` stays JUnit's alias (pytest's `xunit1`/`xunit2` families are JUnit XML).
@@ -87,12 +91,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     }
     let Reader { mut report, saw_root, read, declared_total, declared_failing, .. } = reader;
     if !saw_root {
-        return Err(DotnetReportError::NoRoot {
-            root: "assembly",
-            what: "an xUnit.net",
-            format: "xunit-net",
-            found: root,
-        });
+        return Err(DotnetReportError::NoRoot { root: "assembly", what: "an xUnit.net", format: NAME, found: root });
     }
     let what = format!("{declared_failing} failed tests and errors");
     dotnet::check_declared(&mut report, declared_total, read, Some((declared_failing, what)), None);

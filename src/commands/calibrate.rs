@@ -14,6 +14,17 @@ use crate::kinds::bank::expectations::{load_bank, load_history};
 use crate::kinds::bank::runner::BankConfig;
 use crate::sut::{SutConfig, SutContext};
 
+/// `--scope`: which tests of the bank are calibrated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// Every test.
+    Full,
+    /// The tests naming any `--added-entities`.
+    Affected,
+    /// The `--test` ids.
+    Single,
+}
+
 /// Arguments of `fcorr calibrate`.
 #[derive(Debug, Args, Clone)]
 pub struct CalibrateArgs {
@@ -28,8 +39,8 @@ pub struct CalibrateArgs {
     #[arg(long, value_name = "COMMAND")]
     pub calibrator: Option<String>,
     /// Which tests: every one, those naming any `--added-entities`, or the `--test` ids.
-    #[arg(long, default_value = "full", value_parser = ["full", "affected", "single"])]
-    pub scope: String,
+    #[arg(long, value_enum, default_value_t = ScopeArg::Full)]
+    pub scope: ScopeArg,
     /// With `--scope single`: test ids (repeatable or comma-separated).
     #[arg(long = "test", value_name = "ID", value_delimiter = ',')]
     pub tests: Vec<String>,
@@ -100,11 +111,11 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
         )));
     };
     // Read and checked when the config loaded, so this reads back.
-    let settings: BankConfig = suite
-        .settings
-        .clone()
-        .try_into()
-        .map_err(|e: toml::de::Error| FcorrError::Config { file: path.clone(), message: e.message().to_string() })?;
+    let settings: BankConfig = suite.settings.clone().try_into().map_err(|e: toml::de::Error| FcorrError::Config {
+        file: path.clone(),
+        message: format!("bank suite `{}`: {}", args.bank, e.message()),
+        source: Some(Box::new(e)),
+    })?;
     let base = crate::plan::absolute(cwd, &config.base_dir);
     let bank = base.join(&settings.bank);
     let history = match (&args.history, &settings.history) {
@@ -117,26 +128,26 @@ fn resolve(args: &CalibrateArgs, cwd: &Path) -> Result<Target, FcorrError> {
 
 fn bank_error(e: BankError) -> FcorrError {
     match e {
-        BankError::Input { file, message } => FcorrError::Input { file, message },
+        BankError::Input { file, message } => FcorrError::Input { file, message, source: None },
         BankError::Setting(message) => FcorrError::Usage(message),
         // fcorr could not write its own file (a full disk): exit 3, with the path and OS error.
-        BankError::Write(e) => FcorrError::Harness(e.to_string()),
+        BankError::Write(e) => FcorrError::harness_because(e.to_string(), e),
     }
 }
 
 /// Runs `fcorr calibrate`; returns the exit code (3 when a calibrator call failed).
 pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
-    let scope = match args.scope.as_str() {
-        "affected" if args.added_entities.is_empty() => {
+    let scope = match args.scope {
+        ScopeArg::Affected if args.added_entities.is_empty() => {
             return Err(FcorrError::Usage("--scope affected needs --added-entities ID[,ID…]".into()));
         }
-        "affected" => Scope::Affected(args.added_entities.clone()),
-        "single" if args.tests.is_empty() => {
+        ScopeArg::Affected => Scope::Affected(args.added_entities.clone()),
+        ScopeArg::Single if args.tests.is_empty() => {
             return Err(FcorrError::Usage("--scope single needs --test ID[,ID…]".into()));
         }
-        "single" => Scope::Single(args.tests.clone()),
-        _ => Scope::Full,
+        ScopeArg::Single => Scope::Single(args.tests.clone()),
+        ScopeArg::Full => Scope::Full,
     };
     let target = resolve(&args, &cwd)?;
     // The calibrator is a child process like any other: the config's secrets stay out of it.
@@ -153,8 +164,10 @@ pub fn execute(args: CalibrateArgs) -> Result<i32, FcorrError> {
     let sut_config: SutConfig = serde_json::from_value(serde_json::json!({
         "type": "command", "command": command, "answer": "text", "retries": 0, "timeout": args.timeout,
     }))
-    .map_err(|e| FcorrError::Usage(format!("calibrator: {e}")))?;
-    let calibrator = sut_config.build(&SutContext::new(&target.base)).map_err(|e| FcorrError::Usage(e.to_string()))?;
+    .map_err(|e| FcorrError::usage_because("calibrator: its settings cannot be read", e))?;
+    let calibrator = sut_config
+        .build(&SutContext::new(&target.base))
+        .map_err(|e| FcorrError::usage_because("calibrator: cannot be used as a system under test", e))?;
     // Ctrl-C or SIGTERM stops the calibrator calls; nothing is written (exit 128 + signal).
     crate::execute::process::cancel_on_signal();
 

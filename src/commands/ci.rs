@@ -57,9 +57,18 @@ pub struct FilesFlags {
     /// Name (and stable id) of the suite the files make (default `import`).
     #[arg(long, value_name = "NAME")]
     pub suite_name: Option<String>,
-    /// `none` (one suite) or `directory` (one suite per top directory of the files, named after it).
+    /// How the files make suites (default none).
     #[arg(long, value_name = "HOW")]
-    pub group_by: Option<String>,
+    pub group_by: Option<GroupBy>,
+}
+
+/// `--group-by`: how `--files` become suites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GroupBy {
+    /// One suite.
+    None,
+    /// One suite per top directory of the files, named after it.
+    Directory,
 }
 
 impl FilesFlags {
@@ -70,11 +79,7 @@ impl FilesFlags {
         if self.files.is_empty() {
             return Ok(None);
         }
-        let by_directory = match self.group_by.as_deref().unwrap_or("none") {
-            "none" => false,
-            "directory" => true,
-            other => return Err(FcorrError::Usage(format!("--group-by: `{other}` is not none or directory"))),
-        };
+        let by_directory = self.group_by == Some(GroupBy::Directory);
         let expanded = shared::expand_patterns(&self.files, cwd, out_dir)?;
         for pattern in &expanded.unmatched {
             warn_in_workflow(&format!("--files: no report file matches `{pattern}`"));
@@ -117,27 +122,21 @@ impl FilesFlags {
     }
 }
 
-/// A warning on stderr, and in GitHub Actions also as a `::warning::` the run page shows.
+/// A warning on stderr, kept for the run: in GitHub Actions also an annotation and a line of the
+/// job summary (see [`crate::warnings`]).
 fn warn_in_workflow(message: &str) {
-    errln!("fcorr: warning: {message}");
-    if publish::guard::in_actions() {
-        let mut out = std::io::stdout().lock();
-        let line = format!("::warning title=fcorr::{}", publish::annotations::escape_data(message));
-        publish::guard::with_commands(&mut out, |out| {
-            let _ = writeln!(out, "{line}");
-        });
-    }
+    crate::warnings::warn(message);
 }
 
 /// Publishing flags shared by `fcorr ci` and `fcorr publish`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct PublishFlags {
-    /// PR comment: update (edit the sticky comment in place), recreate, off.
+    /// PR comment mode (default update).
     #[arg(long, value_name = "MODE")]
-    pub comment: Option<String>,
-    /// When to post a new comment: always, on-failure, on-change (an existing one is always kept current).
+    pub comment: Option<comment::Mode>,
+    /// When to post a new comment (default always; an existing one is always kept current).
     #[arg(long, value_name = "WHEN")]
-    pub comment_when: Option<String>,
+    pub comment_when: Option<comment::When>,
     /// Tag of the sticky comment (default: workflow/job); distinct tags give distinct comments.
     #[arg(long, value_name = "TAG")]
     pub comment_tag: Option<String>,
@@ -156,10 +155,10 @@ pub struct PublishFlags {
     /// Do not write the job summary (`$GITHUB_STEP_SUMMARY`); outputs and files still are.
     #[arg(long)]
     pub no_job_summary: bool,
-    /// How much the PR comment shows: full (every case when it fits), failures, summary (suites
-    /// and totals). Smaller levels are still used when a larger one exceeds GitHub's limit.
+    /// How much the PR comment shows (default full). Smaller levels are still used when a
+    /// larger one exceeds GitHub's limit.
     #[arg(long, value_name = "LEVEL")]
-    pub comment_body: Option<String>,
+    pub comment_body: Option<crate::config::CommentBody>,
     /// Prefix joined to report file paths in annotations and links (reports written in a
     /// subdirectory of a monorepo); `-dir/` strips a prefix instead (`[github] path-prefix`).
     #[arg(long, value_name = "PREFIX")]
@@ -174,10 +173,8 @@ pub struct PublishFlags {
 }
 
 impl PublishFlags {
-    /// Flags over `[github]` config over defaults; bad values are usage errors.
-    pub fn options(&self, config: &GithubConfig) -> Result<Options, FcorrError> {
-        let mode = self.comment.as_deref().or(config.comment.as_deref()).unwrap_or("update");
-        let when = self.comment_when.as_deref().or(config.comment_when.as_deref()).unwrap_or("always");
+    /// Flags over `[github]` config over defaults.
+    pub fn options(&self, config: &GithubConfig) -> Options {
         let annotations = if self.no_annotations {
             false
         } else if self.annotations {
@@ -185,15 +182,15 @@ impl PublishFlags {
         } else {
             config.annotations.unwrap_or(true)
         };
-        Ok(Options {
-            comment: comment::Mode::parse(mode).map_err(|e| FcorrError::Usage(format!("--comment: {e}")))?,
-            when: comment::When::parse(when).map_err(|e| FcorrError::Usage(format!("--comment-when: {e}")))?,
+        Options {
+            comment: self.comment.or(config.comment).unwrap_or_default(),
+            when: self.comment_when.or(config.comment_when).unwrap_or_default(),
             tag: self.comment_tag.clone().or_else(|| config.comment_tag.clone()),
             check_run: self.check_run || config.check_run.unwrap_or(false),
             annotations,
             job_summary: !self.no_job_summary && config.job_summary.unwrap_or(true),
             token_can_write: self.token_can_write || config.token_can_write.unwrap_or(false),
-        })
+        }
     }
 
     /// `--path-prefix` over `[github] path-prefix`.
@@ -201,14 +198,9 @@ impl PublishFlags {
         self.path_prefix.clone().or_else(|| config.path_prefix.clone()).filter(|p| !p.trim().is_empty())
     }
 
-    /// `--comment-body` over `[github] comment-body`; a bad level is a usage error.
-    pub fn comment_detail(&self, config: &GithubConfig) -> Result<Detail, FcorrError> {
-        match self.comment_body.as_deref().or(config.comment_body.as_deref()).unwrap_or("full") {
-            "full" => Ok(Detail::All),
-            "failures" => Ok(Detail::Failures),
-            "summary" => Ok(Detail::Summary),
-            other => Err(FcorrError::Usage(format!("--comment-body: `{other}` is not full, failures or summary"))),
-        }
+    /// `--comment-body` over `[github] comment-body`.
+    pub fn comment_detail(&self, config: &GithubConfig) -> Detail {
+        self.comment_body.or(config.comment_body).unwrap_or_default().into()
     }
 
     /// `--templates` (checked here: a typo is a usage error, not built-in templates in silence),
@@ -226,7 +218,7 @@ impl PublishFlags {
 }
 
 /// Prints the table (which quotes tool output) so no line of it can act as a workflow command.
-pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
+pub fn print_table(run: &Run, in_github: bool, color: Option<terminal::Color>) {
     let color = terminal::use_color(color);
     let table = terminal::render_table(run, color, terminal::output_width());
     let mut out = std::io::stdout().lock();
@@ -243,6 +235,15 @@ pub fn print_table(run: &Run, in_github: bool, color: Option<&str>) {
     }
 }
 
+/// Arguments `fcorr ci` was started with that clap refused (`message` is clap's text): inside
+/// GitHub Actions the job summary and the `verdict=error` output say so, as for any other error.
+pub fn explain_bad_arguments(message: &str, code: i32, job_summary: bool) {
+    if let Some(ctx) = GithubContext::from_env(None) {
+        let message = message.trim_end().trim_end_matches("For more information, try '--help'.").trim_end();
+        publish::publish_error(&ctx, &message, code, job_summary);
+    }
+}
+
 /// `fcorr ci`. When it cannot finish (exit 2 or 3) inside GitHub Actions, the job summary and
 /// the `verdict=error` output still say why: a red check with an empty summary explains nothing.
 pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
@@ -252,7 +253,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
     if let Err(error) = &result
         && let Some(ctx) = GithubContext::from_env(event.as_deref())
     {
-        publish::publish_error(&ctx, error, error.exit_code(), job_summary);
+        publish::publish_error(&ctx, &crate::errors::chain(error), error.exit_code(), job_summary);
     }
     result
 }
@@ -260,8 +261,8 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
     let github = &prepared.config.github;
-    let options = args.publish.options(github)?;
-    let comment_detail = args.publish.comment_detail(github)?;
+    let options = args.publish.options(github);
+    let comment_detail = args.publish.comment_detail(github);
     let templates = args.publish.templates(prepared.templates())?;
     let path_prefix = args.publish.path_prefix(github);
     let ctx = github_context(args.event.as_deref());
@@ -306,7 +307,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         // The model always serialises (plain data).
         outln!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
     } else {
-        print_table(&run, ctx.is_some(), args.run.color.as_deref());
+        print_table(&run, ctx.is_some(), args.run.color);
         outln!("reports: {}", prepared.out_dir.display());
     }
 

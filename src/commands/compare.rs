@@ -86,11 +86,11 @@ fn baseline_error(e: BaselineError) -> FcorrError {
     match e {
         BaselineError::Results(e) => e.into(),
         BaselineError::Unusable { label, problem } => {
-            FcorrError::Input { file: label.into(), message: problem.to_string() }
+            FcorrError::input_because(label, "cannot be used as a baseline", problem)
         }
         // The GitHub lookup is not reached from `compare`; were it, its failure is fcorr's own.
-        e @ BaselineError::Api { .. } => FcorrError::Harness(e.to_string()),
-        e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::Usage(e.to_string()),
+        e @ BaselineError::Api { .. } => FcorrError::harness_because(e.to_string(), e),
+        e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::usage_because(e.to_string(), e),
     }
 }
 

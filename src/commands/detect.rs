@@ -89,7 +89,8 @@ fn default_paths() -> Result<Vec<PathBuf>, FcorrError> {
 /// Detection in one directory, printed (its members that are among `others`, suites of their
 /// own, left to them); 0 when something was detected, 2 otherwise.
 fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, FcorrError> {
-    let files = ProjectFiles::scan(path).map_err(|e| FcorrError::Usage(format!("{}: {e}", path.display())))?;
+    let files = ProjectFiles::scan(path)
+        .map_err(|e| FcorrError::usage_because(format!("{}: cannot read the project", path.display()), e))?;
     let report = ecosystems::detect_best(&files, args.runner.as_deref(), None);
     let members = ecosystems::members_of(&files, args.runner.as_deref(), None);
     let work = scratch_dir()?;
@@ -167,7 +168,7 @@ fn scratch_dir() -> Result<tempfile::TempDir, FcorrError> {
     tempfile::Builder::new()
         .prefix("fcorr-detect-")
         .tempdir()
-        .map_err(|e| FcorrError::Harness(format!("cannot create a scratch directory: {e}")))
+        .map_err(|e| FcorrError::harness_because("cannot create a scratch directory", e))
 }
 
 /// Detects and plans the project `files` describes (the path, or a member `dir` of it), as

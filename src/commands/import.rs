@@ -10,7 +10,7 @@ use std::time::Instant;
 use clap::Args;
 
 use crate::collect;
-use crate::commands::run::{JudgeArgs, parse_policy};
+use crate::commands::run::JudgeArgs;
 use crate::commands::shared;
 use crate::config::{Config, SuiteConfig};
 use crate::errors::FcorrError;
@@ -22,6 +22,17 @@ use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::report::ReportEnv;
 
+/// `--format-in`'s possible values: every report parser's name (its aliases accepted, not listed),
+/// from the parsers' registry, so `--help` and a bad value list exactly what fcorr reads.
+fn report_formats() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let names = collect::PARSERS.iter().flat_map(|p| {
+        std::iter::once(PossibleValue::new(p.format()))
+            .chain(p.aliases().iter().map(|alias| PossibleValue::new(*alias).hide(true)))
+    });
+    clap::builder::PossibleValuesParser::new(names.collect::<Vec<_>>())
+}
+
 /// Arguments of `fcorr import`.
 #[derive(Debug, Args, Clone, Default)]
 pub struct ImportArgs {
@@ -32,10 +43,10 @@ pub struct ImportArgs {
     #[arg(long, default_value = "import")]
     pub name: String,
     /// Read every file as this format instead of recognising it from its content.
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", value_parser = report_formats())]
     pub format_in: Option<String>,
-    /// Scoring policy: strict, pass-rate, weighted.
-    #[arg(long, value_parser = parse_policy)]
+    /// Scoring policy.
+    #[arg(long, value_name = "POLICY")]
     pub policy: Option<Policy>,
     /// Earlier results to compare with and to carry history from: a results.json, its
     /// directory or a zip; `github` (the base commit's artifact, named by --artifact-name); `none`.
@@ -57,15 +68,6 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let started_at = time::OffsetDateTime::now_utc();
     let defaults = Config::default();
     let gates = args.judge.gates(&defaults)?;
-    if let Some(format) = &args.format_in
-        && collect::parser_named(format).is_none()
-    {
-        let known: Vec<&str> = collect::PARSERS.iter().map(|p| p.format()).collect();
-        return Err(FcorrError::Usage(format!(
-            "--format-in: unknown report format `{format}` (known: {})",
-            known.join(", ")
-        )));
-    }
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let out_dir = args.judge.out_dir(&cwd);
     let files = expand_all(&args.files, &cwd, &out_dir)?;
@@ -163,7 +165,7 @@ fn expand_all(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Vec<Pat
         return Err(FcorrError::Usage(expanded.nothing_matched(cwd, out_dir)));
     }
     for pattern in &expanded.unmatched {
-        errln!("fcorr: warning: no report file matches `{pattern}`");
+        crate::warnings::warn(format!("no report file matches `{pattern}`"));
     }
     Ok(expanded.files)
 }

@@ -33,8 +33,8 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
         None => Config::default(),
     };
     let github = config.github.clone();
-    let options = args.publish.options(&github)?;
-    let comment_detail = args.publish.comment_detail(&github)?;
+    let options = args.publish.options(&github);
+    let comment_detail = args.publish.comment_detail(&github);
     let templates = args.publish.templates(config.report.templates.as_ref().map(|dir| config.base_dir.join(dir)))?;
     let path_prefix = args.publish.path_prefix(&github);
     let run = crate::report::load_results(&args.results.path())?;

@@ -18,9 +18,9 @@ pub struct ReportArgs {
     /// Output directory (default: the directory of the results file).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Formats to write (repeatable): json, junit, ctrf, summary, comment, html, all. Default all.
+    /// Formats to write (repeatable). Default all.
     #[arg(long, value_name = "FORMAT")]
-    pub format: Vec<String>,
+    pub format: Vec<report::Format>,
     /// Directory with template overrides (summary.md.j2, comment.md.j2, macros.md.j2).
     #[arg(long, value_name = "DIR")]
     pub templates: Option<PathBuf>,
@@ -30,9 +30,9 @@ pub struct ReportArgs {
     /// URL of the CI run, linked from reports.
     #[arg(long, value_name = "URL")]
     pub run_url: Option<String>,
-    /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
-    pub color: Option<String>,
+    /// Colors (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<terminal::Color>,
     /// Print nothing but problems.
     #[arg(long, short = 'q')]
     pub quiet: bool,
@@ -40,7 +40,6 @@ pub struct ReportArgs {
 
 /// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
 pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
-    report::validate_formats(&args.format)?;
     let run = report::load_results(&args.results.path())?;
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
     let env = ReportEnv {
@@ -62,7 +61,7 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
         errln!("fcorr: error: {problem}");
     }
     if !args.quiet {
-        let color = terminal::use_color(args.color.as_deref());
+        let color = terminal::use_color(args.color);
         out!("{}", terminal::render_table(&run, color, terminal::output_width()));
         outln!();
         outln!("{}", terminal::render_verdict(&run, color));

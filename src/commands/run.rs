@@ -7,7 +7,7 @@ use clap::Args;
 
 use crate::config::{Config, Timeouts};
 use crate::errors::FcorrError;
-use crate::gate::Gate;
+use crate::gate::{Gate, GateList};
 use crate::model::{Policy, Run};
 use crate::pipeline;
 use crate::plan::Overrides;
@@ -31,8 +31,8 @@ pub struct RunArgs {
     /// Skip dependency installation.
     #[arg(long)]
     pub no_install: bool,
-    /// Scoring policy for every suite: strict, pass-rate, weighted, graded (bank suites only).
-    #[arg(long, value_parser = parse_policy)]
+    /// Scoring policy for every suite (graded: bank suites only).
+    #[arg(long, value_name = "POLICY")]
     pub policy: Option<Policy>,
     /// Install phase timeout in seconds (default 600).
     #[arg(long, value_name = "SECS")]
@@ -67,19 +67,18 @@ pub struct RunArgs {
     pub no_cache: bool,
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
-    pub fail_on: Vec<String>,
-    /// Report formats to write (repeatable): json, junit, ctrf, summary, comment, html, all.
-    /// Default all; results.json is always written.
+    pub fail_on: Vec<GateList>,
+    /// Report formats to write (repeatable). Default all; results.json is always written.
     #[arg(long, value_name = "FORMAT")]
-    pub format: Vec<String>,
-    /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
-    pub color: Option<String>,
+    pub format: Vec<report::Format>,
+    /// Colors (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<terminal::Color>,
     /// Rerun failed tests up to N times after the test phase (project suites; overrides `retries`).
     #[arg(long, value_name = "N")]
     pub retries: Option<u32>,
-    /// What a test that passed only on a retry counts as: pass-on-retry (default, shown as flaky) or fail.
-    #[arg(long, value_name = "POLICY", value_parser = crate::model::RetryPolicy::parse)]
+    /// What a test that passed only on a retry counts as (default pass-on-retry, shown as flaky).
+    #[arg(long, value_name = "POLICY")]
     pub retries_policy: Option<crate::model::RetryPolicy>,
     /// Run only the tests that failed or errored in this saved results.json, per suite; `fcorr
     /// merge` lays the outcomes over the original run.
@@ -99,8 +98,7 @@ impl RunArgs {
                 sdk: self.sdk.clone(),
                 plan: crate::kinds::project::plan_samples,
             }),
-            fail_on: self.fail_on.clone(),
-            format: self.format.clone(),
+            fail_on: gates(&self.fail_on),
             out: self.out.clone(),
             jobs: self.jobs,
             rerun_failed: self.rerun_failed.clone(),
@@ -123,49 +121,38 @@ impl RunArgs {
     }
 }
 
-/// Parses a policy name.
-pub fn parse_policy(text: &str) -> Result<Policy, UnknownPolicy> {
-    match text {
-        "strict" => Ok(Policy::Strict),
-        "pass-rate" | "passrate" => Ok(Policy::PassRate),
-        "weighted" => Ok(Policy::Weighted),
-        "graded" => Ok(Policy::Graded),
-        other => Err(UnknownPolicy(other.to_string())),
-    }
+/// The gates `--fail-on` asks for; `None` when it is not given (the config's gates apply).
+fn gates(lists: &[GateList]) -> Option<Vec<Gate>> {
+    (!lists.is_empty()).then(|| lists.iter().flat_map(|list| list.0.iter().cloned()).collect())
 }
-
-/// A `--policy` name fcorr does not know (clap shows it after the flag).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown policy `{0}` (strict, pass-rate, weighted, graded)")]
-pub struct UnknownPolicy(pub String);
 
 /// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct JudgeArgs {
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
     #[arg(long, value_name = "GATES")]
-    pub fail_on: Vec<String>,
+    pub fail_on: Vec<GateList>,
     /// Output directory (default: fcorr-out).
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
-    /// Report formats to write (repeatable): json, junit, ctrf, summary, comment, html, all.
-    /// Default all; results.json is always written.
+    /// Report formats to write (repeatable). Default all; results.json is always written.
     #[arg(long, value_name = "FORMAT")]
-    pub format: Vec<String>,
+    pub format: Vec<report::Format>,
     /// Print results.json to stdout instead of the table.
     #[arg(long)]
     pub json: bool,
-    /// Colors: auto, always, never (NO_COLOR is respected in auto).
-    #[arg(long, value_name = "WHEN", value_parser = ["auto", "always", "never"])]
-    pub color: Option<String>,
+    /// Colors (NO_COLOR is respected in auto).
+    #[arg(long, value_name = "WHEN")]
+    pub color: Option<terminal::Color>,
 }
 
 impl JudgeArgs {
-    /// The gates asked for (the default config's when none), with the formats checked too.
+    /// The gates asked for (the default config's when none).
     pub fn gates(&self, defaults: &Config) -> Result<Vec<Gate>, FcorrError> {
-        report::validate_formats(&self.format)?;
-        let words = if self.fail_on.is_empty() { defaults.gate.fail_on.clone() } else { self.fail_on.clone() };
-        Gate::parse_list(&words)
+        match gates(&self.fail_on) {
+            Some(gates) => Ok(gates),
+            None => Gate::parse_list(&defaults.gate.fail_on),
+        }
     }
 
     /// The output directory, relative to `cwd`.
@@ -175,7 +162,7 @@ impl JudgeArgs {
 
     /// Prints the finished run the way `--json` and `--color` ask.
     pub fn print(&self, run: &Run, written: &[PathBuf]) {
-        print_results(run, written, self.json, terminal::use_color(self.color.as_deref()), "");
+        print_results(run, written, self.json, terminal::use_color(self.color), "");
     }
 }
 
@@ -224,6 +211,6 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
         let rate = if total > 0 { passed as f64 * 100.0 / total as f64 } else { 0.0 };
         between = format!("\nPassed: {passed}/{total}\nPass rate: {rate:.1}%\n");
     }
-    print_results(&run, &written, args.json, terminal::use_color(args.color.as_deref()), &between);
+    print_results(&run, &written, args.json, terminal::use_color(args.color), &between);
     Ok(pipeline::finish(&run))
 }

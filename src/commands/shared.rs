@@ -29,7 +29,7 @@ pub(crate) fn resolve_baseline(
         Source::File(path) => match baseline::load_path(path) {
             Ok(b) => Some(b),
             Err(e) => {
-                errln!("fcorr: warning: baseline {e}; comparing with nothing");
+                crate::warnings::warn(format!("baseline {e}; comparing with nothing"));
                 None
             }
         },
@@ -38,7 +38,7 @@ pub(crate) fn resolve_baseline(
                 errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
                 return None;
             };
-            let rt = github::runtime().map_err(|e| errln!("fcorr: warning: {e}")).ok()?;
+            let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
             let result = rt.block_on(async {
                 let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
                 baseline::from_github(&api, ctx, artifact, depth).await
@@ -62,7 +62,7 @@ pub(crate) fn resolve_baseline(
                     None
                 }
                 Err(e) => {
-                    errln!("fcorr: warning: no baseline: {e}");
+                    crate::warnings::warn(format!("no baseline: {e}"));
                     None
                 }
             }
@@ -108,7 +108,7 @@ impl Expanded {
 /// glob matches (in any position of the list). A bad exclude glob is a usage error.
 pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -> Result<Expanded, FcorrError> {
     let excludes = collect::report_excludes(patterns.iter().map(String::as_str), cwd)
-        .map_err(|e| FcorrError::Usage(e.to_string()))?;
+        .map_err(|e| FcorrError::usage_because(e.to_string(), e))?;
     let mut expanded = Expanded::default();
     for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
         let found = collect::expand_reports(pattern, cwd, Some(out_dir));

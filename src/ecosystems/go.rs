@@ -18,9 +18,6 @@ use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 /// `go test` projects.
 pub(crate) struct Go;
 
-/// The report format `go test -json` is read as.
-const GO_TEST_JSON: &str = "go-test-json";
-
 /// The vet analyzers `go test` runs before testing (cmd/go `defaultVetFlags`, Go 1.26).
 const GO_TEST_VET_FLAGS: &[&str] = &[
     "-atomic",
@@ -135,13 +132,13 @@ impl Ecosystem for Go {
         let report = ctx.work_dir.join("go-test.json");
         let mut test = go(&["test", "-json", "-count=1", pattern]);
         test.stdout_file = Some(report.clone());
-        let test =
-            PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, GO_TEST_JSON)]);
+        let test = PhasePlan::run(PhaseKind::Test, vec![test])
+            .with_reports(vec![ReportSpec::file(&report, crate::collect::go_test_json::NAME)]);
         Ok(vec![install, build, test])
     }
 
     fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
-        if format == GO_TEST_JSON {
+        if format == crate::collect::go_test_json::NAME {
             locate_test_functions(&mut report.cases, root);
         }
     }
@@ -189,7 +186,7 @@ impl Ecosystem for Go {
             command.args.extend(["-run".to_string(), pattern, package]);
             let file = report.with_file_name(format!("go-test-rerun-{}.json", n + 1));
             command.stdout_file = Some(file.clone());
-            reports.push(ReportSpec::file(&file, GO_TEST_JSON));
+            reports.push(ReportSpec::file(&file, crate::collect::go_test_json::NAME));
             commands.push(command);
         }
         let phase = PhasePlan::run(PhaseKind::Test, commands).with_reports(reports);

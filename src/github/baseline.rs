@@ -294,7 +294,7 @@ pub async fn base_commit(api: &Api, ctx: &GithubContext) -> Option<String> {
         return match api.get_json::<CompareResponse>(&path).await {
             Ok(c) => Some(c.merge_base_commit.sha),
             Err(e) => {
-                errln!("fcorr: warning: cannot find the merge base ({e}); using the PR's base commit");
+                crate::warnings::warn(format!("cannot find the merge base ({e}); using the PR's base commit"));
                 Some(pr.base.sha.clone())
             }
         };

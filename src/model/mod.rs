@@ -51,6 +51,10 @@ pub struct Run {
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<history::History>,
+    /// fcorr's own warnings during the run (a baseline that could not be used, a pattern that
+    /// matched nothing…), as printed on stderr; the job summary and the annotations list them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// `--shard K/N`: which slice this run was, and where every whole suite of the plan ran, so
     /// `fcorr merge` can name the suites of a shard whose results never arrived.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -639,7 +643,7 @@ impl Counts {
 }
 
 /// What a case that failed and then passed on a retry counts as (`retries-policy`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum RetryPolicy {
     /// A pass, shown as `flaky` (the default, as in nextest and Surefire).
@@ -650,34 +654,19 @@ pub enum RetryPolicy {
     Fail,
 }
 
-impl RetryPolicy {
-    /// Parses the name written in fcorr.toml or on the command line.
-    pub fn parse(text: &str) -> Result<RetryPolicy, UnknownRetryPolicy> {
-        match text {
-            "pass-on-retry" => Ok(RetryPolicy::PassOnRetry),
-            "fail" => Ok(RetryPolicy::Fail),
-            other => Err(UnknownRetryPolicy(other.to_string())),
-        }
-    }
-}
-
-/// A `retries-policy` name that is not one of [`RetryPolicy`]'s (clap shows it after the flag).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown retries policy `{0}` (pass-on-retry, fail)")]
-pub struct UnknownRetryPolicy(pub String);
-
 /// Scoring policy of a suite.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash, Default, clap::ValueEnum)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// 100 when install and build passed and at least one test ran and all passed; else 0.
     #[default]
     Strict,
     /// passed / ran × 100.
+    #[value(alias = "passrate")]
     PassRate,
     /// build 25 + pass rate × 50 + runtime score × 25.
     Weighted,
-    /// Not offered by this version (no suite runner grades cases yet); accepted when reading results.
+    /// Bank suites only: from each case's grade (0–100).
     Graded,
 }
 

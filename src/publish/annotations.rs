@@ -140,6 +140,16 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
             ));
         }
     }
+    for warning in &run.warnings {
+        let annotation = Annotation {
+            level: Level::Warning,
+            path: None,
+            line: None,
+            title: "fcorr".into(),
+            message: truncate_bytes(warning, 4000),
+        };
+        ranked.push((4, annotation));
+    }
     // Stable: within a rank, the order of suites and cases is kept.
     ranked.sort_by_key(|(rank, _)| *rank);
     ranked.into_iter().map(|(_, a)| a).collect()

@@ -13,61 +13,9 @@ pub const COMMENT_LIMIT_CHARS: usize = 65_535;
 /// The login `GITHUB_TOKEN` comments as (it cannot call `GET /user`).
 pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
-/// How the comment is written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    /// Edit our comment in place, or create it.
-    #[default]
-    Update,
-    /// Delete our comment and post a new one (moves it to the bottom of the PR).
-    Recreate,
-    Off,
-}
-
-impl Mode {
-    /// Parses `update`, `recreate`, `off`.
-    pub fn parse(text: &str) -> Result<Mode, OptionError> {
-        match text.trim() {
-            "update" | "" => Ok(Mode::Update),
-            "recreate" => Ok(Mode::Recreate),
-            "off" | "false" | "none" => Ok(Mode::Off),
-            other => Err(OptionError::Mode(other.to_string())),
-        }
-    }
-}
-
-/// When a new comment is posted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum When {
-    #[default]
-    Always,
-    /// Only when the verdict is not a pass.
-    OnFailure,
-    /// Only when something changed against the baseline (or there is no baseline to say).
-    OnChange,
-}
-
-impl When {
-    /// Parses `always`, `on-failure`, `on-change`.
-    pub fn parse(text: &str) -> Result<When, OptionError> {
-        match text.trim() {
-            "always" | "" => Ok(When::Always),
-            "on-failure" => Ok(When::OnFailure),
-            "on-change" => Ok(When::OnChange),
-            other => Err(OptionError::When(other.to_string())),
-        }
-    }
-}
-
-/// A comment option (`--comment`, `--comment-when` or their `[github]` keys) with an unknown
-/// value; the caller names the flag.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OptionError {
-    #[error("comment mode `{0}`: expected update, recreate or off")]
-    Mode(String),
-    #[error("comment-when `{0}`: expected always, on-failure or on-change")]
-    When(String),
-}
+/// How the comment is written (`--comment`, `[github] comment`), and when a new one is posted
+/// (`--comment-when`, `[github] comment-when`): typed where they are read, in the config.
+pub use crate::config::{CommentMode as Mode, CommentWhen as When};
 
 /// A comment as the issues API returns it.
 #[derive(Debug, Clone, Deserialize)]
@@ -199,7 +147,9 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
                 return Ok(CommentAction::Created { url: url_of(&created) });
             }
             Err(e) if e.may_have_landed() && attempt == 0 => {
-                errln!("fcorr: warning: creating the PR comment failed ({e}); checking whether it was created anyway");
+                crate::warnings::warn(format!(
+                    "creating the PR comment failed ({e}); checking whether it was created anyway"
+                ));
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                 if let Some(c) = find_ours(api, pr, marker, login).await? {
                     return Ok(CommentAction::Created { url: url_of(&c) });
@@ -239,8 +189,10 @@ mod tests {
 
     #[test]
     fn parses_modes() {
-        assert_eq!(Mode::parse("recreate").unwrap(), Mode::Recreate);
-        assert!(Mode::parse("sometimes").is_err());
-        assert_eq!(When::parse("on-change").unwrap(), When::OnChange);
+        use clap::ValueEnum;
+        assert_eq!(Mode::from_str("recreate", false), Ok(Mode::Recreate));
+        assert_eq!(Mode::from_str("none", false), Ok(Mode::Off));
+        assert!(Mode::from_str("sometimes", false).is_err());
+        assert_eq!(When::from_str("on-change", false), Ok(When::OnChange));
     }
 }

@@ -61,7 +61,7 @@ pub struct Published {
 
 impl Published {
     fn warn(&mut self, message: String) {
-        errln!("fcorr: warning: {message}");
+        crate::warnings::warn(message.clone());
         self.warnings.push(message);
     }
 }
@@ -259,13 +259,13 @@ pub fn publish_error(ctx: &GithubContext, error: &dyn std::fmt::Display, code: i
              {fence}text\n{message}\n{fence}\n\nThe step log above has the details; fix the cause and re-run.\n"
         );
         if let Err(e) = files::append_step_summary(path, &text) {
-            errln!("fcorr: warning: {e}");
+            crate::warnings::warn(e.to_string());
         }
     }
     if let Some(path) = &ctx.output
         && let Err(e) = files::write_outputs(path, &[("verdict", "error".into()), ("error", message)])
     {
-        errln!("fcorr: warning: {e}");
+        crate::warnings::warn(e.to_string());
     }
 }
 

@@ -32,8 +32,8 @@ const OUTPUT_CAP: usize = 16 * 1024;
 pub struct CtrfJson;
 
 impl Reporter for CtrfJson {
-    fn name(&self) -> &'static str {
-        "ctrf"
+    fn format(&self) -> super::Format {
+        super::Format::Ctrf
     }
 
     fn file_name(&self) -> &'static str {

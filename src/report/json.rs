@@ -10,8 +10,8 @@ use crate::model::Run;
 pub(crate) struct ResultsJson;
 
 impl Reporter for ResultsJson {
-    fn name(&self) -> &'static str {
-        "json"
+    fn format(&self) -> super::Format {
+        super::Format::Json
     }
 
     fn file_name(&self) -> &'static str {

@@ -64,12 +64,23 @@ pub enum Detail {
     Summary,
 }
 
+impl From<crate::config::CommentBody> for Detail {
+    fn from(body: crate::config::CommentBody) -> Detail {
+        use crate::config::CommentBody;
+        match body {
+            CommentBody::Full => Detail::All,
+            CommentBody::Failures => Detail::Failures,
+            CommentBody::Summary => Detail::Summary,
+        }
+    }
+}
+
 /// The job summary (`summary.md`): everything, within 1 MB.
 pub struct SummaryMarkdown;
 
 impl Reporter for SummaryMarkdown {
-    fn name(&self) -> &'static str {
-        "summary"
+    fn format(&self) -> super::Format {
+        super::Format::Summary
     }
 
     fn file_name(&self) -> &'static str {
@@ -94,8 +105,8 @@ impl Reporter for SummaryMarkdown {
 pub struct CommentMarkdown;
 
 impl Reporter for CommentMarkdown {
-    fn name(&self) -> &'static str {
-        "comment"
+    fn format(&self) -> super::Format {
+        super::Format::Comment
     }
 
     fn file_name(&self) -> &'static str {
@@ -308,6 +319,8 @@ struct RunView<'a> {
     /// `PASS`, `FAIL`, `INPUT ERROR`, `HARNESS ERROR`.
     outcome_word: &'static str,
     passed: bool,
+    /// fcorr's own warnings (`Run::warnings`), as the terminal printed them.
+    warnings: &'a [String],
 }
 
 /// Totals with the derived numbers templates need.
@@ -988,6 +1001,7 @@ fn context(
         outcome: Value::from(Serde(run.verdict.outcome)),
         outcome_word,
         passed: run.verdict.outcome == crate::model::RunOutcome::Pass,
+        warnings: &run.warnings,
     };
     let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let comparison =

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 use crate::errors::{FcorrError, RenderError};
 use crate::model::Run;
 
+pub use crate::config::Format;
+
 pub(crate) mod bank;
 pub mod budget;
 pub mod ctrf;
@@ -55,8 +57,13 @@ pub struct ReportEnv {
 
 /// An output format.
 pub trait Reporter: Send + Sync {
+    /// The format this reporter writes (never [`Format::All`]).
+    fn format(&self) -> Format;
+
     /// Format name for `--format` (`json`, `junit`, `ctrf`, `summary`, `comment`, `html`).
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &'static str {
+        self.format().name()
+    }
 
     /// File name written in the output directory.
     fn file_name(&self) -> &'static str;
@@ -97,22 +104,6 @@ pub static REPORTERS: &[&dyn Reporter] = &[
     &html::HtmlPage,
 ];
 
-/// Names of every format, for help and errors.
-pub fn format_names() -> Vec<&'static str> {
-    REPORTERS.iter().map(|r| r.name()).collect()
-}
-
-/// Checks `--format` values before anything runs.
-pub fn validate_formats(formats: &[String]) -> Result<(), FcorrError> {
-    let known = format_names();
-    for format in formats {
-        if format != "all" && !known.contains(&format.as_str()) {
-            return Err(FcorrError::Usage(format!("unknown format `{format}` (known: {}, all)", known.join(", "))));
-        }
-    }
-    Ok(())
-}
-
 /// Writes every selected format into `out`; returns the paths written.
 ///
 /// Formats are written concurrently, one per core, slowest first, each streamed through a
@@ -120,7 +111,7 @@ pub fn validate_formats(formats: &[String]) -> Result<(), FcorrError> {
 /// context take turns, so their memory peaks never add up. `results.json` is always written and never waits
 /// on another format, so nothing computed is lost if a later format fails; a failing format is
 /// reported and the others are still written.
-pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[String]) -> (Vec<PathBuf>, Vec<RenderError>) {
+pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[Format]) -> (Vec<PathBuf>, Vec<RenderError>) {
     let (written, problems, _) = write_all_timed(run, env, out, formats);
     (written, problems)
 }
@@ -134,7 +125,7 @@ pub fn write_required(
     run: &Run,
     env: &ReportEnv,
     out: &Path,
-    formats: &[String],
+    formats: &[Format],
 ) -> Result<(Vec<PathBuf>, Timings), FcorrError> {
     let (written, problems, timings) = write_all_timed(run, env, out, formats);
     if problems.is_empty() {
@@ -148,16 +139,16 @@ pub fn write_all_timed(
     run: &Run,
     env: &ReportEnv,
     out: &Path,
-    formats: &[String],
+    formats: &[Format],
 ) -> (Vec<PathBuf>, Vec<RenderError>, Vec<(&'static str, Duration)>) {
     if let Err(source) = std::fs::create_dir_all(out) {
         return (Vec::new(), vec![RenderError::OutDir { path: out.to_path_buf(), source }], Vec::new());
     }
-    let all = formats.is_empty() || formats.iter().any(|f| f == "all");
+    let all = formats.is_empty() || formats.contains(&Format::All);
     let selected: Vec<&dyn Reporter> = REPORTERS
         .iter()
         .copied()
-        .filter(|r| all || r.name() == "json" || formats.iter().any(|f| f == r.name()))
+        .filter(|r| all || r.format() == Format::Json || formats.contains(&r.format()))
         .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
     type Slot = Mutex<Option<(Result<PathBuf, RenderError>, Duration)>>;
@@ -272,7 +263,8 @@ pub enum ResultsProblem {
 impl From<ResultsError> for FcorrError {
     /// A results file given on the command line that cannot be read is an input error (exit 2).
     fn from(e: ResultsError) -> FcorrError {
-        FcorrError::Input { file: e.path, message: e.problem.to_string() }
+        let message = e.problem.to_string();
+        FcorrError::Input { file: e.path, message, source: Some(Box::new(e.problem)) }
     }
 }
 
@@ -344,6 +336,14 @@ impl crate::config::ReportConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_format_but_all_has_one_reporter_in_the_order_listed() {
+        use clap::ValueEnum;
+        let written: Vec<Format> = reporters().iter().map(|r| r.format()).collect();
+        let listed: Vec<Format> = Format::value_variants().iter().copied().filter(|f| *f != Format::All).collect();
+        assert_eq!(written, listed);
+    }
     use crate::model::{Case, CaseStatus, Suite, SuiteKind};
 
     fn run() -> Run {

@@ -36,11 +36,20 @@ impl ProgressMode {
     }
 }
 
+/// `--color`: when the terminal output uses ANSI colors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Color {
+    /// When stdout is a terminal and `NO_COLOR` is unset or empty.
+    Auto,
+    Always,
+    Never,
+}
+
 /// Whether to use ANSI colors: `--color`, then `NO_COLOR`, then whether stdout is a terminal.
-pub fn use_color(choice: Option<&str>) -> bool {
+pub fn use_color(choice: Option<Color>) -> bool {
     match choice {
-        Some("always") => true,
-        Some("never") => false,
+        Some(Color::Always) => true,
+        Some(Color::Never) => false,
         _ => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal(),
     }
 }
@@ -903,8 +912,8 @@ mod tests {
 
     #[test]
     fn explicit_color_choice_wins() {
-        assert!(use_color(Some("always")));
-        assert!(!use_color(Some("never")));
+        assert!(use_color(Some(Color::Always)));
+        assert!(!use_color(Some(Color::Never)));
     }
 
     fn strip_ansi(text: &str) -> String {

@@ -61,7 +61,9 @@ impl AnswerCache {
         if let Err(e) = self.write(key, reply)
             && !self.warned.swap(true, Ordering::Relaxed)
         {
-            errln!("fcorr: warning: the answer cache cannot be written ({e}); answers of this run are not cached");
+            crate::warnings::warn(format!(
+                "the answer cache cannot be written ({e}); answers of this run are not cached"
+            ));
         }
     }
 

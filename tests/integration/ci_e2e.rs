@@ -285,14 +285,20 @@ async fn ci_runs_compares_publishes_and_gates() {
     let _ = std::fs::write(Path::new(env!("CARGO_TARGET_TMPDIR")).join("e2e-comment.md"), body);
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn fork_pull_requests_publish_only_what_needs_no_write_token() {
+/// `fcorr` in a `pull_request` job from a fork (a read-only token: nothing needs the API), in a
+/// workspace of one import suite with a failing case.
+async fn on_a_fork_pr() -> (tempfile::TempDir, MockServer, Command) {
     let ws = workspace(false);
     write_event(ws.path(), "someone/app-fork");
     let server = MockServer::start().await;
-
     let mut cmd = fcorr(ws.path());
     cmd.envs(github_env(ws.path(), &server.uri(), "pull_request"));
+    (ws, server, cmd)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fork_pull_requests_publish_only_what_needs_no_write_token() {
+    let (ws, server, mut cmd) = on_a_fork_pr().await;
     let assert = cmd
         .args(["ci", "--config", "fcorr.toml", "--baseline", "none", "--check-run", "--out", "fcorr-out"])
         .assert()
@@ -307,13 +313,53 @@ async fn fork_pull_requests_publish_only_what_needs_no_write_token() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn ci_json_keeps_stdout_a_json_document_and_annotates_on_stderr() {
-    let ws = workspace(false);
-    write_event(ws.path(), "someone/app-fork");
-    let server = MockServer::start().await;
+async fn every_warning_reaches_the_terminal_results_job_summary_and_annotations() {
+    // Two different warnings: a baseline file that is not there, a --files glob matching nothing.
+    let (ws, _server, mut cmd) = on_a_fork_pr().await;
+    let assert = cmd
+        .args([
+            "ci",
+            "--config",
+            "fcorr.toml",
+            "--baseline",
+            "gone.json",
+            "--files",
+            "none/*.xml",
+            "--fail-on",
+            "strict",
+            "--out",
+            "fcorr-out",
+        ])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    let summary = std::fs::read_to_string(ws.path().join("step-summary.md")).unwrap();
+    let results: Value =
+        serde_json::from_str(&std::fs::read_to_string(ws.path().join("fcorr-out/results.json")).unwrap()).unwrap();
+    let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::warning title=fcorr::")).collect();
+    for needle in ["gone.json", "none/*.xml"] {
+        assert!(stderr.lines().any(|l| l.starts_with("fcorr: warning: ") && l.contains(needle)), "{needle}: {stderr}");
+        assert!(
+            results["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(needle)),
+            "{results}"
+        );
+        assert!(summary.contains("### Warnings") && summary.contains(needle), "{needle}: {summary}");
+        assert!(annotations.iter().any(|l| l.contains(needle)), "{needle}: {stdout}");
+    }
+    // The same list everywhere: every warning given before the reports were written (publishing's
+    // own, here the fork's read-only token, come later and are in the log only).
+    let listed: Vec<&str> = results["warnings"].as_array().unwrap().iter().map(|w| w.as_str().unwrap()).collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    for warning in &listed {
+        assert!(stderr.contains(&format!("fcorr: warning: {warning}\n")), "{warning}: {stderr}");
+    }
+    assert_eq!(annotations.len(), listed.len(), "{stdout}");
+}
 
-    let mut cmd = fcorr(ws.path());
-    cmd.envs(github_env(ws.path(), &server.uri(), "pull_request"));
+#[tokio::test(flavor = "multi_thread")]
+async fn ci_json_keeps_stdout_a_json_document_and_annotates_on_stderr() {
+    let (_ws, _server, mut cmd) = on_a_fork_pr().await;
     let assert = cmd.args(["ci", "--config", "fcorr.toml", "--baseline", "none", "--json"]).assert().code(1);
     let stdout = String::from_utf8_lossy(&assert.get_output().stdout).to_string();
     let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();

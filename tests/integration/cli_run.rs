@@ -274,7 +274,10 @@ fn config_values_found_only_after_running_are_now_rejected_first() {
     scripted_project(dir.path(), "a", Some(&junit(&[("x", "passed")])), 0);
     for (extra, line, message) in [
         ("[report]\ntemplates = \"no-such-dir\"\n", 9, "no-such-dir is not a directory"),
-        ("[report]\nformats = [\"json\", \"pdf\"]\n", 9, "unknown format `pdf`"),
+        ("[report]\nformats = [\"json\", \"pdf\"]\n", 9, "unknown variant `pdf`, expected one of `json`"),
+        ("[github]\ncomment = \"sometimes\"\n", 9, "unknown variant `sometimes`, expected one of `update`"),
+        ("[github]\ncomment-when = \"rarely\"\n", 9, "unknown variant `rarely`, expected one of `always`"),
+        ("[github]\ncomment-body = \"most\"\n", 9, "unknown variant `most`, expected one of `full`"),
         ("[gate]\nfail-on = [\"score<NaN\"]\n", 9, "score<NaN"),
     ] {
         std::fs::write(dir.path().join("fcorr.toml"), format!("{}\n{extra}", suite_toml("a"))).unwrap();
@@ -318,6 +321,78 @@ fn run_without_arguments_uses_fcorr_toml_then_github_fcorr_toml_and_says_so() {
     // Paths on the command line win: no config is picked up.
     let (_, stderr) = fcorr_in(dir.path(), &["run", "a", "--out", "out2"]);
     assert!(!stderr.contains("using"), "{stderr}");
+}
+
+#[test]
+fn every_enumerated_flag_lists_its_possible_values_in_errors_and_help() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("r.xml"), junit(&[("x", "passed")])).unwrap();
+    let formats = "json, junit, ctrf, summary, comment, html, all";
+    for (args, values) in [
+        (&["run", ".", "--format", "pdf"][..], formats),
+        (&["report", "out", "--format", "pdf"], formats),
+        (&["import", "r.xml", "--format", "pdf"], formats),
+        (&["run", ".", "--color", "sometimes"], "auto, always, never"),
+        (&["run", ".", "--policy", "lenient"], "strict, pass-rate, weighted, graded"),
+        (&["import", "r.xml", "--policy", "lenient"], "strict, pass-rate, weighted, graded"),
+        (&["run", ".", "--retries-policy", "maybe"], "pass-on-retry, fail"),
+        (&["ci", ".", "--comment", "sometimes"], "update, recreate, off"),
+        (&["publish", "out", "--comment-when", "rarely"], "always, on-failure, on-change"),
+        (&["ci", ".", "--comment-body", "most"], "full, failures, summary"),
+        (&["ci", ".", "--files", "r.xml", "--group-by", "file"], "none, directory"),
+        (&["import", "r.xml", "--format-in", "pdf"], "ctrf, tap, nunit"),
+        (&["calibrate", "bank", "--scope", "some"], "full, affected, single"),
+    ] {
+        let (code, stderr) = fcorr_in(dir.path(), args);
+        assert_eq!(code, 2, "{args:?}: {stderr}");
+        assert!(stderr.contains(&format!("[possible values: {values}")), "{args:?}: {stderr}");
+    }
+    for (command, listed) in [
+        (
+            "run",
+            ["[possible values: json, junit", "[possible values: strict, pass-rate", "[possible values: auto, always"],
+        ),
+        (
+            "ci",
+            [
+                "[possible values: update, recreate, off]",
+                "[possible values: always, on-failure",
+                "[possible values: none, directory]",
+            ],
+        ),
+        (
+            "import",
+            ["[possible values: ctrf, tap", "[possible values: json, junit", "[possible values: strict, pass-rate"],
+        ),
+    ] {
+        let output = crate::support::fcorr_bin().args([command, "-h"]).output().unwrap();
+        // Help is wrapped to the terminal's width: compare with the line breaks taken out.
+        let help = String::from_utf8_lossy(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
+        for values in listed {
+            assert!(help.contains(values), "`fcorr {command} -h` lacks {values}:\n{help}");
+        }
+    }
+    assert!(!dir.path().join("fcorr-out").exists(), "nothing may run before the arguments are checked");
+}
+
+#[test]
+fn an_error_prints_its_cause_on_a_caused_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = fcorr_in(dir.path(), &["run", "--config", "nope.toml"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("fcorr: error: nope.toml: cannot read the configuration\n  caused by: cannot read it: "),
+        "{stderr}"
+    );
+    assert_eq!(stderr.matches("cannot read it").count(), 1, "the cause is said once: {stderr}");
+}
+
+#[test]
+fn a_bad_gate_on_the_command_line_is_refused_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, stderr) = fcorr_in(dir.path(), &["run", ".", "--fail-on", "strict,score<x"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--fail-on") && stderr.contains("expected a number after `score<`"), "{stderr}");
 }
 
 #[test]
@@ -470,7 +545,11 @@ fn help_and_errors_say_what_a_newcomer_needs_once() {
     let output = crate::support::fcorr_bin().args(["run", "--help"]).output().unwrap();
     // Help wraps at the terminal's width: compare words.
     let help = String::from_utf8_lossy(&output.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(help.contains("json, junit, ctrf, summary, comment, html, all"), "--format lists its values\n{help}");
+    // Long help explains each value; `-h` lists them on one line.
+    assert!(
+        help.contains("- json: results.json (always written) - junit: junit.xml"),
+        "--format explains its values\n{help}"
+    );
     assert!(help.contains("dataset-eval cases one by one"), "--shard says how evals split\n{help}");
     // A parse error says where once.
     let dir = tempfile::tempdir().unwrap();

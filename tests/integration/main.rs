@@ -12,6 +12,7 @@ mod compare_gate;
 mod conventions;
 mod eval_cli;
 mod files_io;
+mod format_names;
 mod fuzz_targets;
 mod github_baseline;
 mod github_comment;

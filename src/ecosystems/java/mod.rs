@@ -32,7 +32,7 @@ impl Ecosystem for Java {
     /// Surefire/Gradle JUnit cases get their class's source file and line (a failure: the line
     /// the stack trace and Maven print; otherwise the method's declaration).
     fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, root: &Path) {
-        if format == "junit" {
+        if format == crate::collect::junit::NAME {
             locations::locate_junit_cases(&mut report.cases, root);
         }
     }
@@ -360,11 +360,15 @@ fn maven_plan(ctx: &ProjectContext<'_>) -> Vec<PhasePlan> {
     let build = PhasePlan::skipped(PhaseKind::Build, "compiled by the test run (one Maven invocation)");
     // --fail-at-end: one failing module must not hide the results of the others.
     let goal = if failsafe { "verify" } else { "test" };
-    let mut reports =
-        vec![ReportSpec { pattern: "**/target/surefire-reports/TEST-*.xml".into(), format: Some("junit".into()) }];
+    let mut reports = vec![ReportSpec {
+        pattern: "**/target/surefire-reports/TEST-*.xml".into(),
+        format: Some(crate::collect::junit::NAME.into()),
+    }];
     if failsafe {
-        reports
-            .push(ReportSpec { pattern: "**/target/failsafe-reports/TEST-*.xml".into(), format: Some("junit".into()) });
+        reports.push(ReportSpec {
+            pattern: "**/target/failsafe-reports/TEST-*.xml".into(),
+            format: Some(crate::collect::junit::NAME.into()),
+        });
     }
     let test = PhasePlan::run(
         PhaseKind::Test,
@@ -400,7 +404,10 @@ fn gradle_plan(ctx: &ProjectContext<'_>) -> Vec<PhasePlan> {
             ),
         ],
     )
-    .with_reports(vec![ReportSpec { pattern: "**/build/test-results/**/*.xml".into(), format: Some("junit".into()) }]);
+    .with_reports(vec![ReportSpec {
+        pattern: "**/build/test-results/**/*.xml".into(),
+        format: Some(crate::collect::junit::NAME.into()),
+    }]);
     vec![install, build, test]
 }
 

@@ -279,7 +279,7 @@ impl Ecosystem for Node {
 
     /// A jest/vitest failure points at the line that threw, not at its `test(…)` call.
     fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, _root: &Path) {
-        if format == "jest-json" {
+        if format == crate::collect::jest_json::NAME {
             locations::failing_lines(&mut report.cases);
         }
     }

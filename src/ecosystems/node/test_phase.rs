@@ -62,7 +62,7 @@ pub(super) fn framework_command(
             let mut args = vec!["--no-install", "jest"];
             args.extend(&user);
             args.extend(["--ci", "--json", "--testLocationInResults", out_flag.as_str()]);
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::jest_json::NAME))
         }
         Framework::Vitest => {
             let out = work.join(format!("vitest{suffix}.json"));
@@ -75,7 +75,7 @@ pub(super) fn framework_command(
             }
             args.extend(["--reporter=json", out_flag.as_str()]);
             // `--includeTaskLocation` depends on the installed vitest: added by `refine_phase`.
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "jest-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::jest_json::NAME))
         }
         Framework::Mocha => {
             let out = work.join(format!("mocha{suffix}.json"));
@@ -88,7 +88,7 @@ pub(super) fn framework_command(
             let mut args = vec!["--no-install", "mocha"];
             args.extend(&user);
             args.extend(["--reporter", reporter.as_str(), "--reporter-option", output.as_str()]);
-            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, "mocha-json"))
+            (CommandSpec::new("npx", &args, ctx.root), ReportSpec::file(&out, crate::collect::mocha_json::NAME))
         }
         Framework::NodeTest => {
             let out = work.join(format!("node-test{suffix}.xml"));
@@ -116,7 +116,7 @@ pub(super) fn framework_command(
                 locations_destination.as_str(),
             ];
             args.extend(&user);
-            (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, "node-junit"))
+            (CommandSpec::new("node", &args, ctx.root), ReportSpec::file(&out, crate::collect::junit::NODE_NAME))
         }
     })
 }

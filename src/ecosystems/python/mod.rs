@@ -104,7 +104,7 @@ impl Ecosystem for Python {
     /// pytest's JUnit lines are 0-based: a failure points at its line in the test file, any
     /// other case at its `def` (in `fcorr run` and in `fcorr import` alike).
     fn locate(&self, format: &str, report: &mut crate::collect::ParsedReport, root: &Path) {
-        if format == "junit" && report.tool.as_deref() == Some("pytest") {
+        if format == crate::collect::junit::NAME && report.tool.as_deref() == Some("pytest") {
             lines::locate_pytest_cases(&mut report.cases, root);
         }
     }
@@ -494,7 +494,8 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         &["-m", "pytest", &junit_arg, "-v", "-p", "no:cacheprovider", "-o", "junit_family=xunit1"],
         root,
     ));
-    let test = PhasePlan::run(PhaseKind::Test, vec![test]).with_reports(vec![ReportSpec::file(&report, "junit")]);
+    let test = PhasePlan::run(PhaseKind::Test, vec![test])
+        .with_reports(vec![ReportSpec::file(&report, crate::collect::junit::NAME)]);
     Ok(vec![install, build, test])
 }
 

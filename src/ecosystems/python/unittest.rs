@@ -104,7 +104,8 @@ pub(super) fn test_phase(
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let mut spec = CommandSpec::new(python, &arg_refs, root);
     spec.env = env.to_vec();
-    Ok(PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, "junit")]))
+    Ok(PhasePlan::run(PhaseKind::Test, vec![spec])
+        .with_reports(vec![ReportSpec::file(&report, crate::collect::junit::NAME)]))
 }
 
 /// What to hand `python -m unittest`: the project's own arguments when its files name them;

@@ -18,8 +18,6 @@ pub(crate) struct Rust;
 mod workspace;
 
 const NEXTEST_CONFIG: &str = ".config/nextest.toml";
-/// The format `cargo test`'s console output is read as.
-const LIBTEST: &str = "libtest";
 
 impl Ecosystem for Rust {
     fn name(&self) -> &'static str {
@@ -116,8 +114,10 @@ impl Ecosystem for Rust {
                 if !ctx.dry_run {
                     let _ = std::fs::remove_file(&report);
                 }
-                PhasePlan::run(PhaseKind::Test, vec![doc, spec])
-                    .with_reports(vec![ReportSpec::file(&doc_report, LIBTEST), ReportSpec::file(&report, "junit")])
+                PhasePlan::run(PhaseKind::Test, vec![doc, spec]).with_reports(vec![
+                    ReportSpec::file(&doc_report, crate::collect::libtest::NAME),
+                    ReportSpec::file(&report, crate::collect::junit::NAME),
+                ])
             }
             _ => {
                 // cargo prints `Running <target>` on stderr and results on stdout; merged, the
@@ -127,7 +127,8 @@ impl Ecosystem for Rust {
                     no_color(CommandSpec::shell("exec cargo test --workspace --no-fail-fast --color never 2>&1", root));
                 let report = ctx.work_dir.join("cargo-test.txt");
                 spec.stdout_file = Some(report.clone());
-                PhasePlan::run(PhaseKind::Test, vec![spec]).with_reports(vec![ReportSpec::file(&report, LIBTEST)])
+                PhasePlan::run(PhaseKind::Test, vec![spec])
+                    .with_reports(vec![ReportSpec::file(&report, crate::collect::libtest::NAME)])
             }
         };
         Ok(vec![install, build, test])
@@ -136,7 +137,7 @@ impl Ecosystem for Rust {
     /// cargo prints each target's file relative to its package: in a workspace, the cases go to
     /// their member crate's file.
     fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
-        if format == LIBTEST {
+        if format == crate::collect::libtest::NAME {
             workspace::place_targets(report, root);
         }
     }
@@ -182,7 +183,12 @@ impl Ecosystem for Rust {
             let mut command = template.clone();
             command.args.extend(["--".into(), "--exact".into()]);
             command.args.extend(targets.into_values().flatten());
-            let reports = test.reports.iter().filter(|r| r.format.as_deref() != Some(LIBTEST)).cloned().collect();
+            let reports = test
+                .reports
+                .iter()
+                .filter(|r| r.format.as_deref() != Some(crate::collect::libtest::NAME))
+                .cloned()
+                .collect();
             let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(reports);
             return Some(super::Rerun { phase, selected });
         }
@@ -198,7 +204,7 @@ impl Ecosystem for Rust {
             command.env = template.env.clone();
             let file = report.with_file_name(format!("cargo-test-rerun-{}.txt", n + 1));
             command.stdout_file = Some(file.clone());
-            reports.push(ReportSpec::file(&file, "libtest"));
+            reports.push(ReportSpec::file(&file, crate::collect::libtest::NAME));
             commands.push(command);
         }
         let phase = PhasePlan::run(PhaseKind::Test, commands).with_reports(reports);

@@ -336,8 +336,9 @@ mod tests {
 
     #[test]
     fn policies_parse() {
-        assert_eq!(RetryPolicy::parse("fail"), Ok(RetryPolicy::Fail));
-        assert_eq!(RetryPolicy::parse("pass-on-retry"), Ok(RetryPolicy::PassOnRetry));
-        assert!(RetryPolicy::parse("sometimes").is_err());
+        use clap::ValueEnum;
+        assert_eq!(RetryPolicy::from_str("fail", false), Ok(RetryPolicy::Fail));
+        assert_eq!(RetryPolicy::from_str("pass-on-retry", false), Ok(RetryPolicy::PassOnRetry));
+        assert!(RetryPolicy::from_str("sometimes", false).is_err());
     }
 }

@@ -28,8 +28,8 @@ const SCRIPT: &str = include_str!("report.js");
 const STATIC_FAILURES: usize = 100;
 
 impl Reporter for HtmlPage {
-    fn name(&self) -> &'static str {
-        "html"
+    fn format(&self) -> crate::report::Format {
+        crate::report::Format::Html
     }
 
     fn file_name(&self) -> &'static str {

@@ -35,8 +35,8 @@ pub const SUITE_ERROR_CLASSNAME: &str = "fcorr";
 pub struct JunitXml;
 
 impl Reporter for JunitXml {
-    fn name(&self) -> &'static str {
-        "junit"
+    fn format(&self) -> super::Format {
+        super::Format::Junit
     }
 
     fn file_name(&self) -> &'static str {
