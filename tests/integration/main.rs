@@ -32,6 +32,7 @@ mod import_formats;
 mod import_junit;
 mod import_tools;
 mod junit_reruns;
+mod llm_server;
 mod merge_cli;
 mod module_graph;
 mod process_faults;
