@@ -78,6 +78,24 @@ impl LlmServer {
         )
     }
 
+    /// mock-ai-api's OpenAI app, served by uvicorn as its `mock-ai-api` launcher does — but
+    /// directly, one process: the launcher starts two uvicorn children (OpenAI and Anthropic)
+    /// that outlive it when it is killed.
+    pub fn mock_ai_api(bin: &Path) -> LlmServer {
+        let args = [
+            "-m",
+            "uvicorn",
+            "app.openai_app:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "{port}",
+            "--log-level",
+            "warning",
+        ];
+        LlmServer::start(bin, "python", &args)
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
@@ -270,4 +288,139 @@ fn openai_api_key_reaches_a_real_server_as_a_bearer_token() {
     assert_eq!(whoami.reasons[0].code, "backend-error");
     let message = whoami.message.clone().unwrap_or_default();
     assert!(message.contains("401") && message.contains("Incorrect API key"), "{message}");
+}
+
+/// The assertion outcomes fcorr recorded on a case (`{type, pass, score, weight, reason?}`).
+fn outcomes(results: &Value, name: &str) -> Vec<Value> {
+    let cases = results["suites"][0]["cases"].as_array().expect("cases");
+    let case = cases.iter().find(|c| c["name"] == name).unwrap_or_else(|| panic!("case {name}"));
+    case["assertions"].as_array().cloned().unwrap_or_else(|| panic!("no assertions on {name}: {case}"))
+}
+
+fn outcome<'a>(list: &'a [Value], kind: &str) -> &'a Value {
+    list.iter().find(|o| o["type"] == kind).unwrap_or_else(|| panic!("no {kind} outcome in {list:?}"))
+}
+
+#[test]
+#[ignore = "needs #23's [suite.grader], [suite.embeddings] and assertion outcomes (branch graders); un-ignore when it lands"]
+fn graders_and_embeddings_against_real_servers() {
+    let Some(bin) = server_bin("graders_and_embeddings_against_real_servers") else { return };
+    let sut = LlmServer::stubllm(&bin, "chat");
+    let grader = LlmServer::stubllm(&bin, "grader");
+    let embeddings = LlmServer::mock_ai_api(&bin);
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        r#"
+[[suite]]
+name = "graded"
+kind = "eval"
+dataset = "cases.toml"
+
+[suite.sut]
+type = "openai"
+base-url = "{}"
+model = "stub-small"
+backoff = 0.05
+
+[suite.grader]
+type = "openai"
+base-url = "{}"
+model = "grader"
+backoff = 0.05
+
+[suite.embeddings]
+base-url = "{}"
+model = "text-embedding-3-small"
+"#,
+        sut.base_url(),
+        grader.base_url(),
+        embeddings.base_url()
+    );
+    let cases = r#"
+[[test_cases]]
+id = "france"
+prompt = "What is the capital of France?"
+assert = [
+  { type = "llm-rubric", value = "Names only the capital" },
+  { type = "factuality", value = "Paris is the capital of France" },
+  { type = "similar", value = "Paris", threshold = 0.99 },
+]
+
+[[test_cases]]
+id = "spain"
+prompt = "What is the capital of Spain?"
+assert = [
+  { type = "llm-rubric", value = "Names only the capital" },
+  { type = "factuality", value = "Madrid is the capital of Spain" },
+  { type = "similar", value = "Madrid", threshold = 0.5 },
+]
+
+[[test_cases]]
+id = "garbled-grader"
+prompt = "What is the capital of France? (politely)"
+assert = [{ type = "llm-rubric", value = "Is a polite answer" }]
+
+[[test_cases]]
+id = "grader-down"
+prompt = "What is the capital of France? (short)"
+assert = [{ type = "llm-rubric", value = "Is a short answer" }]
+"#;
+    let (run, stderr) = run_eval(dir.path(), &config, cases, &[]);
+    let results: Value = serde_json::to_value(&run).unwrap();
+
+    // Paris: the grader model says pass (0.9, its reason kept), the reference agrees, and the
+    // embedding of the answer equals that of "Paris".
+    assert_eq!(
+        case(&run, "france").status,
+        CaseStatus::Passed,
+        "stderr:\n{stderr}\n{}",
+        results["suites"][0]["cases"][0]
+    );
+    let france = outcomes(&results, "france");
+    let rubric = outcome(&france, "llm-rubric");
+    assert_eq!(rubric["pass"], true);
+    assert!((rubric["score"].as_f64().unwrap() - 0.9).abs() < 1e-9, "{rubric}");
+    assert!(rubric["reason"].as_str().unwrap_or("").contains("only the city name"), "{rubric}");
+    assert_eq!(outcome(&france, "factuality")["pass"], true);
+    let similar = outcome(&france, "similar");
+    assert_eq!(similar["pass"], true, "{similar}");
+    assert!(similar["score"].as_f64().unwrap() > 0.999, "{similar}");
+
+    // Barcelona: all three fail, each with its reason.
+    assert_eq!(case(&run, "spain").status, CaseStatus::Failed);
+    let spain = outcomes(&results, "spain");
+    let rubric = outcome(&spain, "llm-rubric");
+    assert_eq!(rubric["pass"], false);
+    assert!(rubric["reason"].as_str().unwrap_or("").contains("Barcelona is not the capital"), "{rubric}");
+    let fact = outcome(&spain, "factuality");
+    assert_eq!(fact["pass"], false);
+    assert!(fact["reason"].as_str().unwrap_or("").contains("Madrid"), "{fact}");
+    let similar = outcome(&spain, "similar");
+    assert_eq!(similar["pass"], false, "{similar}");
+    assert!(similar["score"].as_f64().unwrap() < 0.2, "{similar}");
+
+    // A grader that answers prose, or a 500 every time: never a pass.
+    for name in ["garbled-grader", "grader-down"] {
+        let status = case(&run, name).status;
+        assert!(matches!(status, CaseStatus::Error | CaseStatus::Failed), "{name}: {status:?}");
+    }
+    assert!(case(&run, "grader-down").message.clone().unwrap_or_default().contains("500"));
+    assert_eq!(grader.fixture_calls()["rubric-down"], 3, "a 5xx from the grader is retried like a SUT's");
+}
+
+#[test]
+#[ignore = "needs #23's [suite.grader], [suite.embeddings] and assertion outcomes (branch graders); un-ignore when it lands"]
+fn similar_against_all_zero_embeddings_is_never_a_pass() {
+    let Some(bin) = server_bin("similar_against_all_zero_embeddings_is_never_a_pass") else { return };
+    // stubllm answers /v1/embeddings with 1,536 zeros: a cosine with a zero vector is undefined.
+    let server = LlmServer::stubllm(&bin, "chat");
+    let dir = tempfile::tempdir().unwrap();
+    let config = format!(
+        "[[suite]]\nname = \"zero\"\nkind = \"eval\"\ndataset = \"cases.toml\"\n\n[suite.sut]\ntype = \"openai\"\nbase-url = \"{0}\"\nmodel = \"m\"\n\n[suite.embeddings]\nbase-url = \"{0}\"\nmodel = \"e\"\n",
+        server.base_url()
+    );
+    let cases = "[[test_cases]]\nid = \"france\"\nprompt = \"capital of France\"\nassert = [{ type = \"similar\", value = \"Paris\", threshold = 0.0 }]\n";
+    let (run, stderr) = run_eval(dir.path(), &config, cases, &[]);
+    let france = case(&run, "france");
+    assert_ne!(france.status, CaseStatus::Passed, "stderr:\n{stderr}");
 }
