@@ -7,7 +7,8 @@
 # neither the machine nor fcorr provides: Debian's Gradle (the Gradle tests; a Gradle wrapper
 # cannot download its distribution where services.gradle.org is unreachable) and Debian's
 # Chromium (report.html is tested in a headless browser), Debian's RSpec (the rspec-json reader is
-# checked against a live rspec run) and minisign (the release flow signs its archives).
+# checked against a live rspec run) and minisign (the release flow signs its archives); and
+# from PyPI, the OpenAI-compatible server programs of tests/integration/llm_server.rs.
 # Extra arguments go to `cargo test` (e.g. `scripts/test.sh report_html`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,5 +48,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     exit 3
   fi
 fi
+
+# The real OpenAI-compatible servers the eval tests run on loopback (stubllm and mock-ai-api from
+# PyPI, pinned, into target/llm-server/venv; a no-op when already there). Installed here, before
+# the tests, so the first test that needs them does not spend its time on pip.
+bash scripts/llm-server.sh >/dev/null
 
 exec cargo test --locked "$@"

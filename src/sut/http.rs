@@ -173,15 +173,41 @@ impl Client {
         let text =
             response.body_mut().with_config().limit(MAX_BODY).read_to_string().map_err(|e| classify(shown, e))?;
         let raw = Some(answer::cap(&text));
+        let why = error_detail(&text);
         match status {
             200..=299 => Ok(text),
             300..=399 => Err(Failure::Permanent { message: redirect_message(url, shown, status, location), raw }),
-            429 => {
-                Err(Failure::Transient { message: format!("HTTP 429 (rate limited) from {shown}"), raw, retry_after })
+            429 => Err(Failure::Transient {
+                message: format!("HTTP 429 (rate limited) from {shown}{why}"),
+                raw,
+                retry_after,
+            }),
+            500..=599 => {
+                Err(Failure::Transient { message: format!("HTTP {status} from {shown}{why}"), raw, retry_after })
             }
-            500..=599 => Err(Failure::Transient { message: format!("HTTP {status} from {shown}"), raw, retry_after }),
-            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {shown}"), raw }),
+            _ => Err(Failure::Permanent { message: format!("HTTP {status} from {shown}{why}"), raw }),
         }
+    }
+}
+
+/// `": <message>"` from an error body in the shape OpenAI-compatible servers (and most JSON APIs)
+/// answer — `{"error": {"message": …}}`, `{"error": "…"}` or `{"message": …}` — so the case's
+/// message says why the server refused (a context overflow, a bad key), not only the status;
+/// empty for any other body (the raw body is kept with the failure either way).
+fn error_detail(text: &str) -> String {
+    let Ok(json) = serde_json::from_str::<Value>(text) else { return String::new() };
+    let message = ["/error/message", "/error", "/message", "/detail"]
+        .iter()
+        .find_map(|pointer| json.pointer(pointer).and_then(Value::as_str))
+        .map(|m| m.split_whitespace().collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    if message.is_empty() {
+        return String::new();
+    }
+    // One line, at most 300 characters (cut on a character boundary).
+    match message.char_indices().nth(300) {
+        Some((cut, _)) => format!(": {}…", &message[..cut]),
+        None => format!(": {message}"),
     }
 }
 
@@ -278,6 +304,17 @@ mod tests {
     use crate::sut::testing::{Reply as Canned, Server};
     use crate::sut::{Sut, SutError};
     use serde_json::json;
+
+    #[test]
+    fn an_error_body_names_why_in_one_line() {
+        assert_eq!(error_detail(r#"{"error": {"message": "bad\n key", "type": "x"}}"#), ": bad key");
+        assert_eq!(error_detail(r#"{"error": "slow down"}"#), ": slow down");
+        assert_eq!(error_detail(r#"{"detail": "Not Found"}"#), ": Not Found");
+        assert_eq!(error_detail("<html>502 Bad Gateway</html>"), "");
+        assert_eq!(error_detail(r#"{"error": {"code": 3}}"#), "");
+        let long = error_detail(&json!({"error": {"message": "é".repeat(400)}}).to_string());
+        assert_eq!(long.chars().count(), 2 + 300 + 1);
+    }
 
     fn request() -> SutRequest {
         SutRequest { id: "c7".into(), prompt: "list files".into(), case: json!({"id": "c7", "prompt": "list files"}) }
