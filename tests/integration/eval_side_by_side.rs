@@ -71,6 +71,27 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     // The rendered prompt is what the system was asked.
     let details = suite.cases.iter().find(|c| c.name == "fr[verbose]@small").unwrap().details.clone().unwrap();
     assert!(details.contains("prompt: Please tell me, in a full sentence,\nthe capital city of France."), "{details}");
+    // The grid: per system × prompt, pass rate and score, tokens and cost where the system
+    // reported usage (small: 5 words + 1 token per terse answer, at $0.5 per 1K), and the two
+    // cases the columns disagree on, in the terminal and in summary.md.
+    let summary = std::fs::read_to_string(ws.join("out/summary.md")).unwrap();
+    for row in [
+        "| small · terse | 2/3 | 66.67% | 66.67 |",
+        "| large · terse | 3/3 | 100% | 100 |",
+        "| small · verbose | 2/3 | 66.67% | 66.67 |",
+        "| large · verbose | 2/3 | 66.67% | 66.67 |",
+        "<details><summary>2 of 3 cases disagree</summary>",
+        "| jp | `passed` | `passed` | `passed` | `incorrect` |",
+        "| au | `incorrect` | `passed` | `incorrect` | `passed` |",
+    ] {
+        assert!(summary.contains(row), "{row} in\n{summary}");
+    }
+    assert!(summary.contains(" | 18 | $0.009 |"), "small · terse: 18 tokens, $0.009\n{summary}");
+    assert!(!summary.contains("| fr |"), "fr passes everywhere: no disagreement");
+    let terminal = String::from_utf8_lossy(&output.stdout);
+    assert!(terminal.contains("2 of 3 cases disagree: jp, au"), "{terminal}");
+    assert!(terminal.contains("small · verbose"), "{terminal}");
+
     // Ids are stable: a second run gives the same ones.
     let first: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
     run_in(&ws, &[]);
@@ -156,4 +177,35 @@ fn template_errors_name_the_file_and_line() {
     let err = stderr(&output);
     assert!(err.contains(&format!("fcorr.toml: line {line}")) && err.contains("prompt `terse`"), "{err}");
     assert!(err.contains("syntax error"), "{err}");
+}
+
+/// The grid in the summary and the comment, snapshotted with times fixed.
+#[test]
+fn the_markdown_grid_is_snapshotted() {
+    let (_dir, ws) = workspace();
+    run_in(&ws, &[]);
+    let mut run = results(&ws);
+    for suite in &mut run.suites {
+        suite.duration_ms = 1000;
+        for case in &mut suite.cases {
+            case.duration_ms = Some(if case.sut.as_deref() == Some("small") { 40.0 } else { 5.0 });
+        }
+    }
+    let run = crate::report_support::run(run.suites, None);
+    let env = fcorr::report::ReportEnv::default();
+    let summary = fcorr::report::markdown::render_summary(&run, &env).unwrap();
+    let comment = fcorr::report::markdown::render_comment(&run, &env).unwrap();
+    for md in [&summary, &comment] {
+        crate::report_support::check_markdown(md);
+    }
+    insta::assert_snapshot!("grid_summary", eval_section(&summary));
+    insta::assert_snapshot!("grid_comment", eval_section(&comment));
+}
+
+/// The eval section: from its heading to the next heading that is not part of it.
+fn eval_section(md: &str) -> String {
+    let start = md.find("#### 🧪").expect("an eval section");
+    let rest = &md[start..];
+    let end = rest[1..].find("\n#").map(|i| i + 2).unwrap_or(rest.len());
+    rest[..end].to_string()
 }
