@@ -209,3 +209,50 @@ fn eval_section(md: &str) -> String {
     let end = rest[1..].find("\n#").map(|i| i + 2).unwrap_or(rest.len());
     rest[..end].to_string()
 }
+
+/// `--fail-on "score<N@sut"` judges one system's cases only: small (4 of 6) fails `score<70`,
+/// large (5 of 6) passes it, and the verdict names small alone.
+#[test]
+fn a_gate_can_target_one_system() {
+    let (_dir, ws) = workspace();
+    let output = run_in(&ws, &["--fail-on", "score<70@large"]);
+    assert_eq!(output.status.code(), Some(0), "large scores 83.33:\n{}", stderr(&output));
+    let output = run_in(&ws, &["--fail-on", "score<70@small,score<70@large"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let verdict = results(&ws).verdict;
+    let messages: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
+    assert_eq!(messages, ["score of system `small` 66.67 is below 70"], "{verdict:?}");
+    // A system no case was asked of is never a pass.
+    let output = run_in(&ws, &["--fail-on", "score<70@medium"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(results(&ws).verdict.reasons[0].message.contains("no case was asked of a system named `medium`"));
+}
+
+/// Each system is compared with itself: large regressed on `fr` (both prompts), small did
+/// not change, and the comparison names large's cases only.
+#[test]
+fn baselines_compare_each_system_with_itself() {
+    let (_dir, ws) = workspace();
+    run_in(&ws, &["--fail-on", "none"]);
+    std::fs::rename(ws.join("out"), ws.join("baseline")).unwrap();
+    let script = std::fs::read_to_string(ws.join("large.sh")).unwrap();
+    std::fs::write(ws.join("large.sh"), script.replace("fr) answer=Paris", "fr) answer=Lyon")).unwrap();
+    run_in(&ws, &["--fail-on", "none"]);
+    let output = fcorr()
+        .args(["compare", "--json", "--baseline"])
+        .arg(ws.join("baseline"))
+        .arg(ws.join("out"))
+        .output()
+        .unwrap();
+    let comparison: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&output.stdout), stderr(&output)));
+    let mut new_failures: Vec<&str> = comparison["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"] == "new-failure")
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    new_failures.sort();
+    assert_eq!(new_failures, ["fr[terse]@large", "fr[verbose]@large"], "{comparison:#}");
+}
