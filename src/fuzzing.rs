@@ -44,7 +44,7 @@ pub fn report_target(format: &str) -> String {
 
 /// Every target's name: one per report parser, then the others.
 pub fn targets() -> Vec<String> {
-    let parsers = collect::parsers().into_iter().map(|p| report_target(p.format()));
+    let parsers = collect::PARSERS.iter().map(|p| report_target(p.format()));
     parsers.chain(OTHERS.iter().map(|(name, _)| name.to_string())).collect()
 }
 
@@ -53,8 +53,8 @@ pub fn run(target: &str, data: &[u8]) {
     if let Some((_, entry)) = OTHERS.iter().find(|(name, _)| *name == target) {
         return entry(data);
     }
-    match collect::parsers().into_iter().find(|p| report_target(p.format()) == target) {
-        Some(parser) => report(parser.as_ref(), data),
+    match collect::PARSERS.iter().find(|p| report_target(p.format()) == target) {
+        Some(parser) => report(*parser, data),
         None => panic!("no fuzz target `{target}`; the targets are: {}", targets().join(", ")),
     }
 }

@@ -6,7 +6,7 @@
 //! be measured decide the exit code first: infrastructure problems are 3, bad input is 2.
 
 use crate::errors::FcorrError;
-use crate::model::{GateKind, GateReason, Outcome, Run, SuiteErrorKind, SuiteStatus, Verdict};
+use crate::model::{GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
 
 /// One parsed gate.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,13 +210,13 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     let gate_failed = reasons.iter().any(|r| r.gate != GateKind::Error)
         || reasons.iter().any(|r| r.gate == GateKind::Error) && !harness_error && !usage_error;
     let outcome = if harness_error {
-        Outcome::HarnessError
+        RunOutcome::HarnessError
     } else if usage_error {
-        Outcome::UsageError
+        RunOutcome::UsageError
     } else if gate_failed {
-        Outcome::Fail
+        RunOutcome::Fail
     } else {
-        Outcome::Pass
+        RunOutcome::Pass
     };
     Verdict { outcome, reasons, gates: gates.iter().map(Gate::label).collect(), skipped }
 }
@@ -288,16 +288,16 @@ mod tests {
         let red = || suite("red", 2, 1, None, false);
         let all = [Gate::Strict, Gate::Critical, Gate::Empty];
         // (what, suites, gates, outcome, exit code, the gates named in the reasons)
-        type Row = (&'static str, Vec<Suite>, Vec<Gate>, Outcome, i32, &'static [GateKind]);
+        type Row = (&'static str, Vec<Suite>, Vec<Gate>, RunOutcome, i32, &'static [GateKind]);
         let table: Vec<Row> = vec![
-            ("all pass", vec![ok()], all.to_vec(), Outcome::Pass, 0, &[]),
-            ("strict failure", vec![ok(), red()], all.to_vec(), Outcome::Fail, 1, &[GateKind::Strict]),
-            ("failure with no gates", vec![red()], vec![], Outcome::Pass, 0, &[]),
+            ("all pass", vec![ok()], all.to_vec(), RunOutcome::Pass, 0, &[]),
+            ("strict failure", vec![ok(), red()], all.to_vec(), RunOutcome::Fail, 1, &[GateKind::Strict]),
+            ("failure with no gates", vec![red()], vec![], RunOutcome::Pass, 0, &[]),
             (
                 "critical suite, critical gate only",
                 vec![suite("c", 1, 1, None, true)],
                 vec![Gate::Critical],
-                Outcome::Fail,
+                RunOutcome::Fail,
                 1,
                 &[GateKind::Critical],
             ),
@@ -305,17 +305,17 @@ mod tests {
                 "no tests ran",
                 vec![suite("e", 0, 0, None, false)],
                 vec![Gate::Empty],
-                Outcome::Fail,
+                RunOutcome::Fail,
                 1,
                 &[GateKind::Empty, GateKind::Empty],
             ),
-            ("score below", vec![ok(), red()], vec![Gate::ScoreBelow(60.0)], Outcome::Fail, 1, &[GateKind::Score]),
-            ("score above", vec![ok(), red()], vec![Gate::ScoreBelow(40.0)], Outcome::Pass, 0, &[]),
+            ("score below", vec![ok(), red()], vec![Gate::ScoreBelow(60.0)], RunOutcome::Fail, 1, &[GateKind::Score]),
+            ("score above", vec![ok(), red()], vec![Gate::ScoreBelow(40.0)], RunOutcome::Pass, 0, &[]),
             (
                 "no results fails even without gates",
                 vec![suite("n", 0, 0, Some(NoResults), false)],
                 vec![],
-                Outcome::Fail,
+                RunOutcome::Fail,
                 1,
                 &[GateKind::Error],
             ),
@@ -323,7 +323,7 @@ mod tests {
                 "usage beats a failed gate",
                 vec![red(), suite("u", 0, 0, Some(Input), false)],
                 all.to_vec(),
-                Outcome::UsageError,
+                RunOutcome::UsageError,
                 2,
                 &[GateKind::Error, GateKind::Strict],
             ),
@@ -331,11 +331,11 @@ mod tests {
                 "harness beats usage",
                 vec![suite("u", 0, 0, Some(Input), false), suite("h", 0, 0, Some(ToolMissing), false)],
                 all.to_vec(),
-                Outcome::HarnessError,
+                RunOutcome::HarnessError,
                 3,
                 &[GateKind::Error, GateKind::Error, GateKind::Empty],
             ),
-            ("regression without baseline is skipped", vec![ok()], vec![Gate::Regression], Outcome::Pass, 0, &[]),
+            ("regression without baseline is skipped", vec![ok()], vec![Gate::Regression], RunOutcome::Pass, 0, &[]),
         ];
         for (what, suites, gates, outcome, code, reasons) in table {
             let run = Run::assemble(suites, time::OffsetDateTime::now_utc(), None, None);

@@ -25,6 +25,8 @@ pub(crate) struct Prepared {
     pub exec: ExecContext,
     /// `--shard K/N`, recorded on every suite so `fcorr merge` can join the parts.
     pub shard: Option<crate::shard::Shard>,
+    /// The whole plan's shards, recorded on the run so `fcorr merge` can name a missing one.
+    pub shard_plan: Option<crate::model::ShardPlan>,
     /// Cases whose failures fail no gate.
     pub quarantine: crate::quarantine::Quarantine,
 }
@@ -153,6 +155,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         None => plan::plan(&config, &args.paths, overrides, &KINDS)?,
     };
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &KINDS)?;
+    let shard_plan = plan::shard_plan(&plans, overrides.shard);
     let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
         Some(path) => rerun_failed(plans, &report::load_results(&cwd.join(path))?)?,
@@ -173,7 +176,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         line: p.origin.as_ref().map_or(0, |o| o.line),
     });
     let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
-    Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, quarantine })
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, shard_plan, quarantine })
 }
 
 /// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed by its
@@ -244,6 +247,7 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     }
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
     let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
+    run.shard = prepared.shard_plan.clone();
     prepared.quarantine.mark(&mut run);
     run
 }

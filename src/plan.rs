@@ -329,6 +329,23 @@ pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<crate::shard::S
     plans.into_iter().filter(|p| p.runner.splits_items() || shard.keeps(&p.id)).collect()
 }
 
+/// What a sharded run records of the whole plan (before [`select_suites`]): its slice and the
+/// shard each whole suite goes to, so `fcorr merge` can name what a shard that never arrived ran.
+pub(crate) fn shard_plan(plans: &[SuitePlan], shard: Option<crate::shard::Shard>) -> Option<crate::model::ShardPlan> {
+    let shard = shard?;
+    let suites = plans
+        .iter()
+        .filter(|p| !p.runner.splits_items())
+        .map(|p| crate::model::ShardedSuite {
+            id: p.id.clone(),
+            name: p.name.clone(),
+            kind: p.kind,
+            shard: crate::shard::owner(&p.id, shard.total).to_string(),
+        })
+        .collect();
+    Some(crate::model::ShardPlan { shard: shard.to_string(), suites })
+}
+
 pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {
     let Some(pattern) = pattern else { return Ok(plans) };
     let glob = globset::Glob::new(pattern).ok().map(|g| g.compile_matcher());

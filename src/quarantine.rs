@@ -232,7 +232,7 @@ mod tests {
     use super::*;
     use crate::compare::BaselineInfo;
     use crate::gate::{self, Gate};
-    use crate::model::{Outcome, Suite, SuiteKind};
+    use crate::model::{RunOutcome, Suite, SuiteKind};
 
     /// A pass-rate suite of two cases: `a` passes, `b` has `b_status`.
     fn run_with(b_status: CaseStatus, quarantined: bool) -> Run {
@@ -260,7 +260,7 @@ mod tests {
     fn a_quarantined_new_failure_is_no_regression_but_an_unquarantined_one_is() {
         let base = run_with(CaseStatus::Passed, false);
         let gates = [Gate::Strict, Gate::Regression, Gate::ScoreBelow(100.0)];
-        for (quarantined, expected) in [(true, Outcome::Pass), (false, Outcome::Fail)] {
+        for (quarantined, expected) in [(true, RunOutcome::Pass), (false, RunOutcome::Fail)] {
             let mut run = run_with(CaseStatus::Failed, quarantined);
             run.comparison = Some(crate::compare::compare(&run, &base, info()));
             // The score shown keeps the failure either way.

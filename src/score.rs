@@ -1,12 +1,12 @@
 //! Score: per-suite policy scores, the combined run score and the run's health.
 //!
-//! Rules come from the seeds: strict F-CORR is all-or-nothing and zero tests is never a pass;
+//! The rules: strict F-CORR is all-or-nothing and zero tests is never a pass;
 //! pass rate counts only tests that ran; weighted F-CORR is build 25 + tests 50 + runtime 25 with
 //! the runtime score losing 0.1 per runtime error.
 
 use crate::config::Weights;
 use crate::model::{
-    Case, CaseStatus, Counts, GitInfo, Health, Outcome, PhaseKind, PhaseStatus, Policy, Run, SCHEMA_VERSION, Score,
+    Case, CaseStatus, Counts, GitInfo, Health, PhaseKind, PhaseStatus, Policy, Run, RunOutcome, SCHEMA_VERSION, Score,
     ScoreComponent, Suite, SuiteStatus, Usage, Verdict, rfc3339,
 };
 
@@ -139,24 +139,24 @@ pub fn combined_score(suites: &[Suite]) -> Option<f64> {
 /// Reason code for a case whose primary expectation was missed (or that got no answer).
 pub const HARD_FAIL: &str = "hard-fail";
 
-/// Whether a case is a hard fail (seed 004: a bank case that missed a primary expectation;
-/// counts against EXCELLENT health).
+/// Whether a case is a hard fail (a bank case that missed a primary expectation, scored 0;
+/// one keeps a run from EXCELLENT health).
 pub fn is_hard_fail(case: &Case) -> bool {
     case.reasons.iter().any(|r| r.code == HARD_FAIL)
 }
 
-/// Health (seed 004): CRITICAL if any critical case or suite failed; then by combined score.
+/// Health: CRITICAL if any critical case or suite failed; then by combined score.
 pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
     let critical_failed = suites
         .iter()
         .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.critical && c.status.is_failure()));
     let score = combined.unwrap_or(0.0);
-    // A bank case that missed a primary expectation is a hard fail too (seed 004 §9.4).
+    // A bank case that missed a primary expectation is a hard fail too.
     let hard_fail = suites.iter().any(|s| s.score.value <= 0.0 || s.cases.iter().any(is_hard_fail));
     health_ladder(critical_failed, score, hard_fail)
 }
 
-/// Seed 004 §9.4: CRITICAL on any critical failure; EXCELLENT at 90 or more with no hard fail;
+/// CRITICAL on any critical failure; EXCELLENT at 90 or more with no hard fail;
 /// GOOD at 80; FAIR at 70; else POOR.
 pub fn health_ladder(critical_failed: bool, score: f64, hard_fail: bool) -> Health {
     if critical_failed {
@@ -172,7 +172,7 @@ pub fn health_ladder(critical_failed: bool, score: f64, hard_fail: bool) -> Heal
     }
 }
 
-/// The suite metrics of seed 002 in one line: pass rate, average tokens and duration, cost (with
+/// A benchmark suite's metrics in one line: pass rate, average tokens and duration, cost (with
 /// the price per 1K tokens when known; a merged suite knows only the cost). Here, under both the
 /// benchmark runner that states them and `shard::join`, which restates them for joined parts.
 pub(crate) fn metrics_line(cases: &[Case], usage: &Usage, cost_per_1k: Option<f64>) -> String {
@@ -226,10 +226,11 @@ impl Run {
             totals: Counts::default(),
             score: None,
             health: None,
-            verdict: Verdict { outcome: Outcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
+            verdict: Verdict { outcome: RunOutcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
             timing: None,
             history: None,
+            shard: None,
         };
         summarize(&mut run);
         run

@@ -46,11 +46,9 @@ impl fmt::Display for Shard {
 }
 
 impl Shard {
-    /// True when the item with this id belongs to this shard. The hash (FNV-1a, 64-bit) is fixed
-    /// here, not taken from the standard library, so every machine and fcorr version agrees.
+    /// True when the item with this id belongs to this shard ([`owner`]).
     pub fn keeps(&self, id: &str) -> bool {
-        let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
-        hash % self.total as u64 == (self.index - 1) as u64
+        owner(id, self.total) == *self
     }
 
     /// True when item `item_id` of suite `suite_id` runs in this shard (always, without one).
@@ -58,6 +56,15 @@ impl Shard {
     pub fn keeps_item(shard: Option<Shard>, suite_id: &str, item_id: &str) -> bool {
         shard.is_none_or(|s| s.keeps(&format!("{suite_id}/{item_id}")))
     }
+}
+
+/// The shard of `total` that the item with this id belongs to. The hash (FNV-1a, 64-bit) is
+/// fixed here, not taken from the standard library, so every machine and fcorr version agrees.
+pub(crate) fn owner(id: &str, total: u32) -> Shard {
+    let hash = id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3));
+    // `total` ≥ 1 for every parsed shard; `max(1)` keeps a zero from dividing.
+    let total = total.max(1);
+    Shard { index: (hash % total as u64) as u32 + 1, total }
 }
 
 /// The verdict of one shard's run. A shard may hold none of a suite's items, or no test at all
@@ -226,7 +233,7 @@ fn add_usage(a: Option<Usage>, b: Option<Usage>) -> Option<Usage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Case, CaseStatus, Outcome, Policy, SuiteKind};
+    use crate::model::{Case, CaseStatus, Policy, RunOutcome, SuiteKind};
 
     fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
         let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
@@ -305,11 +312,11 @@ mod tests {
         passed.id = "other".into();
         let passed = scored(passed);
         // Unsharded, an empty suite fails the gates; as a shard's empty part, it is not judged.
-        assert_eq!(judged(vec![empty.clone(), passed]), (Outcome::Fail, Outcome::Pass));
-        assert_eq!(judged(vec![empty.clone()]), (Outcome::Fail, Outcome::Pass));
+        assert_eq!(judged(vec![empty.clone(), passed]), (RunOutcome::Fail, RunOutcome::Pass));
+        assert_eq!(judged(vec![empty.clone()]), (RunOutcome::Fail, RunOutcome::Pass));
         // What the shard ran is still judged.
         let failed = scored(part("2/2", &[("b", CaseStatus::Failed)], 0));
-        assert_eq!(judged(vec![empty, failed]), (Outcome::Fail, Outcome::Fail));
+        assert_eq!(judged(vec![empty, failed]), (RunOutcome::Fail, RunOutcome::Fail));
     }
 
     #[test]

@@ -35,28 +35,26 @@ pub mod xunit_net;
 /// CTRF and TAP look at how the document starts, so they go before JUnit, which accepts
 /// `<testsuite`/`<testcase` anywhere in the head; the other JSON and text formats sniff for their
 /// own keys or lines. `node-junit` never sniffs: it is chosen by name.
-pub fn parsers() -> Vec<Box<dyn ReportParser>> {
-    vec![
-        Box::new(ctrf::Ctrf),
-        Box::new(tap::Tap),
-        Box::new(nunit::Nunit),
-        Box::new(xunit_net::XunitNet),
-        Box::new(trx::Trx),
-        Box::new(junit::Junit),
-        Box::new(go_test_json::GoTestJson),
-        Box::new(jest_json::JestJson),
-        Box::new(mocha_json::MochaJson),
-        Box::new(rspec_json::RspecJson),
-        Box::new(flutter_json::FlutterJson),
-        Box::new(dart_json::DartJson),
-        Box::new(libtest::Libtest),
-        Box::new(junit::NodeTestJunit),
-    ]
-}
+pub static PARSERS: &[&dyn ReportParser] = &[
+    &ctrf::Ctrf,
+    &tap::Tap,
+    &nunit::Nunit,
+    &xunit_net::XunitNet,
+    &trx::Trx,
+    &junit::Junit,
+    &go_test_json::GoTestJson,
+    &jest_json::JestJson,
+    &mocha_json::MochaJson,
+    &rspec_json::RspecJson,
+    &flutter_json::FlutterJson,
+    &dart_json::DartJson,
+    &libtest::Libtest,
+    &junit::NodeTestJunit,
+];
 
 /// Looks up a parser by format name.
-pub fn parser_named(format: &str) -> Option<Box<dyn ReportParser>> {
-    parsers().into_iter().find(|p| p.format() == format || p.aliases().contains(&format))
+pub fn parser_named(format: &str) -> Option<&'static dyn ReportParser> {
+    PARSERS.iter().copied().find(|p| p.format() == format || p.aliases().contains(&format))
 }
 
 /// A report format.
@@ -229,16 +227,16 @@ pub fn relativize(file: &str, root: Option<&Path>) -> String {
 }
 
 /// Picks the parser for a file: the named format, else the first that recognises its content.
-pub fn parser_for(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, ParseError> {
+pub fn parser_for(path: &Path, format: Option<&str>) -> Result<&'static dyn ReportParser, ParseError> {
     choose_parser(path, format).map_err(|e| e.in_file(path))
 }
 
-fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportParser>, ParseError> {
+fn choose_parser(path: &Path, format: Option<&str>) -> Result<&'static dyn ReportParser, ParseError> {
     // `format` is empty in the error unless one was named: nothing was recognised.
     let problem = |message: String| ParseError::new(format.unwrap_or(""), message);
     if let Some(format) = format {
         return parser_named(format).ok_or_else(|| {
-            let known: Vec<&str> = parsers().iter().map(|p| p.format()).collect();
+            let known: Vec<&str> = PARSERS.iter().map(|p| p.format()).collect();
             problem(format!("unknown report format `{format}` (known: {})", known.join(", ")))
         });
     }
@@ -249,10 +247,10 @@ fn choose_parser(path: &Path, format: Option<&str>) -> Result<Box<dyn ReportPars
     if n == 0 {
         return Err(problem("the file is empty".into()));
     }
-    if let Some(parser) = parsers().into_iter().find(|p| p.sniff(&head)) {
+    if let Some(parser) = PARSERS.iter().copied().find(|p| p.sniff(&head)) {
         return Ok(parser);
     }
-    let recognised = parsers().iter().map(|p| p.format()).collect::<Vec<_>>().join(", ");
+    let recognised = PARSERS.iter().map(|p| p.format()).collect::<Vec<_>>().join(", ");
     // A file meant to be JSON or XML that is broken early says where, not just "unknown format".
     let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
     let start = String::from_utf8_lossy(&head).trim_start_matches('\u{feff}').trim_start().chars().next();
@@ -300,7 +298,7 @@ pub(crate) fn root_hint(root: Option<&str>, reading: &str) -> String {
         return String::new();
     };
     let head = format!("<{root}>");
-    match parsers().into_iter().find(|p| p.sniff(head.as_bytes())).map(|p| p.format()) {
+    match PARSERS.iter().find(|p| p.sniff(head.as_bytes())).map(|p| p.format()) {
         Some(format) if format != reading => format!(
             " (its root element <{root}> is how {format} reports start: read it as `{format}`, or name no format \
              and let fcorr recognise it)"

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use serde::Serialize;
 
-use crate::ecosystems::{self, Ecosystem, PhasePlan, PlanContext, ProjectFiles};
+use crate::ecosystems::{self, Ecosystem, PhasePlan, ProjectContext, ProjectFiles};
 use crate::errors::FcorrError;
 use crate::execute::process::CommandSpec;
 use crate::model::{Detection, LeftOut};
@@ -189,7 +189,7 @@ fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path
         suite.problem = Some(format!("cannot create {}: {e}", work_dir.display()));
         return suite;
     }
-    let ctx = PlanContext {
+    let ctx = ProjectContext {
         root: &files.root,
         files,
         detection: &best.detection,
@@ -200,7 +200,7 @@ fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path
         build_script: None,
         dry_run: true,
     };
-    match plan_phases(ecosystem.as_ref(), &ctx) {
+    match plan_phases(ecosystem, &ctx) {
         Ok(phases) => {
             let base = files.workspace.as_deref().unwrap_or(&files.root);
             suite.phases = phases.iter().map(|p| planned_phase(p, base, &work_dir)).collect();
@@ -210,7 +210,7 @@ fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path
     suite
 }
 
-fn plan_phases(ecosystem: &dyn Ecosystem, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, String> {
+fn plan_phases(ecosystem: &dyn Ecosystem, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, String> {
     let mut phases = ecosystem.plan(ctx).map_err(|e| e.to_string())?;
     for phase in &mut phases {
         ecosystem.refine_phase(ctx, phase);

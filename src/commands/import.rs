@@ -60,7 +60,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     if let Some(format) = &args.format_in
         && collect::parser_named(format).is_none()
     {
-        let known: Vec<&str> = collect::parsers().iter().map(|p| p.format()).collect();
+        let known: Vec<&str> = collect::PARSERS.iter().map(|p| p.format()).collect();
         return Err(FcorrError::Usage(format!(
             "--format-in: unknown report format `{format}` (known: {})",
             known.join(", ")

@@ -16,8 +16,9 @@ use crate::config::Config;
 use crate::errors::FcorrError;
 use crate::gate;
 use crate::github::baseline::{DEFAULT_DEPTH, Source};
-use crate::model::{Run, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
+use crate::model::{Run, ShardPlan, ShardedSuite, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
 use crate::report::{self, ReportEnv};
+use crate::shard::Shard;
 
 /// Arguments of `fcorr merge`.
 #[derive(Debug, Args, Clone, Default)]
@@ -184,6 +185,7 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     let mut shard_parts = Vec::new();
     let mut past = crate::history::Past::default();
     let mut reruns = Vec::new();
+    let shard_plans: Vec<ShardPlan> = runs().filter_map(|r| r.shard.clone()).collect();
     for input in inputs {
         match input.run {
             Ok(run) => {
@@ -218,6 +220,8 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
         }
     }
     suites.extend(crate::shard::join(shard_parts));
+    let missing = missing_shards(&shard_plans, &suites);
+    suites.extend(missing);
     // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
     for rerun in reruns {
         match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
@@ -240,6 +244,69 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
 }
 
 /// A source that could not be read stays in the view as an error suite, so the gate sees it.
+/// Error suites for what sharded runs planned but no input brought: each whole suite of a shard
+/// whose results never arrived (its tests never ran here, so the merge cannot pass on them), or,
+/// when a matrix ran every shard several times (OS × shard) and one copy of shard K is missing,
+/// one suite naming that shard and what it runs. A shard that runs no whole suite loses
+/// nothing of its own (item-split suites name their missing parts when they are joined).
+fn missing_shards(plans: &[ShardPlan], present: &[Suite]) -> Vec<Suite> {
+    let mut totals: Vec<u32> = plans.iter().filter_map(|p| p.shard.parse::<Shard>().ok()).map(|s| s.total).collect();
+    totals.sort_unstable();
+    totals.dedup();
+    let mut missing = Vec::new();
+    for total in totals {
+        let group: Vec<&ShardPlan> =
+            plans.iter().filter(|p| p.shard.parse::<Shard>().is_ok_and(|s| s.total == total)).collect();
+        let arrived = |k: u32| group.iter().filter(|p| p.shard == format!("{k}/{total}")).count();
+        let expected = (1..=total).map(arrived).max().unwrap_or(0);
+        let mut planned: Vec<&ShardedSuite> = Vec::new();
+        for suite in group.iter().flat_map(|p| &p.suites) {
+            if !planned.iter().any(|s| s.id == suite.id) {
+                planned.push(suite);
+            }
+        }
+        for k in 1..=total {
+            let got = arrived(k);
+            let label = format!("{k}/{total}");
+            let owned: Vec<&&ShardedSuite> = planned.iter().filter(|s| s.shard == label).collect();
+            if got == expected || owned.is_empty() {
+                continue;
+            }
+            let hint = "merge the results of every shard job: check that the job ran and uploaded its fcorr-out";
+            if got == 0 {
+                for suite in owned.iter().filter(|s| !present.iter().any(|p| p.id == s.id)) {
+                    let mut error = Suite::new(&suite.id, &suite.name, suite.kind);
+                    error.status = SuiteStatus::Error;
+                    error.shard = None;
+                    error.error = Some(SuiteError {
+                        kind: SuiteErrorKind::NoResults,
+                        message: format!(
+                            "shard {label} never arrived: this suite runs there, so its results are missing"
+                        ),
+                        hint: Some(hint.into()),
+                    });
+                    missing.push(error);
+                }
+            } else {
+                let id = format!("shard-{k}-of-{total}");
+                let names: Vec<&str> = owned.iter().map(|s| s.name.as_str()).collect();
+                let mut error = Suite::new(&id, format!("shard {label}"), owned[0].kind);
+                error.status = SuiteStatus::Error;
+                error.error = Some(SuiteError {
+                    kind: SuiteErrorKind::NoResults,
+                    message: format!(
+                        "shard {label} arrived from {got} of {expected} jobs: the results of {} are missing from the other(s)",
+                        names.join(", ")
+                    ),
+                    hint: Some(hint.into()),
+                });
+                missing.push(error);
+            }
+        }
+    }
+    missing
+}
+
 fn unreadable_suite(label: &str, path: &Path, message: String) -> Suite {
     let mut suite = Suite::new(label, label, SuiteKind::Import);
     suite.path = Some(path.display().to_string());
@@ -255,6 +322,41 @@ fn unreadable_suite(label: &str, path: &Path, message: String) -> Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn shard_plan(shard: &str, suites: &[(&str, &str)]) -> ShardPlan {
+        let suites = suites
+            .iter()
+            .map(|(id, shard)| ShardedSuite {
+                id: (*id).into(),
+                name: (*id).into(),
+                kind: SuiteKind::Project,
+                shard: (*shard).into(),
+            })
+            .collect();
+        ShardPlan { shard: shard.into(), suites }
+    }
+
+    #[test]
+    fn a_missing_shard_names_its_suites_and_a_missing_matrix_copy_names_the_shard() {
+        let all = [("a", "1/2"), ("b", "2/2"), ("c", "2/2")];
+        let present = vec![Suite::new("a", "a", SuiteKind::Project)];
+        // Shard 2/2 never arrived: b and c are errors; a ran.
+        let missing = missing_shards(&[shard_plan("1/2", &all)], &present);
+        let ids: Vec<&str> = missing.iter().map(|s| s.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c"]);
+        assert!(missing.iter().all(|s| s.status == SuiteStatus::Error));
+        // Every shard arrived: nothing is missing.
+        assert!(missing_shards(&[shard_plan("1/2", &all), shard_plan("2/2", &all)], &present).is_empty());
+        // OS × shard: 1/2 arrived twice, 2/2 once: one suite names shard 2/2 and what it runs.
+        let plans = [shard_plan("1/2", &all), shard_plan("2/2", &all), shard_plan("1/2", &all)];
+        let missing = missing_shards(&plans, &present);
+        assert_eq!(missing.len(), 1);
+        assert_eq!(missing[0].id, "shard-2-of-2");
+        let message = &missing[0].error.as_ref().unwrap().message;
+        assert!(message.contains("arrived from 1 of 2 jobs") && message.contains("b, c"), "{message}");
+        // A shard that runs no whole suite loses nothing of its own.
+        assert!(missing_shards(&[shard_plan("1/2", &[("a", "1/2")])], &present).is_empty());
+    }
 
     #[test]
     fn labels_are_the_cell_directory_and_stay_distinct() {

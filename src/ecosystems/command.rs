@@ -3,7 +3,7 @@
 //! It never detects anything on its own; it is chosen by `runner = "command"` or by giving a
 //! suite a `commands.test` without a runner. The commands come from the config overrides.
 
-use super::{Candidate, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
+use super::{Candidate, Ecosystem, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError};
 use crate::model::Detection;
 
 /// User-configured commands.
@@ -29,7 +29,7 @@ impl Ecosystem for CommandRunner {
         })
     }
 
-    fn plan(&self, _ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, _ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         // The configured `commands.*` replace this empty plan phase by phase.
         Ok(Vec::new())
     }

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
+use super::{Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
@@ -105,7 +105,7 @@ impl Ecosystem for Go {
         members
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
         // A nested module run as a member is not in the root's go.work (the ones it uses run with
         // the root): the go command would refuse it in workspace mode, so it runs on its own.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::collect::{ParsedReport, ReportSpec};
-use crate::execute::process::{CommandSpec, Outcome};
+use crate::execute::process::{CommandOutcome, CommandSpec};
 // What a test phase collected is execute's type (its truthfulness guards read it); ecosystems
 // make it, so it is named here too.
 pub(crate) use crate::execute::{Announced, Collected};
@@ -47,20 +47,12 @@ pub(crate) enum ProjectPlanError {
 }
 
 /// Every ecosystem fcorr knows, in detection priority order for ties.
-pub(crate) fn registry() -> Vec<Box<dyn Ecosystem>> {
-    vec![
-        Box::new(python::Python),
-        Box::new(node::Node),
-        Box::new(go::Go),
-        Box::new(rust::Rust),
-        Box::new(java::Java),
-        Box::new(command::CommandRunner),
-    ]
-}
+pub(crate) static ECOSYSTEMS: &[&dyn Ecosystem] =
+    &[&python::Python, &node::Node, &go::Go, &rust::Rust, &java::Java, &command::CommandRunner];
 
 /// Looks up an ecosystem by its config name.
-pub(crate) fn by_name(name: &str) -> Option<Box<dyn Ecosystem>> {
-    registry().into_iter().find(|e| e.name() == name)
+pub(crate) fn by_name(name: &str) -> Option<&'static dyn Ecosystem> {
+    ECOSYSTEMS.iter().copied().find(|e| e.name() == name)
 }
 
 /// A language ecosystem: detection, commands and result collection for one family of projects.
@@ -81,7 +73,7 @@ pub(crate) trait Ecosystem: Send + Sync {
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate>;
 
     /// The commands for each phase of a project this ecosystem detected.
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
 
     /// Turns the test phase's outputs into cases. The default parses the planned report files,
     /// then [`locate`](Ecosystem::locate)s each report's cases.
@@ -101,7 +93,7 @@ pub(crate) trait Ecosystem: Send + Sync {
 
     /// Adjusts a phase just before it runs, once the earlier phases have run: flags that depend on
     /// the installed version of a tool are chosen here, after install, not when planning.
-    fn refine_phase(&self, ctx: &PlanContext<'_>, phase: &mut PhasePlan) {
+    fn refine_phase(&self, ctx: &ProjectContext<'_>, phase: &mut PhasePlan) {
         let _ = (ctx, phase);
     }
 
@@ -180,8 +172,9 @@ pub(crate) struct Candidate {
     pub problem: Option<String>,
 }
 
-/// What a planner knows about the project.
-pub(crate) struct PlanContext<'a> {
+/// What an ecosystem knows about the project when it plans its phases (`Ecosystem::plan`,
+/// `refine_phase`); not the suite kinds' `plan::PlanContext`.
+pub(crate) struct ProjectContext<'a> {
     /// Directory the commands run in.
     pub root: &'a Path,
     pub files: &'a ProjectFiles,
@@ -299,7 +292,7 @@ pub(crate) struct CollectContext<'a> {
     pub work_dir: &'a Path,
     pub reports: &'a [ReportSpec],
     /// Outcome of the last test command (exit, capped output).
-    pub outcome: &'a Outcome,
+    pub outcome: &'a CommandOutcome,
 }
 
 /// Directories detection never enters, whatever `.gitignore` says.
@@ -452,7 +445,7 @@ pub(crate) fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
 /// Picks the best candidate across every ecosystem, with an explanation of the choice.
 pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
     let mut candidates: Vec<Candidate> = Vec::new();
-    for ecosystem in registry() {
+    for ecosystem in ECOSYSTEMS {
         let skip = match forced {
             Some(name) => name != ecosystem.name(),
             // The command runner matches anything; it is only ever chosen explicitly.

@@ -28,7 +28,7 @@ pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collec
 /// always read by the ecosystem that owns its format (a `command` suite running `cargo test`, an
 /// import of `go test -json`), yet its cases need the same files.
 fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
-    let ecosystems = super::registry();
+    let ecosystems = super::ECOSYSTEMS;
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
@@ -64,7 +64,7 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
         for path in paths {
             match parse_file(&path, spec.format.as_deref(), &options) {
                 Ok((format, mut report)) => {
-                    for ecosystem in &ecosystems {
+                    for ecosystem in ecosystems {
                         ecosystem.locate(&format, &mut report, ctx.root);
                     }
                     collected.ran = true;
@@ -121,7 +121,7 @@ mod tests {
     use crate::collect::ReportSpec;
     use crate::ecosystems::Ecosystem;
     use crate::ecosystems::command::CommandRunner;
-    use crate::execute::process::{Exit, Outcome};
+    use crate::execute::process::{CommandOutcome, Exit};
 
     /// The file and line of each case a `command` suite at fixture `fixture` collects from a
     /// report holding `text` in `format` (written outside the fixture).
@@ -132,7 +132,7 @@ mod tests {
         std::fs::write(&report, text).unwrap();
         let reports = [ReportSpec::file(&report, format)];
         let outcome =
-            Outcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+            CommandOutcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         let ctx = CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome };
         CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file, c.line)).collect()
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::events::EventSink;
 use crate::model::{Case, Diagnostic, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
-use process::{Exit, Outcome};
+use process::{CommandOutcome, Exit};
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
 pub(crate) fn cache_dir() -> PathBuf {
@@ -129,7 +129,7 @@ pub(crate) fn signal_text(signal: i32) -> String {
 ///
 /// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing
 /// case is an error; zero tests that ran is `no-tests`. None of these can ever pass.
-pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&Outcome>) {
+pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: Option<&CommandOutcome>) {
     suite.cases = collected.cases;
     suite.results_source = collected.source;
     suite.diagnostics.extend(collected.diagnostics);
@@ -267,8 +267,8 @@ mod tests {
     use super::*;
     use crate::model::{CaseStatus, SuiteKind};
 
-    fn outcome(code: i32) -> Outcome {
-        Outcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 }
+    fn outcome(code: i32) -> CommandOutcome {
+        CommandOutcome { exit: Exit::Code(code), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 }
     }
 
     fn collected(statuses: &[CaseStatus], ran: bool) -> Collected {
@@ -307,7 +307,7 @@ mod tests {
     fn death_by_signal_with_every_test_passed_is_an_error() {
         for signal in [11, 9] {
             let mut suite = Suite::new("s", "s", SuiteKind::Project);
-            let killed = Outcome { exit: Exit::Signal(signal), ..outcome(0) };
+            let killed = CommandOutcome { exit: Exit::Signal(signal), ..outcome(0) };
             apply_collected(&mut suite, collected(&[CaseStatus::Passed], true), Some(&killed));
             assert_eq!(suite.status, SuiteStatus::Error, "signal {signal}");
             assert!(suite.error.unwrap().message.contains(&format!("signal {signal}")));
@@ -315,14 +315,14 @@ mod tests {
         // A crash is never "no tests": neither when the tool reported zero tests nor all skipped.
         for (statuses, ran) in [(&[][..], true), (&[CaseStatus::Skipped][..], true)] {
             let mut suite = Suite::new("s", "s", SuiteKind::Project);
-            let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+            let killed = CommandOutcome { exit: Exit::Signal(11), ..outcome(0) };
             apply_collected(&mut suite, collected(statuses, ran), Some(&killed));
             assert_eq!(suite.status, SuiteStatus::Error, "{statuses:?}");
             assert!(suite.error.unwrap().message.contains("signal 11 (SIGSEGV)"));
         }
         // A failure parsed is the truth the report tells: the suite failed.
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
-        let killed = Outcome { exit: Exit::Signal(11), ..outcome(0) };
+        let killed = CommandOutcome { exit: Exit::Signal(11), ..outcome(0) };
         apply_collected(&mut suite, collected(&[CaseStatus::Passed, CaseStatus::Failed], true), Some(&killed));
         assert_eq!(suite.status, SuiteStatus::Failed);
     }

@@ -89,7 +89,7 @@ pub struct User {
 
 /// What happened to the comment.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum CommentAction {
     Created {
         url: String,
     },
@@ -100,12 +100,12 @@ pub enum Outcome {
     Skipped(String),
 }
 
-impl Outcome {
+impl CommentAction {
     /// URL of the comment written, if any.
     pub fn url(&self) -> Option<&str> {
         match self {
-            Outcome::Created { url } | Outcome::Updated { url } => Some(url),
-            Outcome::Skipped(_) => None,
+            CommentAction::Created { url } | CommentAction::Updated { url } => Some(url),
+            CommentAction::Skipped(_) => None,
         }
     }
 }
@@ -161,9 +161,9 @@ pub async fn upsert(
     markdown: &str,
     mode: Mode,
     wanted: bool,
-) -> Result<Outcome, ApiError> {
+) -> Result<CommentAction, ApiError> {
     if mode == Mode::Off {
-        return Ok(Outcome::Skipped("comment: off".into()));
+        return Ok(CommentAction::Skipped("comment: off".into()));
     }
     let marker = marker(tag);
     let body = body(tag, markdown);
@@ -178,9 +178,9 @@ pub async fn upsert(
             let path = api.repo_path(&format!("/issues/comments/{}", c.id));
             let response = api.request(Method::PATCH, &path, Some(&json!({ "body": body }))).await?;
             let updated: IssueComment = response.json(&Method::PATCH, &path)?;
-            Ok(Outcome::Updated { url: url_of(&updated) })
+            Ok(CommentAction::Updated { url: url_of(&updated) })
         }
-        (None, _) if !wanted => Ok(Outcome::Skipped("the comment-when condition does not hold".into())),
+        (None, _) if !wanted => Ok(CommentAction::Skipped("the comment-when condition does not hold".into())),
         (None, _) => create(api, pr, &body, &marker, &login).await,
     }
 }
@@ -188,7 +188,7 @@ pub async fn upsert(
 /// Posts the comment. A create that fails in a way that may have landed (5xx, connection lost)
 /// is never blindly repeated: the comments are listed again and only if ours is absent is it
 /// posted once more.
-async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Result<Outcome, ApiError> {
+async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Result<CommentAction, ApiError> {
     let path = api.repo_path(&format!("/issues/{pr}/comments"));
     let payload = json!({ "body": body });
     let mut last_error = None;
@@ -196,13 +196,13 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
         match api.request(Method::POST, &path, Some(&payload)).await {
             Ok(response) => {
                 let created: IssueComment = response.json(&Method::POST, &path)?;
-                return Ok(Outcome::Created { url: url_of(&created) });
+                return Ok(CommentAction::Created { url: url_of(&created) });
             }
             Err(e) if e.may_have_landed() && attempt == 0 => {
                 errln!("fcorr: warning: creating the PR comment failed ({e}); checking whether it was created anyway");
                 tokio::time::sleep(std::time::Duration::from_secs(1)).await;
                 if let Some(c) = find_ours(api, pr, marker, login).await? {
-                    return Ok(Outcome::Created { url: url_of(&c) });
+                    return Ok(CommentAction::Created { url: url_of(&c) });
                 }
                 last_error = Some(e);
             }

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::github::{GithubContext, api, runtime};
-use crate::model::{Outcome, Run};
+use crate::model::{Run, RunOutcome};
 use crate::report::links::CodeLinks;
 use crate::report::{ReportEnv, markdown};
 use annotations::PathMapper;
@@ -197,7 +197,7 @@ fn publish_api(
             Err(e) => return published.warn(e.to_string()),
         };
         if options.check_run {
-            let conclusion = if run.verdict.outcome == Outcome::Pass { "success" } else { "failure" };
+            let conclusion = if run.verdict.outcome == RunOutcome::Pass { "success" } else { "failure" };
             let title = headline(run);
             let name = format!("fcorr ({tag})");
             let check = check_run::CheckRun {
@@ -221,7 +221,7 @@ fn publish_api(
         {
             let wanted = match options.when {
                 comment::When::Always => true,
-                comment::When::OnFailure => run.verdict.outcome != Outcome::Pass,
+                comment::When::OnFailure => run.verdict.outcome != RunOutcome::Pass,
                 comment::When::OnChange => run.comparison.as_ref().is_none_or(|c| c.has_changes()),
             };
             let check_run_url = published.check_run_url.clone();
@@ -229,9 +229,9 @@ fn publish_api(
             match comment::upsert(&api, pr, tag, &comment_md, options.comment, wanted).await {
                 Ok(outcome) => {
                     match &outcome {
-                        comment::Outcome::Created { url } => errln!("fcorr: created the PR comment {url}"),
-                        comment::Outcome::Updated { url } => errln!("fcorr: updated the PR comment {url}"),
-                        comment::Outcome::Skipped(why) => errln!("fcorr: no PR comment: {why}"),
+                        comment::CommentAction::Created { url } => errln!("fcorr: created the PR comment {url}"),
+                        comment::CommentAction::Updated { url } => errln!("fcorr: updated the PR comment {url}"),
+                        comment::CommentAction::Skipped(why) => errln!("fcorr: no PR comment: {why}"),
                     }
                     published.comment_url = outcome.url().map(str::to_string);
                 }
@@ -297,9 +297,9 @@ pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'
 /// `pass`, `fail` or `error`.
 pub fn verdict_word(run: &Run) -> &'static str {
     match run.verdict.outcome {
-        Outcome::Pass => "pass",
-        Outcome::Fail => "fail",
-        Outcome::UsageError | Outcome::HarnessError => "error",
+        RunOutcome::Pass => "pass",
+        RunOutcome::Fail => "fail",
+        RunOutcome::UsageError | RunOutcome::HarnessError => "error",
     }
 }
 

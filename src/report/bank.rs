@@ -1,4 +1,4 @@
-//! The unified view of a run's bank suites (seed 004, §6.5): per-bank averages and hard fails,
+//! The unified view of a run's bank suites: per-bank averages and hard fails,
 //! topic / pattern-type / handler breakdowns, score distribution, expectation sources, critical
 //! failures, the weighted combined score and health, and per-test score changes.
 
@@ -16,7 +16,7 @@ pub(crate) struct BankSummary {
     pub name: String,
     pub mechanism: String,
     pub tests: usize,
-    /// Mean case score, one decimal (the seed's `average_score`).
+    /// Mean case score, one decimal.
     pub average: f64,
     pub hard_fails: usize,
     pub weight: f64,
@@ -85,7 +85,7 @@ pub(crate) struct BankOverview {
 /// How many failures the report details.
 pub(crate) const TOP_FAILURES: usize = 20;
 
-/// Health (seed 004 §9.4), on the unrounded combined score.
+/// Health (`score::health_ladder`), on the unrounded combined score.
 pub(crate) fn health(critical_failures: usize, combined: f64, hard_fails: usize) -> Health {
     crate::score::health_ladder(critical_failures > 0, combined, hard_fails > 0)
 }
@@ -149,7 +149,7 @@ fn summarise(suite: &Suite) -> BankSummary {
             hard_fails,
         })
         .collect();
-    // Best first, as the seed's topic table; ties by name for stable output.
+    // Best average first; ties by name for stable output.
     groups.sort_by(|a, b| b.average.total_cmp(&a.average).then_with(|| a.key.cmp(&b.key)));
     let mut sources: BTreeMap<String, usize> =
         ["original", "calibration", "human_override"].iter().map(|k| (k.to_string(), 0)).collect();
@@ -184,7 +184,7 @@ pub(crate) fn overview(run: &Run) -> Option<BankOverview> {
     }
     let banks: Vec<BankSummary> = suites.iter().map(|s| summarise(s)).collect();
     let weight: f64 = banks.iter().map(|b| b.weight).sum();
-    // Seed 004 §6.5: the combined score weighs the (rounded) bank averages; health uses it
+    // The combined score weighs the (rounded) bank averages; health uses it
     // unrounded, the report shows one decimal.
     let combined = if weight > 0.0 { banks.iter().map(|b| b.average * b.weight).sum::<f64>() / weight } else { 0.0 };
     let mut critical_failures = Vec::new();

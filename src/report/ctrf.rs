@@ -310,7 +310,7 @@ pub fn build<'a>(run: &'a Run, env: &ReportEnv) -> Document<'a> {
         commit: git.commit.clone(),
         branch_name: git.branch.clone(),
         os_platform: std::env::consts::OS.to_string(),
-        healthy: run.verdict.outcome == crate::model::Outcome::Pass,
+        healthy: run.verdict.outcome == crate::model::RunOutcome::Pass,
         extra: json!({ "fcorr": { "dirty": git.dirty } }),
     };
     let suites: Vec<Value> = run.suites.iter().map(suite_extra).collect();

@@ -969,11 +969,11 @@ fn context(
         .collect();
     let outcome_word = match run.verdict.outcome {
         // A pass that nothing judged (`--fail-on none`) must not read like a clean run.
-        crate::model::Outcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
-        crate::model::Outcome::Pass => "PASS",
-        crate::model::Outcome::Fail => "FAIL",
-        crate::model::Outcome::UsageError => "INPUT ERROR",
-        crate::model::Outcome::HarnessError => "HARNESS ERROR",
+        crate::model::RunOutcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
+        crate::model::RunOutcome::Pass => "PASS",
+        crate::model::RunOutcome::Fail => "FAIL",
+        crate::model::RunOutcome::UsageError => "INPUT ERROR",
+        crate::model::RunOutcome::HarnessError => "HARNESS ERROR",
     };
     let run_view = RunView {
         fcorr_version: &run.fcorr_version,
@@ -987,7 +987,7 @@ fn context(
         verdict: &run.verdict,
         outcome: Value::from(Serde(run.verdict.outcome)),
         outcome_word,
-        passed: run.verdict.outcome == crate::model::Outcome::Pass,
+        passed: run.verdict.outcome == crate::model::RunOutcome::Pass,
     };
     let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let comparison =

@@ -88,20 +88,18 @@ pub trait Reporter: Send + Sync {
 }
 
 /// Every file format, in writing order.
-pub fn reporters() -> Vec<Box<dyn Reporter>> {
-    vec![
-        Box::new(json::ResultsJson),
-        Box::new(junit::JunitXml),
-        Box::new(ctrf::CtrfJson),
-        Box::new(markdown::SummaryMarkdown),
-        Box::new(markdown::CommentMarkdown),
-        Box::new(html::HtmlPage),
-    ]
-}
+pub static REPORTERS: &[&dyn Reporter] = &[
+    &json::ResultsJson,
+    &junit::JunitXml,
+    &ctrf::CtrfJson,
+    &markdown::SummaryMarkdown,
+    &markdown::CommentMarkdown,
+    &html::HtmlPage,
+];
 
 /// Names of every format, for help and errors.
 pub fn format_names() -> Vec<&'static str> {
-    reporters().iter().map(|r| r.name()).collect()
+    REPORTERS.iter().map(|r| r.name()).collect()
 }
 
 /// Checks `--format` values before anything runs.
@@ -156,8 +154,9 @@ pub fn write_all_timed(
         return (Vec::new(), vec![RenderError::OutDir { path: out.to_path_buf(), source }], Vec::new());
     }
     let all = formats.is_empty() || formats.iter().any(|f| f == "all");
-    let selected: Vec<Box<dyn Reporter>> = reporters()
-        .into_iter()
+    let selected: Vec<&dyn Reporter> = REPORTERS
+        .iter()
+        .copied()
         .filter(|r| all || r.name() == "json" || formats.iter().any(|f| f == r.name()))
         .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
@@ -365,7 +364,7 @@ mod tests {
         let (written, problems) = write_all(&run(), &ReportEnv::default(), dir.path(), &[]);
         assert!(problems.is_empty(), "{problems:?}");
         let names: Vec<_> = written.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-        let expected: Vec<_> = reporters().iter().map(|r| r.file_name().to_string()).collect();
+        let expected: Vec<_> = REPORTERS.iter().map(|r| r.file_name().to_string()).collect();
         assert_eq!(names, expected);
         assert!(leftovers(dir.path()).is_empty());
         let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
@@ -386,7 +385,7 @@ mod tests {
         assert!(problem.starts_with("summary report failed: template summary.md.j2"), "{problem}");
         // The template error does not name the file being written, so the message adds it.
         assert!(problem.ends_with(&format!("(writing {})", dir.path().join("summary.md").display())), "{problem}");
-        assert_eq!(written.len(), reporters().len() - 1);
+        assert_eq!(written.len(), REPORTERS.len() - 1);
         assert_eq!(std::fs::read_to_string(dir.path().join("summary.md")).unwrap(), "earlier", "left as it was");
         assert!(dir.path().join("report.html").exists());
         assert!(leftovers(dir.path()).is_empty(), "temporary files are removed");

@@ -1,5 +1,5 @@
 //! `[report] results-folder`: keeps every run in a folder as `results_YYYY-MM-DD-HHMM.json` and
-//! `report_YYYY-MM-DD-HHMM.md` (seed 004 §7), for teams that compare runs by hand. Copies of the
+//! `report_YYYY-MM-DD-HHMM.md`, for teams that compare runs by hand. Copies of the
 //! files the run wrote; an existing dated file is never replaced.
 
 use std::path::{Path, PathBuf};

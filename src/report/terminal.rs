@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 
 use crate::events::{Event, EventSink, OutputTap};
-use crate::model::{Outcome, PhaseKind, PhaseStatus, Run, Suite, SuiteStatus};
+use crate::model::{PhaseKind, PhaseStatus, Run, RunOutcome, Suite, SuiteStatus};
 
 /// How progress is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -681,11 +681,11 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
     let score = run.score.map(|s| format!("{s}")).unwrap_or_else(|| "-".into());
     let word = match run.verdict.outcome {
         // A pass that nothing judged (`--fail-on none`) must not read like a clean run.
-        Outcome::Pass if run.verdict.gates.is_empty() => paint.code("1;33", "PASS (no gates)"),
-        Outcome::Pass => paint.code("1;32", "PASS"),
-        Outcome::Fail => paint.code("1;31", "FAIL"),
-        Outcome::UsageError => paint.code("1;31", "INPUT ERROR"),
-        Outcome::HarnessError => paint.code("1;31", "HARNESS ERROR"),
+        RunOutcome::Pass if run.verdict.gates.is_empty() => paint.code("1;33", "PASS (no gates)"),
+        RunOutcome::Pass => paint.code("1;32", "PASS"),
+        RunOutcome::Fail => paint.code("1;31", "FAIL"),
+        RunOutcome::UsageError => paint.code("1;31", "INPUT ERROR"),
+        RunOutcome::HarnessError => paint.code("1;31", "HARNESS ERROR"),
     };
     // Nothing scored, nothing to grade: no health word at all rather than a made-up one.
     let health = run.health.map(|h| format!("  health {}", h.label())).unwrap_or_default();

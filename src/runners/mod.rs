@@ -278,7 +278,7 @@ pub(crate) fn check_reports(reports: &[String], format: Option<&str>, site: &Sui
     if let Some(format) = format
         && crate::collect::parser_named(format).is_none()
     {
-        let known: Vec<&str> = crate::collect::parsers().iter().map(|p| p.format()).collect();
+        let known: Vec<&str> = crate::collect::PARSERS.iter().map(|p| p.format()).collect();
         return Err(
             site.error("report-format", format!("unknown `report-format` `{format}` (known: {})", known.join(", ")))
         );

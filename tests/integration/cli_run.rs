@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use fcorr::model::{CaseStatus, Outcome, Run, SuiteErrorKind, SuiteStatus};
+use fcorr::model::{CaseStatus, Run, RunOutcome, SuiteErrorKind, SuiteStatus};
 
 /// A JUnit report with the given (name, status) cases, as a test tool would write it.
 fn junit(cases: &[(&str, &str)]) -> String {
@@ -73,7 +73,7 @@ fn passing_suite_scores_100_and_results_match_the_schema() {
     assert_eq!(suite.status, SuiteStatus::Passed);
     assert_eq!((suite.counts.passed, suite.counts.skipped, suite.counts.total), (2, 1, 3));
     assert_eq!(suite.score.value, 100.0);
-    assert_eq!(run.verdict.outcome, Outcome::Pass);
+    assert_eq!(run.verdict.outcome, RunOutcome::Pass);
 
     // The results file on disk is the same run and validates against the published schema.
     let written: serde_json::Value =

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use assert_cmd::Command;
 use fcorr::compare::{BaselineInfo, Change, Comparison};
 use fcorr::gate::{self, Gate};
-use fcorr::model::{CaseStatus, Outcome, Run};
+use fcorr::model::{CaseStatus, Run, RunOutcome};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -139,12 +139,12 @@ fn compare_and_regression_gate_on_a_real_report() {
     let mut fresh = run.clone();
     fresh.comparison = Some(fcorr::compare::compare(&run, &base, BaselineInfo::default()));
     let verdict = gate::judge(&fresh, &[Gate::Regression], 0.0);
-    assert_eq!(verdict.outcome, Outcome::Fail);
+    assert_eq!(verdict.outcome, RunOutcome::Fail);
     let mut stale = run.clone();
     stale.comparison =
         Some(fcorr::compare::compare(&run, &base, BaselineInfo { commits_behind: 2, ..BaselineInfo::default() }));
     let verdict = gate::judge(&stale, &[Gate::Regression], 0.0);
-    assert_eq!(verdict.outcome, Outcome::Pass);
+    assert_eq!(verdict.outcome, RunOutcome::Pass);
     assert!(verdict.skipped[0].contains("2 commit(s) behind"), "{:?}", verdict.skipped);
 }
 
@@ -158,8 +158,8 @@ fn score_drop_within_tolerance_passes_the_regression_gate() {
     now.score = Some(95.0);
     base.score = Some(97.0);
     now.comparison = Some(fcorr::compare::compare(&now, &base, BaselineInfo::default()));
-    assert_eq!(gate::judge(&now, &[Gate::Regression], 2.5).outcome, Outcome::Pass);
+    assert_eq!(gate::judge(&now, &[Gate::Regression], 2.5).outcome, RunOutcome::Pass);
     let verdict = gate::judge(&now, &[Gate::Regression], 1.0);
-    assert_eq!(verdict.outcome, Outcome::Fail);
+    assert_eq!(verdict.outcome, RunOutcome::Fail);
     assert!(verdict.reasons[0].message.contains("dropped 2.00 points"));
 }

@@ -328,7 +328,7 @@ fn every_target_holds_on_its_seeds_their_mutations_and_hostile_inputs() {
 
 /// A target is a file in `fuzz/fuzz_targets/`, a `[[bin]]` in `fuzz/Cargo.toml` and a seed
 /// directory, each named as `fcorr::fuzzing::targets()` names it; a report parser added to
-/// `collect::parsers()` is a target from there, and this test says what it still lacks.
+/// `collect::PARSERS` is a target from there, and this test says what it still lacks.
 #[test]
 fn every_target_has_its_file_its_bin_and_seeds() {
     let dir = fuzz_dir();

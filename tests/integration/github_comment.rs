@@ -4,7 +4,7 @@
 use fcorr::github::api::Api;
 use fcorr::publish::annotations::{Annotation, Level};
 use fcorr::publish::check_run::{self, CheckRun};
-use fcorr::publish::comment::{self, Mode, Outcome};
+use fcorr::publish::comment::{self, CommentAction, Mode};
 use serde_json::{Value, json};
 use wiremock::matchers::{body_string_contains, method, path, query_param, query_param_is_missing};
 use wiremock::{Mock, MockServer, ResponseTemplate};
@@ -69,7 +69,7 @@ async fn first_comment_is_created_with_the_marker_and_api_version() {
     Mock::given(method("POST")).and(path(COMMENTS)).respond_with(created(&server, 1)).expect(1).mount(&server).await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "## results", Mode::Update, true).await.unwrap();
-    assert_eq!(outcome, Outcome::Created { url: "https://github.com/org/app/pull/5#issuecomment-1".into() });
+    assert_eq!(outcome, CommentAction::Created { url: "https://github.com/org/app/pull/5#issuecomment-1".into() });
     let post = &requests(&server, "POST").await[0];
     let body: Value = serde_json::from_slice(&post.body).unwrap();
     assert_eq!(body["body"], "<!-- fcorr:CI/test -->\n## results");
@@ -132,7 +132,7 @@ async fn comment_on_page_three_of_250_is_updated_in_place() {
     Mock::given(method("POST")).respond_with(created(&server, 999)).expect(0).mount(&server).await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "new text", Mode::Update, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Updated { ref url } if url.ends_with("issuecomment-240")), "{outcome:?}");
+    assert!(matches!(outcome, CommentAction::Updated { ref url } if url.ends_with("issuecomment-240")), "{outcome:?}");
     // Pages 2 and 3 were fetched with the token: relative routes keep authentication.
     for r in requests(&server, "GET").await.iter().filter(|r| r.url.path() == COMMENTS) {
         assert!(r.headers.get("authorization").is_some());
@@ -161,7 +161,7 @@ async fn another_tag_and_another_account_are_left_alone() {
     Mock::given(method("POST")).and(path(COMMENTS)).respond_with(created(&server, 12)).expect(1).mount(&server).await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Update, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Created { .. }));
+    assert!(matches!(outcome, CommentAction::Created { .. }));
 }
 
 #[tokio::test]
@@ -179,7 +179,7 @@ async fn recreate_deletes_ours_and_posts_anew() {
     Mock::given(method("PATCH")).respond_with(ResponseTemplate::new(500)).expect(0).mount(&server).await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Recreate, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Created { ref url } if url.ends_with("-31")));
+    assert!(matches!(outcome, CommentAction::Created { ref url } if url.ends_with("-31")));
 }
 
 #[tokio::test]
@@ -189,7 +189,7 @@ async fn condition_not_met_posts_nothing_new_but_keeps_ours_current() {
     list(&server, vec![]).await;
     Mock::given(method("POST")).respond_with(created(&server, 1)).expect(0).mount(&server).await;
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Update, false).await.unwrap();
-    assert!(matches!(outcome, Outcome::Skipped(_)));
+    assert!(matches!(outcome, CommentAction::Skipped(_)));
 }
 
 #[tokio::test]
@@ -212,7 +212,7 @@ async fn a_5xx_create_that_landed_is_not_posted_twice() {
         .await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Update, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Created { ref url } if url.ends_with("-50")), "{outcome:?}");
+    assert!(matches!(outcome, CommentAction::Created { ref url } if url.ends_with("-50")), "{outcome:?}");
 }
 
 #[tokio::test]
@@ -229,7 +229,7 @@ async fn a_5xx_create_that_did_not_land_is_posted_once_more() {
     Mock::given(method("POST")).and(path(COMMENTS)).respond_with(created(&server, 60)).mount(&server).await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Update, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Created { .. }));
+    assert!(matches!(outcome, CommentAction::Created { .. }));
     assert_eq!(requests(&server, "POST").await.len(), 2);
     // It listed the comments again between the two attempts.
     assert_eq!(requests(&server, "GET").await.iter().filter(|r| r.url.path() == COMMENTS).count(), 2);
@@ -267,7 +267,7 @@ async fn rate_limit_headers_are_honoured_for_idempotent_requests() {
         .await;
 
     let outcome = comment::upsert(&api(&server), 5, TAG, "body", Mode::Update, true).await.unwrap();
-    assert!(matches!(outcome, Outcome::Updated { .. }), "{outcome:?}");
+    assert!(matches!(outcome, CommentAction::Updated { .. }), "{outcome:?}");
     assert_eq!(requests(&server, "GET").await.iter().filter(|r| r.url.path() == COMMENTS).count(), 2);
     assert_eq!(requests(&server, "PATCH").await.len(), 2);
 }

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-use fcorr::model::{Outcome, Run, SuiteErrorKind, SuiteStatus};
+use fcorr::model::{Run, RunOutcome, SuiteErrorKind, SuiteStatus};
 
 use crate::support::*;
 
@@ -28,7 +28,7 @@ fn a_nonexistent_path_is_an_input_error() {
     assert_eq!(error.kind, SuiteErrorKind::Input);
     assert!(error.message.contains("/nonexistent/fcorr-project") && error.message.contains("no such directory"));
     assert_eq!(suite.score.value, 0.0);
-    assert_eq!((run.verdict.outcome, code), (Outcome::UsageError, 2));
+    assert_eq!((run.verdict.outcome, code), (RunOutcome::UsageError, 2));
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn a_missing_test_command_is_a_missing_tool_not_a_test_failure() {
     assert_eq!(error.kind, SuiteErrorKind::ToolMissing, "{error:?}");
     assert!(error.message.contains("fcorr-no-such-tool") && error.message.contains("not found"), "{}", error.message);
     assert!(error.hint.is_some());
-    assert_eq!((run.verdict.outcome, code), (Outcome::HarnessError, 3));
+    assert_eq!((run.verdict.outcome, code), (RunOutcome::HarnessError, 3));
 }
 
 #[test]

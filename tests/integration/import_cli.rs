@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
-use fcorr::model::{CaseStatus, Counts, Outcome, Run, Severity, SuiteKind};
+use fcorr::model::{CaseStatus, Counts, Run, RunOutcome, Severity, SuiteKind};
 use serde_json::Value;
 
 fn repo() -> PathBuf {
@@ -62,7 +62,7 @@ fn gradle_reports_by_glob_match_expected_and_fail_the_strict_gate() {
             .unwrap_or_else(|| panic!("no case {class}#{name}"));
         assert_eq!(case.status.label(), want["status"].as_str().unwrap(), "{class}#{name}");
     }
-    assert_eq!(run.verdict.outcome, Outcome::Fail);
+    assert_eq!(run.verdict.outcome, RunOutcome::Fail);
     // results.json on disk is the same run.
     let saved: Run = serde_json::from_str(&std::fs::read_to_string(out.path().join("results.json")).unwrap()).unwrap();
     assert_eq!(saved.suites[0].counts, suite.counts);

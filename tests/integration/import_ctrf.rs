@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use fcorr::collect::{ParseOptions, parse_file};
 use fcorr::model::{Attempt, Case, CaseStatus, Reason, Run, Suite, SuiteKind, SuiteStatus};
-use fcorr::report::{ReportEnv, reporters};
+use fcorr::report::{REPORTERS, ReportEnv};
 
 fn case(name: &str, status: CaseStatus) -> Case {
     Case {
@@ -53,7 +53,7 @@ fn sample_run() -> Run {
 #[test]
 fn fcorr_ctrf_report_imports_back_to_the_same_cases() {
     let run = sample_run();
-    let reporter = reporters().into_iter().find(|r| r.name() == "ctrf").expect("a ctrf reporter is registered");
+    let reporter = REPORTERS.iter().find(|r| r.name() == "ctrf").expect("a ctrf reporter is registered");
     let bytes = reporter.render(&run, &ReportEnv::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ctrf-report.json");

@@ -9,6 +9,7 @@ mod banks;
 mod ci_e2e;
 mod cli_run;
 mod compare_gate;
+mod conventions;
 mod eval_cli;
 mod eval_side_by_side;
 mod files_io;

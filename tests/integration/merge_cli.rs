@@ -7,7 +7,7 @@ use std::process::Command;
 
 use assert_cmd::prelude::*;
 use fcorr::compare::Change;
-use fcorr::model::{Outcome, Run, SuiteStatus};
+use fcorr::model::{Run, RunOutcome, SuiteStatus};
 
 use crate::support::repo;
 
@@ -42,7 +42,7 @@ fn cells_merge_into_one_run_with_colliding_suites_prefixed() {
     let ids: Vec<&str> = merged.suites.iter().map(|s| s.id.as_str()).collect();
     assert_eq!(ids, ["api", "ubuntu/web", "windows/web"], "{stdout}");
     assert_eq!(merged.totals.total, api.totals.total + 2 * ubuntu.totals.total);
-    assert_eq!(merged.verdict.outcome, Outcome::Fail);
+    assert_eq!(merged.verdict.outcome, RunOutcome::Fail);
     for name in ["junit.xml", "ctrf.json", "summary.md", "comment.md", "report.html"] {
         assert!(dir.path().join("merged").join(name).is_file(), "{name} written");
     }
@@ -213,4 +213,48 @@ fn an_empty_shard_passes_and_the_merge_judges_the_whole() {
     let merged = read_run(&dir.path().join("merged/results.json"));
     assert_eq!((merged.suites.len(), merged.totals.total, merged.totals.passed), (1, 1, 1));
     assert_eq!(merged.suites[0].status, SuiteStatus::Passed);
+}
+
+/// A CI matrix of `--shard K/N` jobs where one job never uploaded: the merge names every suite
+/// that shard runs as an error ("never arrived") instead of passing on the shards that came.
+#[test]
+fn a_shard_that_never_arrived_is_named_with_the_suites_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = repo().join("tests/fixtures/reports/junit/bazel.xml");
+    let mut toml = String::new();
+    for name in ["alpha", "beta", "gamma", "delta", "epsilon", "zeta"] {
+        toml.push_str(&format!(
+            "[[suite]]\nname = \"{name}\"\nkind = \"import\"\nreports = [\"{}\"]\npolicy = \"pass-rate\"\nmin-score = 0\n",
+            report.display()
+        ));
+    }
+    std::fs::write(dir.path().join("fcorr.toml"), toml).unwrap();
+    let mut per_shard = Vec::new();
+    for k in 1..=3 {
+        let out = format!("cells/s{k}");
+        fcorr(dir.path())
+            .args(["run", "--shard", &format!("{k}/3"), "--out", &out, "--format", "json", "--fail-on", "none"])
+            .assert()
+            .code(0);
+        let run = read_run(&dir.path().join(&out).join("results.json"));
+        let plan = run.shard.clone().expect("a sharded run records its shard plan");
+        assert_eq!(plan.suites.len(), 6, "every whole suite of the plan is listed with its shard");
+        per_shard.push(run.suites.iter().map(|s| s.name.clone()).collect::<Vec<_>>());
+    }
+    // The shard that runs the most suites goes missing (the hash spreads six over three shards).
+    let lost = (0..3).max_by_key(|&i| per_shard[i].len()).unwrap();
+    assert!(!per_shard[lost].is_empty());
+    std::fs::remove_dir_all(dir.path().join(format!("cells/s{}", lost + 1))).unwrap();
+
+    let output = fcorr(dir.path()).args(["merge", "cells/*", "--out", "merged", "--format", "json"]).output().unwrap();
+    assert_ne!(output.status.code(), Some(0), "a merge missing a shard must not pass");
+    let merged = read_run(&dir.path().join("merged/results.json"));
+    assert_eq!(merged.suites.len(), 6, "the lost shard's suites are in the merged run, as errors");
+    for name in &per_shard[lost] {
+        let suite = merged.suites.iter().find(|s| &s.name == name).unwrap();
+        assert_eq!(suite.status, SuiteStatus::Error, "{name}");
+        let message = &suite.error.as_ref().unwrap().message;
+        assert!(message.contains(&format!("shard {}/3 never arrived", lost + 1)), "{message}");
+    }
+    assert_eq!(merged.verdict.outcome, Outcome::Fail);
 }

@@ -226,7 +226,7 @@ fn named_modules(code: &str, depth: usize) -> Vec<(String, usize)> {
     found
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     for path in entries {
@@ -476,13 +476,16 @@ fn a_cycle_or_an_undocumented_edge_fails() {
 /// Every place outside `kinds/` and `commands/` that names a particular suite kind: a
 /// `SuiteKind` variant (`SuiteKind::Eval`) or a kind's module (`crate::kinds::eval`, and where
 /// kinds used to live, `crate::runners::project` or a top-level `crate::bank`). Comments,
-/// strings and test code are left out. `model.rs`, which defines `SuiteKind` and says what each
+/// strings and test code are left out. `model`, which defines `SuiteKind` and says what each
 /// kind's cases are (`SuiteKind::shape`), and `fuzzing.rs`, whose targets call each kind's file
 /// readers, are the exceptions.
 fn kind_names(src: &Path) -> Vec<String> {
     // The kinds: the variants of `SuiteKind`, and the modules under src/kinds/.
-    let model = std::fs::read_to_string(src.join("model.rs")).unwrap();
-    let body = &model[model.find("pub enum SuiteKind").expect("model.rs defines SuiteKind")..];
+    // A module with submodules is `model/mod.rs` (docs/architecture.md, Conventions).
+    let model =
+        std::fs::read_to_string(src.join("model/mod.rs")).or_else(|_| std::fs::read_to_string(src.join("model.rs")));
+    let model = model.unwrap();
+    let body = &model[model.find("pub enum SuiteKind").expect("the model module defines SuiteKind")..];
     let body = &body[body.find('{').unwrap() + 1..body.find('}').unwrap()];
     let mut kinds: BTreeSet<String> = code_only(body)
         .split(',')

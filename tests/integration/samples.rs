@@ -1,4 +1,4 @@
-//! `fcorr run --samples DIR`: the seed's layout `DIR/<sdk>/<sample>/{expected,tests}/`, each sample
+//! `fcorr run --samples DIR`: the layout `DIR/<sdk>/<sample>/{expected,tests}/`, each sample
 //! copied into a scratch directory and run as one suite; `--sdk` restricts to one SDK and prints
 //! `Passed: x/y` with the pass rate. Expected counts come from pytest's own runs (expected.json).
 

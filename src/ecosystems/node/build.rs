@@ -1,9 +1,9 @@
-//! Whether a node project's tests need its own build script. vitest, jest and mocha (with a
-//! loader) compile sources on the fly, so by default the build phase only checks what a build
-//! checks (`tsc --noEmit`); the `build` script runs when the tests need what it produces: a
-//! `pretest` or `test` script that calls it, tests (or the test command's paths) reaching into the
-//! build's output directory, or tests importing the package by its own name while its entry points
-//! are build output. `build = true|false` in fcorr.toml decides instead.
+//! The build phase of a node project, and whether its tests need its own build script. vitest,
+//! jest and mocha (with a loader) compile sources on the fly, so by default the build phase only
+//! checks what a build checks (`tsc --noEmit`); the `build` script runs when the tests need what it
+//! produces: a `pretest` or `test` script that calls it, tests (or the test command's paths)
+//! reaching into the build's output directory, or tests importing the package by its own name
+//! while its entry points are build output. `build = true|false` in fcorr.toml decides instead.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
@@ -11,8 +11,11 @@ use std::sync::OnceLock;
 use regex::Regex;
 use serde_json::Value;
 
-use super::{Manifest, ScriptPlan};
-use crate::ecosystems::ProjectFiles;
+use super::package_manager::PackageManager;
+use super::script::{ScriptPlan, Step};
+use super::{Manifest, PhasePlan, ProjectContext, ProjectFiles, installed, package_major};
+use crate::execute::process::CommandSpec;
+use crate::model::PhaseKind;
 
 /// Script names taken as the project's build, in this order.
 const BUILD_SCRIPTS: &[&str] = &["build", "compile", "tsc"];
@@ -199,6 +202,126 @@ fn resolve(file: &str, spec: &str) -> String {
         }
     }
     parts.join("/")
+}
+
+/// The build phase with, under `run-script-steps = true`, the test script's steps before its
+/// framework.
+pub(super) fn with_script_steps(ctx: &ProjectContext<'_>, mut phase: PhasePlan, script: &ScriptPlan) -> PhasePlan {
+    if ctx.run_script_steps && !script.before.is_empty() {
+        // `run-script-steps = true`: the steps the test script runs before its framework (lint,
+        // type check) are build work; a failing one stops the suite as a build failure would.
+        let mut commands = std::mem::take(&mut phase.commands);
+        commands.extend(script.before.iter().map(|step| script_step_command(ctx.root, step)));
+        phase = PhasePlan::run(PhaseKind::Build, commands);
+    }
+    phase
+}
+
+/// The build phase on its own: the project's build script when the tests need it (or `build =
+/// true`), else what a build checks without producing anything (`tsc --noEmit`).
+pub(super) fn build_phase_alone(
+    ctx: &ProjectContext<'_>,
+    manifest: &Manifest,
+    pm: &PackageManager,
+    test_script: &ScriptPlan,
+) -> PhasePlan {
+    let script = build_script(manifest);
+    if let Some(name) = script {
+        let why = match ctx.build_script {
+            Some(true) => Some("`build = true` in fcorr.toml".to_string()),
+            Some(false) => None,
+            None => tests_need_build(ctx.files, manifest, name, test_script)
+                .map(|why| format!("the tests need its output: {why}")),
+        };
+        if let Some(why) = why {
+            return PhasePlan::run(PhaseKind::Build, vec![pm.command(&["run", name], ctx.root)])
+                .with_note(Some(format!("runs the `{name}` script: {why}")));
+        }
+    }
+    let not_run = script.map(|name| match ctx.build_script {
+        Some(false) => format!("the `{name}` script is not run (`build = false`)"),
+        _ => format!("the `{name}` script is not run: the tests do not need its output (`build = true` runs it)"),
+    });
+    let with_not_run = |text: &str| match &not_run {
+        Some(n) => format!("{n}; {text}"),
+        None => text.to_string(),
+    };
+    if test_script.runs.iter().any(|r| r.args.iter().any(|a| a == "--typecheck" || a.starts_with("--typecheck."))) {
+        // The project type-checks through its tests: a type error is a failing type test there,
+        // not a build failure fcorr would invent with its own `tsc --noEmit`.
+        return PhasePlan::skipped(
+            PhaseKind::Build,
+            with_not_run("`vitest --typecheck` in scripts.test type-checks the tests (reported as tests)"),
+        );
+    }
+    // The project's own type check, when its test script runs one before the tests (`pnpm
+    // test:types` → `tsgo --noEmit`): it checks what the project means by a build that type-checks,
+    // with the project's tool, and the native test command spends that time too.
+    if let Some(step) = test_script.before.iter().find(|step| is_type_check(&step.words)) {
+        return PhasePlan::run(PhaseKind::Build, vec![script_step_command(ctx.root, step)])
+            .with_note(Some(with_not_run(&format!("type check only: the test script's own `{}`", step.text))))
+            .alongside_tests();
+    }
+    if ctx.files.has("tsconfig.json") {
+        // tsgo (TypeScript's native port) when the project uses it: the same check, much faster.
+        let checker = ["tsgo", "tsc"].into_iter().find(|tool| {
+            let package = if *tool == "tsgo" { "@typescript/native-preview" } else { "typescript" };
+            manifest.dep(package).is_some() || installed(ctx.root, package)
+        });
+        if let Some(checker) = checker {
+            // What a TypeScript build checks, without writing its output.
+            return PhasePlan::run(
+                PhaseKind::Build,
+                vec![CommandSpec::new("npx", &["--no-install", checker, "--noEmit"], ctx.root)],
+            )
+            .with_note(not_run.map(|n| format!("{n}; type check only")))
+            .alongside_tests();
+        }
+        return PhasePlan::skipped(
+            PhaseKind::Build,
+            with_not_run("tsconfig.json exists but typescript is not a dependency: no type check"),
+        );
+    }
+    match not_run {
+        Some(n) => PhasePlan::skipped(PhaseKind::Build, format!("{n}; no tsconfig.json to type-check")),
+        None => PhasePlan::skipped(PhaseKind::Build, "no build, compile or tsc script and no tsconfig.json"),
+    }
+}
+
+/// A script step run as the package manager would: through `sh`, with `node_modules/.bin` first
+/// on `PATH`.
+pub(super) fn script_step_command(root: &Path, step: &Step) -> CommandSpec {
+    let mut command = CommandSpec::shell(&step.text, root);
+    let bin = root.join("node_modules/.bin");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)))
+        .map(|p| p.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| path.to_string_lossy().into_owned());
+    command.env.push(("PATH".into(), joined));
+    command
+}
+
+/// Makes fcorr's own `tsc --noEmit` incremental, its state kept in `node_modules/.cache/fcorr`
+/// (beside the dependencies, so a CI cache that restores them restores it): tsc then re-checks
+/// only what changed since the last run, and reports the same errors. TypeScript 4.0 and later
+/// accept `--incremental` with `--noEmit`; older ones, or no `node_modules` to keep it in, run
+/// the full check.
+pub(super) fn add_incremental(root: &Path, phase: &mut PhasePlan) {
+    const CHECK: [&str; 3] = ["--no-install", "tsc", "--noEmit"];
+    let ours = |c: &CommandSpec| c.program == "npx" && c.args == CHECK;
+    if !phase.alongside_tests || !phase.commands.iter().any(ours) {
+        return;
+    }
+    let Some(modules) = root.ancestors().take(8).map(|d| d.join("node_modules")).find(|d| d.is_dir()) else {
+        return;
+    };
+    if package_major(root, "typescript").is_none_or(|major| major < 4) {
+        return;
+    }
+    let info = modules.join(".cache/fcorr/tsc.tsbuildinfo").to_string_lossy().into_owned();
+    for command in phase.commands.iter_mut().filter(|c| ours(c)) {
+        command.args.extend(["--incremental".to_string(), "--tsBuildInfoFile".to_string(), info.clone()]);
+    }
 }
 
 #[cfg(test)]

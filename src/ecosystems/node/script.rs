@@ -7,6 +7,9 @@
 
 use serde_json::{Map, Value};
 
+use super::Manifest;
+use super::framework::{Framework, framework_args};
+
 /// How deep `npm run other-script` steps are followed (guards against scripts that call each other).
 const MAX_DEPTH: usize = 4;
 
@@ -160,6 +163,96 @@ pub(crate) fn split_words(text: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// What the `test` script runs, read step by step.
+#[derive(Debug, Default)]
+pub(super) struct ScriptPlan {
+    /// Each invocation of the framework: its environment and arguments (fcorr's flags removed).
+    pub(super) runs: Vec<FrameworkRun>,
+    /// Steps before the first framework invocation (lint, tsc...).
+    pub(super) before: Vec<Step>,
+    /// Other steps after it (coverage upload...).
+    pub(super) after: Vec<Step>,
+    /// Why the script is not replayed, when it is not.
+    pub(super) unreadable: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct FrameworkRun {
+    pub(super) env: Vec<(String, String)>,
+    pub(super) args: Vec<String>,
+    /// The invocation as a person reads it (`jest --env edge-runtime`), naming its case group.
+    pub(super) label: String,
+}
+
+impl ScriptPlan {
+    pub(super) fn read(manifest: &Manifest, framework: Framework) -> ScriptPlan {
+        let Some(text) = manifest.script("test").filter(|t| !t.trim().is_empty()) else {
+            return ScriptPlan::default();
+        };
+        let Some(steps) = steps(text, &manifest.scripts) else {
+            return ScriptPlan {
+                unreadable: Some(format!(
+                    "scripts.test `{text}` uses pipes, redirections or substitutions fcorr does not replay; {} runs \
+                     with its defaults — set `commands.test` and `reports` to run it exactly",
+                    framework.label()
+                )),
+                ..ScriptPlan::default()
+            };
+        };
+        let mut plan = ScriptPlan::default();
+        for step in steps {
+            match framework_args(&step.words, framework) {
+                Some(args) => {
+                    let label = std::iter::once(framework.label().to_string())
+                        .chain(args.iter().map(|a| crate::execute::process::shell_quote(a)))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    plan.runs.push(FrameworkRun { env: step.env, args, label });
+                }
+                None if plan.runs.is_empty() => plan.before.push(step),
+                None => plan.after.push(step),
+            }
+        }
+        if plan.runs.is_empty() {
+            plan.unreadable = Some(format!(
+                "scripts.test `{text}` does not call {} directly; it runs with its defaults",
+                framework.label()
+            ));
+            plan.before.clear();
+            plan.after.clear();
+        }
+        plan
+    }
+
+    /// The note on the test phase: steps not run, several runs, a script not replayed.
+    pub(super) fn note(&self, run_steps: bool) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(why) = &self.unreadable {
+            parts.push(why.clone());
+        }
+        let quoted = |steps: &[Step]| steps.iter().map(|s| format!("`{}`", s.text)).collect::<Vec<_>>();
+        if !self.before.is_empty() && !run_steps {
+            parts.push(format!(
+                "skipped script step(s) {} (set `run-script-steps = true` to run them in the build phase)",
+                quoted(&self.before).join(", ")
+            ));
+        }
+        if !self.after.is_empty() {
+            parts.push(format!("skipped script step(s) after the tests: {}", quoted(&self.after).join(", ")));
+        }
+        if self.runs.len() > 1 {
+            let labels: Vec<String> = self.runs.iter().map(|r| format!("[{}]", r.label)).collect();
+            parts.push(format!(
+                "scripts.test runs {} {} times; each run's cases are a group named {}",
+                self.runs.first().map(|r| r.label.split(' ').next().unwrap_or_default()).unwrap_or_default(),
+                self.runs.len(),
+                labels.join(", ")
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -213,5 +306,63 @@ mod tests {
         assert_eq!(texts("pnpm run missing", &s), ["pnpm run missing"]);
         assert_eq!(texts("npm run loop", &s), ["npm run loop"]);
         assert_eq!(texts("npm run lint -- --fix", &s), ["npm run lint -- --fix"], "extra arguments: not expanded");
+    }
+
+    fn script_args(script: &str, framework: Framework) -> Option<Vec<String>> {
+        let manifest = Manifest::parse(&serde_json::json!({ "scripts": { "test": script } }).to_string()).unwrap();
+        let plan = ScriptPlan::read(&manifest, framework);
+        match plan.runs.as_slice() {
+            [only] if plan.before.is_empty() && plan.after.is_empty() => Some(only.args.clone()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn script_args_keep_extra_flags_and_drop_conflicting_ones() {
+        let jest = script_args("NODE_ENV=test jest --runInBand --outputFile out.json --watch src", Framework::Jest);
+        assert_eq!(jest.unwrap(), ["--runInBand", "src"]);
+        let vitest = script_args("vitest run --reporter=verbose --dir 'my tests'", Framework::Vitest);
+        assert_eq!(vitest.unwrap(), ["--reporter=verbose", "--dir", "my tests"]);
+        assert_eq!(script_args("node --test dist/", Framework::NodeTest).unwrap(), ["dist/"]);
+        assert_eq!(script_args("mocha -R spec 'test/**/*.js'", Framework::Mocha).unwrap(), ["test/**/*.js"]);
+        assert_eq!(script_args("npx jest --ci -i", Framework::Jest).unwrap(), ["-i"]);
+        assert_eq!(script_args("pnpm exec vitest --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("pnpm vitest run --typecheck", Framework::Vitest).unwrap(), ["--typecheck"]);
+        assert_eq!(script_args("npm exec jest", Framework::Jest).unwrap(), Vec::<String>::new());
+        assert_eq!(script_args("npm run lint && jest", Framework::Jest), None);
+        assert_eq!(script_args("react-scripts test", Framework::Jest), None);
+        assert_eq!(script_args("jest 'unclosed", Framework::Jest), None);
+    }
+
+    #[test]
+    fn and_scripts_keep_the_framework_flags_and_name_the_skipped_steps() {
+        let manifest = Manifest::parse(
+            r#"{"scripts":{"lint":"eslint .","test":"pnpm lint && NODE_OPTIONS=--no-warnings vitest run --typecheck && codecov"}}"#,
+        )
+        .unwrap();
+        let plan = ScriptPlan::read(&manifest, Framework::Vitest);
+        assert_eq!(plan.runs.len(), 1);
+        assert_eq!(plan.runs[0].args, ["--typecheck"]);
+        assert_eq!(plan.runs[0].env, [("NODE_OPTIONS".to_string(), "--no-warnings".to_string())]);
+        assert_eq!(plan.before.iter().map(|s| s.text.as_str()).collect::<Vec<_>>(), ["eslint ."]);
+        let note = plan.note(false).unwrap();
+        assert!(note.contains("skipped script step(s) `eslint .`"), "{note}");
+        assert!(note.contains("run-script-steps = true"), "{note}");
+        assert!(note.contains("after the tests: `codecov`"), "{note}");
+        assert!(!plan.note(true).unwrap().contains("eslint"), "run, so not skipped");
+    }
+
+    #[test]
+    fn a_script_running_jest_twice_is_two_labelled_runs() {
+        let manifest = Manifest::parse(r#"{"scripts":{"test":"jest && jest --env edge-runtime"}}"#).unwrap();
+        let plan = ScriptPlan::read(&manifest, Framework::Jest);
+        let labels: Vec<&str> = plan.runs.iter().map(|r| r.label.as_str()).collect();
+        assert_eq!(labels, ["jest", "jest --env edge-runtime"]);
+        let note = plan.note(false).unwrap();
+        assert!(note.contains("runs jest 2 times"), "{note}");
+        let unreadable = Manifest::parse(r#"{"scripts":{"test":"jest | tee log"}}"#).unwrap();
+        let plan = ScriptPlan::read(&unreadable, Framework::Jest);
+        assert!(plan.runs.is_empty());
+        assert!(plan.note(false).unwrap().contains("does not replay"), "{:?}", plan.note(false));
     }
 }

@@ -18,7 +18,8 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use super::{
-    Announced, Candidate, CollectContext, Collected, Ecosystem, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError,
+    Announced, Candidate, CollectContext, Collected, Ecosystem, PhasePlan, ProjectContext, ProjectFiles,
+    ProjectPlanError,
 };
 use crate::collect::{self, ReportSpec};
 use crate::execute::process::{CommandSpec, Exit};
@@ -73,7 +74,7 @@ impl Ecosystem for Python {
         detect(files, framework)
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         plan(ctx)
     }
 
@@ -337,7 +338,7 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
     })
 }
 
-fn plan(ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     let files = ctx.files;
     let root = ctx.root;
     let manifest = Manifest::read(files);

@@ -175,7 +175,7 @@ impl Exit {
 
 /// Result of running a command.
 #[derive(Debug, Clone)]
-pub(crate) struct Outcome {
+pub(crate) struct CommandOutcome {
     pub exit: Exit,
     pub duration: Duration,
     /// Capped head and tail of stdout and stderr, interleaved as they arrived.
@@ -433,7 +433,7 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 /// Runs a command to completion, timeout or cancellation.
 ///
 /// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
-pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> Outcome {
+pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> CommandOutcome {
     let started = Instant::now();
     {
         let mut sink = lock(log);
@@ -651,8 +651,8 @@ fn too_big_to_start(spec: &CommandSpec, e: &io::Error) -> String {
     )
 }
 
-fn finished(exit: Exit, started: Instant, capture: &Capture) -> Outcome {
-    Outcome { exit, duration: started.elapsed(), output: capture.render(), stdout_file_cut: 0 }
+fn finished(exit: Exit, started: Instant, capture: &Capture) -> CommandOutcome {
+    CommandOutcome { exit, duration: started.elapsed(), output: capture.render(), stdout_file_cut: 0 }
 }
 
 fn spawn_reader(

@@ -1,5 +1,5 @@
 //! `always`: asks the system under test which entities it loads for a user type and state; 100
-//! when every expected entity is there, else 0 (seed 004, §6.4).
+//! when every expected entity is there, else 0.
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Calibration (seed 004 §4): ask a calibrator for each selected test's expectations, show what
+//! Calibration: ask a calibrator for each selected test's expectations, show what
 //! would change, and record the changes as one new dated history file. History is append-only:
 //! a new file is written beside its name and moved there only if the name is free, so an earlier
 //! file is never rewritten or replaced, and a failed write (a full disk) leaves no file at all.

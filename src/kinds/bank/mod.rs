@@ -1,4 +1,4 @@
-//! Graded test banks (seed 004): tests with primary/secondary/not-expected items, scored on 100
+//! Graded test banks: tests with primary/secondary/not-expected items, scored on 100
 //! points, with versioned expectations, critical failures and a health status.
 //!
 //! One module per mechanism (`semantic`, `state`, `pattern`, `always`), each implementing
@@ -93,7 +93,7 @@ pub(crate) struct Registration {
     pub(crate) name: &'static str,
     /// Test-id prefix that selects this mechanism's bank (`V2-`, `STATE-`...).
     pub(crate) prefix: &'static str,
-    /// Weight in the combined score (seed 004: 0.60 / 0.15 / 0.15 / 0.10).
+    /// Weight in the combined score (semantic 0.60, state 0.15, pattern 0.15, always 0.10).
     pub(crate) weight: f64,
     /// Pause between calls to the system under test.
     pub(crate) rate_limit: Duration,

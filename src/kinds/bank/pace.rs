@@ -1,4 +1,4 @@
-//! Pacing: a minimum gap between calls to the system under test (seed 004: 1.25 s between
+//! Pacing: a minimum gap between calls to the system under test (1.25 s between semantic
 //! ranking calls, or the API throttles), and progress with an estimated time to finish.
 
 use std::time::{Duration, Instant};

@@ -1,7 +1,7 @@
 //! `pattern`: a rules file of case-insensitive regex patterns (with entities and a `critical`
 //! flag) and keyword boosts, matched by fcorr against each test's text with details of which rule
 //! matched which span. A missed crisis on a critical positive test, or a crisis triggered on a
-//! critical negative test, is a critical failure (seed 004, §6.3).
+//! critical negative test, is a critical failure (it makes the run's health CRITICAL).
 
 use std::path::Path;
 use std::time::Duration;
@@ -170,8 +170,8 @@ impl Mechanism for Pattern {
         })
     }
 
-    /// Seed 004 §6.3: only on critical tests; a crisis test that missed its primary, or a
-    /// negative test where a not-expected entity matched.
+    /// A critical failure happens only on critical tests: a crisis test that missed its primary,
+    /// or a negative test where a not-expected entity matched.
     fn critical_failure(&self, test: &BankTest, findings: &Findings) -> bool {
         test.is_critical
             && match test.pattern_type.as_deref() {
@@ -187,8 +187,9 @@ mod tests {
     use super::*;
     use crate::kinds::bank::scoring::grade;
 
-    /// The seed's rules file (seed 004 §5.5), trimmed to what the tests need.
-    const SEED_RULES: &str = r#"{
+    /// A crisis-pattern rules file in the shipped layout (`crisis_patterns`, `keyword_boosts`),
+    /// trimmed to what the tests need.
+    const EXAMPLE_RULES: &str = r#"{
   "crisis_patterns": [
     {"pattern": "want(s)? to (die|end it|hurt myself|kill myself)", "entities": ["handler_crisis", "rule_crisis_detection"], "is_critical": true},
     {"pattern": "better off (dead|without me)", "entities": ["handler_crisis"], "is_critical": true},
@@ -204,7 +205,7 @@ mod tests {
     fn mechanism() -> (tempfile::TempDir, Box<dyn Mechanism>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("rules.json");
-        std::fs::write(&path, SEED_RULES).unwrap();
+        std::fs::write(&path, EXAMPLE_RULES).unwrap();
         let m = build(&MechanismSpec { rules: Some(path), ..MechanismSpec::default() }).unwrap();
         (dir, m)
     }
@@ -243,7 +244,7 @@ mod tests {
     #[test]
     fn a_crisis_on_a_negative_test_is_a_critical_failure() {
         let (_d, m) = mechanism();
-        // Seed 004 §10.3: PAT-NEG-001 with handler_crisis in matched → critical.
+        // A critical negative test on which handler_crisis matched is a critical failure.
         let t = test(
             serde_json::json!({"test_id": "PAT-NEG-001", "prompt": "my kid is not feel safe at the new school? no, I mean she does not feel safe there",
             "expected_matches": [], "not_expected_matches": ["handler_crisis"], "pattern_type": "negative", "is_critical": true}),
@@ -277,7 +278,7 @@ mod tests {
         assert_eq!(observed.actual, vec!["gray_rock", "boundary_setting"]);
         let matches = observed.details["matches"].as_array().unwrap();
         assert_eq!(matches.len(), 2);
-        // The rule's first keyword that occurs is reported (the seed's order), not the earliest span.
+        // The rule's first keyword that occurs is reported (the rules file's order), not the earliest span.
         assert_eq!(matches[0]["source"], "gray rock");
         assert_eq!(matches[0]["start"].as_u64(), Some(39));
         assert_eq!(matches[1]["source"], "boundaries");

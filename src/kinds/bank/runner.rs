@@ -1,4 +1,4 @@
-//! `kind = "bank"`: a graded test bank (seed 004) run through one of the bank mechanisms
+//! `kind = "bank"`: a graded test bank (100-point scoring) run through one of the bank mechanisms
 //! (`semantic`, `state`, `pattern`, `always`), reaching the system under test through the SUT
 //! adapters. The scoring, expectations and mechanisms live in `crate::kinds::bank`.
 

@@ -1,4 +1,4 @@
-//! 100-point bank scoring (seed 004, §3): 100 when every primary expectation is met, else a hard
+//! 100-point bank scoring: 100 when every primary expectation is met, else a hard
 //! fail at 0; per-item penalties stack (−10 missing secondary, −20 false positive, −10 rank-order
 //! violation, −20 wrong handler) down to a floor of 0. Every score keeps its itemised breakdown.
 
@@ -20,7 +20,8 @@ pub(crate) enum Penalty {
 }
 
 impl Penalty {
-    /// Points lost per item (seed 004, §3.1).
+    /// Points lost per item: 10 for a missing secondary or a rank violation, 20 for a false
+    /// positive or a wrong handler.
     pub(crate) fn points(self) -> u32 {
         match self {
             Penalty::MissingSecondary | Penalty::RankViolation => 10,
@@ -145,7 +146,7 @@ pub(crate) fn grade(findings: &Findings) -> Graded {
 }
 
 /// Rank constraints checked against an ordered answer: a violation only when both items are
-/// present and `higher` comes after `lower` (seed 004, §6.1).
+/// present and `higher` comes after `lower`.
 pub(crate) fn rank_violations(answer: &[String], checks: &[RankCheck]) -> Vec<RankViolation> {
     checks
         .iter()
@@ -182,8 +183,8 @@ mod tests {
     }
 
     #[test]
-    fn the_seed_examples_score_as_the_seed_says() {
-        // (scenario, findings, score, hard fail) — seed 004 §3.3, row by row.
+    fn each_penalty_and_their_combinations_score_as_documented() {
+        // (scenario, findings, score, hard fail): one row per penalty and their combinations.
         let table: Vec<(&str, Findings, u32, bool)> = vec![
             ("perfect", Findings::default(), 100, false),
             ("1 secondary miss", Findings { secondary_missing: ids(&["s1"]), ..Findings::default() }, 90, false),

@@ -33,7 +33,7 @@ impl Selection {
     pub(crate) fn covers_bank(&self, suite_name: &str, mechanism: &str, prefixes: &[(String, String)]) -> bool {
         match self {
             Selection::All => true,
-            // Topics tag semantic tests (seed 004 runs topics on the semantic bank only).
+            // Only semantic tests carry topics, so `topic:NAME` selects from the semantic bank alone.
             Selection::Topic(_) => mechanism == "semantic",
             Selection::Bank(name) => name == suite_name || name == mechanism,
             Selection::Test(id) => mechanism_for_id(id, prefixes).is_none_or(|m| m == mechanism),

@@ -1,5 +1,5 @@
 //! `semantic`: asks the system under test for a ranked list of ids for each prompt and checks
-//! primary, secondary, not-expected and rank constraints (seed 004, §6.1).
+//! primary, secondary, not-expected and rank constraints.
 
 use std::time::Duration;
 
@@ -11,7 +11,7 @@ pub(crate) const REGISTRATION: Registration = Registration {
     name: "semantic",
     prefix: "V2-",
     weight: 0.60,
-    // Seed 004 §9.1: the ranking model throttles callers that go faster.
+    // At most one call per 1.25 s: the ranking model throttles callers that go faster.
     rate_limit: Duration::from_millis(1250),
     build,
 };

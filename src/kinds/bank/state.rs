@@ -1,6 +1,6 @@
 //! `state`: a rules file of handler conditions evaluated by fcorr against each test's user state
 //! (`eq`, `neq`, `gte`, `lte`, `in`, `exists`); expected handlers must trigger, not-expected ones
-//! cost −20 each as wrong handlers (seed 004, §6.2). Without a rules file the SUT is asked.
+//! cost −20 each as wrong handlers. Without a rules file the SUT is asked.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -168,8 +168,8 @@ mod tests {
     use super::*;
     use crate::kinds::bank::scoring::grade;
 
-    /// The seed's handler conditions (seed 004 §9.3 and §6.2).
-    fn seed_rules() -> Rules {
+    /// The handler conditions of `examples/banks/state/state_rules.json`.
+    fn example_rules() -> Rules {
         let value = serde_json::json!({"handlers": {
             "handler_first_conversation": {"is_first_conversation": {"eq": true}},
             "handler_returning_user": {"is_first_conversation": {"eq": false}, "days_since_last": {"gte": 7}},
@@ -187,7 +187,7 @@ mod tests {
 
     #[test]
     fn seed_conditions_trigger_the_seed_handlers() {
-        let rules = seed_rules();
+        let rules = example_rules();
         let table = [
             (
                 serde_json::json!({"is_first_conversation": true, "days_since_last": null, "user_type": "PARENT"}),
@@ -236,7 +236,7 @@ mod tests {
 
     #[test]
     fn not_expected_handlers_are_wrong_handlers() {
-        let m = State { rules: Some(seed_rules()) };
+        let m = State { rules: Some(example_rules()) };
         let test: BankTest = serde_json::from_value(serde_json::json!({
             "test_id": "STATE-1",
             "user_state": {"is_first_conversation": false, "last_rating": 5, "user_type": "PROFESSIONAL"},

@@ -34,7 +34,7 @@ use crate::shard::Shard;
 use crate::sut::answer;
 pub(crate) use tasks::{Task, TaskError, TaskFilter};
 
-/// Dollars per 1,000 tokens when `cost-per-1k` is not set (seed 002).
+/// Dollars per 1,000 tokens when `cost-per-1k` is not set: $0.003.
 pub(crate) const DEFAULT_COST_PER_1K: f64 = 0.003;
 /// Seconds an executor may take per task when `executor-timeout` is not set.
 pub(crate) const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;

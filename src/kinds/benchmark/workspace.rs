@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::execute::process::{self, CommandSpec, Exit, LogSink, Outcome};
+use crate::execute::process::{self, CommandOutcome, CommandSpec, Exit, LogSink};
 
 /// Time any one git or patch command may take.
 const GIT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -15,7 +15,7 @@ const GIT_TIMEOUT: Duration = Duration::from_secs(300);
 #[error("{0}")]
 pub(super) struct WorkspaceError(pub String);
 
-fn run(program: &str, args: &[&str], cwd: &Path, log: &LogSink) -> Outcome {
+fn run(program: &str, args: &[&str], cwd: &Path, log: &LogSink) -> CommandOutcome {
     let mut spec = CommandSpec::new(program, args, cwd);
     // The scratch commit needs an identity, whatever the machine's git configuration says.
     spec.env = vec![
@@ -27,7 +27,7 @@ fn run(program: &str, args: &[&str], cwd: &Path, log: &LogSink) -> Outcome {
     process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log)
 }
 
-fn check(outcome: Outcome, what: &str) -> Result<Outcome, WorkspaceError> {
+fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, WorkspaceError> {
     if outcome.exit.success() {
         Ok(outcome)
     } else {
@@ -99,7 +99,7 @@ pub(crate) fn apply_patch(scratch: &Path, patch: &Path, log: &LogSink) -> Result
     Err(WorkspaceError(format!("the patch does not apply ({})", failures.join("; "))))
 }
 
-fn first_line(outcome: &Outcome) -> String {
+fn first_line(outcome: &CommandOutcome) -> String {
     match &outcome.exit {
         Exit::SpawnFailed { message, .. } => message.clone(),
         _ => outcome.output.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output").trim().to_string(),

@@ -9,7 +9,7 @@ use crate::collect::ReportSpec;
 use crate::config::SuiteSite;
 use crate::ecosystems::CollectContext;
 use crate::errors::{ConfigError, PlanError};
-use crate::execute::process::{Exit, Outcome};
+use crate::execute::process::{CommandOutcome, Exit};
 use crate::model::{Suite, SuiteKind};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
@@ -68,7 +68,7 @@ impl SuiteRunner for Import {
         let mut result = crate::runners::new_suite(suite);
         // No command ran: collection sees a clean exit and nothing on stdout.
         let outcome =
-            Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+            CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         let ctx =
             CollectContext { root: &suite.root, work_dir: &suite.root, reports: &plan.reports, outcome: &outcome };
         // Never fcorr's own output: other suites write their reports there during the run.

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::ecosystems::{self, ProjectFiles};
-use crate::execute::process::Outcome;
+use crate::execute::process::CommandOutcome;
 use crate::model::{LeftOut, Phase};
 use crate::plan::{KindPlan, SuitePlan};
 
@@ -26,13 +26,13 @@ pub(crate) struct Membership {
 /// others wait, then they all report what it did.
 #[derive(Debug, Default)]
 pub(crate) struct SharedInstall {
-    done: Mutex<Option<(Phase, Outcome)>>,
+    done: Mutex<Option<(Phase, CommandOutcome)>>,
 }
 
 impl SharedInstall {
     /// Holds the install until the returned guard is dropped; the guard holds the result once a
     /// member has run it.
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<(Phase, Outcome)>> {
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Option<(Phase, CommandOutcome)>> {
         // A member that panicked while installing left no result: the next one installs again.
         self.done.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }

@@ -133,10 +133,10 @@ impl SuiteRunner for Project {
         if site.path.is_none() {
             return Err(site.error("path", "`path` is required for project suites"));
         }
-        let ecosystems = crate::ecosystems::registry();
+        let ecosystems = crate::ecosystems::ECOSYSTEMS;
         let names = || ecosystems.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ");
         let forced = match &config.runner {
-            Some(name) => match ecosystems.iter().find(|e| e.name() == name) {
+            Some(name) => match ecosystems.iter().copied().find(|e| e.name() == name) {
                 Some(ecosystem) => Some(ecosystem),
                 None => return Err(site.error("runner", format!("unknown runner `{name}` (known: {})", names()))),
             },
@@ -146,9 +146,9 @@ impl SuiteRunner for Project {
             // A test command without a runner selects the generic command runner, which takes
             // any framework name as a label.
             let candidates: Vec<&dyn crate::ecosystems::Ecosystem> = match (forced, &config.commands.test) {
-                (Some(ecosystem), _) => vec![ecosystem.as_ref()],
+                (Some(ecosystem), _) => vec![ecosystem],
                 (None, Some(_)) => Vec::new(),
-                (None, None) => ecosystems.iter().map(|e| e.as_ref()).filter(|e| !e.frameworks().is_empty()).collect(),
+                (None, None) => ecosystems.iter().copied().filter(|e| !e.frameworks().is_empty()).collect(),
             };
             let wanted = framework.trim().to_ascii_lowercase();
             let known = |e: &&dyn crate::ecosystems::Ecosystem| {
@@ -213,7 +213,7 @@ impl SuiteRunner for Project {
     }
 }
 
-/// Plans the seed's samples layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
+/// Plans the `--samples DIR` layout: every `DIR/<sdk>/<sample>/` with `expected/` and `tests/`,
 /// each sample one project suite run from a scratch copy of those two directories.
 pub(crate) fn plan_samples(
     config: &Config,

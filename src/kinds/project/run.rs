@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::collect::ReportSpec;
-use crate::ecosystems::{self, CollectContext, PhasePlan, PlanContext, ProjectFiles};
+use crate::ecosystems::{self, CollectContext, Ecosystem, PhasePlan, ProjectContext, ProjectFiles};
 use crate::events::{Event, EventSink};
-use crate::execute::process::{self, CommandSpec, Exit, LogSink, Outcome};
+use crate::execute::process::{self, CommandOutcome, CommandSpec, Exit, LogSink};
 use crate::execute::{ExecContext, apply_collected, safe_name, signal_text};
-use crate::model::{Phase, PhaseKind, PhaseStatus, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
+use crate::model::{
+    Detection, Phase, PhaseKind, PhaseStatus, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
+};
 use crate::plan::SuitePlan;
 use crate::runners::{failed_suite, new_suite};
 
@@ -23,13 +25,56 @@ use super::retry;
 const PHASE_TAIL_BYTES: usize = 8 * 1024;
 
 /// Runs a project suite: detect → install → build → test → collect (the `project` runner's work).
+/// Each step records on `suite` what stops it and returns `None`; the suite is then the result.
 pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecContext, sink: &dyn EventSink) -> Suite {
     let mut suite = new_suite(plan);
+    let Some((work_dir, log)) = open_work_dir_and_log(plan, ctx, sink, &mut suite) else { return suite };
+    let Some((root, files)) = find_project(plan, project, &work_dir, &mut suite) else { return suite };
+    let Some((detection, ecosystem)) = detect(plan, project, &files, &mut suite, sink) else { return suite };
+    let plan_ctx = ProjectContext {
+        root: &root,
+        files: &files,
+        detection: &detection,
+        work_dir: &work_dir,
+        cache_dir: &ctx.cache_dir,
+        install: project.install,
+        run_script_steps: project.run_script_steps,
+        build_script: project.build_script,
+        dry_run: false,
+    };
+    let Some(phases) = plan_phases(ecosystem, &plan_ctx, project, &mut suite) else { return suite };
+    let runner = PhaseRunner { plan, project, ctx, sink, ecosystem, plan_ctx: &plan_ctx, log: &log };
+    let ran = runner.run_all(&phases, &mut suite);
+    match ran.test {
+        Some(test) => runner.collect_and_retry(test, &mut suite),
+        None if ran.blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled => {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::Harness,
+                message: "no test phase was planned for this project".into(),
+                hint: Some("set `commands.test` in fcorr.toml".into()),
+            });
+        }
+        None => {}
+    }
+    suite
+}
+
+/// Creates the suite's work directory and its log file (`logs/<suite>.log`), whose output the
+/// progress display taps for a long phase's last line.
+fn open_work_dir_and_log(
+    plan: &SuitePlan,
+    ctx: &ExecContext,
+    sink: &dyn EventSink,
+    suite: &mut Suite,
+) -> Option<(PathBuf, LogSink)> {
     let name = safe_name(&plan.id);
     let work_dir = ctx.out_dir.join("work").join(&name);
     let log_path = ctx.out_dir.join("logs").join(format!("{name}.log"));
     if let Err(e) = fs::create_dir_all(&work_dir).and_then(|_| fs::create_dir_all(ctx.out_dir.join("logs"))) {
-        return failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
+        *suite =
+            failed_suite(plan, SuiteErrorKind::Harness, format!("cannot create {}: {e}", work_dir.display()), None);
+        return None;
     }
     let log = match File::create(&log_path) {
         Ok(file) => {
@@ -39,27 +84,37 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
             log
         }
         Err(e) => {
-            return failed_suite(
-                plan,
-                SuiteErrorKind::Harness,
-                format!("cannot create {}: {e}", log_path.display()),
-                None,
-            );
+            let message = format!("cannot create {}: {e}", log_path.display());
+            *suite = failed_suite(plan, SuiteErrorKind::Harness, message, None);
+            return None;
         }
     };
     suite.log_file = Some(format!("logs/{name}.log"));
+    Some((work_dir, log))
+}
 
-    let root = match prepare_root(plan, project, &work_dir) {
+/// The directory the suite runs in (a scratch copy in samples mode) and its listing, which a
+/// workspace member's ecosystem reads with its workspace root.
+fn find_project(
+    plan: &SuitePlan,
+    project: &ProjectPlan,
+    work_dir: &Path,
+    suite: &mut Suite,
+) -> Option<(PathBuf, ProjectFiles)> {
+    let root = match prepare_root(plan, project, work_dir) {
         Ok(root) => root,
         Err(error) => {
             suite.status = SuiteStatus::Error;
             suite.error = Some(error);
-            return suite;
+            return None;
         }
     };
     suite.left_out = project.left_out.clone();
-    let files = match ProjectFiles::scan(&root) {
-        Ok(files) => ProjectFiles { workspace: project.workspace.as_ref().map(|w| w.root.clone()), ..files },
+    match ProjectFiles::scan(&root) {
+        Ok(files) => {
+            let files = ProjectFiles { workspace: project.workspace.as_ref().map(|w| w.root.clone()), ..files };
+            Some((root, files))
+        }
         Err(e) => {
             suite.status = SuiteStatus::Error;
             suite.error = Some(SuiteError {
@@ -67,15 +122,25 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
                 message: format!("{}: {e}", plan.display_path),
                 hint: Some("check the suite's `path`".into()),
             });
-            return suite;
+            None
         }
-    };
+    }
+}
 
+/// Detects the project (or takes the runner the suite names) and records the detection on the
+/// suite; a project no ecosystem recognises, or one with a problem, stops the suite.
+fn detect(
+    plan: &SuitePlan,
+    project: &ProjectPlan,
+    files: &ProjectFiles,
+    suite: &mut Suite,
+    sink: &dyn EventSink,
+) -> Option<(Detection, &'static dyn Ecosystem)> {
     let forced = project.ecosystem.as_deref().or_else(|| {
         // Only a test command and no runner: the user describes the project fully.
         project.commands.test.as_ref().map(|_| "command")
     });
-    let report = ecosystems::detect_best(&files, forced, project.framework.as_deref());
+    let report = ecosystems::detect_best(files, forced, project.framework.as_deref());
     let Some(candidate) = report.best else {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError {
@@ -83,314 +148,381 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
             message: format!("{}: no project detected: {}", plan.display_path, report.explanation),
             hint: None,
         });
-        return suite;
+        return None;
     };
     sink.emit(Event::Detected { suite_id: plan.id.clone(), detection: candidate.detection.clone() });
     suite.detection = Some(candidate.detection.clone());
     if let Some(problem) = candidate.problem {
         suite.status = SuiteStatus::Error;
         suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message: problem, hint: None });
-        return suite;
+        return None;
     }
     let Some(ecosystem) = ecosystems::by_name(&candidate.detection.ecosystem) else {
-        return failed_suite(
-            plan,
-            SuiteErrorKind::Harness,
-            format!("unknown runner `{}`", candidate.detection.ecosystem),
-            None,
-        );
+        let message = format!("unknown runner `{}`", candidate.detection.ecosystem);
+        *suite = failed_suite(plan, SuiteErrorKind::Harness, message, None);
+        return None;
     };
-    let plan_ctx = PlanContext {
-        root: &root,
-        files: &files,
-        detection: &candidate.detection,
-        work_dir: &work_dir,
-        cache_dir: &ctx.cache_dir,
-        install: project.install,
-        run_script_steps: project.run_script_steps,
-        build_script: project.build_script,
-        dry_run: false,
-    };
-    let mut phases = match ecosystem.plan(&plan_ctx) {
-        Ok(phases) => phases,
+    Some((candidate.detection, ecosystem))
+}
+
+/// The ecosystem's phases with the user's `commands.*` and `reports` in place of its own.
+fn plan_phases(
+    ecosystem: &dyn Ecosystem,
+    plan_ctx: &ProjectContext<'_>,
+    project: &ProjectPlan,
+    suite: &mut Suite,
+) -> Option<Vec<PhasePlan>> {
+    match ecosystem.plan(plan_ctx) {
+        Ok(mut phases) => {
+            apply_overrides(&mut phases, project, plan_ctx.root);
+            Some(phases)
+        }
         Err(e) => {
             suite.status = SuiteStatus::Error;
             suite.error = Some(SuiteError { kind: SuiteErrorKind::Input, message: e.to_string(), hint: None });
-            return suite;
+            None
         }
-    };
-    apply_overrides(&mut phases, project, &root);
+    }
+}
 
-    let mut test_reports: Vec<ReportSpec> = Vec::new();
-    let mut stdout_file: Option<PathBuf> = None;
-    let mut blocked: Option<&'static str> = None;
-    let mut last_test_outcome: Option<Outcome> = None;
-    let mut test_phase: Option<(PhasePlan, Duration)> = None;
-    // `--rerun-failed`: the ids of the earlier run's cases this run selected.
-    let mut rerun_ids: Option<Vec<String>> = None;
-    let mut unnarrowed: Option<PhasePlan> = None;
+/// What running one suite's phases needs: the suite, the machinery, and the ecosystem that
+/// planned them.
+struct PhaseRunner<'a> {
+    plan: &'a SuitePlan,
+    project: &'a ProjectPlan,
+    ctx: &'a ExecContext,
+    sink: &'a dyn EventSink,
+    ecosystem: &'a dyn Ecosystem,
+    plan_ctx: &'a ProjectContext<'a>,
+    log: &'a LogSink,
+}
 
-    // A checking build phase (`tsc --noEmit`) runs alongside the tests when the test phase will run.
-    let test_runs = phases.iter().any(|p| p.kind == PhaseKind::Test && p.skip.is_none());
-    let log = &log;
-    std::thread::scope(|scope| {
-        let mut alongside: Option<std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>> = None;
-        for phase_plan in &phases {
-            let kind = phase_plan.kind;
-            if let Some(reason) = blocked {
-                let phase = skipped_phase(phase_plan, reason.to_string());
-                sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-                suite.phases.push(phase);
-                continue;
-            }
-            if let Some(reason) = &phase_plan.skip {
-                let phase = skipped_phase(phase_plan, reason.clone());
-                sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-                suite.phases.push(phase);
-                continue;
-            }
-            if kind == PhaseKind::Install && !project.install {
-                let phase = skipped_phase(phase_plan, "--no-install".into());
-                suite.phases.push(phase);
-                continue;
-            }
-            // Version-dependent flags are chosen now that the earlier phases (install) have run.
-            let mut refined = phase_plan.clone();
-            ecosystem.refine_phase(&plan_ctx, &mut refined);
-            if let (PhaseKind::Test, Some(only), None) = (kind, &project.rerun_only, &project.commands.test) {
-                suite.rerun_of = Some(only.of.clone());
-                match retry::narrow_for_rerun(ecosystem.as_ref(), &refined, only) {
-                    Ok((narrowed, ids)) => {
-                        // Retries narrow the planned phase, not this one (its selection would stay).
-                        unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
-                        rerun_ids = Some(ids);
-                    }
-                    Err(why) => retry::note(&mut suite, Severity::Warning, format!("--rerun-failed: {why}")),
+/// What the phases left for collecting.
+#[derive(Default)]
+struct Ran {
+    /// Why the phases after a failed one did not run.
+    blocked: Option<&'static str>,
+    /// The test phase, when it ran to the end (passing or failing).
+    test: Option<TestRun>,
+}
+
+/// A test phase that ran: what collecting and retrying its cases need.
+struct TestRun {
+    /// The phase as planned (before `--rerun-failed` narrowed it): retries narrow this one.
+    planned: PhasePlan,
+    /// What is left of the test timeout, for retries.
+    budget: Duration,
+    reports: Vec<ReportSpec>,
+    /// The file the last test command's stdout went to (a report on stdout).
+    stdout_file: Option<PathBuf>,
+    outcome: CommandOutcome,
+    /// `--rerun-failed`: the ids of the earlier run's cases this run selected.
+    rerun_ids: Option<Vec<String>>,
+}
+
+impl PhaseRunner<'_> {
+    /// Runs the phases in order; one that fails blocks those after it. A checking build phase
+    /// (`tsc --noEmit`) runs alongside the tests when the test phase will run.
+    fn run_all(&self, phases: &[PhasePlan], suite: &mut Suite) -> Ran {
+        let mut ran = Ran::default();
+        let mut rerun_ids = None;
+        let test_runs = phases.iter().any(|p| p.kind == PhaseKind::Test && p.skip.is_none());
+        std::thread::scope(|scope| {
+            let mut alongside: Option<std::thread::ScopedJoinHandle<'_, (Phase, CommandOutcome)>> = None;
+            for phase_plan in phases {
+                if let Some(phase) = self.skipped(phase_plan, ran.blocked) {
+                    suite.phases.push(phase);
+                    continue;
                 }
-            }
-            let phase_plan = &refined;
-            let timeout = match kind {
-                PhaseKind::Install => project.timeouts.install,
-                PhaseKind::Build => project.timeouts.build,
-                PhaseKind::Test => project.timeouts.test,
-            };
-            let command_line = phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
-            if kind == PhaseKind::Build && phase_plan.alongside_tests && test_runs {
-                sink.emit(Event::PhaseStarted {
-                    suite_id: plan.id.clone(),
-                    phase: kind,
-                    command: command_line.clone(),
-                });
-                let (check, grace) = (phase_plan.clone(), ctx.grace);
-                alongside = Some(scope.spawn(move || run_phase(&check, &command_line, timeout, grace, project, log)));
-                continue;
-            }
-            // Members of a workspace share its one install: the first runs it, the others wait and
-            // report what it did.
-            let mut shared = (kind == PhaseKind::Install)
-                .then(|| project.workspace.as_ref().and_then(|w| w.install.as_ref()))
-                .flatten()
-                .map(|install| install.lock());
-            let (phase, outcome) = match shared.as_deref() {
-                Some(Some((phase, outcome))) => {
-                    let mut phase = phase.clone();
-                    let note = "one install at the workspace root for every member";
-                    phase.note = Some(phase.note.map_or_else(|| note.to_string(), |n| format!("{note}; {n}")));
-                    (phase, outcome.clone())
+                let (phase_plan, unnarrowed) = self.refine(phase_plan, suite, &mut rerun_ids);
+                let kind = phase_plan.kind;
+                let timeout = self.timeout(kind);
+                let command_line =
+                    phase_plan.commands.iter().map(CommandSpec::display).collect::<Vec<_>>().join(" && ");
+                if kind == PhaseKind::Build && phase_plan.alongside_tests && test_runs {
+                    self.started(kind, &command_line);
+                    let (grace, project, log) = (self.ctx.grace, self.project, self.log);
+                    alongside =
+                        Some(scope.spawn(move || run_phase(&phase_plan, &command_line, timeout, grace, project, log)));
+                    continue;
                 }
-                _ => {
-                    sink.emit(Event::PhaseStarted {
-                        suite_id: plan.id.clone(),
-                        phase: kind,
-                        command: command_line.clone(),
-                    });
-                    run_phase(phase_plan, &command_line, timeout, ctx.grace, project, log)
-                }
-            };
-            if let Some(done) = shared.as_deref_mut().filter(|done| done.is_none()) {
-                *done = Some((phase.clone(), outcome.clone()));
-            }
-            drop(shared);
-            // The build that ran alongside the tests decides whether their results count.
-            if let Some(build) = alongside.take() {
-                let not_counted = settle_alongside(build, &mut suite, ecosystem.as_ref(), &root, plan, sink);
-                if let Some(reason) = not_counted {
-                    blocked = Some(reason);
+                let (phase, outcome) = self.run_or_share(&phase_plan, &command_line, timeout);
+                // The build that ran alongside the tests decides whether their results count.
+                if let Some(build) = alongside.take()
+                    && let Some(reason) = self.settle_alongside(build, suite)
+                {
+                    ran.blocked = Some(reason);
                     let mut skipped = skipped_phase(
-                        phase_plan,
+                        &phase_plan,
                         format!("{reason}: the tests ran alongside the type check, and their results are not counted"),
                     );
                     skipped.duration_ms = phase.duration_ms;
-                    sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: skipped.clone() });
+                    self.finished(&skipped);
                     suite.phases.push(skipped);
                     continue;
                 }
+                self.finished(&phase);
+                let planned = unnarrowed.unwrap_or_else(|| phase_plan.clone());
+                self.record(phase, outcome, &phase_plan, planned, suite, &mut ran);
             }
-            sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
+            // A test phase that could not start left the build running alone: its result still counts.
+            if let Some(build) = alongside.take() {
+                self.settle_alongside(build, suite);
+            }
+        });
+        if let Some(test) = &mut ran.test {
+            test.rerun_ids = rerun_ids;
+        }
+        ran
+    }
 
-            if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
-                suite.phases.push(phase);
+    /// A phase that does not run, recorded as skipped with why: an earlier phase blocked it, its
+    /// ecosystem skipped it, or `--no-install`. `None` when it runs.
+    fn skipped(&self, phase_plan: &PhasePlan, blocked: Option<&str>) -> Option<Phase> {
+        if let Some(reason) = blocked.map(str::to_string).or_else(|| phase_plan.skip.clone()) {
+            let phase = skipped_phase(phase_plan, reason);
+            self.finished(&phase);
+            return Some(phase);
+        }
+        (phase_plan.kind == PhaseKind::Install && !self.project.install)
+            .then(|| skipped_phase(phase_plan, "--no-install".into()))
+    }
+
+    /// The phase as it runs, with version-dependent flags chosen now that the earlier phases
+    /// (install) have run; under `--rerun-failed`, the test phase narrowed to the earlier run's
+    /// cases, returned with the phase as planned (retries narrow that one: the selection would
+    /// otherwise stay).
+    fn refine(
+        &self,
+        phase_plan: &PhasePlan,
+        suite: &mut Suite,
+        rerun_ids: &mut Option<Vec<String>>,
+    ) -> (PhasePlan, Option<PhasePlan>) {
+        let mut refined = phase_plan.clone();
+        self.ecosystem.refine_phase(self.plan_ctx, &mut refined);
+        let mut unnarrowed = None;
+        if let (PhaseKind::Test, Some(only), None) =
+            (refined.kind, &self.project.rerun_only, &self.project.commands.test)
+        {
+            suite.rerun_of = Some(only.of.clone());
+            match retry::narrow_for_rerun(self.ecosystem, &refined, only) {
+                Ok((narrowed, ids)) => {
+                    unnarrowed = Some(std::mem::replace(&mut refined, narrowed));
+                    *rerun_ids = Some(ids);
+                }
+                Err(why) => retry::note(suite, Severity::Warning, format!("--rerun-failed: {why}")),
+            }
+        }
+        (refined, unnarrowed)
+    }
+
+    /// Runs the phase. Members of a workspace share its one install: the first runs it, the
+    /// others wait and report what it did.
+    fn run_or_share(&self, phase_plan: &PhasePlan, command_line: &str, timeout: Duration) -> (Phase, CommandOutcome) {
+        let mut shared = (phase_plan.kind == PhaseKind::Install)
+            .then(|| self.project.workspace.as_ref().and_then(|w| w.install.as_ref()))
+            .flatten()
+            .map(|install| install.lock());
+        let (phase, outcome) = match shared.as_deref() {
+            Some(Some((phase, outcome))) => {
+                let mut phase = phase.clone();
+                let note = "one install at the workspace root for every member";
+                phase.note = Some(phase.note.map_or_else(|| note.to_string(), |n| format!("{note}; {n}")));
+                (phase, outcome.clone())
+            }
+            _ => {
+                self.started(phase_plan.kind, command_line);
+                run_phase(phase_plan, command_line, timeout, self.ctx.grace, self.project, self.log)
+            }
+        };
+        if let Some(done) = shared.as_deref_mut().filter(|done| done.is_none()) {
+            *done = Some((phase.clone(), outcome.clone()));
+        }
+        (phase, outcome)
+    }
+
+    /// Records a phase that ran and what it means for the suite: one that could not start, was
+    /// cancelled, timed out or failed sets the suite's status and blocks the phases after it; a
+    /// test phase that ran to the end is kept for collecting (`planned` is it before narrowing).
+    fn record(
+        &self,
+        phase: Phase,
+        outcome: CommandOutcome,
+        phase_plan: &PhasePlan,
+        planned: PhasePlan,
+        suite: &mut Suite,
+        ran: &mut Ran,
+    ) {
+        let kind = phase_plan.kind;
+        let root = self.plan_ctx.root;
+        if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
+            suite.phases.push(phase);
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+                message: format!("{} phase: {message}", kind.label()),
+                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+            });
+            ran.blocked = Some("an earlier phase could not start");
+            return;
+        }
+        match (kind, phase.status) {
+            (_, PhaseStatus::Cancelled) => {
+                suite.status = SuiteStatus::Cancelled;
+                ran.blocked = Some("cancelled");
+            }
+            (_, PhaseStatus::Failed) if let Some(message) = self.ecosystem.rejected_tool_version(&outcome.output) => {
+                // The project refused the installed tool before doing any work: a missing tool
+                // (the right version), not a failing install, build or test.
                 suite.status = SuiteStatus::Error;
                 suite.error = Some(SuiteError {
-                    kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+                    kind: SuiteErrorKind::ToolMissing,
                     message: format!("{} phase: {message}", kind.label()),
-                    hint: not_found
-                        .then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+                    hint: Some("install the version the project requires (or change its requirement)".into()),
                 });
-                blocked = Some("an earlier phase could not start");
-                continue;
+                ran.blocked = Some("the project rejected the installed tool version");
             }
-            match (kind, phase.status) {
-                (_, PhaseStatus::Cancelled) => {
-                    suite.status = SuiteStatus::Cancelled;
-                    blocked = Some("cancelled");
+            (PhaseKind::Test, PhaseStatus::Failed)
+                if let Some(diagnostics) = self.ecosystem.build_failure_in_test(&outcome.output, root) =>
+            {
+                // The test command compiles first (one Maven run): a compile error is a build failure.
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(diagnostics);
+                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+                    build.status = PhaseStatus::Failed;
+                    build.exit_code = phase.exit_code;
+                    build.log_tail = phase.log_tail.clone();
+                    build.note = Some("compilation ran inside the test command and failed".into());
                 }
-                (_, PhaseStatus::Failed) if let Some(message) = ecosystem.rejected_tool_version(&outcome.output) => {
-                    // The project refused the installed tool before doing any work: a missing tool
-                    // (the right version), not a failing install, build or test.
-                    suite.status = SuiteStatus::Error;
-                    suite.error = Some(SuiteError {
-                        kind: SuiteErrorKind::ToolMissing,
-                        message: format!("{} phase: {message}", kind.label()),
-                        hint: Some("install the version the project requires (or change its requirement)".into()),
-                    });
-                    blocked = Some("the project rejected the installed tool version");
-                }
-                (PhaseKind::Test, PhaseStatus::Failed)
-                    if let Some(diagnostics) = ecosystem.build_failure_in_test(&outcome.output, &root) =>
-                {
-                    // The test command compiles first (one Maven run): a compile error is a build failure.
-                    suite.status = SuiteStatus::BuildFailed;
-                    suite.diagnostics.extend(diagnostics);
-                    if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
-                        build.status = PhaseStatus::Failed;
-                        build.exit_code = phase.exit_code;
-                        build.log_tail = phase.log_tail.clone();
-                        build.note = Some("compilation ran inside the test command and failed".into());
-                    }
-                    blocked = Some("build failed");
-                }
-                (PhaseKind::Test, _) => {
-                    let planned = unnarrowed.take().unwrap_or_else(|| phase_plan.clone());
-                    test_phase = Some((planned, timeout.saturating_sub(Duration::from_millis(phase.duration_ms))));
-                    test_reports = phase_plan.reports.clone();
-                    stdout_file = phase_plan.commands.last().and_then(|c| c.stdout_file.clone());
-                    last_test_outcome = Some(outcome);
-                }
-                (_, PhaseStatus::Timeout) => {
-                    suite.status = SuiteStatus::Timeout;
-                    blocked = Some("an earlier phase timed out");
-                }
-                (PhaseKind::Install, PhaseStatus::Failed) => {
-                    suite.status = SuiteStatus::InstallFailed;
-                    blocked = Some("install failed");
-                }
-                (PhaseKind::Build, PhaseStatus::Failed) => {
-                    suite.status = SuiteStatus::BuildFailed;
-                    suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, &root));
-                    blocked = Some("build failed");
-                }
-                _ => {}
+                ran.blocked = Some("build failed");
             }
-            suite.phases.push(phase);
+            (PhaseKind::Test, _) => {
+                ran.test = Some(TestRun {
+                    planned,
+                    budget: self.timeout(kind).saturating_sub(Duration::from_millis(phase.duration_ms)),
+                    reports: phase_plan.reports.clone(),
+                    stdout_file: phase_plan.commands.last().and_then(|c| c.stdout_file.clone()),
+                    outcome,
+                    rerun_ids: None,
+                });
+            }
+            (_, PhaseStatus::Timeout) => {
+                suite.status = SuiteStatus::Timeout;
+                ran.blocked = Some("an earlier phase timed out");
+            }
+            (PhaseKind::Install, PhaseStatus::Failed) => {
+                suite.status = SuiteStatus::InstallFailed;
+                ran.blocked = Some("install failed");
+            }
+            (PhaseKind::Build, PhaseStatus::Failed) => {
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(self.ecosystem.build_diagnostics(&outcome.output, root));
+                ran.blocked = Some("build failed");
+            }
+            _ => {}
         }
-        // A test phase that could not start left the build running alone: its result still counts.
-        if let Some(build) = alongside.take() {
-            settle_alongside(build, &mut suite, ecosystem.as_ref(), &root, plan, sink);
-        }
-    });
+        suite.phases.push(phase);
+    }
 
-    if let Some(outcome) = last_test_outcome {
-        let collect_ctx =
-            CollectContext { root: &root, work_dir: &work_dir, reports: &test_reports, outcome: &outcome };
-        let collected = ecosystem.collect(&collect_ctx);
-        apply_collected(&mut suite, collected, Some(&outcome));
-        flag_cut_stdout_report(&mut suite, &outcome, stdout_file.as_deref());
-        if let Some(ids) = &rerun_ids {
+    /// Collects the test phase's cases through the truthfulness guards, then retries the failed
+    /// ones (only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque).
+    fn collect_and_retry(&self, test: TestRun, suite: &mut Suite) {
+        let (root, work_dir) = (self.plan_ctx.root, self.plan_ctx.work_dir);
+        let collect_ctx = CollectContext { root, work_dir, reports: &test.reports, outcome: &test.outcome };
+        let collected = self.ecosystem.collect(&collect_ctx);
+        apply_collected(suite, collected, Some(&test.outcome));
+        flag_cut_stdout_report(suite, &test.outcome, test.stdout_file.as_deref());
+        if let Some(ids) = &test.rerun_ids {
             // Tests the name filter left out are reported as skipped by some frameworks (jest,
             // vitest, node): they did not run again, so they are not part of this run.
             suite.cases.retain(|c| c.status != crate::model::CaseStatus::Skipped || ids.contains(&c.id));
             suite.counts = crate::model::Counts::of(&suite.cases);
         }
-        // Only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque.
-        if let Some((test, budget)) = test_phase.filter(|_| project.commands.test.is_none()) {
-            let run = retry::RetryRun {
-                ecosystem: ecosystem.as_ref(),
-                test: &test,
-                root: &root,
-                work_dir: &work_dir,
-                suite_id: &plan.id,
-                budget,
-                grace: ctx.grace,
-                project,
-                log,
-                sink,
-            };
-            retry::retry_failed(&mut suite, &run, project.retries, project.retries_policy);
+        if self.project.commands.test.is_some() {
+            return;
         }
-    } else if blocked.is_none() && suite.error.is_none() && suite.status != SuiteStatus::Cancelled {
-        suite.status = SuiteStatus::Error;
-        suite.error = Some(SuiteError {
-            kind: SuiteErrorKind::Harness,
-            message: "no test phase was planned for this project".into(),
-            hint: Some("set `commands.test` in fcorr.toml".into()),
-        });
+        let run = retry::RetryRun {
+            ecosystem: self.ecosystem,
+            test: &test.planned,
+            root,
+            work_dir,
+            suite_id: &self.plan.id,
+            budget: test.budget,
+            grace: self.ctx.grace,
+            project: self.project,
+            log: self.log,
+            sink: self.sink,
+        };
+        retry::retry_failed(suite, &run, self.project.retries, self.project.retries_policy);
     }
-    suite
-}
 
-/// Waits for the build that ran alongside the tests and records it, before the test phase. When
-/// it did not pass, sets the suite's status (and the build's diagnostics) and returns why the
-/// tests' results do not count.
-fn settle_alongside(
-    build: std::thread::ScopedJoinHandle<'_, (Phase, Outcome)>,
-    suite: &mut Suite,
-    ecosystem: &dyn ecosystems::Ecosystem,
-    root: &Path,
-    plan: &SuitePlan,
-    sink: &dyn EventSink,
-) -> Option<&'static str> {
-    let (phase, outcome) = match build.join() {
-        Ok(done) => done,
-        Err(_) => {
-            // run_phase does not panic; if it ever did, the suite says so rather than pass.
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: SuiteErrorKind::Harness,
-                message: "the build phase stopped unexpectedly".into(),
-                hint: None,
-            });
-            return Some("the build phase stopped unexpectedly");
+    fn timeout(&self, kind: PhaseKind) -> Duration {
+        match kind {
+            PhaseKind::Install => self.project.timeouts.install,
+            PhaseKind::Build => self.project.timeouts.build,
+            PhaseKind::Test => self.project.timeouts.test,
         }
-    };
-    sink.emit(Event::PhaseFinished { suite_id: plan.id.clone(), phase: phase.clone() });
-    let reason = match (&outcome.exit, phase.status) {
-        (Exit::SpawnFailed { message, not_found }, _) => {
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
-                message: format!("build phase: {message}"),
-                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
-            });
-            Some("an earlier phase could not start")
-        }
-        (_, PhaseStatus::Passed) => None,
-        (_, PhaseStatus::Cancelled) => {
-            suite.status = SuiteStatus::Cancelled;
-            Some("cancelled")
-        }
-        (_, PhaseStatus::Timeout) => {
-            suite.status = SuiteStatus::Timeout;
-            Some("the build phase timed out")
-        }
-        _ => {
-            suite.status = SuiteStatus::BuildFailed;
-            suite.diagnostics.extend(ecosystem.build_diagnostics(&outcome.output, root));
-            Some("build failed")
-        }
-    };
-    suite.phases.push(phase);
-    reason
+    }
+
+    fn started(&self, phase: PhaseKind, command: &str) {
+        self.sink.emit(Event::PhaseStarted { suite_id: self.plan.id.clone(), phase, command: command.to_string() });
+    }
+
+    fn finished(&self, phase: &Phase) {
+        self.sink.emit(Event::PhaseFinished { suite_id: self.plan.id.clone(), phase: phase.clone() });
+    }
+
+    /// Waits for the build that ran alongside the tests and records it, before the test phase. When
+    /// it did not pass, sets the suite's status (and the build's diagnostics) and returns why the
+    /// tests' results do not count.
+    fn settle_alongside(
+        &self,
+        build: std::thread::ScopedJoinHandle<'_, (Phase, CommandOutcome)>,
+        suite: &mut Suite,
+    ) -> Option<&'static str> {
+        let (phase, outcome) = match build.join() {
+            Ok(done) => done,
+            Err(_) => {
+                // run_phase does not panic; if it ever did, the suite says so rather than pass.
+                suite.status = SuiteStatus::Error;
+                suite.error = Some(SuiteError {
+                    kind: SuiteErrorKind::Harness,
+                    message: "the build phase stopped unexpectedly".into(),
+                    hint: None,
+                });
+                return Some("the build phase stopped unexpectedly");
+            }
+        };
+        self.finished(&phase);
+        let reason = match (&outcome.exit, phase.status) {
+            (Exit::SpawnFailed { message, not_found }, _) => {
+                suite.status = SuiteStatus::Error;
+                suite.error = Some(SuiteError {
+                    kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+                    message: format!("build phase: {message}"),
+                    hint: not_found
+                        .then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+                });
+                Some("an earlier phase could not start")
+            }
+            (_, PhaseStatus::Passed) => None,
+            (_, PhaseStatus::Cancelled) => {
+                suite.status = SuiteStatus::Cancelled;
+                Some("cancelled")
+            }
+            (_, PhaseStatus::Timeout) => {
+                suite.status = SuiteStatus::Timeout;
+                Some("the build phase timed out")
+            }
+            _ => {
+                suite.status = SuiteStatus::BuildFailed;
+                suite.diagnostics.extend(self.ecosystem.build_diagnostics(&outcome.output, self.plan_ctx.root));
+                Some("build failed")
+            }
+        };
+        suite.phases.push(phase);
+        reason
+    }
 }
 
 /// In samples mode, copies `expected/` and `tests/` into a scratch root; else the suite's root.
@@ -489,10 +621,11 @@ pub(super) fn run_phase(
     grace: Duration,
     project: &ProjectPlan,
     log: &LogSink,
-) -> (Phase, Outcome) {
+) -> (Phase, CommandOutcome) {
     let started = Instant::now();
     let mut output = String::new();
-    let mut last = Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+    let mut last =
+        CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
     // The lock is held until the phase ends (dropping the file releases it).
     let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
         Ok(held) => (held, &plan.commands[..]),
@@ -609,7 +742,7 @@ fn wait_for_lock(path: &Path, timeout: Duration, log: &LogSink) -> Result<File, 
 
 /// `sh -c` exits 127 when the script's command does not exist; that is a missing tool, not a
 /// test failure, so it is reported like a program that could not be started (exit 3).
-fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<String> {
+fn shell_command_not_found(command: &CommandSpec, outcome: &CommandOutcome) -> Option<String> {
     if command.program != "sh" || outcome.exit != Exit::Code(127) {
         return None;
     }
@@ -619,7 +752,7 @@ fn shell_command_not_found(command: &CommandSpec, outcome: &Outcome) -> Option<S
 
 /// A test command whose stdout is its report (`go test -json`) printed more than fcorr keeps of
 /// it: the results in the cut middle are missing, so the suite cannot pass or fail on the rest.
-fn flag_cut_stdout_report(suite: &mut Suite, outcome: &Outcome, file: Option<&Path>) {
+fn flag_cut_stdout_report(suite: &mut Suite, outcome: &CommandOutcome, file: Option<&Path>) {
     if outcome.stdout_file_cut == 0 || matches!(suite.status, SuiteStatus::Cancelled | SuiteStatus::Timeout) {
         return;
     }
@@ -711,7 +844,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         suite.status = SuiteStatus::Passed;
         let mut cut =
-            Outcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+            CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         flag_cut_stdout_report(&mut suite, &cut, Some(Path::new("/w/go-test.json")));
         assert_eq!(suite.status, SuiteStatus::Passed, "nothing was cut");
         cut.stdout_file_cut = 1234;

@@ -15,7 +15,7 @@ use sha2::{Digest, Sha256};
 
 use super::{ReportEnv, Reporter};
 use crate::errors::RenderError;
-use crate::model::{CaseStatus, Outcome, PhaseStatus, Run, Suite};
+use crate::model::{CaseStatus, PhaseStatus, Run, RunOutcome, Suite};
 
 /// Self-contained HTML page.
 pub struct HtmlPage;
@@ -112,11 +112,11 @@ fn content_security_policy() -> String {
 fn verdict_word(run: &Run) -> &'static str {
     match run.verdict.outcome {
         // Same words as the terminal and Markdown: a run no gate judged is not a verified pass.
-        Outcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
-        Outcome::Pass => "PASS",
-        Outcome::Fail => "FAIL",
-        Outcome::UsageError => "INPUT ERROR",
-        Outcome::HarnessError => "HARNESS ERROR",
+        RunOutcome::Pass if run.verdict.gates.is_empty() => "PASS (no gates)",
+        RunOutcome::Pass => "PASS",
+        RunOutcome::Fail => "FAIL",
+        RunOutcome::UsageError => "INPUT ERROR",
+        RunOutcome::HarnessError => "HARNESS ERROR",
     }
 }
 
@@ -126,9 +126,9 @@ fn score_text(score: Option<f64>) -> String {
 
 fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Result<()> {
     let outcome = match run.verdict.outcome {
-        Outcome::Pass => "pass",
-        Outcome::Fail => "fail",
-        Outcome::UsageError | Outcome::HarnessError => "error",
+        RunOutcome::Pass => "pass",
+        RunOutcome::Fail => "fail",
+        RunOutcome::UsageError | RunOutcome::HarnessError => "error",
     };
     let t = &run.totals;
     write!(

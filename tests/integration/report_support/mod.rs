@@ -456,7 +456,7 @@ fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, crit
     }
 }
 
-/// A graded bank case (seed 004): score, interpretation in the message, topic and source tags.
+/// A graded bank case (100-point score): score, interpretation in the message, topic and source tags.
 fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
     Case {
         name: id.into(),
@@ -624,7 +624,7 @@ pub fn check_reading(run: &Run, md: &str) {
     }
     let headings: Vec<String> =
         root.children().filter(|n| matches!(n.data().value, NodeValue::Heading(_))).map(|n| text_of(n)).collect();
-    if run.verdict.outcome == fcorr::model::Outcome::Fail {
+    if run.verdict.outcome == fcorr::model::RunOutcome::Fail {
         assert_eq!(headings.get(1).map(String::as_str), Some("Why it failed"), "sections: {headings:?}\n{md}");
     }
     let mut shown: std::collections::HashMap<String, usize> = Default::default();

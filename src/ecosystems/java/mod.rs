@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 mod locations;
 
 use super::{
-    Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics,
+    Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics,
 };
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
@@ -112,7 +112,7 @@ impl Ecosystem for Java {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         match ctx.detection.framework.as_str() {
             "maven" => Ok(maven_plan(ctx)),
             "gradle" => Ok(gradle_plan(ctx)),
@@ -325,7 +325,7 @@ fn is_executable(path: &Path) -> bool {
 /// (`./mvnw`, `./gradlew`, which pins the tool version the project builds with) when there is one,
 /// else the tool on PATH. A wrapper checked out without its executable bit (common from Windows)
 /// still runs, through `sh`.
-fn launcher(ctx: &PlanContext<'_>, wrapper: &'static str, tool: &'static str) -> (&'static str, Vec<&'static str>) {
+fn launcher(ctx: &ProjectContext<'_>, wrapper: &'static str, tool: &'static str) -> (&'static str, Vec<&'static str>) {
     // `wrapper` is `./mvnw` or `./gradlew`: the listing has it without the `./`.
     let file = wrapper.trim_start_matches("./");
     if !ctx.files.has(file) {
@@ -344,7 +344,7 @@ fn clean_reports(root: &Path, dirs: &[&str]) -> CommandSpec {
     CommandSpec::shell(&script, root)
 }
 
-fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
+fn maven_plan(ctx: &ProjectContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
     let (mvn, wrapper_args) = launcher(ctx, "./mvnw", "mvn");
     let pom = ctx.files.read("pom.xml").unwrap_or_default();
@@ -377,7 +377,7 @@ fn maven_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
     vec![install, build, test]
 }
 
-fn gradle_plan(ctx: &PlanContext<'_>) -> Vec<PhasePlan> {
+fn gradle_plan(ctx: &ProjectContext<'_>) -> Vec<PhasePlan> {
     let root = ctx.root;
     let (gradle, wrapper_args) = launcher(ctx, "./gradlew", "gradle");
     let install = PhasePlan::skipped(PhaseKind::Install, "Gradle resolves dependencies during the build");
@@ -510,8 +510,8 @@ mod tests {
     }
 
     /// Planning a project at `root`, installing, without script steps.
-    fn plan_context<'a>(root: &'a Path, files: &'a ProjectFiles, detection: &'a Detection) -> PlanContext<'a> {
-        PlanContext {
+    fn plan_context<'a>(root: &'a Path, files: &'a ProjectFiles, detection: &'a Detection) -> ProjectContext<'a> {
+        ProjectContext {
             root,
             files,
             detection,

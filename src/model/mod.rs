@@ -51,6 +51,29 @@ pub struct Run {
     /// The last runs' outcomes per case and run-level points, carried from the baseline.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub history: Option<history::History>,
+    /// `--shard K/N`: which slice this run was, and where every whole suite of the plan ran, so
+    /// `fcorr merge` can name the suites of a shard whose results never arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardPlan>,
+}
+
+/// The slice a sharded run was and the whole suites of the full plan with the shard that runs
+/// each (suites split by item run in every shard and are not listed).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ShardPlan {
+    /// `K/N`.
+    pub shard: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suites: Vec<ShardedSuite>,
+}
+
+/// One whole suite of a sharded plan and the shard (`K/N`) that runs it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct ShardedSuite {
+    pub id: String,
+    pub name: String,
+    pub kind: SuiteKind,
+    pub shard: String,
 }
 
 /// Where the code under test came from.
@@ -705,7 +728,7 @@ pub struct ScoreComponent {
     pub detail: Option<String>,
 }
 
-/// Overall health of a run (seed 004).
+/// Overall health of a run: CRITICAL on any critical failure, else by combined score (90/80/70).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum Health {
@@ -732,7 +755,7 @@ impl Health {
 /// The gate's decision.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
 pub struct Verdict {
-    pub outcome: Outcome,
+    pub outcome: RunOutcome,
     /// Every reason the gate failed or could not judge; empty on a pass.
     #[serde(default)]
     pub reasons: Vec<GateReason>,
@@ -747,7 +770,9 @@ pub struct Verdict {
 /// Pass, fail, or could not judge.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema, PartialEq, Eq, Hash)]
 #[serde(rename_all = "kebab-case")]
-pub enum Outcome {
+// The JSON Schema keeps the name it has always published.
+#[schemars(rename = "Outcome")]
+pub enum RunOutcome {
     Pass,
     Fail,
     /// Usage or configuration error (exit 2).
@@ -756,14 +781,14 @@ pub enum Outcome {
     HarnessError,
 }
 
-impl Outcome {
+impl RunOutcome {
     /// Process exit code for this outcome.
     pub fn exit_code(self) -> i32 {
         match self {
-            Outcome::Pass => 0,
-            Outcome::Fail => 1,
-            Outcome::UsageError => 2,
-            Outcome::HarnessError => 3,
+            RunOutcome::Pass => 0,
+            RunOutcome::Fail => 1,
+            RunOutcome::UsageError => 2,
+            RunOutcome::HarnessError => 3,
         }
     }
 }

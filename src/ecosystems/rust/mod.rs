@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{Candidate, Ecosystem, Members, PhasePlan, PlanContext, ProjectFiles, ProjectPlanError};
+use super::{Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
 use crate::model::{Detection, Diagnostic, LeftOut, PhaseKind, Severity};
@@ -74,7 +74,7 @@ impl Ecosystem for Rust {
         })
     }
 
-    fn plan(&self, ctx: &PlanContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+    fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
         let no_color = |mut spec: CommandSpec| {
             spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
