@@ -16,6 +16,8 @@ pub enum Gate {
     Empty,
     Regression,
     ScoreBelow(f64),
+    /// `score<N@sut`: the score of one system's cases (eval suites asking several side by side).
+    SutScoreBelow(f64, String),
 }
 
 impl Gate {
@@ -28,6 +30,18 @@ impl Gate {
             "empty" => Ok(Gate::Empty),
             "regression" => Ok(Gate::Regression),
             _ => {
+                if let Some(rest) = text.strip_prefix("score<")
+                    && let Some((n, sut)) = rest.split_once('@')
+                {
+                    let sut = sut.trim();
+                    if sut.is_empty() {
+                        return Err(FcorrError::Usage(format!("gate `{text}`: name a system after `@`")));
+                    }
+                    let Gate::ScoreBelow(n) = Gate::parse(&format!("score<{n}"))? else {
+                        return Err(FcorrError::Usage(format!("gate `{text}`: expected `score<N@sut`")));
+                    };
+                    return Ok(Gate::SutScoreBelow(n, sut.to_string()));
+                }
                 if let Some(n) = text.strip_prefix("score<") {
                     // `nan` and `inf` parse as f64 but compare false with every score: such a
                     // gate could never fail.
@@ -37,7 +51,7 @@ impl Gate {
                     return Ok(Gate::ScoreBelow(n));
                 }
                 Err(FcorrError::Usage(format!(
-                    "unknown gate `{text}` (known: strict, critical, empty, regression, score<N)"
+                    "unknown gate `{text}` (known: strict, critical, empty, regression, score<N, score<N@sut)"
                 )))
             }
         }
@@ -62,6 +76,7 @@ impl Gate {
             Gate::Empty => "empty".into(),
             Gate::Regression => "regression".into(),
             Gate::ScoreBelow(n) => format!("score<{n}"),
+            Gate::SutScoreBelow(n, sut) => format!("score<{n}@{sut}"),
         }
     }
 }
@@ -165,6 +180,17 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 None => reasons.push(reason(GateKind::Score, None, "no combined score: nothing was scored".into())),
                 _ => {}
             },
+            Gate::SutScoreBelow(n, sut) => match sut_score(run, sut) {
+                Some(score) if score < *n => {
+                    reasons.push(reason(GateKind::Score, None, format!("score of system `{sut}` {score} is below {n}")))
+                }
+                None => reasons.push(reason(
+                    GateKind::Score,
+                    None,
+                    format!("no case was asked of a system named `{sut}`: nothing to judge `score<{n}@{sut}` on"),
+                )),
+                _ => {}
+            },
             Gate::Regression => match &run.comparison {
                 None => skipped.push("regression: no baseline to compare with".to_string()),
                 Some(c) if !c.baseline.is_fresh() => skipped.push(format!(
@@ -205,6 +231,25 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
         RunOutcome::Pass
     };
     Verdict { outcome, reasons, gates: gates.iter().map(Gate::label).collect(), skipped }
+}
+
+/// The score of one system's cases: each suite that asked it scored by its own policy over that
+/// system's cases only, then weighted as the combined score is; `None` when no case names it.
+fn sut_score(run: &Run, sut: &str) -> Option<f64> {
+    let parts: Vec<crate::model::Suite> = run
+        .suites
+        .iter()
+        .filter(|s| s.cases.iter().any(|c| c.sut.as_deref() == Some(sut)))
+        .map(|s| {
+            let mut part = s.clone();
+            part.cases.retain(|c| c.sut.as_deref() == Some(sut));
+            part.counts = crate::model::Counts::of(&part.cases);
+            part.score =
+                crate::score::score_suite(&part, s.score.policy, s.score.threshold, &crate::config::Weights::default());
+            part
+        })
+        .collect();
+    crate::score::combined_score(&parts)
 }
 
 #[cfg(test)]

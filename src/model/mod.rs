@@ -525,6 +525,14 @@ pub struct Case {
     pub expectation_source: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Eval suites: the system under test that answered, by its `[[suite.sut]]` name (set when
+    /// the config names its systems). Several systems side by side: the case id ends `@<sut>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sut: Option<String>,
+    /// Eval suites with `prompts`: the prompt template the case was asked through. Several
+    /// prompts: the case id has `[<prompt>]` after the dataset id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
 }
 
 impl Case {

@@ -1,6 +1,7 @@
-//! What reports show of an eval suite: pass rate, cases per reason and per category, usage, and
-//! the cases whose outcome flipped since the baseline (`passed → incorrect`). Derived from the
-//! suite's cases, so results.json stays the single record and every report agrees with it.
+//! What reports show of an eval suite: pass rate, cases per reason and per category, usage, the
+//! cases whose outcome flipped since the baseline (`passed → incorrect`), and, when several
+//! systems or prompts were asked, the comparison grid. Derived from the suite's cases, so
+//! results.json stays the single record and every report agrees with it.
 
 use std::collections::BTreeMap;
 
@@ -32,6 +33,52 @@ pub(crate) struct EvalMetrics {
     pub flips: Vec<Flip>,
     /// Every flip, listed or not.
     pub flips_count: usize,
+    /// Several systems or prompts side by side: one column per (system, prompt).
+    pub grid: Option<Grid>,
+}
+
+/// The comparison grid of a suite that asked several systems or through several prompts.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Grid {
+    /// One per (system, prompt), in the order they were asked (prompt-major).
+    pub columns: Vec<GridColumn>,
+    /// Dataset cases whose pass/fail differs between columns, at most the number asked for.
+    pub disagreements: Vec<Disagreement>,
+    /// Every disagreement, listed or not.
+    pub disagreements_count: usize,
+    /// Dataset cases asked (rows of the grid).
+    pub cases: usize,
+    /// What the columns are: `System`, `Prompt` or `System · prompt`.
+    pub heading: &'static str,
+}
+
+/// One system through one prompt.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct GridColumn {
+    pub sut: Option<String>,
+    pub prompt: Option<String>,
+    /// `small`, `terse`, or `small · terse` when both vary.
+    pub label: String,
+    pub cases: u64,
+    /// Passed or flaky (reached `min-pass`).
+    pub passes: u64,
+    pub pass_rate: Option<f64>,
+    /// Mean case score 0–100: a case's graded `score`, else 100 when it passed and 0 when not.
+    pub score: Option<f64>,
+    /// Mean time per case, milliseconds (every attempt of a repeated case summed).
+    pub latency_ms: Option<f64>,
+    /// Tokens summed, when the system reported any.
+    pub tokens: Option<u64>,
+    /// Cost summed (USD), when known.
+    pub cost_usd: Option<f64>,
+}
+
+/// A dataset case the columns do not agree on: each column's outcome word (`passed`,
+/// `incorrect`…; `-` where the case was not asked).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(crate) struct Disagreement {
+    pub case: String,
+    pub outcomes: Vec<String>,
 }
 
 /// How many cases ended with one reason.
@@ -130,7 +177,161 @@ pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usiz
         usage: suite.usage.clone(),
         flips_count: flips.len(),
         flips: flips.into_iter().take(max_flips).collect(),
+        grid: grid(&suite.cases, max_flips),
     })
+}
+
+/// The dataset case a result case was asked for: its name without `@<sut>` and `[<prompt>]`.
+fn dataset_id(case: &Case) -> &str {
+    let mut name = case.name.as_str();
+    if let Some(sut) = &case.sut {
+        name = name.strip_suffix(sut.as_str()).and_then(|n| n.strip_suffix('@')).unwrap_or(name);
+    }
+    if let Some(prompt) = &case.prompt {
+        name = name
+            .strip_suffix(']')
+            .and_then(|n| n.strip_suffix(prompt.as_str()))
+            .and_then(|n| n.strip_suffix('['))
+            .unwrap_or(name);
+    }
+    name
+}
+
+fn passed(case: &Case) -> bool {
+    matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky)
+}
+
+/// The grid of a suite whose cases name more than one (system, prompt); `None` otherwise.
+/// Lists at most `max` disagreements.
+pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
+    let mut keys: Vec<(Option<&str>, Option<&str>)> = Vec::new();
+    let mut rows: Vec<&str> = Vec::new();
+    let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
+    // (row, column) -> case
+    let mut cells: BTreeMap<(usize, usize), &Case> = BTreeMap::new();
+    for case in cases {
+        let key = (case.sut.as_deref(), case.prompt.as_deref());
+        let column = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+            keys.push(key);
+            keys.len() - 1
+        });
+        let id = dataset_id(case);
+        let row = *row_of.entry(id).or_insert_with(|| {
+            rows.push(id);
+            rows.len() - 1
+        });
+        cells.insert((row, column), case);
+    }
+    if keys.len() < 2 {
+        return None;
+    }
+    let suts_vary = keys.iter().any(|k| k.0 != keys[0].0);
+    let prompts_vary = keys.iter().any(|k| k.1 != keys[0].1);
+    let columns = keys
+        .iter()
+        .enumerate()
+        .map(|(i, (sut, prompt))| {
+            let of: Vec<&Case> = cells.iter().filter(|((_, c), _)| *c == i).map(|(_, case)| *case).collect();
+            let n = of.len() as u64;
+            let passes = of.iter().filter(|c| passed(c)).count() as u64;
+            let mean = |values: Vec<f64>| {
+                (!values.is_empty()).then(|| crate::score::round2(values.iter().sum::<f64>() / values.len() as f64))
+            };
+            let usages: Vec<&Usage> = of.iter().filter_map(|c| c.usage.as_ref()).collect();
+            let label = match (suts_vary, prompts_vary) {
+                (true, true) => format!("{} · {}", sut.unwrap_or("-"), prompt.unwrap_or("-")),
+                (false, true) => prompt.unwrap_or("-").to_string(),
+                _ => sut.unwrap_or("-").to_string(),
+            };
+            GridColumn {
+                sut: sut.map(str::to_string),
+                prompt: prompt.map(str::to_string),
+                label,
+                cases: n,
+                passes,
+                pass_rate: rate(passes, n),
+                score: mean(of.iter().map(|c| c.score.unwrap_or(if passed(c) { 100.0 } else { 0.0 })).collect()),
+                latency_ms: mean(of.iter().filter_map(|c| c.duration_ms).collect()),
+                tokens: (!usages.is_empty()).then(|| usages.iter().map(|u| u.tokens).sum()),
+                cost_usd: usages
+                    .iter()
+                    .filter_map(|u| u.cost_usd)
+                    .reduce(|a, b| a + b)
+                    .map(|c| (c * 1e6).round() / 1e6),
+            }
+        })
+        .collect();
+    let word = |case: Option<&&Case>| case.map_or_else(|| "-".to_string(), |c| case_word(c));
+    let disagreements: Vec<Disagreement> = rows
+        .iter()
+        .enumerate()
+        .filter(|(row, _)| {
+            let asked: Vec<bool> = (0..keys.len()).filter_map(|c| cells.get(&(*row, c))).map(|c| passed(c)).collect();
+            asked.iter().any(|p| *p) && asked.iter().any(|p| !p)
+        })
+        .map(|(row, id)| Disagreement {
+            case: id.to_string(),
+            outcomes: (0..keys.len()).map(|c| word(cells.get(&(row, c)))).collect(),
+        })
+        .collect();
+    Some(Grid {
+        columns,
+        disagreements_count: disagreements.len(),
+        disagreements: disagreements.into_iter().take(max).collect(),
+        cases: rows.len(),
+        heading: match (suts_vary, prompts_vary) {
+            (true, true) => "System · prompt",
+            (false, true) => "Prompt",
+            _ => "System",
+        },
+    })
+}
+
+/// The grid as plain text lines for the terminal: one row per column of the grid (system ·
+/// prompt), then the disagreeing cases.
+pub(crate) fn grid_lines(grid: &Grid, max_disagreements: usize) -> Vec<String> {
+    let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
+    let mut table =
+        vec![[grid.heading, "passed", "pass rate", "score", "latency", "tokens", "cost"].map(str::to_string).to_vec()];
+    for c in &grid.columns {
+        table.push(vec![
+            c.label.clone(),
+            format!("{}/{}", c.passes, c.cases),
+            num(c.pass_rate, "%"),
+            num(c.score, ""),
+            c.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
+            c.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
+            c.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
+        ]);
+    }
+    let widths: Vec<usize> =
+        (0..table[0].len()).map(|i| table.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut lines: Vec<String> = table
+        .iter()
+        .map(|row| {
+            let cells: Vec<String> = row
+                .iter()
+                .zip(&widths)
+                .enumerate()
+                .map(|(i, (cell, w))| if i == 0 { format!("{cell:<w$}") } else { format!("{cell:>w$}") })
+                .collect();
+            format!("  {}", cells.join("  ").trim_end())
+        })
+        .collect();
+    if grid.disagreements_count == 0 {
+        lines.push(format!("  all {} cases agree across the grid", grid.cases));
+    } else {
+        let listed: Vec<&str> = grid.disagreements.iter().take(max_disagreements).map(|d| d.case.as_str()).collect();
+        let more = grid.disagreements_count.saturating_sub(listed.len());
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        lines.push(format!(
+            "  {} of {} cases disagree: {}{more}",
+            grid.disagreements_count,
+            grid.cases,
+            listed.join(", ")
+        ));
+    }
+    lines
 }
 
 /// The change as a flip, when the outcome word differs (a still-failing case whose reason went

@@ -618,6 +618,12 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
             };
             lines.push(line(format!("  {location}{}", first_line(&d.message))));
         }
+        // Several systems or prompts: the grid first, so the failures below read against it.
+        if suite.kind.shape() == crate::model::CaseShape::Items
+            && let Some(grid) = super::eval::grid(&suite.cases, GRID_DISAGREEMENTS)
+        {
+            lines.extend(super::eval::grid_lines(&grid, GRID_DISAGREEMENTS).into_iter().map(&line));
+        }
         for case in suite.failures().take(20) {
             let location = match (&case.file, case.line) {
                 (Some(f), Some(l)) => format!(" ({f}:{l})"),
@@ -663,6 +669,9 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
     }
     out
 }
+
+/// Disagreeing cases the terminal names under a comparison grid.
+const GRID_DISAGREEMENTS: usize = 10;
 
 /// The first line of a failed phase's log that reads as an error, else its last line.
 fn build_error_line(phase: &crate::model::Phase) -> Option<&str> {

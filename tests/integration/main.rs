@@ -12,6 +12,7 @@ mod compare_gate;
 mod conventions;
 mod eval_cli;
 mod eval_graders_example;
+mod eval_side_by_side;
 mod files_io;
 mod format_names;
 mod fuzz_targets;

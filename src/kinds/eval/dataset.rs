@@ -1,6 +1,7 @@
 //! Eval datasets: seed 003's TOML shape (`version`, `[[test_cases]]`), and the same fields as
-//! JSONL (one case per line), JSON or YAML. Loading validates everything a run would trip on
-//! (duplicate ids, bad regexes, a case with nothing to check) and names the file and case.
+//! JSONL (one case per line), JSON, YAML or CSV (a header row; columns that are not case fields
+//! become `vars`). Loading validates everything a run would trip on (duplicate ids, bad regexes,
+//! a case with nothing to check) and names the file and the line or case.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -24,7 +25,12 @@ pub(crate) struct Dataset {
 #[serde(deny_unknown_fields)]
 pub(crate) struct TestCase {
     pub id: String,
+    /// What the SUT is asked; may be left out when the suite declares `prompts` (templates).
+    #[serde(default)]
     pub prompt: String,
+    /// Values for the suite's prompt templates (`{{ country }}`), besides `id` and `prompt`.
+    #[serde(default)]
+    pub vars: BTreeMap<String, serde_json::Value>,
     /// The command the answer must be equivalent to (normalised shell comparison).
     #[serde(default)]
     pub expected_command: Option<String>,
@@ -59,7 +65,7 @@ pub(crate) enum DatasetError {
     #[error("{}: {source}", path.display())]
     Case { path: PathBuf, source: CaseError },
     #[error(
-        "{}: unknown dataset format (use .toml, .jsonl, .json, .yaml or .yml)",
+        "{}: unknown dataset format (use .toml, .jsonl, .json, .yaml, .yml or .csv)",
         path.display()
     )]
     Format { path: PathBuf },
@@ -76,6 +82,9 @@ pub(crate) enum Syntax {
     Json { line: usize, source: serde_json::Error },
     #[error("{0}")]
     Yaml(#[source] Box<serde_saphyr::Error>),
+    /// A CSV record the reader rejects, or a cell that does not fit its field.
+    #[error("{message}")]
+    Csv { line: Option<usize>, message: String },
 }
 
 impl Syntax {
@@ -85,6 +94,7 @@ impl Syntax {
             Syntax::Toml { line, .. } => *line,
             Syntax::Json { line, .. } => Some(*line),
             Syntax::Yaml(_) => None,
+            Syntax::Csv { line, .. } => *line,
         }
     }
 }
@@ -166,9 +176,85 @@ pub(crate) fn parse(text: &str, ext: &str) -> Result<Option<Vec<TestCase>>, Synt
             let dataset: Dataset = serde_saphyr::from_str(text).map_err(|e| Syntax::Yaml(Box::new(e)))?;
             dataset.test_cases
         }
+        "csv" => parse_csv(text)?,
         _ => return Ok(None),
     };
     Ok(Some(cases))
+}
+
+/// Case fields a CSV column can fill; every other column becomes one of the case's `vars`.
+const CSV_TEXT_FIELDS: &[&str] = &["id", "prompt", "expected_command", "category", "expected"];
+/// Case fields whose CSV cell is read as JSON (`true`, `0.75`, `[{"type": "contains", …}]`), so
+/// booleans, numbers and assertion lists fit in one cell; a cell that is not JSON stays text
+/// and the field's own type decides whether that is an error.
+const CSV_JSON_FIELDS: &[&str] = &["safe", "posix_compliant", "critical", "assert", "tags", "threshold"];
+
+/// A CSV dataset: the header row names the fields, one case per record. Quoted cells may hold
+/// commas, doubled quotes and newlines (the `csv` crate reads RFC 4180); errors carry the line
+/// the record starts on.
+fn parse_csv(text: &str) -> Result<Vec<TestCase>, Syntax> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(false).from_reader(text.as_bytes());
+    let line_of = |e: &csv::Error| e.position().map(|p| p.line() as usize);
+    let headers =
+        reader.headers().map_err(|e| Syntax::Csv { line: line_of(&e).or(Some(1)), message: csv_message(&e) })?.clone();
+    let mut seen = HashSet::new();
+    for name in &headers {
+        if name.trim().is_empty() {
+            return Err(Syntax::Csv {
+                line: Some(1),
+                message: "a header cell is empty: every column needs a name".into(),
+            });
+        }
+        if !seen.insert(name.trim()) {
+            return Err(Syntax::Csv {
+                line: Some(1),
+                message: format!("column `{}` appears twice in the header", name.trim()),
+            });
+        }
+    }
+    let mut cases = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| Syntax::Csv { line: line_of(&e), message: csv_message(&e) })?;
+        let line = record.position().map(|p| p.line() as usize);
+        let mut object = serde_json::Map::new();
+        let mut vars = serde_json::Map::new();
+        for (name, cell) in headers.iter().map(str::trim).zip(record.iter()) {
+            if CSV_TEXT_FIELDS.contains(&name) {
+                // An empty `expected` cell means no expected answer, not an empty one.
+                if !(cell.is_empty() && name != "id" && name != "prompt") {
+                    object.insert(name.to_string(), cell.into());
+                }
+            } else if CSV_JSON_FIELDS.contains(&name) {
+                if !cell.trim().is_empty() {
+                    let value = serde_json::from_str(cell.trim())
+                        .or_else(|_| serde_json::from_str(&cell.trim().to_ascii_lowercase()))
+                        .unwrap_or_else(|_| serde_json::Value::String(cell.to_string()));
+                    object.insert(name.to_string(), value);
+                }
+            } else {
+                vars.insert(name.to_string(), cell.into());
+            }
+        }
+        if !vars.is_empty() {
+            object.insert("vars".into(), serde_json::Value::Object(vars));
+        }
+        let case = serde_json::from_value(serde_json::Value::Object(object))
+            .map_err(|e| Syntax::Csv { line, message: crate::text::json_error_text(&e) })?;
+        cases.push(case);
+    }
+    Ok(cases)
+}
+
+/// The CSV reader's complaint without its own position (the path's `:line` says where).
+fn csv_message(e: &csv::Error) -> String {
+    match e.kind() {
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("this record has {len} cells, the header {expected_len}")
+        }
+        csv::ErrorKind::Utf8 { .. } => "a cell is not UTF-8".into(),
+        _ => e.to_string(),
+    }
 }
 
 /// Checks ids and compiles each case's checks; errors name the case.
@@ -245,7 +331,45 @@ posix_compliant = true
         );
         let empty = parse("[[test_cases]]\nid='a'\nprompt='p'\n", "toml").unwrap().unwrap();
         assert!(compile(empty).unwrap_err().problem.to_string().contains("nothing to check"));
-        assert_eq!(parse("", "csv").unwrap(), None);
+        assert_eq!(parse("", "xlsx").unwrap(), None);
+    }
+
+    /// Quoted cells with commas, doubled quotes and newlines; a BOM; columns that are case fields
+    /// and columns that become vars; booleans and assertion lists in one cell.
+    #[test]
+    fn reads_csv_with_quotes_newlines_and_a_bom() {
+        let text = "\u{feff}id,country,expected,safe,assert,note\r\nfr,France,Paris,true,\"[{\"\"type\"\": \"\"contains\"\", \"\"value\"\": \"\"Par\"\"}]\",\"a, b\"\r\nuk,\"United\nKingdom\",London,,,\"say \"\"hi\"\"\"\r\n";
+        let cases = parse(text, "csv").unwrap().unwrap();
+        assert_eq!(cases.len(), 2);
+        assert_eq!(cases[0].id, "fr", "the BOM is not part of the first header");
+        assert_eq!(cases[0].expected, Some(serde_json::json!("Paris")));
+        assert_eq!(cases[0].safe, Some(true));
+        assert_eq!(cases[0].assertions.len(), 1);
+        assert_eq!(cases[0].vars["country"], "France");
+        assert_eq!(cases[0].vars["note"], "a, b");
+        assert_eq!(cases[1].vars["country"], "United\nKingdom");
+        assert_eq!(cases[1].vars["note"], "say \"hi\"");
+        assert_eq!(cases[1].safe, None, "an empty cell leaves the field out");
+        let compiled = compile(cases).unwrap();
+        assert_eq!(compiled.len(), 2);
+    }
+
+    #[test]
+    fn csv_errors_name_the_line() {
+        // The second record starts on line 4: the first spans lines 2 and 3.
+        let err = parse("id,expected,q\na,x,\"two\nlines\"\nb,y\n", "csv").unwrap_err();
+        assert_eq!(err.line(), Some(4), "{err}");
+        assert!(err.to_string().contains("2 cells, the header 3"), "{err}");
+        let err = parse("id,expected,safe\na,x,true\nb,y,maybe\n", "csv").unwrap_err();
+        assert_eq!(err.line(), Some(3), "{err}");
+        assert!(err.to_string().contains("maybe"), "{err}");
+        let err = parse("id,q,q\na,b,c\n", "csv").unwrap_err();
+        assert!(err.to_string().contains("twice"), "{err}");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cases.csv");
+        std::fs::write(&path, "id,expected\na,x\nb,y,z\n").unwrap();
+        let err = load(&path).unwrap_err().to_string();
+        assert!(err.contains("cases.csv:3:"), "{err}");
     }
 
     #[test]

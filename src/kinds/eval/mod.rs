@@ -4,5 +4,7 @@
 
 pub(crate) mod dataset;
 pub(crate) mod matchers;
+pub(crate) mod prompts;
 pub(crate) mod runner;
 pub(crate) mod shell;
+pub(crate) mod suts;

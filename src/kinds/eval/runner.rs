@@ -1,9 +1,10 @@
-//! `kind = "eval"`: runs a dataset against a system under test, `concurrency` cases at a time,
-//! each `repeat` times, and turns every case into a [`Case`] with one reason, its category tag,
-//! usage and the answer kept for the report.
+//! `kind = "eval"`: runs a dataset against one or more systems under test, through the case's
+//! own prompt or each of the suite's prompt templates, `concurrency` questions at a time, each
+//! `repeat` times, and turns every (case, prompt, system) into a [`Case`] with one reason, its
+//! category tag, usage and the answer kept for the report.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -12,6 +13,8 @@ use serde::{Deserialize, Serialize};
 
 use super::dataset::{self, EvalCase};
 use super::matchers::{self, Outcome};
+use super::prompts::{PromptConfig, PromptError, Prompts};
+use super::suts::SutList;
 use crate::config::SuiteSite;
 use crate::ecosystems::Collected;
 use crate::errors::{ConfigError, PlanError};
@@ -21,7 +24,7 @@ use crate::model::{
 };
 use crate::plan::SuitePlan;
 use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
-use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
+use crate::sut::{Sut, SutContext, SutError, SutRequest};
 use crate::text::cap_text;
 
 /// The eval runner.
@@ -31,8 +34,11 @@ pub(crate) struct Eval;
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct EvalConfig {
-    /// The dataset file (`.toml`, `.jsonl`, `.json`, `.yaml`), relative to the config file.
+    /// The dataset file (`.toml`, `.jsonl`, `.json`, `.yaml`, `.csv`), relative to the config file.
     pub dataset: PathBuf,
+    /// Prompt templates each case is asked through (default: the case's own `prompt`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<PromptConfig>,
     /// Asks each case this many times (default 1).
     pub repeat: Option<u32>,
     /// Passes needed out of `repeat` for a case to count (default: all). Fewer passes than
@@ -40,8 +46,8 @@ pub(crate) struct EvalConfig {
     pub min_pass: Option<u32>,
     /// Cases in flight at once (default 4).
     pub concurrency: Option<usize>,
-    /// The system under test.
-    pub sut: Option<SutConfig>,
+    /// The systems under test: one `[suite.sut]` table or several named `[[suite.sut]]`.
+    pub sut: Option<SutList>,
 }
 
 /// One eval suite, resolved.
@@ -54,7 +60,8 @@ pub(crate) struct EvalPlan {
     repeat: u32,
     min_pass: u32,
     concurrency: usize,
-    sut: SutConfig,
+    suts: SutList,
+    prompts: Prompts,
     /// `--shard K/N`: only this shard's cases are asked (by a hash of suite and case id).
     shard: Option<crate::shard::Shard>,
     /// `--no-cache`: every case asks the SUT, whatever the answer cache holds.
@@ -97,10 +104,29 @@ impl SuiteRunner for Eval {
             let why = if dataset.exists() { "not a regular file" } else { "no such file" };
             return Err(site.error("dataset", format!("{}: {why}", config.dataset.display())));
         }
-        let Some(sut) = &config.sut else {
+        let Some(suts) = &config.sut else {
             return Err(site.error("kind", "an eval suite needs a [suite.sut] table (see docs/sut.md)"));
         };
-        sut.build(&SutContext::new(site.base_dir)).map_err(|e| site.error("sut", e))?;
+        if let Some(problem) = suts.name_problem() {
+            return Err(site.error("sut", problem));
+        }
+        for (i, named) in suts.as_slice().iter().enumerate() {
+            let key = if suts.is_listed() { format!("sut.{i}") } else { "sut".into() };
+            named.sut.build(&SutContext::new(site.base_dir)).map_err(|e| site.error(&key, e))?;
+        }
+        let inline_line = |i: usize| site.error(&format!("prompts.{i}.template"), "").line;
+        let prompts = Prompts::compile(&config.prompts, site.base_dir, &inline_line)
+            .map_err(|e| prompt_config_error(site, &config.prompts, e))?;
+        // Every case through every prompt now, so an undefined variable is a configuration
+        // error before anything is asked. A dataset that does not load is the run's to report.
+        if let Ok(cases) = dataset::load(&dataset) {
+            for case in &cases {
+                ask_texts(&prompts, &case.case).map_err(|e| match e {
+                    AskError::Prompt(e) => prompt_config_error(site, &config.prompts, e),
+                    AskError::NoPrompt(id) => site.error("dataset", no_prompt(&config.dataset, &id)),
+                })?;
+            }
+        }
         if config.repeat == Some(0) {
             return Err(site.error("repeat", "repeat must be at least 1"));
         }
@@ -118,14 +144,13 @@ impl SuiteRunner for Eval {
 
     fn plan(&self, config: EvalConfig, _suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<EvalPlan, PlanError> {
         let repeat = config.repeat.unwrap_or(1).max(1);
-        // Validated with the config; `sut` is present there.
-        let sut = config.sut.ok_or_else(|| {
-            ConfigError::new(
-                ctx.config.source.as_deref().unwrap_or(std::path::Path::new("fcorr.toml")),
-                (0, 1),
-                "an eval suite needs a [suite.sut] table",
-            )
-        })?;
+        let config_file = ctx.config.source.as_deref().unwrap_or(std::path::Path::new("fcorr.toml"));
+        // Validated with the config; `sut` is present there and the prompts compile.
+        let suts = config
+            .sut
+            .ok_or_else(|| ConfigError::new(config_file, (0, 1), "an eval suite needs a [suite.sut] table"))?;
+        let prompts = Prompts::compile(&config.prompts, ctx.base, &|_| 0)
+            .map_err(|e| ConfigError::new(config_file, (0, 1), e.to_string()))?;
         Ok(EvalPlan {
             dataset: ctx.base.join(&config.dataset),
             dataset_shown: config.dataset.to_string_lossy().replace('\\', "/"),
@@ -133,19 +158,32 @@ impl SuiteRunner for Eval {
             repeat,
             min_pass: config.min_pass.unwrap_or(repeat).clamp(1, repeat),
             concurrency: config.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
-            sut,
+            suts,
+            prompts,
             shard: ctx.overrides.shard,
             no_cache: ctx.overrides.no_cache,
         })
     }
 
-    /// The dataset's cases (this shard's, with `--shard`), for `fcorr suites list`.
+    /// The dataset's cases (this shard's, with `--shard`), for `fcorr suites list`: one item per
+    /// (case, prompt, system), named as its result will be.
     fn items(&self, suite: &SuitePlan, plan: &EvalPlan) -> Option<Result<Vec<SuiteItem>, ItemsError>> {
         Some(dataset::load(&plan.dataset).map_err(Into::into).map(|cases| {
+            let shape = Shape::of(plan);
             cases
                 .into_iter()
                 .filter(|c| crate::shard::Shard::keeps_item(plan.shard, &suite.id, &c.case.id))
-                .map(|c| SuiteItem { id: c.case.id, difficulty: None, tags: c.case.category.into_iter().collect() })
+                .flat_map(|c| {
+                    let tags: Vec<String> = c.case.category.clone().into_iter().collect();
+                    shape
+                        .combinations()
+                        .map(|(p, s)| SuiteItem {
+                            id: shape.name(&c.case.id, p, s),
+                            difficulty: None,
+                            tags: tags.clone(),
+                        })
+                        .collect::<Vec<_>>()
+                })
                 .collect()
         }))
     }
@@ -177,9 +215,24 @@ impl SuiteRunner for Eval {
             no_cache: plan.no_cache,
             ..SutContext::new(&plan.base_dir)
         };
-        let sut = match plan.sut.build(&sut_ctx) {
-            Ok(sut) => sut,
-            Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), Some("fix [suite.sut]")),
+        // Each system is built on its own: its own rate limit, concurrency and cache identity.
+        let mut suts = Vec::new();
+        for named in plan.suts.as_slice() {
+            match named.sut.build(&sut_ctx) {
+                Ok(sut) => suts.push(sut),
+                Err(e) => return fail(result, SuiteErrorKind::Input, e.to_string(), Some("fix [suite.sut]")),
+            }
+        }
+        let suts: Vec<&dyn Sut> = suts.iter().map(|s| s.as_ref()).collect();
+        let asks = match Shape::of(plan).asks(&cases) {
+            Ok(asks) => asks,
+            Err(e) => {
+                let message = match e {
+                    AskError::Prompt(e) => e.to_string(),
+                    AskError::NoPrompt(id) => no_prompt(Path::new(&plan.dataset_shown), &id),
+                };
+                return fail(result, SuiteErrorKind::Input, message, Some("fix the prompts or the dataset's vars"));
+            }
         };
         let settings = Settings {
             repeat: plan.repeat,
@@ -189,7 +242,7 @@ impl SuiteRunner for Eval {
         };
         let cancelled = || ctx.cancelled();
         let nothing_planned = cases.is_empty();
-        let (cases, stopped) = run_cases(&cases, sut.as_ref(), &settings, &cancelled);
+        let (cases, stopped) = run_cases(&asks, &suts, &settings, &cancelled);
         result.usage = total_usage(&cases);
         // The dataset was read: zero cases is "no tests" (the `empty` gate's to judge, so
         // `--fail-on none` passes), not an error about report files this kind never has.
@@ -223,6 +276,123 @@ impl SuiteRunner for Eval {
     }
 }
 
+/// A prompt template error as a configuration error: at the config line of an inline
+/// template's problem, else at the `prompts` entry (the message names a template file's line).
+fn prompt_config_error(site: &SuiteSite<'_>, configs: &[PromptConfig], e: PromptError) -> ConfigError {
+    let key = match configs.get(e.index) {
+        Some(c) if c.file.is_some() => format!("prompts.{}.file", e.index),
+        Some(_) => format!("prompts.{}.template", e.index),
+        None => "prompts".into(),
+    };
+    let mut error = site.error(&key, &e);
+    if let Some(line) = e.config_line {
+        error.line = line;
+    }
+    error
+}
+
+fn no_prompt(dataset: &Path, id: &str) -> String {
+    format!("{}: case `{id}` has no `prompt`, and the suite declares no `prompts` to ask it through", dataset.display())
+}
+
+/// Why a case cannot be asked.
+#[derive(Debug)]
+enum AskError {
+    Prompt(PromptError),
+    /// The case has no `prompt` and there is no template: nothing to ask.
+    NoPrompt(String),
+}
+
+/// The texts a case is asked: its own prompt, or each template rendered for it.
+fn ask_texts(prompts: &Prompts, case: &dataset::TestCase) -> Result<Vec<String>, AskError> {
+    if prompts.len() == 0 {
+        if case.prompt.trim().is_empty() {
+            return Err(AskError::NoPrompt(case.id.clone()));
+        }
+        return Ok(vec![case.prompt.clone()]);
+    }
+    (0..prompts.len()).map(|i| prompts.render(i, case).map_err(AskError::Prompt)).collect()
+}
+
+/// How a suite's questions multiply (every case × every prompt × every system) and how the
+/// results are named: `<id>`, then `[<prompt>]` with several prompts and `@<sut>` with several
+/// systems, so a suite with one of each keeps the ids (and baselines) it always had.
+struct Shape<'a> {
+    prompts: &'a Prompts,
+    suts: &'a SutList,
+}
+
+impl<'a> Shape<'a> {
+    fn of(plan: &'a EvalPlan) -> Shape<'a> {
+        Shape { prompts: &plan.prompts, suts: &plan.suts }
+    }
+
+    /// (prompt index, system index) pairs in asking order: prompt-major, as the grid shows them.
+    fn combinations(&self) -> impl Iterator<Item = (usize, usize)> + use<> {
+        let suts = self.suts.as_slice().len();
+        (0..self.prompts.len().max(1)).flat_map(move |p| (0..suts).map(move |s| (p, s)))
+    }
+
+    fn prompt_name(&self, prompt: usize) -> Option<&str> {
+        self.prompts.names().nth(prompt)
+    }
+
+    fn name(&self, id: &str, prompt: usize, sut: usize) -> String {
+        let mut name = id.to_string();
+        if self.prompts.len() > 1
+            && let Some(prompt) = self.prompt_name(prompt)
+        {
+            name.push_str(&format!("[{prompt}]"));
+        }
+        let suts = self.suts.as_slice();
+        if suts.len() > 1
+            && let Some(named) = suts.get(sut)
+        {
+            name.push('@');
+            name.push_str(named.name());
+        }
+        name
+    }
+
+    /// Every question of the run, rendered before anything is asked.
+    fn asks<'c>(&self, cases: &'c [EvalCase]) -> Result<Vec<Ask<'c>>, AskError> {
+        let mut asks = Vec::new();
+        for case in cases {
+            let texts = ask_texts(self.prompts, &case.case)?;
+            for (prompt, sut) in self.combinations() {
+                let named = &self.suts.as_slice()[sut];
+                asks.push(Ask {
+                    case,
+                    name: self.name(&case.case.id, prompt, sut),
+                    request: SutRequest {
+                        id: case.case.id.clone(),
+                        prompt: texts[prompt].clone(),
+                        case: case_json(&case.case, &texts[prompt]),
+                    },
+                    sut,
+                    // Recorded when the config names the system or declares prompts: the
+                    // typed fields the grid and `@sut` gates read.
+                    sut_name: named.name.clone(),
+                    prompt_name: self.prompt_name(prompt).map(str::to_string),
+                });
+            }
+        }
+        Ok(asks)
+    }
+}
+
+/// One question: a case, through one prompt, of one system.
+pub(crate) struct Ask<'c> {
+    case: &'c EvalCase,
+    /// The result case's name (`france[terse]@small`).
+    name: String,
+    request: SutRequest,
+    /// Index into the systems handed to [`run_cases`].
+    sut: usize,
+    sut_name: Option<String>,
+    prompt_name: Option<String>,
+}
+
 /// How cases are asked and judged.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
@@ -233,18 +403,19 @@ pub(crate) struct Settings {
     pub source: String,
 }
 
-/// Asks every case, `concurrency` at a time; returns the cases in dataset order and whether
-/// the run was cancelled part-way (cases not asked are left out, never counted as passes).
+/// Asks every question, `concurrency` at a time (each system's own `concurrency` and pacing
+/// apply within that); returns the cases in dataset order and whether the run was cancelled
+/// part-way (questions not asked are left out, never counted as passes).
 pub(crate) fn run_cases(
-    cases: &[EvalCase],
-    sut: &dyn Sut,
+    asks: &[Ask<'_>],
+    suts: &[&dyn Sut],
     settings: &Settings,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> (Vec<Case>, bool) {
     let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Case>>> = cases.iter().map(|_| Mutex::new(None)).collect();
+    let results: Vec<Mutex<Option<Case>>> = asks.iter().map(|_| Mutex::new(None)).collect();
     let stopped = std::sync::atomic::AtomicBool::new(false);
-    let workers = settings.concurrency.clamp(1, cases.len().max(1));
+    let workers = settings.concurrency.clamp(1, asks.len().max(1));
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
@@ -254,8 +425,9 @@ pub(crate) fn run_cases(
                         break;
                     }
                     let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(case) = cases.get(i) else { break };
-                    match run_case(case, sut, settings, cancelled) {
+                    let Some(ask) = asks.get(i) else { break };
+                    let Some(sut) = suts.get(ask.sut) else { break };
+                    match run_case(ask, *sut, settings, cancelled) {
                         Some(done) => *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(done),
                         None => {
                             stopped.store(true, Ordering::SeqCst);
@@ -278,15 +450,10 @@ struct Tried {
     usage: Option<Usage>,
 }
 
-/// Asks one case `repeat` times and judges it; `None` when cancelled.
-fn run_case(
-    case: &EvalCase,
-    sut: &dyn Sut,
-    settings: &Settings,
-    cancelled: &(dyn Fn() -> bool + Sync),
-) -> Option<Case> {
-    let request =
-        SutRequest { id: case.case.id.clone(), prompt: case.case.prompt.clone(), case: case_json(&case.case) };
+/// Asks one question `repeat` times and judges it; `None` when cancelled.
+fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn Fn() -> bool + Sync)) -> Option<Case> {
+    let case = ask.case;
+    let request = &ask.request;
     let mut tries = Vec::new();
     for attempt in 1..=settings.repeat {
         if cancelled() {
@@ -294,7 +461,7 @@ fn run_case(
         }
         let started = Instant::now();
         // Each attempt is its own call (and its own cache entry), so flakiness can be seen.
-        let tried = match sut.call_attempt(&request, attempt) {
+        let tried = match sut.call_attempt(request, attempt) {
             Ok(answer) => Tried {
                 outcome: matchers::evaluate(&case.checks, &answer.output),
                 duration: answer.duration,
@@ -317,12 +484,13 @@ fn run_case(
         };
         tries.push(tried);
     }
-    Some(judge(case, tries, settings))
+    Some(judge(ask, tries, settings))
 }
 
 /// Folds the attempts into one case: all passed → passed; at least `min-pass` → flaky; else the
 /// first failing attempt's reason and status.
-fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
+fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
+    let case = ask.case;
     let passes = tries.iter().filter(|t| t.outcome == Outcome::Pass).count() as u32;
     let total = tries.len() as u32;
     let first_failure = tries.iter().find(|t| t.outcome != Outcome::Pass);
@@ -350,7 +518,7 @@ fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
             other => other.to_string(),
         })
     });
-    let mut details = format!("prompt: {}", case.case.prompt);
+    let mut details = format!("prompt: {}", ask.request.prompt);
     if let Some(expected) = &expected {
         details.push_str(&format!("\nexpected: {expected}"));
     }
@@ -377,7 +545,9 @@ fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
         }
     }
     Case {
-        name: case.case.id.clone(),
+        name: ask.name.clone(),
+        sut: ask.sut_name.clone(),
+        prompt: ask.prompt_name.clone(),
         status,
         duration_ms: Some(tries.iter().map(|t| t.duration.as_secs_f64() * 1000.0).sum()),
         message,
@@ -394,11 +564,17 @@ fn judge(case: &EvalCase, tries: Vec<Tried>, settings: &Settings) -> Case {
     }
 }
 
-/// The case as the SUT sees it (stdin of a command, body of an HTTP call).
-fn case_json(case: &dataset::TestCase) -> serde_json::Value {
+/// The case as the SUT sees it (stdin of a command, body of an HTTP call): `prompt` is the text
+/// asked (the rendered template), `vars` the case's variables.
+fn case_json(case: &dataset::TestCase, prompt: &str) -> serde_json::Value {
     let mut object = serde_json::Map::new();
     object.insert("id".into(), case.id.clone().into());
-    object.insert("prompt".into(), case.prompt.clone().into());
+    object.insert("prompt".into(), prompt.into());
+    if !case.vars.is_empty() {
+        let vars: serde_json::Map<String, serde_json::Value> =
+            case.vars.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        object.insert("vars".into(), serde_json::Value::Object(vars));
+    }
     if let Some(category) = &case.category {
         object.insert("category".into(), category.clone().into());
     }
@@ -495,6 +671,25 @@ mod tests {
         dataset::compile(parsed).unwrap()
     }
 
+    /// Each case asked once, through its own prompt, of the one system.
+    fn asks(cases: &[EvalCase]) -> Vec<Ask<'_>> {
+        cases
+            .iter()
+            .map(|c| Ask {
+                case: c,
+                name: c.case.id.clone(),
+                request: SutRequest {
+                    id: c.case.id.clone(),
+                    prompt: c.case.prompt.clone(),
+                    case: case_json(&c.case, &c.case.prompt),
+                },
+                sut: 0,
+                sut_name: None,
+                prompt_name: None,
+            })
+            .collect()
+    }
+
     fn settings(repeat: u32, min_pass: u32, concurrency: usize) -> Settings {
         Settings { repeat, min_pass, concurrency, source: "cases.toml".into() }
     }
@@ -504,7 +699,7 @@ mod tests {
     #[test]
     fn each_case_records_one_reason_category_and_usage() {
         let sut = Scripted::with(&[("list", vec![Ok(json!("ls -al"))]), ("where", vec![Ok(json!("cd"))])]);
-        let (done, stopped) = run_cases(&cases(TWO), &sut, &settings(1, 1, 2), &|| false);
+        let (done, stopped) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(1, 1, 2), &|| false);
         assert!(!stopped);
         assert_eq!(done[0].status, CaseStatus::Passed);
         assert_eq!(done[0].reasons[0].code, "pass");
@@ -523,7 +718,7 @@ mod tests {
             ("list", vec![Err(SutError::Timeout { after: Duration::from_secs(2) })]),
             ("where", vec![Err(SutError::Backend { message: "exit code 3".into(), raw: Some("boom".into()) })]),
         ]);
-        let (done, _) = run_cases(&cases(TWO), &sut, &settings(1, 1, 1), &|| false);
+        let (done, _) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(1, 1, 1), &|| false);
         assert_eq!(done[0].status, CaseStatus::Timeout);
         assert_eq!(done[0].reasons[0].code, "timeout");
         assert_eq!(done[1].status, CaseStatus::Error);
@@ -538,7 +733,7 @@ mod tests {
             ("list", vec![Ok(json!("ls -la")), Ok(json!("ls")), Ok(json!("ls -la"))]),
             ("where", vec![Ok(json!("pwd")), Ok(json!("ls")), Ok(json!("ls"))]),
         ]);
-        let (done, _) = run_cases(&cases(TWO), &sut, &settings(3, 2, 2), &|| false);
+        let (done, _) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(3, 2, 2), &|| false);
         assert_eq!(done[0].status, CaseStatus::Flaky, "2 of 3 with min-pass 2");
         assert!(done[0].message.as_deref().unwrap().starts_with("passed 2 of 3 attempts"));
         assert_eq!(done[0].attempts.len(), 3);
@@ -559,7 +754,7 @@ mod tests {
             script.iter().map(|(p, a)| (p.as_str(), a.clone())).collect();
         let mut sut = Scripted::with(&borrowed);
         sut.delay = Duration::from_millis(20);
-        let (done, _) = run_cases(&cases(&text), &sut, &settings(1, 1, 3), &|| false);
+        let (done, _) = run_cases(&asks(&cases(&text)), &[&sut], &settings(1, 1, 3), &|| false);
         assert_eq!(done.len(), 12);
         assert!(done.iter().all(|c| c.status == CaseStatus::Passed));
         let most = sut.most.load(Ordering::SeqCst);
@@ -570,7 +765,8 @@ mod tests {
     fn cancellation_stops_and_leaves_unasked_cases_out() {
         let sut = Scripted::with(&[("list", vec![Ok(json!("ls -la"))])]);
         let stop = AtomicBool::new(true);
-        let (done, stopped) = run_cases(&cases(TWO), &sut, &settings(1, 1, 1), &|| stop.load(Ordering::SeqCst));
+        let (done, stopped) =
+            run_cases(&asks(&cases(TWO)), &[&sut], &settings(1, 1, 1), &|| stop.load(Ordering::SeqCst));
         assert!(stopped);
         assert!(done.is_empty());
     }
