@@ -340,7 +340,7 @@ mod tests {
     #[test]
     fn every_format_but_all_has_one_reporter_in_the_order_listed() {
         use clap::ValueEnum;
-        let written: Vec<Format> = reporters().iter().map(|r| r.format()).collect();
+        let written: Vec<Format> = REPORTERS.iter().map(|r| r.format()).collect();
         let listed: Vec<Format> = Format::value_variants().iter().copied().filter(|f| *f != Format::All).collect();
         assert_eq!(written, listed);
     }

@@ -63,7 +63,7 @@ fn report_format_names_are_written_only_by_their_parser() {
     let root =
         std::env::var_os("FORMAT_NAMES_ROOT").map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from);
     let root = root.as_path();
-    let parsers = fcorr::collect::parsers();
+    let parsers = fcorr::collect::PARSERS;
     let names: Vec<&str> = parsers.iter().map(|p| p.format()).collect();
     let found = literal_names(root, &names);
     assert!(

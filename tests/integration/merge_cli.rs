@@ -256,5 +256,5 @@ fn a_shard_that_never_arrived_is_named_with_the_suites_it_runs() {
         let message = &suite.error.as_ref().unwrap().message;
         assert!(message.contains(&format!("shard {}/3 never arrived", lost + 1)), "{message}");
     }
-    assert_eq!(merged.verdict.outcome, Outcome::Fail);
+    assert_eq!(merged.verdict.outcome, RunOutcome::Fail);
 }
