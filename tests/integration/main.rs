@@ -10,6 +10,7 @@ mod ci_e2e;
 mod cli_run;
 mod compare_gate;
 mod eval_cli;
+mod eval_graders;
 mod files_io;
 mod fuzz_targets;
 mod github_baseline;
