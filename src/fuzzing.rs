@@ -277,7 +277,9 @@ fn xml_stream(data: &[u8]) {
 /// decoding): reading never panics; a case it accepts has an id no other case has and something
 /// to check, and its own expected answer passes.
 fn dataset(data: &[u8], extension: &str) {
-    use crate::kinds::eval::matchers::{Check, Outcome, evaluate};
+    use crate::kinds::eval::graders::{Answered, Check, GradingContext, Judgement, judge};
+    // No script runs and no model is called on fuzzed input.
+    let offline = GradingContext { offline: true, ..GradingContext::default() };
     let scratch = Scratch::new();
     let Ok(compiled) = crate::kinds::eval::dataset::load(&scratch.file(&format!("cases.{extension}"), data)) else {
         return;
@@ -287,16 +289,19 @@ fn dataset(data: &[u8], extension: &str) {
         let case = &eval.case;
         assert!(!case.id.trim().is_empty() && ids.insert(case.id.as_str()), "case id `{}`", case.id);
         assert!(!eval.checks.is_empty(), "case `{}` checks nothing", case.id);
-        let passes = |check: Check, answer: Value| matches!(evaluate(&[check], &answer), Outcome::Pass);
+        let passes = |check: Check, answer: Value| {
+            judge(&[check], &Answered::bare(case, &answer), &offline, None).judgement == Judgement::Pass
+        };
         if let Some(command) = &case.expected_command {
             let answer = Value::String(command.clone());
-            assert!(passes(Check::Command(command.clone()), answer), "case `{}`: its command fails", case.id);
+            assert!(passes(Check::command(command), answer), "case `{}`: its command fails", case.id);
         }
         if let Some(expected) = &case.expected {
-            assert!(passes(Check::Equals(expected.clone()), expected.clone()), "case `{}`: its answer fails", case.id);
+            assert!(passes(Check::equals(expected), expected.clone()), "case `{}`: its answer fails", case.id);
         }
         // Judging any answer (here the prompt) never panics.
-        let _ = evaluate(&eval.checks, &Value::String(case.prompt.clone()));
+        let prompt = Value::String(case.prompt.clone());
+        let _ = judge(&eval.checks, &Answered::bare(case, &prompt), &offline, case.threshold);
     }
 }
 

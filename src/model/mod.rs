@@ -533,6 +533,10 @@ pub struct Case {
     /// prompts: the case id has `[<prompt>]` after the dataset id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
+    /// Every assertion's outcome, for an eval case judged by score (weights, thresholds, graders
+    /// such as `llm-rubric`); empty for cases judged pass/fail by their first failing check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assertions: Vec<AssertionOutcome>,
 }
 
 impl Case {
@@ -569,6 +573,30 @@ pub struct Reason {
     pub actual: Option<serde_json::Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+}
+
+/// How one assertion of an eval case came out.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq)]
+pub struct AssertionOutcome {
+    /// The assertion type as written (`contains`, `not-contains`, `llm-rubric`...).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub pass: bool,
+    /// 0 to 1: 1 or 0 for pass/fail checks, the metric for similarity and graded ones.
+    pub score: f64,
+    /// Its share of the case's weighted score (default 1).
+    pub weight: f64,
+    /// The pass mark the score was held to (similarity, grader scores), or the limit for
+    /// `latency` (ms) and `cost` (USD).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// Why it failed, or the grader's reasoning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The grader could not judge (a script that printed no grade, a grader model that failed):
+    /// the case is an error, never a pass.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub error: bool,
 }
 
 /// LLM usage for kinds that call models.

@@ -1,17 +1,21 @@
 //! The `openai` adapter: any OpenAI-compatible chat-completions server (hosted APIs, llama.cpp,
 //! vLLM, Ollama). The prompt is the user message; the answer is the first choice's content;
 //! `usage.prompt_tokens`/`completion_tokens` become the case's tokens in and out.
+//!
+//! Also the `/embeddings` call behind the eval `similar` grader ([`EmbeddingsConfig`]): one text
+//! in, its vector out, through the same retries, timeout and answer cache as a SUT call.
 
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::SutRequest;
 use super::answer::{self, Reply};
+use super::cache::AnswerCache;
 use super::config::SutConfigError;
-use super::guard::{Backend, Failure};
+use super::guard::{Backend, CallPolicy, Failure, Guarded};
 use super::http::{Client, check_url};
+use super::{Sut, SutRequest};
 use crate::model::Usage;
 
 /// `[suite.sut]` with `type = "openai"`.
@@ -53,12 +57,7 @@ impl OpenAiSut {
         if config.model.trim().is_empty() {
             return Err(SutConfigError::Invalid { key: "model", message: "must name a model".into() });
         }
-        let mut headers = Vec::new();
-        if let Some(var) = &config.api_key_env {
-            let key =
-                std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key: "api-key-env", var: var.clone() })?;
-            headers.push(("Authorization".to_string(), format!("Bearer {key}")));
-        }
+        let headers = auth_headers(config.api_key_env.as_deref())?;
         let url = format!("{}/chat/completions", config.base_url.trim_end_matches('/'));
         Ok(OpenAiSut { client: Client::new(timeout), url, config, headers })
     }
@@ -80,15 +79,38 @@ impl OpenAiSut {
     }
 }
 
+/// The `Authorization` header from the variable `api-key-env` names (none when it names none).
+fn auth_headers(api_key_env: Option<&str>) -> Result<Vec<(String, String)>, SutConfigError> {
+    let Some(var) = api_key_env else { return Ok(Vec::new()) };
+    let key =
+        std::env::var(var).map_err(|_| SutConfigError::MissingEnv { key: "api-key-env", var: var.to_string() })?;
+    Ok(vec![("Authorization".to_string(), format!("Bearer {key}"))])
+}
+
+/// Posts `body` and reads the reply as JSON: the JSON, its capped text, and how to report a
+/// reply without what was expected (`what`: "a completion", "embeddings").
+fn post_for_json<'a>(
+    client: &Client,
+    url: &'a str,
+    headers: &[(String, String)],
+    body: &Value,
+    what: &'a str,
+) -> Result<(Value, String, impl Fn(&str) -> Failure + 'a), Failure> {
+    let text = client.post_json(url, url, headers, body)?;
+    let raw = answer::cap(&text);
+    let kept = raw.clone();
+    let malformed = move |detail: &str| Failure::Permanent {
+        message: format!("{url} answered malformed {what}: {detail}"),
+        raw: Some(kept.clone()),
+    };
+    let json: Value = serde_json::from_str(&text).map_err(|e| malformed(&format!("not JSON ({e})")))?;
+    Ok((json, raw, malformed))
+}
+
 impl Backend for OpenAiSut {
     fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
-        let text = self.client.post_json(&self.url, &self.url, &self.headers, &self.body(request))?;
-        let raw = answer::cap(&text);
-        let malformed = |what: &str| Failure::Permanent {
-            message: format!("{} answered a malformed completion: {what}", self.url),
-            raw: Some(raw.clone()),
-        };
-        let json: Value = serde_json::from_str(&text).map_err(|e| malformed(&format!("not JSON ({e})")))?;
+        let (json, raw, malformed) =
+            post_for_json(&self.client, &self.url, &self.headers, &self.body(request), "a completion")?;
         let content = json
             .pointer("/choices/0/message/content")
             .and_then(Value::as_str)
@@ -108,6 +130,79 @@ impl Backend for OpenAiSut {
 
     fn identity(&self) -> Value {
         json!({"type": "openai", "config": self.config})
+    }
+}
+
+/// `[suite.embeddings]`: an OpenAI-compatible `/embeddings` endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub(crate) struct EmbeddingsConfig {
+    /// Up to and including the version, e.g. `http://127.0.0.1:8080/v1` (default OpenAI's).
+    #[serde(default = "default_base_url")]
+    pub base_url: String,
+    pub model: String,
+    /// Name of the environment variable holding the API key (unset: no `Authorization` header).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_key_env: Option<String>,
+    /// Seconds per call (default 30).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout: Option<f64>,
+    /// Retries on transient errors (default 2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retries: Option<u32>,
+    /// Keep vectors in the answer cache (default false), keyed by the endpoint, model and text.
+    #[serde(default)]
+    pub cache: bool,
+}
+
+impl EmbeddingsConfig {
+    /// The endpoint ready to call: each call embeds the request's `prompt` and answers its vector
+    /// as a JSON array of numbers. `cache_dir` is where cached vectors live when `cache = true`.
+    pub(crate) fn build(&self, cache_dir: Option<std::path::PathBuf>) -> Result<Box<dyn Sut>, SutConfigError> {
+        check_url("base-url", &self.base_url)?;
+        if self.model.trim().is_empty() {
+            return Err(SutConfigError::Invalid { key: "model", message: "must name a model".into() });
+        }
+        let timeout = self.timeout.unwrap_or(30.0);
+        if !(timeout.is_finite() && timeout > 0.0 && timeout < 1e9) {
+            let message = format!("{timeout} is not a positive number of seconds");
+            return Err(SutConfigError::Invalid { key: "timeout", message });
+        }
+        let timeout = Duration::from_secs_f64(timeout);
+        let headers = auth_headers(self.api_key_env.as_deref())?;
+        let url = format!("{}/embeddings", self.base_url.trim_end_matches('/'));
+        let backend = EmbeddingsBackend { config: self.clone(), url, client: Client::new(timeout), headers };
+        let policy = CallPolicy { timeout, retries: self.retries.unwrap_or(2), ..CallPolicy::default() };
+        let cache = cache_dir.filter(|_| self.cache).map(AnswerCache::new);
+        Ok(Box::new(Guarded::new(backend, policy, cache)))
+    }
+}
+
+/// One `/embeddings` call per text.
+struct EmbeddingsBackend {
+    config: EmbeddingsConfig,
+    url: String,
+    client: Client,
+    headers: Vec<(String, String)>,
+}
+
+impl Backend for EmbeddingsBackend {
+    fn attempt(&self, request: &SutRequest, _timeout: Duration) -> Result<Reply, Failure> {
+        let body = json!({"model": self.config.model, "input": [request.prompt]});
+        let (json, raw, malformed) = post_for_json(&self.client, &self.url, &self.headers, &body, "embeddings")?;
+        let vector = json
+            .pointer("/data/0/embedding")
+            .and_then(Value::as_array)
+            .ok_or_else(|| malformed("no vector at data[0].embedding"))?;
+        if vector.is_empty() || !vector.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)) {
+            return Err(malformed("data[0].embedding is not a non-empty list of numbers"));
+        }
+        let usage = json.pointer("/usage").and_then(answer::usage_from_json);
+        Ok(Reply { output: Value::Array(vector.clone()), raw, usage })
+    }
+
+    fn identity(&self) -> Value {
+        json!({"type": "openai-embeddings", "base-url": self.config.base_url, "model": self.config.model})
     }
 }
 
@@ -234,5 +329,35 @@ mod tests {
         sut.call(&request("c1")).unwrap();
         let auth = server.requests()[0].headers.iter().find(|(n, _)| n == "authorization").cloned();
         assert_eq!(auth.map(|(_, v)| v), Some(format!("Bearer {}", std::env::var("HOME").unwrap())));
+    }
+
+    #[test]
+    fn embeddings_are_one_call_per_text_with_the_model_named() {
+        let server = Server::start(vec![
+            Canned::text(503, "warming up"),
+            Canned::json(
+                200,
+                r#"{"data": [{"index": 0, "embedding": [0.5, -1, 2e-3]}], "usage": {"prompt_tokens": 3}}"#,
+            ),
+            Canned::json(200, r#"{"data": [{"embedding": []}]}"#),
+        ]);
+        let config = EmbeddingsConfig {
+            base_url: server.url("/v1"),
+            model: "mini".into(),
+            api_key_env: None,
+            timeout: Some(5.0),
+            retries: Some(1),
+            cache: false,
+        };
+        let embeddings = config.build(None).unwrap();
+        let answer = embeddings.call(&request("e1")).unwrap();
+        assert_eq!(answer.output, json!([0.5, -1, 2e-3]));
+        assert_eq!(answer.attempts, 2, "the 503 was retried");
+        let seen = server.requests();
+        assert_eq!(seen[1].path, "/v1/embeddings");
+        let body: Value = serde_json::from_str(&seen[1].body).unwrap();
+        assert_eq!(body, json!({"model": "mini", "input": ["list all files"]}));
+        let err = embeddings.call(&request("e2")).unwrap_err();
+        assert!(err.to_string().contains("not a non-empty list"), "{err}");
     }
 }

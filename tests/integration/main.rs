@@ -11,6 +11,7 @@ mod cli_run;
 mod compare_gate;
 mod conventions;
 mod eval_cli;
+mod eval_graders;
 mod eval_graders_example;
 mod eval_side_by_side;
 mod files_io;

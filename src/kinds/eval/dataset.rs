@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use super::matchers::{Assertion, Check, CheckError};
+use super::graders::{Assertion, Check, CheckError};
 
 /// A whole dataset file.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -45,9 +45,12 @@ pub(crate) struct TestCase {
     /// An expected answer compared exactly (after trimming), for non-shell datasets.
     #[serde(default)]
     pub expected: Option<serde_json::Value>,
-    /// Further assertions, all of which must hold.
+    /// Further assertions, all of which must hold (or, with a threshold, reach it by weight).
     #[serde(default, rename = "assert")]
     pub assertions: Vec<Assertion>,
+    /// Pass when Σ(weight·score)/Σweight of the checks reaches this (0–1); default: all pass.
+    #[serde(default)]
+    pub threshold: Option<f64>,
     /// A failure of this case makes the run CRITICAL.
     #[serde(default)]
     pub critical: bool,
@@ -269,7 +272,7 @@ pub(crate) fn compile(cases: Vec<TestCase>) -> Result<Vec<EvalCase>, CaseError> 
         if !seen.insert(case.id.clone()) {
             return Err(fail(CaseProblem::DuplicateId));
         }
-        let checks = super::matchers::checks_for(&case).map_err(|e| fail(e.into()))?;
+        let checks = super::graders::checks_for(&case).map_err(|e| fail(e.into()))?;
         if checks.is_empty() {
             return Err(fail(CaseProblem::NothingToCheck));
         }

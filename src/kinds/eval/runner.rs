@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use super::dataset::{self, EvalCase};
-use super::matchers::{self, Outcome};
+use super::graders::{self, Answered, GraderConfig, GradingContext, Judged, Judgement};
 use super::prompts::{PromptConfig, PromptError, Prompts};
 use super::suts::SutList;
 use crate::config::SuiteSite;
@@ -24,6 +24,7 @@ use crate::model::{
 };
 use crate::plan::SuitePlan;
 use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
+use crate::sut::openai::EmbeddingsConfig;
 use crate::sut::{Sut, SutContext, SutError, SutRequest};
 use crate::text::cap_text;
 
@@ -48,6 +49,15 @@ pub(crate) struct EvalConfig {
     pub concurrency: Option<usize>,
     /// The systems under test: one `[suite.sut]` table or several named `[[suite.sut]]`.
     pub sut: Option<SutList>,
+    /// Default pass mark (0–1) of a case's weighted score, for cases that set none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
+    /// The model behind `llm-rubric` and `factuality` (any SUT type, plus its prompts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grader: Option<GraderConfig>,
+    /// The `/embeddings` endpoint behind `similar`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embeddings: Option<EmbeddingsConfig>,
 }
 
 /// One eval suite, resolved.
@@ -62,6 +72,9 @@ pub(crate) struct EvalPlan {
     concurrency: usize,
     suts: SutList,
     prompts: Prompts,
+    threshold: Option<f64>,
+    grader: Option<GraderConfig>,
+    embeddings: Option<EmbeddingsConfig>,
     /// `--shard K/N`: only this shard's cases are asked (by a hash of suite and case id).
     shard: Option<crate::shard::Shard>,
     /// `--no-cache`: every case asks the SUT, whatever the answer cache holds.
@@ -114,6 +127,15 @@ impl SuiteRunner for Eval {
             let key = if suts.is_listed() { format!("sut.{i}") } else { "sut".into() };
             named.sut.build(&SutContext::new(site.base_dir)).map_err(|e| site.error(&key, e))?;
         }
+        graders::case_threshold(None, config.threshold).map_err(|e| site.error("threshold", e))?;
+        if let Some(grader) = &config.grader {
+            grader.build(&SutContext::new(site.base_dir)).map_err(|e| site.error("grader", e))?;
+        }
+        if let Some(embeddings) = &config.embeddings {
+            embeddings
+                .build(None)
+                .map_err(|e| site.error("embeddings", e.to_string().replace("[suite.sut]", "[suite.embeddings]")))?;
+        }
         let inline_line = |i: usize| site.error(&format!("prompts.{i}.template"), "").line;
         let prompts = Prompts::compile(&config.prompts, site.base_dir, &inline_line)
             .map_err(|e| prompt_config_error(site, &config.prompts, e))?;
@@ -160,6 +182,9 @@ impl SuiteRunner for Eval {
             concurrency: config.concurrency.unwrap_or(DEFAULT_CONCURRENCY).max(1),
             suts,
             prompts,
+            threshold: config.threshold,
+            grader: config.grader,
+            embeddings: config.embeddings,
             shard: ctx.overrides.shard,
             no_cache: ctx.overrides.no_cache,
         })
@@ -234,11 +259,20 @@ impl SuiteRunner for Eval {
                 return fail(result, SuiteErrorKind::Input, message, Some("fix the prompts or the dataset's vars"));
             }
         };
+        let grading = match grading_context(plan, &sut_ctx) {
+            Ok(grading) => grading,
+            Err(e) => return fail(result, SuiteErrorKind::Input, e, Some("fix [suite.grader] or [suite.embeddings]")),
+        };
+        if let Err(e) = graders::prepare(cases.iter().map(|c| (c.case.id.as_str(), c.checks.as_slice())), &grading) {
+            return fail(result, SuiteErrorKind::Input, e, Some("fix the dataset or the suite's grader settings"));
+        }
         let settings = Settings {
             repeat: plan.repeat,
             min_pass: plan.min_pass,
             concurrency: plan.concurrency,
             source: plan.dataset_shown.clone(),
+            threshold: plan.threshold,
+            grading,
         };
         let cancelled = || ctx.cancelled();
         let nothing_planned = cases.is_empty();
@@ -393,14 +427,35 @@ pub(crate) struct Ask<'c> {
     prompt_name: Option<String>,
 }
 
+/// The graders' view of the suite: the grader model and embeddings endpoint built, script
+/// output going to the suite log.
+fn grading_context(plan: &EvalPlan, sut_ctx: &SutContext) -> Result<GradingContext, String> {
+    let grader = match &plan.grader {
+        Some(config) => Some(std::sync::Arc::new(config.build(sut_ctx)?)),
+        None => None,
+    };
+    let embeddings = match &plan.embeddings {
+        Some(config) => Some(std::sync::Arc::from(
+            config
+                .build((!plan.no_cache).then(|| sut_ctx.cache_dir.clone()))
+                .map_err(|e| e.to_string().replace("[suite.sut]", "[suite.embeddings]"))?,
+        )),
+        None => None,
+    };
+    Ok(GradingContext { base_dir: plan.base_dir.clone(), grader, embeddings, log: sut_ctx.log.clone(), offline: false })
+}
+
 /// How cases are asked and judged.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub(crate) struct Settings {
     pub repeat: u32,
     pub min_pass: u32,
     pub concurrency: usize,
     /// The dataset as shown in reports (`expectation_source`).
     pub source: String,
+    /// The suite's default case threshold.
+    pub threshold: Option<f64>,
+    pub grading: GradingContext,
 }
 
 /// Asks every question, `concurrency` at a time (each system's own `concurrency` and pacing
@@ -444,7 +499,7 @@ pub(crate) fn run_cases(
 
 /// One attempt's result.
 struct Tried {
-    outcome: Outcome,
+    judged: Judged,
     duration: Duration,
     answer: Option<String>,
     usage: Option<Usage>,
@@ -463,20 +518,32 @@ fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn 
         // Each attempt is its own call (and its own cache entry), so flakiness can be seen.
         let tried = match sut.call_attempt(request, attempt) {
             Ok(answer) => Tried {
-                outcome: matchers::evaluate(&case.checks, &answer.output),
+                judged: graders::judge(
+                    &case.checks,
+                    &Answered {
+                        case: &case.case,
+                        output: &answer.output,
+                        text: graders::answer_text(&answer.output),
+                        duration: answer.duration,
+                        usage: answer.usage.as_ref(),
+                        cached: answer.cached,
+                    },
+                    &settings.grading,
+                    case.case.threshold.or(settings.threshold),
+                ),
                 duration: answer.duration,
                 answer: Some(cap_text(&answer.raw, ANSWER_CAP)),
                 usage: answer.usage,
             },
             Err(SutError::Cancelled) => return None,
             Err(SutError::Timeout { after }) => Tried {
-                outcome: Outcome::Timeout(format!("no answer within {}s", after.as_secs_f64())),
+                judged: Judged::unanswered(Judgement::Timeout(format!("no answer within {}s", after.as_secs_f64()))),
                 duration: started.elapsed(),
                 answer: None,
                 usage: None,
             },
             Err(SutError::Backend { message, raw }) => Tried {
-                outcome: Outcome::BackendError(message),
+                judged: Judged::unanswered(Judgement::BackendError(message)),
                 duration: started.elapsed(),
                 answer: raw.map(|r| cap_text(&r, ANSWER_CAP)),
                 usage: None,
@@ -491,16 +558,16 @@ fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn 
 /// first failing attempt's reason and status.
 fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
     let case = ask.case;
-    let passes = tries.iter().filter(|t| t.outcome == Outcome::Pass).count() as u32;
+    let passes = tries.iter().filter(|t| t.judged.judgement == Judgement::Pass).count() as u32;
     let total = tries.len() as u32;
-    let first_failure = tries.iter().find(|t| t.outcome != Outcome::Pass);
+    let first_failure = tries.iter().find(|t| t.judged.judgement != Judgement::Pass);
     let shown = first_failure.or(tries.first());
     let status = match first_failure {
         None => CaseStatus::Passed,
         Some(_) if passes >= settings.min_pass => CaseStatus::Flaky,
-        Some(failure) => failure.outcome.status(),
+        Some(failure) => failure.judged.judgement.status(),
     };
-    let mut message = shown.and_then(|t| t.outcome.message());
+    let mut message = shown.and_then(|t| t.judged.judgement.message());
     if total > 1 && passes < total {
         let note = format!("passed {passes} of {total} attempts (min-pass {})", settings.min_pass);
         message = Some(match message {
@@ -525,13 +592,16 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
     if let Some(answer) = shown.and_then(|t| t.answer.as_deref()) {
         details.push_str(&format!("\nanswer: {answer}"));
     }
+    if let Some(t) = shown.filter(|t| !t.judged.assertions.is_empty()) {
+        details.push_str(&graders::describe(&t.judged));
+    }
     let attempts = if total > 1 {
         tries
             .iter()
             .map(|t| Attempt {
-                status: t.outcome.status(),
+                status: t.judged.judgement.status(),
                 duration_ms: Some(t.duration.as_secs_f64() * 1000.0),
-                message: t.outcome.message(),
+                message: t.judged.judgement.message(),
                 details: None,
             })
             .collect()
@@ -557,7 +627,9 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
         attempts,
         critical: case.case.critical,
         tags,
-        reasons: shown.map(|t| vec![t.outcome.reason()]).unwrap_or_default(),
+        reasons: shown.map(|t| vec![t.judged.judgement.reason()]).unwrap_or_default(),
+        score: shown.and_then(|t| t.judged.score).map(|s| crate::score::round2(s * 100.0)),
+        assertions: shown.map(|t| t.judged.assertions.clone()).unwrap_or_default(),
         expectation_source: Some(settings.source.clone()),
         usage,
         ..Case::default()
@@ -650,7 +722,7 @@ mod tests {
             let next = self.answers.lock().unwrap().get_mut(&request.prompt).and_then(VecDeque::pop_front);
             let output = next.unwrap_or_else(|| Err(SutError::Backend { message: "unscripted".into(), raw: None }))?;
             Ok(SutAnswer {
-                raw: super::matchers::answer_text(&output),
+                raw: super::graders::answer_text(&output),
                 output,
                 usage: Some(Usage {
                     tokens: 10,
@@ -691,7 +763,14 @@ mod tests {
     }
 
     fn settings(repeat: u32, min_pass: u32, concurrency: usize) -> Settings {
-        Settings { repeat, min_pass, concurrency, source: "cases.toml".into() }
+        Settings {
+            repeat,
+            min_pass,
+            concurrency,
+            source: "cases.toml".into(),
+            threshold: None,
+            grading: GradingContext::default(),
+        }
     }
 
     const TWO: &str = "[[test_cases]]\nid = 'a'\nprompt = 'list'\nexpected_command = 'ls -la'\ncategory = 'files'\nsafe = true\nposix_compliant = true\ncritical = true\n\n[[test_cases]]\nid = 'b'\nprompt = 'where'\nexpected_command = 'pwd'\ncategory = 'nav'\n";
