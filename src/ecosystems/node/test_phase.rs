@@ -183,7 +183,7 @@ pub(super) fn collect_groups(ctx: &CollectContext<'_>, groups: &[(String, String
 pub(super) const MOCHA_REPORTER: &str = r#"'use strict';
 // Written by fcorr. Mocha's JSON reporter layout plus `titlePath` (the describe path, which mocha's
 // own JSON flattens into a space-joined `fullTitle`) and `type` (hook failures are not tests).
-pub(super) const fs = require('fs');
+const fs = require('fs');
 
 function FcorrMochaJson(runner, options) {
   const opts = (options && (options.reporterOption || options.reporterOptions)) || {};
