@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 const NOT_A_PARSER: &[(&str, &str, &str)] = &[
     ("src/config.rs", "junit", "the junit.xml output format (`--format junit`)"),
     ("src/config.rs", "ctrf", "the ctrf.json output format (`--format ctrf`)"),
-    ("src/ecosystems/rust.rs", "junit", "the `[profile.*.junit]` table of nextest's config"),
+    ("src/ecosystems/rust/mod.rs", "junit", "the `[profile.*.junit]` table of nextest's config"),
     ("src/fuzzing.rs", "tap", "a file extension the sniffer target tries"),
     ("src/fuzzing.rs", "trx", "a file extension the sniffer target tries"),
 ];
