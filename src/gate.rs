@@ -1,8 +1,9 @@
 //! Gate: the run's verdict and exit code from the configured gates.
 //!
 //! Gates: `strict` (a suite below its policy), `critical` (a critical case or suite failed),
-//! `empty` (no tests ran), `score<N` (combined score below N), `regression` (a new failure or a
-//! score drop beyond the tolerance, judged only against a fresh baseline). Suites that could not
+//! `empty` (no tests ran), `score<N` (combined score below N; `score<N@sut`: one system's
+//! cases), `regression` (a new failure or a score drop beyond the tolerance, judged only against
+//! a fresh baseline). Suites that could not
 //! be measured decide the exit code first: infrastructure problems are 3, bad input is 2.
 
 use crate::errors::FcorrError;
@@ -21,7 +22,7 @@ pub enum Gate {
 }
 
 impl Gate {
-    /// Parses `strict`, `critical`, `empty`, `regression` or `score<N`.
+    /// Parses `strict`, `critical`, `empty`, `regression`, `score<N` or `score<N@sut`.
     pub fn parse(text: &str) -> Result<Gate, FcorrError> {
         let text = text.trim();
         match text {

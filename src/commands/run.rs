@@ -65,7 +65,8 @@ pub struct RunArgs {
     /// Call systems under test even when their answer cache has the answer (docs/sut.md).
     #[arg(long)]
     pub no_cache: bool,
-    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
+    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N,
+    /// score<N@SUT (one system of an eval suite), none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<GateList>,
     /// Report formats to write (repeatable). Default all; results.json is always written.
@@ -129,7 +130,8 @@ fn gates(lists: &[GateList]) -> Option<Vec<Gate>> {
 /// Gates and outputs of the commands that judge saved or imported results (`import`, `merge`).
 #[derive(Debug, Args, Clone, Default)]
 pub struct JudgeArgs {
-    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N, none.
+    /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N,
+    /// score<N@SUT (one system of an eval suite), none.
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<GateList>,
     /// Output directory (default: fcorr-out).
