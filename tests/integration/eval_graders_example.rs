@@ -8,7 +8,6 @@ use crate::support::{fcorr, repo};
 use serde_json::Value;
 
 #[test]
-#[ignore = "needs #23's script, json-schema and llm-rubric graders (branch graders); un-ignore when it lands"]
 fn graders_example_runs_offline_with_the_documented_outcome() {
     let out = tempfile::tempdir().unwrap();
     let output = fcorr()

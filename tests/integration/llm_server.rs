@@ -302,7 +302,6 @@ fn outcome<'a>(list: &'a [Value], kind: &str) -> &'a Value {
 }
 
 #[test]
-#[ignore = "needs #23's [suite.grader], [suite.embeddings] and assertion outcomes (branch graders); un-ignore when it lands"]
 fn graders_and_embeddings_against_real_servers() {
     let Some(bin) = server_bin("graders_and_embeddings_against_real_servers") else { return };
     let sut = LlmServer::stubllm(&bin, "chat");
@@ -409,7 +408,6 @@ assert = [{ type = "llm-rubric", value = "Is a short answer" }]
 }
 
 #[test]
-#[ignore = "needs #23's [suite.grader], [suite.embeddings] and assertion outcomes (branch graders); un-ignore when it lands"]
 fn similar_against_all_zero_embeddings_is_never_a_pass() {
     let Some(bin) = server_bin("similar_against_all_zero_embeddings_is_never_a_pass") else { return };
     // stubllm answers /v1/embeddings with 1,536 zeros: a cosine with a zero vector is undefined.
