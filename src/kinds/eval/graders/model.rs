@@ -218,6 +218,12 @@ impl<'de> Deserialize<'de> for GraderConfig {
         };
         let rubric_prompt = prompt(PROMPT_KEYS[0])?;
         let factuality_prompt = prompt(PROMPT_KEYS[1])?;
+        // A command grader prints its verdict (`{"pass": …}`) as its whole answer; read as a SUT
+        // answer (`auto`), a leading `{` would have to be `{"output": …}`. Text is what a grader
+        // means unless it says otherwise.
+        if table.get("type").and_then(Value::as_str) == Some("command") && !table.contains_key("answer") {
+            table.insert("answer".into(), Value::String("text".into()));
+        }
         let sut = SutConfig::deserialize(Value::Object(table)).map_err(|e| D::Error::custom(format!("grader {e}")))?;
         Ok(GraderConfig { sut, rubric_prompt, factuality_prompt })
     }
@@ -296,6 +302,21 @@ impl GraderModel {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_command_grader_reads_its_verdict_as_text_unless_it_says_otherwise() {
+        use crate::sut::answer::AnswerFormat;
+        use crate::sut::config::AdapterConfig;
+        let format = |toml: &str| {
+            let grader: super::GraderConfig = toml::from_str(toml).unwrap();
+            match grader.sut.adapter {
+                AdapterConfig::Command(c) => c.answer,
+                other => panic!("{other:?}"),
+            }
+        };
+        assert_eq!(format("type = \"command\"\ncommand = \"python3 g.py\""), AnswerFormat::Text);
+        assert_eq!(format("type = \"command\"\ncommand = \"python3 g.py\"\nanswer = \"auto\""), AnswerFormat::Auto);
+    }
+
     use super::*;
 
     #[test]
