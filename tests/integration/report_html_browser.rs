@@ -458,3 +458,64 @@ fn trend_chart_draws_a_point_per_run_in_chromium() {
     assert!(summary.contains("xychart-beta") && summary.contains("line [60, 70, 80, 90, 100]"), "{summary}");
     assert!(summary.contains("\"imgsrcx\""), "a hostile label is reduced to letters and digits: {summary}");
 }
+
+/// An eval suite asking two systems through two prompts shows its comparison grid in
+/// report.html (static HTML, so also without the script): one row per system × prompt with the
+/// pass counts results.json holds, and the cases the rows disagree on.
+#[test]
+fn the_eval_comparison_grid_shows_in_chromium() {
+    let Some(browser) = browser_or_skip("the_eval_comparison_grid_shows_in_chromium") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = repo().join("tests/fixtures/eval-side-by-side");
+    let config = fixture.join("fcorr.toml");
+    fcorr(
+        dir.path(),
+        &["run", "--config", config.to_str().unwrap(), "--out", "out", "--format", "json", "--format", "html"],
+    );
+    let out = dir.path().join("out");
+    let run = load_run(&out);
+    // Expected: per (sut, prompt), passed (or flaky) of asked, from results.json.
+    let mut expected: Vec<(String, u64, u64)> = Vec::new();
+    for case in &run.suites[0].cases {
+        let label = match (&case.sut, &case.prompt) {
+            (Some(s), Some(p)) => format!("{s} · {p}"),
+            (Some(s), None) => s.clone(),
+            (None, Some(p)) => p.clone(),
+            (None, None) => String::new(),
+        };
+        let passed = matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky) as u64;
+        match expected.iter_mut().find(|(l, _, _)| *l == label) {
+            Some(row) => {
+                row.1 += passed;
+                row.2 += 1;
+            }
+            None => expected.push((label, passed, 1)),
+        }
+    }
+    assert!(expected.len() > 1, "the fixture asks several systems/prompts: {expected:?}");
+    let value = drive(
+        &browser,
+        &out,
+        "report.html",
+        "const t = document.querySelector('table.grid');
+         if (!t) return null;
+         const r = t.getBoundingClientRect();
+         return { visible: r.width > 0 && r.height > 0,
+                  rows: [...t.querySelectorAll('tbody tr')].map((tr) => [tr.querySelector('th').textContent, tr.querySelector('td').textContent]),
+                  disagree: document.querySelector('details.disagree summary')?.textContent ?? null };",
+    );
+    assert_eq!(value["visible"], true, "{value}");
+    let rows: Vec<(String, String)> = value["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string()))
+        .collect();
+    let want: Vec<(String, String)> = expected.iter().map(|(l, p, n)| (l.clone(), format!("{p}/{n}"))).collect();
+    let mut got = rows.clone();
+    got.sort();
+    let mut want_sorted = want.clone();
+    want_sorted.sort();
+    assert_eq!(got, want_sorted, "{value}");
+    assert!(value["disagree"].as_str().is_some_and(|s| s.contains("cases disagree")), "{value}");
+}

@@ -226,6 +226,9 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
         }
         out.write_all(b"</ul>")?;
     }
+    if let Some(grid) = crate::report::eval::grid(&suite.cases, GRID_DISAGREEMENTS) {
+        write_grid(&grid, out)?;
+    }
     if !suite.phases.is_empty() {
         out.write_all(b"<ul class=\"phases\">")?;
         for phase in &suite.phases {
@@ -255,6 +258,62 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
         out.write_all(b"</ul>")?;
     }
     out.write_all(b"</article>\n")
+}
+
+/// Disagreeing cases listed under a suite's comparison grid (the rest are counted).
+const GRID_DISAGREEMENTS: usize = 50;
+
+/// The comparison grid of an eval suite that asked several systems or through several prompts:
+/// one row per (system, prompt) with pass rate, score, latency, tokens and cost, then the cases
+/// the rows disagree on with each row's outcome. Static HTML, so it shows without the script.
+fn write_grid(grid: &crate::report::eval::Grid, out: &mut dyn Write) -> std::io::Result<()> {
+    let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
+    write!(
+        out,
+        "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>Score</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
+        escape(grid.heading)
+    )?;
+    for c in &grid.columns {
+        write!(
+            out,
+            "<tr><th scope=\"row\">{}</th><td>{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            escape(&c.label),
+            c.passes,
+            c.cases,
+            escape(&num(c.pass_rate, "%")),
+            escape(&num(c.score, "")),
+            c.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
+            c.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
+            c.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
+        )?;
+    }
+    out.write_all(b"</tbody></table>")?;
+    if grid.disagreements_count == 0 {
+        write!(out, "<p class=\"muted\">All {} cases agree across the grid.</p>", grid.cases)?;
+        return Ok(());
+    }
+    write!(
+        out,
+        "<details class=\"disagree\" open><summary>{} of {} cases disagree</summary><table class=\"grid\"><thead><tr><th>Case</th>",
+        grid.disagreements_count, grid.cases
+    )?;
+    for c in &grid.columns {
+        write!(out, "<th>{}</th>", escape(&c.label))?;
+    }
+    out.write_all(b"</tr></thead><tbody>")?;
+    for d in &grid.disagreements {
+        write!(out, "<tr><th scope=\"row\"><code>{}</code></th>", escape(&d.case))?;
+        for outcome in &d.outcomes {
+            write!(out, "<td>{}</td>", escape(outcome))?;
+        }
+        out.write_all(b"</tr>")?;
+    }
+    out.write_all(b"</tbody></table>")?;
+    let more = grid.disagreements_count.saturating_sub(grid.disagreements.len());
+    if more > 0 {
+        write!(out, "<p>… and {more} more: see results.json.</p>")?;
+    }
+    out.write_all(b"</details>")
 }
 
 /// The first failures as plain HTML inside `<noscript>`: the page still says what broke when
