@@ -250,17 +250,17 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
 /// one suite naming that shard and what it runs. A shard that runs no whole suite loses
 /// nothing of its own (item-split suites name their missing parts when they are joined).
 fn missing_shards(plans: &[ShardPlan], present: &[Suite]) -> Vec<Suite> {
-    let mut totals: Vec<u32> = plans.iter().filter_map(|p| p.shard.parse::<Shard>().ok()).map(|s| s.total).collect();
+    let parsed: Vec<(Shard, &ShardPlan)> = plans.iter().filter_map(|p| Some((p.shard.parse().ok()?, p))).collect();
+    let mut totals: Vec<u32> = parsed.iter().map(|(s, _)| s.total).collect();
     totals.sort_unstable();
     totals.dedup();
     let mut missing = Vec::new();
     for total in totals {
-        let group: Vec<&ShardPlan> =
-            plans.iter().filter(|p| p.shard.parse::<Shard>().is_ok_and(|s| s.total == total)).collect();
-        let arrived = |k: u32| group.iter().filter(|p| p.shard == format!("{k}/{total}")).count();
+        let group: Vec<&(Shard, &ShardPlan)> = parsed.iter().filter(|(s, _)| s.total == total).collect();
+        let arrived = |k: u32| group.iter().filter(|(s, _)| s.index == k).count();
         let expected = (1..=total).map(arrived).max().unwrap_or(0);
         let mut planned: Vec<&ShardedSuite> = Vec::new();
-        for suite in group.iter().flat_map(|p| &p.suites) {
+        for suite in group.iter().flat_map(|(_, p)| &p.suites) {
             if !planned.iter().any(|s| s.id == suite.id) {
                 planned.push(suite);
             }

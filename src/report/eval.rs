@@ -73,6 +73,22 @@ pub(crate) struct GridColumn {
     pub cost_usd: Option<f64>,
 }
 
+impl GridColumn {
+    /// The column's figures as shown in the terminal and report.html: passed/asked, pass rate,
+    /// score, latency, tokens and cost (`-` where there is none).
+    pub(crate) fn cells(&self) -> [String; 6] {
+        let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
+        [
+            format!("{}/{}", self.passes, self.cases),
+            num(self.pass_rate, "%"),
+            num(self.score, ""),
+            self.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
+            self.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
+            self.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
+        ]
+    }
+}
+
 /// A dataset case the columns do not agree on: each column's outcome word (`passed`,
 /// `incorrect`…; `-` where the case was not asked).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -290,19 +306,12 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
 /// The grid as plain text lines for the terminal: one row per column of the grid (system ·
 /// prompt), then the disagreeing cases.
 pub(crate) fn grid_lines(grid: &Grid, max_disagreements: usize) -> Vec<String> {
-    let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
     let mut table =
         vec![[grid.heading, "passed", "pass rate", "score", "latency", "tokens", "cost"].map(str::to_string).to_vec()];
     for c in &grid.columns {
-        table.push(vec![
-            c.label.clone(),
-            format!("{}/{}", c.passes, c.cases),
-            num(c.pass_rate, "%"),
-            num(c.score, ""),
-            c.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
-            c.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
-            c.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
-        ]);
+        let mut row = vec![c.label.clone()];
+        row.extend(c.cells());
+        table.push(row);
     }
     let widths: Vec<usize> =
         (0..table[0].len()).map(|i| table.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();

@@ -267,25 +267,17 @@ const GRID_DISAGREEMENTS: usize = 50;
 /// one row per (system, prompt) with pass rate, score, latency, tokens and cost, then the cases
 /// the rows disagree on with each row's outcome. Static HTML, so it shows without the script.
 fn write_grid(grid: &crate::report::eval::Grid, out: &mut dyn Write) -> std::io::Result<()> {
-    let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
     write!(
         out,
         "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>Score</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
         escape(grid.heading)
     )?;
     for c in &grid.columns {
-        write!(
-            out,
-            "<tr><th scope=\"row\">{}</th><td>{}/{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&c.label),
-            c.passes,
-            c.cases,
-            escape(&num(c.pass_rate, "%")),
-            escape(&num(c.score, "")),
-            c.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
-            c.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
-            c.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
-        )?;
+        write!(out, "<tr><th scope=\"row\">{}</th>", escape(&c.label))?;
+        for cell in c.cells() {
+            write!(out, "<td>{}</td>", escape(&cell))?;
+        }
+        out.write_all(b"</tr>")?;
     }
     out.write_all(b"</tbody></table>")?;
     if grid.disagreements_count == 0 {
