@@ -914,5 +914,13 @@ mod tests {
         );
         let err = Config::load(&path, &crate::kinds::KINDS).unwrap_err().to_string();
         assert!(err.contains("min-pass") && err.contains("line 5"), "{err}");
+        // A template in a multi-line string: the error is on the config line of the bad text
+        // (line 11), not one above it where the quotes open.
+        write(
+            "[[suite]]\nkind = \"eval\"\ndataset = \"c.toml\"\n[suite.sut]\ntype = \"command\"\ncommand = \"true\"\n\
+             [[suite.prompts]]\nname = \"p\"\ntemplate = \"\"\"\nfirst line\nsecond {{ oops(\n\"\"\"\n",
+        );
+        let err = Config::load(&path, &crate::kinds::KINDS).unwrap_err().to_string();
+        assert!(err.contains("line 11"), "{err}");
     }
 }
