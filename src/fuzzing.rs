@@ -28,6 +28,7 @@ const OTHERS: &[Target] = &[
     ("dataset_json", |data| dataset(data, "json")),
     ("dataset_jsonl", |data| dataset(data, "jsonl")),
     ("dataset_yaml", |data| dataset(data, "yaml")),
+    ("dataset_csv", |data| dataset(data, "csv")),
     ("shell", shell),
     ("redaction", redaction),
     ("bank_file", bank_file),
