@@ -365,6 +365,10 @@ pub struct ReportConfig {
     pub charts: Option<bool>,
     /// The same chart in the PR comment (default off: comments stay short).
     pub comment_charts: Option<bool>,
+    /// `report.html`'s cap in bytes (default 25 MiB; 0 = none): above it, passing and skipped
+    /// cases move to sibling files in `report-files/`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub html_max_bytes: Option<u64>,
     /// Length of the slowest-tests and slowdowns lists (default 10; 0 = off).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub slowest: Option<usize>,

@@ -53,6 +53,10 @@ pub struct ReportEnv {
     /// Links from `file:line` to the code on GitHub; `None` outside GitHub (plain text then).
     #[serde(skip)]
     pub links: Option<links::CodeLinks>,
+    /// `report.html`'s cap in bytes (`[report] html-max-bytes`); `None`: `FCORR_HTML_MAX_BYTES`
+    /// or the default ([`html::DEFAULT_MAX_BYTES`]).
+    #[serde(skip)]
+    pub html_max_bytes: Option<u64>,
 }
 
 /// An output format.
@@ -73,6 +77,15 @@ pub trait Reporter: Send + Sync {
     /// Formats with large outputs write as they go, so a 100,000-case run is never held in memory
     /// twice; an `Err` names what failed (I/O errors included).
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError>;
+
+    /// Writes this format into the directory `dir` and returns the paths written: by default
+    /// [`file_name`](Reporter::file_name) through a temporary file and a rename ([`write_atomic_with`]);
+    /// a format with files beside its own (report.html's sibling pages) writes those too.
+    fn write_into(&self, run: &Run, env: &ReportEnv, dir: &Path) -> Result<Vec<PathBuf>, RenderError> {
+        let path = dir.join(self.file_name());
+        write_atomic_with(&path, |w| self.write(run, env, w))?;
+        Ok(vec![path])
+    }
 
     /// Where this format goes in the writing queue (lower starts first): the slowest formats
     /// first, so the last one to finish is a quick one.
@@ -151,7 +164,7 @@ pub fn write_all_timed(
         .filter(|r| all || r.format() == Format::Json || formats.contains(&r.format()))
         .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
-    type Slot = Mutex<Option<(Result<PathBuf, RenderError>, Duration)>>;
+    type Slot = Mutex<Option<(Result<Vec<PathBuf>, RenderError>, Duration)>>;
     let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();
     let mut queue: Vec<usize> = (0..selected.len()).collect();
     queue.sort_by_key(|&i| selected[i].queue_rank());
@@ -161,12 +174,11 @@ pub fn write_all_timed(
         while let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
             let reporter = &selected[i];
             let started = Instant::now();
-            let path = out.join(reporter.file_name());
             // Held only while rendering; a poisoned lock just means another format panicked.
             let _turn = reporter
                 .uses_template_context()
                 .then(|| template_turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
-            let outcome = write_atomic_with(&path, |w| reporter.write(run, env, w)).map(|()| path);
+            let outcome = reporter.write_into(run, env, out);
             // Each slot is locked by exactly one worker, once: it cannot be poisoned or contended.
             *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed()));
         }
@@ -183,8 +195,8 @@ pub fn write_all_timed(
     let mut timings = Vec::new();
     for (reporter, outcome) in selected.iter().zip(outcomes) {
         match outcome.into_inner().ok().flatten() {
-            Some((Ok(path), took)) => {
-                written.push(path);
+            Some((Ok(paths), took)) => {
+                written.extend(paths);
                 timings.push((reporter.name(), took));
             }
             // The error's message adds the path when the cause (a full disk) does not say where.
@@ -329,7 +341,12 @@ fn check_scores(run: &Run) -> Result<(), ResultsProblem> {
 impl crate::config::ReportConfig {
     /// `env` with the chart settings of `[report]` (templates are resolved by the pipeline).
     pub fn apply_to(&self, env: ReportEnv) -> ReportEnv {
-        ReportEnv { summary_charts: self.charts, comment_charts: self.comment_charts.unwrap_or(false), ..env }
+        ReportEnv {
+            summary_charts: self.charts,
+            comment_charts: self.comment_charts.unwrap_or(false),
+            html_max_bytes: self.html_max_bytes.or(env.html_max_bytes),
+            ..env
+        }
     }
 }
 

@@ -519,3 +519,121 @@ fn the_eval_comparison_grid_shows_in_chromium() {
     assert_eq!(got, want_sorted, "{value}");
     assert!(value["disagree"].as_str().is_some_and(|s| s.contains("cases disagree")), "{value}");
 }
+
+/// Sorted names of the files in `dir` (empty when it does not exist).
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| entries.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// Runs fcorr in `cwd` with `report.html`'s cap set through `FCORR_HTML_MAX_BYTES`.
+fn fcorr_capped(cwd: &Path, cap: &str, args: &[&str]) {
+    let output = crate::support::fcorr_bin()
+        .args(args)
+        .current_dir(cwd)
+        .env("NO_COLOR", "1")
+        .env("FCORR_HTML_MAX_BYTES", cap)
+        .output()
+        .expect("fcorr runs");
+    assert!(
+        output.status.code().is_some_and(|c| c <= 1),
+        "fcorr {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// #27: past its cap (lowered to 128 KiB here, 25 MiB by default) report.html keeps every failing
+/// case and pages the passing and skipped ones into `report-files/page-K.js`. Opened from disk
+/// (`file://`, no server): the failed cases are listed without reading any sibling file, a link
+/// to a passed case opens it (trace of its output included) from its sibling file, and the
+/// "passed" chip loads them all. `fcorr report` and `fcorr merge` write the same layout.
+#[test]
+fn a_paged_report_opens_from_disk_and_loads_sibling_files_on_demand_in_chromium() {
+    let Some(browser) = browser_or_skip("a_paged_report_opens_from_disk_and_loads_sibling_files_on_demand_in_chromium")
+    else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let status = Command::new("python3")
+        .arg(repo().join("benches/import/gen_junit.py"))
+        .arg(dir.path().join("big.xml"))
+        .args(["--cases", "6000", "--suites", "6", "--failures", "120", "--skipped", "60"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("python3 runs benches/import/gen_junit.py");
+    assert!(status.success());
+    let cap = 128 * 1024;
+    fcorr_capped(dir.path(), "128K", &["import", "big.xml", "--out", "out", "--format", "html"]);
+    let out = dir.path().join("out");
+    let page_size = std::fs::metadata(out.join("report.html")).unwrap().len();
+    assert!(page_size <= cap, "report.html is {page_size} bytes, over its {cap}-byte cap");
+    let pages = listing(&out.join("report-files"));
+    assert!(!pages.is_empty() && pages.iter().all(|p| p.starts_with("page-") && p.ends_with(".js")), "{pages:?}");
+    assert!(listing(&out).iter().all(|n| !n.starts_with('.')), "no staging folder left: {:?}", listing(&out));
+
+    let run = load_run(&out);
+    let failed = ids_with(&run, CaseStatus::Failed);
+    let passed = ids_with(&run, CaseStatus::Passed);
+    assert_eq!((failed.len(), passed.len()), (120, 6000 - 120 - 60), "gen_junit's counts");
+    // The failures come from the page alone: no sibling file is read for them.
+    let script = format!(
+        "{HELPERS}
+        const siblings = () => [...document.scripts].filter((s) => s.src).length;
+        const at = {{ shown: shown(), siblings: siblings(), banner: $('paged').hidden ? null : $('paged').textContent }};
+        await clickStatus('failed');
+        const failedShown = shown();
+        const failedRows = await allRows();
+        const beforePassed = siblings();
+        await clickStatus('passed');
+        for (let t = 0; t < 200 && $('paged').hidden === false; t++) await settle();
+        return {{ at, failedShown, failedRows, beforePassed, passedShown: shown(), after: siblings(),
+                  chips: [...$('chips').children].map((b) => b.textContent) }};"
+    );
+    let value = drive(&browser, &out, "report.html", &script);
+    assert_eq!(value["at"]["siblings"], 0, "nothing loaded before it is asked for: {value}");
+    assert_eq!(value["at"]["shown"], 120, "the page opens on its failures: {value}");
+    let banner = value["at"]["banner"].as_str().unwrap_or_default();
+    assert!(
+        banner.contains("5820 passed") && banner.contains("60 skipped"),
+        "the page says what is not loaded: {banner}"
+    );
+    assert_eq!(value["failedShown"], 120);
+    let mut listed: Vec<String> =
+        value["failedRows"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap().to_string()).collect();
+    listed.sort();
+    assert_eq!(listed, failed, "every failed case is listed from the page itself");
+    assert_eq!(value["beforePassed"], 0, "{value}");
+    assert_eq!(value["passedShown"], passed.len(), "the passed chip loads and shows every passed case: {value}");
+    assert_eq!(value["after"], pages.len(), "each sibling file read once: {value}");
+    assert_eq!(value["chips"][0], "All 6000", "{value}");
+
+    // A link to the last passed case (in the last sibling file) opens it.
+    let last = run.suites.iter().flat_map(|s| s.cases.iter()).rfind(|c| c.status == CaseStatus::Passed).unwrap();
+    let value = drive(
+        &browser,
+        &out,
+        &format!("report.html#case={}", last.id),
+        "return { selected: document.querySelector('#rows .row.sel')?.dataset.id ?? null,
+                  heading: document.querySelector('#detail h2')?.textContent ?? null,
+                  detail: document.querySelector('#detail').textContent };",
+    );
+    assert_eq!((&value["selected"], &value["heading"]), (&json!(last.id), &json!(last.name)), "{value}");
+    // Its detail block (output, when results.json kept it) comes from the sibling file too.
+    let detail = value["detail"].as_str().unwrap();
+    assert!(detail.contains(&last.id) && !detail.contains("Loading details"), "{value}");
+    if let Some(output) = &last.extra().output {
+        assert!(detail.contains(output.as_str()), "its output, from the sibling file: {value}");
+    }
+
+    // The same layout from a re-render of results.json and from a merge of it.
+    fcorr_capped(dir.path(), "128K", &["report", "out/results.json", "--format", "html"]);
+    assert_eq!(listing(&out.join("report-files")), pages, "fcorr report");
+    fcorr_capped(dir.path(), "128K", &["merge", "out/results.json", "--out", "merged", "--format", "html"]);
+    assert_eq!(listing(&dir.path().join("merged/report-files")), pages, "fcorr merge");
+    // Under a cap it fits, a re-render is one file again: the sibling files are removed.
+    fcorr_capped(dir.path(), "0", &["report", "out/results.json", "--format", "html"]);
+    assert_eq!(listing(&out.join("report-files")), Vec::<String>::new());
+}

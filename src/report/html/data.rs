@@ -30,12 +30,16 @@ const DETAIL_BLOCK_BYTES: usize = 256 * 1024;
 const DETAIL_BLOCK_CASES: usize = 4_000;
 /// Per-row JSON overhead assumed when sizing detail blocks (brackets, nulls, an `extra` object).
 const DETAIL_ROW_OVERHEAD: usize = 16;
+/// Passing and skipped cases per part: the unit that stays in the page or moves to a sibling
+/// file. 50,000 cases make a file of a few MB that the page reads in a fraction of a second.
+pub(super) const PART_CASES: usize = 50_000;
 
-/// Element id of the list block; detail block `k` is `fcorr-d{k}`.
-pub(super) const LIST_ID: &str = "fcorr-data";
+/// Element id of the index block (run-level fields and the table of parts); part `k`'s list
+/// block is `fcorr-p{k}`, its detail block `j` is `fcorr-p{k}-d{j}`.
+pub(super) const INDEX_ID: &str = "fcorr-index";
 
 /// What the page embeds, decided once: which cases keep their passing output, which change they
-/// show, and where the detail blocks start.
+/// show, and how they are cut into parts.
 pub(super) struct PageData<'a> {
     run: &'a Run,
     links: Option<&'a CodeLinks>,
@@ -43,8 +47,22 @@ pub(super) struct PageData<'a> {
     changes: Vec<Option<Change>>,
     keep_output: Vec<bool>,
     omitted_output: usize,
-    /// First case index of each detail block.
-    block_starts: Vec<usize>,
+}
+
+/// One part of the cases, compressed: its list block and its detail blocks, as base64 text.
+pub(super) struct Encoded {
+    pub(super) list: String,
+    pub(super) details: Vec<String>,
+    pub(super) n: usize,
+    /// Cases per status code (`status_code`).
+    pub(super) counts: [usize; 6],
+}
+
+impl Encoded {
+    /// Bytes the part adds to whatever holds it (markup around the blocks included).
+    pub(super) fn size(&self) -> usize {
+        self.list.len() + self.details.iter().map(|d| d.len() + 80).sum::<usize>() + 80
+    }
 }
 
 impl<'a> PageData<'a> {
@@ -76,60 +94,87 @@ impl<'a> PageData<'a> {
                 }
             })
             .collect();
-        let mut block_starts = Vec::new();
+        PageData { run, links, cases, changes, keep_output, omitted_output }
+    }
+
+    /// The cases cut into parts, each a list of case indices in run order: part 0 holds every
+    /// failing and flaky case (it always stays in the page), the others [`PART_CASES`] of the
+    /// rest each (they may move to sibling files when the page would pass its cap).
+    pub(super) fn parts(&self) -> Vec<Vec<usize>> {
+        let kept = |c: &Case| c.status.is_failure() || c.status == crate::model::CaseStatus::Flaky;
+        let (first, rest): (Vec<usize>, Vec<usize>) = (0..self.cases.len()).partition(|&i| kept(self.cases[i].1));
+        let mut parts = vec![first];
+        parts.extend(rest.chunks(PART_CASES).map(<[usize]>::to_vec));
+        parts
+    }
+
+    /// One part's list block and detail blocks, compressed.
+    pub(super) fn encode(&self, part: &[usize]) -> std::io::Result<Encoded> {
+        let mut starts = Vec::new();
         let (mut bytes, mut count) = (0, 0);
-        for (i, (_, case)) in cases.iter().enumerate() {
-            if i == 0 || bytes >= DETAIL_BLOCK_BYTES || count >= DETAIL_BLOCK_CASES {
-                block_starts.push(i);
+        for (k, &i) in part.iter().enumerate() {
+            if k == 0 || bytes >= DETAIL_BLOCK_BYTES || count >= DETAIL_BLOCK_CASES {
+                starts.push(k);
                 (bytes, count) = (0, 0);
             }
-            bytes += DETAIL_ROW_OVERHEAD + detail_size(case, keep_output[i]);
+            bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i].1, self.keep_output[i]);
             count += 1;
         }
-        PageData { run, links, cases, changes, keep_output, omitted_output, block_starts }
-    }
-
-    /// The list block as one `<script>` element.
-    pub(super) fn write_list(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        write_block(out, LIST_ID, &self.list())
-    }
-
-    /// Every detail block, each its own `<script>` element.
-    pub(super) fn write_details(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        for (k, &start) in self.block_starts.iter().enumerate() {
-            let end = self.block_starts.get(k + 1).copied().unwrap_or(self.cases.len());
-            let rows: Vec<Option<DetailRow>> = (start..end).map(|i| self.detail_row(i)).collect();
-            write_block(out, &format!("fcorr-d{k}"), &rows)?;
+        let list = encoded(&self.list(part, &starts))?;
+        let details = starts
+            .iter()
+            .enumerate()
+            .map(|(k, &start)| {
+                let end = starts.get(k + 1).copied().unwrap_or(part.len());
+                let rows: Vec<Option<DetailRow>> = part[start..end].iter().map(|&i| self.detail_row(i)).collect();
+                encoded(&rows)
+            })
+            .collect::<std::io::Result<Vec<String>>>()?;
+        let mut counts = [0; 6];
+        for &i in part {
+            counts[usize::from(super::status_code(self.cases[i].1.status))] += 1;
         }
-        Ok(())
+        Ok(Encoded { list, details, n: part.len(), counts })
     }
 
-    fn list(&self) -> List<'_> {
-        let cases = &self.cases;
-        let tags = cases.iter().map(|(_, c)| {
+    /// The index block: run-level fields, and for each part its size, its counts per status and
+    /// the sibling file that holds it (`None`: in the page). `token` ties the sibling files to this page.
+    pub(super) fn index(&self, token: &str, parts: &[(usize, [usize; 6], Option<String>)]) -> std::io::Result<String> {
+        encoded(&Index {
+            v: 3,
+            token,
+            suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
+            omitted_output: self.omitted_output,
+            baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
+            parts: parts
+                .iter()
+                .map(|(n, counts, file)| PartRef { n: *n, counts: *counts, file: file.clone() })
+                .collect(),
+        })
+    }
+
+    fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
+        let cases = || part.iter().map(|&i| self.cases[i]);
+        let tags = cases().map(|(_, c)| {
             (!c.extra().tags.is_empty()).then(|| {
                 Cow::Owned(c.extra().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
             })
         });
         List {
-            v: 2,
-            suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
-            omitted_output: self.omitted_output,
-            baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
-            n: cases.len(),
-            suite: cases.iter().map(|(s, _)| *s).collect(),
-            id: cases.iter().map(|(_, c)| c.id.as_str()).collect(),
-            name: cases.iter().map(|(_, c)| c.name.as_str()).collect(),
-            class: Dict::of(cases.iter().map(|(_, c)| c.classname.as_deref())),
-            file: Dict::of(cases.iter().map(|(_, c)| c.file.as_deref())),
-            line: cases.iter().map(|(_, c)| c.line.unwrap_or(0)).collect(),
-            status: cases.iter().map(|(_, c)| super::status_code(c.status)).collect(),
-            dur: cases.iter().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
-            msg: Sparse::of(cases.iter().map(|(_, c)| c.message.as_deref())),
-            change: Dict::of(self.changes.iter().map(|c| c.map(change_word))),
-            category: Dict::of(cases.iter().map(|(_, c)| c.category())),
+            n: part.len(),
+            suite: cases().map(|(s, _)| s).collect(),
+            id: cases().map(|(_, c)| c.id.as_str()).collect(),
+            name: cases().map(|(_, c)| c.name.as_str()).collect(),
+            class: Dict::of(cases().map(|(_, c)| c.classname.as_deref())),
+            file: Dict::of(cases().map(|(_, c)| c.file.as_deref())),
+            line: cases().map(|(_, c)| c.line.unwrap_or(0)).collect(),
+            status: cases().map(|(_, c)| super::status_code(c.status)).collect(),
+            dur: cases().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
+            msg: Sparse::of(cases().map(|(_, c)| c.message.as_deref())),
+            change: Dict::of(part.iter().map(|&i| self.changes[i].map(change_word))),
+            category: Dict::of(cases().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
-            blocks: &self.block_starts,
+            blocks,
         }
     }
 
@@ -186,37 +231,59 @@ fn change_word(change: Change) -> &'static str {
     }
 }
 
-/// `<script type="application/x-fcorr+base64" id="ID">` + zlib(JSON(value)) in base64, streamed:
-/// JSON into the compressor into the encoder into the page, never held whole.
-fn write_block(out: &mut dyn Write, id: &str, value: &impl Serialize) -> std::io::Result<()> {
+/// `<script type="application/x-fcorr+base64" id="ID">` + an [`encoded`] block.
+pub(super) fn write_block(out: &mut dyn Write, id: &str, text: &str) -> std::io::Result<()> {
     write!(out, "<script type=\"application/x-fcorr+base64\" id=\"{id}\">")?;
-    write_encoded(value, &mut *out)?;
+    out.write_all(text.as_bytes())?;
     out.write_all(b"</script>\n")
 }
 
-fn write_encoded(value: &impl Serialize, out: &mut dyn Write) -> std::io::Result<()> {
-    let base64 = base64::write::EncoderWriter::new(out, &base64::engine::general_purpose::STANDARD);
+/// zlib(JSON(value)) in base64, streamed: JSON into the compressor into the encoder, never held
+/// uncompressed.
+fn encoded(value: &impl Serialize) -> std::io::Result<String> {
+    let mut text = Vec::new();
+    let base64 = base64::write::EncoderWriter::new(&mut text, &base64::engine::general_purpose::STANDARD);
     // Level 3: most of level 6's ratio on test output at a third of its time.
     let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(3));
     serde_json::to_writer(&mut zlib, value).map_err(std::io::Error::other)?;
     let mut base64 = zlib.finish()?;
     base64.finish()?;
-    Ok(())
+    drop(base64);
+    // Base64 is ASCII.
+    String::from_utf8(text).map_err(std::io::Error::other)
 }
 
-/// The list block: one entry per case in every column, cases in suite order.
+/// The index block: what the page needs before any case, and where each part is.
 #[derive(Serialize)]
-struct List<'a> {
+struct Index<'a> {
     /// Format version, bumped with any change the script must know about.
     v: u32,
+    /// Sibling files carry it; one from another page is refused.
+    token: &'a str,
     suites: Vec<SuiteRef<'a>>,
     /// Passing cases whose captured output was left out to keep the page small.
     omitted_output: usize,
     /// Baseline commit when the run was compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
+    parts: Vec<PartRef>,
+}
+
+#[derive(Serialize)]
+struct PartRef {
     n: usize,
-    /// Index into `suites`.
+    /// Cases per status code, so the page counts what it has not loaded.
+    counts: [usize; 6],
+    /// `report-files/page-K.js` when the part is in a sibling file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+}
+
+/// A part's list block: one entry per case in every column, cases in run order.
+#[derive(Serialize)]
+struct List<'a> {
+    n: usize,
+    /// Index into the index block's `suites`.
     suite: Vec<usize>,
     id: Vec<&'a str>,
     name: Vec<&'a str>,
@@ -235,7 +302,7 @@ struct List<'a> {
     category: Dict<'a>,
     /// All tags as `k=v, k=v`, for grouping and search.
     tags: Dict<'a>,
-    /// First case index of each detail block `fcorr-d{k}`.
+    /// First case (within the part) of each detail block.
     blocks: &'a [usize],
 }
 
@@ -369,11 +436,17 @@ mod tests {
     }
 
     fn page(run: &Run) -> BTreeMap<String, serde_json::Value> {
-        let data = PageData::of(run, None);
         let mut bytes = Vec::new();
-        data.write_list(&mut bytes).unwrap();
-        data.write_details(&mut bytes).unwrap();
+        super::super::write_page(run, &crate::report::ReportEnv::default(), &mut bytes, None).unwrap();
         blocks(&bytes)
+    }
+
+    /// Every detail row of part `k`, in order.
+    fn detail_rows(blocks: &BTreeMap<String, serde_json::Value>, k: usize) -> Vec<serde_json::Value> {
+        (0..)
+            .map_while(|j| blocks.get(&format!("fcorr-p{k}-d{j}")))
+            .flat_map(|b| b.as_array().unwrap().clone())
+            .collect()
     }
 
     #[test]
@@ -393,17 +466,24 @@ mod tests {
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
-        let list = &blocks[LIST_ID];
-        assert_eq!(list["v"], 2);
-        assert_eq!(list["n"], 2);
-        assert_eq!(list["id"], serde_json::json!(["abc", "def"]));
-        assert_eq!(list["name"][0], "</script><script>alert(1)</script>");
-        assert_eq!(list["status"], serde_json::json!([0, 5]));
-        assert_eq!(list["msg"], serde_json::json!({"at": [0], "text": ["boom"]}), "only the cases with one");
-        assert_eq!(list["class"], serde_json::json!({"dict": ["C"], "idx": [0, 0]}), "repeated strings once");
-        assert_eq!(list["file"], serde_json::json!({"dict": [], "idx": []}), "a column nobody has is empty");
-        assert_eq!(list["blocks"], serde_json::json!([0]));
-        assert_eq!(blocks["fcorr-d0"], serde_json::json!([["trace </script>", null, null], null]));
+        let index = &blocks[INDEX_ID];
+        assert_eq!(index["v"], 3);
+        // The failure in part 0, the rest after it; both in the page (no cap without a folder).
+        assert_eq!(
+            index["parts"],
+            serde_json::json!([{"n": 1, "counts": [1, 0, 0, 0, 0, 0]}, {"n": 1, "counts": [0, 0, 0, 0, 0, 1]}])
+        );
+        let (first, rest) = (&blocks["fcorr-p0"], &blocks["fcorr-p1"]);
+        assert_eq!((&first["id"], &rest["id"]), (&serde_json::json!(["abc"]), &serde_json::json!(["def"])));
+        assert_eq!(first["name"][0], "</script><script>alert(1)</script>");
+        assert_eq!((&first["status"], &rest["status"]), (&serde_json::json!([0]), &serde_json::json!([5])));
+        assert_eq!(first["msg"], serde_json::json!({"at": [0], "text": ["boom"]}), "only the cases with one");
+        assert_eq!(rest["msg"], serde_json::json!({"at": [], "text": []}));
+        assert_eq!(first["class"], serde_json::json!({"dict": ["C"], "idx": [0]}));
+        assert_eq!(first["file"], serde_json::json!({"dict": [], "idx": []}), "a column nobody has is empty");
+        assert_eq!(first["blocks"], serde_json::json!([0]));
+        assert_eq!(blocks["fcorr-p0-d0"], serde_json::json!([["trace </script>", null, null]]));
+        assert_eq!(blocks["fcorr-p1-d0"], serde_json::json!([null]));
     }
 
     #[test]
@@ -419,15 +499,14 @@ mod tests {
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
         let starts: Vec<usize> =
-            blocks[LIST_ID]["blocks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
+            blocks["fcorr-p0"]["blocks"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as usize).collect();
         assert!(starts.len() >= 5, "{starts:?}");
-        let mut rows = Vec::new();
         for k in 0..starts.len() {
-            let block = blocks[&format!("fcorr-d{k}")].as_array().unwrap().clone();
+            let block = blocks[&format!("fcorr-p0-d{k}")].as_array().unwrap();
             let end = starts.get(k + 1).copied().unwrap_or(DETAIL_BLOCK_CASES + 10);
             assert_eq!(block.len(), end - starts[k], "block {k} holds its cases");
-            rows.extend(block);
         }
+        let rows = detail_rows(&blocks, 0);
         assert_eq!(rows.len(), DETAIL_BLOCK_CASES + 10);
         assert_eq!(rows[9][0], "trace 9");
         assert_eq!(rows.last().unwrap()[0], format!("trace {}", DETAIL_BLOCK_CASES + 9));
@@ -446,14 +525,35 @@ mod tests {
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
-        assert_eq!(blocks[LIST_ID]["omitted_output"], 2);
-        let rows: Vec<serde_json::Value> = (0..)
-            .map_while(|k| blocks.get(&format!("fcorr-d{k}")))
-            .flat_map(|b| b.as_array().unwrap().clone())
-            .collect();
-        assert!(rows[0][1].is_string());
-        assert!(rows[1][1].is_null());
-        assert_eq!(rows[1][2]["output_omitted"], true);
-        assert!(rows[3][1].is_string(), "a failure's output is always kept");
+        assert_eq!(blocks[INDEX_ID]["omitted_output"], 2);
+        let passing = detail_rows(&blocks, 1);
+        assert!(passing[0][1].is_string());
+        assert!(passing[1][1].is_null());
+        assert_eq!(passing[1][2]["output_omitted"], true);
+        assert!(detail_rows(&blocks, 0)[0][1].is_string(), "a failure's output is always kept");
+    }
+
+    #[test]
+    fn failing_and_flaky_cases_come_first_and_the_rest_in_parts_of_part_cases() {
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        let total = PART_CASES + 5_000;
+        for i in 0..total {
+            let status = match i % 1000 {
+                0 => CaseStatus::Failed,
+                1 => CaseStatus::Flaky,
+                2 => CaseStatus::Skipped,
+                _ => CaseStatus::Passed,
+            };
+            suite.cases.push(Case { name: format!("t{i}"), status, ..Case::default() });
+        }
+        let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let data = PageData::of(&run, None);
+        let parts = data.parts();
+        let kept = (0..total).filter(|i| i % 1000 < 2).count();
+        assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [kept, PART_CASES, total - kept - PART_CASES]);
+        assert!(parts[0].iter().all(|&i| i % 1000 < 2), "part 0 is the failing and flaky cases");
+        let mut all: Vec<usize> = parts.concat();
+        all.sort_unstable();
+        assert_eq!(all, (0..total).collect::<Vec<_>>(), "every case once");
     }
 }

@@ -10,6 +10,7 @@ mod charts;
 mod data;
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
@@ -40,22 +41,234 @@ impl Reporter for HtmlPage {
         1
     }
 
+    /// The page alone, every case in it (no folder to page into): see [`HtmlPage::write_into`].
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
-        write_page(run, env, out).map_err(|source| RenderError::Format { format: "the HTML page", source })
+        write_page(run, env, out, None).map(drop)
+    }
+
+    fn write_into(&self, run: &Run, env: &ReportEnv, dir: &Path) -> Result<Vec<PathBuf>, RenderError> {
+        HtmlPage::write_into(self, run, env, dir)
     }
 }
 
-fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Result<()> {
+/// The cap on `report.html` when neither `[report] html-max-bytes` nor `FCORR_HTML_MAX_BYTES`
+/// sets one: above it, passing and skipped cases move to sibling files.
+pub const DEFAULT_MAX_BYTES: u64 = 25 * 1024 * 1024;
+
+/// Folder beside `report.html` holding the parts paged out of it.
+pub const FILES_DIR: &str = "report-files";
+
+/// Where the parts that do not fit go: a folder (a staging folder, renamed into place once the
+/// page is written) and the page's cap in bytes.
+struct Pager<'p> {
+    dir: &'p Path,
+    cap: u64,
+}
+
+/// The page's cap: `[report] html-max-bytes`, else `FCORR_HTML_MAX_BYTES`, else
+/// [`DEFAULT_MAX_BYTES`]; 0 means no cap (one file, however big).
+fn max_bytes(env: &ReportEnv) -> Result<u64, RenderError> {
+    if let Some(cap) = env.html_max_bytes {
+        return Ok(cap);
+    }
+    match std::env::var("FCORR_HTML_MAX_BYTES") {
+        Ok(text) => parse_size(&text).ok_or_else(|| {
+            RenderError::Template(format!(
+                "FCORR_HTML_MAX_BYTES={text:?} is not a size: give bytes, optionally with K, M or G (KiB, MiB, GiB), or 0 for no cap"
+            ))
+        }),
+        Err(_) => Ok(DEFAULT_MAX_BYTES),
+    }
+}
+
+/// `123`, `512K`, `25M`, `1G` (binary units, case-insensitive, an optional trailing `B`/`iB`).
+pub(crate) fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim().to_ascii_uppercase();
+    let t = t.strip_suffix("IB").or_else(|| t.strip_suffix('B')).unwrap_or(&t);
+    let (digits, unit) = match t.char_indices().last() {
+        Some((at, c @ ('K' | 'M' | 'G'))) => (&t[..at], Some(c)),
+        _ => (t, None),
+    };
+    let n: u64 = digits.trim().parse().ok()?;
+    n.checked_mul(match unit {
+        Some('K') => 1 << 10,
+        Some('M') => 1 << 20,
+        Some('G') => 1 << 30,
+        _ => 1,
+    })
+}
+
+impl HtmlPage {
+    /// Writes `report.html` into `dir`, and its sibling files into `dir/report-files/` when the
+    /// page would pass its cap. The sibling files are written into a staging folder first; once
+    /// the page is in place the folder replaces any earlier `report-files/` (or an earlier one
+    /// is removed when this page has none), so the page and its files always come from one run.
+    pub(crate) fn write_into(&self, run: &Run, env: &ReportEnv, dir: &Path) -> Result<Vec<PathBuf>, RenderError> {
+        let cap = max_bytes(env)?;
+        let path = dir.join(self.file_name());
+        let made = |path: &Path, action| {
+            let path = path.to_path_buf();
+            move |source| RenderError::NotWritten { path, action, source }
+        };
+        let staging = tempfile::Builder::new()
+            .prefix(".report-files.")
+            .suffix(".tmp")
+            .tempdir_in(dir)
+            .map_err(made(dir, "create a folder in"))?;
+        let mut paged = 0;
+        super::write_atomic_with(&path, |out| {
+            let pager = (cap > 0).then_some(Pager { dir: staging.path(), cap });
+            paged = write_page(run, env, out, pager.as_ref())?;
+            Ok(())
+        })?;
+        let target = dir.join(FILES_DIR);
+        // The earlier folder is moved aside (not deleted in place), so a reader never sees it half gone.
+        let old = dir.join(format!(".{FILES_DIR}.old.{}", std::process::id()));
+        let had_old = match std::fs::rename(&target, &old) {
+            Ok(()) => true,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+            Err(e) => return Err(made(&target, "replace")(e)),
+        };
+        let mut written = vec![path];
+        if paged > 0 {
+            std::fs::rename(staging.path(), &target).map_err(made(&target, "move into place"))?;
+            written.push(target);
+        }
+        if had_old {
+            // Only fcorr's own earlier pages are in it; a failure leaves a hidden folder, nothing more.
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(written)
+    }
+}
+
+/// Writes the page into `out`; with a `pager`, the parts beyond its cap go to sibling files in
+/// its folder. Returns how many parts went there.
+fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pager>) -> Result<usize, RenderError> {
+    let io = |source| RenderError::Format { format: "the HTML page", source };
+    // The static parts first, into memory: their size counts against the cap, and the head's
+    // policy depends on whether parts are paged out.
+    let mut body = Vec::new();
+    write_body(run, env, &mut body).map_err(io)?;
+    let data = data::PageData::of(run, env.links.as_ref());
+    let parts = data.parts();
+    let token = page_token(run, pager.map(|p| p.cap));
+    // Room for the cases: the cap less the static parts, style, script and the index.
+    let fixed = body.len() + STYLE.len() + SCRIPT.len() + 2048 + 128 * parts.len();
+    let room = pager.map(|p| usize::try_from(p.cap).unwrap_or(usize::MAX).saturating_sub(fixed));
+    let mut kept: Vec<data::Encoded> = Vec::new();
+    // Paged-out parts: only what the index says of them stays in memory.
+    let mut files: Vec<(usize, [usize; 6], Option<String>)> = Vec::new();
+    let mut used = 0;
+    // Parts are compressed a few at a time on scoped threads (deflate is most of the page's
+    // cost), then placed in order.
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
+    for (b, batch) in parts.chunks(workers).enumerate() {
+        for (j, encoded) in encode_all(&data, batch).into_iter().enumerate() {
+            let k = b * workers + j;
+            let encoded = encoded.map_err(io)?;
+            used += encoded.size();
+            let (Some(pager), Some(room)) = (pager, room) else {
+                kept.push(encoded);
+                continue;
+            };
+            // Part 0 (failing and flaky cases) always stays. Once the parts pass the cap, every
+            // other part moves to a file, those kept so far too: the page holds the failures and
+            // the files the rest, not an arbitrary share of it.
+            if k > 0 && (used > room || !files.is_empty()) {
+                for (i, earlier) in kept.drain(1..).enumerate() {
+                    let name = write_part(pager, &token, i + 1, &earlier)?;
+                    files.push((earlier.n, earlier.counts, Some(name)));
+                }
+                let name = write_part(pager, &token, k, &encoded)?;
+                files.push((encoded.n, encoded.counts, Some(name)));
+            } else {
+                kept.push(encoded);
+            }
+        }
+    }
+    let mut table: Vec<(usize, [usize; 6], Option<String>)> = kept.iter().map(|e| (e.n, e.counts, None)).collect();
+    table.extend(files.iter().cloned());
+    let index = data.index(&token, &table).map_err(io)?;
     let title = format!("fcorr {} · score {}", verdict_word(run), score_text(run.score));
-    write!(
-        out,
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
-         <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
-         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-        csp = content_security_policy(),
-        title = escape(&title),
-    )?;
+    (|| -> std::io::Result<()> {
+        write!(
+            out,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+             <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+             <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
+             <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
+            csp = content_security_policy(!files.is_empty()),
+            title = escape(&title),
+        )?;
+        out.write_all(&body)?;
+        for (k, part) in kept.iter().enumerate() {
+            data::write_block(out, &format!("fcorr-p{k}"), &part.list)?;
+        }
+        data::write_block(out, data::INDEX_ID, &index)?;
+        // The script comes before the detail blocks: it starts inflating the list while the
+        // parser is still reading the (much bigger) details, which it reads only when a case is opened.
+        writeln!(out, "<script>{SCRIPT}</script>")?;
+        for (k, part) in kept.iter().enumerate() {
+            for (j, block) in part.details.iter().enumerate() {
+                data::write_block(out, &format!("fcorr-p{k}-d{j}"), block)?;
+            }
+        }
+        out.write_all(b"</body>\n</html>\n")
+    })()
+    .map_err(io)?;
+    Ok(files.len())
+}
+
+/// Compresses `batch`'s parts, each on its own thread but the first, results in order.
+fn encode_all(data: &data::PageData, batch: &[Vec<usize>]) -> Vec<std::io::Result<data::Encoded>> {
+    std::thread::scope(|scope| {
+        let others: Vec<_> = batch.iter().skip(1).map(|part| scope.spawn(|| data.encode(part))).collect();
+        let first = batch.first().map(|part| data.encode(part));
+        first
+            .into_iter()
+            .chain(others.into_iter().map(|h| {
+                h.join().unwrap_or_else(|_| Err(std::io::Error::other("a thread compressing the page's data panicked")))
+            }))
+            .collect()
+    })
+}
+
+/// Writes part `k` as `page-K.js` in the pager's folder; returns the name the page loads it by.
+/// The file calls the page's `fcorrPart` with the token, the list block and the detail blocks.
+fn write_part(pager: &Pager, token: &str, k: usize, part: &data::Encoded) -> Result<String, RenderError> {
+    let name = format!("page-{k}.js");
+    super::write_atomic_with(&pager.dir.join(&name), |w| {
+        (|| -> std::io::Result<()> {
+            write!(w, "fcorrPart({k},\"{token}\",\"")?;
+            w.write_all(part.list.as_bytes())?;
+            w.write_all(b"\",[")?;
+            for (j, block) in part.details.iter().enumerate() {
+                w.write_all(if j == 0 { b"\"" } else { b",\"" })?;
+                w.write_all(block.as_bytes())?;
+                w.write_all(b"\"")?;
+            }
+            w.write_all(b"]);\n")
+        })()
+        .map_err(|source| RenderError::Format { format: "a sibling file of the HTML page", source })
+    })?;
+    Ok(format!("{FILES_DIR}/{name}"))
+}
+
+/// Ties sibling files to the page that loads them: the same run rendered with the same cap gives
+/// the same token (and the same files), another run or cap another one.
+fn page_token(run: &Run, cap: Option<u64>) -> String {
+    let mut hash = Sha256::new();
+    for part in [&run.started_at, &run.fcorr_version, &run.totals.total.to_string(), &format!("{cap:?}")] {
+        hash.update(part.as_bytes());
+        hash.update([0]);
+    }
+    hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Everything in `<body>` before the data: header, charts, suite cards, the test list's frame,
+/// the no-script failures and the footer.
+fn write_body(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Result<()> {
     write_header(run, env, out)?;
     out.write_all(b"<section class=\"charts\" aria-label=\"Charts\">\n")?;
     out.write_all(charts::status_donut(&run.totals).as_bytes())?;
@@ -72,6 +285,7 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
 <label>Sort <select id=\"sort\"><option value=\"status\">status</option><option value=\"duration\">duration</option><option value=\"name\">name</option></select></label>\
 <label>Group <select id=\"group\"><option value=\"none\">none</option><option value=\"suite\">suite</option><option value=\"file\">file</option><option value=\"tag\">tag</option><option value=\"category\">category</option></select></label>\
 <span class=\"count\"><span id=\"shown-count\">0</span> shown</span></div>\n\
+<p id=\"paged\" class=\"paged\" hidden></p>\n\
 <div class=\"panes\"><div id=\"list\" class=\"list\" tabindex=\"0\" role=\"listbox\" aria-label=\"Test cases\"><div id=\"spacer\"></div><div id=\"rows\"></div></div>\
 <aside id=\"detail\" class=\"detail\" aria-live=\"polite\"><p class=\"muted\">Select a test to see its details.</p></aside></div>\n\
 </section>\n",
@@ -86,26 +300,22 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Resul
         escape(&run.started_at),
         escape(&super::filters::timestamp(&run.started_at))
     )?;
-    out.write_all(b"</footer>\n")?;
-    let data = data::PageData::of(run, env.links.as_ref());
-    data.write_list(out)?;
-    // The script comes before the detail blocks: it starts inflating the list while the parser
-    // is still reading the (much bigger) details, which it reads only when a case is opened.
-    writeln!(out, "<script>{SCRIPT}</script>")?;
-    data.write_details(out)?;
-    out.write_all(b"</body>\n</html>\n")?;
-    Ok(())
+    out.write_all(b"</footer>\n")
 }
 
 /// `default-src 'none'` plus the hashes of the page's own style and script: injected markup can
 /// neither run script, load anything nor style itself.
-fn content_security_policy() -> String {
+/// With sibling files, `'strict-dynamic'` lets that script (and only it: markup the parser
+/// meets gets nothing from it) add the `<script src="report-files/page-K.js">` elements that
+/// load them; `fetch` cannot read files next to a page opened from disk.
+fn content_security_policy(paged: bool) -> String {
     use base64::Engine;
     let hash = |text: &str| base64::engine::general_purpose::STANDARD.encode(Sha256::digest(text.as_bytes()));
     format!(
-        "default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'; img-src data:; base-uri 'none'; form-action 'none'",
+        "default-src 'none'; style-src 'sha256-{}'; script-src 'sha256-{}'{}; img-src data:; base-uri 'none'; form-action 'none'",
         hash(STYLE),
-        hash(SCRIPT)
+        hash(SCRIPT),
+        if paged { " 'strict-dynamic'" } else { "" }
     )
 }
 
@@ -437,7 +647,7 @@ mod tests {
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let env = ReportEnv { run_url: Some(format!("https://ci.example/run?x={payload}")), ..ReportEnv::default() };
         let mut page = Vec::new();
-        write_page(&run, &env, &mut page).unwrap();
+        write_page(&run, &env, &mut page, None).unwrap();
         let page = String::from_utf8(page).unwrap();
         let escaped = "&quot;&#39;&gt;&lt;img src=x onerror=alert(1)&gt;&amp;amp;";
         // Text (suite card, no-script list), attributes (the slowest table's title) and the URL.
@@ -448,8 +658,101 @@ mod tests {
     }
 
     #[test]
+    fn sizes_read_as_bytes_with_binary_units() {
+        assert_eq!(parse_size("0"), Some(0));
+        assert_eq!(parse_size(" 300 "), Some(300));
+        assert_eq!(parse_size("512k"), Some(512 * 1024));
+        assert_eq!(parse_size("25MB"), Some(25 << 20));
+        assert_eq!(parse_size("1GiB"), Some(1 << 30));
+        for bad in ["", "M", "-1", "1.5M", "12 bytes", "99999999999999999999G"] {
+            assert_eq!(parse_size(bad), None, "{bad:?}");
+        }
+    }
+
+    /// A run of `passing` passed cases with some output each, and `failing` failed ones.
+    fn run_of(passing: usize, failing: usize) -> Run {
+        use crate::model::{Case, CaseStatus, Suite, SuiteKind};
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        for i in 0..passing + failing {
+            let status = if i < failing { CaseStatus::Failed } else { CaseStatus::Passed };
+            let mut case = Case { name: format!("test_{i}"), status, ..Case::default() };
+            case.id = format!("id{i}");
+            case.extra_mut().output = Some(format!("output of {i}: {}", i.wrapping_mul(2_654_435_761) % 1_000_003));
+            suite.cases.push(case);
+        }
+        Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None)
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn past_its_cap_the_page_keeps_failures_and_pages_the_rest_into_sibling_files() {
+        let run = run_of(3 * data::PART_CASES / 2, 40);
+        let dir = tempfile::tempdir().unwrap();
+        let env = ReportEnv { html_max_bytes: Some(64 * 1024), ..ReportEnv::default() };
+        let written = HtmlPage.write_into(&run, &env, dir.path()).unwrap();
+        assert_eq!(written, [dir.path().join("report.html"), dir.path().join(FILES_DIR)]);
+        assert_eq!(names(dir.path()), ["report-files", "report.html"], "no staging folder left behind");
+        assert_eq!(names(&dir.path().join(FILES_DIR)), ["page-1.js", "page-2.js"]);
+        let page = std::fs::read(dir.path().join("report.html")).unwrap();
+        assert!(page.len() <= 64 * 1024, "{} bytes", page.len());
+        let text = String::from_utf8_lossy(&page);
+        assert!(text.contains("'strict-dynamic'"), "the page may load its sibling files");
+        assert!(!text.contains("id=\"fcorr-p1\""), "part 1 is not in the page");
+        // The index names the files and counts what they hold; part 0 (the failures) stays.
+        let index = data_blocks(&page);
+        assert_eq!(index["parts"][0]["counts"][0], 40);
+        assert_eq!(index["parts"][0]["file"], serde_json::Value::Null);
+        assert_eq!(index["parts"][1]["file"], "report-files/page-1.js");
+        assert_eq!(index["parts"][2]["n"], data::PART_CASES / 2);
+        let token = index["token"].as_str().unwrap().to_string();
+        let sibling = std::fs::read_to_string(dir.path().join("report-files/page-2.js")).unwrap();
+        assert!(
+            sibling.starts_with(&format!("fcorrPart(2,\"{token}\",\"")) && sibling.ends_with("]);\n"),
+            "{}",
+            &sibling[..60]
+        );
+
+        // Rendered again under no cap: one file, and the earlier sibling files are gone.
+        let env = ReportEnv { html_max_bytes: Some(0), ..ReportEnv::default() };
+        let written = HtmlPage.write_into(&run, &env, dir.path()).unwrap();
+        assert_eq!(written, [dir.path().join("report.html")]);
+        assert_eq!(names(dir.path()), ["report.html"]);
+        let index = data_blocks(&std::fs::read(dir.path().join("report.html")).unwrap());
+        assert!(index["parts"].as_array().unwrap().iter().all(|p| p.get("file").is_none()), "{index}");
+    }
+
+    #[test]
+    fn a_page_under_its_cap_is_one_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let written = HtmlPage.write_into(&run_of(500, 5), &ReportEnv::default(), dir.path()).unwrap();
+        assert_eq!(written, [dir.path().join("report.html")]);
+        assert_eq!(names(dir.path()), ["report.html"]);
+        let text = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
+        assert!(!text.contains("strict-dynamic"), "no script may be added to a page without sibling files");
+    }
+
+    /// The page's index block, decoded.
+    fn data_blocks(page: &[u8]) -> serde_json::Value {
+        use base64::Engine;
+        use std::io::Read;
+        let page = std::str::from_utf8(page).unwrap();
+        let start = page.find(&format!("id=\"{}\">", data::INDEX_ID)).unwrap() + data::INDEX_ID.len() + 6;
+        let text = &page[start..start + page[start..].find("</script>").unwrap()];
+        let compressed = base64::engine::general_purpose::STANDARD.decode(text).unwrap();
+        let mut json = String::new();
+        flate2::read::ZlibDecoder::new(&compressed[..]).read_to_string(&mut json).unwrap();
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
     fn csp_hashes_the_shipped_style_and_script() {
-        let csp = content_security_policy();
+        let csp = content_security_policy(false);
         assert!(csp.starts_with("default-src 'none';"), "{csp}");
         assert_eq!(csp.matches("'sha256-").count(), 2, "{csp}");
         assert!(!csp.contains("unsafe"), "{csp}");

@@ -4,15 +4,18 @@
 // reaches the page through textContent: never parsed as markup. The view state lives in the URL
 // fragment (#status=failed&q=...&case=ID), so a link reproduces it.
 (function () {
-  // The list block is columns, one entry per case (see List in src/report/html/data.rs); a
-  // detail block row is [details, output, extra] or null.
+  // The cases come in parts (see src/report/html/data.rs): the index block names them; part 0
+  // holds the failing and flaky cases, the others the rest in run order, each in the page or, past
+  // the page's size cap, in a sibling file report-files/page-K.js loaded on demand. A part's list
+  // block is columns, one entry per case; a detail block row is [details, output, extra] or null.
   const STATUSES = ["failed", "error", "timeout", "flaky", "skipped", "passed"];
   const ROW_H = 28;
   const OVERSCAN = 8;
   const $ = (id) => document.getElementById(id);
   const state = { status: "all", q: "", sort: "status", group: "none", case: null };
-  let L = null, n = 0;
-  let status, suiteOf, dur, line;  // typed copies of the numeric columns
+  let IX = null;        // the index block
+  let L = null, n = 0;  // the loaded cases as columns, and how many
+  let status = new Uint8Array(0), suiteOf = new Int32Array(0), dur = new Float64Array(0), line = new Uint32Array(0);
   let counts = null;
   let rows = [];        // display rows: a case index, or {group, n}
   let selected = -1;    // case index
@@ -70,7 +73,9 @@
   async function inflate(id) {
     const block = $(id);
     if (!block) throw new Error("the page has no data block " + id + " (was it cut short?)");
-    const text = block.textContent.trim();
+    return inflateText(block.textContent.trim());
+  }
+  async function inflateText(text) {
     let bytes;
     if (typeof Uint8Array.fromBase64 === "function") {
       bytes = Uint8Array.fromBase64(text);
@@ -83,24 +88,130 @@
     return JSON.parse(await new Response(stream).text());
   }
 
-  // Detail blocks, inflated on first use and kept.
-  const blocks = new Map();
-  function blockOf(i) {
-    const starts = L.blocks;
+  // Parts: {n, file, start (first case index once loaded), blocks, detail sources, promise}.
+  const parts = [];
+  const loadedStarts = [], loadedParts = [];   // in load order, so starts increase
+  const last = (starts, i) => {
     let lo = 0, hi = starts.length - 1;
     while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (starts[mid] <= i) lo = mid; else hi = mid - 1; }
     return lo;
+  };
+  const grow = (Type, have, add) => { const out = new Type(have.length + add.length); out.set(have); out.set(add, have.length); return out; };
+  const dictColumn = () => ({ dict: [], idx: new Int32Array(0), map: new Map() });
+  function addDict(column, part, m) {
+    const remap = part.dict.map((d) => {
+      let k = column.map.get(d);
+      if (k === undefined) { k = column.dict.length; column.dict.push(d); column.map.set(d, k); }
+      return k;
+    });
+    const add = new Int32Array(m).fill(-1);
+    if (part.idx.length) for (let i = 0; i < m; i++) { const k = part.idx[i]; if (k >= 0) add[i] = remap[k]; }
+    column.idx = grow(Int32Array, column.idx, add);
   }
-  function loadBlock(k) {
-    let entry = blocks.get(k);
+  // Appends part k's cases (its inflated list block P) to the columns; `detail` says where each
+  // of its detail blocks is: {id} of an element in the page, or {text} from a sibling file.
+  function addPart(k, P, detail) {
+    const m = P.n, start = n;
+    for (let i = 0; i < m; i++) { L.id.push(P.id[i]); L.name.push(P.name[i]); msg.push(null); }
+    P.msg.at.forEach((i, j) => { msg[start + i] = P.msg.text[j]; });
+    status = grow(Uint8Array, status, P.status);
+    suiteOf = grow(Int32Array, suiteOf, P.suite);
+    line = grow(Uint32Array, line, P.line);
+    dur = grow(Float64Array, dur, Float64Array.from(P.dur, (d) => (d === null ? NaN : d)));
+    for (const c of ["class", "file", "change", "category", "tags"]) addDict(L[c], P[c], m);
+    n += m;
+    Object.assign(parts[k], { start, blocks: P.blocks, detail, cache: new Map(), loaded: true });
+    loadedStarts.push(start); loadedParts.push(k);
+    // Everything computed over the cases is computed again, now over more of them.
+    counts = null; searchIndex = null; lastQuery = null; lastMask = null;
+    for (const key of Object.keys(orders)) delete orders[key];
+  }
+  // Detail block b of part p, inflated on first use and kept.
+  function locate(i) {
+    const p = parts[loadedParts[last(loadedStarts, i)]];
+    const b = last(p.blocks, i - p.start);
+    return { p, b, row: i - p.start - p.blocks[b] };
+  }
+  function loadBlock(p, b) {
+    let entry = p.cache.get(b);
     if (!entry) {
       entry = { rows: null, error: null, promise: null };
-      entry.promise = parsed.then(() => inflate("fcorr-d" + k)).then(
+      const source = p.detail[b];
+      entry.promise = parsed.then(() => (source.id ? inflate(source.id) : inflateText(source.text))).then(
         (r) => { entry.rows = r; },
         (e) => { entry.error = e.message; });
-      blocks.set(k, entry);
+      p.cache.set(b, entry);
     }
     return entry;
+  }
+
+  // Sibling files: `fetch` cannot read them from disk, a <script src> can; each calls
+  // fcorrPart(k, token, list, details), and a token from another page is refused.
+  const waiting = new Map();
+  window.fcorrPart = (k, token, list, details) => {
+    const w = waiting.get(k);
+    if (!w) return;
+    waiting.delete(k);
+    if (token !== IX.token) w.reject(new Error(IX.parts[k].file + " belongs to another report: copy report.html together with its report-files folder"));
+    else w.resolve({ list, details });
+  };
+  function loadPart(k) {
+    const part = parts[k];
+    if (part.promise) return part.promise;
+    const file = IX.parts[k].file;
+    part.promise = new Promise((resolve, reject) => {
+      if (!/^report-files\/page-[0-9]+\.js$/.test(file)) { reject(new Error("unexpected part file " + file)); return; }
+      waiting.set(k, { resolve, reject });
+      const script = document.createElement("script");
+      script.src = file;
+      script.onerror = () => { waiting.delete(k); reject(new Error("could not read " + file + ": keep the report-files folder beside report.html")); };
+      script.onload = () => { if (waiting.delete(k)) reject(new Error(file + " did not hand over its cases")); };
+      document.head.appendChild(script);
+    }).then(async ({ list, details }) => {
+      const P = await inflateText(list);
+      if (P.n !== part.n) throw new Error(file + " holds " + P.n + " cases, the page expected " + part.n);
+      addPart(k, P, details.map((text) => ({ text })));
+    });
+    part.promise.catch((e) => { part.error = e.message; paintPaged(); });
+    return part.promise;
+  }
+  const pendingParts = () => parts.map((p, k) => k).filter((k) => !parts[k].loaded);
+  function pendingCounts() {
+    const c = new Array(STATUSES.length).fill(0);
+    for (const k of pendingParts()) IX.parts[k].counts.forEach((x, s) => { c[s] += x; });
+    return c;
+  }
+  // Loads every sibling file, one after another, saying how far it got.
+  let loadingAll = null;
+  function loadAll() {
+    if (!loadingAll) {
+      loadingAll = (async () => {
+        const todo = pendingParts();
+        for (let j = 0; j < todo.length; j++) {
+          paintPaged("Loading the other cases: file " + (j + 1) + " of " + todo.length + "…");
+          await loadPart(todo[j]);
+        }
+      })().finally(() => { loadingAll = null; apply(); });
+    }
+    return loadingAll;
+  }
+  // Says what is not loaded yet, with a button to load it.
+  function paintPaged(note) {
+    const box = $("paged");
+    const todo = pendingParts();
+    const failed = parts.find((p) => p.error);
+    box.hidden = todo.length === 0 && !failed;
+    box.replaceChildren();
+    if (box.hidden) return;
+    if (failed) { box.appendChild(el("span", "s-failed", "Some cases could not be loaded: " + failed.error)); return; }
+    if (note) { box.appendChild(el("span", null, note)); return; }
+    const c = pendingCounts();
+    const what = STATUSES.map((s, i) => (c[i] ? c[i] + " " + s : null)).filter(Boolean).join(", ");
+    box.appendChild(el("span", null, "Not loaded yet: " + what + " (" + todo.length + (todo.length === 1 ? " file" : " files") + " in report-files/ beside this page; the list and search cover the loaded cases). "));
+    const b = el("button", "load", "Load them");
+    b.type = "button";
+    b.addEventListener("click", () => { loadAll().catch(() => {}); });
+    box.appendChild(b);
   }
 
   // Search: each text column is joined into one lower-cased string with row offsets, so a query
@@ -231,6 +342,7 @@
       }
     }
     $("shown-count").textContent = String(shown);
+    if (!loadingAll) paintPaged();
     $("spacer").style.height = rows.length * ROW_H + "px";
     paintChips();
     paint();
@@ -239,7 +351,8 @@
   }
 
   function paintChips() {
-    const c = countStatuses();
+    const loaded = countStatuses(), later = pendingCounts();
+    const c = loaded.map((x, s) => x + later[s]);
     const chips = $("chips");
     chips.replaceChildren();
     const add = (key, label, count) => {
@@ -247,10 +360,15 @@
       b.type = "button";
       b.dataset.status = key;
       b.setAttribute("aria-pressed", String(state.status === key));
-      b.addEventListener("click", () => { state.status = key; apply(); writeHash(); });
+      b.addEventListener("click", () => {
+        state.status = key; apply(); writeHash();
+        // Cases of this status only in sibling files: load them (not for "all": that is everything).
+        const s = STATUSES.indexOf(key);
+        if (s >= 0 && pendingCounts()[s] > 0) loadAll().catch(() => {});
+      });
       chips.appendChild(b);
     };
-    add("all", "All", n);
+    add("all", "All", c.reduce((a, b) => a + b, 0));
     STATUSES.forEach((s, i) => { if (c[i] > 0) add(s, s, c[i]); });
   }
 
@@ -309,9 +427,10 @@
     back.type = "button";
     back.addEventListener("click", () => $("tests").scrollIntoView({ block: "start" }));
     pane.appendChild(back);
-    const block = loadBlock(blockOf(i));
+    const at = locate(i);
+    const block = loadBlock(at.p, at.b);
     if (!block.rows && !block.error) block.promise.then(() => { if (selected === i) showDetail(i); });
-    const more = (block.rows && block.rows[i - L.blocks[blockOf(i)]]) || [null, null, null];
+    const more = (block.rows && block.rows[at.row]) || [null, null, null];
     const extra = more[2] || {};
     const st = STATUSES[status[i]];
     pane.appendChild(el("h2", null, L.name[i]));
@@ -443,16 +562,25 @@
     });
   }
 
-  // Opens a case named by a link, clearing filters that would hide it.
-  function openCase(id) {
-    const i = L.id.indexOf(id);
+  // Opens a case named by a link, clearing filters that would hide it; a case in a sibling file
+  // is looked for there, file by file.
+  async function openCase(id) {
+    let i = L.id.indexOf(id);
+    const todo = pendingParts();
+    for (let j = 0; i < 0 && j < todo.length; j++) {
+      paintPaged("Looking for the linked case in the other files: " + (j + 1) + " of " + todo.length + "…");
+      try { await loadPart(todo[j]); } catch { break; }
+      i = L.id.indexOf(id, n - parts[todo[j]].n);
+    }
+    if (todo.length) apply();
     if (i < 0) return null;
     if (rows.indexOf(i) < 0) {
       state.status = "all"; state.q = ""; $("search").value = "";
       apply();
     }
     select(i, true);
-    return loadBlock(blockOf(i)).promise;
+    const at = locate(i);
+    return loadBlock(at.p, at.b).promise;
   }
 
   async function main() {
@@ -460,14 +588,13 @@
     localTimes();
     try {
       if (typeof DecompressionStream === "undefined") throw new Error("this browser cannot unpack the data (DecompressionStream is missing: use Chrome 80+, Firefox 113+ or Safari 16.4+)");
-      L = await inflate("fcorr-data");
-      n = L.n;
-      status = Uint8Array.from(L.status);
-      suiteOf = Int32Array.from(L.suite);
-      line = Uint32Array.from(L.line);
-      dur = Float64Array.from(L.dur, (d) => (d === null ? NaN : d));
-      msg = new Array(n).fill(null);
-      L.msg.at.forEach((i, k) => { msg[i] = L.msg.text[k]; });
+      IX = await inflate("fcorr-index");
+      L = { suites: IX.suites, baseline: IX.baseline, omitted_output: IX.omitted_output, id: [], name: [],
+            class: dictColumn(), file: dictColumn(), change: dictColumn(), category: dictColumn(), tags: dictColumn() };
+      for (const p of IX.parts) parts.push({ n: p.n, file: p.file || null, loaded: false, promise: null, error: null });
+      const inline = IX.parts.map((p, k) => k).filter((k) => !IX.parts[k].file);
+      const lists = await Promise.all(inline.map((k) => inflate("fcorr-p" + k)));
+      inline.forEach((k, j) => addPart(k, lists[j], lists[j].blocks.map((_, b) => ({ id: "fcorr-p" + k + "-d" + b }))));
       readHash();
       tests.hidden = false;
       wire();
