@@ -149,10 +149,14 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
             run.totals.failures(),
             run.totals.skipped
         );
-        // Formats are written concurrently, so these add up to more than `report=`.
+        // Formats are written concurrently, so these add up to more than `report=`; the CPU
+        // seconds of each format's thread say more than wall seconds on a busy machine.
         let formats: Vec<String> =
-            format_times.iter().map(|(name, took)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
+            format_times.iter().map(|(name, took, _)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
         errln!("formats: {}", formats.join(" "));
+        let cpu: Vec<String> =
+            format_times.iter().map(|(name, _, cpu)| format!("{name}={:.3}s", cpu.as_secs_f64())).collect();
+        errln!("formats_cpu: {}", cpu.join(" "));
     }
     Ok(run.verdict.outcome.exit_code())
 }
