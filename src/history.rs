@@ -285,8 +285,19 @@ pub(crate) struct SectionCase {
 
 /// Builds the sections, listing at most `max` cases in each (the counts count them all).
 pub(crate) fn sections(run: &Run, max: usize) -> Sections {
-    let mut out = Sections { runs: run.history.as_ref().map_or(0, |h| h.runs.len()), ..Sections::default() };
-    let letters_of = letters_by_case(run);
+    let out = Sections { runs: run.history.as_ref().map_or(0, |h| h.runs.len()), ..Sections::default() };
+    let listed_anyway = |c: &crate::model::Case| c.status == CaseStatus::Flaky || c.extra().quarantined;
+    if at_most_one_plain_letter(run) && !run.suites.iter().flat_map(|s| &s.cases).any(listed_anyway) {
+        // Nothing to list: without two runs nothing is flaky or red for long, and no case is
+        // flaky now or quarantined. Every report of a first run (every `fcorr import` without a
+        // baseline) got here after hashing each case id into a map of letters.
+        return out;
+    }
+    listed(run, max, &letters_by_case(run), out)
+}
+
+/// [`sections`] from each case's letters, adding to `out`.
+fn listed(run: &Run, max: usize, letters_of: &HashMap<&str, &str>, mut out: Sections) -> Sections {
     let empty = String::new();
     let short = |sha: &Option<String>| sha.as_deref().map(|s| s.chars().take(7).collect::<String>());
     for suite in &run.suites {
@@ -342,6 +353,16 @@ pub(crate) fn sections(run: &Run, max: usize) -> Sections {
     // Failing quarantined cases first: they are the ones this run's verdict looked past.
     out.quarantined.sort_by_key(|c| !matches!(c.status, "failed" | "error" | "timeout"));
     out
+}
+
+/// True when no case has more than one letter of history, and none is `F` (a retry that
+/// passed, flaky from one run): then no case's letters show flakiness or a failing streak.
+fn at_most_one_plain_letter(run: &Run) -> bool {
+    let Some(history) = &run.history else { return true };
+    history.cases.values().all(|text| {
+        let bytes = text.as_bytes();
+        !bytes.contains(&b'F') && bytes.windows(2).all(|pair| pair.contains(&b' '))
+    })
 }
 
 /// Each case's letters from `run.history`, by case id (cases of suites without a valid entry
@@ -416,6 +437,35 @@ mod tests {
         assert_eq!(sections.quarantined_count, 1);
         assert!(sections.quarantined[0].can_leave);
         assert_eq!(sections.runs, KEEP);
+    }
+
+    #[test]
+    fn sections_without_two_runs_list_what_the_letters_would() {
+        use CaseStatus::*;
+        let full = |run: &Run| {
+            let out = Sections { runs: run.history.as_ref().map_or(0, |h| h.runs.len()), ..Sections::default() };
+            serde_json::to_value(listed(run, 10, &letters_by_case(run), out)).unwrap()
+        };
+        let mut cases = Vec::new();
+        for statuses in [vec![Passed, Failed, Skipped], vec![Passed, Flaky, Error], vec![Timeout, Failed]] {
+            for quarantined in [false, true] {
+                let first = run_of(&statuses, quarantined);
+                let mut recorded = first.clone();
+                record(&mut recorded, Past::default());
+                let mut second = run_of(&statuses, quarantined);
+                record(&mut second, Past::of_baseline(&recorded));
+                // An edited file: a lone `F` for a case that is not flaky now.
+                let mut edited = recorded.clone();
+                edited.history.as_mut().unwrap().cases.insert("s".into(), vec!["F"; statuses.len()].join(" "));
+                cases.extend([first, recorded, second, edited]);
+            }
+        }
+        for run in &cases {
+            assert_eq!(serde_json::to_value(sections(run, 10)).unwrap(), full(run), "{:?}", run.history);
+        }
+        // The streak of the second run is listed, the first run's failures are not.
+        assert_eq!(sections(&cases[2], 10).failing_count, 1);
+        assert_eq!(sections(&cases[1], 10).failing_count, 0);
     }
 
     #[test]

@@ -33,6 +33,7 @@ pub mod model;
 pub(crate) mod net;
 pub(crate) mod pipeline;
 pub(crate) mod plan;
+pub(crate) mod progress;
 pub mod publish;
 pub(crate) mod quarantine;
 pub mod report;

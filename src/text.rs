@@ -103,9 +103,30 @@ pub(crate) fn tail(text: &str, max: usize) -> String {
     format!("[... {} bytes earlier ...]\n{slice}", text.len() - slice.len())
 }
 
+/// `1234567` → `1,234,567`: counts people read (limits in reports, progress lines).
+pub(crate) fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(12_345_678), "12,345,678");
+    }
 
     #[test]
     fn bidi_controls_become_visible_and_other_text_is_untouched() {

@@ -327,7 +327,8 @@ pub fn parse_file(
 ) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
     let file = open(path).map_err(|message| ParseError::new(parser.format(), message).in_file(path))?;
-    let mut reader = BufReader::with_capacity(256 * 1024, file);
+    // Counted: a long import shows how much of its input has been read (crate::progress).
+    let mut reader = BufReader::with_capacity(256 * 1024, crate::progress::Counted(file));
     let report = parser.parse(&mut reader, options).map_err(|e| e.in_file(path))?;
     Ok((parser.format().to_string(), report))
 }

@@ -20,6 +20,7 @@ use crate::kinds::import::ImportConfig;
 use crate::model::{Policy, Run, Severity};
 use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
+use crate::progress::{Progress, Unit};
 use crate::report::ReportEnv;
 
 /// `--format-in`'s possible values: every report parser's name (its aliases accepted, not listed),
@@ -96,6 +97,12 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let plans = plan::plan(&config, &[], &overrides, &crate::kinds::KINDS)?;
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
 
+    // A long import shows how much it has read, on stderr only (stdout may be `--json`'s document).
+    let on_terminal = crate::report::terminal::ProgressMode::detect() == crate::report::terminal::ProgressMode::Tty;
+    let progress = Progress::start("importing", on_terminal, false);
+    let input_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let count = if files.len() == 1 { String::from("1 report") } else { format!("{} reports", files.len()) };
+    progress.stage(format!("reading {count}"), Some((input_bytes, Unit::Bytes)));
     let parse_started = Instant::now();
     let parse_cpu_started = cpu_seconds();
     let sink = crate::events::NullSink;
@@ -109,6 +116,8 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         }
     }
 
+    progress.cases(suites.iter().map(|s| s.cases.len() as u64).sum());
+    progress.stage("comparing and judging", None);
     let git = crate::git::info(&cwd);
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
@@ -127,12 +136,15 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         gate::judge(run, &gates, tolerance)
     });
 
+    progress.stage("writing reports", None);
     let report_started = Instant::now();
     // Inside GitHub Actions the files on disk link failures to the code, as `fcorr ci` writes them.
     let env =
         ReportEnv { links: github.as_ref().and_then(crate::publish::code_links_from_cwd), ..ReportEnv::default() };
     let (written, format_times) = crate::report::write_required(&run, &env, &out_dir, &args.judge.format)?;
     let report_time = report_started.elapsed();
+    // The bar is cleared before the table is printed.
+    drop(progress);
 
     args.judge.print(&run, &written);
     if args.timings {
@@ -149,10 +161,14 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
             run.totals.failures(),
             run.totals.skipped
         );
-        // Formats are written concurrently, so these add up to more than `report=`.
+        // Formats are written concurrently, so these add up to more than `report=`; the CPU
+        // seconds of each format's thread say more than wall seconds on a busy machine.
         let formats: Vec<String> =
-            format_times.iter().map(|(name, took)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
+            format_times.iter().map(|(name, took, _)| format!("{name}={:.3}s", took.as_secs_f64())).collect();
         errln!("formats: {}", formats.join(" "));
+        let cpu: Vec<String> =
+            format_times.iter().map(|(name, _, cpu)| format!("{name}={:.3}s", cpu.as_secs_f64())).collect();
+        errln!("formats_cpu: {}", cpu.join(" "));
     }
     Ok(run.verdict.outcome.exit_code())
 }

@@ -17,6 +17,7 @@ use crate::errors::FcorrError;
 use crate::gate;
 use crate::github::baseline::{DEFAULT_DEPTH, Source};
 use crate::model::{Run, ShardPlan, ShardedSuite, Suite, SuiteError, SuiteErrorKind, SuiteKind, SuiteStatus};
+use crate::progress::{Progress, Unit};
 use crate::report::{self, ReportEnv};
 use crate::shard::Shard;
 
@@ -51,14 +52,21 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let paths = expand_results(&args.results, &cwd)?;
     let labels = labels_of(&paths, &cwd);
+    // A merge of many large shards shows how far it got, on stderr only.
+    let on_terminal = report::terminal::ProgressMode::detect() == report::terminal::ProgressMode::Tty;
+    let progress = Progress::start("merging", on_terminal, false);
+    progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
     let inputs: Vec<Input> = paths
         .into_iter()
         .zip(labels)
         .map(|(path, label)| {
             let run = report::load_results(&path);
+            progress.step(1);
+            progress.cases(run.as_ref().map_or(0, |r| r.suites.iter().map(|s| s.cases.len() as u64).sum()));
             Input { path, label, run }
         })
         .collect();
+    progress.stage("merging and judging", None);
     for input in &inputs {
         if let Err(message) = &input.run {
             errln!("fcorr: error: {message} (merged as an error suite `{}`)", input.label);
@@ -79,7 +87,10 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     });
 
     let out_dir = args.judge.out_dir(&cwd);
+    progress.stage("writing reports", None);
     let (written, _) = report::write_required(&run, &ReportEnv::default(), &out_dir, &args.judge.format)?;
+    // The bar is cleared before the table is printed.
+    drop(progress);
     args.judge.print(&run, &written);
     Ok(run.verdict.outcome.exit_code())
 }

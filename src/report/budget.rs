@@ -46,20 +46,8 @@ impl Budget {
             Unit::Chars => "characters",
             Unit::Bytes => "bytes",
         };
-        format!("{} {unit}", thousands(self.limit))
+        format!("{} {unit}", crate::text::thousands(self.limit as u64))
     }
-}
-
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// Open constructs at the end of a Markdown prefix that must be closed after a cut.

@@ -129,8 +129,9 @@ pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[Format]) -> 
     (written, problems)
 }
 
-/// How long each report format took to write, in registration order.
-pub type Timings = Vec<(&'static str, Duration)>;
+/// How long each report format took to write, in registration order: wall time, and the CPU
+/// time of the thread that wrote it (zero where unavailable), which a busy machine inflates less.
+pub type Timings = Vec<(&'static str, Duration, Duration)>;
 
 /// [`write_all_timed`] for commands whose product is these files: any report that could not be
 /// written is a harness error (exit 3) naming the path and the OS error, never a warning.
@@ -153,7 +154,7 @@ pub fn write_all_timed(
     env: &ReportEnv,
     out: &Path,
     formats: &[Format],
-) -> (Vec<PathBuf>, Vec<RenderError>, Vec<(&'static str, Duration)>) {
+) -> (Vec<PathBuf>, Vec<RenderError>, Timings) {
     if let Err(source) = std::fs::create_dir_all(out) {
         return (Vec::new(), vec![RenderError::OutDir { path: out.to_path_buf(), source }], Vec::new());
     }
@@ -164,7 +165,7 @@ pub fn write_all_timed(
         .filter(|r| all || r.format() == Format::Json || formats.contains(&r.format()))
         .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
-    type Slot = Mutex<Option<(Result<Vec<PathBuf>, RenderError>, Duration)>>;
+    type Slot = Mutex<Option<(Result<Vec<PathBuf>, RenderError>, Duration, Duration)>>;
     let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();
     let mut queue: Vec<usize> = (0..selected.len()).collect();
     queue.sort_by_key(|&i| selected[i].queue_rank());
@@ -174,13 +175,15 @@ pub fn write_all_timed(
         while let Some(&i) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
             let reporter = &selected[i];
             let started = Instant::now();
+            let cpu_started = thread_cpu();
             // Held only while rendering; a poisoned lock just means another format panicked.
             let _turn = reporter
                 .uses_template_context()
                 .then(|| template_turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
             let outcome = reporter.write_into(run, env, out);
             // Each slot is locked by exactly one worker, once: it cannot be poisoned or contended.
-            *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed()));
+            let cpu = thread_cpu().saturating_sub(cpu_started);
+            *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed(), cpu));
         }
     };
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(selected.len());
@@ -195,12 +198,12 @@ pub fn write_all_timed(
     let mut timings = Vec::new();
     for (reporter, outcome) in selected.iter().zip(outcomes) {
         match outcome.into_inner().ok().flatten() {
-            Some((Ok(paths), took)) => {
+            Some((Ok(paths), took, cpu)) => {
                 written.extend(paths);
-                timings.push((reporter.name(), took));
+                timings.push((reporter.name(), took, cpu));
             }
             // The error's message adds the path when the cause (a full disk) does not say where.
-            Some((Err(e), _)) => problems.push(RenderError::Report {
+            Some((Err(e), _, _)) => problems.push(RenderError::Report {
                 format: reporter.name(),
                 path: out.join(reporter.file_name()),
                 source: Box::new(e),
@@ -209,6 +212,23 @@ pub fn write_all_timed(
         }
     }
     (written, problems, timings)
+}
+
+/// CPU time of the calling thread so far (zero where unavailable).
+#[cfg(unix)]
+fn thread_cpu() -> Duration {
+    let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes into the timespec we own.
+    if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) } != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
+
+/// No per-thread CPU clock off Unix: `--timings` reports zero there.
+#[cfg(not(unix))]
+fn thread_cpu() -> Duration {
+    Duration::ZERO
 }
 
 /// Writes through a temporary file and a rename, so readers never see half a file; secrets

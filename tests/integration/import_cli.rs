@@ -444,3 +444,62 @@ fn an_import_with_no_results_names_the_file_not_a_command() {
         "{message}"
     );
 }
+
+/// A JUnit report of `cases` cases, every tenth failing.
+fn junit_of(cases: usize) -> String {
+    let mut xml = String::from("<testsuites><testsuite name=\"big\">\n");
+    for i in 0..cases {
+        let result = if i % 10 == 0 { "<failure message=\"boom\">trace</failure>" } else { "" };
+        xml.push_str(&format!(
+            "<testcase classname=\"mod{}\" name=\"test_{i}\" time=\"0.01\">{result}</testcase>\n",
+            i % 50
+        ));
+    }
+    xml.push_str("</testsuite></testsuites>\n");
+    xml
+}
+
+/// Long imports and merges say on stderr that they are still working (every 30 s; here every
+/// 5 ms, through the variable tests use), never on stdout, which stays `--json`'s one document;
+/// a small import with the usual interval prints no such line.
+#[test]
+fn long_imports_and_merges_print_heartbeats_on_stderr_only_and_small_ones_none() {
+    let dir = tempfile::tempdir().unwrap();
+    // 20,000 cases: reading them and writing every report takes far longer than 5 ms in any build.
+    std::fs::write(dir.path().join("big.xml"), junit_of(20_000)).unwrap();
+    let output = fcorr(dir.path())
+        .args(["import", "big.xml", "--json", "--fail-on", "none", "--out", "big"])
+        .env("FCORR_HEARTBEAT_SECS", "0.005")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let run: Run = serde_json::from_slice(&output.stdout).expect("stdout is results.json alone");
+    assert_eq!(run.totals.total, 20_000);
+    let beat = stderr.lines().find(|l| l.starts_with("fcorr: still importing (")).unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        beat.contains(": reading 1 report, ") || beat.contains(": writing reports") || beat.contains(": comparing"),
+        "{beat}"
+    );
+
+    let merged = fcorr(dir.path())
+        .args(["merge", "big", "--json", "--fail-on", "none", "--out", "merged"])
+        .env("FCORR_HEARTBEAT_SECS", "0.005")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&merged.stderr);
+    assert!(merged.status.success(), "{stderr}");
+    serde_json::from_slice::<Run>(&merged.stdout).expect("stdout is results.json alone");
+    assert!(stderr.lines().any(|l| l.starts_with("fcorr: still merging (")), "{stderr}");
+
+    std::fs::write(dir.path().join("small.xml"), junit_of(3)).unwrap();
+    let small = fcorr(dir.path())
+        .args(["import", "small.xml", "--fail-on", "none", "--out", "small"])
+        .env_remove("FCORR_HEARTBEAT_SECS")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&small.stderr);
+    assert!(small.status.success() && !stderr.contains("still"), "{stderr}");
+}
