@@ -78,11 +78,11 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
                 let mut change = change_of(&suite.id, case, change, before, Some(case.status));
                 change.before_reason = base_case.and_then(first_reason);
                 if let Some(base_case) = base_case
-                    && base_case.score.is_some()
-                    && case.score.is_some()
+                    && base_case.extra().score.is_some()
+                    && case.extra().score.is_some()
                 {
-                    change.score_before = base_case.score;
-                    change.score_after = case.score;
+                    change.score_before = base_case.extra().score;
+                    change.score_after = case.extra().score;
                     change.note = delta_note(base_case, case);
                 }
                 cases.push(change);
@@ -179,13 +179,14 @@ fn change_of(
 }
 
 fn first_reason(case: &Case) -> Option<String> {
-    case.reasons.first().map(|r| r.code.clone())
+    case.extra().reasons.first().map(|r| r.code.clone())
 }
 
 /// What changed in a graded case's deductions: `−20: false positive X` for a new penalty,
 /// `+10: no longer missing secondary Y` for one that went away; hard fails named as such.
 pub fn delta_note(before: &Case, after: &Case) -> Option<String> {
-    let messages = |case: &Case| -> Vec<String> { case.reasons.iter().filter_map(|r| r.message.clone()).collect() };
+    let messages =
+        |case: &Case| -> Vec<String> { case.extra().reasons.iter().filter_map(|r| r.message.clone()).collect() };
     let (then, now) = (messages(before), messages(after));
     let mut parts: Vec<String> = now.iter().filter(|m| !then.contains(m)).cloned().collect();
     for gone in then.iter().filter(|m| !now.contains(m)) {

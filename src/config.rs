@@ -219,7 +219,18 @@ pub struct Spans {
 
 impl Spans {
     fn index(text: &str, path: &str, value: &Spanned<DeValue<'_>>, into: &mut BTreeMap<String, (usize, usize)>) {
-        into.insert(path.to_string(), line_col(text, value.span().start));
+        let start = value.span().start;
+        let (mut line, mut column) = line_col(text, start);
+        // A multi-line string whose opening quotes end their line starts on the next line (TOML
+        // drops that newline): its position is its text's first line, so a line counted inside
+        // the text (a template error) lands on the right config line.
+        let rest = text.get(start..).unwrap_or("");
+        if matches!(value.get_ref(), DeValue::String(_))
+            && ["\"\"\"\n", "'''\n", "\"\"\"\r\n", "'''\r\n"].iter().any(|open| rest.starts_with(open))
+        {
+            (line, column) = (line + 1, 1);
+        }
+        into.insert(path.to_string(), (line, column));
         match value.get_ref() {
             DeValue::Table(table) => {
                 for (key, value) in table.iter() {

@@ -28,6 +28,7 @@ const OTHERS: &[Target] = &[
     ("dataset_json", |data| dataset(data, "json")),
     ("dataset_jsonl", |data| dataset(data, "jsonl")),
     ("dataset_yaml", |data| dataset(data, "yaml")),
+    ("dataset_csv", |data| dataset(data, "csv")),
     ("shell", shell),
     ("redaction", redaction),
     ("bank_file", bank_file),
@@ -144,13 +145,13 @@ fn suite_of(cases: Vec<Case>) -> Suite {
 
 /// A case as the model expects it: times that JSON can hold, text within its caps, files relative.
 fn check_case(format: &str, case: &Case) {
-    let durations = case.duration_ms.into_iter().chain(case.attempts.iter().filter_map(|a| a.duration_ms));
+    let durations = case.duration_ms.into_iter().chain(case.extra().attempts.iter().filter_map(|a| a.duration_ms));
     for ms in durations {
         assert!(ms.is_finite() && ms >= 0.0, "{format}: case `{}` lasted {ms} ms", case.name);
     }
-    let output = case.output.as_deref().map_or(0, str::len);
+    let output = case.extra().output.as_deref().map_or(0, str::len);
     assert!(output <= OUTPUT_CAP + CAP_NOTE, "{format}: case `{}` keeps {output} bytes of output", case.name);
-    let details = case.details.as_deref().map_or(0, str::len);
+    let details = case.extra().details.as_deref().map_or(0, str::len);
     assert!(details <= DETAILS_CAP + CAP_NOTE, "{format}: case `{}` keeps {details} bytes of details", case.name);
     if let Some(file) = &case.file {
         assert!(!file.starts_with(&format!("{ROOT}/")), "{format}: file `{file}` is not relative to the root");
@@ -165,7 +166,7 @@ fn check_neutralised(format: &str, case: &Case) {
     use crate::publish::annotations::{escape_data, escape_property};
     use crate::report::filters::{code_block, escape_cell, escape_summary, inline_code};
     let texts = [Some(&case.name), case.classname.as_ref(), case.file.as_ref(), case.message.as_ref()];
-    let long = [case.details.as_ref(), case.output.as_ref()];
+    let long = [case.extra().details.as_ref(), case.extra().output.as_ref()];
     for text in texts.into_iter().chain(long).flatten() {
         let one_line = |escaped: &str, how: &str| {
             assert!(

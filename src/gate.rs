@@ -152,7 +152,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                             format!("critical suite {} failed", suite.name),
                         ));
                     }
-                    for case in suite.cases.iter().filter(|c| c.critical && c.status.is_failure()) {
+                    for case in suite.cases.iter().filter(|c| c.extra().critical && c.status.is_failure()) {
                         reasons.push(reason(
                             GateKind::Critical,
                             Some(&suite.name),
@@ -240,10 +240,10 @@ fn sut_score(run: &Run, sut: &str) -> Option<f64> {
     let parts: Vec<crate::model::Suite> = run
         .suites
         .iter()
-        .filter(|s| s.cases.iter().any(|c| c.sut.as_deref() == Some(sut)))
+        .filter(|s| s.cases.iter().any(|c| c.extra().sut.as_deref() == Some(sut)))
         .map(|s| {
             let mut part = s.clone();
-            part.cases.retain(|c| c.sut.as_deref() == Some(sut));
+            part.cases.retain(|c| c.extra().sut.as_deref() == Some(sut));
             part.counts = crate::model::Counts::of(&part.cases);
             part.score =
                 crate::score::score_suite(&part, s.score.policy, s.score.threshold, &crate::config::Weights::default());

@@ -301,7 +301,7 @@ pub(crate) fn sections(run: &Run, max: usize) -> Sections {
                 suite: suite.name.clone(),
                 name: case.name.clone(),
                 status: case.status.label(),
-                retries: case.retries,
+                retries: case.extra().retries,
                 failed,
                 ran,
                 newly: letters.len() > 1 && flake(letters).is_some() && flake(&letters[..letters.len() - 1]).is_none(),
@@ -312,13 +312,13 @@ pub(crate) fn sections(run: &Run, max: usize) -> Sections {
                 if listed(&out.flaky_now) {
                     out.flaky_now.push(view());
                 }
-            } else if flake(letters).is_some() && !case.quarantined {
+            } else if flake(letters).is_some() && !case.extra().quarantined {
                 out.flaky_history_count += 1;
                 if listed(&out.flaky_history) {
                     out.flaky_history.push(view());
                 }
             }
-            if case.quarantined {
+            if case.extra().quarantined {
                 out.quarantined_count += 1;
                 out.quarantined_failing += usize::from(case.status.is_failure());
                 if listed(&out.quarantined) {
@@ -388,7 +388,12 @@ mod tests {
     fn run_of(statuses: &[CaseStatus], quarantined: bool) -> Run {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for (i, status) in statuses.iter().enumerate() {
-            suite.cases.push(Case { name: format!("t{i}"), status: *status, quarantined, ..Case::default() });
+            suite.cases.push(Case {
+                name: format!("t{i}"),
+                status: *status,
+                extra: crate::model::CaseExtra { quarantined, ..Default::default() }.packed(),
+                ..Case::default()
+            });
         }
         suite.finalize_cases();
         Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)

@@ -140,7 +140,7 @@ impl Quarantine {
         for suite in &mut run.suites {
             let own = self.by_suite.get(&suite.id).map(Vec::as_slice).unwrap_or(&[]);
             for case in &mut suite.cases {
-                case.quarantined = self.everywhere.iter().chain(own).any(|e| e.matches(case));
+                case.extra_mut().quarantined = self.everywhere.iter().chain(own).any(|e| e.matches(case));
             }
         }
     }
@@ -154,7 +154,7 @@ fn looks_like_id_suffix(rest: &str) -> bool {
 
 /// Quarantined cases that failed in this run.
 pub(crate) fn failures(run: &Run) -> usize {
-    run.suites.iter().flat_map(|s| &s.cases).filter(|c| c.quarantined && c.status.is_failure()).count()
+    run.suites.iter().flat_map(|s| &s.cases).filter(|c| c.extra().quarantined && c.status.is_failure()).count()
 }
 
 /// The run as the gates judge it: quarantined failures count as skipped, suites are scored again
@@ -167,7 +167,7 @@ pub(crate) fn gate_view(run: &Run) -> Cow<'_, Run> {
     let mut view = run.clone();
     for suite in &mut view.suites {
         let mut excused = false;
-        for case in suite.cases.iter_mut().filter(|c| c.quarantined && c.status.is_failure()) {
+        for case in suite.cases.iter_mut().filter(|c| c.extra().quarantined && c.status.is_failure()) {
             case.status = CaseStatus::Skipped;
             excused = true;
         }
@@ -187,7 +187,7 @@ pub(crate) fn gate_view(run: &Run) -> Cow<'_, Run> {
         let excused: std::collections::HashSet<(&str, &str)> = run
             .suites
             .iter()
-            .flat_map(|s| s.cases.iter().filter(|c| c.quarantined).map(move |c| (s.id.as_str(), c.id.as_str())))
+            .flat_map(|s| s.cases.iter().filter(|c| c.extra().quarantined).map(move |c| (s.id.as_str(), c.id.as_str())))
             .collect();
         comparison.cases.retain(|x| {
             x.change != crate::model::comparison::Change::NewFailure
@@ -238,7 +238,12 @@ mod tests {
     fn run_with(b_status: CaseStatus, quarantined: bool) -> Run {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         suite.cases.push(Case { name: "a".into(), status: CaseStatus::Passed, ..Case::default() });
-        suite.cases.push(Case { name: "b".into(), status: b_status, quarantined, ..Case::default() });
+        suite.cases.push(Case {
+            name: "b".into(),
+            status: b_status,
+            extra: crate::model::CaseExtra { quarantined, ..Default::default() }.packed(),
+            ..Case::default()
+        });
         suite.finalize_cases();
         suite.status = if b_status.is_failure() { SuiteStatus::Failed } else { SuiteStatus::Passed };
         suite.score = crate::score::score_suite(&suite, Policy::PassRate, 100.0, &Weights::default());

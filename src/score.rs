@@ -96,7 +96,7 @@ pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weig
             (value, components)
         }
         Policy::Graded => {
-            let graded: Vec<f64> = suite.cases.iter().filter_map(|c| c.score).collect();
+            let graded: Vec<f64> = suite.cases.iter().filter_map(|c| c.extra().score).collect();
             let mean = if graded.is_empty() { 0.0 } else { graded.iter().sum::<f64>() / graded.len() as f64 };
             let value = if measurable { mean } else { 0.0 };
             let component = ScoreComponent {
@@ -142,14 +142,14 @@ pub const HARD_FAIL: &str = "hard-fail";
 /// Whether a case is a hard fail (a bank case that missed a primary expectation, scored 0;
 /// one keeps a run from EXCELLENT health).
 pub fn is_hard_fail(case: &Case) -> bool {
-    case.reasons.iter().any(|r| r.code == HARD_FAIL)
+    case.extra().reasons.iter().any(|r| r.code == HARD_FAIL)
 }
 
 /// Health: CRITICAL if any critical case or suite failed; then by combined score.
 pub fn health(suites: &[Suite], combined: Option<f64>) -> Health {
     let critical_failed = suites
         .iter()
-        .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.critical && c.status.is_failure()));
+        .any(|s| (s.critical && !s.score.met) || s.cases.iter().any(|c| c.extra().critical && c.status.is_failure()));
     let score = combined.unwrap_or(0.0);
     // A bank case that missed a primary expectation is a hard fail too.
     let hard_fail = suites.iter().any(|s| s.score.value <= 0.0 || s.cases.iter().any(is_hard_fail));
@@ -345,7 +345,7 @@ mod tests {
         good.score = score_suite(&good, Policy::Strict, 100.0, &Weights::default());
         assert_eq!(health(std::slice::from_ref(&good), Some(100.0)), Health::Excellent);
         let mut bad = suite(&[Failed], SuiteStatus::Failed);
-        bad.cases[0].critical = true;
+        bad.cases[0].extra_mut().critical = true;
         assert_eq!(health(&[good, bad], Some(50.0)), Health::Critical);
     }
 

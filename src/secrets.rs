@@ -460,13 +460,17 @@ mod tests {
             status: CaseStatus::Failed,
             duration_ms: Some(12.345678901234),
             message: Some(format!("expected `hi`, got `KEY={VALUE}`")),
-            details: Some(format!("{{\"env\": \"{VALUE}\"}}")),
-            score: Some(33.333333333333336),
-            usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+            extra: crate::model::CaseExtra {
+                details: Some(format!("{{\"env\": \"{VALUE}\"}}")),
+                score: Some(33.333333333333336),
+                usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         };
-        case.tags.insert(format!("k{VALUE}"), "v".into());
-        case.reasons.push(Reason {
+        case.extra_mut().tags.insert(format!("k{VALUE}"), "v".into());
+        case.extra_mut().reasons.push(Reason {
             code: "incorrect".into(),
             expected: Some(serde_json::json!("hi")),
             actual: Some(serde_json::json!({"answer": VALUE})),

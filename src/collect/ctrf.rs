@@ -232,11 +232,16 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),
         message: test.message.filter(|m| !m.is_empty()),
-        details: test.trace.filter(|t| !t.is_empty()).map(|t| cap_text(&t, DETAILS_CAP)),
-        output: (status != CaseStatus::Passed && !output.is_empty()).then(|| cap_text(&output.join("\n"), OUTPUT_CAP)),
-        retries,
-        attempts: attempts.into_iter().map(|(_, a)| a).collect(),
-        tags,
+        extra: crate::model::CaseExtra {
+            details: test.trace.filter(|t| !t.is_empty()).map(|t| cap_text(&t, DETAILS_CAP)),
+            output: (status != CaseStatus::Passed && !output.is_empty())
+                .then(|| cap_text(&output.join("\n"), OUTPUT_CAP)),
+            retries,
+            attempts: attempts.into_iter().map(|(_, a)| a).collect(),
+            tags,
+            ..Default::default()
+        }
+        .packed(),
         ..Case::default()
     };
     if let Some(fcorr) = fcorr {
@@ -308,12 +313,12 @@ mod tests {
             (c[0].file.as_deref(), c[0].line, c[0].classname.as_deref()),
             (Some("tests/a.spec.ts"), Some(3), Some("A > B"))
         );
-        assert_eq!((c[1].status, c[1].retries, c[1].attempts.len()), (CaseStatus::Failed, 1, 1));
-        assert_eq!(c[1].attempts[0].message.as_deref(), Some("first"));
+        assert_eq!((c[1].status, c[1].extra().retries, c[1].extra().attempts.len()), (CaseStatus::Failed, 1, 1));
+        assert_eq!(c[1].extra().attempts[0].message.as_deref(), Some("first"));
         assert_eq!(c[2].status, CaseStatus::Skipped);
-        assert_eq!((c[2].tags["slow"].as_str(), c[2].tags["prio"].as_str()), ("", "2"));
-        assert_eq!((c[3].status, c[3].retries), (CaseStatus::Flaky, 1));
-        assert_eq!((c[4].status, c[4].output.as_deref()), (CaseStatus::Error, Some("hello")));
+        assert_eq!((c[2].extra().tags["slow"].as_str(), c[2].extra().tags["prio"].as_str()), ("", "2"));
+        assert_eq!((c[3].status, c[3].extra().retries), (CaseStatus::Flaky, 1));
+        assert_eq!((c[4].status, c[4].extra().output.as_deref()), (CaseStatus::Error, Some("hello")));
     }
 
     #[test]
@@ -325,9 +330,9 @@ mod tests {
         )
         .unwrap();
         let c = &report.cases[0];
-        assert_eq!((c.status, c.critical, c.score), (CaseStatus::Timeout, true, Some(40.0)));
-        assert_eq!((c.classname.as_deref(), c.tags["category"].as_str()), (Some("pkg"), "auth"));
-        assert_eq!(c.reasons[0].code, "timeout");
+        assert_eq!((c.status, c.extra().critical, c.extra().score), (CaseStatus::Timeout, true, Some(40.0)));
+        assert_eq!((c.classname.as_deref(), c.extra().tags["category"].as_str()), (Some("pkg"), "auth"));
+        assert_eq!(c.extra().reasons[0].code, "timeout");
         assert!(c.id.is_empty());
     }
 

@@ -299,10 +299,10 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
         }
         let all: Vec<String> =
             test.errors.iter().map(|(e, t, _)| format!("{}\n{}", e.trim_end(), t.trim_end())).collect();
-        case.details = Some(cap_text(all.join("\n\n").trim(), DETAILS_CAP)).filter(|d| !d.is_empty());
+        case.extra_mut().details = Some(cap_text(all.join("\n\n").trim(), DETAILS_CAP)).filter(|d| !d.is_empty());
     }
     if case.status != CaseStatus::Passed && !test.prints.trim().is_empty() {
-        case.output = Some(cap_text(test.prints.trim_end(), OUTPUT_CAP));
+        case.extra_mut().output = Some(cap_text(test.prints.trim_end(), OUTPUT_CAP));
     }
     Some(case)
 }

@@ -324,8 +324,8 @@ pub(crate) fn set_failure(case: &mut Case, message: Option<String>, trace: Optio
     if case.message.is_none() {
         case.message = message.as_deref().and_then(first_line);
     }
-    if case.details.is_none() {
-        case.details = details;
+    if case.extra().details.is_none() {
+        case.extra_mut().details = details;
     }
 }
 

@@ -110,7 +110,8 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
                 file: rel,
                 status: CaseStatus::Error,
                 message: first_line(&text),
-                details: Some(cap_text(&text, DETAILS_CAP)),
+                extra: crate::model::CaseExtra { details: Some(cap_text(&text, DETAILS_CAP)), ..Default::default() }
+                    .packed(),
                 ..Case::default()
             });
         }
@@ -154,8 +155,12 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
         status,
         duration_ms: a.duration.filter(|d| d.is_finite() && *d >= 0.0),
         message: first_line(failure),
-        details: (!failure.is_empty()).then(|| cap_text(failure, DETAILS_CAP)),
-        retries,
+        extra: crate::model::CaseExtra {
+            details: (!failure.is_empty()).then(|| cap_text(failure, DETAILS_CAP)),
+            retries,
+            ..Default::default()
+        }
+        .packed(),
         ..Case::default()
     }
 }
@@ -205,7 +210,7 @@ mod tests {
         assert_eq!(c[1].status, CaseStatus::Failed);
         assert_eq!(c[1].message.as_deref(), Some("Error: expect(received)"));
         assert_eq!((c[2].name.as_str(), c[2].status, c[2].classname.as_deref()), ("later", CaseStatus::Skipped, None));
-        assert_eq!((c[3].status, c[3].retries), (CaseStatus::Flaky, 1));
+        assert_eq!((c[3].status, c[3].extra().retries), (CaseStatus::Flaky, 1));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     }
 

@@ -487,7 +487,10 @@ fn count_repeat(cases: &[Case], suites: &mut [SuiteFrame]) {
 /// A testcase with no result element, message or attempt: what a rerun plugin writes for an
 /// attempt it reran.
 fn is_bare(case: &Case) -> bool {
-    case.status == CaseStatus::Passed && case.message.is_none() && case.details.is_none() && case.attempts.is_empty()
+    case.status == CaseStatus::Passed
+        && case.message.is_none()
+        && case.extra().details.is_none()
+        && case.extra().attempts.is_empty()
 }
 
 fn same_test(a: &Case, b: &Case) -> bool {
@@ -560,7 +563,7 @@ fn close_run(run: &mut Vec<Case>, cases: &mut Vec<Case>) {
         return;
     };
     if !run.is_empty() {
-        last.attempts = run
+        last.extra_mut().attempts = run
             .drain(..)
             .map(|attempt| Attempt {
                 // Rerun plugins rerun failed (or errored) attempts only; which one is not written.
@@ -570,7 +573,7 @@ fn close_run(run: &mut Vec<Case>, cases: &mut Vec<Case>) {
                 details: None,
             })
             .collect();
-        last.retries = last.attempts.len() as u32;
+        last.extra_mut().retries = last.extra().attempts.len() as u32;
         if last.status == CaseStatus::Passed {
             last.status = CaseStatus::Flaky;
         }
@@ -918,7 +921,7 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
                 case.status = status;
                 case.message = attr(e, "message").filter(|m| !is_placeholder(m));
                 // This child's text is the case's details now, not the one it outranks.
-                case.details = None;
+                case.extra_mut().details = None;
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
             }
         }
@@ -990,14 +993,14 @@ fn child_end(current: &mut Open, case: &mut Case) {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
                 case.message = Some(first.to_string());
             }
-            let deciding = case.details.is_none();
+            let deciding = case.extra().details.is_none();
             if case.message.is_none() && deciding {
                 case.message = first_meaningful_line(text, &case.name)
                     .map(str::to_string)
                     .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
             }
             if current.inside != Inside::Skipped && deciding && !text.is_empty() {
-                case.details = Some(cap_text(text, DETAILS_CAP));
+                case.extra_mut().details = Some(cap_text(text, DETAILS_CAP));
             }
         }
         Inside::Attempt => {
@@ -1005,7 +1008,7 @@ fn child_end(current: &mut Open, case: &mut Case) {
                 if !text.is_empty() {
                     attempt.details = Some(cap_text(text, DETAILS_CAP));
                 }
-                case.attempts.push(attempt);
+                case.extra_mut().attempts.push(attempt);
             }
         }
         Inside::Output => {
@@ -1059,14 +1062,14 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
     if case.status.is_failure() && case.message.is_none() {
         case.message = current.failure_type.take();
     }
-    if !case.attempts.is_empty() {
-        case.retries = case.attempts.len() as u32;
+    if !case.extra().attempts.is_empty() {
+        case.extra_mut().retries = case.extra().attempts.len() as u32;
         if current.passed_on_retry && case.status == CaseStatus::Passed {
             case.status = CaseStatus::Flaky;
         }
     }
     if case.status != CaseStatus::Passed && !current.output.trim().is_empty() {
-        case.output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
+        case.extra_mut().output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
     }
     // Counted as writers count: each failing child, or the status when a writer set it by attribute.
     let [mut failures, mut errors, mut skipped] = current.children;
@@ -1116,8 +1119,8 @@ mod tests {
         assert_eq!(c[1].name, "test_bad[x & y]");
         assert_eq!(c[1].status, CaseStatus::Failed);
         assert_eq!(c[1].message.as_deref(), Some("assert 1 == 2"));
-        assert!(c[1].details.as_deref().unwrap().contains(">   assert 1 == 2"));
-        assert_eq!(c[1].output.as_deref(), Some("printed ünïcode"));
+        assert!(c[1].extra().details.as_deref().unwrap().contains(">   assert 1 == 2"));
+        assert_eq!(c[1].extra().output.as_deref(), Some("printed ünïcode"));
         assert_eq!(c[1].duration_ms, Some(1_200_500.0));
         assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not now")));
         assert_eq!(c[3].status, CaseStatus::Error);
@@ -1129,9 +1132,9 @@ mod tests {
 <flakyFailure message="first try" type="AssertionError"><stackTrace>at C.t1</stackTrace></flakyFailure></testcase>
 <testcase name="t2" classname="C"><failure message="still"/><rerunFailure message="again"/></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
-        assert_eq!((c[0].status, c[0].retries), (CaseStatus::Flaky, 1));
-        assert_eq!(c[0].attempts[0].details.as_deref(), Some("at C.t1"));
-        assert_eq!((c[1].status, c[1].retries), (CaseStatus::Failed, 1));
+        assert_eq!((c[0].status, c[0].extra().retries), (CaseStatus::Flaky, 1));
+        assert_eq!(c[0].extra().attempts[0].details.as_deref(), Some("at C.t1"));
+        assert_eq!((c[1].status, c[1].extra().retries), (CaseStatus::Failed, 1));
     }
 
     #[test]
@@ -1148,8 +1151,8 @@ mod tests {
         let xml = r#"<testsuite><testcase name="t"><failure message="m">trace &lt;here&gt;</failure>
 <system-out>a &amp; b &#x263A;</system-out></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
-        assert_eq!(c[0].details.as_deref(), Some("trace <here>"));
-        assert_eq!(c[0].output.as_deref(), Some("a & b \u{263A}"));
+        assert_eq!(c[0].extra().details.as_deref(), Some("trace <here>"));
+        assert_eq!(c[0].extra().output.as_deref(), Some("a & b \u{263A}"));
     }
 
     #[test]
@@ -1197,7 +1200,7 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
         assert_eq!(c[3].classname, None);
         assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
-        assert!(c[1].details.as_deref().unwrap().contains("t.test.js:23:14"));
+        assert!(c[1].extra().details.as_deref().unwrap().contains("t.test.js:23:14"));
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
@@ -1237,7 +1240,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
         ] {
             let got: Vec<_> =
-                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.details.is_some())).collect();
+                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.extra().details.is_some())).collect();
             assert_eq!(
                 got,
                 [
@@ -1406,12 +1409,12 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
 <testcase classname="t" name="bad" file="t.py" line="9"><failure message="boom"/></testcase>
 </testsuite></testsuites>"#;
         let report = parse_str(xml).unwrap();
-        let got: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status, c.retries)).collect();
+        let got: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status, c.extra().retries)).collect();
         assert_eq!(
             got,
             [("ok", CaseStatus::Passed, 0), ("flaky", CaseStatus::Flaky, 1), ("bad", CaseStatus::Failed, 1)]
         );
-        assert_eq!(report.cases[1].attempts[0].duration_ms, Some(500.0));
+        assert_eq!(report.cases[1].extra().attempts[0].duration_ms, Some(500.0));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
 
         // Same-named tests the header counts one by one are separate tests, not reruns.

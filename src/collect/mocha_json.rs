@@ -168,8 +168,7 @@ fn case(test: &Test, status: CaseStatus, options: &ParseOptions) -> Case {
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),
         message,
-        details,
-        retries,
+        extra: crate::model::CaseExtra { details, retries, ..Default::default() }.packed(),
         ..Case::default()
     }
 }
@@ -240,7 +239,7 @@ mod tests {
         let c = parse_str(json).cases;
         assert_eq!(c[0].name, "A > b > t");
         assert_eq!(c[0].classname.as_deref(), Some("A > b"));
-        assert_eq!((c[0].status, c[0].retries), (CaseStatus::Flaky, 2));
+        assert_eq!((c[0].status, c[0].extra().retries), (CaseStatus::Flaky, 2));
     }
 
     #[test]

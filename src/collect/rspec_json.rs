@@ -112,7 +112,8 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
                     .and_then(first_line)
                     .unwrap_or_else(|| "rspec reported an error outside of any example".into()),
             ),
-            details: text.map(|t| cap_text(&t, DETAILS_CAP)),
+            extra: crate::model::CaseExtra { details: text.map(|t| cap_text(&t, DETAILS_CAP)), ..Default::default() }
+                .packed(),
             ..Case::default()
         });
     }
@@ -163,7 +164,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
             }
             let text = [exception.class.unwrap_or_default(), exception.message.unwrap_or_default()].join(": ");
             let details = format!("{}\n{}", text.trim(), exception.backtrace.join("\n"));
-            case.details = Some(cap_text(details.trim(), DETAILS_CAP));
+            case.extra_mut().details = Some(cap_text(details.trim(), DETAILS_CAP));
         }
         other => {
             case.status = CaseStatus::Error;

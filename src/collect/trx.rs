@@ -262,7 +262,7 @@ impl Reader<'_> {
                     self.traces.push((open.index, trace.clone()));
                 }
                 dotnet::set_failure(case, message, open.trace, self.options);
-                case.output = output;
+                case.extra_mut().output = output;
             }
         }
     }
@@ -320,7 +320,11 @@ impl Reader<'_> {
                 name: "[test run]".into(),
                 status: CaseStatus::Error,
                 message: dotnet::first_line(&message),
-                details: (!run_infos.is_empty()).then(|| run_infos.join("\n")),
+                extra: crate::model::CaseExtra {
+                    details: (!run_infos.is_empty()).then(|| run_infos.join("\n")),
+                    ..Default::default()
+                }
+                .packed(),
                 ..Case::default()
             });
         }

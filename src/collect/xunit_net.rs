@@ -131,7 +131,7 @@ impl Handler for Reader<'_> {
             "output" => self.begin(Field::Output, false),
             "trait" => {
                 if let (Some(_), Some(case), Some(key)) = (&self.open, self.report.cases.last_mut(), attr(e, "name")) {
-                    case.tags.insert(key, attr(e, "value").unwrap_or_default());
+                    case.extra_mut().tags.insert(key, attr(e, "value").unwrap_or_default());
                 }
             }
             _ => {}
@@ -247,7 +247,7 @@ impl Reader<'_> {
                     (None, None) => None,
                 };
                 dotnet::set_failure(case, message, open.trace, self.options);
-                case.output = open.output;
+                case.extra_mut().output = open.output;
             }
         }
     }

@@ -474,75 +474,302 @@ impl CaseStatus {
 }
 
 /// One test case, task, dataset item or bank item.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Default)]
+///
+/// Kept small because a run can hold millions (issue #27: ≤ 0.25 KiB per case): the fields every
+/// case has are inline, the rest ([`CaseExtra`]) sit behind one box that stays `None` for a plain
+/// passing case. `results.json` is unchanged by this: the extra fields are written flattened, in
+/// the same order, and read back through [`CaseWire`], which also gives the JSON Schema.
+#[derive(Debug, Clone, Serialize, Deserialize, Default)]
+#[serde(from = "CaseWire")]
 pub struct Case {
     /// Stable across runs and machines: see [`case_id`].
     pub id: String,
     pub name: String,
     /// Class, describe-path or package the case belongs to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub classname: Option<String>,
     /// Path relative to the suite's root, `/`-separated.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub status: CaseStatus,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
     /// First line or short form of the failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// Stack trace or long form of the failure.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Everything rarer; `None` when all of it is empty (see [`CaseExtra::packed`]).
+    #[serde(flatten)]
+    pub extra: Option<Box<CaseExtra>>,
+}
+
+/// The rarer fields of a [`Case`]: failure details, output, retries, grading, eval fields.
+/// Documented on [`CaseWire`], whose field order `results.json` keeps.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct CaseExtra {
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<String>,
-    /// Captured output, capped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
-    /// Number of re-runs after the first attempt.
-    #[serde(default, skip_serializing_if = "is_zero")]
+    #[serde(skip_serializing_if = "is_zero")]
     pub retries: u32,
-    /// Earlier attempts when the case was re-run.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<Attempt>,
-    /// Graded score 0–100 for kinds that grade (banks, evals).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
-    /// A failure of this case makes the run CRITICAL.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub critical: bool,
-    /// Listed in a `quarantine`: its failure is reported but fails no gate.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub quarantined: bool,
-    /// Free-form tags: `category`, `topic`, `difficulty`...
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
-    /// Machine-readable reasons for the outcome (`incorrect`, `timeout`...).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub reasons: Vec<Reason>,
-    /// Where the expectation came from (file, version, human override).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expectation_source: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// Eval suites: the system under test that answered, by its `[[suite.sut]]` name (set when
-    /// the config names its systems). Several systems side by side: the case id ends `@<sut>`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sut: Option<String>,
-    /// Eval suites with `prompts`: the prompt template the case was asked through. Several
-    /// prompts: the case id has `[<prompt>]` after the dataset id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub prompt: Option<String>,
-    /// Every assertion's outcome, for an eval case judged by score (weights, thresholds, graders
-    /// such as `llm-rubric`); empty for cases judged pass/fail by their first failing check.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<AssertionOutcome>,
 }
 
+impl CaseExtra {
+    /// The box for [`Case::extra`]: `None` when every field is empty, so a case built with
+    /// `CaseExtra { ..Default::default() }.packed()` costs no allocation.
+    pub fn packed(self) -> Option<Box<CaseExtra>> {
+        (self != CaseExtra::default()).then(|| Box::new(self))
+    }
+}
+
+/// Empty values the accessors of [`Case`] lend when the case has no [`CaseExtra`].
+static NO_EXTRA: std::sync::LazyLock<CaseExtra> = std::sync::LazyLock::new(CaseExtra::default);
+
 impl Case {
+    /// The rare fields, empty ones when the case has none.
+    pub fn extra(&self) -> &CaseExtra {
+        self.extra.as_deref().unwrap_or(&NO_EXTRA)
+    }
+
+    /// The rare fields for writing; boxes an empty set on first use.
+    pub fn extra_mut(&mut self) -> &mut CaseExtra {
+        self.extra.get_or_insert_with(Box::default)
+    }
+
+    /// Drops the box when a change left every rare field empty.
+    pub fn repack(&mut self) {
+        if let Some(extra) = self.extra.take() {
+            self.extra = extra.packed();
+        }
+    }
+
+    /// Stack trace or long form of the failure.
+    pub fn details(&self) -> Option<&str> {
+        self.extra().details.as_deref()
+    }
+
+    /// Captured output, capped.
+    pub fn output(&self) -> Option<&str> {
+        self.extra().output.as_deref()
+    }
+
+    /// Number of re-runs after the first attempt.
+    pub fn retries(&self) -> u32 {
+        self.extra().retries
+    }
+
+    /// Earlier attempts when the case was re-run.
+    pub fn attempts(&self) -> &[Attempt] {
+        &self.extra().attempts
+    }
+
+    /// Graded score 0–100 for kinds that grade (banks, evals).
+    pub fn score(&self) -> Option<f64> {
+        self.extra().score
+    }
+
+    /// A failure of this case makes the run CRITICAL.
+    pub fn critical(&self) -> bool {
+        self.extra().critical
+    }
+
+    /// Listed in a `quarantine`: its failure is reported but fails no gate.
+    pub fn quarantined(&self) -> bool {
+        self.extra().quarantined
+    }
+
+    /// Free-form tags: `category`, `topic`, `difficulty`...
+    pub fn tags(&self) -> &BTreeMap<String, String> {
+        &self.extra().tags
+    }
+
+    /// Machine-readable reasons for the outcome.
+    pub fn reasons(&self) -> &[Reason] {
+        &self.extra().reasons
+    }
+
+    /// Where the expectation came from.
+    pub fn expectation_source(&self) -> Option<&str> {
+        self.extra().expectation_source.as_deref()
+    }
+
+    /// LLM usage, for kinds that call models.
+    pub fn usage(&self) -> Option<&Usage> {
+        self.extra().usage.as_ref()
+    }
+
+    /// Eval suites: the system under test that answered.
+    pub fn sut(&self) -> Option<&str> {
+        self.extra().sut.as_deref()
+    }
+
+    /// Eval suites: the prompt template the case was asked through.
+    pub fn prompt(&self) -> Option<&str> {
+        self.extra().prompt.as_deref()
+    }
+
+    /// Every assertion's outcome, for an eval case judged by score.
+    pub fn assertions(&self) -> &[AssertionOutcome] {
+        &self.extra().assertions
+    }
+
     /// The case's category (eval datasets, banks), when it has one.
     pub(crate) fn category(&self) -> Option<&str> {
-        self.tags.get(CATEGORY_TAG).map(String::as_str)
+        self.tags().get(CATEGORY_TAG).map(String::as_str)
+    }
+}
+
+/// Equal when every field is: an empty box equals no box.
+impl PartialEq for Case {
+    fn eq(&self, other: &Case) -> bool {
+        self.id == other.id
+            && self.name == other.name
+            && self.classname == other.classname
+            && self.file == other.file
+            && self.line == other.line
+            && self.status == other.status
+            && self.duration_ms == other.duration_ms
+            && self.message == other.message
+            && self.extra() == other.extra()
+    }
+}
+
+// A case as `results.json` spells it: read into this, then moved into a `Case`; its derived JSON
+// Schema is the schema of `Case`, so the doc line below is the one `fcorr schema` shows.
+/// One test case, task, dataset item or bank item.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename = "Case")]
+struct CaseWire {
+    /// Stable across runs and machines: see [`case_id`].
+    id: String,
+    name: String,
+    /// Class, describe-path or package the case belongs to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    classname: Option<String>,
+    /// Path relative to the suite's root, `/`-separated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    line: Option<u32>,
+    status: CaseStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    duration_ms: Option<f64>,
+    /// First line or short form of the failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    message: Option<String>,
+    /// Stack trace or long form of the failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    details: Option<String>,
+    /// Captured output, capped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    output: Option<String>,
+    /// Number of re-runs after the first attempt.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    retries: u32,
+    /// Earlier attempts when the case was re-run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attempts: Vec<Attempt>,
+    /// Graded score 0–100 for kinds that grade (banks, evals).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    score: Option<f64>,
+    /// A failure of this case makes the run CRITICAL.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    critical: bool,
+    /// Listed in a `quarantine`: its failure is reported but fails no gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    quarantined: bool,
+    /// Free-form tags: `category`, `topic`, `difficulty`...
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    tags: BTreeMap<String, String>,
+    /// Machine-readable reasons for the outcome (`incorrect`, `timeout`...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    reasons: Vec<Reason>,
+    /// Where the expectation came from (file, version, human override).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    expectation_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    usage: Option<Usage>,
+    /// Eval suites: the system under test that answered, by its `[[suite.sut]]` name (set when
+    /// the config names its systems). Several systems side by side: the case id ends `@<sut>`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sut: Option<String>,
+    /// Eval suites with `prompts`: the prompt template the case was asked through. Several
+    /// prompts: the case id has `[<prompt>]` after the dataset id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    prompt: Option<String>,
+    /// Every assertion's outcome, for an eval case judged by score (weights, thresholds, graders
+    /// such as `llm-rubric`); empty for cases judged pass/fail by their first failing check.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    assertions: Vec<AssertionOutcome>,
+}
+
+impl From<CaseWire> for Case {
+    fn from(w: CaseWire) -> Case {
+        Case {
+            id: w.id,
+            name: w.name,
+            classname: w.classname,
+            file: w.file,
+            line: w.line,
+            status: w.status,
+            duration_ms: w.duration_ms,
+            message: w.message,
+            extra: CaseExtra {
+                details: w.details,
+                output: w.output,
+                retries: w.retries,
+                attempts: w.attempts,
+                score: w.score,
+                critical: w.critical,
+                quarantined: w.quarantined,
+                tags: w.tags,
+                reasons: w.reasons,
+                expectation_source: w.expectation_source,
+                usage: w.usage,
+                sut: w.sut,
+                prompt: w.prompt,
+                assertions: w.assertions,
+            }
+            .packed(),
+        }
+    }
+}
+
+impl JsonSchema for Case {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        CaseWire::schema_name()
+    }
+
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        CaseWire::schema_id()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        CaseWire::json_schema(generator)
     }
 }
 

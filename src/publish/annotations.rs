@@ -68,14 +68,14 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                 CaseStatus::Flaky => Level::Warning,
                 _ => continue,
             };
-            let rank = match (case.critical || suite.critical, level) {
+            let rank = match (case.extra().critical || suite.critical, level) {
                 (true, Level::Error) => 0,
                 (false, Level::Error) if case.status == CaseStatus::Failed => 1,
                 (false, Level::Error) => 2,
                 _ => 5,
             };
             let mut message = case.message.clone().unwrap_or_else(|| case.status.label().to_string());
-            if let Some(details) = case.details.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+            if let Some(details) = case.extra().details.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
                 // Tools often repeat the message as the first line of the trace.
                 let details: String = details.lines().take(DETAIL_LINES).collect::<Vec<_>>().join("\n");
                 if details.starts_with(message.trim()) {
@@ -87,11 +87,11 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
             if case.status == CaseStatus::Flaky {
                 message = format!(
                     "passed after {} retr{}: {message}",
-                    case.retries,
-                    if case.retries == 1 { "y" } else { "ies" }
+                    case.extra().retries,
+                    if case.extra().retries == 1 { "y" } else { "ies" }
                 );
             }
-            let critical = if case.critical { "critical " } else { "" };
+            let critical = if case.extra().critical { "critical " } else { "" };
             ranked.push((
                 rank,
                 Annotation {
@@ -270,7 +270,12 @@ mod tests {
     fn critical_failures_come_first() {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         suite.cases.push(Case { name: "plain".into(), status: CaseStatus::Failed, ..Case::default() });
-        suite.cases.push(Case { name: "crit".into(), status: CaseStatus::Failed, critical: true, ..Case::default() });
+        suite.cases.push(Case {
+            name: "crit".into(),
+            status: CaseStatus::Failed,
+            extra: crate::model::CaseExtra { critical: true, ..Default::default() }.packed(),
+            ..Case::default()
+        });
         suite.finalize_cases();
         let run = Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None);
         let list = collect(&run, &PathMapper::default());

@@ -100,7 +100,7 @@ fn mean(scores: &[f64]) -> f64 {
 
 /// A case that failed critically: flagged critical and failed (see `run::run_bank`).
 pub(crate) fn is_critical_failure(case: &Case) -> bool {
-    case.critical && case.status.is_failure()
+    case.extra().critical && case.status.is_failure()
 }
 
 fn mechanism(suite: &Suite) -> String {
@@ -108,22 +108,22 @@ fn mechanism(suite: &Suite) -> String {
 }
 
 fn row(suite: &Suite, case: &Case) -> FailureRow {
-    let score = case.score.unwrap_or(0.0);
+    let score = case.extra().score.unwrap_or(0.0);
     FailureRow {
         suite: suite.name.clone(),
         test_id: case.name.clone(),
-        title: case.tags.get("title").cloned().unwrap_or_default(),
+        title: case.extra().tags.get("title").cloned().unwrap_or_default(),
         score,
         interpretation: interpret(score as u32).to_string(),
         message: case.message.clone().unwrap_or_default(),
-        details: case.details.clone().unwrap_or_default(),
-        source: case.expectation_source.clone().unwrap_or_default(),
+        details: case.extra().details.clone().unwrap_or_default(),
+        source: case.extra().expectation_source.clone().unwrap_or_default(),
     }
 }
 
 fn summarise(suite: &Suite) -> BankSummary {
     let mechanism = mechanism(suite);
-    let scores: Vec<f64> = suite.cases.iter().map(|c| c.score.unwrap_or(0.0)).collect();
+    let scores: Vec<f64> = suite.cases.iter().map(|c| c.extra().score.unwrap_or(0.0)).collect();
     let group_by = match mechanism.as_str() {
         "semantic" => Some("topic"),
         "pattern" => Some("pattern_type"),
@@ -133,9 +133,9 @@ fn summarise(suite: &Suite) -> BankSummary {
     let mut groups: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
     if let Some(tag) = group_by {
         for case in &suite.cases {
-            for key in case.tags.get(tag).into_iter().flat_map(|t| t.split(',')) {
+            for key in case.extra().tags.get(tag).into_iter().flat_map(|t| t.split(',')) {
                 let entry = groups.entry(key.to_string()).or_default();
-                entry.0.push(case.score.unwrap_or(0.0));
+                entry.0.push(case.extra().score.unwrap_or(0.0));
                 entry.1 += usize::from(is_hard_fail(case));
             }
         }
@@ -154,7 +154,7 @@ fn summarise(suite: &Suite) -> BankSummary {
     let mut sources: BTreeMap<String, usize> =
         ["original", "calibration", "human_override"].iter().map(|k| (k.to_string(), 0)).collect();
     for case in &suite.cases {
-        if let Some(kind) = case.tags.get("source") {
+        if let Some(kind) = case.extra().tags.get("source") {
             *sources.entry(kind.clone()).or_default() += 1;
         }
     }
@@ -278,15 +278,19 @@ mod tests {
     fn case(id: &str, score: f64, topic: &str, hard: bool, critical: bool) -> Case {
         let mut c = Case {
             name: id.into(),
-            score: Some(score),
             status: if score < 100.0 { CaseStatus::Failed } else { CaseStatus::Passed },
-            critical,
+            extra: crate::model::CaseExtra { score: Some(score), critical, ..Default::default() }.packed(),
             ..Case::default()
         };
-        c.tags.insert("topic".into(), topic.into());
-        c.tags.insert("source".into(), "original".into());
+        c.extra_mut().tags.insert("topic".into(), topic.into());
+        c.extra_mut().tags.insert("source".into(), "original".into());
         if hard {
-            c.reasons.push(Reason { code: "hard-fail".into(), expected: None, actual: None, message: None });
+            c.extra_mut().reasons.push(Reason {
+                code: "hard-fail".into(),
+                expected: None,
+                actual: None,
+                message: None,
+            });
         }
         c
     }
@@ -384,10 +388,14 @@ mod tests {
     #[test]
     fn delta_notes_name_new_and_recovered_penalties() {
         let with = |messages: &[&str]| Case {
-            reasons: messages
-                .iter()
-                .map(|m| Reason { code: "x".into(), expected: None, actual: None, message: Some(m.to_string()) })
-                .collect(),
+            extra: crate::model::CaseExtra {
+                reasons: messages
+                    .iter()
+                    .map(|m| Reason { code: "x".into(), expected: None, actual: None, message: Some(m.to_string()) })
+                    .collect(),
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         };
         let before = with(&["\u{2212}10: missing secondary a"]);
@@ -402,7 +410,7 @@ mod tests {
         let crit = {
             let mut c = case("PAT-NEG-001", 80.0, "", false, true);
             c.message = Some("80 Notable issues (\u{2212}20: false positive handler_crisis)".into());
-            c.tags.insert("title".into(), "Negative | <b>not</b> a crisis".into());
+            c.extra_mut().tags.insert("title".into(), "Negative | <b>not</b> a crisis".into());
             c
         };
         let suites = vec![

@@ -416,13 +416,13 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         file_path: case.file.as_deref(),
         line: case.line,
         message: case.message.as_deref().map(Cow::Borrowed),
-        trace: case.details.as_deref().map(Cow::Borrowed),
-        retries: case.retries,
+        trace: case.extra().details.as_deref().map(Cow::Borrowed),
+        retries: case.extra().retries,
         retry_attempts: retry_attempts(case),
         flaky: case.status == CaseStatus::Flaky,
-        tags: case.tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
-        labels: &case.tags,
-        stdout: match case.output.as_deref() {
+        tags: case.extra().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
+        labels: &case.extra().tags,
+        stdout: match case.extra().output.as_deref() {
             None => Vec::new(),
             Some(o) if o.len() <= OUTPUT_CAP => o.lines().map(Cow::Borrowed).collect(),
             Some(o) => cap_text(o, OUTPUT_CAP).lines().map(|l| Cow::Owned(l.to_string())).collect(),
@@ -430,14 +430,14 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         extra: TestExtra {
             fcorr: FcorrTestExtra {
                 change,
-                critical: case.critical,
-                expectation_source: case.expectation_source.as_deref(),
+                critical: case.extra().critical,
+                expectation_source: case.extra().expectation_source.as_deref(),
                 hint: None,
-                reasons: &case.reasons,
-                score: case.score,
+                reasons: &case.extra().reasons,
+                score: case.extra().score,
                 suite_id: &suite.id,
                 synthetic: None,
-                usage: case.usage.as_ref(),
+                usage: case.extra().usage.as_ref(),
             },
         },
     }
@@ -445,7 +445,7 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
 
 /// Earlier attempts as 1..n, then the final outcome as n+1.
 fn retry_attempts(case: &Case) -> Vec<RetryAttempt<'_>> {
-    if case.attempts.is_empty() {
+    if case.extra().attempts.is_empty() {
         return Vec::new();
     }
     let attempt = |n: usize, status: CaseStatus, duration_ms: Option<f64>, message, trace| RetryAttempt {
@@ -456,17 +456,18 @@ fn retry_attempts(case: &Case) -> Vec<RetryAttempt<'_>> {
         trace,
     };
     let mut out: Vec<RetryAttempt> = case
+        .extra()
         .attempts
         .iter()
         .enumerate()
         .map(|(i, a)| attempt(i, a.status, a.duration_ms, a.message.as_deref(), a.details.as_deref()))
         .collect();
     out.push(attempt(
-        case.attempts.len(),
+        case.extra().attempts.len(),
         case.status,
         case.duration_ms,
         case.message.as_deref(),
-        case.details.as_deref(),
+        case.extra().details.as_deref(),
     ));
     out
 }

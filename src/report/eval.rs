@@ -138,7 +138,7 @@ pub(crate) fn outcome_word(status: CaseStatus, reason: Option<&str>) -> String {
 }
 
 fn case_word(case: &Case) -> String {
-    outcome_word(case.status, case.reasons.first().map(|r| r.code.as_str()))
+    outcome_word(case.status, case.extra().reasons.first().map(|r| r.code.as_str()))
 }
 
 fn rate(passes: u64, cases: u64) -> Option<f64> {
@@ -200,10 +200,10 @@ pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usiz
 /// The dataset case a result case was asked for: its name without `@<sut>` and `[<prompt>]`.
 fn dataset_id(case: &Case) -> &str {
     let mut name = case.name.as_str();
-    if let Some(sut) = &case.sut {
+    if let Some(sut) = &case.extra().sut {
         name = name.strip_suffix(sut.as_str()).and_then(|n| n.strip_suffix('@')).unwrap_or(name);
     }
-    if let Some(prompt) = &case.prompt {
+    if let Some(prompt) = &case.extra().prompt {
         name = name
             .strip_suffix(']')
             .and_then(|n| n.strip_suffix(prompt.as_str()))
@@ -226,7 +226,7 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
     // (row, column) -> case
     let mut cells: BTreeMap<(usize, usize), &Case> = BTreeMap::new();
     for case in cases {
-        let key = (case.sut.as_deref(), case.prompt.as_deref());
+        let key = (case.extra().sut.as_deref(), case.extra().prompt.as_deref());
         let column = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
             keys.push(key);
             keys.len() - 1
@@ -253,7 +253,7 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
             let mean = |values: Vec<f64>| {
                 (!values.is_empty()).then(|| crate::score::round2(values.iter().sum::<f64>() / values.len() as f64))
             };
-            let usages: Vec<&Usage> = of.iter().filter_map(|c| c.usage.as_ref()).collect();
+            let usages: Vec<&Usage> = of.iter().filter_map(|c| c.extra().usage.as_ref()).collect();
             let label = match (suts_vary, prompts_vary) {
                 (true, true) => format!("{} · {}", sut.unwrap_or("-"), prompt.unwrap_or("-")),
                 (false, true) => prompt.unwrap_or("-").to_string(),
@@ -266,7 +266,9 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
                 cases: n,
                 passes,
                 pass_rate: rate(passes, n),
-                score: mean(of.iter().map(|c| c.score.unwrap_or(if passed(c) { 100.0 } else { 0.0 })).collect()),
+                score: mean(
+                    of.iter().map(|c| c.extra().score.unwrap_or(if passed(c) { 100.0 } else { 0.0 })).collect(),
+                ),
                 latency_ms: mean(of.iter().filter_map(|c| c.duration_ms).collect()),
                 tokens: (!usages.is_empty()).then(|| usages.iter().map(|u| u.tokens).sum()),
                 cost_usd: usages
@@ -372,11 +374,15 @@ mod tests {
             name: name.into(),
             id: name.into(),
             status,
-            reasons: vec![Reason { code: reason.into(), expected: None, actual: None, message: None }],
+            extra: crate::model::CaseExtra {
+                reasons: vec![Reason { code: reason.into(), expected: None, actual: None, message: None }],
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         };
         if let Some(category) = category {
-            case.tags.insert("category".into(), category.into());
+            case.extra_mut().tags.insert("category".into(), category.into());
         }
         case
     }

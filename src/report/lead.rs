@@ -107,7 +107,7 @@ pub(crate) fn why(run: &Run) -> Vec<WhyItem<'_>> {
             && let Some(suite) = suite
             // The gate's own wording (gate.rs) names the case: the same text finds it again.
             && let Some(case) = suite.cases.iter().find(|c| {
-                c.critical && c.status.is_failure() && reason.message == format!("critical case `{}` {}", c.name, c.status.label())
+                c.extra().critical && c.status.is_failure() && reason.message == format!("critical case `{}` {}", c.name, c.status.label())
             })
         {
             let message = case.message.as_deref().map(first_line).filter(|m| !m.is_empty());
@@ -218,7 +218,13 @@ mod tests {
     use crate::model::{Policy, SuiteKind};
 
     fn case(name: &str, status: CaseStatus, critical: bool) -> Case {
-        Case { name: name.into(), status, critical, message: Some(format!("{name} broke\nmore")), ..Case::default() }
+        Case {
+            name: name.into(),
+            status,
+            message: Some(format!("{name} broke\nmore")),
+            extra: crate::model::CaseExtra { critical, ..Default::default() }.packed(),
+            ..Case::default()
+        }
     }
 
     fn scored(name: &str, policy: Policy, threshold: f64, cases: Vec<Case>) -> Suite {

@@ -495,10 +495,14 @@ fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
     } else if let Some(before) = ctx.score_before.get(&(suite.id.as_str(), case.id.as_str())) {
         notes.push(format!("was {}", filters::format_number(*before)));
     }
-    if case.status == crate::model::CaseStatus::Flaky && notes.is_empty() && case.retries > 0 {
-        notes.push(format!("passed after {} retr{}", case.retries, if case.retries == 1 { "y" } else { "ies" }));
+    if case.status == crate::model::CaseStatus::Flaky && notes.is_empty() && case.extra().retries > 0 {
+        notes.push(format!(
+            "passed after {} retr{}",
+            case.extra().retries,
+            if case.extra().retries == 1 { "y" } else { "ies" }
+        ));
     }
-    if case.quarantined {
+    if case.extra().quarantined {
         notes.push("quarantined: reported, not gated".into());
     }
     Value::from(Serde(CaseView {
@@ -515,16 +519,16 @@ fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
         status: case.status.label(),
         duration_ms: case.duration_ms,
         message: case.message.as_deref(),
-        details: case.details.as_deref(),
-        retries: case.retries,
-        attempts: &case.attempts,
-        score: case.score,
-        critical: case.critical,
-        tags: &case.tags,
-        reasons: &case.reasons,
-        expectation_source: case.expectation_source.as_deref(),
-        usage: case.usage.as_ref(),
-        quarantined: case.quarantined,
+        details: case.extra().details.as_deref(),
+        retries: case.extra().retries,
+        attempts: &case.extra().attempts,
+        score: case.extra().score,
+        critical: case.extra().critical,
+        tags: &case.extra().tags,
+        reasons: &case.extra().reasons,
+        expectation_source: case.extra().expectation_source.as_deref(),
+        usage: case.extra().usage.as_ref(),
+        quarantined: case.extra().quarantined,
         change,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
     }))

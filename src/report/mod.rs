@@ -318,8 +318,8 @@ fn check_scores(run: &Run) -> Result<(), ResultsProblem> {
         if !valid(suite.score.value) {
             return bad(format!("suite `{}`", suite.id), suite.score.value);
         }
-        if let Some(case) = suite.cases.iter().find(|c| c.score.is_some_and(|s| !valid(s))) {
-            return bad(format!("suite `{}`, case `{}`", suite.id, case.id), case.score.unwrap_or_default());
+        if let Some(case) = suite.cases.iter().find(|c| c.extra().score.is_some_and(|s| !valid(s))) {
+            return bad(format!("suite `{}`, case `{}`", suite.id, case.id), case.extra().score.unwrap_or_default());
         }
     }
     Ok(())

@@ -555,7 +555,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
     let critical: Vec<_> = run
         .suites
         .iter()
-        .flat_map(|s| s.cases.iter().filter(|c| c.critical && c.status.is_failure()).map(move |c| (s, c)))
+        .flat_map(|s| s.cases.iter().filter(|c| c.extra().critical && c.status.is_failure()).map(move |c| (s, c)))
         .collect();
     let line = |text: String| match width {
         Some(w) => fit(&text, w),
@@ -644,7 +644,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
                 None => (case.name.clone(), location),
             };
             lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
-            if let Some(message) = case.message.as_deref().or(case.details.as_deref()) {
+            if let Some(message) = case.message.as_deref().or(case.extra().details.as_deref()) {
                 for text in message.lines().take(3) {
                     lines.push(line(format!("      {text}")));
                 }

@@ -59,9 +59,9 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     assert_eq!(names, expected);
     for case in &suite.cases {
         let (rest, sut) = case.name.split_once('@').unwrap();
-        assert_eq!(case.sut.as_deref(), Some(sut), "{}", case.name);
+        assert_eq!(case.extra().sut.as_deref(), Some(sut), "{}", case.name);
         let prompt = rest.split_once('[').unwrap().1.trim_end_matches(']');
-        assert_eq!(case.prompt.as_deref(), Some(prompt), "{}", case.name);
+        assert_eq!(case.extra().prompt.as_deref(), Some(prompt), "{}", case.name);
     }
     let status = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap().status;
     assert_eq!(status("au[terse]@small"), CaseStatus::Failed, "small says Sydney");
@@ -69,7 +69,7 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     assert_eq!(status("jp[verbose]@large"), CaseStatus::Failed, "a sentence, not one word");
     assert_eq!(status("jp[terse]@large"), CaseStatus::Passed);
     // The rendered prompt is what the system was asked.
-    let details = suite.cases.iter().find(|c| c.name == "fr[verbose]@small").unwrap().details.clone().unwrap();
+    let details = suite.cases.iter().find(|c| c.name == "fr[verbose]@small").unwrap().extra().details.clone().unwrap();
     assert!(details.contains("prompt: Please tell me, in a full sentence,\nthe capital city of France."), "{details}");
     // The grid: per system × prompt, pass rate and score, tokens and cost where the system
     // reported usage (small: 5 words + 1 token per terse answer, at $0.5 per 1K), and the two
@@ -114,7 +114,9 @@ fn one_prompt_and_one_system_keep_plain_ids() {
     let run = results(&ws);
     let names: Vec<&str> = run.suites[0].cases.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fr", "jp", "au"]);
-    assert!(run.suites[0].cases.iter().all(|c| c.sut.is_none() && c.prompt.as_deref() == Some("terse")));
+    assert!(
+        run.suites[0].cases.iter().all(|c| c.extra().sut.is_none() && c.extra().prompt.as_deref() == Some("terse"))
+    );
 }
 
 /// A CSV dataset with a BOM, quoted cells holding commas, doubled quotes and a newline, and
@@ -133,9 +135,17 @@ fn a_csv_dataset_with_quotes_newlines_and_a_bom_runs() {
     assert_eq!(suite.cases.len(), 12);
     let case = suite.cases.iter().find(|c| c.name == "au[terse]@large").unwrap();
     assert_eq!(case.status, CaseStatus::Passed);
-    assert_eq!(case.tags.get("category").map(String::as_str), Some("oceania\nand \"down under\""));
+    assert_eq!(case.extra().tags.get("category").map(String::as_str), Some("oceania\nand \"down under\""));
     assert_eq!(
-        suite.cases.iter().find(|c| c.name == "fr[terse]@small").unwrap().tags.get("category").map(String::as_str),
+        suite
+            .cases
+            .iter()
+            .find(|c| c.name == "fr[terse]@small")
+            .unwrap()
+            .extra()
+            .tags
+            .get("category")
+            .map(String::as_str),
         Some("europe, west")
     );
     // A record with too few cells is an input error naming the file and its line.
@@ -188,7 +198,7 @@ fn the_markdown_grid_is_snapshotted() {
     for suite in &mut run.suites {
         suite.duration_ms = 1000;
         for case in &mut suite.cases {
-            case.duration_ms = Some(if case.sut.as_deref() == Some("small") { 40.0 } else { 5.0 });
+            case.duration_ms = Some(if case.extra().sut.as_deref() == Some("small") { 40.0 } else { 5.0 });
         }
     }
     let run = crate::report_support::run(run.suites, None);

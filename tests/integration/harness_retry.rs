@@ -58,7 +58,7 @@ fn assert_after_retries(suite: &Suite, want: &Value, key: impl Fn(&Case) -> Stri
     let ours: BTreeMap<String, (CaseStatus, u32, Vec<CaseStatus>)> = suite
         .cases
         .iter()
-        .map(|c| (key(c), (c.status, c.retries, c.attempts.iter().map(|a| a.status).collect())))
+        .map(|c| (key(c), (c.status, c.extra().retries, c.extra().attempts.iter().map(|a| a.status).collect())))
         .collect();
     let theirs: BTreeMap<String, (CaseStatus, u32, Vec<CaseStatus>)> = want["cases"]
         .as_array()
@@ -160,8 +160,8 @@ fn pytest_without_retries_runs_once_and_the_fail_policy_fails_a_flaky_test() {
     let (run, code) = run_flaky(&f, &["--retries", "1", "--retries-policy", "fail"], &[]);
     let suite = &run.suites[0];
     let case = suite.cases.iter().find(|c| c.name == "test_flaky").unwrap();
-    assert_eq!((case.status, case.retries), (CaseStatus::Failed, 1), "{case:#?}");
-    assert!(case.reasons.iter().any(|r| r.code == "flaky"));
+    assert_eq!((case.status, case.extra().retries), (CaseStatus::Failed, 1), "{case:#?}");
+    assert!(case.extra().reasons.iter().any(|r| r.code == "flaky"));
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 
     // Same state, default policy: every failure passed on its retry, so the suite passes.
@@ -300,9 +300,9 @@ fn rerun_failed_runs_only_the_failed_tests_and_merge_lays_them_over_the_original
     assert_eq!(run.suites.len(), 1, "one suite, not the original and the rerun side by side");
     let suite = &run.suites[0];
     let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
-    assert_eq!((case("test_flaky").status, case("test_flaky").retries), (CaseStatus::Flaky, 1));
-    assert_eq!(case("test_flaky").attempts[0].status, CaseStatus::Failed);
-    assert_eq!((case("test_always_fails").status, case("test_always_fails").retries), (CaseStatus::Failed, 1));
+    assert_eq!((case("test_flaky").status, case("test_flaky").extra().retries), (CaseStatus::Flaky, 1));
+    assert_eq!(case("test_flaky").extra().attempts[0].status, CaseStatus::Failed);
+    assert_eq!((case("test_always_fails").status, case("test_always_fails").extra().retries), (CaseStatus::Failed, 1));
     assert!(case("test_always_fails").message.as_deref().unwrap().contains("run 2"), "the rerun's message wins");
     assert_eq!(case("test_flaky_neighbour").status, CaseStatus::Passed);
     assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.flaky, suite.counts.failed), (4, 2, 1, 1));

@@ -118,7 +118,7 @@ fn three_chained_runs_carry_history_flake_rate_and_failing_since() {
         ("test_broken", 2, Some(sha2.as_str()))
     );
     let retry = run.suites[0].cases.iter().find(|c| c.name == "test_retry").unwrap();
-    assert_eq!((retry.status, retry.retries), (CaseStatus::Flaky, 1));
+    assert_eq!((retry.status, retry.extra().retries), (CaseStatus::Flaky, 1));
 
     assert!(comment.contains("**🔁 Flaky: passed on a retry (1)**"), "{comment}");
     assert!(comment.contains("_passed after 1 retry; failed 1 of the last 3 runs (newly flaky)_"), "{comment}");
@@ -209,7 +209,7 @@ fn a_quarantined_failure_passes_the_gates_and_is_listed_apart() {
     let (code, run, comment) = run_with_config(&config, &[], "strict,critical,score<100");
     assert_eq!(code, 0, "{comment}");
     let broken = run.suites[0].cases.iter().find(|c| c.name == "test_broken").unwrap();
-    assert!(broken.quarantined && broken.status == CaseStatus::Failed);
+    assert!(broken.extra().quarantined && broken.status == CaseStatus::Failed);
     // Shown as it is: the failure counts in the score and pass rate reported.
     assert_eq!(run.suites[0].counts.failed, 1);
     assert_eq!(run.suites[0].score.value, 0.0);
@@ -245,7 +245,7 @@ fn suite_lists_and_quarantine_files_quarantine_too() {
     let list = format!("# known broken, issue 12\n\n{id}\n");
     let (code, run, _) = run_with_config(&config, &[("quarantine.txt", &list)], "strict");
     assert_eq!(code, 0);
-    assert!(run.suites[0].cases.iter().any(|c| c.quarantined && c.id == id));
+    assert!(run.suites[0].cases.iter().any(|c| c.extra().quarantined && c.id == id));
 }
 
 #[test]

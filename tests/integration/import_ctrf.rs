@@ -23,25 +23,26 @@ fn sample_run() -> Run {
     let mut suite = Suite::new("api", "api", SuiteKind::Import);
     let mut failed = case("fails", CaseStatus::Failed);
     failed.message = Some("assert 1 == 2".into());
-    failed.details = Some("Traceback...\nAssertionError: assert 1 == 2".into());
-    failed.output = Some("printed".into());
+    failed.extra_mut().details = Some("Traceback...\nAssertionError: assert 1 == 2".into());
+    failed.extra_mut().output = Some("printed".into());
     let mut errored = case("errors", CaseStatus::Error);
     errored.message = Some("fixture broke".into());
     let mut timed_out = case("hangs", CaseStatus::Timeout);
-    timed_out.critical = true;
-    timed_out.reasons = vec![Reason { code: "timeout".into(), expected: None, actual: None, message: None }];
+    timed_out.extra_mut().critical = true;
+    timed_out.extra_mut().reasons =
+        vec![Reason { code: "timeout".into(), expected: None, actual: None, message: None }];
     let mut flaky = case("flips", CaseStatus::Flaky);
-    flaky.retries = 1;
-    flaky.attempts = vec![Attempt {
+    flaky.extra_mut().retries = 1;
+    flaky.extra_mut().attempts = vec![Attempt {
         status: CaseStatus::Failed,
         duration_ms: Some(3.0),
         message: Some("first".into()),
         details: None,
     }];
     let mut graded = case("graded", CaseStatus::Passed);
-    graded.score = Some(90.0);
-    graded.tags = BTreeMap::from([("category".to_string(), "auth".to_string())]);
-    graded.expectation_source = Some("bank.yaml@v2".into());
+    graded.extra_mut().score = Some(90.0);
+    graded.extra_mut().tags = BTreeMap::from([("category".to_string(), "auth".to_string())]);
+    graded.extra_mut().expectation_source = Some("bank.yaml@v2".into());
     let mut top_level = case("top", CaseStatus::Skipped);
     top_level.classname = None;
     suite.cases = vec![case("passes", CaseStatus::Passed), failed, errored, timed_out, flaky, graded, top_level];
@@ -76,13 +77,17 @@ fn fcorr_ctrf_report_imports_back_to_the_same_cases() {
         assert_eq!((&got.file, got.line), (&want.file, want.line), "{what}");
         assert_eq!(got.status, want.status, "{what}");
         assert_eq!(got.duration_ms, want.duration_ms, "{what}");
-        assert_eq!((&got.message, &got.details), (&want.message, &want.details), "{what}");
-        assert_eq!((got.retries, got.attempts.len()), (want.retries, want.attempts.len()), "{what}");
-        assert_eq!((got.critical, got.score), (want.critical, want.score), "{what}");
-        assert_eq!(got.tags, want.tags, "{what}");
-        assert_eq!(got.reasons, want.reasons, "{what}");
-        assert_eq!(got.expectation_source, want.expectation_source, "{what}");
+        assert_eq!((&got.message, &got.extra().details), (&want.message, &want.extra().details), "{what}");
+        assert_eq!(
+            (got.extra().retries, got.extra().attempts.len()),
+            (want.extra().retries, want.extra().attempts.len()),
+            "{what}"
+        );
+        assert_eq!((got.extra().critical, got.extra().score), (want.extra().critical, want.extra().score), "{what}");
+        assert_eq!(got.extra().tags, want.extra().tags, "{what}");
+        assert_eq!(got.extra().reasons, want.extra().reasons, "{what}");
+        assert_eq!(got.extra().expectation_source, want.extra().expectation_source, "{what}");
     }
-    assert_eq!(imported.cases[1].output.as_deref(), Some("printed"));
-    assert_eq!(imported.cases[4].attempts[0].message.as_deref(), Some("first"));
+    assert_eq!(imported.cases[1].extra().output.as_deref(), Some("printed"));
+    assert_eq!(imported.cases[4].extra().attempts[0].message.as_deref(), Some("first"));
 }

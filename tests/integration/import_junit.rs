@@ -166,12 +166,12 @@ fn nextest_flaky_and_rerun_cases_via_quick_junit_writer() {
     let by_name = |n: &str| parsed.cases.iter().find(|c| c.name == n).unwrap();
     assert_eq!(by_name("math::adds").status, CaseStatus::Passed);
     let flaky = by_name("net::connects");
-    assert_eq!((flaky.status, flaky.retries), (CaseStatus::Flaky, 1), "{xml}");
-    assert_eq!(flaky.attempts[0].message.as_deref(), Some("assertion failed: ready"));
+    assert_eq!((flaky.status, flaky.extra().retries), (CaseStatus::Flaky, 1), "{xml}");
+    assert_eq!(flaky.extra().attempts[0].message.as_deref(), Some("assertion failed: ready"));
     let failing = by_name("parse::hex");
-    assert_eq!((failing.status, failing.retries), (CaseStatus::Failed, 1));
+    assert_eq!((failing.status, failing.extra().retries), (CaseStatus::Failed, 1));
     assert_eq!(failing.message.as_deref(), Some("assertion `left == right` failed"));
-    assert_eq!(failing.output.as_deref(), Some("stdout of the last attempt"));
+    assert_eq!(failing.extra().output.as_deref(), Some("stdout of the last attempt"));
     assert_eq!(by_name("slow::big").status, CaseStatus::Skipped);
     assert_eq!((parsed.cases.len(), quick_junit_counts(&xml)), (4, Some((4, 1, 1))));
 }

@@ -44,13 +44,13 @@ fn pytest_rerunfailures_attempts_are_one_case_each_as_pytest_counts() {
     let c = &suite.counts;
     assert_eq!(c.total, failed + passed, "{:#?}", suite.cases);
     assert_eq!((c.passed + c.flaky, c.failed, c.error), (passed, failed, 0), "{c:?}");
-    assert_eq!(suite.cases.iter().map(|c| u64::from(c.retries)).sum::<u64>(), reruns);
+    assert_eq!(suite.cases.iter().map(|c| u64::from(c.extra().retries)).sum::<u64>(), reruns);
     for case in want["cases"].as_array().unwrap() {
         let name = case["name"].as_str().unwrap().rsplit("::").next().unwrap();
         let ours = suite.cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no case {name}"));
         assert_eq!(ours.status.label(), case["status"].as_str().unwrap(), "{ours:#?}");
-        assert_eq!(u64::from(ours.retries), case["retries"].as_u64().unwrap_or(0), "{ours:#?}");
-        assert!(ours.attempts.iter().all(|a| a.status == CaseStatus::Failed), "{ours:#?}");
+        assert_eq!(u64::from(ours.extra().retries), case["retries"].as_u64().unwrap_or(0), "{ours:#?}");
+        assert!(ours.extra().attempts.iter().all(|a| a.status == CaseStatus::Failed), "{ours:#?}");
     }
     // Each test really ran once per attempt.
     let attempts = |name: &str| std::fs::read_to_string(state.join(name)).unwrap().trim().parse::<u64>().unwrap();

@@ -219,19 +219,19 @@ cost-per-1k-out = 1.5
     );
     let (run, stderr) = run_eval(dir.path(), &config, CASES, &[]);
     let status = |name: &str| case(&run, name).status;
-    let reason = |name: &str| case(&run, name).reasons[0].code.clone();
+    let reason = |name: &str| case(&run, name).extra().reasons[0].code.clone();
     let message = |name: &str| case(&run, name).message.clone().unwrap_or_default();
 
     // The server's answer and its usage: 1200 tokens in at $0.5/1K, 300 out at $1.5/1K.
     assert_eq!(status("france"), CaseStatus::Passed, "stderr:\n{stderr}");
-    let usage = case(&run, "france").usage.clone().expect("usage");
+    let usage = case(&run, "france").extra().usage.clone().expect("usage");
     assert_eq!((usage.tokens, usage.tokens_in, usage.tokens_out, usage.llm_calls), (1500, Some(1200), Some(300), 1));
     let cost = usage.cost_usd.expect("a cost from the per-1K prices");
     assert!((cost - (1.2 * 0.5 + 0.3 * 1.5)).abs() < 1e-9, "cost {cost}");
 
     // A wrong answer is `incorrect`, and the answer is kept.
     assert_eq!(reason("spain"), "incorrect");
-    assert!(case(&run, "spain").output.as_deref().unwrap_or("").contains("Barcelona"));
+    assert!(case(&run, "spain").extra().output.as_deref().unwrap_or("").contains("Barcelona"));
 
     // A 4xx is final, with the server's own message; a 503 then 200 is one retry; a 500 every
     // time is retried twice (the default) and then a backend error.
@@ -285,7 +285,7 @@ fn openai_api_key_reaches_a_real_server_as_a_bearer_token() {
     // Without it: the server's 401, final, its message kept.
     let (run, _) = run_eval(dir.path(), &config(""), cases, &[]);
     let whoami = case(&run, "whoami");
-    assert_eq!(whoami.reasons[0].code, "backend-error");
+    assert_eq!(whoami.extra().reasons[0].code, "backend-error");
     let message = whoami.message.clone().unwrap_or_default();
     assert!(message.contains("401") && message.contains("Incorrect API key"), "{message}");
 }

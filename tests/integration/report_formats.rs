@@ -299,8 +299,8 @@ fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
     scenarios.push(("no_suites", crate::report_support::run(Vec::new(), None)));
     let mut ansi = crate::report_support::mixed_failures();
     let case = &mut ansi.suites[0].cases[1];
-    case.output = Some("\u{1b}[31mred\u{1b}[0m\ttab\r\nbell\u{7} C1\u{9b} NUL\u{0} end".into());
-    case.details = Some("\u{1b}[1mAssertionError\u{1b}[0m: <a & b>".into());
+    case.extra_mut().output = Some("\u{1b}[31mred\u{1b}[0m\ttab\r\nbell\u{7} C1\u{9b} NUL\u{0} end".into());
+    case.extra_mut().details = Some("\u{1b}[1mAssertionError\u{1b}[0m: <a & b>".into());
     scenarios.push(("ansi_and_controls", ansi));
     for (name, run) in scenarios {
         // What fcorr writes (streamed case by case) is what quick-junit serialises: the same

@@ -218,7 +218,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
         "detail pane shows the case: {detail}"
     );
     // The trace and output come from the case's detail block, inflated when it opened.
-    for text in [&case.details, &case.output].into_iter().flatten() {
+    for text in [&case.extra().details, &case.extra().output].into_iter().flatten() {
         assert!(detail.contains(text.as_str()), "detail pane shows {text:?}: {detail}");
     }
 
@@ -236,7 +236,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
     let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| &c.id == other).unwrap();
     let details = fresh["details"].as_str().unwrap();
     // A linked case is ready with its trace: the page waits for its block before saying so.
-    if let Some(trace) = &other_case.details {
+    if let Some(trace) = &other_case.extra().details {
         assert!(details.contains(trace.as_str()), "the linked case's trace is shown: {details}");
     }
     assert_eq!(
@@ -477,7 +477,7 @@ fn the_eval_comparison_grid_shows_in_chromium() {
     // Expected: per (sut, prompt), passed (or flaky) of asked, from results.json.
     let mut expected: Vec<(String, u64, u64)> = Vec::new();
     for case in &run.suites[0].cases {
-        let label = match (&case.sut, &case.prompt) {
+        let label = match (&case.extra().sut, &case.extra().prompt) {
             (Some(s), Some(p)) => format!("{s} · {p}"),
             (Some(s), None) => s.clone(),
             (None, Some(p)) => p.clone(),

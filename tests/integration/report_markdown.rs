@@ -288,7 +288,7 @@ fn names_with_blank_lines_cannot_escape_their_summary_and_mentions_do_not_ping()
     use fcorr::model::{CaseStatus, PhaseKind, PhaseStatus, SuiteStatus};
     let hostile = "a\n\n# HEADING\n\n![x](https://host/p.png)\n\n@octocat";
     let mut bad = failing(hostile, CaseStatus::Failed, &format!("{hostile}\n\ncc @octocat"));
-    bad.details = Some(hostile.into());
+    bad.extra_mut().details = Some(hostile.into());
     let phases = vec![phase(PhaseKind::Test, hostile, PhaseStatus::Failed, Some(1), hostile)];
     let run = run(vec![suite(hostile, SuiteStatus::Failed, vec![bad], phases)], None);
     for md in [render_summary(&run, &env()).unwrap(), render_comment(&run, &env()).unwrap()] {

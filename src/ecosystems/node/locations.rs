@@ -91,7 +91,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
         let Some(Some(location)) = by_name.get(&case.name) else { continue };
         case.file = Some(relativize(&location.file, Some(root)));
-        case.line = thrown_at(case.details.as_deref(), &location.file).or(location.line);
+        case.line = thrown_at(case.extra().details.as_deref(), &location.file).or(location.line);
     }
 }
 
@@ -120,13 +120,16 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
             name: location.name,
             file: Some(file),
             line,
-            status,
-            // Its first line, as for the other cases (assert adds a diff below it, kept in details).
+            status, // Its first line, as for the other cases (assert adds a diff below it, kept in details).
             message: location
                 .message
                 .filter(|_| status == CaseStatus::Failed)
                 .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
-            details: location.stack.filter(|_| status == CaseStatus::Failed).map(|s| cap_text(&s, DETAILS_CAP)),
+            extra: crate::model::CaseExtra {
+                details: location.stack.filter(|_| status == CaseStatus::Failed).map(|s| cap_text(&s, DETAILS_CAP)),
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         });
     }
@@ -141,7 +144,7 @@ pub(super) fn failing_lines(cases: &mut [Case]) {
     // The pattern is a literal; it compiles: a path, a line and a column.
     let frame = FRAME.get_or_init(|| regex::Regex::new(r#"([^\s()'"]+):(\d+):\d+"#).expect("valid regex"));
     for case in cases.iter_mut().filter(|c| c.status.is_failure()) {
-        let (Some(file), Some(details)) = (case.file.as_deref(), case.details.as_deref()) else { continue };
+        let (Some(file), Some(details)) = (case.file.as_deref(), case.extra().details.as_deref()) else { continue };
         let suffix = format!("/{file}");
         let line = frame.captures_iter(details).find_map(|c| {
             let path = c[1].strip_prefix("file://").unwrap_or(&c[1]);
@@ -173,7 +176,7 @@ mod tests {
             file: Some(file.into()),
             line: Some(19),
             status: CaseStatus::Failed,
-            details: Some(details.into()),
+            extra: crate::model::CaseExtra { details: Some(details.into()), ..Default::default() }.packed(),
             ..Case::default()
         };
         let mut cases = vec![
@@ -206,7 +209,7 @@ mod tests {
         let case = |name: &str, details: Option<&str>| Case {
             name: name.into(),
             status: if details.is_some() { CaseStatus::Failed } else { CaseStatus::Passed },
-            details: details.map(str::to_string),
+            extra: crate::model::CaseExtra { details: details.map(str::to_string), ..Default::default() }.packed(),
             ..Case::default()
         };
         let mut collected = Collected::nothing();

@@ -50,7 +50,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
         if case.status != CaseStatus::Error || case.message.as_deref() != Some(COLLECTION_FAILURE) {
             continue;
         }
-        let details = case.details.clone().unwrap_or_default();
+        let details = case.extra().details.clone().unwrap_or_default();
         let file = module
             .captures(&details)
             .map(|c| collect::relativize(&c[1], Some(root)))
@@ -148,7 +148,7 @@ mod tests {
             classname: Some(String::new()),
             status: CaseStatus::Error,
             message: Some(COLLECTION_FAILURE.into()),
-            details: Some(COLLECT_DETAILS.into()),
+            extra: crate::model::CaseExtra { details: Some(COLLECT_DETAILS.into()), ..Default::default() }.packed(),
             ..Case::default()
         }];
         explain_collection_errors(&mut cases, Path::new("/p"));

@@ -45,6 +45,18 @@ pub(crate) fn own_group(command: &mut Command) {
     command.process_group(0);
 }
 
+/// Lowers the CPU priority of process `pid` by 10 (best effort: a failure only means the
+/// command competes with the tests at normal priority).
+pub(crate) fn lower_priority(pid: i32) {
+    // SAFETY: getpriority and setpriority only read and change a scheduling value; a pid that
+    // exited yields ESRCH. Relative to fcorr's own niceness (the child inherited it), capped at
+    // the lowest priority, 19.
+    unsafe {
+        let own = libc::getpriority(libc::PRIO_PROCESS, 0);
+        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, (own + 10).min(19));
+    }
+}
+
 /// Signals every process of group `pgid`.
 pub(crate) fn signal_group(pgid: i32, stop: Stop) {
     // SAFETY: killpg only sends a signal; an invalid or finished group yields ESRCH, ignored.

@@ -60,8 +60,12 @@ pub(crate) fn run_bank(
         pacer.done();
         let mut case = Case {
             name: test.test_id.clone(),
-            expectation_source: Some(resolved.source.label()),
-            tags: tags(test, mechanism.name(), &resolved.source),
+            extra: crate::model::CaseExtra {
+                expectation_source: Some(resolved.source.label()),
+                tags: tags(test, mechanism.name(), &resolved.source),
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         };
         let expectations = &resolved.expectations;
@@ -87,32 +91,33 @@ pub(crate) fn run_bank(
                 case.status = if passed { CaseStatus::Passed } else { CaseStatus::Failed };
                 // `critical` marks a failure that makes the run CRITICAL, so a critical test that
                 // lost points without a critical failure (a missing secondary) is not flagged.
-                case.critical = test.is_critical && (passed || critical_failure);
-                case.score = Some(f64::from(graded.score));
-                case.tags.insert("interpretation".into(), interpret(graded.score).into());
+                case.extra_mut().critical = test.is_critical && (passed || critical_failure);
+                case.extra_mut().score = Some(f64::from(graded.score));
+                case.extra_mut().tags.insert("interpretation".into(), interpret(graded.score).into());
                 case.message = Some(graded.summary(&findings));
-                case.reasons = reasons(&graded, &findings, critical_failure, &observed.actual);
-                case.details = Some(format!(
+                case.extra_mut().reasons = reasons(&graded, &findings, critical_failure, &observed.actual);
+                case.extra_mut().details = Some(format!(
                     "{prompt}{expected}\nactual: {:?}\nexpectation source: {}",
                     observed.actual,
                     resolved.source.label()
                 ));
                 if !observed.details.is_null() {
-                    case.output = Some(observed.details.to_string());
+                    case.extra_mut().output = Some(observed.details.to_string());
                 }
                 case.duration_ms = Some(observed.duration.as_secs_f64() * 1000.0);
-                case.usage = observed.usage;
+                case.extra_mut().usage = observed.usage;
             }
             Err(error) => {
                 case.status =
                     if matches!(error, SutError::Timeout { .. }) { CaseStatus::Timeout } else { CaseStatus::Error };
                 // No answer, no evidence: it scores 0, and a critical test stays unproven.
-                case.critical = test.is_critical;
-                case.score = Some(0.0);
+                case.extra_mut().critical = test.is_critical;
+                case.extra_mut().score = Some(0.0);
                 case.message = Some(format!("no answer: {error}"));
-                case.details = Some(format!("{prompt}{expected}\nexpectation source: {}", resolved.source.label()));
+                case.extra_mut().details =
+                    Some(format!("{prompt}{expected}\nexpectation source: {}", resolved.source.label()));
                 let code = if matches!(error, SutError::Timeout { .. }) { "timeout" } else { "backend-error" };
-                case.reasons = vec![
+                case.extra_mut().reasons = vec![
                     Reason { code: code.into(), expected: None, actual: None, message: Some(error.to_string()) },
                     Reason {
                         code: HARD_FAIL.into(),
@@ -124,7 +129,13 @@ pub(crate) fn run_bank(
                 case.duration_ms = Some(call_started.elapsed().as_secs_f64() * 1000.0);
             }
         }
-        progress(&Progress::new(i + 1, tests.len(), started.elapsed(), &test.test_id, case.score.map(|s| s as u32)));
+        progress(&Progress::new(
+            i + 1,
+            tests.len(),
+            started.elapsed(),
+            &test.test_id,
+            case.extra().score.map(|s| s as u32),
+        ));
         cases.push(case);
     }
 
@@ -279,16 +290,16 @@ mod tests {
             run_bank(&settings(dir.path(), &semantic::REGISTRATION, None), Some(&sut), &mut |p| lines.push(p.line()))
                 .unwrap();
         let by = |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap();
-        assert_eq!(by("V2-001").score, Some(90.0));
+        assert_eq!(by("V2-001").extra().score, Some(90.0));
         assert_eq!(by("V2-001").message.as_deref(), Some("90 Minor issue (\u{2212}10: missing secondary b)"));
         assert_eq!(by("V2-001").status, CaseStatus::Failed);
-        assert_eq!(by("V2-001").tags["topic"], "t1");
-        assert_eq!(by("V2-002").score, Some(80.0));
-        assert_eq!(by("V2-002").reasons[0].code, "false-positive");
+        assert_eq!(by("V2-001").extra().tags["topic"], "t1");
+        assert_eq!(by("V2-002").extra().score, Some(80.0));
+        assert_eq!(by("V2-002").extra().reasons[0].code, "false-positive");
         // The history moved V2-003's primary to `z`: now a hard fail, from the calibration.
-        assert_eq!(by("V2-003").score, Some(0.0));
+        assert_eq!(by("V2-003").extra().score, Some(0.0));
         assert!(is_hard_fail(by("V2-003")));
-        assert_eq!(by("V2-003").expectation_source.as_deref(), Some("calibration_2025-12-18"));
+        assert_eq!(by("V2-003").extra().expectation_source.as_deref(), Some("calibration_2025-12-18"));
         // No answer: an error scoring 0, and the others went on.
         assert_eq!(by("V2-004").status, CaseStatus::Error);
         assert!(by("V2-004").message.as_deref().unwrap().contains("no answer for V2-004"));
@@ -345,13 +356,13 @@ mod tests {
         let by = |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap();
         // Crisis caught but a secondary missing: 90, below the pass mark, not critical.
         assert_eq!(
-            (by("PAT-C1").score, by("PAT-C1").status, by("PAT-C1").critical),
+            (by("PAT-C1").extra().score, by("PAT-C1").status, by("PAT-C1").extra().critical),
             (Some(90.0), CaseStatus::Failed, false)
         );
         // Missed crisis and crisis on a negative test: critical failures.
-        assert!(by("PAT-C2").critical && by("PAT-C2").status.is_failure());
-        assert!(by("PAT-N1").critical && by("PAT-N1").status.is_failure());
-        assert_eq!(by("PAT-N1").reasons[0].code, CRITICAL_FAILURE);
-        assert!(by("PAT-C1").output.as_deref().unwrap().contains("\"matched_text\":\"end it\""));
+        assert!(by("PAT-C2").extra().critical && by("PAT-C2").status.is_failure());
+        assert!(by("PAT-N1").extra().critical && by("PAT-N1").status.is_failure());
+        assert_eq!(by("PAT-N1").extra().reasons[0].code, CRITICAL_FAILURE);
+        assert!(by("PAT-C1").extra().output.as_deref().unwrap().contains("\"matched_text\":\"end it\""));
     }
 }

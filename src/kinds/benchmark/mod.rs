@@ -261,7 +261,7 @@ fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
 /// Sums tokens and calls; cost = tokens / 1000 × `cost_per_1k`.
 fn totals(cases: &[Case], cost_per_1k: f64) -> Usage {
     let mut usage = Usage::default();
-    for u in cases.iter().filter_map(|c| c.usage.as_ref()) {
+    for u in cases.iter().filter_map(|c| c.extra().usage.as_ref()) {
         usage.tokens += u.tokens;
         usage.llm_calls += u.llm_calls;
         if let Some(n) = u.tokens_in {
@@ -308,10 +308,10 @@ impl TaskRunner<'_> {
         let started = Instant::now();
         let mut case = Case { name: task.id.clone(), classname: Some(self.suite.name.clone()), ..Case::default() };
         if let Some(d) = &task.difficulty {
-            case.tags.insert("difficulty".into(), d.clone());
+            case.extra_mut().tags.insert("difficulty".into(), d.clone());
         }
         if !task.tags.is_empty() {
-            case.tags.insert("tags".into(), task.tags.join(", "));
+            case.extra_mut().tags.insert("tags".into(), task.tags.join(", "));
         }
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
@@ -340,13 +340,13 @@ impl TaskRunner<'_> {
                 Err((status, code, message, output)) => {
                     let mut case = error_case(case, code, message, started);
                     case.status = status;
-                    case.output = Some(output);
+                    case.extra_mut().output = Some(output);
                     return case;
                 }
             };
             usage = executed.usage;
             work_duration = executed.duration;
-            case.output = Some(executed.output);
+            case.extra_mut().output = Some(executed.output);
             notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
             if let Some(patch) = executed.patch {
                 let file = dir.join("executor.patch");
@@ -373,11 +373,16 @@ impl TaskRunner<'_> {
         let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
-        case.score = Some(grade.ratio * 100.0);
+        case.extra_mut().score = Some(grade.ratio * 100.0);
         case.message = Some(grade.summary.clone());
-        case.reasons = grade.reasons;
-        if !grade.passed && case.reasons.is_empty() {
-            case.reasons.push(Reason { code: "tests-failed".into(), expected: None, actual: None, message: None });
+        case.extra_mut().reasons = grade.reasons;
+        if !grade.passed && case.extra().reasons.is_empty() {
+            case.extra_mut().reasons.push(Reason {
+                code: "tests-failed".into(),
+                expected: None,
+                actual: None,
+                message: None,
+            });
         }
         notes.push(format!("tests: {}", grade.summary));
         if let Some(log_file) = &tests.log_file {
@@ -386,10 +391,11 @@ impl TaskRunner<'_> {
         // Relative to the output directory, like the test log, so it names the file in an artifact.
         let shown = patch_file.strip_prefix(&self.ctx.out_dir).unwrap_or(&patch_file);
         notes.push(format!("generated patch: {} ({} bytes)", shown.display(), generated.len()));
-        case.details = Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)));
+        case.extra_mut().details =
+            Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)));
         let mut usage = usage.unwrap_or_default();
         usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * self.plan.cost_per_1k);
-        case.usage = Some(usage);
+        case.extra_mut().usage = Some(usage);
         case.duration_ms =
             Some(if work_duration.is_zero() { started.elapsed() } else { work_duration }.as_secs_f64() * 1000.0);
         case
@@ -561,10 +567,15 @@ fn test_script(commands: &[String]) -> Option<String> {
 
 fn error_case(mut case: Case, code: &str, message: String, started: Instant) -> Case {
     case.status = CaseStatus::Error;
-    case.reasons.push(Reason { code: code.into(), expected: None, actual: None, message: Some(message.clone()) });
+    case.extra_mut().reasons.push(Reason {
+        code: code.into(),
+        expected: None,
+        actual: None,
+        message: Some(message.clone()),
+    });
     case.message = Some(message);
     case.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
-    case.score = Some(0.0);
+    case.extra_mut().score = Some(0.0);
     case
 }
 

@@ -59,25 +59,25 @@ fn the_example_solves_one_task_fails_one_and_errors_one() {
 
     let solved = case(&suite, "fix-add");
     assert_eq!(solved.status, CaseStatus::Passed, "{solved:#?}");
-    assert_eq!(solved.score, Some(100.0));
-    let usage = solved.usage.as_ref().unwrap();
+    assert_eq!(solved.extra().score, Some(100.0));
+    let usage = solved.extra().usage.as_ref().unwrap();
     assert_eq!((usage.tokens, usage.llm_calls), (1500, 2));
     assert!((usage.cost_usd.unwrap() - 0.0045).abs() < 1e-12);
-    let details = solved.details.as_deref().unwrap();
+    let details = solved.extra().details.as_deref().unwrap();
     assert!(details.contains("+add() { echo $(($1 + $2)); }"), "{details}");
     let patch = workspace::task_dir(out.path(), "calc-bench", "fix-add").join("generated.patch");
     assert!(std::fs::read_to_string(patch).unwrap().contains("+add()"));
 
     let wrong = case(&suite, "fix-mul");
     assert_eq!(wrong.status, CaseStatus::Failed, "{wrong:#?}");
-    assert_eq!(wrong.score, Some(50.0), "P2P passed, F2P did not");
-    assert_eq!(wrong.reasons[0].code, "fail-to-pass");
-    assert_eq!(wrong.usage.as_ref().unwrap().tokens, 900, "usage from FCORR_USAGE_FILE");
+    assert_eq!(wrong.extra().score, Some(50.0), "P2P passed, F2P did not");
+    assert_eq!(wrong.extra().reasons[0].code, "fail-to-pass");
+    assert_eq!(wrong.extra().usage.as_ref().unwrap().tokens, 900, "usage from FCORR_USAGE_FILE");
 
     let crashed = case(&suite, "fix-div");
     assert_eq!(crashed.status, CaseStatus::Error);
-    assert_eq!(crashed.reasons[0].code, "executor-error");
-    assert!(crashed.output.as_deref().unwrap().contains("cannot reach the model endpoint"));
+    assert_eq!(crashed.extra().reasons[0].code, "executor-error");
+    assert!(crashed.extra().output.as_deref().unwrap().contains("cannot reach the model endpoint"));
 
     let usage = suite.usage.as_ref().unwrap();
     assert_eq!(usage.tokens, 2400);
@@ -109,7 +109,7 @@ fn a_given_patch_file_is_applied_and_graded_and_filters_pick_tasks() {
     assert_eq!(suite.counts.total, 1);
     let case = case(&suite, "fix-div");
     assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
-    assert!(case.details.as_deref().unwrap().contains("applied with git apply"));
+    assert!(case.extra().details.as_deref().unwrap().contains("applied with git apply"));
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     let suite = run_bench("hang", &config, &dir, "tasks.jsonl", out.path());
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(case(&suite, "fix-add").status, CaseStatus::Timeout);
-    assert_eq!(case(&suite, "fix-add").reasons[0].code, "executor-timeout");
+    assert_eq!(case(&suite, "fix-add").extra().reasons[0].code, "executor-timeout");
     // The others ran their tests: nothing was changed, so their F2P tests still fail.
     assert_eq!(case(&suite, "fix-mul").status, CaseStatus::Failed);
     assert_eq!(suite.counts.total, 3);
@@ -238,7 +238,7 @@ fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
     let patch =
         std::fs::read_to_string(workspace::task_dir(out.path(), "big", "fix-add").join("generated.patch")).unwrap();
     assert!(patch.len() > 2 * PATCH_CAP && patch.contains("+line 1999 of a generated file"), "{}", patch.len());
-    let details = case.details.as_deref().unwrap();
+    let details = case.extra().details.as_deref().unwrap();
     assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
     assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
     assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");

@@ -1,5 +1,5 @@
-//! Retries: after a test phase, reruns only the cases that failed, up to N times, through each
-//! ecosystem's own test selection ([`Ecosystem::rerun`]), re-collects with the same parser and
+//! { etries: after a test phase, reruns only the cases that failed, up to N times, through each
+//! ecosystem's own test selection ([`Ecosystem::rerun`], extra: crate::model::CaseExtra { , ..Default::default() }.packed() }, re-collects with the same parser and
 //! records every attempt on its case. One loop for every ecosystem.
 
 use std::collections::HashMap;
@@ -207,16 +207,18 @@ pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
             continue;
         };
         let before = case.status;
-        let mut attempts = std::mem::take(&mut case.attempts);
+        let mut attempts = std::mem::take(&mut case.extra_mut().attempts);
         attempts.push(Attempt {
             status: case.status,
             duration_ms: case.duration_ms,
             message: case.message.take(),
-            details: case.details.take(),
+            details: case.extra_mut().details.take(),
         });
-        attempts.extend(new.attempts.iter().cloned());
-        *case = Case { attempts, ..new };
-        case.retries = case.attempts.len() as u32;
+        attempts.extend(new.attempts().iter().cloned());
+        *case = new;
+        let extra = case.extra_mut();
+        extra.attempts = attempts;
+        extra.retries = extra.attempts.len() as u32;
         if before.is_failure() && case.status == CaseStatus::Passed {
             case.status = CaseStatus::Flaky;
         }
@@ -244,35 +246,36 @@ pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
 
 /// Moves the case's current outcome into its attempts and takes the rerun's as the new one.
 fn record_attempt(case: &mut Case, new: &Case) {
-    case.attempts.push(Attempt {
+    let attempt = Attempt {
         status: case.status,
         duration_ms: case.duration_ms,
         message: case.message.take(),
-        details: case.details.take(),
-    });
-    case.retries += 1;
+        details: case.extra_mut().details.take(),
+    };
+    case.extra_mut().attempts.push(attempt);
+    case.extra_mut().retries += 1;
     case.status = if new.status == CaseStatus::Passed { CaseStatus::Flaky } else { new.status };
     case.duration_ms = new.duration_ms;
     case.message = new.message.clone();
-    case.details = new.details.clone();
-    if new.output.is_some() {
-        case.output = new.output.clone();
+    case.extra_mut().details = new.extra().details.clone();
+    if new.extra().output.is_some() {
+        case.extra_mut().output = new.extra().output.clone();
     }
 }
 
 /// `retries-policy = "fail"`: a case that passed only on a retry counts as failed. Its attempts
 /// stay; the message says what happened and a `flaky` reason marks it.
 fn fail_flaky(case: &mut Case) {
-    let first = case.attempts.iter().find(|a| a.status.is_failure());
+    let first = case.extra().attempts.iter().find(|a| a.status.is_failure());
     let why = first.and_then(|a| a.message.clone());
-    case.details = first.and_then(|a| a.details.clone()).or(case.details.take());
+    case.extra_mut().details = first.and_then(|a| a.details.clone()).or(case.extra_mut().details.take());
     case.message = Some(format!(
         "failed, then passed on retry {} (retries-policy = \"fail\" counts it as a failure){}",
-        case.retries,
+        case.extra().retries,
         why.map(|m| format!(": {m}")).unwrap_or_default()
     ));
     case.status = CaseStatus::Failed;
-    case.reasons.push(Reason { code: "flaky".into(), expected: None, actual: None, message: None });
+    case.extra_mut().reasons.push(Reason { code: "flaky".into(), expected: None, actual: None, message: None });
 }
 
 pub(crate) fn note(suite: &mut Suite, severity: Severity, message: String) {
@@ -308,10 +311,10 @@ mod tests {
     fn a_pass_after_a_failure_is_flaky_and_keeps_the_failure() {
         let mut case = failed("t", "boom");
         record_attempt(&mut case, &Case { status: CaseStatus::Passed, duration_ms: Some(2.0), ..Case::default() });
-        assert_eq!((case.status, case.retries), (CaseStatus::Flaky, 1));
-        assert_eq!(case.attempts.len(), 1);
-        assert_eq!(case.attempts[0].status, CaseStatus::Failed);
-        assert_eq!(case.attempts[0].message.as_deref(), Some("boom"));
+        assert_eq!((case.status, case.extra().retries), (CaseStatus::Flaky, 1));
+        assert_eq!(case.extra().attempts.len(), 1);
+        assert_eq!(case.extra().attempts[0].status, CaseStatus::Failed);
+        assert_eq!(case.extra().attempts[0].message.as_deref(), Some("boom"));
         assert_eq!(case.message, None);
         assert_eq!(case.duration_ms, Some(2.0));
     }
@@ -323,7 +326,7 @@ mod tests {
         fail_flaky(&mut case);
         assert_eq!(case.status, CaseStatus::Failed);
         assert!(case.message.as_deref().unwrap().ends_with(": boom"), "{:?}", case.message);
-        assert_eq!(case.reasons[0].code, "flaky");
+        assert_eq!(case.extra().reasons[0].code, "flaky");
     }
 
     #[test]

@@ -242,6 +242,11 @@ impl PhaseRunner<'_> {
                 if kind == PhaseKind::Build && phase_plan.alongside_tests && test_runs {
                     self.started(kind, &command_line);
                     let (grace, project, log) = (self.ctx.grace, self.project, self.log);
+                    // The tests are the longer path: the check takes what they leave idle.
+                    let mut phase_plan = phase_plan;
+                    for command in &mut phase_plan.commands {
+                        command.background = true;
+                    }
                     alongside =
                         Some(scope.spawn(move || run_phase(&phase_plan, &command_line, timeout, grace, project, log)));
                     continue;

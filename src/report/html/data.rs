@@ -64,7 +64,7 @@ impl<'a> PageData<'a> {
         let keep_output: Vec<bool> = cases
             .iter()
             .map(|(_, case)| {
-                let Some(output) = case.output.as_deref().filter(|_| !case.status.is_failure()) else {
+                let Some(output) = case.extra().output.as_deref().filter(|_| !case.status.is_failure()) else {
                     return true;
                 };
                 if output.len() <= budget {
@@ -107,8 +107,9 @@ impl<'a> PageData<'a> {
     fn list(&self) -> List<'_> {
         let cases = &self.cases;
         let tags = cases.iter().map(|(_, c)| {
-            (!c.tags.is_empty())
-                .then(|| Cow::Owned(c.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", ")))
+            (!c.extra().tags.is_empty()).then(|| {
+                Cow::Owned(c.extra().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+            })
         });
         List {
             v: 2,
@@ -141,23 +142,23 @@ impl<'a> PageData<'a> {
             .links
             .filter(|_| case.status.is_failure())
             .and_then(|l| l.file_url(&self.run.suites[suite_index], case.file.as_deref()?, case.line));
-        let output_omitted = !keep_output && case.output.is_some();
+        let output_omitted = !keep_output && case.extra().output.is_some();
         let extra = Extra {
-            retries: case.retries,
-            score: case.score,
-            critical: case.critical,
-            tags: &case.tags,
-            reasons: &case.reasons,
-            attempts: &case.attempts,
-            expectation: case.expectation_source.as_deref(),
-            usage: case.usage.as_ref(),
+            retries: case.extra().retries,
+            score: case.extra().score,
+            critical: case.extra().critical,
+            tags: &case.extra().tags,
+            reasons: &case.extra().reasons,
+            attempts: &case.extra().attempts,
+            expectation: case.extra().expectation_source.as_deref(),
+            usage: case.extra().usage.as_ref(),
             output_omitted,
             url,
         };
-        let output = if keep_output { case.output.as_deref() } else { None };
+        let output = if keep_output { case.extra().output.as_deref() } else { None };
         let extra = (!extra.is_empty()).then_some(extra);
-        (case.details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
-            case.details.as_deref(),
+        (case.extra().details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
+            case.extra().details.as_deref(),
             output,
             extra,
         ))
@@ -167,10 +168,10 @@ impl<'a> PageData<'a> {
 /// Bytes a case adds to its detail block, near enough to size blocks.
 fn detail_size(case: &Case, keep_output: bool) -> usize {
     let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
-    let mut size = text(&case.details) + if keep_output { text(&case.output) } else { 0 };
-    size += case.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
-    size += case.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
-    size + case.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
+    let mut size = text(&case.extra().details) + if keep_output { text(&case.extra().output) } else { 0 };
+    size += case.extra().reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
+    size += case.extra().attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
+    size + case.extra().tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
 }
 
 fn change_word(change: Change) -> &'static str {
@@ -382,13 +383,13 @@ mod tests {
         case.id = "abc".into();
         case.status = CaseStatus::Failed;
         case.message = Some("boom".into());
-        case.details = Some("trace </script>".into());
+        case.extra_mut().details = Some("trace </script>".into());
         case.classname = Some("C".into());
         suite.cases.push(case.clone());
         case.id = "def".into();
         case.status = CaseStatus::Passed;
         case.message = None;
-        case.details = None;
+        case.extra_mut().details = None;
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
@@ -411,7 +412,8 @@ mod tests {
         for i in 0..(DETAIL_BLOCK_CASES + 10) {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
             // A few big traces force size-based cuts; the many small rows force count-based ones.
-            case.details = Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") });
+            case.extra_mut().details =
+                Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") });
             suite.cases.push(case);
         }
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
@@ -436,11 +438,11 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..3 {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Passed, ..Case::default() };
-            case.output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1));
+            case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1));
             suite.cases.push(case);
         }
         let mut failing = Case { name: "f".into(), status: CaseStatus::Failed, ..Case::default() };
-        failing.output = Some("y".repeat(PASSING_OUTPUT_BUDGET));
+        failing.extra_mut().output = Some("y".repeat(PASSING_OUTPUT_BUDGET));
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);

@@ -128,7 +128,7 @@ fn kebab<T: serde::Serialize>(value: &T) -> String {
 fn test_case(suite: &Suite, case: &Case) -> TestCase {
     let status = match case.status {
         CaseStatus::Passed => TestCaseStatus::success(),
-        CaseStatus::Flaky => TestCaseStatus::Success { flaky_runs: reruns(&case.attempts) },
+        CaseStatus::Flaky => TestCaseStatus::Success { flaky_runs: reruns(&case.extra().attempts) },
         CaseStatus::Skipped => {
             let mut status = TestCaseStatus::skipped();
             if let Some(message) = &case.message {
@@ -143,13 +143,13 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
                 message: None,
                 ty: None,
                 description: None,
-                reruns: NonSuccessReruns { kind: FlakyOrRerun::Rerun, runs: reruns(&case.attempts) },
+                reruns: NonSuccessReruns { kind: FlakyOrRerun::Rerun, runs: reruns(&case.extra().attempts) },
             };
             if let Some(message) = failure_message(case) {
                 status.set_message(message);
             }
             status.set_type(case.status.label());
-            if let Some(details) = case.details.as_deref().or(case.message.as_deref()) {
+            if let Some(details) = case.extra().details.as_deref().or(case.message.as_deref()) {
                 status.set_description(cap_text(details, DETAILS_CAP));
             }
             status
@@ -166,7 +166,7 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
     if let Some(line) = case.line {
         tc.extra.insert("line".into(), line.to_string().into());
     }
-    if let Some(output) = &case.output {
+    if let Some(output) = &case.extra().output {
         tc.set_system_out(cap_text(output, OUTPUT_CAP));
     }
     tc
@@ -174,7 +174,7 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
 
 /// The message attribute: the case's message, else the first line of its details.
 fn failure_message(case: &Case) -> Option<String> {
-    case.message.clone().or_else(|| case.details.as_deref().and_then(|d| d.lines().next()).map(str::to_string))
+    case.message.clone().or_else(|| case.extra().details.as_deref().and_then(|d| d.lines().next()).map(str::to_string))
 }
 
 fn reruns(attempts: &[Attempt]) -> Vec<TestRerun> {

@@ -28,7 +28,13 @@ pub fn failing(name: &str, status: CaseStatus, message: &str) -> Case {
     Case {
         line: Some(42),
         message: Some(message.into()),
-        details: Some(format!("Traceback (most recent call last):\n  File \"tests/test_app.py\", line 42\n{message}")),
+        extra: fcorr::model::CaseExtra {
+            details: Some(format!(
+                "Traceback (most recent call last):\n  File \"tests/test_app.py\", line 42\n{message}"
+            )),
+            ..Default::default()
+        }
+        .packed(),
         ..case(name, status)
     }
 }
@@ -111,16 +117,16 @@ pub fn all_passing() -> Run {
 
 pub fn mixed_failures() -> Run {
     let mut flaky = case("test_network", CaseStatus::Flaky);
-    flaky.retries = 1;
-    flaky.attempts = vec![Attempt {
+    flaky.extra_mut().retries = 1;
+    flaky.extra_mut().attempts = vec![Attempt {
         status: CaseStatus::Failed,
         duration_ms: Some(30.0),
         message: Some("ConnectionResetError".into()),
         details: Some("ConnectionResetError: [Errno 104]".into()),
     }];
     let mut retried = failing("test_retry_then_fail", CaseStatus::Failed, "AssertionError: still broken");
-    retried.retries = 1;
-    retried.attempts = vec![Attempt {
+    retried.extra_mut().retries = 1;
+    retried.extra_mut().attempts = vec![Attempt {
         status: CaseStatus::Failed,
         duration_ms: Some(5.0),
         message: Some("first".into()),
@@ -215,7 +221,7 @@ pub fn hostile_names() -> Run {
             }
         })
         .collect();
-    cases[0].details = Some("```\nnot a fence end\n````\n<details>\n</details>".into());
+    cases[0].extra_mut().details = Some("```\nnot a fence end\n````\n<details>\n</details>".into());
     run(vec![suite("weird|suite `name` <i>", SuiteStatus::Failed, cases, vec![])], None)
 }
 
@@ -448,10 +454,14 @@ fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, crit
         status,
         duration_ms: Some(40.0),
         message: message.map(str::to_string),
-        details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said")),
-        critical,
-        tags: [("category".to_string(), category.to_string())].into(),
-        reasons: vec![fcorr::model::Reason { code: reason.into(), expected: None, actual: None, message: None }],
+        extra: fcorr::model::CaseExtra {
+            details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said")),
+            critical,
+            tags: [("category".to_string(), category.to_string())].into(),
+            reasons: vec![fcorr::model::Reason { code: reason.into(), expected: None, actual: None, message: None }],
+            ..Default::default()
+        }
+        .packed(),
         ..Case::default()
     }
 }
@@ -462,11 +472,15 @@ fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
         name: id.into(),
         status: if score >= 100.0 { CaseStatus::Passed } else { CaseStatus::Failed },
         duration_ms: Some(600.0),
-        score: Some(score),
         message: (score < 100.0).then(|| message.to_string()),
-        details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]")),
-        tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
-        expectation_source: Some("original".into()),
+        extra: fcorr::model::CaseExtra {
+            score: Some(score),
+            details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]")),
+            tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
+            expectation_source: Some("original".into()),
+            ..Default::default()
+        }
+        .packed(),
         ..Case::default()
     }
 }
@@ -484,14 +498,10 @@ pub fn five_suites(baseline: bool) -> Run {
         "pyproject.toml",
         vec![
             located("test_total_single_line", "tests/test_invoice.py", Some(3), CaseStatus::Passed),
-            Case {
-                message: Some("assert 22.0 == 24.0".into()),
-                details: Some(
+            Case { message: Some("assert 22.0 == 24.0".into()), extra: fcorr::model::CaseExtra { details: Some(
                     ">       assert total_with_tax([(10.0, 1), (5.0, 2)], 0.2) == 24.0\nE       assert 22.0 == 24.0\n\ntests/test_invoice.py:8: AssertionError"
                         .into(),
-                ),
-                ..located("test_total_with_tax_multiple_lines", "tests/test_invoice.py", Some(8), CaseStatus::Failed)
-            },
+                ), ..Default::default() }.packed(), ..located("test_total_with_tax_multiple_lines", "tests/test_invoice.py", Some(8), CaseStatus::Failed) },
             located("test_empty_invoice", "tests/test_invoice.py", Some(11), CaseStatus::Passed),
             located("test_rounding", "tests/test_invoice.py", Some(14), CaseStatus::Passed),
         ],
