@@ -43,3 +43,49 @@ median() { sort -g | awk -v d="${1:-3}" '{a[NR]=$1} END {if (NR==0) exit 1; f="%
 
 # seconds since the epoch with nanoseconds
 now() { date +%s.%N; }
+
+# timed FILE COMMAND...: runs COMMAND with GNU time (its output in $SCRATCH/last.out and
+# last.err) and appends "wall user sys" (seconds) to FILE; a failing command ends the script.
+timed() {
+  local out="$1"; shift
+  /usr/bin/time -f '%e %U %S' -o "$SCRATCH/t" "$@" >"$SCRATCH/last.out" 2>"$SCRATCH/last.err" || {
+    echo "failed: $* (see below)"; tail -5 "$SCRATCH/last.err"; exit 1; }
+  tail -n 1 "$SCRATCH/t" >> "$out"
+}
+
+# per_item_table N NOUN DECIMALS LOOP_FILE "NAME FILE"...: the medians of `timed` files and each
+# row's cost per item over the loop's: (wall − loop wall) / N and (user+sys − loop's) / N, in ms.
+per_item_table() {
+  local n="$1" noun="$2" decimals="$3" loop="$4"; shift 4
+  local col lw lc name file w u s
+  col() { awk -v c="$2" '{print $c}' "$1" | median 3; }
+  echo "| row | wall median (s) | user median (s) | sys median (s) | wall per $noun over the loop (ms) | user+sys per $noun over the loop (ms) |"
+  echo "|---|--:|--:|--:|--:|--:|"
+  lw=$(col "$loop" 1); lc=$(echo "$(col "$loop" 2) + $(col "$loop" 3)" | bc -l)
+  for row in "$@"; do
+    name="${row% *}"; file="${row##* }"
+    w=$(col "$file" 1); u=$(col "$file" 2); s=$(col "$file" 3)
+    printf "| %s | %s | %s | %s | %+.${decimals}f | %+.${decimals}f |\n" "$name" "$w" "$u" "$s" \
+      "$(echo "($w - $lw) * 1000 / $n" | bc -l)" "$(echo "($u + $s - $lc) * 1000 / $n" | bc -l)"
+  done
+  echo "| bash loop (anchor) | $lw | $(col "$loop" 2) | $(col "$loop" 3) | — | — |"
+}
+
+# rotate_and_report RUNS N NOUN DECIMALS: RUNS rounds of `fcorr_once "$FCORR_BIN" <file>`, the
+# anchor (`timed <file> bash -c loop`) and, with BASELINE_BIN, `fcorr_once "$BASELINE_BIN" <file>`
+# (the script defines fcorr_once and loop), each round's times printed with the load; then
+# per_item_table over N items.
+rotate_and_report() {
+  local runs="$1" n="$2" noun="$3" decimals="$4" r
+  : > "$SCRATCH/fcorr"; : > "$SCRATCH/loop"; : > "$SCRATCH/base"
+  for ((r = 1; r <= runs; r++)); do
+    fcorr_once "$FCORR_BIN" "$SCRATCH/fcorr"
+    timed "$SCRATCH/loop" bash -c loop
+    if [ -n "${BASELINE_BIN:-}" ]; then fcorr_once "$BASELINE_BIN" "$SCRATCH/base"; fi
+    echo "run $r: fcorr $(tail -1 "$SCRATCH/fcorr") | loop $(tail -1 "$SCRATCH/loop")${BASELINE_BIN:+ | baseline $(tail -1 "$SCRATCH/base")}  (wall user sys, s; load $(cut -d' ' -f1 /proc/loadavg))"
+  done
+  echo
+  local rows=("fcorr $SCRATCH/fcorr")
+  if [ -n "${BASELINE_BIN:-}" ]; then rows+=("fcorr baseline $SCRATCH/base"); fi
+  per_item_table "$n" "$noun" "$decimals" "$SCRATCH/loop" "${rows[@]}"
+}

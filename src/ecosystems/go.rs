@@ -1,8 +1,11 @@
-//! Go modules: `go mod download`, a build gate that also compiles the tests, `go test -json`.
+//! Go modules: `go mod download`, then `go test -json`, whose build step is the build gate.
 //!
-//! The build gate is `go build ./...` then `go vet` restricted to the analyzers `go test` itself
-//! runs: it type-checks test files (a test-only compile error fails the build, not the tests)
-//! without running any project code, and fails exactly where `go test` would refuse to run.
+//! `go test` compiles every package of the pattern, test files included, and runs its `go vet`
+//! subset before it runs any test; a package that fails either is reported as `[build failed]`
+//! (`FailedBuild` in `-json` events), which makes the suite `build-failed` with the compiler's
+//! lines as diagnostics (`build_failure_in_test`), never a failed test. A separate `go build` and
+//! `go vet` would repeat that work (~0.3 s warm); they run only when `commands.test` replaces
+//! `go test`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +20,10 @@ use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// `go test` projects.
 pub(crate) struct Go;
+
+/// Why the build phase has no command of its own.
+const BUILD_IN_TEST: &str = "checked by `go test`: it compiles every package, test files included, and vets it \
+                             before any test runs; an error there fails the build";
 
 /// The vet analyzers `go test` runs before testing (cmd/go `defaultVetFlags`, Go 1.26).
 const GO_TEST_VET_FLAGS: &[&str] = &[
@@ -128,7 +135,7 @@ impl Ecosystem for Go {
         vet.extend(GO_TEST_VET_FLAGS);
         let pattern = package_pattern(ctx.files);
         vet.push(pattern);
-        let build = PhasePlan::run(PhaseKind::Build, vec![go(&["build", pattern]), go(&vet)]);
+        let build = PhasePlan::checked_by_test(vec![go(&["build", pattern]), go(&vet)], BUILD_IN_TEST);
         let report = ctx.work_dir.join("go-test.json");
         let mut test = go(&["test", "-json", "-count=1", pattern]);
         test.stdout_file = Some(report.clone());
@@ -145,6 +152,31 @@ impl Ecosystem for Go {
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
         go_diagnostics(output, root)
+    }
+
+    /// `go test` reports a package it could not compile or vet as `FAIL <pkg> [build failed]`
+    /// (`[setup failed]` when it could not even load it); with `-json` (Go 1.24+) as a package
+    /// `fail` event with `FailedBuild`, the compiler's lines as `build-output` events.
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        let failures = failed_builds(output);
+        if failures.is_empty() {
+            return None;
+        }
+        let mut diagnostics = go_diagnostics(&build_output(output), root);
+        if diagnostics.is_empty() {
+            diagnostics = failures
+                .into_iter()
+                .map(|package| Diagnostic {
+                    severity: Severity::Error,
+                    source: "build".into(),
+                    message: format!("go test could not build package {package}"),
+                    file: None,
+                    line: None,
+                    column: None,
+                })
+                .collect();
+        }
+        Some(diagnostics)
     }
 
     /// `go test -json -run '^TestX$/^sub$' <package>`: top-level tests of a package in one run,
@@ -365,6 +397,54 @@ fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)>
     found
 }
 
+/// The packages `go test` could not build or load, from package-level lines and events only: a
+/// test's own output saying `[build failed]` is not the go command's.
+fn failed_builds(output: &str) -> Vec<String> {
+    let mut failed = Vec::new();
+    for line in output.lines() {
+        let text = match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(event) if event.get("Test").is_some() => continue,
+            Ok(event) => {
+                if let Some(package) = event["FailedBuild"].as_str() {
+                    failed.push(package.split(' ').next().unwrap_or(package).to_string());
+                }
+                if event["Action"] != "output" {
+                    continue;
+                }
+                event["Output"].as_str().unwrap_or_default().to_string()
+            }
+            Err(_) => line.to_string(),
+        };
+        if let Some(rest) = text.trim_end().strip_prefix("FAIL\t")
+            && let Some(package) = rest.strip_suffix(" [build failed]").or_else(|| rest.strip_suffix(" [setup failed]"))
+        {
+            failed.push(package.to_string());
+        }
+    }
+    failed.sort();
+    failed.dedup();
+    failed
+}
+
+/// What the compiler and vet printed in a `go test` run: `build-output` events (Go 1.24+ with
+/// `-json`) and the lines that are not JSON events (older Go prints them on stderr).
+fn build_output(output: &str) -> String {
+    let mut text = String::new();
+    for line in output.lines() {
+        match serde_json::from_str::<serde_json::Value>(line) {
+            Ok(event) if event["Action"] == "build-output" => {
+                text.push_str(event["Output"].as_str().unwrap_or_default())
+            }
+            Ok(_) => {}
+            Err(_) => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    text
+}
+
 /// True when go.mod has a `require` directive (single or block form).
 fn has_requires(go_mod: &str) -> bool {
     go_mod
@@ -503,6 +583,40 @@ mod tests {
         assert!(has_requires("module x\nrequire example.com/y v1.0.0\n"));
         assert!(has_requires("module x\nrequire (\n\texample.com/y v1.0.0\n)\n"));
         assert_eq!(go_mod_module("// c\nmodule example.com/m\n").as_deref(), Some("example.com/m"));
+    }
+
+    /// What `go test -json` (Go 1.26) printed for a test file that does not compile, a vet
+    /// finding, and a package that passed, with a test whose own output says `[build failed]`.
+    const GO_TEST_JSON: &str = r##"{"ImportPath":"ex/b [ex/b.test]","Action":"build-output","Output":"# ex/b [ex/b.test]\n"}
+{"ImportPath":"ex/b [ex/b.test]","Action":"build-output","Output":"./greet_test.go:7:14: assignment mismatch: 2 variables but Hello returns 1 value\n"}
+{"ImportPath":"ex/b [ex/b.test]","Action":"build-fail"}
+{"Action":"start","Package":"ex/b"}
+{"Action":"output","Package":"ex/b","Output":"FAIL\tex/b [build failed]\n"}
+{"Action":"fail","Package":"ex/b","Elapsed":0,"FailedBuild":"ex/b [ex/b.test]"}
+{"ImportPath":"ex/v [ex/v.test]","Action":"build-output","Output":"./v.go:3:39: fmt.Sprintf format %d has arg \"x\" of wrong type string\n"}
+{"Action":"output","Package":"ex/v","Output":"FAIL\tex/v [build failed]\n"}
+{"Action":"fail","Package":"ex/v","Elapsed":0,"FailedBuild":"ex/v [ex/v.test]"}
+{"Action":"output","Package":"ex/ok","Test":"TestOK","Output":"FAIL\tex/other [build failed]\n"}
+{"Action":"pass","Package":"ex/ok","Test":"TestOK","Elapsed":0}
+{"Action":"pass","Package":"ex/ok","Elapsed":0.006}
+"##;
+
+    #[test]
+    fn a_package_go_test_could_not_build_or_vet_is_a_build_failure_with_its_lines() {
+        assert_eq!(failed_builds(GO_TEST_JSON), ["ex/b", "ex/v"], "a test's own output is not the go command's");
+        let d = Go.build_failure_in_test(GO_TEST_JSON, Path::new("/p")).unwrap();
+        let got: Vec<(Option<&str>, Option<u32>)> = d.iter().map(|d| (d.file.as_deref(), d.line)).collect();
+        assert_eq!(got, [(Some("greet_test.go"), Some(7)), (Some("v.go"), Some(3))]);
+        // Older Go: the compiler's lines on stderr, the FAIL line as plain text.
+        let text = "# ex/b\n./b.go:3:1: undefined: y\nFAIL\tex/b [setup failed]\nok  \tex/ok\t0.01s\n";
+        let d = Go.build_failure_in_test(text, Path::new("/p")).unwrap();
+        assert_eq!((d[0].file.as_deref(), d[0].line), (Some("b.go"), Some(3)));
+        // Failing tests are not a build failure; a build failure without compiler lines names the package.
+        let failing = "{\"Action\":\"output\",\"Package\":\"ex/ok\",\"Output\":\"FAIL\\tex/ok\\t0.01s\\n\"}\n";
+        assert!(Go.build_failure_in_test(failing, Path::new("/p")).is_none());
+        let bare = "{\"Action\":\"fail\",\"Package\":\"ex/c\",\"FailedBuild\":\"ex/c [ex/c.test]\"}\n";
+        let d = Go.build_failure_in_test(bare, Path::new("/p")).unwrap();
+        assert_eq!(d[0].message, "go test could not build package ex/c");
     }
 
     #[test]

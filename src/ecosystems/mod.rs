@@ -220,6 +220,11 @@ pub(crate) struct PhasePlan {
     /// A build phase that only checks (`tsc --noEmit`) and writes nothing the tests read: it runs
     /// alongside the test phase, and when it fails the tests' results are not counted.
     pub alongside_tests: bool,
+    /// For a build phase skipped because the ecosystem's own test command compiles (and checks)
+    /// everything before it runs any test and says when that failed (`build_failure_in_test`):
+    /// the commands that check the build on their own. They run in its place when the user
+    /// replaces the test command (`commands.test`), which may compile nothing.
+    pub separate_check: Vec<CommandSpec>,
 }
 
 impl PhasePlan {
@@ -236,6 +241,7 @@ impl PhasePlan {
             lock: None,
             pending_marker: None,
             alongside_tests: false,
+            separate_check: Vec::new(),
         }
     }
 
@@ -252,6 +258,7 @@ impl PhasePlan {
             lock: None,
             pending_marker: None,
             alongside_tests: false,
+            separate_check: Vec::new(),
         }
     }
 
@@ -271,6 +278,12 @@ impl PhasePlan {
     pub(crate) fn with_pending_marker(mut self, path: PathBuf) -> PhasePlan {
         self.pending_marker = Some(path);
         self
+    }
+
+    /// A build phase the test command does itself: skipped with `reason`, unless the user
+    /// replaces the test command; then `separate_check` checks the build (see the field).
+    pub(crate) fn checked_by_test(separate_check: Vec<CommandSpec>, reason: impl Into<String>) -> PhasePlan {
+        PhasePlan { separate_check, ..PhasePlan::skipped(PhaseKind::Build, reason) }
     }
 
     /// Runs this (checking, writing nothing) build phase alongside the test phase.

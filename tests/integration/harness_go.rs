@@ -64,10 +64,11 @@ fn go_build_error_in_a_test_file_fails_the_build_gate() {
     assert_eq!(suite.status, SuiteStatus::BuildFailed, "{suite:#?}");
     assert_eq!(code, 1);
     assert_eq!(suite.score.value, 0.0);
+    // `go test` compiles the test files before it runs anything: the failure is the build's.
     let build = suite.phase(PhaseKind::Build).unwrap();
     assert_eq!(build.status, PhaseStatus::Failed);
-    assert!(build.command.contains("go vet"), "{}", build.command);
-    assert_eq!(suite.phase(PhaseKind::Test).unwrap().status, PhaseStatus::Skipped);
+    assert_eq!(build.exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert!(build.note.as_deref().unwrap().contains("compilation ran inside the test command"), "{build:?}");
     let d = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some("greet_test.go")).unwrap_or_else(|| {
         panic!("no diagnostic for greet_test.go: {:?}", suite.diagnostics);
     });
@@ -148,4 +149,84 @@ fn detect_shows_nested_modules_as_suites_of_their_own_and_go_work_modules_with_t
     let suites = value["suites"].as_array().unwrap();
     assert_eq!(suites.len(), 1, "the go.work's modules run with the root: {value}");
     assert_eq!(suites[0]["phases"][2]["commands"][0]["command"], "go test -json -count=1 work");
+}
+
+/// A temporary directory holding `project/` with `files` (path, text).
+fn write_project(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("project");
+    for (name, text) in files {
+        let path = project.join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    (dir, project)
+}
+
+/// `fcorr run` of a temporary Go module with `files` (path, text), with extra arguments.
+fn run_go_project(files: &[(&str, &str)], extra: &[&str]) -> (fcorr::model::Run, i32, tempfile::TempDir) {
+    let (dir, project) = write_project(files);
+    let out = dir.path().join("out");
+    let output = fcorr().arg("run").arg(&project).arg("--out").arg(&out).arg("--json").args(extra).output().unwrap();
+    let (run, code) = parse_run(&output);
+    (run, code, dir)
+}
+
+const PASSING_PACKAGE: (&str, &str) =
+    ("ok/ok_test.go", "package ok\n\nimport \"testing\"\n\nfunc TestOK(t *testing.T) {}\n");
+
+#[test]
+fn a_warm_go_run_is_one_go_test_whose_build_step_is_the_build_gate() {
+    let (run, code, dir) = run_go_project(&[("go.mod", "module example.com/w\n\ngo 1.21\n"), PASSING_PACKAGE], &[]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    let build = suite.phase(PhaseKind::Build).unwrap();
+    assert_eq!(build.status, PhaseStatus::Skipped);
+    assert!(build.note.as_deref().unwrap().starts_with("checked by `go test`"), "{build:?}");
+    // One go command in the suite's log: no `go build` and `go vet` before `go test`.
+    let log = std::fs::read_to_string(dir.path().join("out").join(suite.log_file.as_deref().unwrap())).unwrap();
+    let commands: Vec<&str> = log.lines().filter(|l| l.starts_with("$ go ")).collect();
+    assert_eq!(commands.len(), 1, "{commands:?}");
+    assert!(commands[0].starts_with("$ go test -json -count=1 ./..."), "{commands:?}");
+}
+
+#[test]
+fn go_vet_findings_and_untested_packages_that_do_not_compile_fail_the_build_not_the_tests() {
+    let files = [
+        ("go.mod", "module example.com/w\n\ngo 1.21\n"),
+        PASSING_PACKAGE,
+        // Caught by `go build` before, by `go test` now: a package with no test files at all.
+        ("tool/main.go", "package main\n\nfunc main() { x := 1 }\n"),
+        // Caught by `go vet` before, by the vet step of `go test` now.
+        ("v/v.go", "package v\n\nimport \"fmt\"\n\nfunc S() string { return fmt.Sprintf(\"%d\", \"x\") }\n"),
+        ("v/v_test.go", "package v\n\nimport \"testing\"\n\nfunc TestS(t *testing.T) { _ = S() }\n"),
+    ];
+    let (run, code, _dir) = run_go_project(&files, &["--policy", "weighted"]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::BuildFailed, 1), "{suite:#?}");
+    assert_eq!(suite.phase(PhaseKind::Build).unwrap().status, PhaseStatus::Failed);
+    let located: Vec<(Option<&str>, Option<u32>)> =
+        suite.diagnostics.iter().map(|d| (d.file.as_deref(), d.line)).collect();
+    assert!(located.contains(&(Some("tool/main.go"), Some(3))), "{:?}", suite.diagnostics);
+    assert!(located.contains(&(Some("v/v.go"), Some(5))), "{:?}", suite.diagnostics);
+    // TestOK ran and passed inside go test, but tests count only when the build passed.
+    assert!(suite.cases.is_empty(), "{:?}", suite.cases);
+    let points = |name: &str| suite.score.components.iter().find(|c| c.name == name).unwrap().points;
+    assert_eq!((points("build"), points("tests")), (0.0, 0.0), "{:?}", suite.score);
+}
+
+#[test]
+fn a_replaced_test_command_brings_back_the_separate_build_gate() {
+    let files = [
+        ("go.mod", "module example.com/w\n\ngo 1.21\n"),
+        PASSING_PACKAGE,
+        ("fcorr.toml", "[[suite]]\nname = \"w\"\npath = \".\"\nrunner = \"go\"\ncommands.test = \"go test ./...\"\n"),
+    ];
+    let (dir, project) = write_project(&files);
+    let output =
+        fcorr().current_dir(&project).args(["run", "--json", "--out"]).arg(dir.path().join("out")).output().unwrap();
+    let (run, _) = parse_run(&output);
+    let build = run.suites[0].phase(PhaseKind::Build).unwrap();
+    assert_eq!(build.status, PhaseStatus::Passed, "{build:?}");
+    assert!(build.command.starts_with("go build ./... && go vet "), "{}", build.command);
 }

@@ -76,7 +76,7 @@ fn a_type_error_is_still_a_failed_build() {
     // The type check ran alongside the tests; with it failing, their results do not count.
     let test = phase(suite, PhaseKind::Test);
     assert_eq!(test.status, PhaseStatus::Skipped);
-    assert!(test.note.as_deref().unwrap().contains("ran alongside the type check"), "{:?}", test.note);
+    assert!(test.note.as_deref().unwrap().contains("ran alongside the build check"), "{:?}", test.note);
     assert!(suite.cases.is_empty());
     let d = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some("src/price.ts")).unwrap();
     assert!(d.message.starts_with("TS2322"), "{d:?}");

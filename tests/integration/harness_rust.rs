@@ -56,8 +56,13 @@ fn rust_compile_error_in_tests_fails_the_build_gate() {
     assert_eq!(suite.status, SuiteStatus::BuildFailed, "{suite:#?}");
     assert_eq!(code, 1);
     assert_eq!(suite.score.value, 0.0);
-    assert_eq!(suite.phase(PhaseKind::Build).unwrap().exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
-    assert_eq!(suite.phase(PhaseKind::Test).unwrap().status, PhaseStatus::Skipped);
+    // `cargo test` compiles every target before it runs any: the failure is the build's.
+    let build = suite.phase(PhaseKind::Build).unwrap();
+    assert_eq!(
+        (build.status, build.exit_code),
+        (PhaseStatus::Failed, want["native_exit_code"].as_i64().map(|c| c as i32))
+    );
+    assert!(build.note.as_deref().unwrap().contains("compilation ran inside the test command"), "{build:?}");
     let d = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some("src/lib.rs")).unwrap_or_else(|| {
         panic!("no diagnostic for src/lib.rs: {:?}", suite.diagnostics);
     });
@@ -99,4 +104,29 @@ fn rust_workspace_places_every_case_in_its_member_crate() {
     let ids: std::collections::HashSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), suite.cases.len(), "case ids are unique");
     assert!(ids.iter().all(|id| !id.contains('#')), "no id needed numbering: {ids:?}");
+}
+
+#[test]
+fn a_warm_rust_run_is_one_cargo_test_whose_compile_step_is_the_build_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("wordcount");
+    copy_project(&repo().join("examples/rust-wordcount"), &project);
+    let out = dir.path().join("out");
+    let run_once =
+        || parse_run(&fcorr().arg("run").arg(&project).arg("--out").arg(&out).arg("--json").output().unwrap());
+    run_once();
+    let (run, code) = run_once();
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    // Cargo.lock lists no registry or git package: nothing for `cargo fetch` to do.
+    let install = suite.phase(PhaseKind::Install).unwrap();
+    assert_eq!(install.status, PhaseStatus::Skipped);
+    assert!(install.note.as_deref().unwrap().contains("nothing to fetch"), "{install:?}");
+    let build = suite.phase(PhaseKind::Build).unwrap();
+    assert_eq!(build.status, PhaseStatus::Skipped);
+    assert!(build.note.as_deref().unwrap().starts_with("checked by `cargo test`"), "{build:?}");
+    let log = std::fs::read_to_string(out.join(suite.log_file.as_deref().unwrap())).unwrap();
+    let commands: Vec<&str> = log.lines().filter(|l| l.starts_with("$ ") && l.contains("cargo ")).collect();
+    assert_eq!(commands.len(), 1, "one cargo command, no fetch or build before it: {commands:?}");
+    assert!(commands[0].contains("cargo test --workspace --no-fail-fast"), "{commands:?}");
 }

@@ -1,11 +1,17 @@
-//! Rust (cargo) projects: `cargo fetch`, `cargo build --workspace --tests` as the build gate,
-//! then `cargo test --workspace --no-fail-fast` (doc-tests included) read as libtest text — or
-//! cargo-nextest's JUnit report, plus `cargo test --doc` for the doc-tests nextest does not run,
-//! when the project configures nextest with a JUnit path and `cargo-nextest` is installed. The
-//! whole workspace is tested, as CI does; packages in the tree that are not workspace members are
-//! named as left out. libtest cases are placed in their member crates here (`workspace`).
+//! Rust (cargo) projects: `cargo fetch`, then `cargo test --workspace --no-fail-fast` (doc-tests
+//! included) read as libtest text, whose compile step is the build gate: cargo compiles every
+//! target before it runs any test, so a compile error means no test ran and the suite is
+//! `build-failed` (`build_failure_in_test`), never a failed test. With cargo-nextest (when the
+//! project configures it with a JUnit path and `cargo-nextest` is installed) the gate is its own
+//! `cargo build --workspace --tests`, then nextest's JUnit report plus `cargo test --doc` for the
+//! doc-tests nextest does not run. The whole workspace is tested, as CI does; packages in the tree
+//! that are not workspace members are named as left out. libtest cases are placed in their member
+//! crates here (`workspace`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use regex::Regex;
 
 use super::{Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
@@ -14,6 +20,10 @@ use crate::model::{Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// cargo projects.
 pub(crate) struct Rust;
+
+/// Why the build phase has no command of its own.
+const BUILD_IN_TEST: &str = "checked by `cargo test`: it compiles every target, tests included, before any test \
+                             runs; a compile error there fails the build";
 
 mod workspace;
 
@@ -78,23 +88,24 @@ impl Ecosystem for Rust {
             spec.env.push(("CARGO_TERM_COLOR".into(), "never".into()));
             spec
         };
-        let install = if ctx.install {
-            PhasePlan::run(PhaseKind::Install, vec![no_color(CommandSpec::new("cargo", &["fetch"], root))])
-        } else {
+        let install = if !ctx.install {
             PhasePlan::skipped(PhaseKind::Install, "--no-install")
+        } else if let Some(reason) =
+            ctx.files.read("Cargo.lock").and_then(|lock| nothing_to_fetch(&lock, &cargo_home()))
+        {
+            PhasePlan::skipped(PhaseKind::Install, reason)
+        } else {
+            PhasePlan::run(PhaseKind::Install, vec![no_color(CommandSpec::new("cargo", &["fetch"], root))])
         };
         // `--tests` compiles the test harnesses too: a test-only compile error fails the build gate.
         // `--workspace`: every member, not only the root package (or the default members).
-        let build = PhasePlan::run(
-            PhaseKind::Build,
-            vec![no_color(CommandSpec::new(
-                "cargo",
-                &["build", "--workspace", "--tests", "--message-format=json-diagnostic-short"],
-                root,
-            ))],
-        );
+        let build_gate = no_color(CommandSpec::new(
+            "cargo",
+            &["build", "--workspace", "--tests", "--message-format=json-diagnostic-short"],
+            root,
+        ));
         let use_nextest = ctx.detection.framework == "cargo nextest" || ctx.detection.framework == "nextest";
-        let test = match (use_nextest, nextest_choice(ctx.files)) {
+        let (build, test) = match (use_nextest, nextest_choice(ctx.files)) {
             (true, NextestChoice::Use { profile, report }) => {
                 // nextest does not run doc-tests; `cargo test --doc` does, first, so the nextest
                 // command stays the last one (retries narrow it).
@@ -114,21 +125,28 @@ impl Ecosystem for Rust {
                 if !ctx.dry_run {
                     let _ = std::fs::remove_file(&report);
                 }
-                PhasePlan::run(PhaseKind::Test, vec![doc, spec]).with_reports(vec![
+                let test = PhasePlan::run(PhaseKind::Test, vec![doc, spec]).with_reports(vec![
                     ReportSpec::file(&doc_report, crate::collect::libtest::NAME),
                     ReportSpec::file(&report, crate::collect::junit::NAME),
-                ])
+                ]);
+                (PhasePlan::run(PhaseKind::Build, vec![build_gate]), test)
             }
             _ => {
                 // cargo prints `Running <target>` on stderr and results on stdout; merged, the
                 // parser knows which binary each result came from. Without --no-fail-fast cargo
-                // stops after the first failing binary and the rest never run.
-                let mut spec =
-                    no_color(CommandSpec::shell("exec cargo test --workspace --no-fail-fast --color never 2>&1", root));
+                // stops after the first failing binary and the rest never run. Compiler messages
+                // in the short format: one `file:line:col: error[E…]: …` line each.
+                let mut spec = no_color(CommandSpec::shell(
+                    "exec cargo test --workspace --no-fail-fast --color never --message-format short 2>&1",
+                    root,
+                ));
                 let report = ctx.work_dir.join("cargo-test.txt");
                 spec.stdout_file = Some(report.clone());
-                PhasePlan::run(PhaseKind::Test, vec![spec])
-                    .with_reports(vec![ReportSpec::file(&report, crate::collect::libtest::NAME)])
+                let test = PhasePlan::run(PhaseKind::Test, vec![spec])
+                    .with_reports(vec![ReportSpec::file(&report, crate::collect::libtest::NAME)]);
+                // A second cargo run only to compile what `cargo test` compiles anyway cost ~0.15 s
+                // on every warm run.
+                (PhasePlan::checked_by_test(vec![build_gate], BUILD_IN_TEST), test)
             }
         };
         Ok(vec![install, build, test])
@@ -148,8 +166,34 @@ impl Ecosystem for Rust {
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
-        let diagnostics = cargo_diagnostics(output, root);
+        let mut diagnostics = cargo_diagnostics(output, root);
+        if diagnostics.is_empty() {
+            diagnostics = short_diagnostics(output, root);
+        }
         if diagnostics.is_empty() { super::generic_build_diagnostics(output) } else { diagnostics }
+    }
+
+    /// cargo compiles every target before it runs any test binary: a `cargo test` that failed
+    /// with an `error` from cargo or the compiler and never got to `Running` a binary failed to
+    /// build (a compile error, a build script, an unresolvable dependency).
+    fn build_failure_in_test(&self, output: &str, root: &Path) -> Option<Vec<Diagnostic>> {
+        let ran = output.lines().map(str::trim_start).any(|l| l.starts_with("Running ") || l.starts_with("Doc-tests "));
+        let error = output.lines().find(|l| l.starts_with("error:") || l.starts_with("error["))?;
+        if ran {
+            return None;
+        }
+        let diagnostics = self.build_diagnostics(output, root);
+        if !diagnostics.is_empty() {
+            return Some(diagnostics);
+        }
+        Some(vec![Diagnostic {
+            severity: Severity::Error,
+            source: "build".into(),
+            message: error.trim_start_matches("error:").trim().to_string(),
+            file: None,
+            line: None,
+            column: None,
+        }])
     }
 
     /// `cargo test -p <package> <target> -- --exact <names>` per test target (`--lib`, `--test
@@ -408,6 +452,80 @@ fn cargo_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
     diagnostics
 }
 
+/// Why `cargo fetch` has nothing to do, read from Cargo.lock: it lists no package from a registry
+/// or git, or every registry package's `.crate` is already in cargo's download cache (`cargo
+/// test` unpacks from there, offline). `None` (fetch) for a git dependency, a crate not yet
+/// downloaded, or a lock file that cannot be read. A warm `cargo fetch` still costs a cargo start
+/// and the lock file's resolution, ~0.15 s per run.
+fn nothing_to_fetch(lock: &str, cargo_home: &Path) -> Option<String> {
+    let lock: toml::Table = toml::from_str(lock).ok()?;
+    let packages = lock.get("package")?.as_array()?;
+    let mut crates = Vec::new();
+    for package in packages {
+        let Some(source) = package.get("source").and_then(|s| s.as_str()) else { continue };
+        if !source.starts_with("registry+") && !source.starts_with("sparse+") {
+            return None;
+        }
+        let (name, version) = (package.get("name")?.as_str()?, package.get("version")?.as_str()?);
+        crates.push(format!("{name}-{version}.crate"));
+    }
+    if crates.is_empty() {
+        return Some("Cargo.lock lists only the workspace's own packages: nothing to fetch".into());
+    }
+    // One directory per registry (`index.crates.io-<hash>`); a crate may be in any of them.
+    let registries: Vec<PathBuf> =
+        std::fs::read_dir(cargo_home.join("registry").join("cache")).ok()?.flatten().map(|e| e.path()).collect();
+    crates.iter().all(|file| registries.iter().any(|dir| dir.join(file).is_file())).then(|| {
+        format!(
+            "dependencies up to date (the {} crate(s) in Cargo.lock are in {})",
+            crates.len(),
+            cargo_home.join("registry").join("cache").display()
+        )
+    })
+}
+
+/// `$CARGO_HOME`, else `~/.cargo`.
+fn cargo_home() -> PathBuf {
+    match std::env::var_os("CARGO_HOME") {
+        Some(home) => PathBuf::from(home),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
+    }
+}
+
+/// Errors (and warnings in the project's own files) in rustc's short format
+/// (`--message-format short`): `src/lib.rs:19:25: error[E0308]: mismatched types: expected …`.
+fn short_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN.get_or_init(|| {
+        Regex::new(r"^(\S+\.rs):(\d+):(\d+): (error|warning)(?:\[(\w+)\])?: (.+)$").expect("valid regex")
+    });
+    let mut diagnostics = Vec::new();
+    for c in output.lines().filter_map(|l| pattern.captures(l.trim_end())) {
+        let severity = if &c[4] == "error" { Severity::Error } else { Severity::Warning };
+        // Warnings from dependencies (absolute registry paths) are not the project's business.
+        if severity == Severity::Warning && Path::new(&c[1]).is_absolute() {
+            continue;
+        }
+        let message = match c.get(5) {
+            Some(code) => format!("{}: {}", code.as_str(), &c[6]),
+            None => c[6].to_string(),
+        };
+        diagnostics.push(Diagnostic {
+            severity,
+            source: "build".into(),
+            message,
+            file: Some(relativize(&c[1], Some(root))),
+            line: c[2].parse().ok(),
+            column: c[3].parse().ok(),
+        });
+        if diagnostics.len() >= 50 {
+            break;
+        }
+    }
+    diagnostics
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -425,6 +543,48 @@ error: could not compile `x` (lib test) due to 1 previous error
         assert_eq!(d.len(), 1, "{d:?}");
         assert_eq!(d[0].message, "E0308: mismatched types: expected `String`, found `usize`");
         assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("src/lib.rs"), Some(19), Some(25)));
+    }
+
+    #[test]
+    fn cargo_test_that_never_ran_a_binary_is_a_build_failure_with_rustc_lines() {
+        let compile_error = "   Compiling x v0.1.0 (/p)\n\
+            src/lib.rs:19:25: error[E0308]: mismatched types: expected `String`, found `usize`\n\
+            src/lib.rs:3:9: warning: unused variable: `n`\n\
+            /home/u/.cargo/registry/src/dep/lib.rs:1:1: warning: unused\n\
+            error: could not compile `x` (lib test) due to 1 previous error\n";
+        let d = Rust.build_failure_in_test(compile_error, Path::new("/p")).unwrap();
+        assert_eq!(d.len(), 2, "{d:?}");
+        assert_eq!(d[0].message, "E0308: mismatched types: expected `String`, found `usize`");
+        assert_eq!((d[0].file.as_deref(), d[0].line, d[0].column), (Some("src/lib.rs"), Some(19), Some(25)));
+        assert_eq!((d[1].severity, d[1].line), (Severity::Warning, Some(3)));
+        // A cargo error with no compiler line (a manifest, a dependency) still fails the build.
+        let d = Rust.build_failure_in_test("error: failed to load manifest for workspace member\n", Path::new("/p"));
+        assert_eq!(d.unwrap()[0].message, "failed to load manifest for workspace member");
+        // Once a test binary ran, the build had passed: a failing test printing cargo's words is a test.
+        let ran = "     Running unittests src/lib.rs (target/debug/deps/x-1)\nrunning 1 test\n\
+                   error: could not compile `y`\ntest result: FAILED. 0 passed; 1 failed\nerror: test failed\n";
+        assert!(Rust.build_failure_in_test(ran, Path::new("/p")).is_none());
+    }
+
+    #[test]
+    fn fetch_is_skipped_only_when_cargo_has_every_package_already() {
+        let home = tempfile::tempdir().unwrap();
+        let own = "version = 4\n[[package]]\nname = \"x\"\nversion = \"0.1.0\"\n";
+        assert!(nothing_to_fetch(own, home.path()).unwrap().contains("nothing to fetch"));
+        let registry = "source = \"registry+https://github.com/rust-lang/crates.io-index\"";
+        let with_dep = format!("{own}[[package]]\nname = \"itoa\"\nversion = \"1.0.15\"\n{registry}\n");
+        assert_eq!(nothing_to_fetch(&with_dep, home.path()), None, "no download cache at all");
+        let cache = home.path().join("registry/cache/index.crates.io-1949cf8c6b5b557f");
+        std::fs::create_dir_all(&cache).unwrap();
+        assert_eq!(nothing_to_fetch(&with_dep, home.path()), None, "not downloaded yet");
+        std::fs::write(cache.join("itoa-1.0.15.crate"), "").unwrap();
+        assert!(
+            nothing_to_fetch(&with_dep, home.path()).unwrap().starts_with("dependencies up to date (the 1 crate(s)")
+        );
+        let git =
+            format!("{with_dep}[[package]]\nname = \"g\"\nversion = \"0.1.0\"\nsource = \"git+https://e.x/g#abc\"\n");
+        assert_eq!(nothing_to_fetch(&git, home.path()), None, "git dependencies are always fetched");
+        assert_eq!(nothing_to_fetch("not [toml", home.path()), None);
     }
 
     #[test]

@@ -183,9 +183,11 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
         return fail(suite, SuiteErrorKind::Input, message, Some("check `ids`, `tags` and `difficulty`"));
     }
 
-    let runner = TaskRunner { suite: suite_plan, plan, ctx };
+    let bases = workspace::Bases::new(workspace::bases_dir(&ctx.out_dir, &suite_plan.id));
+    let runner = TaskRunner { suite: suite_plan, plan, ctx, bases: &bases };
     let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
     let cases = run_all(&selected, jobs, &runner);
+    bases.remove();
     if process::is_cancelled() {
         suite.status = SuiteStatus::Cancelled;
     }
@@ -288,6 +290,8 @@ struct TaskRunner<'a> {
     suite: &'a SuitePlan,
     plan: &'a BenchmarkPlan,
     ctx: &'a ExecContext,
+    /// Each repository's base state, made once and copied for every task.
+    bases: &'a workspace::Bases,
 }
 
 /// What the executor did.
@@ -318,7 +322,7 @@ impl TaskRunner<'_> {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
         };
-        if let Err(e) = workspace::prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
+        if let Err(e) = self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
             return error_case(case, "workspace-error", e.to_string(), started);
         }
 

@@ -1,8 +1,11 @@
-//! One scratch git repository per task: cloned (a git source) or copied and committed (plain
-//! files), patched (`git apply`, then `--3way`, then `patch -p1`), and diffed against its base
-//! so the change an executor made can be reported as a patch.
+//! One scratch git repository per task: its repository's base state (cloned from a git source
+//! at the task's commit, or copied from plain files and committed) is made once per run and
+//! copied for each task, patched (`git apply`, then `--3way`, then `patch -p1`), and diffed
+//! against its base so the change an executor made can be reported as a patch.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::execute::process::{self, CommandOutcome, CommandSpec, Exit, LogSink};
@@ -35,6 +38,76 @@ fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, Workspac
     }
 }
 
+type Base = (usize, Arc<OnceLock<Result<PathBuf, WorkspaceError>>>);
+
+/// The base repositories of one run, one per (repository, commit), each made by the first task
+/// that needs it; every task gets a copy. Making one took 3–4 git processes (`git init`, `add`,
+/// `commit` and the `maintenance` it starts, or a clone and a checkout), most of a task's
+/// overhead on a small repository.
+#[derive(Debug)]
+pub(crate) struct Bases {
+    dir: PathBuf,
+    /// (repository, commit) → (its directory's number, the base once made).
+    made: Mutex<HashMap<(String, Option<String>), Base>>,
+}
+
+impl Bases {
+    /// Bases kept under `dir` (removed with [`Bases::remove`]).
+    pub(crate) fn new(dir: PathBuf) -> Bases {
+        Bases { dir, made: Mutex::new(HashMap::new()) }
+    }
+
+    /// Makes `scratch` a git repository holding the task's base state.
+    pub(crate) fn prepare(
+        &self,
+        repo: &str,
+        base_dir: &Path,
+        commit: Option<&str>,
+        scratch: &Path,
+        log: &LogSink,
+    ) -> Result<(), WorkspaceError> {
+        let key = (base_dir.join(repo).to_string_lossy().into_owned(), commit.map(str::to_string));
+        let (n, cell) = {
+            let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
+            let n = made.len();
+            made.entry(key).or_insert_with(|| (n, Arc::new(OnceLock::new()))).clone()
+        };
+        // Other tasks of the same repository wait here while the first one makes it.
+        let base = cell.get_or_init(|| {
+            let base = self.dir.join(n.to_string());
+            prepare(repo, base_dir, commit, &base, log).map(|_| base)
+        });
+        let base = base.as_ref().map_err(Clone::clone)?;
+        let _ = std::fs::remove_dir_all(scratch);
+        copy_repository(base, scratch)
+            .map_err(|e| WorkspaceError(format!("cannot copy {} to {}: {e}", base.display(), scratch.display())))
+    }
+
+    /// Deletes the bases once every task has its copy.
+    pub(crate) fn remove(&self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Copies a repository, `.git` and symbolic links included (the copy's index still describes
+/// the files: git re-reads any whose timestamps changed).
+fn copy_repository(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_repository(&entry.path(), &target)?;
+        } else if kind.is_symlink() {
+            std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
 /// Makes `scratch` a git repository holding the task's base state.
 pub(crate) fn prepare(
     repo: &str,
@@ -64,12 +137,26 @@ pub(crate) fn prepare(
     }
     crate::kinds::project::copy_tree(&local, scratch)
         .map_err(|e| WorkspaceError(format!("cannot copy {}: {e}", local.display())))?;
-    check(run("git", &["init", "--quiet"], scratch, log), "git init")?;
+    // No template (its sample hooks are a dozen files to copy), and no automatic maintenance
+    // process after the commit.
+    check(run("git", &["init", "--quiet", "--template="], scratch, log), "git init")?;
     check(run("git", &["add", "-A"], scratch, log), "git add")?;
     check(
         run(
             "git",
-            &["-c", "commit.gpgsign=false", "commit", "--quiet", "--allow-empty", "-m", "fcorr: task base"],
+            &[
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "maintenance.auto=false",
+                "-c",
+                "gc.auto=0",
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "-m",
+                "fcorr: task base",
+            ],
             scratch,
             log,
         ),
@@ -117,6 +204,12 @@ pub(crate) fn diff(scratch: &Path, out_file: &Path, log: &LogSink) -> Result<Str
         .map_err(|e| WorkspaceError(format!("cannot read {}: {e}", out_file.display())))
 }
 
+/// Where a suite's base repositories are made: beside its tasks' directories, under a name no
+/// task's can have (`safe_name` trims leading dots).
+pub(crate) fn bases_dir(out_dir: &Path, suite_id: &str) -> PathBuf {
+    out_dir.join("benchmark").join(crate::execute::safe_name(suite_id)).join(".bases")
+}
+
 /// Where a task's files go under the output directory.
 pub(crate) fn task_dir(out_dir: &Path, suite_id: &str, task_id: &str) -> PathBuf {
     use crate::execute::safe_name;
@@ -149,6 +242,41 @@ mod tests {
         assert!(diff.contains("+add() { echo $(($1 + $2)); }"), "{diff}");
         // The source directory is untouched.
         assert!(std::fs::read_to_string(src.join("calc.sh")).unwrap().contains("$1 - $2"));
+    }
+
+    #[test]
+    fn tasks_of_one_repository_get_copies_of_one_base_made_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/a.sh"), "echo one\n").unwrap();
+        let bases = Bases::new(dir.path().join("out/.bases"));
+        let log_file = dir.path().join("first.log");
+        let first_log = process::capped_file_log(std::fs::File::create(&log_file).unwrap());
+        let (one, two) = (dir.path().join("out/t1/repo"), dir.path().join("out/t2/repo"));
+        bases.prepare("src", dir.path(), None, &one, &first_log).unwrap();
+        bases.prepare("src", dir.path(), None, &two, &process::null_log()).unwrap();
+        // One `git init` for both tasks: the second copied the base.
+        drop(first_log);
+        let inits = std::fs::read_to_string(&log_file).unwrap().matches("git init").count();
+        assert_eq!(inits, 1);
+        // Each copy is a repository of its own at the base commit.
+        std::fs::write(one.join("a.sh"), "echo two\n").unwrap();
+        std::fs::write(one.join("new.sh"), "echo new\n").unwrap();
+        let log = process::null_log();
+        let changed = diff(&one, &dir.path().join("one.patch"), &log).unwrap();
+        assert!(changed.contains("+echo two") && changed.contains("+echo new"), "{changed}");
+        assert_eq!(diff(&two, &dir.path().join("two.patch"), &log).unwrap(), "");
+        // A base cloned from git can hold symbolic links: copies keep them.
+        std::os::unix::fs::symlink("../a.sh", dir.path().join("out/.bases/0/link.sh")).unwrap();
+        copy_repository(&dir.path().join("out/.bases/0"), &dir.path().join("copy")).unwrap();
+        assert_eq!(std::fs::read_link(dir.path().join("copy/link.sh")).unwrap(), Path::new("../a.sh"));
+        let head = |repo: &Path| run("git", &["log", "--format=%s"], repo, &log).output;
+        assert_eq!(head(&two).trim(), "fcorr: task base");
+        bases.remove();
+        assert!(!dir.path().join("out/.bases").exists() && two.join(".git").is_dir());
+        // A base that cannot be made is every task's error.
+        let missing = bases.prepare("nowhere", dir.path(), Some("abc"), &dir.path().join("x"), &log);
+        assert!(missing.unwrap_err().0.contains("nowhere"));
     }
 
     #[test]

@@ -259,7 +259,7 @@ impl PhaseRunner<'_> {
                     ran.blocked = Some(reason);
                     let mut skipped = skipped_phase(
                         &phase_plan,
-                        format!("{reason}: the tests ran alongside the type check, and their results are not counted"),
+                        format!("{reason}: the tests ran alongside the build check, and their results are not counted"),
                     );
                     skipped.duration_ms = phase.duration_ms;
                     self.finished(&skipped);
@@ -597,6 +597,14 @@ fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path)
             }
             None => phases.push(PhasePlan::run(kind, vec![user])),
         }
+    }
+    // The ecosystem's test command checked the build; the user's may compile nothing.
+    if plan.commands.test.is_some()
+        && plan.commands.build.is_none()
+        && let Some(build) = phases.iter_mut().find(|p| p.kind == PhaseKind::Build && !p.separate_check.is_empty())
+    {
+        build.commands = std::mem::take(&mut build.separate_check);
+        build.skip = None;
     }
     if !plan.reports.is_empty()
         && let Some(test) = phases.iter_mut().find(|p| p.kind == PhaseKind::Test)
