@@ -35,14 +35,6 @@ loop() {
 export -f loop
 export ROOT SCRATCH
 
-# Times one command; appends "wall user sys" to the file $1.
-timed() {
-  local out="$1"; shift
-  /usr/bin/time -f '%e %U %S' -o "$SCRATCH/t" "$@" >"$SCRATCH/last.out" 2>"$SCRATCH/last.err" || {
-    echo "failed: $* (see below)"; tail -5 "$SCRATCH/last.err"; exit 1; }
-  tail -n 1 "$SCRATCH/t" >> "$out"
-}
-
 fcorr_once() {
   local bin="$1" out="$2"
   rm -rf "$SCRATCH/out"
@@ -52,26 +44,5 @@ assert len(c)==int(sys.argv[2]) and sum(x['status']=='passed' for x in c)==int(s
     "$SCRATCH/out/results.json" "$CASES"
 }
 
-: > "$SCRATCH/fcorr"; : > "$SCRATCH/loop"; : > "$SCRATCH/base"
-for ((r = 1; r <= RUNS; r++)); do
-  fcorr_once "$FCORR_BIN" "$SCRATCH/fcorr"
-  timed "$SCRATCH/loop" bash -c loop
-  if [ -n "${BASELINE_BIN:-}" ]; then fcorr_once "$BASELINE_BIN" "$SCRATCH/base"; fi
-  echo "run $r: fcorr $(tail -1 "$SCRATCH/fcorr") | loop $(tail -1 "$SCRATCH/loop")${BASELINE_BIN:+ | baseline $(tail -1 "$SCRATCH/base")}  (wall user sys, s; load $(cut -d' ' -f1 /proc/loadavg))"
-done
-
-col() { awk -v c="$2" '{print $c}' "$1" | median 3; }
-echo
-echo "| row | wall median (s) | user median (s) | sys median (s) | wall per case over the loop (ms) | user+sys per case over the loop (ms) |"
-echo "|---|--:|--:|--:|--:|--:|"
-lw=$(col "$SCRATCH/loop" 1); lc=$(echo "$(col "$SCRATCH/loop" 2) + $(col "$SCRATCH/loop" 3)" | bc -l)
-row() {
-  local name="$1" file="$2" w u s
-  w=$(col "$file" 1); u=$(col "$file" 2); s=$(col "$file" 3)
-  printf '| %s | %s | %s | %s | %+.2f | %+.2f |\n' "$name" "$w" "$u" "$s" \
-    "$(echo "($w - $lw) * 1000 / $CASES" | bc -l)" "$(echo "($u + $s - $lc) * 1000 / $CASES" | bc -l)"
-}
-row "fcorr" "$SCRATCH/fcorr"
-if [ -n "${BASELINE_BIN:-}" ]; then row "fcorr baseline" "$SCRATCH/base"; fi
-echo "| bash loop (anchor) | $lw | $(col "$SCRATCH/loop" 2) | $(col "$SCRATCH/loop" 3) | — | — |"
+rotate_and_report "$RUNS" "$CASES" case 2
 machine_line
