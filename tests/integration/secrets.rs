@@ -390,3 +390,43 @@ fn git_read_after_the_tests_runs_without_secrets() {
     assert!(!seen.contains(SECRETS[2].1), "the configured key reached git's hook");
     assert!(seen.contains(SECRETS[0].1), "an unnamed variable is withheld too: {seen}");
 }
+
+/// `fcorr import`, `report` and `merge` hold the GitHub token too: a JUnit file that another step
+/// wrote, with the token in a failure (a test that printed its environment), must not carry it
+/// into results.json, the reports or the terminal.
+#[test]
+fn import_report_and_merge_redact_the_token_from_a_report_that_printed_it() {
+    const TOKEN: &str = "ghs_fcorrImportToken0417";
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    std::fs::write(
+        &junit,
+        format!(
+            "<?xml version=\"1.0\"?>\n<testsuite name=\"s\" tests=\"2\" failures=\"1\">\n\
+             <testcase classname=\"c\" name=\"ok\"/>\n\
+             <testcase classname=\"c\" name=\"env\"><failure message=\"GITHUB_TOKEN={TOKEN}\">token {TOKEN} in the trace</failure>\
+             <system-out>printed {TOKEN}</system-out></testcase>\n</testsuite>\n"
+        ),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        let output = fcorr(dir.path()).env("GITHUB_TOKEN", TOKEN).args(args).output().unwrap();
+        let printed = format!("{}{}", text(&output.stdout), text(&output.stderr));
+        assert!(!printed.contains(TOKEN), "fcorr {args:?} printed the token:\n{printed}");
+        output
+    };
+    let imported = run(&["import", "junit.xml", "--out", "imported", "--fail-on", "none"]);
+    assert!(imported.status.success(), "{}", text(&imported.stderr));
+    run(&["report", "imported/results.json", "--out", "rendered"]);
+    run(&["merge", "imported/results.json", "--out", "merged", "--fail-on", "none"]);
+    for out in ["imported", "rendered", "merged"] {
+        let files = files_under(&dir.path().join(out));
+        assert!(files.iter().any(|f| f.ends_with("results.json")) || out == "rendered", "{out}: {files:?}");
+        for file in files {
+            let content = String::from_utf8_lossy(&std::fs::read(&file).unwrap()).into_owned();
+            assert!(!content.contains(TOKEN), "the token leaked into {}", file.display());
+        }
+    }
+    let results = std::fs::read_to_string(dir.path().join("imported/results.json")).unwrap();
+    assert!(results.contains("***"), "the redacted failure is still reported: {results}");
+}
