@@ -203,13 +203,16 @@ fn html_page_is_self_contained_and_escapes_names() {
     let env = ReportEnv { run_url: Some("javascript:window.pwned=1".into()), ..env() };
     let html = String::from_utf8(fcorr::report::html::HtmlPage.render(&run, &env).unwrap()).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
-    // fcorr's own script (allowed by hash) and base64 data blocks (a list, then details), nothing else.
+    // fcorr's own script (allowed by hash) and base64 data blocks (the index, a part's list, its
+    // details), nothing else.
     let blocks = "<script type=\"application/x-fcorr+base64\" id=\"fcorr-";
     assert_eq!(html.matches("<script>").count(), 1, "one script runs");
     assert_eq!(html.matches("<script").count(), 1 + html.matches(blocks).count(), "no injected scripts");
     assert!(
-        html.contains(&format!("{blocks}data\">")) && html.contains(&format!("{blocks}d0\">")),
-        "list and detail blocks"
+        html.contains(&format!("{blocks}index\">"))
+            && html.contains(&format!("{blocks}p0\">"))
+            && html.contains(&format!("{blocks}p0-d0\">")),
+        "index, list and detail blocks"
     );
     assert_eq!(html.matches("</script>").count(), html.matches("<script").count(), "no name can close a block early");
     for block in html.split(blocks).skip(1) {

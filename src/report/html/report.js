@@ -145,7 +145,7 @@
     return entry;
   }
 
-  // Sibling files: `fetch` cannot read them from disk, a <script src> can; each calls
+  // Sibling files: `fetch` cannot read them from disk, a script element with a src can; each calls
   // fcorrPart(k, token, list, details), and a token from another page is refused.
   const waiting = new Map();
   window.fcorrPart = (k, token, list, details) => {
