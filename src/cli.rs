@@ -83,6 +83,10 @@ pub fn exit_code(code: i32) -> i32 {
 impl Command {
     /// Runs the subcommand; returns the process exit code.
     pub fn execute(self) -> Result<i32, crate::errors::FcorrError> {
+        // Whatever the command, the tokens fcorr holds (GITHUB_TOKEN…) are redacted from all it
+        // writes: a report another step wrote (`import`, `merge`, `report`, `publish`) may carry
+        // one a test printed. `run` adds the secrets its config names once it has read it.
+        crate::secrets::register(&[]);
         match self {
             Command::Run(args) => commands::run::execute(args),
             Command::Detect(args) => commands::detect::execute(args),

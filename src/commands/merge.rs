@@ -47,9 +47,6 @@ struct Input {
 
 /// `fcorr merge`.
 pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
-    // The tokens fcorr was given (GITHUB_TOKEN…) are redacted from every report it writes, even
-    // though a report read here, not a test fcorr ran, is what printed them.
-    crate::pipeline::protect_secrets(&[]);
     let defaults = Config::default();
     let gates = args.judge.gates(&defaults)?;
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
