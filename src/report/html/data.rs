@@ -187,23 +187,24 @@ impl<'a> PageData<'a> {
             .links
             .filter(|_| case.status.is_failure())
             .and_then(|l| l.file_url(&self.run.suites[suite_index], case.file.as_deref()?, case.line));
-        let output_omitted = !keep_output && case.extra().output.is_some();
+        let rare = case.extra();
+        let output_omitted = !keep_output && rare.output.is_some();
         let extra = Extra {
-            retries: case.extra().retries,
-            score: case.extra().score,
-            critical: case.extra().critical,
-            tags: &case.extra().tags,
-            reasons: &case.extra().reasons,
-            attempts: &case.extra().attempts,
-            expectation: case.extra().expectation_source.as_deref(),
-            usage: case.extra().usage.as_ref(),
+            retries: rare.retries,
+            score: rare.score,
+            critical: rare.critical,
+            tags: &rare.tags,
+            reasons: &rare.reasons,
+            attempts: &rare.attempts,
+            expectation: rare.expectation_source.as_deref(),
+            usage: rare.usage.as_ref(),
             output_omitted,
             url,
         };
-        let output = if keep_output { case.extra().output.as_deref() } else { None };
+        let output = if keep_output { rare.output.as_deref() } else { None };
         let extra = (!extra.is_empty()).then_some(extra);
-        (case.extra().details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
-            case.extra().details.as_deref(),
+        (rare.details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
+            rare.details.as_deref(),
             output,
             extra,
         ))
@@ -213,10 +214,11 @@ impl<'a> PageData<'a> {
 /// Bytes a case adds to its detail block, near enough to size blocks.
 fn detail_size(case: &Case, keep_output: bool) -> usize {
     let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
-    let mut size = text(&case.extra().details) + if keep_output { text(&case.extra().output) } else { 0 };
-    size += case.extra().reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
-    size += case.extra().attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
-    size + case.extra().tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
+    let rare = case.extra();
+    let mut size = text(&rare.details) + if keep_output { text(&rare.output) } else { 0 };
+    size += rare.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
+    size += rare.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
+    size + rare.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
 }
 
 fn change_word(change: Change) -> &'static str {
