@@ -211,8 +211,10 @@ impl Interpreter {
     /// Asks `python` who it is; empty identity when it cannot be run (the install phase then
     /// reports the missing interpreter as a missing tool).
     pub(crate) fn probe(python: &str, cwd: &Path) -> Interpreter {
-        let script = "import os, platform, sys; print(sys.version); print(os.path.realpath(sys.executable)); \
-                      print(platform.machine())";
+        // `os.uname().machine` is what `platform.machine()` returns on Unix, without importing
+        // `platform` (and `re`): ~35 ms of every run.
+        let script = "import os, sys; print(sys.version); print(os.path.realpath(sys.executable)); \
+                      print(os.uname().machine if hasattr(os, 'uname') else __import__('platform').machine())";
         // Through a pyenv shim the probe would cost ~0.3 s of bash (a dozen scripts choosing the
         // version) on every run, most of a warm run's overhead; the interpreter is the same.
         let program = find_on_path(python)
