@@ -13,6 +13,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 CASES="${CASES:-500}"
 RUNS="${RUNS:-3}"
+# OVERHEAD_ONLY=1: only fcorr at concurrency 1 and the bash loop, alternated (the overhead row;
+# promptfoo's 5-8 minutes per run are skipped, so RUNS can be larger on a shared machine).
+OVERHEAD_ONLY="${OVERHEAD_ONLY:-0}"
 PROMPTFOO_VERSION="${PROMPTFOO_VERSION:-0.120.0}"
 DATA="$ROOT/benches/data/eval-graders"
 SCRATCH="$(mktemp -d /tmp/fcorr-bench-eval-graders.XXXXXX)"
@@ -81,18 +84,20 @@ fcorr_passed() {
 
 declare -a F4_T F4_M P4_T P4_M F1_T LOOP_T
 for ((r = 1; r <= RUNS; r++)); do
-  if have_fcorr; then
+  if have_fcorr && [ "$OVERHEAD_ONLY" != 1 ]; then
     rm -rf "$SCRATCH/f4"
     timed "$SCRATCH/t" "$FCORR_BIN" run --config "$DATA/fcorr.toml" --out "$SCRATCH/f4" --fail-on none --format json --no-cache
     read -r t m < <(tail -n 1 "$SCRATCH/t"); F4_T+=("$t"); F4_M+=("$m")
     echo "run $r fcorr c=4: ${t}s, ${m} KiB, passed/answers: $(fcorr_passed "$SCRATCH/f4")"
   fi
+  if [ "$OVERHEAD_ONLY" != 1 ]; then
   rm -f "$SCRATCH/pf.json"
   timed "$SCRATCH/t" "$PROMPTFOO" eval -c "$DATA/promptfooconfig.yaml" -j 4 --no-cache --no-table --no-progress-bar -o "$SCRATCH/pf.json"
   # promptfoo exits 100 when a test fails; GNU time then writes a note above its numbers.
   read -r t m < <(tail -n 1 "$SCRATCH/t"); P4_T+=("$t"); P4_M+=("$m")
   passed=$(python3 -c "import json,sys; s=json.load(open(sys.argv[1]))['results']['stats']; print(s['successes'], s['successes']+s['failures']+s.get('errors',0))" "$SCRATCH/pf.json" 2>/dev/null || echo "? (see $SCRATCH/last.err)")
   echo "run $r promptfoo c=4: ${t}s, ${m} KiB, passed/answers: $passed"
+  fi
   if have_fcorr; then
     rm -rf "$SCRATCH/f1"
     timed "$SCRATCH/t" "$FCORR_BIN" run --config "$DATA/c1/fcorr.toml" --out "$SCRATCH/f1" --fail-on none --format json --no-cache
@@ -105,6 +110,12 @@ for ((r = 1; r <= RUNS; r++)); do
 done
 
 echo
+if [ "$OVERHEAD_ONLY" = 1 ]; then
+  sl=$(printf '%s\n' "${LOOP_T[@]}" | median 3); f1=$(printf '%s\n' "${F1_T[@]}" | median 3)
+  echo "concurrency 1: fcorr wall ${f1}s (runs: ${F1_T[*]}) vs the loop ${sl}s (runs: ${LOOP_T[*]}):" \
+       "fcorr overhead per answer $(echo "($f1 - $sl) * 1000 / $CALLS" | bc -l | xargs printf '%.2f') ms (target <= 2 ms)"
+  exit 0
+fi
 echo "| tool (concurrency 4, $CALLS answers) | runs (s) | wall median (s) | peak RSS median (MiB) |"
 echo "|---|---|--:|--:|"
 if have_fcorr; then
