@@ -89,3 +89,13 @@ rotate_and_report() {
   if [ -n "${BASELINE_BIN:-}" ]; then rows+=("fcorr baseline $SCRATCH/base"); fi
   per_item_table "$n" "$noun" "$decimals" "$SCRATCH/loop" "${rows[@]}"
 }
+
+# Writes the seeded report of benches/import/gen_junit.py to FILE unless it is there: CASES cases
+# (default 100,000; the defaults of gen_junit.py) with a tenth failing and a fiftieth skipped.
+ensure_junit() {
+  local file=$1 cases=${2:-100000}
+  [ -s "$file" ] && return 0
+  echo "generating $file ($cases cases, seeded)..." >&2
+  python3 "$ROOT/benches/import/gen_junit.py" "$file" --cases "$cases" --suites $((cases / 500)) \
+    --failures $((cases / 10)) --skipped $((cases / 50)) >&2
+}

@@ -33,33 +33,71 @@ fn failing_letter(c: char) -> bool {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Past {
     pub runs: Vec<RunPoint>,
-    pub cases: HashMap<String, String>,
+    pub cases: HashMap<Box<str>, Letters>,
+}
+
+/// A case's outcome letters, oldest first, at most [`KEEP`], held inline: a baseline of
+/// 100,000 cases would otherwise hold a string (and an allocation) per case.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Letters {
+    len: u8,
+    bytes: [u8; KEEP],
+}
+
+impl Letters {
+    /// The last [`KEEP`] letters of `text`, which holds known (ASCII) letters only.
+    fn of(text: &str) -> Letters {
+        let text = &text.as_bytes()[text.len().saturating_sub(KEEP)..];
+        let mut bytes = [0; KEEP];
+        bytes[..text.len()].copy_from_slice(text);
+        Letters { len: text.len() as u8, bytes }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        // Only known letters, all ASCII, are ever stored: the bytes are always UTF-8.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or_default()
+    }
+}
+
+impl std::fmt::Debug for Letters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
 }
 
 impl Past {
     /// The past a run continues when `baseline` is the run before it: the baseline's history,
-    /// or, for results written before history existed, the baseline's own outcomes.
-    pub(crate) fn of_baseline(baseline: &Run) -> Past {
-        match &baseline.history {
-            Some(history) => decode(baseline, history, false),
-            None => {
-                let cases = baseline
-                    .suites
-                    .iter()
-                    .flat_map(|s| s.cases.iter().map(|c| (c.id.clone(), letter(c.status).to_string())))
-                    .collect();
-                Past { runs: vec![point(baseline)], cases }
+    /// or, for results written before history existed, the baseline's own outcomes. Takes the
+    /// baseline: its case ids move into the map and its cases are freed suite by suite.
+    pub(crate) fn of_baseline(mut baseline: Run) -> Past {
+        // The map is not sized up front: it grows as the baseline's suites are freed.
+        let Some(history) = baseline.history.take() else {
+            let runs = vec![point(&baseline)];
+            let mut cases = HashMap::new();
+            for case in baseline.suites.into_iter().flat_map(|s| s.cases) {
+                let mut letters = [0; 4];
+                cases.insert(case.id.into_boxed_str(), Letters::of(letter(case.status).encode_utf8(&mut letters)));
             }
-        }
+            return Past { runs, cases };
+        };
+        let suites = baseline.suites.into_iter().map(|s| {
+            // Into a new vector: `collect` would reuse the cases' buffer (160 bytes a case) for the ids.
+            let mut ids = Vec::with_capacity(s.cases.len());
+            ids.extend(s.cases.into_iter().map(|c| c.id.into_boxed_str()));
+            (s.id, ids)
+        });
+        Past { cases: decode(suites, &history, false, 0), runs: history.runs }
     }
 
     /// The past a run itself started from: its history without its own entry. `fcorr merge`
     /// joins these, so a matrix cell's outcome is never counted twice.
     pub(crate) fn before(run: &Run) -> Past {
-        match &run.history {
-            Some(history) => decode(run, history, true),
-            None => Past::default(),
-        }
+        let Some(history) = &run.history else { return Past::default() };
+        let size = run.suites.iter().map(|s| s.cases.len()).sum();
+        let suites = run.suites.iter().map(|s| (s.id.clone(), s.cases.iter().map(|c| c.id.as_str().into()).collect()));
+        let mut runs = history.runs.clone();
+        runs.pop();
+        Past { runs, cases: decode(suites, history, true, size) }
     }
 
     /// Adds another part's past (another shard or matrix cell of the same run). Every part read
@@ -75,49 +113,49 @@ impl Past {
 
     /// Follows cases whose ids changed (`fcorr merge` prefixes a suite shared by several cells).
     pub(crate) fn rename(&mut self, old_ids: &[String], new_ids: &[&str]) {
-        let moved: Vec<(String, String)> = old_ids
+        let moved: Vec<(Box<str>, Letters)> = old_ids
             .iter()
             .zip(new_ids)
             .filter(|(old, new)| old.as_str() != **new)
-            .filter_map(|(old, new)| self.cases.remove(old).map(|letters| (new.to_string(), letters)))
+            .filter_map(|(old, new)| self.cases.remove(old.as_str()).map(|letters| (Box::from(*new), letters)))
             .collect();
         self.cases.extend(moved);
     }
 }
 
-/// Reads a run's `history.cases` back into letters by case id. A suite whose token count does
-/// not match its cases (an edited or truncated file) is left out with a warning rather than
-/// giving its cases someone else's past; unknown letters drop the token.
-fn decode(run: &Run, history: &History, drop_own: bool) -> Past {
-    let mut cases = HashMap::new();
-    for suite in &run.suites {
-        let Some(text) = history.cases.get(&suite.id) else { continue };
-        let tokens: Vec<&str> = if text.is_empty() { Vec::new() } else { text.split(' ').collect() };
-        if tokens.len() != suite.cases.len() {
+/// Reads `history.cases` back into letters by case id, for `suites` given as (suite id, its
+/// case ids in order). A suite whose token count does not match its cases (an edited or
+/// truncated file) is left out with a warning rather than giving its cases someone else's past;
+/// unknown letters drop the token. `size`: the map's room to start with.
+fn decode(
+    suites: impl Iterator<Item = (String, Vec<Box<str>>)>,
+    history: &History,
+    drop_own: bool,
+    size: usize,
+) -> HashMap<Box<str>, Letters> {
+    let mut cases = HashMap::with_capacity(size);
+    for (suite_id, ids) in suites {
+        let Some(text) = history.cases.get(&suite_id) else { continue };
+        // `"".split(' ')` yields one empty token: an empty text is no tokens.
+        let tokens = if text.is_empty() { 0 } else { text.split(' ').count() };
+        if tokens != ids.len() {
             crate::warnings::warn(format!(
-                "history of suite `{}` has {} entries for {} cases; its history starts over",
-                suite.id,
-                tokens.len(),
-                suite.cases.len()
+                "history of suite `{suite_id}` has {tokens} entries for {} cases; its history starts over",
+                ids.len()
             ));
             continue;
         }
-        for (case, token) in suite.cases.iter().zip(tokens) {
+        for (id, token) in ids.into_iter().zip(text.split(' ')) {
             if token.is_empty() || !token.chars().all(known_letter) {
                 continue;
             }
             let kept = if drop_own { &token[..token.len() - 1] } else { token };
-            let kept = &kept[kept.len().saturating_sub(KEEP)..];
             if !kept.is_empty() {
-                cases.insert(case.id.clone(), kept.to_string());
+                cases.insert(id, Letters::of(kept));
             }
         }
     }
-    let mut runs = history.runs.clone();
-    if drop_own {
-        runs.pop();
-    }
-    Past { runs, cases }
+    cases
 }
 
 /// The run-level point of a run.
@@ -149,7 +187,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
     for suite in &run.suites {
         let mut text = String::with_capacity(suite.cases.len() * 4);
         for (i, case) in suite.cases.iter().enumerate() {
-            let before = past.cases.get(&case.id).map(String::as_str).unwrap_or("");
+            let before = past.cases.get(case.id.as_str()).map(Letters::as_str).unwrap_or("");
             // Letters are ASCII: byte offsets are character offsets.
             let before = &before[before.len().saturating_sub(KEEP - 1)..];
             if i > 0 {
@@ -425,7 +463,7 @@ mod tests {
         let mut run = run_of(&[CaseStatus::Passed], true);
         record(&mut run, Past::default());
         for _ in 0..KEEP + 5 {
-            let past = Past::of_baseline(&run);
+            let past = Past::of_baseline(run.clone());
             let mut next = run_of(&[CaseStatus::Passed], true);
             record(&mut next, past);
             run = next;
@@ -453,7 +491,7 @@ mod tests {
                 let mut recorded = first.clone();
                 record(&mut recorded, Past::default());
                 let mut second = run_of(&statuses, quarantined);
-                record(&mut second, Past::of_baseline(&recorded));
+                record(&mut second, Past::of_baseline(recorded.clone()));
                 // An edited file: a lone `F` for a case that is not flaky now.
                 let mut edited = recorded.clone();
                 edited.history.as_mut().unwrap().cases.insert("s".into(), vec!["F"; statuses.len()].join(" "));
@@ -473,10 +511,10 @@ mod tests {
         let mut base = run_of(&[CaseStatus::Failed, CaseStatus::Passed], false);
         record(&mut base, Past::default());
         base.history.as_mut().unwrap().cases.insert("s".into(), "f".into());
-        assert!(Past::of_baseline(&base).cases.is_empty());
+        assert!(Past::of_baseline(base.clone()).cases.is_empty());
         // Unknown letters drop the token only.
         base.history.as_mut().unwrap().cases.insert("s".into(), "x p".into());
-        assert_eq!(Past::of_baseline(&base).cases.len(), 1);
+        assert_eq!(Past::of_baseline(base.clone()).cases.len(), 1);
     }
 
     #[test]
@@ -489,13 +527,30 @@ mod tests {
     }
 
     #[test]
+    fn a_slimmed_baseline_gives_the_past_the_whole_one_gives() {
+        let mut base = run_of(&[CaseStatus::Failed, CaseStatus::Passed, CaseStatus::Flaky], false);
+        record(&mut base, Past::default());
+        let mut next = run_of(&[CaseStatus::Failed, CaseStatus::Failed, CaseStatus::Passed], false);
+        record(&mut next, Past::of_baseline(base.clone()));
+        let mut old = next.clone();
+        old.history = None;
+        for run in [next, old] {
+            let text = serde_json::to_string(&run).unwrap();
+            let whole = Past::of_baseline(crate::report::parse_results(&text).unwrap());
+            let slim = Past::of_baseline(crate::report::parse_baseline(&text).unwrap());
+            assert_eq!(slim, whole);
+            assert_eq!(whole.cases.len(), 3);
+        }
+    }
+
+    #[test]
     fn before_drops_the_runs_own_entry() {
         let mut base = run_of(&[CaseStatus::Failed], false);
         record(&mut base, Past::default());
         let mut run = run_of(&[CaseStatus::Passed], false);
-        record(&mut run, Past::of_baseline(&base));
+        record(&mut run, Past::of_baseline(base.clone()));
         let before = Past::before(&run);
         assert_eq!(before.runs.len(), 1);
-        assert_eq!(before.cases.values().next().map(String::as_str), Some("f"));
+        assert_eq!(before.cases.values().next().map(Letters::as_str), Some("f"));
     }
 }

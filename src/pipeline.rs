@@ -256,9 +256,9 @@ pub(crate) fn conclude(
     crate::timing::attach(run, baseline.as_ref().map(|(base, _)| base), timing);
     let past = match baseline {
         Some((base, info)) => {
-            let past = crate::history::Past::of_baseline(&base);
             run.comparison = Some(crate::compare::compare(run, &base, info));
-            past
+            // Last: the history takes the baseline's case ids and frees the rest as it goes.
+            crate::history::Past::of_baseline(base)
         }
         None => past,
     };

@@ -77,30 +77,37 @@ fn ms_of(case: &Case) -> f64 {
 /// Cases in both runs that got slower by at least `slowdown_min_ms` and by a factor of at least
 /// `slowdown_factor`: the biggest `settings.slowest` increases, and how many there are in all.
 pub fn slowdowns(run: &Run, baseline: &Run, settings: &TimingSettings) -> (Vec<Slowdown>, usize) {
-    let before: HashMap<(&str, &str), f64> = baseline
-        .suites
-        .iter()
-        .flat_map(|s| s.cases.iter().filter_map(move |c| ran_ms(c).map(|ms| ((s.id.as_str(), c.id.as_str()), ms))))
-        .collect();
+    // One suite's baseline times at a time: a map of every case of a 100,000-case baseline
+    // (5 MB) would sit on top of the baseline itself.
+    let base_suites: HashMap<&str, &crate::model::Suite> = baseline.suites.iter().map(|s| (s.id.as_str(), s)).collect();
+    let times_of = |suite: &crate::model::Suite| -> HashMap<&str, f64> {
+        let cases = base_suites.get(suite.id.as_str()).map_or(&[][..], |base| &base.cases[..]);
+        cases.iter().filter_map(|c| ran_ms(c).map(|ms| (c.id.as_str(), ms))).collect()
+    };
     let mut found = Vec::new();
-    for (i, (suite, case)) in run.suites.iter().flat_map(|s| s.cases.iter().map(move |c| (s, c))).enumerate() {
-        let (Some(after), Some(&was)) = (ran_ms(case), before.get(&(suite.id.as_str(), case.id.as_str()))) else {
-            continue;
-        };
-        let change = after - was;
-        if change < settings.slowdown_min_ms || after < was * settings.slowdown_factor {
-            continue;
+    let mut i = 0;
+    for suite in &run.suites {
+        let before = times_of(suite);
+        for case in &suite.cases {
+            i += 1;
+            let (Some(after), Some(&was)) = (ran_ms(case), before.get(case.id.as_str())) else {
+                continue;
+            };
+            let change = after - was;
+            if change < settings.slowdown_min_ms || after < was * settings.slowdown_factor {
+                continue;
+            }
+            let slowdown = Slowdown {
+                suite_id: suite.id.clone(),
+                case_id: case.id.clone(),
+                name: case.name.clone(),
+                before_ms: was,
+                after_ms: after,
+                change_ms: crate::score::round2(change),
+                factor: (was > 0.0).then(|| crate::score::round2(after / was)),
+            };
+            found.push((change, i, slowdown));
         }
-        let slowdown = Slowdown {
-            suite_id: suite.id.clone(),
-            case_id: case.id.clone(),
-            name: case.name.clone(),
-            before_ms: was,
-            after_ms: after,
-            change_ms: crate::score::round2(change),
-            factor: (was > 0.0).then(|| crate::score::round2(after / was)),
-        };
-        found.push((change, i, slowdown));
     }
     let total = found.len();
     (top_by(found, settings.slowest), total)

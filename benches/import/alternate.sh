@@ -22,11 +22,7 @@ else JUNIT_FILE="${JUNIT_FILE:-benches/data/junit-$CASES.xml}"; fi
 
 need_gnu_time || { echo "cannot install GNU time; giving up" >&2; exit 1; }
 have_fcorr || { echo "fcorr: skipped (binary not built: $FCORR_BIN)"; exit 0; }
-if [ ! -s "$JUNIT_FILE" ]; then
-  echo "generating $JUNIT_FILE ($CASES cases, seeded)..." >&2
-  python3 "$HERE/gen_junit.py" "$JUNIT_FILE" --cases "$CASES" --suites $((CASES / 500)) \
-    --failures $((CASES / 10)) --skipped $((CASES / 50)) >&2 || exit 1
-fi
+ensure_junit "$JUNIT_FILE" "$CASES" || exit 1
 if [ "$COMPETITOR" = 1 ] && ! "$HERE/.venv/bin/python" -c 'import junitparser, lxml' 2>/dev/null; then
   echo "installing junitparser + lxml into benches/import/.venv (requirements.txt)..." >&2
   python3 -m venv "$HERE/.venv" && "$HERE/.venv/bin/pip" install -q -r "$HERE/requirements.txt" >&2 || exit 1

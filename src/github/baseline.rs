@@ -123,9 +123,10 @@ pub struct Baseline {
     pub info: BaselineInfo,
 }
 
-/// Parses `results.json` text; `label` names it in messages.
+/// Parses a baseline's `results.json` text, each case slimmed as it is read
+/// (`report::parse_baseline`); `label` names it in messages.
 pub fn parse_results(text: &str, label: &str) -> Result<Run, BaselineError> {
-    crate::report::parse_results(text).map_err(|problem| BaselineError::unusable(label)(problem.into()))
+    crate::report::parse_baseline(text).map_err(|problem| BaselineError::unusable(label)(problem.into()))
 }
 
 /// Loads a baseline from a `results.json`, a directory containing one, or a zip holding one.
@@ -140,7 +141,7 @@ pub fn load_path(path: &Path) -> Result<Baseline, BaselineError> {
         let text = zip_results(std::io::BufReader::new(file)).map_err(BaselineError::unusable(&label))?;
         parse_results(&text, &format!("{label}!results.json"))?
     } else {
-        crate::report::load_results(path)?
+        crate::report::load_baseline(path)?
     };
     let info = BaselineInfo {
         source: format!("file:{}", path.display()),

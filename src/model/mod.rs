@@ -727,8 +727,45 @@ struct CaseWire {
     assertions: Vec<AssertionOutcome>,
 }
 
+std::thread_local! {
+    /// Set while [`read_slim`] runs on this thread: cases are slimmed as they are read.
+    static SLIM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `read`, a deserialisation of results, keeping of each case only what a baseline is read
+/// for: id, name, status, duration, score, and its reasons' codes and messages (the comparison,
+/// the slowdowns and the history use nothing else). Output, failure details and the rest are
+/// dropped case by case as they are read, so a 100,000-case baseline is never held whole.
+pub(crate) fn read_slim<T>(read: impl FnOnce() -> T) -> T {
+    /// Puts the flag back however `read` ends (a panic included).
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            SLIM.set(self.0);
+        }
+    }
+    let _restore = Restore(SLIM.replace(true));
+    read()
+}
+
 impl From<CaseWire> for Case {
     fn from(w: CaseWire) -> Case {
+        if SLIM.get() {
+            let reasons = w.reasons.into_iter().map(|r| Reason {
+                code: r.code,
+                message: r.message,
+                expected: None,
+                actual: None,
+            });
+            return Case {
+                id: w.id,
+                name: w.name,
+                status: w.status,
+                duration_ms: w.duration_ms,
+                extra: CaseExtra { score: w.score, reasons: reasons.collect(), ..CaseExtra::default() }.packed(),
+                ..Case::default()
+            };
+        }
         Case {
             id: w.id,
             name: w.name,

@@ -45,9 +45,12 @@ impl Reporter for CtrfJson {
     }
 
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
-        let fail = |source| RenderError::Format { format: "CTRF JSON", source };
-        serde_json::to_writer_pretty(&mut *out, &build(run, env)).map_err(|e| fail(e.into()))?;
-        out.write_all(b"\n").map_err(fail)
+        let document = build(run, env);
+        super::buffered(out, |w| {
+            serde_json::to_writer_pretty(&mut *w, &document)?;
+            w.write_all(b"\n")
+        })
+        .map_err(|source| RenderError::Format { format: "CTRF JSON", source })
     }
 }
 

@@ -220,13 +220,22 @@ fn passed(case: &Case) -> bool {
 /// The grid of a suite whose cases name more than one (system, prompt); `None` otherwise.
 /// Lists at most `max` disagreements.
 pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
+    // Every case of most suites (every import) has the same (system, prompt), usually none:
+    // no grid, found without mapping every case by its dataset id (once per report and terminal).
+    fn key(case: &Case) -> (Option<&str>, Option<&str>) {
+        (case.extra().sut.as_deref(), case.extra().prompt.as_deref())
+    }
+    let first = key(cases.first()?);
+    if cases.iter().all(|case| key(case) == first) {
+        return None;
+    }
     let mut keys: Vec<(Option<&str>, Option<&str>)> = Vec::new();
     let mut rows: Vec<&str> = Vec::new();
     let mut row_of: BTreeMap<&str, usize> = BTreeMap::new();
     // (row, column) -> case
     let mut cells: BTreeMap<(usize, usize), &Case> = BTreeMap::new();
     for case in cases {
-        let key = (case.extra().sut.as_deref(), case.extra().prompt.as_deref());
+        let key = key(case);
         let column = keys.iter().position(|k| *k == key).unwrap_or_else(|| {
             keys.push(key);
             keys.len() - 1

@@ -23,8 +23,10 @@ impl Reporter for ResultsJson {
     }
 
     fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
-        let fail = |source| RenderError::Format { format: "results JSON", source };
-        serde_json::to_writer_pretty(&mut *out, run).map_err(|e| fail(e.into()))?;
-        out.write_all(b"\n").map_err(fail)
+        super::buffered(out, |w| {
+            serde_json::to_writer_pretty(&mut *w, run)?;
+            w.write_all(b"\n")
+        })
+        .map_err(|source| RenderError::Format { format: "results JSON", source })
     }
 }

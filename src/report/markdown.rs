@@ -397,8 +397,9 @@ struct CaseContext<'a> {
     changes: HashMap<(&'a str, &'a str), Change>,
     /// Notes from the history sections, by (suite name, case name).
     notes: HashMap<(String, String), String>,
-    /// Cases failing in the runs before this one too.
-    failing_before: HashSet<(String, String)>,
+    /// Cases failing in the runs before this one too: their suites' names by case name, so a
+    /// case is looked up by borrowed names (every case of the run is, once per report).
+    failing_before: HashMap<String, Vec<String>>,
     /// Eval and benchmark cases whose outcome word changed since the baseline: the word before,
     /// by (suite id, case id).
     outcome_before: HashMap<(String, String), String>,
@@ -414,7 +415,7 @@ impl<'a> CaseContext<'a> {
         evals: &[Option<crate::report::eval::EvalMetrics>],
     ) -> CaseContext<'a> {
         let mut notes = HashMap::new();
-        let mut failing_before = HashSet::new();
+        let mut failing_before: HashMap<String, Vec<String>> = HashMap::new();
         for c in &history.failing {
             let since = match (&c.since_sha, c.before_window) {
                 (Some(sha), false) => format!(", since `{sha}`"),
@@ -422,7 +423,7 @@ impl<'a> CaseContext<'a> {
                 (None, _) => String::new(),
             };
             notes.insert((c.suite.clone(), c.name.clone()), format!("failing for {} runs{since}", c.streak));
-            failing_before.insert((c.suite.clone(), c.name.clone()));
+            failing_before.entry(c.name.clone()).or_default().push(c.suite.clone());
         }
         for c in &history.flaky_now {
             let retries = if c.retries == 1 { "1 retry".to_string() } else { format!("{} retries", c.retries) };
@@ -463,7 +464,7 @@ impl<'a> CaseContext<'a> {
     }
 
     fn group(&self, suite: &Suite, case: &Case) -> Option<Group> {
-        let before = self.failing_before.contains(&(suite.name.clone(), case.name.clone()));
+        let before = self.failing_before.get(case.name.as_str()).is_some_and(|suites| suites.contains(&suite.name));
         super::lead::group_of(case, self.change(suite, case), before)
     }
 }

@@ -231,6 +231,22 @@ fn thread_cpu() -> Duration {
     Duration::ZERO
 }
 
+/// Runs `fill` over a buffer of its own in front of `out`, then hands the buffer on.
+///
+/// serde and quick-xml write a few bytes at a time (each quote, comma, indent apart), and
+/// every write into a `&mut dyn Write` is a call the compiler cannot inline: on a 100,000-case
+/// run those calls cost more than the JSON escaping. A `BufWriter` of a known type takes them
+/// inline and passes on 64 KiB at once. `out` is not flushed: the caller finishes it.
+pub(crate) fn buffered<T>(
+    out: &mut dyn Write,
+    fill: impl FnOnce(&mut std::io::BufWriter<&mut dyn Write>) -> std::io::Result<T>,
+) -> std::io::Result<T> {
+    let mut buffer = std::io::BufWriter::with_capacity(64 * 1024, out);
+    let value = fill(&mut buffer)?;
+    buffer.into_inner().map_err(std::io::IntoInnerError::into_error)?;
+    Ok(value)
+}
+
 /// Writes through a temporary file and a rename, so readers never see half a file; secrets
 /// are redacted on the way, as by [`write_atomic_with`].
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), RenderError> {
@@ -302,30 +318,92 @@ impl From<ResultsError> for FcorrError {
 
 /// Reads a saved `results.json` (or the one in a directory), within [`crate::fsio::RESULTS`]'s cap.
 pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
-    let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
+    let path = results_path(path)?;
     let fail = |problem| ResultsError { path: path.clone(), problem };
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
-        return Err(fail(ResultsProblem::Zip));
-    }
-    let bytes = crate::fsio::read_capped(&path, crate::fsio::RESULTS).map_err(|e| {
-        fail(match e.problem {
-            crate::fsio::ReadProblem::Io(io) if io.kind() == std::io::ErrorKind::NotFound => {
-                ResultsProblem::Missing(io)
-            }
-            other => ResultsProblem::Unreadable(other),
-        })
-    })?;
-    if bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06") {
+    let bytes = crate::fsio::read_capped(&path, crate::fsio::RESULTS).map_err(|e| fail(read_problem(e.problem)))?;
+    if is_zip(&bytes) {
         return Err(fail(ResultsProblem::Zip));
     }
     let text = crate::fsio::text_of(bytes).map_err(|problem| fail(ResultsProblem::Unreadable(problem)))?;
     parse_results(&text).map_err(fail)
 }
 
+/// Reads a saved `results.json` (or the one in a directory) as a baseline: streamed from the
+/// file rather than read whole, each case slimmed as it is read ([`crate::model::read_slim`]),
+/// with [`load_results`]'s cap and checks. A 45 MB, 100,000-case baseline held whole (its text,
+/// then every case's output and traceback) cost ~100 MiB on top of the run it is compared with.
+pub fn load_baseline(path: &Path) -> Result<Run, ResultsError> {
+    use std::io::{BufRead, Read};
+    let path = results_path(path)?;
+    let fail = |problem| ResultsError { path: path.clone(), problem };
+    let limit = crate::fsio::RESULTS;
+    let file = crate::fsio::open_regular(&path, limit.what).map_err(|e| fail(read_problem(e.problem)))?;
+    let io = |e| fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(e)));
+    let size = file.metadata().map_err(io)?.len();
+    if size > limit.cap {
+        return Err(fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::TooLarge { size, limit })));
+    }
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file.take(limit.cap));
+    let head = reader.fill_buf().map_err(io)?;
+    if is_zip(head) {
+        return Err(fail(ResultsProblem::Zip));
+    }
+    if head.starts_with("\u{feff}".as_bytes()) {
+        reader.consume("\u{feff}".len());
+    }
+    let read = crate::model::read_slim(|| serde_json::from_reader::<_, Run>(reader));
+    let run = read.map_err(|source| match source.is_io() {
+        true => io(source.into()),
+        false => fail(ResultsProblem::NotResults { source }),
+    })?;
+    checked(slim_capacity(run)).map_err(fail)
+}
+
+/// [`parse_results`] for a baseline's text (one read out of an artifact's zip): each case
+/// slimmed as it is read, as by [`load_baseline`].
+pub fn parse_baseline(text: &str) -> Result<Run, ResultsProblem> {
+    crate::model::read_slim(|| parse_results(text)).map(slim_capacity)
+}
+
+/// Case lists grown by doubling while read, trimmed to their length: a baseline is kept
+/// while the run it is compared with is judged.
+fn slim_capacity(mut run: Run) -> Run {
+    for suite in &mut run.suites {
+        suite.cases.shrink_to_fit();
+    }
+    run
+}
+
+/// `path`, or the `results.json` in it when it is a directory; a `.zip` is refused by name.
+fn results_path(path: &Path) -> Result<PathBuf, ResultsError> {
+    let path = if path.is_dir() { path.join("results.json") } else { path.to_path_buf() };
+    match path.extension().is_some_and(|e| e.eq_ignore_ascii_case("zip")) {
+        true => Err(ResultsError { path, problem: ResultsProblem::Zip }),
+        false => Ok(path),
+    }
+}
+
+/// A zip archive's first bytes (a local file header, or the end record of an empty zip).
+fn is_zip(head: &[u8]) -> bool {
+    head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
+}
+
+/// A missing file is [`ResultsProblem::Missing`] (with its hint), anything else unreadable.
+fn read_problem(problem: crate::fsio::ReadProblem) -> ResultsProblem {
+    match problem {
+        crate::fsio::ReadProblem::Io(io) if io.kind() == std::io::ErrorKind::NotFound => ResultsProblem::Missing(io),
+        other => ResultsProblem::Unreadable(other),
+    }
+}
+
 /// Reads `results.json` text of the schema version this fcorr writes, whose scores are scores.
 pub fn parse_results(text: &str) -> Result<Run, ResultsProblem> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let run: Run = serde_json::from_str(text).map_err(|source| ResultsProblem::NotResults { source })?;
+    checked(serde_json::from_str(text).map_err(|source| ResultsProblem::NotResults { source })?)
+}
+
+/// `run` when it is of the schema version this fcorr writes and its scores are scores.
+fn checked(run: Run) -> Result<Run, ResultsProblem> {
     if run.schema_version != crate::model::SCHEMA_VERSION {
         return Err(ResultsProblem::Schema { found: run.schema_version });
     }
@@ -461,6 +539,37 @@ mod tests {
             source: Box::new(RenderError::NotWritten { path, action: "write", source: full() }),
         };
         assert_eq!(flushed.to_string().matches("/out/report.html").count(), 1, "{flushed}");
+    }
+
+    #[test]
+    fn a_baseline_streamed_from_its_file_is_refused_as_load_results_refuses_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = load_baseline(dir.path()).unwrap_err();
+        assert!(matches!(&err.problem, ResultsProblem::Missing(_)), "{err:?}");
+        let file = dir.path().join("results.json");
+        let mut bad: serde_json::Value = serde_json::to_value(run()).unwrap();
+        bad["suites"][0]["score"]["value"] = (-1e308).into();
+        let mut old = serde_json::to_value(run()).unwrap();
+        old["schema_version"] = 99.into();
+        let (old, bad) = (old.to_string(), bad.to_string());
+        type Expected = fn(&ResultsProblem) -> bool;
+        let cases: [(&[u8], Expected); 4] = [
+            (
+                b"{\n  \"schema_version\": 1,\n",
+                |p| matches!(p, ResultsProblem::NotResults { source } if source.line() == 3),
+            ),
+            (b"PK\x03\x04 a zip by another name", |p| matches!(p, ResultsProblem::Zip)),
+            (old.as_bytes(), |p| matches!(p, ResultsProblem::Schema { found: 99 })),
+            (bad.as_bytes(), |p| matches!(p, ResultsProblem::BadScore { .. })),
+        ];
+        for (text, expected) in cases {
+            std::fs::write(&file, text).unwrap();
+            let (whole, streamed) = (load_results(&file).unwrap_err(), load_baseline(&file).unwrap_err());
+            assert!(expected(&whole.problem) && expected(&streamed.problem), "{whole:?} / {streamed:?}");
+            assert_eq!(whole.to_string(), streamed.to_string());
+        }
+        std::fs::write(&file, format!("\u{feff}{}", serde_json::to_string(&run()).unwrap())).unwrap();
+        assert_eq!(load_baseline(&file).unwrap().totals, run().totals, "a byte-order mark is skipped");
     }
 
     #[test]

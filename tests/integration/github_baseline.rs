@@ -346,3 +346,76 @@ fn compare_names_an_unusable_baseline_once_and_exits_2() {
         assert_eq!(stderr.matches(&*baseline.display().to_string()).count(), 1, "{stderr}");
     }
 }
+
+/// A run with everything a case can carry: output, a traceback, reasons with values, a score.
+fn heavy_run(statuses: &[(CaseStatus, f64)]) -> Run {
+    use fcorr::model::{CaseExtra, Reason};
+    let mut suite = Suite::new("unit", "unit", SuiteKind::Import);
+    for (i, (status, ms)) in statuses.iter().enumerate() {
+        let failing = status.is_failure();
+        suite.cases.push(Case {
+            name: format!("t{i}"),
+            classname: Some("pkg.Test".into()),
+            file: Some("tests/test_x.py".into()),
+            line: Some(7),
+            status: *status,
+            duration_ms: Some(*ms),
+            message: failing.then(|| "assert 1 == 2".into()),
+            extra: CaseExtra {
+                details: failing.then(|| "Traceback (most recent call last):\n  ...\n".repeat(50)),
+                output: Some("captured output\n".repeat(100)),
+                score: Some(if failing { 25.0 } else { 100.0 }),
+                reasons: vec![Reason {
+                    code: if failing { "incorrect" } else { "ok" }.into(),
+                    expected: Some(json!({"answer": "x".repeat(500)})),
+                    actual: Some(json!("y")),
+                    message: Some(format!("{i}: graded {status:?}")),
+                }],
+                tags: [("category".to_string(), "math".to_string())].into(),
+                ..CaseExtra::default()
+            }
+            .packed(),
+            ..Case::default()
+        });
+    }
+    suite.finalize_cases();
+    Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+}
+
+/// Issue #27: a 45 MB baseline cost ~100 MiB to load, its text and every case's output and
+/// traceback held while the run was compared. A baseline is now read slimmed, from a file or
+/// from an artifact's zip: no case keeps its output, details, tags or reason values, and the
+/// comparison and the slowdowns come out exactly as against the whole run.
+#[test]
+fn a_baseline_is_read_slimmed_and_compares_as_the_whole_run() {
+    use CaseStatus::{Failed, Passed, Skipped};
+    let before = heavy_run(&[(Passed, 10.0), (Failed, 20.0), (Passed, 30.0), (Skipped, 0.0), (Failed, 5.0)]);
+    let now = heavy_run(&[(Failed, 10.0), (Passed, 500.0), (Passed, 30.0), (Passed, 1.0)]);
+    let text = serde_json::to_string_pretty(&before).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("results.json"), format!("\u{feff}{text}")).unwrap();
+    let zip = dir.path().join("base.zip");
+    std::fs::write(&zip, zip_of(&[("results.json", text.as_bytes())])).unwrap();
+    let whole = fcorr::report::load_results(dir.path()).unwrap();
+    assert_eq!(whole, before);
+    for read in [baseline::load_path(dir.path()).unwrap().run, baseline::load_path(&zip).unwrap().run] {
+        for case in read.suites.iter().flat_map(|s| &s.cases) {
+            let extra = case.extra();
+            assert!(
+                case.message.is_none() && case.classname.is_none() && case.file.is_none(),
+                "{case:?} keeps text no baseline reader uses"
+            );
+            assert!(extra.details.is_none() && extra.output.is_none() && extra.tags.is_empty(), "{case:?}");
+            assert!(extra.reasons.iter().all(|r| r.expected.is_none() && r.actual.is_none()), "{case:?}");
+        }
+        assert_eq!(read.suites[0].cases.len(), 5);
+        let info = fcorr::compare::BaselineInfo::default();
+        let slim = fcorr::compare::compare(&now, &read, info.clone());
+        assert_eq!(slim, fcorr::compare::compare(&now, &whole, info));
+        assert!(slim.cases.iter().any(|c| c.note.is_some()), "reason messages are kept: {slim:?}");
+        let settings = fcorr::model::TimingSettings { slowdown_min_ms: 1.0, ..Default::default() };
+        let slowdowns = fcorr::timing::timing(&now, Some(&read), &settings);
+        assert_eq!(slowdowns, fcorr::timing::timing(&now, Some(&whole), &settings));
+        assert_eq!(slowdowns.slowdowns_total, 1);
+    }
+}

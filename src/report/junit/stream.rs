@@ -16,7 +16,9 @@ use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
 
 use crate::model::{CaseStatus, Run, Suite};
 
-type XmlWriter<'w> = Writer<&'w mut dyn Write>;
+/// quick-xml's writer over the report's own buffer (`report::buffered`): each event is several
+/// small writes, which a `&mut dyn Write` would take one call at a time.
+type XmlWriter<'w, 'o> = Writer<&'w mut io::BufWriter<&'o mut dyn Write>>;
 
 /// Adds quick-junit's `timestamp=`: RFC 3339 with milliseconds, to match times. A macro so the
 /// timestamp's chrono type need not be named (fcorr does not depend on chrono itself).
@@ -28,6 +30,10 @@ macro_rules! push_timestamp {
 
 /// Writes the run's JUnit XML, byte for byte what `build_report(run).serialize(out)` writes.
 pub(super) fn write_report(run: &Run, out: &mut dyn Write) -> io::Result<()> {
+    crate::report::buffered(out, |buffer| write_buffered(run, buffer))
+}
+
+fn write_buffered(run: &Run, out: &mut io::BufWriter<&mut dyn Write>) -> io::Result<()> {
     let mut writer = Writer::new_with_indent(out, b' ', 4);
     writer.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
 
@@ -74,7 +80,7 @@ fn count_cases(suite: &Suite, header: &mut TestSuite) {
     }
 }
 
-fn write_testsuites_start(report: &Report, writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_testsuites_start(report: &Report, writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     let mut tag = BytesStart::new("testsuites");
     if let Some(name) = &report.name {
         tag.push_attribute(("name", name.as_str()));
@@ -103,7 +109,7 @@ fn write_testsuites_start(report: &Report, writer: &mut XmlWriter<'_>) -> io::Re
 fn write_test_suite(
     suite: &TestSuite,
     cases: impl Iterator<Item = TestCase>,
-    writer: &mut XmlWriter<'_>,
+    writer: &mut XmlWriter<'_, '_>,
 ) -> io::Result<()> {
     let mut tag = BytesStart::new("testsuite");
     tag.extend_attributes([
@@ -143,7 +149,7 @@ fn write_test_suite(
     write_end("testsuite", writer)
 }
 
-fn write_properties(properties: &[Property], writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_properties(properties: &[Property], writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     if properties.is_empty() {
         return Ok(());
     }
@@ -156,7 +162,7 @@ fn write_properties(properties: &[Property], writer: &mut XmlWriter<'_>) -> io::
     write_end("properties", writer)
 }
 
-fn write_test_case(case: &TestCase, writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_test_case(case: &TestCase, writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     let mut tag = BytesStart::new("testcase");
     tag.push_attribute(("name", case.name.as_str()));
     if let Some(classname) = &case.classname {
@@ -217,7 +223,7 @@ fn write_status(
     ty: Option<&str>,
     description: Option<&str>,
     tag_name: &'static str,
-    writer: &mut XmlWriter<'_>,
+    writer: &mut XmlWriter<'_, '_>,
 ) -> io::Result<()> {
     let mut tag = BytesStart::new(tag_name);
     if let Some(message) = message {
@@ -236,7 +242,7 @@ fn write_status(
     }
 }
 
-fn write_rerun(rerun: &TestRerun, flaky_or_rerun: FlakyOrRerun, writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_rerun(rerun: &TestRerun, flaky_or_rerun: FlakyOrRerun, writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     let tag_name = match (flaky_or_rerun, rerun.kind) {
         (FlakyOrRerun::Flaky, NonSuccessKind::Failure) => "flakyFailure",
         (FlakyOrRerun::Flaky, NonSuccessKind::Error) => "flakyError",
@@ -286,13 +292,13 @@ fn write_rerun(rerun: &TestRerun, flaky_or_rerun: FlakyOrRerun, writer: &mut Xml
     write_end(tag_name, writer)
 }
 
-fn write_output(output: &XmlString, tag_name: &'static str, writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_output(output: &XmlString, tag_name: &'static str, writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     writer.write_event(Event::Start(BytesStart::new(tag_name)))?;
     writer.write_event(Event::Text(BytesText::new(output.as_str())))?;
     write_end(tag_name, writer)
 }
 
-fn write_end(tag_name: &'static str, writer: &mut XmlWriter<'_>) -> io::Result<()> {
+fn write_end(tag_name: &'static str, writer: &mut XmlWriter<'_, '_>) -> io::Result<()> {
     writer.write_event(Event::End(BytesEnd::new(tag_name)))
 }
 
