@@ -173,7 +173,15 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         if detail == Detail::All && (total > max_cases || streamed) {
             continue;
         }
-        let notice = notice(detail, &budget);
+        let notice = match detail {
+            // Every case would fit, but a streamed run keeps only its failing ones in memory.
+            Detail::Failures if streamed && total <= max_cases => Some(
+                "Passing cases are not listed: this run was read in the streaming mode (`--stream`). Every case \
+                 is in `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts."
+                    .to_string(),
+            ),
+            _ => notice(detail, &budget),
+        };
         // Levels that can step down stop rendering as soon as they outgrow the budget; the last
         // one renders in full so the trim below sees all of it.
         let cap = (detail != Detail::Summary).then_some(budget);
