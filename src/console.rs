@@ -23,6 +23,17 @@ pub fn err(args: fmt::Arguments<'_>) {
     write_to(&mut io::stderr().lock(), &STDERR_GONE, args);
 }
 
+/// Writes bytes to stdout unless an earlier write failed (for documents written piece by piece,
+/// such as `--json`'s); a failure stops later writes.
+pub fn out_bytes(bytes: &[u8]) {
+    if STDOUT_GONE.load(Ordering::Relaxed) {
+        return;
+    }
+    if io::stdout().lock().write_all(bytes).is_err() {
+        STDOUT_GONE.store(true, Ordering::Relaxed);
+    }
+}
+
 /// True once a write to stdout has failed (the reader went away, the disk is full).
 pub fn stdout_gone() -> bool {
     STDOUT_GONE.load(Ordering::Relaxed)

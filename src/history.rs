@@ -185,8 +185,9 @@ pub(crate) fn record(run: &mut Run, past: Past) {
     let mut failing = Vec::new();
     let (mut flaky_total, mut failing_total) = (0, 0);
     for suite in &run.suites {
-        let mut text = String::with_capacity(suite.cases.len() * 4);
-        for (i, case) in suite.cases.iter().enumerate() {
+        let mut text = String::with_capacity(suite.cases.len().max(suite.counts.total as usize) * 4);
+        // Every case, streamed ones read back from disk (a part that cannot be read fails the reports).
+        for (i, case) in suite.every_case().enumerate() {
             let before = past.cases.get(case.id.as_str()).map(Letters::as_str).unwrap_or("");
             // Letters are ASCII: byte offsets are character offsets.
             let before = &before[before.len().saturating_sub(KEEP - 1)..];

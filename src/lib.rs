@@ -41,6 +41,7 @@ pub(crate) mod runners;
 pub mod score;
 pub(crate) mod secrets;
 pub(crate) mod shard;
+pub(crate) mod spill;
 pub(crate) mod sut;
 pub(crate) mod text;
 pub mod timing;

@@ -140,7 +140,8 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
     for mut part in parts {
         let label = part.shard.clone().unwrap_or_default();
         label_all(&label, &mut part.diagnostics);
-        suite.cases.extend(part.cases);
+        // Streamed parts (`fcorr merge --stream`): their cases on disk follow in shard order too.
+        suite.append_cases(part.cases, part.streamed, &part.counts);
         suite.phases.extend(part.phases);
         suite.diagnostics.extend(part.diagnostics);
         suite.duration_ms = suite.duration_ms.max(part.duration_ms);
@@ -177,7 +178,9 @@ fn join_group(mut parts: Vec<Suite>) -> Suite {
             column: None,
         });
     }
-    suite.counts = Counts::of(&suite.cases);
+    if suite.streamed.is_none() {
+        suite.counts = Counts::of(&suite.cases);
+    }
     // Each part stated its own slice's metrics (a notice of the kind that measures them, with
     // the usage); the joined suite states the whole's.
     if let Some(usage) = &suite.usage

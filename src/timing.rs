@@ -51,21 +51,36 @@ fn top_by<T>(mut items: Vec<(f64, usize, T)>, n: usize) -> Vec<T> {
     items.into_iter().map(|(_, _, t)| t).collect()
 }
 
-/// The `n` slowest cases that ran, slowest first.
+/// The `n` slowest cases that ran, slowest first. Every case is read once (from the spill file for
+/// a streamed suite) and at most about `2n` candidates are held at a time, so memory does not
+/// grow with the run.
 pub fn slowest(run: &Run, n: usize) -> Vec<SlowCase> {
-    let timed = run
-        .suites
-        .iter()
-        .flat_map(|s| s.cases.iter().map(move |c| (s, c)))
-        .enumerate()
-        .filter_map(|(i, (s, c))| ran_ms(c).map(|ms| (ms, i, (s, c))));
-    top_by(timed.collect(), n)
+    type Candidate<'a> = (f64, usize, (usize, std::borrow::Cow<'a, Case>));
+    fn keep(candidates: Vec<Candidate<'_>>, n: usize) -> Vec<Candidate<'_>> {
+        let tagged = candidates.into_iter().map(|(ms, i, c)| (ms, i, (ms, i, c))).collect();
+        top_by(tagged, n)
+    }
+    let mut candidates: Vec<Candidate<'_>> = Vec::new();
+    let mut i = 0;
+    for (s, suite) in run.suites.iter().enumerate() {
+        // A part that cannot be read is the reports' error: they read every case too.
+        for case in suite.every_case() {
+            if let Some(ms) = ran_ms(&case) {
+                candidates.push((ms, i, (s, case)));
+                if candidates.len() >= 2 * n.max(512) {
+                    candidates = keep(candidates, n);
+                }
+            }
+            i += 1;
+        }
+    }
+    top_by(candidates, n)
         .into_iter()
         .map(|(s, c)| SlowCase {
-            suite_id: s.id.clone(),
+            suite_id: run.suites[s].id.clone(),
             case_id: c.id.clone(),
             name: c.name.clone(),
-            duration_ms: ms_of(c),
+            duration_ms: ms_of(&c),
         })
         .collect()
 }

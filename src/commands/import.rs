@@ -17,11 +17,13 @@ use crate::errors::FcorrError;
 use crate::execute::{ExecContext, process};
 use crate::gate;
 use crate::kinds::import::ImportConfig;
-use crate::model::{Policy, Run, Severity};
+use crate::model::streamed::IdsAcrossParts;
+use crate::model::{Policy, ResultsSource, Run, Severity, Suite, SuiteStatus};
 use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::progress::{Progress, Unit};
 use crate::report::ReportEnv;
+use crate::spill::Spill;
 
 /// `--format-in`'s possible values: every report parser's name (its aliases accepted, not listed),
 /// from the parsers' registry, so `--help` and a bad value list exactly what fcorr reads.
@@ -56,6 +58,11 @@ pub struct ImportArgs {
     /// Name of the baseline artifact for `--baseline github`.
     #[arg(long, value_name = "NAME", default_value = crate::github::baseline::DEFAULT_ARTIFACT)]
     pub artifact_name: String,
+    /// Keep memory flat however many cases the files hold: each file's cases go to a temporary
+    /// file in the output directory once it is read, and every report reads them back from there
+    /// (see "Streaming mode" in docs/import.md). No `--baseline` with it yet.
+    #[arg(long)]
+    pub stream: bool,
     #[command(flatten)]
     pub judge: JudgeArgs,
     /// Print phase timings to stderr (`phases: parse=…s report=…s total=…s`), for benchmarks.
@@ -93,6 +100,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
             "--policy graded applies to bank suites, which grade each case; imported cases have no grades".into(),
         ));
     }
+    if args.stream && args.baseline.as_deref().is_some_and(|b| b != "none") {
+        return Err(FcorrError::Usage(
+            "--stream does not compare with a baseline yet: import with --baseline none, or without --stream".into(),
+        ));
+    }
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };
     let plans = plan::plan(&config, &[], &overrides, &crate::kinds::KINDS)?;
     let exec = ExecContext { out_dir: out_dir.clone(), cache_dir: cache_dir(), jobs: 1, grace: process::DEFAULT_GRACE };
@@ -106,7 +118,16 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let parse_started = Instant::now();
     let parse_cpu_started = cpu_seconds();
     let sink = crate::events::NullSink;
-    let suites: Vec<_> = plans.iter().map(|plan| crate::runners::run_suite(plan, &exec, &sink)).collect();
+    let mut spill = None;
+    let suites: Vec<_> = if args.stream {
+        let streamed = Spill::create_in(&out_dir).map_err(spill_error)?;
+        let spill = spill.insert(streamed);
+        let suite = import_streamed(&config, &overrides, &files, &args.format_in, &exec, spill)?;
+        shared::warn_not_kept(spill.not_kept());
+        vec![suite]
+    } else {
+        plans.iter().map(|plan| crate::runners::run_suite(plan, &exec, &sink)).collect()
+    };
     let parse_time = parse_started.elapsed();
     let parse_cpu = cpu_seconds() - parse_cpu_started;
     for suite in &suites {
@@ -116,7 +137,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         }
     }
 
-    progress.cases(suites.iter().map(|s| s.cases.len() as u64).sum());
+    progress.cases(suites.iter().map(|s| s.counts.total).sum());
     progress.stage("comparing and judging", None);
     let git = crate::git::info(&cwd);
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
@@ -135,6 +156,10 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     crate::pipeline::conclude(&mut run, base, Default::default(), &config.report.timing(), |run| {
         gate::judge(run, &gates, tolerance)
     });
+    if spill.is_some() {
+        crate::spill::keep_slowest(&mut run)
+            .map_err(|e| spill_error(crate::spill::SpillError::reading(&out_dir, e)))?;
+    }
 
     progress.stage("writing reports", None);
     let report_started = Instant::now();
@@ -171,6 +196,92 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
         errln!("formats_cpu: {}", cpu.join(" "));
     }
     Ok(run.verdict.outcome.exit_code())
+}
+
+/// `--stream`: the import suite read one file at a time, each through the same plan → collect →
+/// score path as the whole, its cases sent to `spill` before the next file is read; the parts
+/// are then joined into the suite the whole import would give (same ids, counts, status and
+/// score). Memory holds one file's cases at most, and the failing ones kept for the summaries.
+fn import_streamed(
+    config: &Config,
+    overrides: &Overrides,
+    files: &[PathBuf],
+    format_in: &Option<String>,
+    exec: &ExecContext,
+    spill: &mut Spill,
+) -> Result<Suite, FcorrError> {
+    let mut ids = IdsAcrossParts::default();
+    let mut joined: Option<Suite> = None;
+    let mut plan = None;
+    for file in files {
+        let mut one = config.clone();
+        one.suites[0] = SuiteConfig {
+            settings: SuiteConfig::with_settings(
+                "import",
+                &ImportConfig { reports: vec![file.to_string_lossy().into_owned()], report_format: format_in.clone() },
+            )
+            .settings,
+            ..config.suites[0].clone()
+        };
+        let plans = plan::plan(&one, &[], overrides, &crate::kinds::KINDS)?;
+        let Some(part_plan) = plans.into_iter().next() else { break };
+        let mut part = crate::runners::run_suite(&part_plan, exec, &crate::events::NullSink);
+        ids.next_part(&mut part.cases);
+        spill.stream_suite(&mut part).map_err(spill_error)?;
+        joined = Some(match joined {
+            None => part,
+            Some(whole) => join_part(whole, part),
+        });
+        plan = Some(part_plan);
+    }
+    let (Some(mut suite), Some(plan)) = (joined, plan) else {
+        return Err(FcorrError::Harness("--stream: no report file to read".into()));
+    };
+    if suite.counts.total == 0 {
+        // Nothing on disk: the whole import in memory costs nothing and says why, file by file.
+        let plans = plan::plan(config, &[], overrides, &crate::kinds::KINDS)?;
+        return Ok(plans
+            .iter()
+            .map(|p| crate::runners::run_suite(p, exec, &crate::events::NullSink))
+            .next()
+            .unwrap_or(suite));
+    }
+    // What `execute::apply_collected` decides for an import that gave cases (no command ran).
+    suite.error = None;
+    suite.status = if suite.counts.ran() == 0 {
+        SuiteStatus::NoTests
+    } else if suite.counts.failures() > 0 {
+        SuiteStatus::Failed
+    } else {
+        SuiteStatus::Passed
+    };
+    suite.score = crate::score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
+    Ok(suite)
+}
+
+/// One more file's part of a streamed import suite, appended to the parts before it.
+fn join_part(mut whole: Suite, part: Suite) -> Suite {
+    whole.append_cases(part.cases, part.streamed, &part.counts);
+    whole.diagnostics.extend(part.diagnostics);
+    whole.duration_ms += part.duration_ms;
+    if let (ResultsSource::Report { format, files }, ResultsSource::Report { format: more, files: more_files }) =
+        (&mut whole.results_source, part.results_source.clone())
+    {
+        for name in more.split('+') {
+            if !format.split('+').any(|f| f == name) {
+                format.push('+');
+                format.push_str(name);
+            }
+        }
+        files.extend(more_files);
+    } else if matches!(whole.results_source, ResultsSource::None) {
+        whole.results_source = part.results_source;
+    }
+    whole
+}
+
+fn spill_error(error: crate::spill::SpillError) -> FcorrError {
+    FcorrError::harness_because("fcorr import --stream stopped", error)
 }
 
 /// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.

@@ -34,6 +34,11 @@ pub struct MergeArgs {
     /// Name of the merged run's baseline artifact for `--baseline github`.
     #[arg(long, value_name = "NAME", default_value = "fcorr-results-merged")]
     pub artifact_name: String,
+    /// Keep memory flat however many cases the inputs hold: each input's cases go to a temporary
+    /// file in the output directory as it is read, and every report reads them back from there
+    /// (see "Streaming mode" in docs/import.md). No `--baseline` with it yet.
+    #[arg(long)]
+    pub stream: bool,
     #[command(flatten)]
     pub judge: JudgeArgs,
 }
@@ -56,24 +61,37 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let on_terminal = report::terminal::ProgressMode::detect() == report::terminal::ProgressMode::Tty;
     let progress = Progress::start("merging", on_terminal, false);
     progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
-    let inputs: Vec<Input> = paths
-        .into_iter()
-        .zip(labels)
-        .map(|(path, label)| {
-            let run = report::load_results(&path);
-            progress.step(1);
-            progress.cases(run.as_ref().map_or(0, |r| r.suites.iter().map(|s| s.cases.len() as u64).sum()));
-            Input { path, label, run }
-        })
-        .collect();
-    progress.stage("merging and judging", None);
-    for input in &inputs {
-        if let Err(message) = &input.run {
-            errln!("fcorr: error: {message} (merged as an error suite `{}`)", input.label);
+    let out_dir = args.judge.out_dir(&cwd);
+    let read = |(path, label): (PathBuf, String)| {
+        let run = report::load_results(&path);
+        progress.step(1);
+        progress.cases(run.as_ref().map_or(0, |r| r.suites.iter().map(|s| s.cases.len() as u64).sum()));
+        if let Err(message) = &run {
+            errln!("fcorr: error: {message} (merged as an error suite `{label}`)");
         }
-    }
-
-    let (mut run, parts_past) = merge(inputs);
+        Input { path, label, run }
+    };
+    let (mut run, parts_past) = if args.stream {
+        if args.baseline.as_deref().is_some_and(|b| b != "none") {
+            return Err(FcorrError::Usage(
+                "--stream does not compare with a baseline yet: merge with --baseline none, or without --stream".into(),
+            ));
+        }
+        let uses = stream_pass_one(&paths)?;
+        let mut spill = crate::spill::Spill::create_in(&out_dir).map_err(spill_error)?;
+        let mut merger = Merger::new(uses);
+        for input in paths.into_iter().zip(labels) {
+            merger.add(read(input), Some(&mut spill)).map_err(spill_error)?;
+        }
+        progress.stage("merging and judging", None);
+        let (run, past) = merger.finish();
+        crate::commands::shared::warn_not_kept(spill.not_kept());
+        (run, past)
+    } else {
+        let inputs: Vec<Input> = paths.into_iter().zip(labels).map(read).collect();
+        progress.stage("merging and judging", None);
+        merge(inputs)
+    };
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
     let ctx = if source == Source::Github { shared::github_context(None) } else { None };
@@ -85,14 +103,56 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     crate::pipeline::conclude(&mut run, base, parts_past, &defaults.report.timing(), |run| {
         gate::judge(run, &gates, tolerance)
     });
+    if args.stream {
+        crate::spill::keep_slowest(&mut run)
+            .map_err(|e| spill_error(crate::spill::SpillError::reading(&out_dir, e)))?;
+    }
 
-    let out_dir = args.judge.out_dir(&cwd);
     progress.stage("writing reports", None);
     let (written, _) = report::write_required(&run, &ReportEnv::default(), &out_dir, &args.judge.format)?;
     // The bar is cleared before the table is printed.
     drop(progress);
     args.judge.print(&run, &written);
     Ok(run.verdict.outcome.exit_code())
+}
+
+/// Pass one of a streaming merge: which suite ids several inputs share (they get their input's
+/// label), from each input's suite ids alone, so no input's cases are held beside another's.
+/// `--rerun-failed` parts are refused: laying them over a suite on disk is not supported yet.
+fn stream_pass_one(paths: &[PathBuf]) -> Result<HashMap<String, usize>, FcorrError> {
+    #[derive(serde::Deserialize)]
+    struct Ids {
+        suites: Vec<Id>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Id {
+        id: String,
+        #[serde(default)]
+        shard: Option<String>,
+        #[serde(default)]
+        rerun_of: Option<String>,
+    }
+    let mut uses = HashMap::new();
+    for path in paths {
+        // An input that cannot be read is reported when it is read for good, as an error suite.
+        let Ok(bytes) = crate::fsio::read_capped(path, crate::fsio::RESULTS) else { continue };
+        let Ok(ids) = serde_json::from_slice::<Ids>(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes)) else {
+            continue;
+        };
+        if let Some(rerun) = ids.suites.iter().find(|s| s.rerun_of.is_some()) {
+            return Err(FcorrError::Usage(format!(
+                "{}: suite `{}` is a --rerun-failed run; --stream does not lay reruns over their suite yet: merge without --stream",
+                path.display(),
+                rerun.id
+            )));
+        }
+        count_uses(&mut uses, ids.suites.iter().map(|s| (s.id.as_str(), s.shard.is_some())));
+    }
+    Ok(uses)
+}
+
+fn spill_error(error: crate::spill::SpillError) -> FcorrError {
+    FcorrError::harness_because("fcorr merge --stream stopped", error)
 }
 
 /// Every argument as results.json paths, in order, without repeats. An argument that names
@@ -179,79 +239,134 @@ fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
     let mut uses: HashMap<String, usize> = HashMap::new();
     for input in &inputs {
         if let Ok(run) = &input.run {
-            // Shard parts of one suite are joined below, not told apart.
-            for suite in run.suites.iter().filter(|s| s.shard.is_none() && s.rerun_of.is_none()) {
-                *uses.entry(suite.id.clone()).or_default() += 1;
-            }
+            count_uses(
+                &mut uses,
+                run.suites.iter().map(|s| (s.id.as_str(), s.shard.is_some() || s.rerun_of.is_some())),
+            );
         }
     }
-    // Compared as times, not text: fractional seconds vary in length.
-    let parse = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok();
-    let runs = || inputs.iter().filter_map(|s| s.run.as_ref().ok());
-    let started = runs().filter_map(|r| parse(&r.started_at)).min();
-    let finished = runs().filter_map(|r| parse(&r.finished_at)).max();
-    let mut git = None;
-    let mut config_hashes = Vec::new();
-    let mut suites = Vec::new();
-    let mut shard_parts = Vec::new();
-    let mut past = crate::history::Past::default();
-    let mut reruns = Vec::new();
-    let shard_plans: Vec<ShardPlan> = runs().filter_map(|r| r.shard.clone()).collect();
+    let mut merger = Merger::new(uses);
     for input in inputs {
-        match input.run {
-            Ok(run) => {
-                let mut part_past = crate::history::Past::before(&run);
-                git = git.or(run.git);
-                if !config_hashes.contains(&run.config_hash) {
-                    config_hashes.push(run.config_hash);
-                }
-                for mut suite in run.suites {
-                    if suite.shard.is_some() {
-                        shard_parts.push((input.label.clone(), suite));
-                        continue;
-                    }
-                    if suite.rerun_of.is_some() {
-                        reruns.push(suite);
-                        continue;
-                    }
-                    if uses.get(&suite.id).copied().unwrap_or(0) > 1 {
-                        suite.id = format!("{}/{}", input.label, suite.id);
-                        suite.name = format!("{}/{}", input.label, suite.name);
-                        // Case ids include the suite id; they must follow it, and so must history.
-                        let old: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
-                        suite.finalize_cases();
-                        let new: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
-                        part_past.rename(&old, &new);
-                    }
-                    suites.push(suite);
-                }
-                past.join(part_past);
-            }
-            Err(error) => suites.push(unreadable_suite(&input.label, &input.path, error.to_string())),
-        }
+        // Without a spill file nothing is written, so nothing can fail.
+        let _ = merger.add(input, None);
     }
-    suites.extend(crate::shard::join(shard_parts));
-    let missing = missing_shards(&shard_plans, &suites);
-    suites.extend(missing);
-    // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
-    for rerun in reruns {
-        match suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
-            Some(original) => crate::kinds::project::retry::overlay(original, rerun),
-            None => suites.push(rerun),
+    merger.finish()
+}
+
+/// Counts, per suite id, the inputs that hold it as a whole suite (shard parts of one suite are
+/// joined, not told apart): `(id, part)` for each suite of one input.
+fn count_uses<'a>(uses: &mut HashMap<String, usize>, suites: impl Iterator<Item = (&'a str, bool)>) {
+    for (id, _) in suites.filter(|(_, part)| !part) {
+        *uses.entry(id.to_string()).or_default() += 1;
+    }
+}
+
+/// The merge, one input at a time: with `--stream` each input's cases go to the spill file as
+/// soon as it is read, so memory holds one input's cases at most.
+struct Merger {
+    /// How many inputs hold each suite id (see [`count_uses`]): ids used twice get a label.
+    uses: HashMap<String, usize>,
+    started: Option<time::OffsetDateTime>,
+    finished: Option<time::OffsetDateTime>,
+    git: Option<crate::model::GitInfo>,
+    config_hashes: Vec<Option<String>>,
+    suites: Vec<Suite>,
+    shard_parts: Vec<(String, Suite)>,
+    shard_plans: Vec<ShardPlan>,
+    past: crate::history::Past,
+    reruns: Vec<Suite>,
+}
+
+impl Merger {
+    fn new(uses: HashMap<String, usize>) -> Merger {
+        Merger {
+            uses,
+            started: None,
+            finished: None,
+            git: None,
+            config_hashes: Vec::new(),
+            suites: Vec::new(),
+            shard_parts: Vec::new(),
+            shard_plans: Vec::new(),
+            past: crate::history::Past::default(),
+            reruns: Vec::new(),
         }
     }
 
-    let started_at = started.unwrap_or_else(time::OffsetDateTime::now_utc);
-    let config_hash = match config_hashes.as_slice() {
-        [one] => one.clone(),
-        _ => None,
-    };
-    let mut run = Run::assemble(suites, started_at, config_hash, git);
-    if let Some(finished) = finished {
-        run.finished_at = crate::model::rfc3339(finished);
-        run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
+    /// Takes in one input; with a spill file, its cases go there (see `Spill::stream_suite`).
+    fn add(
+        &mut self,
+        input: Input,
+        mut spill: Option<&mut crate::spill::Spill>,
+    ) -> Result<(), crate::spill::SpillError> {
+        let run = match input.run {
+            Ok(run) => run,
+            Err(error) => {
+                self.suites.push(unreadable_suite(&input.label, &input.path, error.to_string()));
+                return Ok(());
+            }
+        };
+        // Compared as times, not text: fractional seconds vary in length.
+        let parse = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok();
+        self.started = self.started.into_iter().chain(parse(&run.started_at)).min();
+        self.finished = self.finished.into_iter().chain(parse(&run.finished_at)).max();
+        self.shard_plans.extend(run.shard.clone());
+        let mut part_past = crate::history::Past::before(&run);
+        self.git = self.git.take().or(run.git);
+        if !self.config_hashes.contains(&run.config_hash) {
+            self.config_hashes.push(run.config_hash);
+        }
+        for mut suite in run.suites {
+            if suite.rerun_of.is_some() {
+                self.reruns.push(suite);
+                continue;
+            }
+            if suite.shard.is_none() && self.uses.get(&suite.id).copied().unwrap_or(0) > 1 {
+                suite.id = format!("{}/{}", input.label, suite.id);
+                suite.name = format!("{}/{}", input.label, suite.name);
+                // Case ids include the suite id; they must follow it, and so must history.
+                let old: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
+                suite.finalize_cases();
+                let new: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+                part_past.rename(&old, &new);
+            }
+            if let Some(spill) = spill.as_deref_mut() {
+                spill.stream_suite(&mut suite)?;
+            }
+            if suite.shard.is_some() {
+                self.shard_parts.push((input.label.clone(), suite));
+            } else {
+                self.suites.push(suite);
+            }
+        }
+        self.past.join(part_past);
+        Ok(())
     }
-    (run, past)
+
+    fn finish(mut self) -> (Run, crate::history::Past) {
+        self.suites.extend(crate::shard::join(self.shard_parts));
+        let missing = missing_shards(&self.shard_plans, &self.suites);
+        self.suites.extend(missing);
+        // `--rerun-failed` runs land on the suite they reran (same id), in the order given.
+        for rerun in self.reruns {
+            match self.suites.iter_mut().find(|s| s.id == rerun.id && s.rerun_of.is_none()) {
+                Some(original) => crate::kinds::project::retry::overlay(original, rerun),
+                None => self.suites.push(rerun),
+            }
+        }
+
+        let started_at = self.started.unwrap_or_else(time::OffsetDateTime::now_utc);
+        let config_hash = match self.config_hashes.as_slice() {
+            [one] => one.clone(),
+            _ => None,
+        };
+        let mut run = Run::assemble(self.suites, started_at, config_hash, self.git);
+        if let Some(finished) = self.finished {
+            run.finished_at = crate::model::rfc3339(finished);
+            run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
+        }
+        (run, self.past)
+    }
 }
 
 /// A source that could not be read stays in the view as an error suite, so the gate sees it.

@@ -172,8 +172,26 @@ impl JudgeArgs {
 /// lines such as the samples pass rate), the verdict and where the reports are.
 pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, between: &str) {
     if json {
-        // The model always serialises (plain data).
-        outln!("{}", serde_json::to_string_pretty(run).expect("run serialises"));
+        // Written as it is serialised, never held whole: a streamed run (`--stream`) reads its
+        // cases back from disk here, which can fail (the reports on disk saw the same cases).
+        struct Stdout;
+        impl std::io::Write for Stdout {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                crate::console::out_bytes(buf);
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut out = std::io::BufWriter::with_capacity(1 << 16, Stdout);
+        let printed = serde_json::to_writer_pretty(&mut out, run).map_err(std::io::Error::from);
+        if let Err(e) = printed
+            .and_then(|()| std::io::Write::write_all(&mut out, b"\n"))
+            .and_then(|()| std::io::Write::flush(&mut out))
+        {
+            errln!("fcorr: error: results.json could not be printed whole: {e}");
+        }
         return;
     }
     outln!();

@@ -123,3 +123,14 @@ pub(crate) fn expand_patterns(patterns: &[String], cwd: &Path, out_dir: &Path) -
     }
     Ok(expanded)
 }
+/// Says what the streaming mode (`--stream`) left out of memory, when the failing and flaky
+/// cases outnumber its cap: the summaries list the first ones, the full reports every one.
+pub(crate) fn warn_not_kept(not_kept: u64) {
+    if not_kept > 0 {
+        crate::warnings::warn(format!(
+            "--stream: {not_kept} failing or flaky case(s) past the first {} are counted but not listed in the \
+             terminal, summary.md or report.html; results.json, junit.xml and ctrf.json hold every case",
+            crate::spill::KEEP_CAP
+        ));
+    }
+}

@@ -12,8 +12,10 @@ use sha2::{Digest, Sha256};
 
 pub mod comparison;
 pub mod history;
+pub mod streamed;
 
 pub use comparison::Comparison;
+pub use streamed::{CaseStore, EveryCase, Streamed};
 
 /// Version of the `results.json` layout; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -33,6 +35,7 @@ pub struct Run {
     /// sha256 of the effective configuration, so runs with different settings are told apart.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_hash: Option<String>,
+    #[serde(serialize_with = "streamed::serialize_suites")]
     pub suites: Vec<Suite>,
     pub totals: Counts,
     /// Weighted mean of suite scores (0–100); `None` when no suite was scored.
@@ -146,7 +149,8 @@ pub struct Suite {
     pub detection: Option<Detection>,
     #[serde(default)]
     pub phases: Vec<Phase>,
-    #[serde(default)]
+    // Every case; for a streamed suite (`streamed`), only those kept for the summaries.
+    #[serde(default, serialize_with = "streamed::serialize_cases")]
     pub cases: Vec<Case>,
     pub counts: Counts,
     pub status: SuiteStatus,
@@ -188,6 +192,11 @@ pub struct Suite {
     /// out is said in every report.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
+    /// `--stream`: every case is on disk, read back in order by [`Suite::every_case`]; `cases`
+    /// holds the failing and flaky ones kept for the summaries. Never in `results.json` itself.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub streamed: Option<Streamed>,
 }
 
 /// A member or module of a project that fcorr did not run, and why.
@@ -1284,6 +1293,7 @@ impl Suite {
             rerun_of: None,
             split_by_item: false,
             left_out: Vec::new(),
+            streamed: None,
         }
     }
 

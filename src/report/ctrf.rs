@@ -121,10 +121,12 @@ impl Serialize for Tests<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(None)?;
         for suite in &self.run.suites {
-            for case in &suite.cases {
+            let mut cases = suite.every_case();
+            for case in &mut cases {
                 let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
-                seq.serialize_element(&test(suite, case, change))?;
+                seq.serialize_element(&test(suite, &case, change))?;
             }
+            cases.finish().map_err(serde::ser::Error::custom)?;
             if super::junit::needs_suite_error(suite) {
                 seq.serialize_element(&suite_error_test(suite))?;
             }
@@ -276,8 +278,10 @@ fn round4(x: f64) -> f64 {
 pub fn build<'a>(run: &'a Run, env: &ReportEnv) -> Document<'a> {
     let mut counts = Counts::default();
     for suite in &run.suites {
-        for case in &suite.cases {
-            counts.add(case.status);
+        match suite.streamed {
+            // Streamed: its counts count every case on disk (`cases` holds only the failing ones).
+            Some(_) => counts.merge(&suite.counts),
+            None => suite.cases.iter().for_each(|case| counts.add(case.status)),
         }
         if super::junit::needs_suite_error(suite) {
             counts.add(CaseStatus::Error);

@@ -137,11 +137,22 @@ pub fn render_comment(run: &Run, env: &ReportEnv) -> Result<String, RenderError>
     render_within(run, env, COMMENT_TEMPLATE, Budget::COMMENT)
 }
 
+/// How many cases a suite has: a streamed suite's counts count those on disk too.
+fn case_count(suite: &Suite) -> usize {
+    match suite.streamed {
+        Some(_) => suite.counts.total as usize,
+        None => suite.cases.len(),
+    }
+}
+
 /// Renders `template` at the most detailed level that fits `budget`, else trims the smallest.
 pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget) -> Result<String, RenderError> {
     let engine = engine(env.templates.as_deref())?;
     let max_cases = budget.limit / MIN_CASE_SIZE;
-    let total = run.suites.iter().map(|s| s.cases.len()).sum::<usize>();
+    let total = run.suites.iter().map(case_count).sum::<usize>();
+    // A streamed suite (`--stream`) keeps its failing cases in memory, not every case: list
+    // failures at most (what a run of that size gets anyway).
+    let streamed = run.suites.iter().any(|s| s.streamed.is_some());
     let mut last = None;
     // Failures step down twice: as many as could fit at their least size, then a short list
     // (with a count of the rest), so a PR comment on a run with thousands of failures still
@@ -159,10 +170,18 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         }
         // Listing every case cannot fit when there are more than the budget holds at its least
         // size each.
-        if detail == Detail::All && total > max_cases {
+        if detail == Detail::All && (total > max_cases || streamed) {
             continue;
         }
-        let notice = notice(detail, &budget);
+        let notice = match detail {
+            // Every case would fit, but a streamed run keeps only its failing ones in memory.
+            Detail::Failures if streamed && total <= max_cases => Some(
+                "Passing cases are not listed: this run was read in the streaming mode (`--stream`). Every case \
+                 is in `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts."
+                    .to_string(),
+            ),
+            _ => notice(detail, &budget),
+        };
         // Levels that can step down stop rendering as soon as they outgrow the budget; the last
         // one renders in full so the trim below sees all of it.
         let cap = (detail != Detail::Summary).then_some(budget);
@@ -682,7 +701,15 @@ fn timing_view<'a>(run: &'a Run, links: Option<&CodeLinks>) -> Option<TimingView
         }
     };
     // "The slowest 10" of a run with 10 tests or fewer is just the run again: only slowdowns then.
-    let timed = run.suites.iter().flat_map(|s| &s.cases).filter(|c| crate::timing::ran_ms(c).is_some()).count();
+    // A streamed suite's cases are on disk: the ones that ran stand for the timed ones.
+    let timed: usize = run
+        .suites
+        .iter()
+        .map(|s| match s.streamed {
+            Some(_) => s.counts.ran() as usize,
+            None => s.cases.iter().filter(|c| crate::timing::ran_ms(c).is_some()).count(),
+        })
+        .sum();
     let show_slowest = timed > timing.slowest.len();
     if !show_slowest && timing.slowdowns.is_empty() && !timing.compared {
         return None;
@@ -942,7 +969,7 @@ fn context(
                 .collect(),
             log_file: suite.log_file.as_deref(),
             usage: suite.usage.as_ref(),
-            cases_omitted: suite.cases.len() - cases.len(),
+            cases_omitted: case_count(suite) - cases.len(),
             cases,
             failures,
             delta,

@@ -47,5 +47,6 @@ mod report_links;
 mod report_markdown;
 mod samples;
 mod secrets;
+mod stream;
 mod terminal_pty;
 mod truth_process;

@@ -57,7 +57,7 @@ pub fn build_report(run: &Run) -> Report {
     let mut report = report_header(run);
     for suite in &run.suites {
         let mut ts = suite_header(suite);
-        ts.add_test_cases(suite_cases(suite));
+        ts.add_test_cases(suite_cases(suite, suite.every_case()));
         report.add_test_suite(ts);
     }
     report
@@ -104,11 +104,14 @@ fn suite_header(suite: &Suite) -> TestSuite {
     ts
 }
 
-/// The suite's cases as quick-junit test cases, built one at a time, then the synthetic error
-/// case when the suite needs one.
-fn suite_cases(suite: &Suite) -> impl Iterator<Item = TestCase> + '_ {
+/// The suite's cases (`every`: [`Suite::every_case`]) as quick-junit test cases, built one at a
+/// time, then the synthetic error case when the suite needs one.
+fn suite_cases<'a: 'b, 'b>(
+    suite: &'a Suite,
+    every: impl Iterator<Item = std::borrow::Cow<'a, crate::model::Case>> + 'b,
+) -> impl Iterator<Item = TestCase> + 'b {
     let error_case = needs_suite_error(suite).then(|| suite_error_case(suite));
-    suite.cases.iter().map(|case| test_case(suite, case)).chain(error_case)
+    every.map(move |case| test_case(suite, &case)).chain(error_case)
 }
 
 /// True when the suite's outcome is not explained by its failing cases: install/build failure,
