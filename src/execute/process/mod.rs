@@ -496,6 +496,9 @@ fn run_watching(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     platform::own_group(&mut command);
+    if spec.background {
+        platform::start_at_lower_priority(&mut command);
+    }
 
     // Spawn and register under the lock the leftover sweep holds, so the sweep never mistakes a
     // command that has just started (or already exited) for a leftover.
@@ -530,12 +533,6 @@ fn run_watching(
         }
     };
     let pgid = child.id() as i32;
-    if spec.background {
-        // Set from here, not in the child before exec (a `pre_exec` hook would make std fork
-        // instead of posix_spawn): the leader has just exec'd and has not forked yet, so
-        // everything it starts inherits the priority.
-        platform::lower_priority(pgid);
-    }
     // Ctrl-C may have landed between the check above and the registration.
     if is_cancelled() {
         platform::signal_group(pgid, platform::Stop::Term);
