@@ -2,12 +2,15 @@
 //! runner), the case as JSON on stdin and/or `{prompt}`/`{id}` in its command line; the answer
 //! is its stdout, `{"output": …, "usage": {…}}` or plain text.
 //!
-//! Each call gets a private directory (created exclusively, mode 0700, removed after the call)
-//! holding the case as JSON (`FCORR_CASE_FILE`) and the copy of stdout fcorr reads the answer
-//! from: no other user of a shared machine can plant an answer or redirect the output.
+//! Each call's case is a JSON file (`FCORR_CASE_FILE`, removed after the call) in a private
+//! directory (created exclusively, mode 0700) that the command SUTs alive share, so a suite makes
+//! one directory, not one per call; the answer is read from stdout kept in memory. No other user
+//! of a shared machine can plant a case or an answer, or redirect the output.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -71,12 +74,67 @@ pub(crate) struct CommandSut {
     config: CommandConfig,
     cwd: PathBuf,
     log: LogSink,
+    /// The private directory of the case files, once the first call made or found it.
+    scratch: OnceLock<Arc<tempfile::TempDir>>,
+}
+
+/// The private directory command calls write their case files to: created exclusively under a
+/// random name, entered by fcorr's user alone (tempfile's default is the umask's 0755), shared
+/// by every command SUT alive and removed when the last of them is dropped.
+fn shared_scratch() -> std::io::Result<Arc<tempfile::TempDir>> {
+    static SHARED: Mutex<Weak<tempfile::TempDir>> = Mutex::new(Weak::new());
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(dir) = shared.upgrade() {
+        return Ok(dir);
+    }
+    let dir = Arc::new(
+        tempfile::Builder::new()
+            .prefix("fcorr-sut-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()?,
+    );
+    *shared = Arc::downgrade(&dir);
+    Ok(dir)
+}
+
+/// A call's case file, removed when the call is over.
+struct CaseFile(PathBuf);
+
+impl CaseFile {
+    /// Writes `case` to a new file of `dir` under a name no other call of this process uses.
+    fn create(dir: &Path, case: &Value) -> std::io::Result<CaseFile> {
+        use std::io::Write;
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = dir.join(format!("case-{}.json", NEXT.fetch_add(1, Ordering::Relaxed)));
+        // create_new: never through a file or link already there.
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let file_guard = CaseFile(path);
+        file.write_all(case.to_string().as_bytes())?;
+        Ok(file_guard)
+    }
+}
+
+impl Drop for CaseFile {
+    fn drop(&mut self) {
+        // A file left behind goes with its directory at the end of the suite.
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl CommandSut {
     pub(crate) fn new(config: CommandConfig, base_dir: &Path, log: LogSink) -> CommandSut {
         let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
-        CommandSut { config, cwd, log }
+        CommandSut { config, cwd, log, scratch: OnceLock::new() }
+    }
+
+    /// The private directory of this SUT's case files (made by the first call that needs it).
+    fn scratch(&self) -> std::io::Result<&Path> {
+        if let Some(dir) = self.scratch.get() {
+            return Ok(dir.path());
+        }
+        let dir = shared_scratch()?;
+        // Calls racing here got the same shared directory; whichever is kept is the same one.
+        Ok(self.scratch.get_or_init(|| dir).path())
     }
 
     /// The call's command; `case_file` holds the case as JSON.
@@ -111,14 +169,6 @@ impl CommandSut {
     }
 }
 
-/// The file's bytes, or `None` when it holds more than `limit` (read no further than that).
-fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
-}
-
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
 fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) -> String {
     text.replace("{prompt}", &quote(&request.prompt)).replace("{id}", &quote(&request.id))
@@ -130,22 +180,14 @@ impl Backend for CommandSut {
             message: format!("cannot create {what} for the call to the system under test: {e}"),
             raw: None,
         };
-        // Created exclusively under a random name, entered by fcorr's user alone (tempfile's
-        // default is the umask's 0755); removed when dropped, at the end of this call.
-        let scratch = tempfile::Builder::new()
-            .prefix("fcorr-sut-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir()
-            .map_err(|e| private("a private temporary directory", e))?;
-        let case_file = scratch.path().join("case.json");
-        std::fs::write(&case_file, request.case.to_string()).map_err(|e| private("the case file", e))?;
-        let mut spec = self.spec(request, &case_file);
+        let scratch = self.scratch().map_err(|e| private("a private temporary directory", e))?;
+        let case_file = CaseFile::create(scratch, &request.case).map_err(|e| private("the case file", e))?;
+        let spec = self.spec(request, &case_file.0);
         // Stdout alone is the answer; the runner's capture interleaves stderr, so stdout is
-        // also copied to a file of its own.
-        let stdout_path = scratch.path().join("stdout");
-        spec.stdout_file = Some(stdout_path.clone());
-        let outcome = process::run(&spec, timeout, KILL_GRACE, &self.log);
-        let stdout = read_capped(&stdout_path, answer::MAX_ANSWER);
+        // also kept apart, in memory, up to the answer limit.
+        let limit = usize::try_from(answer::MAX_ANSWER).unwrap_or(usize::MAX);
+        let (outcome, stdout) = process::run_keeping_stdout(&spec, timeout, KILL_GRACE, &self.log, limit);
+        drop(case_file);
         let output = || Some(answer::cap(&outcome.output));
         match outcome.exit {
             Exit::Code(0) => {}
@@ -161,31 +203,14 @@ impl Backend for CommandSut {
             }
             Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
         }
-        let stdout = match stdout {
-            // Never reached while the answer limit is below the copy's head; checked anyway, so
-            // an answer with its middle cut out can never be judged.
-            Ok(Some(_)) if outcome.stdout_file_cut > 0 => {
-                let message = format!(
-                    "`{}` printed more than fcorr keeps ({} bytes cut); that is not an answer",
-                    spec.display(),
-                    outcome.stdout_file_cut
-                );
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-            Ok(Some(stdout)) => stdout,
-            Ok(None) => {
-                let message = format!(
-                    "`{}` printed more than {} MiB; that is not an answer",
-                    spec.display(),
-                    answer::MAX_ANSWER >> 20
-                );
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-            Err(e) => {
-                let message = format!("cannot read the stdout of `{}`: {e}", spec.display());
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-        };
+        if stdout.len() > limit {
+            let message = format!(
+                "`{}` printed more than {} MiB; that is not an answer",
+                spec.display(),
+                answer::MAX_ANSWER >> 20
+            );
+            return Err(Failure::Permanent { message, raw: output() });
+        }
         answer::parse(&stdout, self.config.answer).map_err(|bad| Failure::Permanent {
             message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
             raw: Some(bad.raw),
@@ -297,10 +322,6 @@ mod tests {
     #[test]
     fn an_answer_beyond_the_limit_is_an_error_not_read_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("out");
-        std::fs::write(&file, "x".repeat(1000)).unwrap();
-        assert_eq!(read_capped(&file, 1000).unwrap().map(|b| b.len()), Some(1000));
-        assert_eq!(read_capped(&file, 999).unwrap(), None);
         // 17 MiB of output: a backend error naming the limit.
         let err = shell("head -c 17825792 /dev/zero | tr '\\0' x", dir.path()).call(&request("x")).unwrap_err();
         assert!(err.to_string().contains("more than 16 MiB"), "{err}");
@@ -325,6 +346,20 @@ mod tests {
         }
         assert_eq!(answer.unwrap().output, json!("700"));
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "planted", "the planted link was written through");
+    }
+
+    #[test]
+    fn calls_share_one_private_directory_and_leave_no_case_file_behind() {
+        // One directory per suite, not one (mkdir, and a walk to remove it) per call.
+        let dir = tempfile::tempdir().unwrap();
+        let sut = shell(r#"printf '%s' "$FCORR_CASE_FILE""#, dir.path());
+        let first = sut.call(&request("a")).unwrap().output;
+        let second = sut.call(&request("b")).unwrap().output;
+        let (first, second) = (PathBuf::from(first.as_str().unwrap()), PathBuf::from(second.as_str().unwrap()));
+        assert_ne!(first, second);
+        assert_eq!(first.parent(), second.parent());
+        assert!(!first.exists() && !second.exists(), "a case file outlived its call");
+        assert!(first.parent().unwrap().is_dir(), "the directory lives as long as the SUT");
     }
 
     #[test]

@@ -438,17 +438,32 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 ///
 /// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
 pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> CommandOutcome {
-    run_watching(spec, timeout, grace, log, pump::Watch::Pidfd)
+    run_watching(spec, timeout, grace, log, None, pump::Watch::Pidfd).0
 }
 
-/// [`run`], with the command's exit watched the way `watch` says (tests take the fallback).
+/// [`run`], also keeping the command's stdout (redacted) in memory: its first `limit` bytes and
+/// one more when there are more, so a longer output shows as longer than `limit`. For an answer
+/// read from stdout: no file to create, write and read back per call.
+pub(crate) fn run_keeping_stdout(
+    spec: &CommandSpec,
+    timeout: Duration,
+    grace: Duration,
+    log: &LogSink,
+    limit: usize,
+) -> (CommandOutcome, Vec<u8>) {
+    run_watching(spec, timeout, grace, log, Some(limit), pump::Watch::Pidfd)
+}
+
+/// [`run`], keeping up to `keep` bytes of stdout, with the command's exit watched the way
+/// `watch` says (tests take the fallback).
 fn run_watching(
     spec: &CommandSpec,
     timeout: Duration,
     grace: Duration,
     log: &LogSink,
+    keep: Option<usize>,
     watch: pump::Watch,
-) -> CommandOutcome {
+) -> (CommandOutcome, Vec<u8>) {
     let started = Instant::now();
     {
         let mut sink = lock(log);
@@ -458,7 +473,7 @@ fn run_watching(
         let _ = sink.write_all(crate::secrets::redact(&line).as_bytes());
     }
     if is_cancelled() {
-        return finished(Exit::Cancelled, started, &Capture::new(0, 0));
+        return (finished(Exit::Cancelled, started, &Capture::new(0, 0)), Vec::new());
     }
 
     let subreaper = ensure_subreaper();
@@ -476,7 +491,7 @@ fn run_watching(
                     &Capture::new(0, 0),
                 );
                 outcome.output = message;
-                return outcome;
+                return (outcome, Vec::new());
             }
         },
         None => None,
@@ -529,7 +544,7 @@ fn run_watching(
                 &capture,
             );
             outcome.output = message;
-            return outcome;
+            return (outcome, Vec::new());
         }
     };
     let pgid = child.id() as i32;
@@ -546,7 +561,7 @@ fn run_watching(
         copy
     });
     let capture = Capture::new(HEAD_BYTES, TAIL_BYTES);
-    let mut pump = pump::Pump::new(&mut child, spec.stdin.clone(), stdout_copy, capture, log.clone());
+    let mut pump = pump::Pump::new(&mut child, spec.stdin.clone(), stdout_copy, keep, capture, log.clone());
     let mut waiter = pump::Waiter::new(child, watch);
     let (status, timed_out) = pump.until_exit(&mut waiter, pgid, timeout, grace);
 
@@ -563,7 +578,7 @@ fn run_watching(
         }
     };
     let drained = pump.drain(Instant::now() + PIPE_DRAIN);
-    let capture = pump.finish();
+    let (capture, stdout) = pump.finish();
 
     let exit = if is_cancelled() && !timed_out {
         Exit::Cancelled
@@ -601,7 +616,7 @@ fn run_watching(
         let _ = sink.write_all(line.as_bytes());
         let _ = sink.flush();
     }
-    outcome
+    (outcome, stdout)
 }
 
 /// Why a command could not start with E2BIG: which argument or variable is too long, or that
@@ -946,7 +961,7 @@ pub(crate) mod tests {
     fn without_a_pidfd_the_thread_that_waits_gives_the_same_outcomes() {
         // Where pidfd_open fails (macOS, Linux before 5.3, a seccomp filter) a thread waits.
         let fallback = |spec: &CommandSpec, timeout: Duration| {
-            run_watching(spec, timeout, Duration::from_millis(300), &null_log(), pump::Watch::Thread)
+            run_watching(spec, timeout, Duration::from_millis(300), &null_log(), None, pump::Watch::Thread).0
         };
         let mut spec = sh("tr a-z A-Z; echo oops >&2; exit 3");
         spec.stdin = Some(b"hello stdin".to_vec());

@@ -126,6 +126,21 @@ struct Output {
     pipe: Option<File>,
     redactor: crate::secrets::Redactor,
     copy: Option<CappedLog<File>>,
+    /// Stdout kept in memory (for an answer read from it), up to one byte over its limit.
+    keep: Option<Kept>,
+}
+
+/// Bytes kept in memory: at most `limit + 1`, so a longer output shows as one.
+pub(super) struct Kept {
+    pub(super) bytes: Vec<u8>,
+    limit: usize,
+}
+
+impl Kept {
+    fn push(&mut self, chunk: &[u8]) {
+        let room = (self.limit + 1).saturating_sub(self.bytes.len());
+        self.bytes.extend_from_slice(&chunk[..chunk.len().min(room)]);
+    }
 }
 
 /// The command's pipes and where their bytes go.
@@ -148,11 +163,13 @@ enum Stage {
 }
 
 impl Pump {
-    /// Takes the child's pipes (stdin gets `input`); stdout is also copied to `copy`.
+    /// Takes the child's pipes (stdin gets `input`); stdout is also copied to `copy`, and kept
+    /// in memory up to `keep` bytes (and one more, to tell a longer output).
     pub(super) fn new(
         child: &mut Child,
         input: Option<Vec<u8>>,
         copy: Option<CappedLog<File>>,
+        keep: Option<usize>,
         capture: Capture,
         log: LogSink,
     ) -> Pump {
@@ -170,10 +187,12 @@ impl Pump {
         };
         let mut outputs = Vec::with_capacity(2);
         if let Some(stdout) = child.stdout.take() {
-            outputs.push(Output { pipe: Some(nonblocking(stdout.into())), redactor: Default::default(), copy });
+            let keep = keep.map(|limit| Kept { bytes: Vec::new(), limit });
+            outputs.push(Output { pipe: Some(nonblocking(stdout.into())), redactor: Default::default(), copy, keep });
         }
         if let Some(stderr) = child.stderr.take() {
-            outputs.push(Output { pipe: Some(nonblocking(stderr.into())), redactor: Default::default(), copy: None });
+            let pipe = Some(nonblocking(stderr.into()));
+            outputs.push(Output { pipe, redactor: Default::default(), copy: None, keep: None });
         }
         let mut pump = Pump { input, outputs, capture, log, buf: vec![0; CHUNK] };
         pump.close_input_if_done();
@@ -239,14 +258,15 @@ impl Pump {
     }
 
     /// Ends every output (what a redactor held back is delivered, the stdout copy gets its tail
-    /// and marker) and returns the capture.
-    pub(super) fn finish(mut self) -> Capture {
+    /// and marker) and returns the capture and the stdout kept in memory (empty unless asked).
+    pub(super) fn finish(mut self) -> (Capture, Vec<u8>) {
         for index in 0..self.outputs.len() {
             if self.outputs[index].pipe.is_some() {
                 self.close_output(index);
             }
         }
-        self.capture
+        let kept = self.outputs.iter_mut().find_map(|o| o.keep.take()).map(|k| k.bytes).unwrap_or_default();
+        (self.capture, kept)
     }
 
     /// One `poll` over the pipes still open and `exit`, then one read or write on each ready
@@ -335,7 +355,7 @@ impl Pump {
                 let output = &mut self.outputs[index];
                 // Secrets are replaced before the output reaches the log, the copy or the capture.
                 let chunk = output.redactor.push(&self.buf[..n]);
-                deliver(&chunk, &mut output.copy, &mut self.capture, &self.log);
+                deliver(&chunk, output, &mut self.capture, &self.log);
             }
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => {}
             Err(_) => self.close_output(index),
@@ -347,18 +367,21 @@ impl Pump {
         let output = &mut self.outputs[index];
         output.pipe = None;
         let rest = output.redactor.finish();
-        deliver(&rest, &mut output.copy, &mut self.capture, &self.log);
+        deliver(&rest, output, &mut self.capture, &self.log);
         // Finish the copy (its tail and marker) now: the caller parses it once `run` returns.
         output.copy = None;
     }
 }
 
-/// Hands a redacted chunk of output to the copy, the log and the capture.
-fn deliver(chunk: &[u8], copy: &mut Option<CappedLog<File>>, capture: &mut Capture, log: &LogSink) {
+/// Hands a redacted chunk of `output` to its copy and kept bytes, the log and the capture.
+fn deliver(chunk: &[u8], output: &mut Output, capture: &mut Capture, log: &LogSink) {
     if chunk.is_empty() {
         return;
     }
-    if let Some(file) = copy.as_mut() {
+    if let Some(kept) = output.keep.as_mut() {
+        kept.push(chunk);
+    }
+    if let Some(file) = output.copy.as_mut() {
         // A failed copy write leaves a short report file; the parser reports it.
         let _ = file.write_all(chunk);
     }
