@@ -141,7 +141,11 @@ impl CommandSut {
     fn spec(&self, request: &SutRequest, case_file: &Path) -> CommandSpec {
         let mut spec = match &self.config.command {
             CommandLine::Shell(script) => {
-                CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
+                let line = substitute(script, request, process::shell_quote);
+                // `exec`: the shell becomes the program instead of waiting for it (dash, Debian's
+                // sh, forks even for the last command): one process per call, not two.
+                let line = if execs_as_is(script) { format!("exec {line}") } else { line };
+                CommandSpec::shell(&line, &self.cwd)
             }
             CommandLine::Argv(argv) => {
                 let mut words = argv.iter().map(|w| substitute(w, request, |s| s.to_string()));
@@ -167,6 +171,26 @@ impl CommandSut {
         };
         spec
     }
+}
+
+/// True when a shell command line is one plain program call the shell can `exec` with no
+/// difference but the process it saves: words of plain characters and `{prompt}`/`{id}` (which
+/// become single quoted words), nothing the shell would expand, redirect or chain, and a first
+/// word that is a literal program name, not an assignment, a builtin or a keyword (`exec echo`
+/// would run /bin/echo, which treats backslashes unlike dash's builtin).
+fn execs_as_is(script: &str) -> bool {
+    const BUILTINS: &[&str] = &[
+        ".", ":", "[", "alias", "bg", "break", "case", "cd", "chdir", "command", "continue", "do", "done", "echo",
+        "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for", "getopts", "hash",
+        "if", "jobs", "kill", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift", "test", "then",
+        "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
+    ];
+    let plain = |c: char| c.is_ascii_alphanumeric() || " _./:,+@%=-".contains(c);
+    let without_placeholders = script.replace("{prompt}", "").replace("{id}", "");
+    let Some(program) = script.split(' ').find(|word| !word.is_empty()) else { return false };
+    without_placeholders.chars().all(plain)
+        && program.chars().all(|c| plain(c) && c != '=')
+        && !BUILTINS.contains(&program)
 }
 
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
@@ -259,6 +283,36 @@ mod tests {
         assert_eq!(answer.output, json!("it's $HOME; `x`|case-1"));
         assert_eq!(answer.attempts, 1);
         assert!(!answer.cached);
+    }
+
+    #[test]
+    fn a_plain_shell_command_line_runs_as_one_process() {
+        // The script reports whether it leads its process group: it does when the shell exec'd
+        // it, not when the shell forked it (and waited).
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("who.sh"),
+            "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && echo leader \"$1\" || echo child \"$1\"\n",
+        )
+        .unwrap();
+        let answer = shell("sh who.sh {prompt}", dir.path()).call(&request("it's a b")).unwrap();
+        assert_eq!(answer.output, json!("leader it's a b"));
+        // Anything the shell itself must do keeps the shell.
+        let answer = shell("sh who.sh {prompt} | cat", dir.path()).call(&request("x")).unwrap();
+        assert_eq!(answer.output, json!("child x"));
+        for (line, execs) in [
+            ("python3 sut.py --model=small {prompt}", true),
+            ("./sut {id}", true),
+            ("echo {prompt}", false),
+            ("FOO=1 sut {prompt}", false),
+            ("sut {prompt}; rm x", false),
+            ("sut $HOME", false),
+            ("sut *.txt", false),
+            ("{prompt}", false),
+            ("", false),
+        ] {
+            assert_eq!(execs_as_is(line), execs, "{line}");
+        }
     }
 
     #[test]
