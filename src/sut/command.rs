@@ -137,27 +137,31 @@ impl CommandSut {
         Ok(self.scratch.get_or_init(|| dir).path())
     }
 
+    /// A command from its words, program first, in this SUT's directory.
+    fn argv_spec(&self, mut words: impl Iterator<Item = String>) -> CommandSpec {
+        let mut program = words.next().unwrap_or_default();
+        // A relative path names a file beside the configuration, wherever fcorr runs.
+        if program.contains('/') && !program.starts_with('/') {
+            program = self.cwd.join(&program).to_string_lossy().into_owned();
+        }
+        let mut spec = CommandSpec::new(program, &[], &self.cwd);
+        spec.args = words.collect();
+        spec
+    }
+
     /// The call's command; `case_file` holds the case as JSON.
     fn spec(&self, request: &SutRequest, case_file: &Path) -> CommandSpec {
+        let verbatim = |word: &str| substitute(word, request, |s| s.to_string());
         let mut spec = match &self.config.command {
+            // The words the shell would have made, run without it: the shell's start (and, with
+            // dash, its fork for the last command) cost more than many systems under test.
+            CommandLine::Shell(script) if is_plain_call(script) => {
+                self.argv_spec(script.split(' ').filter(|w| !w.is_empty()).map(verbatim))
+            }
             CommandLine::Shell(script) => {
-                let line = substitute(script, request, process::shell_quote);
-                // `exec`: the shell becomes the program instead of waiting for it (dash, Debian's
-                // sh, forks even for the last command): one process per call, not two.
-                let line = if execs_as_is(script) { format!("exec {line}") } else { line };
-                CommandSpec::shell(&line, &self.cwd)
+                CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
             }
-            CommandLine::Argv(argv) => {
-                let mut words = argv.iter().map(|w| substitute(w, request, |s| s.to_string()));
-                let mut program = words.next().unwrap_or_default();
-                // A relative path names a file beside the configuration, wherever fcorr runs.
-                if program.contains('/') && !program.starts_with('/') {
-                    program = self.cwd.join(&program).to_string_lossy().into_owned();
-                }
-                let mut spec = CommandSpec::new(program, &[], &self.cwd);
-                spec.args = words.collect();
-                spec
-            }
+            CommandLine::Argv(argv) => self.argv_spec(argv.iter().map(|w| verbatim(w))),
         };
         spec.env = self.config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         // The id inline only while it is small: a huge one would stop the process from starting.
@@ -173,24 +177,25 @@ impl CommandSut {
     }
 }
 
-/// True when a shell command line is one plain program call the shell can `exec` with no
-/// difference but the process it saves: words of plain characters and `{prompt}`/`{id}` (which
-/// become single quoted words), nothing the shell would expand, redirect or chain, and a first
-/// word that is a literal program name, not an assignment, a builtin or a keyword (`exec echo`
-/// would run /bin/echo, which treats backslashes unlike dash's builtin).
-fn execs_as_is(script: &str) -> bool {
-    const BUILTINS: &[&str] = &[
-        ".", ":", "[", "alias", "bg", "break", "case", "cd", "chdir", "command", "continue", "do", "done", "echo",
-        "elif", "else", "esac", "eval", "exec", "exit", "export", "false", "fc", "fg", "fi", "for", "getopts", "hash",
-        "if", "jobs", "kill", "local", "printf", "pwd", "read", "readonly", "return", "set", "shift", "test", "then",
-        "times", "trap", "true", "type", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
-    ];
+/// True when a shell command line is one plain program call, which fcorr runs itself with the
+/// words the shell would make: words of plain characters and `{prompt}`/`{id}` (substituted
+/// shell-quoted, so each value stays inside its word, verbatim), nothing the shell would expand,
+/// redirect or chain, and a first word that is a literal program name, not an assignment, a
+/// builtin or a keyword (run directly, `echo` would be /bin/echo, which treats backslashes
+/// unlike dash's builtin).
+fn is_plain_call(script: &str) -> bool {
+    // dash's builtins and keywords, and bash's (macOS's sh is bash): `time` there is a keyword.
+    const BUILTINS: &str = ". : [ alias bg bind break builtin caller case cd chdir command compgen complete \
+        continue coproc declare dirs disown do done echo elif else enable esac eval exec exit export false fc fg fi \
+        for function getopts hash help history if jobs kill let local logout mapfile popd printf pushd pwd read \
+        readarray readonly return select set shift shopt source suspend test then time times trap true type \
+        typeset ulimit umask unalias unset until wait while";
     let plain = |c: char| c.is_ascii_alphanumeric() || " _./:,+@%=-".contains(c);
     let without_placeholders = script.replace("{prompt}", "").replace("{id}", "");
     let Some(program) = script.split(' ').find(|word| !word.is_empty()) else { return false };
     without_placeholders.chars().all(plain)
         && program.chars().all(|c| plain(c) && c != '=')
-        && !BUILTINS.contains(&program)
+        && !BUILTINS.split_whitespace().any(|builtin| builtin == program)
 }
 
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
@@ -287,8 +292,8 @@ mod tests {
 
     #[test]
     fn a_plain_shell_command_line_runs_as_one_process() {
-        // The script reports whether it leads its process group: it does when the shell exec'd
-        // it, not when the shell forked it (and waited).
+        // The script reports whether it leads its process group: it does when fcorr started it
+        // itself, not when a shell forked it (and waited).
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(
             dir.path().join("who.sh"),
@@ -300,10 +305,14 @@ mod tests {
         // Anything the shell itself must do keeps the shell.
         let answer = shell("sh who.sh {prompt} | cat", dir.path()).call(&request("x")).unwrap();
         assert_eq!(answer.output, json!("child x"));
+        // A plain call that names no program on PATH fails like a missing argv program.
+        let err = shell("fcorr-no-such-sut {prompt}", dir.path()).call(&request("x")).unwrap_err();
+        assert!(err.to_string().contains("`fcorr-no-such-sut` was not found"), "{err}");
         for (line, execs) in [
             ("python3 sut.py --model=small {prompt}", true),
             ("./sut {id}", true),
             ("echo {prompt}", false),
+            ("time sut {prompt}", false),
             ("FOO=1 sut {prompt}", false),
             ("sut {prompt}; rm x", false),
             ("sut $HOME", false),
@@ -311,7 +320,7 @@ mod tests {
             ("{prompt}", false),
             ("", false),
         ] {
-            assert_eq!(execs_as_is(line), execs, "{line}");
+            assert_eq!(is_plain_call(line), execs, "{line}");
         }
     }
 
