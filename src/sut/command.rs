@@ -76,6 +76,8 @@ pub(crate) struct CommandSut {
     log: LogSink,
     /// The private directory of the case files, once the first call made or found it.
     scratch: OnceLock<Arc<tempfile::TempDir>>,
+    /// Whether a shell command line runs without the shell, decided by the first call.
+    direct: OnceLock<bool>,
 }
 
 /// The private directory command calls write their case files to: created exclusively under a
@@ -124,7 +126,7 @@ impl Drop for CaseFile {
 impl CommandSut {
     pub(crate) fn new(config: CommandConfig, base_dir: &Path, log: LogSink) -> CommandSut {
         let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
-        CommandSut { config, cwd, log, scratch: OnceLock::new() }
+        CommandSut { config, cwd, log, scratch: OnceLock::new(), direct: OnceLock::new() }
     }
 
     /// The private directory of this SUT's case files (made by the first call that needs it).
@@ -135,6 +137,27 @@ impl CommandSut {
         let dir = shared_scratch()?;
         // Calls racing here got the same shared directory; whichever is kept is the same one.
         Ok(self.scratch.get_or_init(|| dir).path())
+    }
+
+    /// True when `script` is a plain call ([`is_plain_call`]) of a program the kernel can start
+    /// itself: an ELF binary or a `#!` script. A script without `#!` runs under `sh -c` (the
+    /// shell runs it as a script when exec says ENOEXEC) but not when spawned directly, and a
+    /// `PATH` set for the SUT is the shell's to search: both keep the shell.
+    fn runs_without_shell(&self, script: &str) -> bool {
+        *self.direct.get_or_init(|| {
+            if !is_plain_call(script) || self.config.env.contains_key("PATH") {
+                return false;
+            }
+            let Some(program) = script.split(' ').find(|w| !w.is_empty()) else { return false };
+            let path =
+                if program.contains('/') { Some(self.cwd.join(program)) } else { process::find_on_path(program) };
+            let mut head = [0u8; 4];
+            let read = path.and_then(|p| {
+                use std::io::Read;
+                std::fs::File::open(p).and_then(|mut f| f.read(&mut head)).ok()
+            });
+            matches!(read, Some(n) if head[..n].starts_with(b"#!") || head[..n] == *b"\x7fELF")
+        })
     }
 
     /// A command from its words, program first, in this SUT's directory.
@@ -155,7 +178,7 @@ impl CommandSut {
         let mut spec = match &self.config.command {
             // The words the shell would have made, run without it: the shell's start (and, with
             // dash, its fork for the last command) cost more than many systems under test.
-            CommandLine::Shell(script) if is_plain_call(script) => {
+            CommandLine::Shell(script) if self.runs_without_shell(script) => {
                 self.argv_spec(script.split(' ').filter(|w| !w.is_empty()).map(verbatim))
             }
             CommandLine::Shell(script) => {
@@ -305,9 +328,12 @@ mod tests {
         // Anything the shell itself must do keeps the shell.
         let answer = shell("sh who.sh {prompt} | cat", dir.path()).call(&request("x")).unwrap();
         assert_eq!(answer.output, json!("child x"));
-        // A plain call that names no program on PATH fails like a missing argv program.
-        let err = shell("fcorr-no-such-sut {prompt}", dir.path()).call(&request("x")).unwrap_err();
-        assert!(err.to_string().contains("`fcorr-no-such-sut` was not found"), "{err}");
+        // An executable script without `#!` still runs: the shell runs it as a script.
+        let plain = dir.path().join("plain.sh");
+        std::fs::write(&plain, "echo hi \"$1\"\n").unwrap();
+        std::fs::set_permissions(&plain, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let answer = shell("./plain.sh {prompt}", dir.path()).call(&request("x y")).unwrap();
+        assert_eq!(answer.output, json!("hi x y"));
         for (line, execs) in [
             ("python3 sut.py --model=small {prompt}", true),
             ("./sut {id}", true),
