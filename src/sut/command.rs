@@ -2,12 +2,15 @@
 //! runner), the case as JSON on stdin and/or `{prompt}`/`{id}` in its command line; the answer
 //! is its stdout, `{"output": …, "usage": {…}}` or plain text.
 //!
-//! Each call gets a private directory (created exclusively, mode 0700, removed after the call)
-//! holding the case as JSON (`FCORR_CASE_FILE`) and the copy of stdout fcorr reads the answer
-//! from: no other user of a shared machine can plant an answer or redirect the output.
+//! Each call's case is a JSON file (`FCORR_CASE_FILE`, removed after the call) in a private
+//! directory (created exclusively, mode 0700) that the command SUTs alive share, so a suite makes
+//! one directory, not one per call; the answer is read from stdout kept in memory. No other user
+//! of a shared machine can plant a case or an answer, or redirect the output.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -71,31 +74,117 @@ pub(crate) struct CommandSut {
     config: CommandConfig,
     cwd: PathBuf,
     log: LogSink,
+    /// The private directory of the case files, once the first call made or found it.
+    scratch: OnceLock<Arc<tempfile::TempDir>>,
+    /// Whether a shell command line runs without the shell, decided by the first call.
+    direct: OnceLock<bool>,
+}
+
+/// The private directory command calls write their case files to: created exclusively under a
+/// random name, entered by fcorr's user alone (tempfile's default is the umask's 0755), shared
+/// by every command SUT alive and removed when the last of them is dropped.
+fn shared_scratch() -> std::io::Result<Arc<tempfile::TempDir>> {
+    static SHARED: Mutex<Weak<tempfile::TempDir>> = Mutex::new(Weak::new());
+    let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+    if let Some(dir) = shared.upgrade() {
+        return Ok(dir);
+    }
+    let dir = Arc::new(
+        tempfile::Builder::new()
+            .prefix("fcorr-sut-")
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir()?,
+    );
+    *shared = Arc::downgrade(&dir);
+    Ok(dir)
+}
+
+/// A call's case file, removed when the call is over.
+struct CaseFile(PathBuf);
+
+impl CaseFile {
+    /// Writes `case` to a new file of `dir` under a name no other call of this process uses.
+    fn create(dir: &Path, case: &Value) -> std::io::Result<CaseFile> {
+        use std::io::Write;
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let path = dir.join(format!("case-{}.json", NEXT.fetch_add(1, Ordering::Relaxed)));
+        // create_new: never through a file or link already there.
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&path)?;
+        let file_guard = CaseFile(path);
+        file.write_all(case.to_string().as_bytes())?;
+        Ok(file_guard)
+    }
+}
+
+impl Drop for CaseFile {
+    fn drop(&mut self) {
+        // A file left behind goes with its directory at the end of the suite.
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 impl CommandSut {
     pub(crate) fn new(config: CommandConfig, base_dir: &Path, log: LogSink) -> CommandSut {
         let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
-        CommandSut { config, cwd, log }
+        CommandSut { config, cwd, log, scratch: OnceLock::new(), direct: OnceLock::new() }
+    }
+
+    /// The private directory of this SUT's case files (made by the first call that needs it).
+    fn scratch(&self) -> std::io::Result<&Path> {
+        if let Some(dir) = self.scratch.get() {
+            return Ok(dir.path());
+        }
+        let dir = shared_scratch()?;
+        // Calls racing here got the same shared directory; whichever is kept is the same one.
+        Ok(self.scratch.get_or_init(|| dir).path())
+    }
+
+    /// True when `script` is a plain call ([`is_plain_call`]) of a program the kernel can start
+    /// itself: an ELF binary or a `#!` script. A script without `#!` runs under `sh -c` (the
+    /// shell runs it as a script when exec says ENOEXEC) but not when spawned directly, and a
+    /// `PATH` set for the SUT is the shell's to search: both keep the shell.
+    fn runs_without_shell(&self, script: &str) -> bool {
+        *self.direct.get_or_init(|| {
+            if !is_plain_call(script) || self.config.env.contains_key("PATH") {
+                return false;
+            }
+            let Some(program) = script.split(' ').find(|w| !w.is_empty()) else { return false };
+            let path =
+                if program.contains('/') { Some(self.cwd.join(program)) } else { process::find_on_path(program) };
+            let mut head = [0u8; 4];
+            let read = path.and_then(|p| {
+                use std::io::Read;
+                std::fs::File::open(p).and_then(|mut f| f.read(&mut head)).ok()
+            });
+            matches!(read, Some(n) if head[..n].starts_with(b"#!") || head[..n] == *b"\x7fELF")
+        })
+    }
+
+    /// A command from its words, program first, in this SUT's directory.
+    fn argv_spec(&self, mut words: impl Iterator<Item = String>) -> CommandSpec {
+        let mut program = words.next().unwrap_or_default();
+        // A relative path names a file beside the configuration, wherever fcorr runs.
+        if program.contains('/') && !program.starts_with('/') {
+            program = self.cwd.join(&program).to_string_lossy().into_owned();
+        }
+        let mut spec = CommandSpec::new(program, &[], &self.cwd);
+        spec.args = words.collect();
+        spec
     }
 
     /// The call's command; `case_file` holds the case as JSON.
     fn spec(&self, request: &SutRequest, case_file: &Path) -> CommandSpec {
+        let verbatim = |word: &str| substitute(word, request, |s| s.to_string());
         let mut spec = match &self.config.command {
+            // The words the shell would have made, run without it: the shell's start (and, with
+            // dash, its fork for the last command) cost more than many systems under test.
+            CommandLine::Shell(script) if self.runs_without_shell(script) => {
+                self.argv_spec(script.split(' ').filter(|w| !w.is_empty()).map(verbatim))
+            }
             CommandLine::Shell(script) => {
                 CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
             }
-            CommandLine::Argv(argv) => {
-                let mut words = argv.iter().map(|w| substitute(w, request, |s| s.to_string()));
-                let mut program = words.next().unwrap_or_default();
-                // A relative path names a file beside the configuration, wherever fcorr runs.
-                if program.contains('/') && !program.starts_with('/') {
-                    program = self.cwd.join(&program).to_string_lossy().into_owned();
-                }
-                let mut spec = CommandSpec::new(program, &[], &self.cwd);
-                spec.args = words.collect();
-                spec
-            }
+            CommandLine::Argv(argv) => self.argv_spec(argv.iter().map(|w| verbatim(w))),
         };
         spec.env = self.config.env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
         // The id inline only while it is small: a huge one would stop the process from starting.
@@ -111,12 +200,25 @@ impl CommandSut {
     }
 }
 
-/// The file's bytes, or `None` when it holds more than `limit` (read no further than that).
-fn read_capped(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)?.take(limit + 1).read_to_end(&mut bytes)?;
-    Ok((bytes.len() as u64 <= limit).then_some(bytes))
+/// True when a shell command line is one plain program call, which fcorr runs itself with the
+/// words the shell would make: words of plain characters and `{prompt}`/`{id}` (substituted
+/// shell-quoted, so each value stays inside its word, verbatim), nothing the shell would expand,
+/// redirect or chain, and a first word that is a literal program name, not an assignment, a
+/// builtin or a keyword (run directly, `echo` would be /bin/echo, which treats backslashes
+/// unlike dash's builtin).
+fn is_plain_call(script: &str) -> bool {
+    // dash's builtins and keywords, and bash's (macOS's sh is bash): `time` there is a keyword.
+    const BUILTINS: &str = ". : [ alias bg bind break builtin caller case cd chdir command compgen complete \
+        continue coproc declare dirs disown do done echo elif else enable esac eval exec exit export false fc fg fi \
+        for function getopts hash help history if jobs kill let local logout mapfile popd printf pushd pwd read \
+        readarray readonly return select set shift shopt source suspend test then time times trap true type \
+        typeset ulimit umask unalias unset until wait while";
+    let plain = |c: char| c.is_ascii_alphanumeric() || " _./:,+@%=-".contains(c);
+    let without_placeholders = script.replace("{prompt}", "").replace("{id}", "");
+    let Some(program) = script.split(' ').find(|word| !word.is_empty()) else { return false };
+    without_placeholders.chars().all(plain)
+        && program.chars().all(|c| plain(c) && c != '=')
+        && !BUILTINS.split_whitespace().any(|builtin| builtin == program)
 }
 
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
@@ -130,22 +232,14 @@ impl Backend for CommandSut {
             message: format!("cannot create {what} for the call to the system under test: {e}"),
             raw: None,
         };
-        // Created exclusively under a random name, entered by fcorr's user alone (tempfile's
-        // default is the umask's 0755); removed when dropped, at the end of this call.
-        let scratch = tempfile::Builder::new()
-            .prefix("fcorr-sut-")
-            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
-            .tempdir()
-            .map_err(|e| private("a private temporary directory", e))?;
-        let case_file = scratch.path().join("case.json");
-        std::fs::write(&case_file, request.case.to_string()).map_err(|e| private("the case file", e))?;
-        let mut spec = self.spec(request, &case_file);
+        let scratch = self.scratch().map_err(|e| private("a private temporary directory", e))?;
+        let case_file = CaseFile::create(scratch, &request.case).map_err(|e| private("the case file", e))?;
+        let spec = self.spec(request, &case_file.0);
         // Stdout alone is the answer; the runner's capture interleaves stderr, so stdout is
-        // also copied to a file of its own.
-        let stdout_path = scratch.path().join("stdout");
-        spec.stdout_file = Some(stdout_path.clone());
-        let outcome = process::run(&spec, timeout, KILL_GRACE, &self.log);
-        let stdout = read_capped(&stdout_path, answer::MAX_ANSWER);
+        // also kept apart, in memory, up to the answer limit.
+        let limit = usize::try_from(answer::MAX_ANSWER).unwrap_or(usize::MAX);
+        let (outcome, stdout) = process::run_keeping_stdout(&spec, timeout, KILL_GRACE, &self.log, limit);
+        drop(case_file);
         let output = || Some(answer::cap(&outcome.output));
         match outcome.exit {
             Exit::Code(0) => {}
@@ -161,31 +255,14 @@ impl Backend for CommandSut {
             }
             Exit::SpawnFailed { message, .. } => return Err(Failure::Permanent { message, raw: None }),
         }
-        let stdout = match stdout {
-            // Never reached while the answer limit is below the copy's head; checked anyway, so
-            // an answer with its middle cut out can never be judged.
-            Ok(Some(_)) if outcome.stdout_file_cut > 0 => {
-                let message = format!(
-                    "`{}` printed more than fcorr keeps ({} bytes cut); that is not an answer",
-                    spec.display(),
-                    outcome.stdout_file_cut
-                );
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-            Ok(Some(stdout)) => stdout,
-            Ok(None) => {
-                let message = format!(
-                    "`{}` printed more than {} MiB; that is not an answer",
-                    spec.display(),
-                    answer::MAX_ANSWER >> 20
-                );
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-            Err(e) => {
-                let message = format!("cannot read the stdout of `{}`: {e}", spec.display());
-                return Err(Failure::Permanent { message, raw: output() });
-            }
-        };
+        if stdout.len() > limit {
+            let message = format!(
+                "`{}` printed more than {} MiB; that is not an answer",
+                spec.display(),
+                answer::MAX_ANSWER >> 20
+            );
+            return Err(Failure::Permanent { message, raw: output() });
+        }
         answer::parse(&stdout, self.config.answer).map_err(|bad| Failure::Permanent {
             message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
             raw: Some(bad.raw),
@@ -234,6 +311,43 @@ mod tests {
         assert_eq!(answer.output, json!("it's $HOME; `x`|case-1"));
         assert_eq!(answer.attempts, 1);
         assert!(!answer.cached);
+    }
+
+    #[test]
+    fn a_plain_shell_command_line_runs_as_one_process() {
+        // The script reports whether it leads its process group: it does when fcorr started it
+        // itself, not when a shell forked it (and waited).
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("who.sh"),
+            "[ \"$(cut -d' ' -f5 /proc/$$/stat)\" = \"$$\" ] && echo leader \"$1\" || echo child \"$1\"\n",
+        )
+        .unwrap();
+        let answer = shell("sh who.sh {prompt}", dir.path()).call(&request("it's a b")).unwrap();
+        assert_eq!(answer.output, json!("leader it's a b"));
+        // Anything the shell itself must do keeps the shell.
+        let answer = shell("sh who.sh {prompt} | cat", dir.path()).call(&request("x")).unwrap();
+        assert_eq!(answer.output, json!("child x"));
+        // An executable script without `#!` still runs: the shell runs it as a script.
+        let plain = dir.path().join("plain.sh");
+        std::fs::write(&plain, "echo hi \"$1\"\n").unwrap();
+        std::fs::set_permissions(&plain, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let answer = shell("./plain.sh {prompt}", dir.path()).call(&request("x y")).unwrap();
+        assert_eq!(answer.output, json!("hi x y"));
+        for (line, execs) in [
+            ("python3 sut.py --model=small {prompt}", true),
+            ("./sut {id}", true),
+            ("echo {prompt}", false),
+            ("time sut {prompt}", false),
+            ("FOO=1 sut {prompt}", false),
+            ("sut {prompt}; rm x", false),
+            ("sut $HOME", false),
+            ("sut *.txt", false),
+            ("{prompt}", false),
+            ("", false),
+        ] {
+            assert_eq!(is_plain_call(line), execs, "{line}");
+        }
     }
 
     #[test]
@@ -297,10 +411,6 @@ mod tests {
     #[test]
     fn an_answer_beyond_the_limit_is_an_error_not_read_whole() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("out");
-        std::fs::write(&file, "x".repeat(1000)).unwrap();
-        assert_eq!(read_capped(&file, 1000).unwrap().map(|b| b.len()), Some(1000));
-        assert_eq!(read_capped(&file, 999).unwrap(), None);
         // 17 MiB of output: a backend error naming the limit.
         let err = shell("head -c 17825792 /dev/zero | tr '\\0' x", dir.path()).call(&request("x")).unwrap_err();
         assert!(err.to_string().contains("more than 16 MiB"), "{err}");
@@ -325,6 +435,20 @@ mod tests {
         }
         assert_eq!(answer.unwrap().output, json!("700"));
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "planted", "the planted link was written through");
+    }
+
+    #[test]
+    fn calls_share_one_private_directory_and_leave_no_case_file_behind() {
+        // One directory per suite, not one (mkdir, and a walk to remove it) per call.
+        let dir = tempfile::tempdir().unwrap();
+        let sut = shell(r#"printf '%s' "$FCORR_CASE_FILE""#, dir.path());
+        let first = sut.call(&request("a")).unwrap().output;
+        let second = sut.call(&request("b")).unwrap().output;
+        let (first, second) = (PathBuf::from(first.as_str().unwrap()), PathBuf::from(second.as_str().unwrap()));
+        assert_ne!(first, second);
+        assert_eq!(first.parent(), second.parent());
+        assert!(!first.exists() && !second.exists(), "a case file outlived its call");
+        assert!(first.parent().unwrap().is_dir(), "the directory lives as long as the SUT");
     }
 
     #[test]

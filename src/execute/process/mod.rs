@@ -14,6 +14,7 @@
 #[cfg(not(unix))]
 compile_error!("fcorr supports Linux and macOS: process control has no Windows backend yet");
 
+mod pump;
 #[cfg(unix)]
 mod unix;
 pub(crate) use platform::signal_name;
@@ -22,11 +23,10 @@ use unix as platform;
 
 use std::collections::{HashSet, VecDeque};
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -438,15 +438,42 @@ fn utf8_suffix(bytes: &[u8]) -> String {
 ///
 /// `CI=true` is always set; stdin gets `spec.stdin`, else is closed. Output goes to `log` in full.
 pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &LogSink) -> CommandOutcome {
+    run_watching(spec, timeout, grace, log, None, pump::Watch::Pidfd).0
+}
+
+/// [`run`], also keeping the command's stdout (redacted) in memory: its first `limit` bytes and
+/// one more when there are more, so a longer output shows as longer than `limit`. For an answer
+/// read from stdout: no file to create, write and read back per call.
+pub(crate) fn run_keeping_stdout(
+    spec: &CommandSpec,
+    timeout: Duration,
+    grace: Duration,
+    log: &LogSink,
+    limit: usize,
+) -> (CommandOutcome, Vec<u8>) {
+    run_watching(spec, timeout, grace, log, Some(limit), pump::Watch::Pidfd)
+}
+
+/// [`run`], keeping up to `keep` bytes of stdout, with the command's exit watched the way
+/// `watch` says (tests take the fallback).
+fn run_watching(
+    spec: &CommandSpec,
+    timeout: Duration,
+    grace: Duration,
+    log: &LogSink,
+    keep: Option<usize>,
+    watch: pump::Watch,
+) -> (CommandOutcome, Vec<u8>) {
     let started = Instant::now();
     {
         let mut sink = lock(log);
         // Log write failures must not stop the run; the capture still has the output.
-        let line = format!("$ {}  (in {})", spec.display_full(), spec.cwd.display());
-        let _ = writeln!(sink, "{}", crate::secrets::redact(&line));
+        let line = format!("$ {}  (in {})\n", spec.display_full(), spec.cwd.display());
+        // One write: the suite log is an unbuffered file shared by the suite's commands.
+        let _ = sink.write_all(crate::secrets::redact(&line).as_bytes());
     }
     if is_cancelled() {
-        return finished(Exit::Cancelled, started, &Capture::new(0, 0));
+        return (finished(Exit::Cancelled, started, &Capture::new(0, 0)), Vec::new());
     }
 
     let subreaper = ensure_subreaper();
@@ -464,7 +491,7 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
                     &Capture::new(0, 0),
                 );
                 outcome.output = message;
-                return outcome;
+                return (outcome, Vec::new());
             }
         },
         None => None,
@@ -484,6 +511,9 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     platform::own_group(&mut command);
+    if spec.background {
+        platform::start_at_lower_priority(&mut command);
+    }
 
     // Spawn and register under the lock the leftover sweep holds, so the sweep never mistakes a
     // command that has just started (or already exited) for a leftover.
@@ -514,31 +544,15 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
                 &capture,
             );
             outcome.output = message;
-            return outcome;
+            return (outcome, Vec::new());
         }
     };
     let pgid = child.id() as i32;
-    if spec.background {
-        // Set from here, not in the child before exec (a `pre_exec` hook would make std fork
-        // instead of posix_spawn): the leader has just exec'd and has not forked yet, so
-        // everything it starts inherits the priority.
-        platform::lower_priority(pgid);
-    }
     // Ctrl-C may have landed between the check above and the registration.
     if is_cancelled() {
         platform::signal_group(pgid, platform::Stop::Term);
     }
 
-    if let (Some(mut pipe), Some(input)) = (child.stdin.take(), spec.stdin.clone()) {
-        // A writer thread, so a command that does not read its stdin cannot block us. A command
-        // may exit without reading it all (`echo ok` as a system under test): the write then
-        // fails with EPIPE (SIGPIPE is ignored, see main.rs), which only means the command did
-        // not read its input; its answer is judged like any other.
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(&input);
-        });
-    }
-    let capture = Arc::new(Mutex::new(Capture::new(HEAD_BYTES, TAIL_BYTES)));
     // The copy is capped like a suite log (head, marker, tail), with a head sized for reports.
     let stdout_cut = Arc::new(AtomicU64::new(0));
     let stdout_copy = stdout_copy_file.map(|file| {
@@ -546,39 +560,11 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
         copy.cut_total = Some(stdout_cut.clone());
         copy
     });
-    let (pipes_done_tx, pipes_done_rx) = mpsc::channel::<()>();
-    let mut readers = 0;
-    if let Some(stdout) = child.stdout.take() {
-        readers += 1;
-        spawn_reader(stdout, stdout_copy, capture.clone(), log.clone(), pipes_done_tx.clone());
-    }
-    if let Some(stderr) = child.stderr.take() {
-        readers += 1;
-        spawn_reader(stderr, None, capture.clone(), log.clone(), pipes_done_tx.clone());
-    }
-    drop(pipes_done_tx);
+    let capture = Capture::new(HEAD_BYTES, TAIL_BYTES);
+    let mut pump = pump::Pump::new(&mut child, spec.stdin.clone(), stdout_copy, keep, capture, log.clone());
+    let mut waiter = pump::Waiter::new(child, watch);
+    let (status, timed_out) = pump.until_exit(&mut waiter, pgid, timeout, grace);
 
-    let (exit_tx, exit_rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let status = child.wait();
-        let _ = exit_tx.send(status);
-    });
-
-    let mut timed_out = false;
-    let status = match exit_rx.recv_timeout(timeout) {
-        Ok(status) => status,
-        Err(_) => {
-            timed_out = true;
-            platform::signal_group(pgid, platform::Stop::Term);
-            match exit_rx.recv_timeout(grace) {
-                Ok(status) => status,
-                Err(_) => {
-                    platform::signal_group(pgid, platform::Stop::Kill);
-                    exit_rx.recv().unwrap_or_else(|_| Err(io::Error::other("wait thread ended without a status")))
-                }
-            }
-        }
-    };
     // The leader is gone; anything it left behind in its group goes too, and so does every
     // descendant that left the group but still carries this command's marker.
     platform::signal_group(pgid, platform::Stop::Kill);
@@ -591,16 +577,8 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
             Vec::new()
         }
     };
-
-    let drain_deadline = Instant::now() + PIPE_DRAIN;
-    let mut drained = 0;
-    while drained < readers {
-        let left = drain_deadline.saturating_duration_since(Instant::now());
-        if pipes_done_rx.recv_timeout(left).is_err() {
-            break;
-        }
-        drained += 1;
-    }
+    let drained = pump.drain(Instant::now() + PIPE_DRAIN);
+    let (capture, stdout) = pump.finish();
 
     let exit = if is_cancelled() && !timed_out {
         Exit::Cancelled
@@ -614,7 +592,6 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
             }
         }
     };
-    let capture = lock(&capture);
     let mut outcome = finished(exit, started, &capture);
     outcome.stdout_file_cut = stdout_cut.load(Ordering::SeqCst);
     if !leftovers.is_empty() {
@@ -624,7 +601,7 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
             leftovers
         ));
     }
-    if drained < readers {
+    if !drained {
         outcome
             .output
             .push_str("\n[fcorr: output pipes still open after the process group ended; a process escaped its group]");
@@ -635,10 +612,11 @@ pub(crate) fn run(spec: &CommandSpec, timeout: Duration, grace: Duration, log: &
             // The log is what people read after the run: it names the pids too.
             let _ = writeln!(sink, "[fcorr: killed leftover process(es) outside the command's group: {leftovers:?}]");
         }
-        let _ = writeln!(sink, "[fcorr: {:?} after {:.1}s]\n", outcome.exit, outcome.duration.as_secs_f64());
+        let line = format!("[fcorr: {:?} after {:.1}s]\n\n", outcome.exit, outcome.duration.as_secs_f64());
+        let _ = sink.write_all(line.as_bytes());
         let _ = sink.flush();
     }
-    outcome
+    (outcome, stdout)
 }
 
 /// Why a command could not start with E2BIG: which argument or variable is too long, or that
@@ -663,41 +641,6 @@ fn too_big_to_start(spec: &CommandSpec, e: &io::Error) -> String {
 
 fn finished(exit: Exit, started: Instant, capture: &Capture) -> CommandOutcome {
     CommandOutcome { exit, duration: started.elapsed(), output: capture.render(), stdout_file_cut: 0 }
-}
-
-fn spawn_reader(
-    mut pipe: impl Read + Send + 'static,
-    mut copy: Option<CappedLog<File>>,
-    capture: Arc<Mutex<Capture>>,
-    log: LogSink,
-    done: mpsc::Sender<()>,
-) {
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 16 * 1024];
-        // Secrets are replaced before the output reaches the log, the copy or the capture.
-        let mut redactor = crate::secrets::Redactor::new();
-        let mut deliver = |chunk: &[u8]| {
-            if let Some(file) = copy.as_mut() {
-                // A failed copy write leaves a short report file; the parser reports it.
-                let _ = file.write_all(chunk);
-            }
-            let _ = lock(&log).write_all(chunk);
-            lock(&capture).push(chunk);
-        };
-        loop {
-            match pipe.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => deliver(&redactor.push(&buf[..n])),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(_) => break,
-            }
-        }
-        deliver(&redactor.finish());
-        // Finish the copy (its tail and marker) before saying this pipe is done: the caller
-        // parses it as soon as `run` returns.
-        drop(copy);
-        let _ = done.send(());
-    });
 }
 
 #[cfg(test)]
@@ -944,6 +887,91 @@ pub(crate) mod tests {
         assert!(text.starts_with("éé"));
         assert!(text.contains("bytes omitted"));
         assert!(!text.contains('\u{FFFD}'), "{text}");
+    }
+
+    /// The bytes the capture left out, from its marker (0 when it kept everything).
+    fn omitted(output: &str) -> u64 {
+        output.split("[... ").nth(1).map_or(0, |rest| rest.split(' ').next().unwrap().parse().unwrap())
+    }
+
+    #[test]
+    fn a_command_filling_both_pipes_without_reading_a_large_stdin_finishes_with_every_byte() {
+        // Each pipe gets far more than its 64 KiB buffer, at the same time, while 4 MiB wait on
+        // stdin that the command never reads: a loop that blocked on any one pipe would hang.
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = sh("(head -c 300000 /dev/zero | tr '\\0' e >&2) & \
+             head -c 300000 /dev/zero | tr '\\0' o; wait; echo END");
+        spec.stdin = Some(vec![b'i'; 4 << 20]);
+        spec.stdout_file = Some(dir.path().join("stdout"));
+        let out = run(&spec, Duration::from_secs(60), DEFAULT_GRACE, &null_log());
+        assert_eq!(out.exit, Exit::Code(0), "{}", out.output);
+        let copy = std::fs::read(dir.path().join("stdout")).unwrap();
+        assert_eq!(copy.len(), 300_004);
+        assert!(copy[..300_000].iter().all(|b| *b == b'o') && copy.ends_with(b"END\n"));
+        // The capture counted every byte of both pipes: kept plus omitted is all of it.
+        assert_eq!(omitted(&out.output) + (HEAD_BYTES + TAIL_BYTES) as u64, 600_004, "{}", &out.output[..200]);
+    }
+
+    #[test]
+    fn a_command_that_closes_its_output_early_still_times_out() {
+        let started = Instant::now();
+        let out = run(
+            &sh("echo before; exec >&-; echo on-stderr >&2; exec 2>&-; sleep 300"),
+            Duration::from_millis(500),
+            Duration::from_millis(500),
+            &null_log(),
+        );
+        assert_eq!(out.exit, Exit::TimedOut);
+        assert!(out.output.contains("before") && out.output.contains("on-stderr"), "{}", out.output);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn a_huge_stdin_to_a_command_that_exits_at_once_is_not_an_error() {
+        let mut spec = sh("echo ok");
+        spec.stdin = Some(vec![b'x'; 16 << 20]);
+        let out = run(&spec, Duration::from_secs(30), DEFAULT_GRACE, &null_log());
+        assert_eq!((out.exit, out.output.as_str()), (Exit::Code(0), "ok\n"));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_process_that_escaped_with_the_output_pipe_loses_it_when_the_command_is_over() {
+        // A grandchild in a session of its own and without fcorr's marker cannot be found or
+        // attributed, so it survives the command; it keeps writing to the command's stdout. Once
+        // the drain gives up, fcorr's end of the pipe is closed (fcorr used to keep a thread
+        // reading it for the rest of the run), so its next write ends it with SIGPIPE.
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().display();
+        let script = format!(
+            "env -u {MARKER_VAR} setsid sh -c 'echo $$ > {d}/pid; while echo tick; do sleep 0.05; done' & \
+             while [ ! -s {d}/pid ]; do sleep 0.05; done"
+        );
+        let out = run(&sh(&script), Duration::from_secs(20), DEFAULT_GRACE, &null_log());
+        let pid = pids_in(dir.path(), &["pid"])[0];
+        let survived = wait_until_dead(pid, Duration::from_secs(3));
+        // SAFETY: kill only sends a signal; the pid is our test's own escaped process.
+        unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        assert_eq!(out.exit, Exit::Code(0), "{}", out.output);
+        assert!(out.output.contains("output pipes still open"), "{}", out.output);
+        assert!(!survived, "the escaped writer {pid} still had a reader after the command ended");
+    }
+
+    #[test]
+    fn without_a_pidfd_the_thread_that_waits_gives_the_same_outcomes() {
+        // Where pidfd_open fails (macOS, Linux before 5.3, a seccomp filter) a thread waits.
+        let fallback = |spec: &CommandSpec, timeout: Duration| {
+            run_watching(spec, timeout, Duration::from_millis(300), &null_log(), None, pump::Watch::Thread).0
+        };
+        let mut spec = sh("tr a-z A-Z; echo oops >&2; exit 3");
+        spec.stdin = Some(b"hello stdin".to_vec());
+        let out = fallback(&spec, Duration::from_secs(10));
+        assert_eq!(out.exit, Exit::Code(3));
+        assert!(out.output.contains("HELLO STDIN") && out.output.contains("oops"), "{}", out.output);
+        let started = Instant::now();
+        let out = fallback(&sh("trap '' TERM; sleep 300"), Duration::from_millis(300));
+        assert_eq!(out.exit, Exit::TimedOut);
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
     #[test]

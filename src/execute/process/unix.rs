@@ -45,15 +45,23 @@ pub(crate) fn own_group(command: &mut Command) {
     command.process_group(0);
 }
 
-/// Lowers the CPU priority of process `pid` by 10 (best effort: a failure only means the
-/// command competes with the tests at normal priority).
-pub(crate) fn lower_priority(pid: i32) {
-    // SAFETY: getpriority and setpriority only read and change a scheduling value; a pid that
-    // exited yields ESRCH. Relative to fcorr's own niceness (the child inherited it), capped at
-    // the lowest priority, 19.
+/// Makes the command start at a CPU priority 10 lower than fcorr's (capped at the lowest, 19),
+/// set in the child before it runs the program, so the program and everything it starts run
+/// there from their first instruction. Best effort: a failure only means the command competes
+/// with the tests at normal priority.
+///
+/// Setting it from fcorr after the start raced with the program: a short one (or one that
+/// forks at once) could run, and read or pass on its priority, before the call. The hook makes
+/// std fork instead of posix_spawn for these commands, a cost only background work pays.
+pub(crate) fn start_at_lower_priority(command: &mut Command) {
+    // SAFETY: the hook runs in the forked child before exec and only makes two system calls
+    // (getpriority, setpriority), both async-signal-safe; it touches no memory fcorr shares.
     unsafe {
-        let own = libc::getpriority(libc::PRIO_PROCESS, 0);
-        libc::setpriority(libc::PRIO_PROCESS, pid as libc::id_t, (own + 10).min(19));
+        command.pre_exec(|| {
+            let own = libc::getpriority(libc::PRIO_PROCESS, 0);
+            libc::setpriority(libc::PRIO_PROCESS, 0, (own + 10).min(19));
+            Ok(())
+        });
     }
 }
 

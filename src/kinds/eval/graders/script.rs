@@ -4,6 +4,7 @@
 //! a private scratch directory); anything but a grade is an error naming the command.
 
 use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
@@ -13,7 +14,7 @@ use crate::kinds::eval::dataset::TestCase;
 use crate::sut::answer::AnswerFormat;
 use crate::sut::command::{CommandConfig, CommandLine, StdinMode};
 use crate::sut::config::{AdapterConfig, CallsConfig};
-use crate::sut::{SutConfig, SutContext, SutError, SutRequest};
+use crate::sut::{Sut, SutConfig, SutContext, SutError, SutRequest};
 
 pub(crate) const GRADERS: &[Registration] = &[Registration { name: "script", build }];
 
@@ -54,16 +55,25 @@ fn build(spec: &Spec<'_>) -> Result<Box<dyn Grader>, CheckError> {
     });
     // No retries: a script that fails would fail again; no cache: a grade is not an answer.
     let calls = CallsConfig { timeout, retries: 0, cache: false, ..CallsConfig::default() };
-    Ok(Box::new(Script { sut: SutConfig { adapter, calls }, shown, threshold }))
+    Ok(Box::new(Script { sut: SutConfig { adapter, calls }, built: OnceLock::new(), shown, threshold }))
 }
 
 /// A script grader, run once per answer.
-#[derive(Debug)]
 struct Script {
     sut: SutConfig,
+    /// The command, built by the first grade and reused by the next ones (the suite's context
+    /// does not change between them): one command SUT per script, not one per answer.
+    built: OnceLock<Box<dyn Sut>>,
     /// The command as written, for messages.
     shown: String,
     threshold: Option<f64>,
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The built command has nothing to show beyond its configuration.
+        f.debug_struct("Script").field("sut", &self.sut).field("shown", &self.shown).finish_non_exhaustive()
+    }
 }
 
 impl Grader for Script {
@@ -71,10 +81,16 @@ impl Grader for Script {
         if ctx.offline {
             return Grade::Error(format!("script `{}` is not run offline", self.shown));
         }
-        let sut_ctx = SutContext { log: ctx.log.clone(), no_cache: true, ..SutContext::new(&ctx.base_dir) };
-        let sut = match self.sut.build(&sut_ctx) {
-            Ok(sut) => sut,
-            Err(e) => return Grade::Error(format!("script `{}`: {e}", self.shown)),
+        let sut = match self.built.get() {
+            Some(sut) => sut,
+            None => {
+                let sut_ctx = SutContext { log: ctx.log.clone(), no_cache: true, ..SutContext::new(&ctx.base_dir) };
+                match self.sut.build(&sut_ctx) {
+                    // A grade racing this one may have built its own; either is the same command.
+                    Ok(sut) => self.built.get_or_init(|| sut),
+                    Err(e) => return Grade::Error(format!("script `{}`: {e}", self.shown)),
+                }
+            }
         };
         let input = json!({"case": case_json(answer.case), "answer": answer.output, "vars": &answer.case.vars});
         let request = SutRequest { id: answer.case.id.clone(), prompt: answer.case.prompt.clone(), case: input };
