@@ -124,20 +124,41 @@ fn a_streamed_merge_writes_the_reports_the_in_memory_merge_writes() {
     assert_same_reports(&dir.path().join("memory"), &dir.path().join("streamed"));
 }
 
-/// Peak resident memory of `cmd` in KiB, from `wait4` on that child alone (other tests' children
-/// do not count, as they would in `getrusage(RUSAGE_CHILDREN)`), and whether it succeeded.
+/// Peak resident memory of `cmd` in KiB and whether it succeeded, from `wait4` in a small Python
+/// process that forks and execs it. Not from a child of this test binary: Linux folds the
+/// high-water mark of the memory a process had before its `execve` into its `ru_maxrss`, and a
+/// child spawned (vfork) from this binary had the binary's memory — hundreds of MiB while the
+/// other tests run in it — so every command measured here read the same 274,220 KiB in the whole
+/// suite. A child forked from a small Python starts from Python's few MiB.
 #[cfg(target_os = "linux")]
-#[allow(clippy::zombie_processes)] // reaped by `wait4` below, which std's `wait` cannot replace
 fn peak_rss_kib(cmd: &mut Command) -> (u64, bool) {
-    let child = cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: wait4 writes into the zeroed rusage and status we own; the child is ours and is
-    // reaped here (std's `Child` never waits on drop).
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid);
-    (usage.ru_maxrss as u64, libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+    const MEASURE: &str = concat!(
+        "import os, sys\n",
+        "pid = os.fork()\n",
+        "if pid == 0:\n",
+        "    os.execv(sys.argv[1], sys.argv[1:])\n",
+        "_, status, usage = os.wait4(pid, 0)\n",
+        "print(usage.ru_maxrss, os.waitstatus_to_exitcode(status))\n",
+    );
+    let mut python = Command::new("python3");
+    python.arg("-c").arg(MEASURE).arg(cmd.get_program()).args(cmd.get_args());
+    if let Some(dir) = cmd.get_current_dir() {
+        python.current_dir(dir);
+    }
+    for (name, value) in cmd.get_envs() {
+        match value {
+            Some(value) => python.env(name, value),
+            None => python.env_remove(name),
+        };
+    }
+    let out = python.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // fcorr's own stdout comes first; the measurement is the last line.
+    let last = text.lines().last().unwrap_or("").to_string();
+    let mut words = last.split_whitespace().map(|w| w.parse::<i64>().unwrap_or(-1));
+    let (kib, code) = (words.next().unwrap_or(-1), words.next().unwrap_or(-1));
+    assert!(kib > 0, "no measurement from the Python wrapper: {last:?} ({})", String::from_utf8_lossy(&out.stderr));
+    (kib as u64, code == 0)
 }
 
 /// Memory that does not grow with the run: `fcorr merge --stream` of 16 cells of 6,000 cases
