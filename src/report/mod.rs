@@ -26,6 +26,7 @@ pub(crate) mod lead;
 pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
+pub(crate) mod pretty;
 pub(crate) mod results_folder;
 pub mod terminal;
 pub(crate) mod trend;
