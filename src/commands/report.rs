@@ -40,7 +40,8 @@ pub struct ReportArgs {
 
 /// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
 pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
-    let run = report::load_results(&args.results.path())?;
+    let source = args.results.path();
+    let run = report::load_results(&source)?;
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
     crate::execute::process::note_on_stop(format!(
         "while writing reports into {}: the reports not yet written there are missing or left from an earlier run",
@@ -60,7 +61,9 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     {
         return Err(FcorrError::Usage(format!("--templates {}: no such directory", dir.display())));
     }
-    let (written, problems) = report::write_all(&run, &env, &out, &args.format);
+    // The results.json read is not written back over itself (`report::rerender`).
+    let source = if source.is_dir() { source.join("results.json") } else { source };
+    let (written, problems, kept) = report::rerender(&run, &env, &out, &args.format, &source);
     for problem in &problems {
         errln!("fcorr: error: {problem}");
     }
@@ -69,6 +72,9 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
         out!("{}", terminal::render_table(&run, color, terminal::output_width()));
         outln!();
         outln!("{}", terminal::render_verdict(&run, color));
+        if kept {
+            outln!("kept {} (the results read, unchanged)", source.display());
+        }
         for path in &written {
             outln!("wrote {}", path.display());
         }

@@ -47,7 +47,7 @@ impl Reporter for CtrfJson {
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         let document = build(run, env);
         super::buffered(out, |w| {
-            serde_json::to_writer_pretty(&mut *w, &document)?;
+            super::pretty::to_writer(&mut *w, &document)?;
             w.write_all(b"\n")
         })
         .map_err(|source| RenderError::Format { format: "CTRF JSON", source })

@@ -24,7 +24,7 @@ impl Reporter for ResultsJson {
 
     fn write(&self, run: &Run, _env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         super::buffered(out, |w| {
-            serde_json::to_writer_pretty(&mut *w, run)?;
+            super::pretty::to_writer(&mut *w, run)?;
             w.write_all(b"\n")
         })
         .map_err(|source| RenderError::Format { format: "results JSON", source })

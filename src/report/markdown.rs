@@ -509,8 +509,14 @@ fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
         Change::StillFailing => Some("still-failing"),
         _ => None,
     });
-    let mut notes: Vec<String> = ctx.notes.get(&(suite.name.clone(), case.name.clone())).into_iter().cloned().collect();
-    if let Some(before) = ctx.outcome_before.get(&(suite.id.clone(), case.id.clone())) {
+    // The maps are keyed by owned names: look only when there is something to find (most runs
+    // have no history notes and no eval flips, and every listed case is looked up).
+    let owned = |a: &str, b: &str| (a.to_string(), b.to_string());
+    let note = (!ctx.notes.is_empty()).then(|| ctx.notes.get(&owned(&suite.name, &case.name))).flatten();
+    let mut notes: Vec<String> = note.into_iter().cloned().collect();
+    let outcome_before =
+        (!ctx.outcome_before.is_empty()).then(|| ctx.outcome_before.get(&owned(&suite.id, &case.id))).flatten();
+    if let Some(before) = outcome_before {
         notes.push(format!("was `{before}`"));
     } else if let Some(before) = ctx.score_before.get(&(suite.id.as_str(), case.id.as_str())) {
         notes.push(format!("was {}", filters::format_number(*before)));
@@ -714,11 +720,27 @@ fn timing_view<'a>(run: &'a Run, links: Option<&CodeLinks>) -> Option<TimingView
     if !show_slowest && timing.slowdowns.is_empty() && !timing.compared {
         return None;
     }
-    // Listed cases are this run's: names and locations are read from it (lists are short).
-    let find = |suite_id: &str, case_id: &str| -> Option<(&'a Suite, &'a Case)> {
-        let suite = run.suites.iter().find(|s| s.id == suite_id)?;
-        Some((suite, suite.cases.iter().find(|c| c.id == case_id)?))
-    };
+    // Listed cases are this run's: names and locations are read from it. The lists are short,
+    // the run is not: its cases are scanned once for all of them (a scan per listed case compared
+    // a million ids per list on a 100,000-case run, each time a report renders).
+    let mut listed: HashMap<(&str, &str), Option<(&'a Suite, &'a Case)>> = timing
+        .slowest
+        .iter()
+        .filter(|_| show_slowest)
+        .map(|c| ((c.suite_id.as_str(), c.case_id.as_str()), None))
+        .chain(timing.slowdowns.iter().map(|d| ((d.suite_id.as_str(), d.case_id.as_str()), None)))
+        .collect();
+    let mut suite_ids: HashSet<&str> = listed.keys().map(|(suite, _)| *suite).collect();
+    // Only the first suite of an id is looked in, as `find` on the suites did.
+    for suite in run.suites.iter().filter(|s| suite_ids.remove(s.id.as_str())) {
+        for case in &suite.cases {
+            if let Some(slot) = listed.get_mut(&(suite.id.as_str(), case.id.as_str())) {
+                // The first case with that id, as a scan finds it.
+                slot.get_or_insert((suite, case));
+            }
+        }
+    }
+    let find = |suite_id: &str, case_id: &str| listed.get(&(suite_id, case_id)).copied().flatten();
     let row = |(suite, case): (&'a Suite, &'a Case), duration_ms: f64| TimedView {
         suite: &suite.name,
         name: &case.name,

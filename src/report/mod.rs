@@ -26,6 +26,7 @@ pub(crate) mod lead;
 pub mod links;
 pub mod markdown;
 pub(crate) mod mermaid;
+pub(crate) mod pretty;
 pub(crate) mod results_folder;
 pub mod terminal;
 pub(crate) mod trend;
@@ -155,15 +156,59 @@ pub fn write_all_timed(
     out: &Path,
     formats: &[Format],
 ) -> (Vec<PathBuf>, Vec<RenderError>, Timings) {
+    write_selected(run, env, out, selected(formats, true))
+}
+
+/// [`write_all`] for `fcorr report`, which re-renders a run read from `source` (a
+/// `results.json`): that file is not written again when it is the one `out` would get. It holds
+/// the run the other reports are rendered from, as it was read; writing it back would only spend
+/// the time of serialising it (a third of re-rendering a 100,000-case run) and change its mtime.
+/// Returns the paths written and whether `source` was kept.
+pub fn rerender(
+    run: &Run,
+    env: &ReportEnv,
+    out: &Path,
+    formats: &[Format],
+    source: &Path,
+) -> (Vec<PathBuf>, Vec<RenderError>, bool) {
+    let keep = same_file(source, &out.join(json::ResultsJson.file_name()));
+    let (written, problems, _) = write_selected(run, env, out, selected(formats, !keep));
+    (written, problems, keep)
+}
+
+/// True when both paths name one existing file (a link or another spelling of the path too).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        #[cfg(unix)]
+        (Ok(a), Ok(b)) => {
+            use std::os::unix::fs::MetadataExt;
+            (a.dev(), a.ino()) == (b.dev(), b.ino())
+        }
+        #[cfg(not(unix))]
+        (Ok(_), Ok(_)) => std::fs::canonicalize(a).ok().is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a)),
+        _ => false,
+    }
+}
+
+/// The reporters of `formats` (every one when empty or `all`), `results.json` always when `json`.
+fn selected(formats: &[Format], json: bool) -> Vec<&'static dyn Reporter> {
+    let all = formats.is_empty() || formats.contains(&Format::All);
+    let wanted = |format: Format| match format {
+        Format::Json => json,
+        other => all || formats.contains(&other),
+    };
+    REPORTERS.iter().copied().filter(|r| wanted(r.format())).collect()
+}
+
+fn write_selected(
+    run: &Run,
+    env: &ReportEnv,
+    out: &Path,
+    selected: Vec<&dyn Reporter>,
+) -> (Vec<PathBuf>, Vec<RenderError>, Timings) {
     if let Err(source) = std::fs::create_dir_all(out) {
         return (Vec::new(), vec![RenderError::OutDir { path: out.to_path_buf(), source }], Vec::new());
     }
-    let all = formats.is_empty() || formats.contains(&Format::All);
-    let selected: Vec<&dyn Reporter> = REPORTERS
-        .iter()
-        .copied()
-        .filter(|r| all || r.format() == Format::Json || formats.contains(&r.format()))
-        .collect();
     // Results are kept in registration order so paths and problems read the same on every run.
     type Slot = Mutex<Option<(Result<Vec<PathBuf>, RenderError>, Duration, Duration)>>;
     let outcomes: Vec<Slot> = selected.iter().map(|_| Mutex::new(None)).collect();

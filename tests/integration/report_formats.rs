@@ -394,3 +394,46 @@ fn snapshots_of_terminal_junit_and_ctrf() {
         insta::assert_json_snapshot!(format!("ctrf_{name}"), masked_ctrf(&run));
     }
 }
+
+/// `fcorr report DIR` re-renders the reports beside the results.json it read without writing
+/// that file again (same inode, mtime and bytes: it is the run the reports were rendered from);
+/// where results.json is not the file read (`--out` elsewhere, or the run read from another
+/// file of the folder) it is written as before.
+#[test]
+fn report_in_place_keeps_the_results_it_read_and_writes_them_elsewhere() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let xml = r#"<testsuite name="s" tests="2"><testcase classname="c" name="ok"/><testcase classname="c" name="bad"><failure message="no">trace</failure></testcase></testsuite>"#;
+    std::fs::write(dir.path().join("r.xml"), xml).unwrap();
+    let out = dir.path().join("out");
+    fcorr().current_dir(dir.path()).args(["import", "r.xml", "--out", "out", "--fail-on", "none"]).assert().success();
+    let results = out.join("results.json");
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    let age = |path: &Path, when| std::fs::File::options().write(true).open(path).unwrap().set_modified(when).unwrap();
+    for file in ["results.json", "summary.md", "junit.xml"] {
+        age(&out.join(file), long_ago);
+    }
+    let before = (std::fs::metadata(&results).unwrap(), std::fs::read(&results).unwrap());
+
+    let output = fcorr().arg("report").arg(&out).env("NO_COLOR", "1").output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let stdout = String::from_utf8(output.stdout).unwrap();
+    let after = std::fs::metadata(&results).unwrap();
+    assert_eq!((after.ino(), after.modified().unwrap()), (before.0.ino(), long_ago), "results.json left as it was");
+    assert_eq!(std::fs::read(&results).unwrap(), before.1);
+    assert!(stdout.contains(&format!("kept {}", results.display())), "{stdout}");
+    assert!(!stdout.contains(&format!("wrote {}", results.display())), "{stdout}");
+    for file in ["summary.md", "junit.xml"] {
+        let modified = std::fs::metadata(out.join(file)).unwrap().modified().unwrap();
+        assert!(modified > long_ago, "{file} is re-rendered");
+    }
+
+    // Another output folder gets its results.json, the same bytes.
+    let other = dir.path().join("other");
+    fcorr().arg("report").arg(&results).arg("--out").arg(&other).arg("-q").assert().success();
+    assert_eq!(std::fs::read(other.join("results.json")).unwrap(), before.1);
+    // A run read from another file of the folder is written as the folder's results.json.
+    std::fs::rename(other.join("results.json"), other.join("saved.json")).unwrap();
+    fcorr().arg("report").arg(other.join("saved.json")).arg("-q").assert().success();
+    assert_eq!(std::fs::read(other.join("results.json")).unwrap(), before.1);
+}

@@ -120,14 +120,14 @@ impl<'a> PageData<'a> {
             bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i].1, self.keep_output[i]);
             count += 1;
         }
-        let list = encoded(&self.list(part, &starts))?;
+        let list = encoded(&self.list(part, &starts), LIST_LEVEL)?;
         let details = starts
             .iter()
             .enumerate()
             .map(|(k, &start)| {
                 let end = starts.get(k + 1).copied().unwrap_or(part.len());
                 let rows: Vec<Option<DetailRow>> = part[start..end].iter().map(|&i| self.detail_row(i)).collect();
-                encoded(&rows)
+                encoded(&rows, DETAIL_LEVEL)
             })
             .collect::<std::io::Result<Vec<String>>>()?;
         let mut counts = [0; 6];
@@ -140,17 +140,20 @@ impl<'a> PageData<'a> {
     /// The index block: run-level fields, and for each part its size, its counts per status and
     /// the sibling file that holds it (`None`: in the page). `token` ties the sibling files to this page.
     pub(super) fn index(&self, token: &str, parts: &[(usize, [usize; 6], Option<String>)]) -> std::io::Result<String> {
-        encoded(&Index {
-            v: 3,
-            token,
-            suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
-            omitted_output: self.omitted_output,
-            baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
-            parts: parts
-                .iter()
-                .map(|(n, counts, file)| PartRef { n: *n, counts: *counts, file: file.clone() })
-                .collect(),
-        })
+        encoded(
+            &Index {
+                v: 3,
+                token,
+                suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
+                omitted_output: self.omitted_output,
+                baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
+                parts: parts
+                    .iter()
+                    .map(|(n, counts, file)| PartRef { n: *n, counts: *counts, file: file.clone() })
+                    .collect(),
+            },
+            LIST_LEVEL,
+        )
     }
 
     fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
@@ -240,13 +243,21 @@ pub(super) fn write_block(out: &mut dyn Write, id: &str, text: &str) -> std::io:
     out.write_all(b"</script>\n")
 }
 
-/// zlib(JSON(value)) in base64, streamed: JSON into the compressor into the encoder, never held
-/// uncompressed.
-fn encoded(value: &impl Serialize) -> std::io::Result<String> {
+/// zlib level of the blocks inflated when the page opens (the index and the case lists): level 2
+/// (zlib-rs's `deflate_fast`) is within 4 % of level 3's size on them at about half its time.
+const LIST_LEVEL: u32 = 2;
+/// zlib level of the detail blocks (traces, output), inflated one at a time when a case opens:
+/// level 1 makes them a third bigger than level 3 at a quarter of its time. Deflate was the
+/// largest part of report.html's writing (issue #27: every writer ≤ 0.15 s of CPU at 100,000
+/// cases); docs/benchmarks.md §13 has the sizes and times.
+const DETAIL_LEVEL: u32 = 1;
+
+/// zlib(JSON(value)) at `level` in base64, streamed: JSON into the compressor into the encoder,
+/// never held uncompressed.
+fn encoded(value: &impl Serialize, level: u32) -> std::io::Result<String> {
     let mut text = Vec::new();
     let base64 = base64::write::EncoderWriter::new(&mut text, &base64::engine::general_purpose::STANDARD);
-    // Level 3: most of level 6's ratio on test output at a third of its time.
-    let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(3));
+    let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(level));
     // serde writes a few bytes at a time, and each write into the encoder is a call into the
     // compressor: it gets them 64 KiB at once (the compressed bytes are the same).
     let mut json = std::io::BufWriter::with_capacity(64 * 1024, &mut zlib);

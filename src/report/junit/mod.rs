@@ -4,10 +4,10 @@
 //! failed before or outside its tests gets a synthetic `<error>` case, so no consumer ever sees a
 //! green, empty suite for a build that did not compile.
 //!
-//! Each case becomes a quick-junit [`TestCase`] (which sanitises every string) and is written the
-//! moment it is built, by [`stream`], a case-at-a-time port of quick-junit's serializer: a
-//! 100,000-case run would otherwise be copied whole into a quick-junit [`Report`] first (about
-//! 80 MB). Tests hold the streamed bytes equal to `build_report(run).serialize(..)`.
+//! [`build_report`] is the run in quick-junit's model (which sanitises every string); what fcorr
+//! writes is [`stream`]'s rendering of the same report straight from the run, a case at a time
+//! and without a copy of its strings (a 100,000-case run built as a quick-junit [`Report`] cost
+//! ~80 MB and most of the writer's time). Tests hold the bytes equal to `build_report(run)`'s.
 
 use std::io::Write;
 use std::time::Duration;
@@ -104,8 +104,8 @@ fn suite_header(suite: &Suite) -> TestSuite {
     ts
 }
 
-/// The suite's cases (`every`: [`Suite::every_case`]) as quick-junit test cases, built one at a
-/// time, then the synthetic error case when the suite needs one.
+/// The suite's cases (`every`: [`Suite::every_case`]) as quick-junit test cases, then the
+/// synthetic error case when the suite needs one.
 fn suite_cases<'a: 'b, 'b>(
     suite: &'a Suite,
     every: impl Iterator<Item = std::borrow::Cow<'a, crate::model::Case>> + 'b,
@@ -176,8 +176,8 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
 }
 
 /// The message attribute: the case's message, else the first line of its details.
-fn failure_message(case: &Case) -> Option<String> {
-    case.message.clone().or_else(|| case.extra().details.as_deref().and_then(|d| d.lines().next()).map(str::to_string))
+fn failure_message(case: &Case) -> Option<&str> {
+    case.message.as_deref().or_else(|| case.extra().details.as_deref().and_then(|d| d.lines().next()))
 }
 
 fn reruns(attempts: &[Attempt]) -> Vec<TestRerun> {
@@ -202,39 +202,61 @@ fn reruns(attempts: &[Attempt]) -> Vec<TestRerun> {
         .collect()
 }
 
-/// A synthetic error case carrying why the suite could not be measured (or failed outside its
-/// tests), with diagnostics and the failing phase's log as the description.
-fn suite_error_case(suite: &Suite) -> TestCase {
-    let message = match &suite.error {
-        Some(e) => format!("{}: {}", suite.status.label(), e.message),
-        None => match suite.status {
-            SuiteStatus::NoTests => "no tests: the test tool collected no tests (zero tests is never a pass)".into(),
-            SuiteStatus::Failed => "failed: the test command failed but no failing test was reported".into(),
-            status => status.label().to_string(),
-        },
-    };
-    let mut description = String::new();
-    if let Some(hint) = suite.error.as_ref().and_then(|e| e.hint.as_ref()) {
-        description.push_str(&format!("hint: {hint}\n"));
-    }
-    for d in &suite.diagnostics {
-        let location = match (&d.file, d.line) {
-            (Some(f), Some(l)) => format!("{f}:{l}: "),
-            (Some(f), None) => format!("{f}: "),
-            _ => String::new(),
+/// What the synthetic error case of a suite says: why the suite could not be measured (or
+/// failed outside its tests), with diagnostics and the failing phase's log as the description.
+struct SuiteError {
+    name: String,
+    message: String,
+    ty: String,
+    description: Option<String>,
+}
+
+impl SuiteError {
+    fn of(suite: &Suite) -> SuiteError {
+        let message = match &suite.error {
+            Some(e) => format!("{}: {}", suite.status.label(), e.message),
+            None => match suite.status {
+                SuiteStatus::NoTests => {
+                    "no tests: the test tool collected no tests (zero tests is never a pass)".into()
+                }
+                SuiteStatus::Failed => "failed: the test command failed but no failing test was reported".into(),
+                status => status.label().to_string(),
+            },
         };
-        description.push_str(&format!("{}{location}{}\n", kebab(&d.severity), d.message));
+        let mut description = String::new();
+        if let Some(hint) = suite.error.as_ref().and_then(|e| e.hint.as_ref()) {
+            description.push_str(&format!("hint: {hint}\n"));
+        }
+        for d in &suite.diagnostics {
+            let location = match (&d.file, d.line) {
+                (Some(f), Some(l)) => format!("{f}:{l}: "),
+                (Some(f), None) => format!("{f}: "),
+                _ => String::new(),
+            };
+            description.push_str(&format!("{}{location}{}\n", kebab(&d.severity), d.message));
+        }
+        for phase in suite.phases.iter().filter(|p| !matches!(p.status, PhaseStatus::Passed | PhaseStatus::Skipped)) {
+            description.push_str(&format!("\n$ {}\n{}\n", phase.command, phase.log_tail));
+        }
+        SuiteError {
+            name: format!("{} ({})", suite.name, suite.status.label()),
+            message,
+            ty: kebab(&suite.status),
+            description: (!description.is_empty()).then_some(description),
+        }
     }
-    for phase in suite.phases.iter().filter(|p| !matches!(p.status, PhaseStatus::Passed | PhaseStatus::Skipped)) {
-        description.push_str(&format!("\n$ {}\n{}\n", phase.command, phase.log_tail));
-    }
+}
+
+/// The suite's [`SuiteError`] as a quick-junit test case.
+fn suite_error_case(suite: &Suite) -> TestCase {
+    let error = SuiteError::of(suite);
     let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
-    status.set_message(message);
-    status.set_type(kebab(&suite.status));
-    if !description.is_empty() {
-        status.set_description(cap_text(&description, DETAILS_CAP));
+    status.set_message(error.message);
+    status.set_type(error.ty);
+    if let Some(description) = &error.description {
+        status.set_description(cap_text(description, DETAILS_CAP));
     }
-    let mut tc = TestCase::new(format!("{} ({})", suite.name, suite.status.label()), status);
+    let mut tc = TestCase::new(error.name, status);
     tc.set_classname(SUITE_ERROR_CLASSNAME);
     tc
 }
