@@ -42,6 +42,10 @@ pub struct ReportArgs {
 pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     let run = report::load_results(&args.results.path())?;
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
+    crate::execute::process::note_on_stop(format!(
+        "while writing reports into {}: the reports not yet written there are missing or left from an earlier run",
+        out.display()
+    ));
     let env = ReportEnv {
         repository: args.repository.clone(),
         run_url: args.run_url.clone(),

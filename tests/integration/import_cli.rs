@@ -503,3 +503,41 @@ fn long_imports_and_merges_print_heartbeats_on_stderr_only_and_small_ones_none()
     let stderr = String::from_utf8_lossy(&small.stderr);
     assert!(small.status.success() && !stderr.contains("still"), "{stderr}");
 }
+
+#[test]
+fn a_stop_signal_during_an_import_says_what_it_cut_short() {
+    // Before, the message was the planning one ("before any suite started; nothing was measured
+    // or written"), untrue once reports are being read and written into --out.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("big.xml");
+    std::fs::write(&report, junit_of(200_000)).unwrap();
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("fcorr"))
+        .current_dir(dir.path())
+        .args(["import", "big.xml", "--out", "out"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Once fcorr has the report open it is reading it, long past installing its signal handler.
+    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let reading = || {
+        std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|t| t == report))
+    };
+    while !reading() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(reading(), "fcorr never opened the report");
+    // SAFETY: kill only sends a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(143), "{stderr}");
+    let out = dir.path().join("out");
+    assert!(stderr.contains(&format!("fcorr: stopped by SIGTERM while importing into {}", out.display())), "{stderr}");
+    assert!(!stderr.contains("before any suite started"), "{stderr}");
+}

@@ -292,6 +292,16 @@ static SUBREAPER: OnceLock<bool> = OnceLock::new();
 static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
 /// True once the command has started work that stops on [`is_cancelled`] (suites, SUT calls).
 static CANCELLABLE: AtomicBool = AtomicBool::new(false);
+/// What a stop signal that ends fcorr at once cut short, set by a command with nothing to
+/// cancel ([`note_on_stop`]); `None` means it came before any suite started.
+static STOP_NOTE: Mutex<Option<String>> = Mutex::new(None);
+
+/// Says what a stop signal that ends fcorr at once would cut short (`import`, `merge` and
+/// `report` read and write with no command to cancel), e.g. "while importing into DIR: reports
+/// not yet written there are missing or left from an earlier run". Printed after "stopped by X".
+pub(crate) fn note_on_stop(note: String) {
+    *lock(&STOP_NOTE) = Some(note);
+}
 
 /// Makes fcorr the subreaper of its descendants (Linux; once per process). Returns whether
 /// orphaned descendants can be found again: false on macOS, where they go to launchd.
@@ -357,7 +367,10 @@ pub(crate) fn install_stop_handler(exit: fn()) -> Result<(), ExecError> {
             return;
         }
         let name = signal_name(signal).unwrap_or("a signal");
-        errln!("fcorr: stopped by {name} before any suite started; nothing was measured or written");
+        match lock(&STOP_NOTE).as_deref() {
+            Some(note) => errln!("fcorr: stopped by {name} {note}"),
+            None => errln!("fcorr: stopped by {name} before any suite started; nothing was measured or written"),
+        }
         // Held until the process is gone: no command can start in between, and any that a
         // helper started (a version probe) is killed rather than left behind.
         let active = lock(active_groups());

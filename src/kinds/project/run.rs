@@ -557,14 +557,36 @@ fn prepare_root(plan: &SuitePlan, project: &ProjectPlan, work_dir: &Path) -> Res
     Ok(scratch)
 }
 
+/// Directories a project copy leaves out: what the run's own install and build make again
+/// (dependencies, virtualenvs, build output, caches). `vendor/` is not among them: vendored Go
+/// modules or PHP packages are the project's source, and a copy without them builds other code.
+const NOT_COPIED: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    ".venv",
+    "venv",
+    "__pycache__",
+    ".tox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".gradle",
+    "fcorr-out",
+];
+
+/// Copies a project tree for a run in a scratch directory, as `cp -a` would for what it keeps:
+/// symbolic links stay links (a repository's `bin -> scripts/bin` or a relative config link
+/// must work the same in the copy; dropping them made tests fail that pass in the original).
 pub(crate) fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
     fs::create_dir_all(to)?;
     for entry in fs::read_dir(from)? {
         let entry = entry?;
         let target = to.join(entry.file_name());
         let kind = entry.file_type()?;
-        if kind.is_dir() {
-            if ecosystems::NEVER_WALK.contains(&entry.file_name().to_string_lossy().as_ref()) {
+        if kind.is_symlink() {
+            std::os::unix::fs::symlink(fs::read_link(entry.path())?, &target)?;
+        } else if kind.is_dir() {
+            if NOT_COPIED.contains(&entry.file_name().to_string_lossy().as_ref()) {
                 continue;
             }
             copy_tree(&entry.path(), &target)?;
@@ -788,6 +810,32 @@ fn flag_cut_stdout_report(suite: &mut Suite, outcome: &CommandOutcome, file: Opt
 mod tests {
     use super::*;
     use crate::model::SuiteKind;
+
+    #[test]
+    fn a_project_copy_keeps_vendored_code_and_symbolic_links_and_leaves_installs_out() {
+        let from = tempfile::tempdir().unwrap();
+        let root = from.path();
+        fs::create_dir_all(root.join("vendor/example.com/lib")).unwrap();
+        fs::write(root.join("vendor/modules.txt"), "# example.com/lib v1.0.0\n").unwrap();
+        fs::write(root.join("vendor/example.com/lib/lib.go"), "package lib\n").unwrap();
+        fs::create_dir_all(root.join("scripts")).unwrap();
+        fs::write(root.join("scripts/check.sh"), "exit 0\n").unwrap();
+        std::os::unix::fs::symlink("scripts/check.sh", root.join("check.sh")).unwrap();
+        std::os::unix::fs::symlink("scripts", root.join("bin")).unwrap();
+        fs::create_dir_all(root.join("node_modules/left-pad")).unwrap();
+        fs::write(root.join("node_modules/left-pad/index.js"), "").unwrap();
+
+        let to = tempfile::tempdir().unwrap();
+        let copy = to.path().join("copy");
+        copy_tree(root, &copy).unwrap();
+
+        assert_eq!(fs::read_to_string(copy.join("vendor/example.com/lib/lib.go")).unwrap(), "package lib\n");
+        assert_eq!(fs::read_link(copy.join("check.sh")).unwrap(), Path::new("scripts/check.sh"));
+        assert_eq!(fs::read_to_string(copy.join("check.sh")).unwrap(), "exit 0\n");
+        assert!(copy.join("bin").symlink_metadata().unwrap().file_type().is_symlink());
+        assert!(copy.join("bin/check.sh").is_file());
+        assert!(!copy.join("node_modules").exists(), "installs are made again by the run, not copied");
+    }
 
     fn bare_project() -> ProjectPlan {
         let t = Duration::from_secs(30);
