@@ -374,14 +374,18 @@ impl ReadState<'_, '_> {
     /// change, so a batch holds what the whole report read at once would hold. The one thing that
     /// changes a case once its testcase has ended is the folding of rerun attempts at the end of
     /// a testsuite ([`fold_reruns`]), which joins a case with no result to the same test right
-    /// after it: the batch stops before the first such pair. The last case stays, for
-    /// [`count_repeat`] to compare the next one with.
+    /// after it, from the testsuite's first case on: inside the testsuites still open, the batch
+    /// stops before the first such pair (before them, no fold can come any more, whatever the
+    /// cases are: two passing tests that share a name do not hold batches back for the rest of
+    /// the file). The last case stays, for [`count_repeat`] to compare the next one with.
     fn hand_out(&mut self) {
         let cases = &self.report.cases;
-        let keep_from = cases
+        let open_from = self.suites.first().map_or(cases.len(), |outer| outer.first_case.saturating_sub(self.handed));
+        let open_from = open_from.min(cases.len());
+        let keep_from = cases[open_from..]
             .windows(2)
             .position(|pair| is_bare(&pair[0]) && same_test(&pair[0], &pair[1]))
-            .unwrap_or(cases.len().saturating_sub(1));
+            .map_or(cases.len().saturating_sub(1), |at| open_from + at);
         if keep_from > 0 {
             let batch = ParsedReport {
                 cases: self.report.cases.drain(..keep_from).collect(),
@@ -1434,6 +1438,17 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             }
         }
         assert!(handed_any);
+        // Two passing tests that share a name, in a testsuite that ended without folding them,
+        // hold nothing back: every case but the last goes out before the end.
+        let twins = br#"<testsuites><testsuite name="j" tests="2"><testcase name="a"/><testcase name="a"/></testsuite>
+<testsuite name="k"><testcase name="b"/><testcase name="c"/><testcase name="d"/></testsuite></testsuites>"#;
+        let mut handed = 0;
+        let mut count = |part: ParsedReport| {
+            handed += part.cases.len();
+            std::ops::ControlFlow::Continue(())
+        };
+        let rest = parse_in_chunks(&mut &twins[..], &options, Dialect::Generic, 64, Some((1, &mut count))).unwrap();
+        assert_eq!((handed, rest.cases.len()), (4, 1));
         // A receiver that says stop stops the reading.
         let mut batches = 0;
         let mut stop = |_: ParsedReport| {
