@@ -113,6 +113,20 @@ impl Spill {
         Ok(())
     }
 
+    /// Where the run-wide count of kept cases stands, for [`Spill::rewind`].
+    pub(crate) fn mark(&self) -> Mark {
+        Mark { kept: self.kept, not_kept: self.not_kept }
+    }
+
+    /// Takes back the cases streamed since `mark` (a file found broken after some of its cases
+    /// went out): the caller drops the suites holding their parts, and the count of kept cases
+    /// goes back, so that the cap means what it means without them. Their bytes stay in the file,
+    /// never read.
+    pub(crate) fn rewind(&mut self, mark: Mark) {
+        self.kept = mark.kept;
+        self.not_kept = mark.not_kept;
+    }
+
     /// Failing or flaky cases left out of memory because of [`KEEP_CAP`], run-wide.
     pub(crate) fn not_kept(&self) -> u64 {
         self.not_kept
@@ -121,6 +135,12 @@ impl Spill {
     fn fail(&self, action: &'static str, source: std::io::Error) -> SpillError {
         SpillError { dir: self.file.dir.clone(), action, source }
     }
+}
+
+/// What [`Spill::mark`] saw.
+pub(crate) struct Mark {
+    kept: usize,
+    not_kept: u64,
 }
 
 /// One suite's cases in the spill file: the bytes `start..end`, `count` JSON lines.

@@ -3,10 +3,14 @@
 # copies (hard links) of one results.json of CASES cases, e.g. 32 x 100k = 3.2M and 64 x 100k, and
 # of `fcorr import --stream` of the same cases as CELLS JUnit files; with IN_MEMORY_CELLS, the
 # merge without --stream over that many cells beside it (the in-memory merge grows with the run:
-# keep it small). Peak RSS and wall from GNU time; the counts each command printed are checked.
+# keep it small). With ONE_FILE, `fcorr import --stream` of that one JUnit file too (a JUnit file
+# goes to the spill in batches as it is read), and with ONE_FILE_IN_MEMORY=1 the same import
+# without --stream beside it. CELLS=0 leaves the merge out. Peak RSS and wall from GNU time; the
+# counts each command printed are checked.
 #
 #   benches/memory/stream.sh
 #   FCORR_BIN=target/debug/fcorr CELLS=64 CASES=100000 FORMATS=json IMPORT=0 benches/memory/stream.sh
+#   ONE_FILE=/tmp/j1m.xml ONE_FILE_IN_MEMORY=1 CELLS=0 IMPORT=0 benches/memory/stream.sh
 #
 # FORMATS is passed to --format (default: every report). Inputs are generated once under
 # benches/data/ (one JUnit file and its results.json; the cells are hard links, so they cost no
@@ -19,6 +23,8 @@ CASES="${CASES:-100000}"
 FORMATS="${FORMATS:-all}"
 IN_MEMORY_CELLS="${IN_MEMORY_CELLS:-}"
 IMPORT="${IMPORT:-1}"
+ONE_FILE="${ONE_FILE:-}"
+ONE_FILE_IN_MEMORY="${ONE_FILE_IN_MEMORY:-0}"
 LIMIT_MB="${LIMIT_MB:-300}"
 DATA="${DATA:-benches/data/stream-$CASES}"
 
@@ -31,6 +37,7 @@ fi
 if [ ! -s "$DATA/cell/results.json" ]; then
   "$FCORR_BIN" import "$DATA/junit.xml" --out "$DATA/cell" --format json --fail-on none >/dev/null 2>&1
 fi
+mkdir -p "$ROOT/benches/data"
 tmp="$(mktemp -d "$ROOT/benches/data/stream-run.XXXXXX")"; trap 'rm -rf "$tmp"' EXIT
 for ((i = 1; i <= CELLS; i++)); do
   mkdir -p "$tmp/cells/c$i" "$tmp/files"
@@ -63,8 +70,16 @@ echo "binary: $FCORR_BIN; $CELLS x $CASES cases; --format $FORMATS"
 echo
 echo "| command | peak RSS | wall | totals |"
 echo "|---|--:|--:|---|"
-measure "fcorr merge --stream ($CELLS cells)" "$FCORR_BIN" merge "$tmp/cells/*" --stream
-if [ "$IMPORT" = 1 ]; then
+if [ "$CELLS" -gt 0 ]; then
+  measure "fcorr merge --stream ($CELLS cells)" "$FCORR_BIN" merge "$tmp/cells/*" --stream
+fi
+if [ -n "$ONE_FILE" ]; then
+  measure "fcorr import --stream (one file, $(basename "$ONE_FILE"))" "$FCORR_BIN" import "$ONE_FILE" --stream
+  if [ "$ONE_FILE_IN_MEMORY" = 1 ]; then
+    measure "fcorr import (one file, $(basename "$ONE_FILE"), in memory)" "$FCORR_BIN" import "$ONE_FILE"
+  fi
+fi
+if [ "$IMPORT" = 1 ] && [ "$CELLS" -gt 0 ]; then
   measure "fcorr import --stream ($CELLS files)" "$FCORR_BIN" import "$tmp/files/*.xml" --stream
 fi
 if [ -n "$IN_MEMORY_CELLS" ]; then

@@ -19,7 +19,7 @@ use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::name::QName;
 
-use super::{DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, xml_stream};
+use super::{Batch, DETAILS_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, xml_stream};
 use crate::errors::ParseError;
 use crate::model::{Attempt, Case, CaseStatus};
 use crate::text::cap_text;
@@ -51,6 +51,16 @@ impl ReportParser for Junit {
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
         parse(input, options).map_err(|e| e.in_format(self.format()))
     }
+
+    fn parse_in_batches(
+        &self,
+        input: &mut dyn BufRead,
+        options: &ParseOptions,
+        batch: &mut Batch<'_>,
+    ) -> Result<ParsedReport, ParseError> {
+        parse_in_chunks(input, options, Dialect::Generic, xml_stream::CHUNK, Some((BATCH, batch)))
+            .map_err(|e| e.in_format(self.format()))
+    }
 }
 
 /// `node --test`'s JUnit reporter (chosen by name only: its output is ordinary JUnit on sight).
@@ -71,6 +81,16 @@ impl ReportParser for NodeTestJunit {
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
         parse_dialect(input, options, Dialect::NodeTest).map_err(|e| e.in_format(self.format()))
+    }
+
+    fn parse_in_batches(
+        &self,
+        input: &mut dyn BufRead,
+        options: &ParseOptions,
+        batch: &mut Batch<'_>,
+    ) -> Result<ParsedReport, ParseError> {
+        parse_in_chunks(input, options, Dialect::NodeTest, xml_stream::CHUNK, Some((BATCH, batch)))
+            .map_err(|e| e.in_format(self.format()))
     }
 }
 
@@ -206,18 +226,32 @@ fn parse_dialect(
     options: &ParseOptions,
     dialect: Dialect,
 ) -> Result<ParsedReport, JunitError> {
-    parse_in_chunks(input, options, dialect, xml_stream::CHUNK)
+    parse_in_chunks(input, options, dialect, xml_stream::CHUNK, None)
 }
 
+/// Cases read before a batch is handed out (when batches are asked for): the memory of a few
+/// thousand cases, while each batch's cost (ids, a part of the spill file) stays small.
+const BATCH: usize = 8192;
+
 /// Reads the report `chunk` bytes at a time (see [`xml_stream`]); the result does not depend on `chunk`.
+/// With `batches` (a size and a receiver), finished cases go out in batches of about that many
+/// as they are read (see [`ReadState::hand_out`]); the report returned holds those read after the
+/// last batch.
 fn parse_in_chunks(
     input: &mut dyn BufRead,
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
+    batches: Option<(usize, &mut Batch<'_>)>,
 ) -> Result<ParsedReport, JunitError> {
+    let batch_size = batches.as_ref().map_or(usize::MAX, |(size, _)| (*size).max(1));
     let mut state = ReadState {
         dialect,
+        next_batch: batch_size,
+        batch_size,
+        batches: batches.map(|(_, batches)| batches),
+        handed: 0,
+        stopped: false,
         report: ParsedReport::default(),
         suites: Vec::new(),
         open: None,
@@ -231,7 +265,7 @@ fn parse_in_chunks(
     };
     if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
         // The case being read when the error came is in the report already, unfinished: not counted.
-        let read = state.report.cases.len() - usize::from(state.open.is_some());
+        let read = state.handed + state.report.cases.len() - usize::from(state.open.is_some());
         return Err(JunitError::Xml { message: e.error.to_string(), position: e.position, cases_read: read });
     }
     let ReadState {
@@ -296,8 +330,18 @@ fn first_three(messages: &[String]) -> Option<String> {
 }
 
 /// What the reader keeps from one event to the next.
-struct ReadState<'o> {
+struct ReadState<'o, 'b> {
     dialect: Dialect,
+    /// Where finished cases go before the report ends, when they are asked for.
+    batches: Option<&'o mut Batch<'b>>,
+    /// Cases handed out in batches so far: `report.cases[0]` is the report's case number `handed`.
+    handed: usize,
+    /// How many cases `report.cases` holds when the next batch goes out.
+    next_batch: usize,
+    /// Cases read before a batch goes out (`usize::MAX` when none do).
+    batch_size: usize,
+    /// The receiver of the batches said to stop: the rest is not read.
+    stopped: bool,
     report: ParsedReport,
     suites: Vec<SuiteFrame>,
     open: Option<Open>,
@@ -314,8 +358,53 @@ struct ReadState<'o> {
     surpluses: Vec<String>,
 }
 
-impl ReadState<'_> {
+impl ReadState<'_, '_> {
     fn event(&mut self, event: Event<'_>) {
+        if self.stopped {
+            return;
+        }
+        let case_ends = matches!(&event, Event::End(_) | Event::Empty(_));
+        self.read_event(event);
+        if case_ends && self.open.is_none() && self.report.cases.len() >= self.next_batch {
+            self.hand_out();
+        }
+    }
+
+    /// Hands out the longest run of the cases read, short of the last, that nothing read later can
+    /// change, so a batch holds what the whole report read at once would hold. The one thing that
+    /// changes a case once its testcase has ended is the folding of rerun attempts at the end of
+    /// a testsuite ([`fold_reruns`]), which joins a case with no result to the same test right
+    /// after it, from the testsuite's first case on: inside the testsuites still open, the batch
+    /// stops before the first such pair (before them, no fold can come any more, whatever the
+    /// cases are: two passing tests that share a name do not hold batches back for the rest of
+    /// the file). The last case stays, for [`count_repeat`] to compare the next one with.
+    fn hand_out(&mut self) {
+        let cases = &self.report.cases;
+        let open_from = self.suites.first().map_or(cases.len(), |outer| outer.first_case.saturating_sub(self.handed));
+        let open_from = open_from.min(cases.len());
+        let keep_from = cases[open_from..]
+            .windows(2)
+            .position(|pair| is_bare(&pair[0]) && same_test(&pair[0], &pair[1]))
+            .map_or(cases.len().saturating_sub(1), |at| open_from + at);
+        if keep_from > 0 {
+            let batch = ParsedReport {
+                cases: self.report.cases.drain(..keep_from).collect(),
+                tool: self.report.tool.clone(),
+                ..ParsedReport::default()
+            };
+            self.handed += keep_from;
+            if let Some(batches) = self.batches.as_mut()
+                && batches(batch).is_break()
+            {
+                self.stopped = true;
+            }
+        }
+        self.next_batch = self.report.cases.len().saturating_add(self.batch_size);
+    }
+
+    fn read_event(&mut self, event: Event<'_>) {
+        let reserve_cap = self.batch_size.min(1 << 20);
+        let handed = self.handed;
         let ReadState {
             dialect,
             report,
@@ -328,6 +417,7 @@ impl ReadState<'_> {
             depth,
             shortfalls,
             surpluses,
+            ..
         } = self;
         let dialect = *dialect;
         match event {
@@ -341,17 +431,17 @@ impl ReadState<'_> {
                 match local_name(e.name().into_inner()) {
                     "testsuites" => {
                         *saw_root = true;
-                        reserve_for(report, e);
+                        reserve_for(report, e, reserve_cap);
                         report.tool = report.tool.take().or_else(|| writer(e, "pytest tests"));
                     }
                     "testsuite" => {
                         if !*saw_root {
-                            reserve_for(report, e);
+                            reserve_for(report, e, reserve_cap);
                             report.tool = writer(e, "pytest");
                         }
                         *saw_root = true;
                         let mut frame = suite_frame(e);
-                        frame.first_case = report.cases.len();
+                        frame.first_case = handed + report.cases.len();
                         if let Some(parent) = suites.last_mut() {
                             parent.nested = true;
                         }
@@ -388,7 +478,7 @@ impl ReadState<'_> {
                         match report.cases.last_mut() {
                             Some(case) if empty => {
                                 finish(current, case, spare, suites);
-                                count_repeat(&report.cases, suites);
+                                count_repeat(&report.cases, handed, suites);
                             }
                             _ => *open = Some(current),
                         }
@@ -418,12 +508,12 @@ impl ReadState<'_> {
                 "testcase" => {
                     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
                         finish(current, case, spare, suites);
-                        count_repeat(&report.cases, suites);
+                        count_repeat(&report.cases, handed, suites);
                     }
                 }
                 "testsuite" => {
                     if let Some(frame) = suites.pop() {
-                        end_suite(frame, report, suites, shortfalls, surpluses);
+                        end_suite(frame, report, handed, suites, shortfalls, surpluses);
                     }
                 }
                 _ => {
@@ -471,12 +561,13 @@ impl ReadState<'_> {
 }
 
 /// Counts the case just read as a repeat when it is the same test as the case before it in the
-/// same suite and that one has no result of its own (see [`fold_reruns`]).
-fn count_repeat(cases: &[Case], suites: &mut [SuiteFrame]) {
+/// same suite and that one has no result of its own (see [`fold_reruns`]). `cases[0]` is the
+/// report's case number `handed`.
+fn count_repeat(cases: &[Case], handed: usize, suites: &mut [SuiteFrame]) {
     let [.., before, last] = cases else {
         return;
     };
-    let in_suite = suites.last().is_some_and(|inner| cases.len() - 2 >= inner.first_case);
+    let in_suite = suites.last().is_some_and(|inner| handed + cases.len() - 2 >= inner.first_case);
     if in_suite && is_bare(before) && same_test(before, last) {
         for frame in suites.iter_mut() {
             frame.repeats += 1;
@@ -498,10 +589,12 @@ fn same_test(a: &Case, b: &Case) -> bool {
 }
 
 /// A `<testsuite>` ends: its reruns are folded when its header says they are reruns, and what it
-/// declares is compared with what was read in it.
+/// declares is compared with what was read in it. `report.cases[0]` is the report's case number
+/// `handed`; the cases handed out before are no part of any fold (see [`ReadState::hand_out`]).
 fn end_suite(
     mut frame: SuiteFrame,
     report: &mut ParsedReport,
+    handed: usize,
     outer: &mut [SuiteFrame],
     shortfalls: &mut Vec<String>,
     surpluses: &mut Vec<String>,
@@ -513,7 +606,7 @@ fn end_suite(
     // (a duplicated jest title) are each counted: only a header that counts the repeats once
     // tells them apart, so without one nothing is folded.
     if frame.repeats > 0 && declared == Some(tests(&frame) - frame.repeats) {
-        let folded = fold_reruns(&mut report.cases, frame.first_case);
+        let folded = fold_reruns(&mut report.cases, frame.first_case.saturating_sub(handed));
         for f in std::iter::once(&mut frame).chain(outer.iter_mut()) {
             f.read.0[0] = Some(tests(f).saturating_sub(folded));
             f.repeats = f.repeats.saturating_sub(folded);
@@ -582,10 +675,11 @@ fn close_run(run: &mut Vec<Case>, cases: &mut Vec<Case>) {
 }
 
 /// Reserves room for the root element's `tests=` count (capped: the count is not trusted), so
-/// 100,000 cases are not copied through a dozen reallocations.
-fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>) {
+/// 100,000 cases are not copied through a dozen reallocations; `cap` is a batch's size when
+/// the cases go out in batches.
+fn reserve_for(report: &mut ParsedReport, e: &BytesStart<'_>, cap: usize) {
     if let Some(tests) = attr(e, "tests").and_then(|t| t.trim().parse::<usize>().ok()) {
-        report.cases.reserve(tests.min(1 << 20));
+        report.cases.reserve(tests.min(cap));
     }
 }
 
@@ -1265,6 +1359,20 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
 
     #[test]
     fn reading_in_small_chunks_changes_nothing() {
+        let options = ParseOptions { root: Some("/repo".into()) };
+        for xml in &documents() {
+            for dialect in [Dialect::Generic, Dialect::NodeTest] {
+                let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, xml.len() + 1, None));
+                for chunk in [3, 7, 16, 61, 256] {
+                    let chunked = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, chunk, None));
+                    assert_eq!(chunked, whole, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
+                }
+            }
+        }
+    }
+
+    /// The JUnit fixtures, and documents that are cut short or broken.
+    fn documents() -> Vec<Vec<u8>> {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
         let mut documents: Vec<Vec<u8>> = ["reports/junit", "gradle-reports/reports/test-results/test"]
             .iter()
@@ -1280,16 +1388,75 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
         );
         documents.push(b"<testsuite><testcase name=\"a\" <<<".to_vec());
         documents.push(b"<testsuite><testcase name=\"a\"/></testsuite></testsuites>".to_vec());
+        documents
+    }
+
+    /// Cases handed out in batches (`fcorr import --stream`), then the rest, are the cases, warnings
+    /// and errors of the report read at once, whatever the batch size: rerun attempts folded at
+    /// the end of their testsuite included, and a report broken after batches went out is the
+    /// same error, counting the cases handed out.
+    #[test]
+    fn cases_handed_out_in_batches_are_the_cases_read_at_once() {
+        let reruns = br#"<testsuites><testsuite name="outer" tests="7"><testsuite name="pytest" tests="4" failures="1">
+<testcase classname="t" name="ok" file="t.py" line="1"/><testcase classname="t" name="ok2" file="t.py" line="2"/>
+<testcase classname="t" name="flaky" file="t.py" line="5" time="0.5"/>
+<testcase classname="t" name="flaky" file="t.py" line="5"/>
+<testcase classname="t" name="flaky" file="t.py" line="5"/>
+<testcase classname="t" name="bad" file="t.py" line="9"/>
+<testcase classname="t" name="bad" file="t.py" line="9"><failure message="boom"/></testcase>
+<testcase classname="t" name="after" file="t.py" line="12"/></testsuite>
+<testsuite name="more" tests="3"><testcase name="a"/><testcase name="a"/><testcase name="b"/></testsuite>
+</testsuite><testcase name="loose"/><testcase name="loose"/></testsuites>"#;
+        let broken = format!(
+            "<testsuites><testsuite>{}<testcase name=\"x\">a & b</testcase>",
+            "<testcase name=\"p\"/>".repeat(9)
+        );
+        let mut documents = documents();
+        documents.push(reruns.to_vec());
+        documents.push(broken.into_bytes());
         let options = ParseOptions { root: Some("/repo".into()) };
+        let mut handed_any = false;
         for xml in &documents {
             for dialect in [Dialect::Generic, Dialect::NodeTest] {
-                let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, xml.len() + 1));
-                for chunk in [3, 7, 16, 61, 256] {
-                    let chunked = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, chunk));
-                    assert_eq!(chunked, whole, "chunk {chunk} of {}", String::from_utf8_lossy(xml));
+                let whole = parse_in_chunks(&mut &xml[..], &options, dialect, 64, None);
+                for size in [1, 2, 3, 5] {
+                    let mut cases = Vec::new();
+                    let mut batch = |part: ParsedReport| {
+                        assert!(part.warnings.is_empty() && part.errors.is_empty() && !part.cases.is_empty());
+                        cases.extend(part.cases);
+                        std::ops::ControlFlow::Continue(())
+                    };
+                    let rest = parse_in_chunks(&mut &xml[..], &options, dialect, 64, Some((size, &mut batch)));
+                    handed_any |= !cases.is_empty();
+                    let joined = rest.map(|mut rest| {
+                        cases.append(&mut rest.cases);
+                        ParsedReport { cases, ..rest }
+                    });
+                    let (got, expected) = (format!("{joined:?}"), format!("{whole:?}"));
+                    assert_eq!(got, expected, "batches of {size} of {}", String::from_utf8_lossy(xml));
                 }
             }
         }
+        assert!(handed_any);
+        // Two passing tests that share a name, in a testsuite that ended without folding them,
+        // hold nothing back: every case but the last goes out before the end.
+        let twins = br#"<testsuites><testsuite name="j" tests="2"><testcase name="a"/><testcase name="a"/></testsuite>
+<testsuite name="k"><testcase name="b"/><testcase name="c"/><testcase name="d"/></testsuite></testsuites>"#;
+        let mut handed = 0;
+        let mut count = |part: ParsedReport| {
+            handed += part.cases.len();
+            std::ops::ControlFlow::Continue(())
+        };
+        let rest = parse_in_chunks(&mut &twins[..], &options, Dialect::Generic, 64, Some((1, &mut count))).unwrap();
+        assert_eq!((handed, rest.cases.len()), (4, 1));
+        // A receiver that says stop stops the reading.
+        let mut batches = 0;
+        let mut stop = |_: ParsedReport| {
+            batches += 1;
+            std::ops::ControlFlow::Break(())
+        };
+        let _ = parse_in_chunks(&mut &reruns[..], &options, Dialect::Generic, 64, Some((1, &mut stop)));
+        assert_eq!(batches, 1);
     }
 
     #[test]

@@ -72,7 +72,30 @@ pub trait ReportParser: Send + Sync {
 
     /// Reads a whole report.
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError>;
+
+    /// Reads a whole report as [`ReportParser::parse`] does, handing its cases to `batch` on the
+    /// way, in order, as soon as nothing later in the report can change them (each a report with
+    /// only `cases` and `tool`); the report returned holds the cases after the last batch, and
+    /// every warning and error. Together they are what `parse` returns. A report found broken
+    /// after some batches went out is still an error. Formats whose cases are only final at the
+    /// end hand out nothing (the default).
+    fn parse_in_batches(
+        &self,
+        input: &mut dyn BufRead,
+        options: &ParseOptions,
+        batch: &mut Batch<'_>,
+    ) -> Result<ParsedReport, ParseError> {
+        let _ = batch;
+        self.parse(input, options)
+    }
 }
+
+/// Where [`ReportParser::parse_in_batches`] hands cases out; `Break` stops the reading there
+/// (what the parser then returns is to be dropped).
+pub type Batch<'a> = dyn FnMut(ParsedReport) -> std::ops::ControlFlow<()> + 'a;
+
+/// [`Batch`] with the name of the format read ([`parse_file_in_batches`]).
+pub type FormatBatch<'a> = dyn FnMut(&str, ParsedReport) -> std::ops::ControlFlow<()> + 'a;
 
 /// How a parser should treat paths and captured output.
 #[derive(Debug, Clone, Default)]
@@ -325,12 +348,36 @@ pub fn parse_file(
     format: Option<&str>,
     options: &ParseOptions,
 ) -> Result<(String, ParsedReport), ParseError> {
+    parse_file_with(path, format, options, None)
+}
+
+/// [`parse_file`], handing the cases to `batch` as they are read, with the format's name, where
+/// the format can ([`ReportParser::parse_in_batches`]): memory then holds a batch of a large
+/// report's cases, not all of them.
+pub fn parse_file_in_batches(
+    path: &Path,
+    format: Option<&str>,
+    options: &ParseOptions,
+    batch: &mut FormatBatch<'_>,
+) -> Result<(String, ParsedReport), ParseError> {
+    parse_file_with(path, format, options, Some(batch))
+}
+
+fn parse_file_with(
+    path: &Path,
+    format: Option<&str>,
+    options: &ParseOptions,
+    batch: Option<&mut FormatBatch<'_>>,
+) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
     let file = open(path).map_err(|message| ParseError::new(parser.format(), message).in_file(path))?;
     // Counted: a long import shows how much of its input has been read (crate::progress).
     let mut reader = BufReader::with_capacity(256 * 1024, crate::progress::Counted(file));
-    let report = parser.parse(&mut reader, options).map_err(|e| e.in_file(path))?;
-    Ok((parser.format().to_string(), report))
+    let report = match batch {
+        Some(batch) => parser.parse_in_batches(&mut reader, options, &mut |cases| batch(parser.format(), cases)),
+        None => parser.parse(&mut reader, options),
+    };
+    Ok((parser.format().to_string(), report.map_err(|e| e.in_file(path))?))
 }
 
 /// Expands a pattern (absolute path, relative path or glob) into existing files.

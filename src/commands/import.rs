@@ -203,9 +203,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 }
 
 /// `--stream`: the import suite read one file at a time, each through the same plan → collect →
-/// score path as the whole, its cases sent to `spill` before the next file is read; the parts
-/// are then joined into the suite the whole import would give (same ids, counts, status and
-/// score). Memory holds one file's cases at most, and the failing ones kept for the summaries.
+/// score path as the whole, its cases sent to `spill` as they are read (in batches for a format
+/// that can hand them out early, JUnit; else once the file is read); the parts are then joined
+/// into the suite the whole import would give (same ids, counts, status and score). Memory holds
+/// a batch of cases (one file's for the other formats), and the failing ones kept for the
+/// summaries.
 fn import_streamed(
     config: &Config,
     overrides: &Overrides,
@@ -229,9 +231,14 @@ fn import_streamed(
         };
         let plans = plan::plan(&one, &[], overrides, &crate::kinds::KINDS)?;
         let Some(part_plan) = plans.into_iter().next() else { break };
-        let mut part = crate::runners::run_suite(&part_plan, exec, &crate::events::NullSink);
-        ids.next_part(&mut part.cases);
-        spill.stream_suite(&mut part).map_err(spill_error)?;
+        let part = if crate::execute::process::is_cancelled() {
+            // What the in-memory import gives then: a cancelled suite, with no case.
+            crate::runners::run_suite(&part_plan, exec, &crate::events::NullSink)
+        } else {
+            let spec =
+                [collect::ReportSpec { pattern: file.to_string_lossy().into_owned(), format: format_in.clone() }];
+            read_in_batches(&part_plan, &spec, exec, spill, &mut ids)?
+        };
         joined = Some(match joined {
             None => part,
             Some(whole) => join_part(whole, part),
@@ -261,6 +268,76 @@ fn import_streamed(
     };
     suite.score = crate::score::score_suite(&suite, plan.policy, plan.threshold, &plan.weights);
     Ok(suite)
+}
+
+/// One report file of a streamed import: its cases go to `spill` in the batches the parser hands
+/// out, each given ids (across every part before it) and redacted as `runners::run_suite` does
+/// for a whole suite, then the rest once the file is read, with the file's diagnostics. A file
+/// found broken after batches went out gives no case, as it does in memory: its batches are
+/// taken back from the numbering and the spill's count of kept cases, and dropped.
+fn read_in_batches(
+    plan: &crate::plan::SuitePlan,
+    reports: &[collect::ReportSpec],
+    exec: &ExecContext,
+    spill: &mut Spill,
+    ids: &mut IdsAcrossParts,
+) -> Result<Suite, FcorrError> {
+    let started = Instant::now();
+    let mark = spill.mark();
+    // No command ran: collection sees a clean exit and nothing on stdout (as the import runner does).
+    let outcome = process::CommandOutcome {
+        exit: process::Exit::Code(0),
+        duration: std::time::Duration::ZERO,
+        output: String::new(),
+        stdout_file_cut: 0,
+    };
+    let ctx = crate::ecosystems::CollectContext { root: &plan.root, work_dir: &plan.root, reports, outcome: &outcome };
+    let mut batches: Option<Suite> = None;
+    let mut failed = None;
+    let collected = crate::ecosystems::collect_import_in_batches(&ctx, &exec.out_dir, &mut |cases| {
+        let mut part = crate::runners::new_suite(plan);
+        part.cases = cases;
+        part.finalize_cases();
+        match stream_part(&mut part, ids, spill) {
+            Ok(()) => {
+                batches = Some(match batches.take() {
+                    None => part,
+                    Some(whole) => join_part(whole, part),
+                });
+                std::ops::ControlFlow::Continue(())
+            }
+            Err(e) => {
+                failed = Some(e);
+                std::ops::ControlFlow::Break(())
+            }
+        }
+    });
+    if let Some(e) = failed {
+        return Err(spill_error(e));
+    }
+    if !collected.ran {
+        // Not read to its end: none of its cases count.
+        ids.rewind();
+        spill.rewind(mark);
+        batches = None;
+    }
+    let mut rest = crate::runners::new_suite(plan);
+    crate::execute::apply_collected(&mut rest, collected, None);
+    stream_part(&mut rest, ids, spill).map_err(spill_error)?;
+    ids.keep();
+    let mut part = match batches {
+        None => rest,
+        Some(whole) => join_part(whole, rest),
+    };
+    part.duration_ms = started.elapsed().as_millis() as u64;
+    Ok(part)
+}
+
+/// A part whose cases have their ids within it: ids across the parts before it, redacted, spilled.
+fn stream_part(part: &mut Suite, ids: &mut IdsAcrossParts, spill: &mut Spill) -> Result<(), crate::spill::SpillError> {
+    ids.next_part(&mut part.cases);
+    crate::secrets::redact_serde(part);
+    spill.stream_suite(part)
 }
 
 /// One more file's part of a streamed import suite, appended to the parts before it.

@@ -22,7 +22,7 @@ pub(crate) mod python;
 mod reports;
 pub(crate) mod rust;
 
-pub(crate) use reports::{collect_import, collect_reports};
+pub(crate) use reports::{collect_import, collect_import_in_batches, collect_reports};
 
 /// Why an ecosystem cannot plan a detected project's commands. The project runner makes it the
 /// suite's input error (the other suites carry on), with this text as the message.

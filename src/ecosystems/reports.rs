@@ -2,23 +2,37 @@
 //! read with the parsers in `collect` into the cases and evidence a suite is judged on. It lives
 //! with the ecosystems, not the parsers, so parsers stay bytes → cases and know no ecosystem.
 
+use std::ops::ControlFlow;
 use std::path::Path;
 
 use super::{CollectContext, Collected};
-use crate::collect::{ParseOptions, expand_reports, parse_file, report_excludes};
-use crate::model::{Diagnostic, ResultsSource, Severity};
+use crate::collect::{ParseOptions, expand_reports, parse_file, parse_file_in_batches, report_excludes};
+use crate::model::{Case, Diagnostic, ResultsSource, Severity};
 
 /// Default collector: parses every planned report file into cases, each report then located by
 /// the ecosystems (see [`read_reports`]).
 pub(crate) fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
-    read_reports(ctx, None)
+    read_reports(ctx, None, None)
 }
 
 /// Collector of an import suite (no command ran): its globs never reach into fcorr's output
 /// directory `out_dir`, where the run's other suites write their reports while this one reads
 /// them (before any `results.json` there marks it as fcorr's).
 pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
-    read_reports(ctx, Some(out_dir))
+    read_reports(ctx, Some(out_dir), None)
+}
+
+/// [`collect_import`], handing the cases to `batch`, located, as a format that can tell they are
+/// final reads them (`collect::parse_file_in_batches`); the cases collected are those after the
+/// last batch. A file found broken after batches went out is an error diagnostic, as it is
+/// without batches, and `ran` stays false when the only file named is such a file: the caller
+/// then drops that file's batches.
+pub(crate) fn collect_import_in_batches(
+    ctx: &CollectContext<'_>,
+    out_dir: &Path,
+    batch: &mut dyn FnMut(Vec<Case>) -> ControlFlow<()>,
+) -> Collected {
+    read_reports(ctx, Some(out_dir), Some(batch))
 }
 
 /// Parses every report file `ctx` names, then has every ecosystem's `locate` fix each one's cases;
@@ -27,7 +41,11 @@ pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collec
 /// Every ecosystem, not only the suite's: each fixes only the formats it owns, and a report is not
 /// always read by the ecosystem that owns its format (a `command` suite running `cargo test`, an
 /// import of `go test -json`), yet its cases need the same files.
-fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collected {
+fn read_reports(
+    ctx: &CollectContext<'_>,
+    import_out: Option<&Path>,
+    mut batch: Option<&mut dyn FnMut(Vec<Case>) -> ControlFlow<()>>,
+) -> Collected {
     let ecosystems = super::ECOSYSTEMS;
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
     let mut collected = Collected::nothing();
@@ -62,7 +80,18 @@ fn read_reports(ctx: &CollectContext<'_>, import_out: Option<&Path>) -> Collecte
             });
         }
         for path in paths {
-            match parse_file(&path, spec.format.as_deref(), &options) {
+            let parsed = match batch.as_mut() {
+                Some(batch) => {
+                    parse_file_in_batches(&path, spec.format.as_deref(), &options, &mut |format, mut part| {
+                        for ecosystem in ecosystems {
+                            ecosystem.locate(format, &mut part, ctx.root);
+                        }
+                        batch(part.cases)
+                    })
+                }
+                None => parse_file(&path, spec.format.as_deref(), &options),
+            };
+            match parsed {
                 Ok((format, mut report)) => {
                     for ecosystem in ecosystems {
                         ecosystem.locate(&format, &mut report, ctx.root);

@@ -1223,7 +1223,7 @@ fn first_ids(suite_id: &str, cases: &mut [Case]) -> Vec<u64> {
 /// Hashes a case key by using it as is: its bits already come from SHA-256, so hashing them
 /// again (SipHash, the map's default) would only cost time.
 #[derive(Default)]
-struct KeyHasher(u64);
+pub(crate) struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
     fn finish(&self) -> u64 {

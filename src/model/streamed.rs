@@ -150,48 +150,122 @@ pub(super) fn serialize_cases<S: serde::Serializer>(cases: &[Case], serializer: 
     seq.end()
 }
 
-/// Case ids of one suite streamed part by part (`fcorr import --stream` of several files, each
-/// parsed and given ids on its own): makes each part's ids what one pass over every case in
-/// order would give ([`Suite::finalize_cases`]: the second case with an identity gets `#2`...).
-/// Holds 8 bytes per distinct case, not the cases.
+/// Case ids of one suite streamed part by part (`fcorr import --stream`: each file, and each batch
+/// of cases a large file hands out, parsed and given ids on its own): makes each part's ids what
+/// one pass over every case in order would give ([`Suite::finalize_cases`]: the second case with
+/// an identity gets `#2`...). Holds about 18 bytes per distinct case, not the cases.
+///
+/// The parts of one file can be taken back ([`IdsAcrossParts::rewind`]) when the file turns out
+/// to be broken: the in-memory import takes none of its cases, so neither may the numbering.
 #[derive(Default)]
 pub(crate) struct IdsAcrossParts {
-    /// Keys of the cases of earlier parts, sorted.
-    seen: Vec<u64>,
+    /// Keys of the cases of earlier parts. A hash set, not a sorted list: parts come by the
+    /// thousand in one large file, and each would cost a pass over every key before it.
+    seen: std::collections::HashSet<u64, Keyed>,
     /// How many cases of earlier parts share a key, for keys shared by more than one.
-    shared: std::collections::HashMap<u64, u32>,
+    shared: std::collections::HashMap<u64, u32, Keyed>,
+    /// Since the last [`IdsAcrossParts::keep`]: keys added to `seen`, and `shared` entries as
+    /// they were before each change, to undo them.
+    added: Vec<u64>,
+    changed: Vec<(u64, Option<u32>)>,
 }
+
+/// Keys are SHA-256 bits already: used as their own hash (see `KeyHasher`).
+type Keyed = std::hash::BuildHasherDefault<super::KeyHasher>;
 
 impl IdsAcrossParts {
     /// Renumbers the ids of `cases`, the next part, given every part before it.
     pub(crate) fn next_part(&mut self, cases: &mut [Case]) {
-        let mut here: std::collections::HashMap<u64, u32> = std::collections::HashMap::new();
+        let mut here: std::collections::HashMap<u64, u32, Keyed> = Default::default();
         for case in cases.iter_mut() {
             // Ids are the key's 16 hex digits, then `#n` for a repeat (`key_id`).
             let Some(key) = case.id.get(..16).and_then(|hex| u64::from_str_radix(hex, 16).ok()) else { continue };
-            let before = match self.seen.binary_search(&key) {
-                Ok(_) => self.shared.get(&key).copied().unwrap_or(1),
-                Err(_) => 0,
-            };
+            let before = if self.seen.contains(&key) { self.shared.get(&key).copied().unwrap_or(1) } else { 0 };
             let n = here.entry(key).or_insert(0);
             *n += 1;
             if before > 0 {
                 case.id = super::key_id(key, before + *n);
             }
         }
-        let mut new = Vec::new();
         for (key, n) in here {
-            match self.seen.binary_search(&key) {
-                Ok(_) => *self.shared.entry(key).or_insert(1) += n,
-                Err(_) => {
-                    if n > 1 {
-                        self.shared.insert(key, n);
-                    }
-                    new.push(key);
+            if self.seen.contains(&key) {
+                let old = self.shared.get(&key).copied();
+                self.changed.push((key, old));
+                self.shared.insert(key, old.unwrap_or(1) + n);
+            } else {
+                self.seen.insert(key);
+                self.added.push(key);
+                if n > 1 {
+                    self.changed.push((key, None));
+                    self.shared.insert(key, n);
                 }
             }
         }
-        self.seen.extend(new);
-        self.seen.sort_unstable();
+    }
+
+    /// The parts since the last [`IdsAcrossParts::keep`] stay counted.
+    pub(crate) fn keep(&mut self) {
+        self.added = Vec::new();
+        self.changed = Vec::new();
+    }
+
+    /// Forgets the parts since the last [`IdsAcrossParts::keep`], as if they never came.
+    pub(crate) fn rewind(&mut self) {
+        for (key, old) in self.changed.drain(..).rev() {
+            match old {
+                Some(n) => self.shared.insert(key, n),
+                None => self.shared.remove(&key),
+            };
+        }
+        for key in self.added.drain(..) {
+            self.seen.remove(&key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CaseStatus, SuiteKind};
+
+    fn part(names: &[&str]) -> Vec<Case> {
+        let mut suite = Suite::new("s", "s", SuiteKind::Import);
+        suite.cases =
+            names.iter().map(|n| Case { name: n.to_string(), status: CaseStatus::Passed, ..Case::default() }).collect();
+        suite.finalize_cases();
+        suite.cases
+    }
+
+    fn ids(cases: &[Case]) -> Vec<String> {
+        cases.iter().map(|c| c.id.clone()).collect()
+    }
+
+    /// Parts numbered one after the other give the ids of one pass over all of them; a rewound
+    /// part counts for nothing.
+    #[test]
+    fn parts_are_numbered_as_one_pass_and_a_rewound_part_is_forgotten() {
+        let whole = ids(&part(&["a", "b", "a", "c", "a", "b", "c", "c"]));
+        let mut across = IdsAcrossParts::default();
+        let mut got = Vec::new();
+        for names in [&["a", "b"][..], &["a", "c", "a"], &["b", "c", "c"]] {
+            let mut cases = part(names);
+            across.next_part(&mut cases);
+            got.extend(ids(&cases));
+            across.keep();
+        }
+        assert_eq!(got, whole);
+
+        // A broken file's parts, then taken back: the next file is numbered as if it never came.
+        let mut across = IdsAcrossParts::default();
+        let mut first = part(&["a", "b"]);
+        across.next_part(&mut first);
+        across.keep();
+        for names in [&["a", "x", "x"][..], &["b", "x"]] {
+            across.next_part(&mut part(names));
+        }
+        across.rewind();
+        let mut next = part(&["a", "x", "b"]);
+        across.next_part(&mut next);
+        assert_eq!([ids(&first), ids(&next)].concat(), ids(&part(&["a", "b", "a", "x", "b"])));
     }
 }

@@ -27,6 +27,21 @@ fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
     assert!(status.success());
 }
 
+/// The testsuites of the generated reports `parts` (in `dir`) in one file, `out`: one large
+/// report of many testsuites, the same tests in several of them when a part is named twice.
+fn one_file_of(dir: &Path, parts: &[&str], out: &str) {
+    let mut text = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    for part in parts {
+        let xml = std::fs::read_to_string(dir.join(part)).unwrap();
+        let (Some(start), Some(end)) = (xml.find("<testsuite "), xml.rfind("</testsuites>")) else {
+            panic!("{part}: not what gen_junit.py writes")
+        };
+        text.push_str(&xml[start..end]);
+    }
+    text.push_str("</testsuites>\n");
+    std::fs::write(dir.join(out), text).unwrap();
+}
+
 fn fcorr(cwd: &Path) -> Command {
     let mut cmd = crate::support::fcorr();
     cmd.current_dir(cwd).env("NO_COLOR", "1");
@@ -46,7 +61,13 @@ fn comparable(path: &Path) -> String {
 
 /// Every report but report.html (which lists a streamed run's failing cases only) is the same.
 fn assert_same_reports(memory: &Path, streamed: &Path) {
-    for name in ["results.json", "junit.xml", "ctrf.json", "summary.md", "comment.md"] {
+    assert_same_files(memory, streamed, &["results.json", "junit.xml", "ctrf.json", "summary.md", "comment.md"]);
+    assert!(streamed.join("report.html").is_file());
+}
+
+/// The reports `names` are the same in both directories, times aside.
+fn assert_same_files(memory: &Path, streamed: &Path, names: &[&str]) {
+    for name in names {
         let (a, b) = (comparable(&memory.join(name)), comparable(&streamed.join(name)));
         if a != b {
             let line = a.lines().zip(b.lines()).position(|(x, y)| x != y).unwrap_or(0);
@@ -58,7 +79,6 @@ fn assert_same_reports(memory: &Path, streamed: &Path) {
             );
         }
     }
-    assert!(streamed.join("report.html").is_file());
 }
 
 #[test]
@@ -70,9 +90,12 @@ fn a_streamed_import_writes_the_reports_the_in_memory_import_writes() {
     // The same tests reported twice across files: the second copy's ids must get `#2` as they do
     // when every case is in memory, though each file is read and given ids on its own.
     std::fs::copy(dir.path().join("a.xml"), dir.path().join("c.xml")).unwrap();
+    // One file of 60 testsuites (27,000 cases), read in several batches, with a third copy of a's
+    // tests (`#3`) and b's tests twice within it, in testsuites far apart.
+    one_file_of(dir.path(), &["a.xml", "b.xml", "b.xml"], "d.xml");
     let import = |out: &str, stream: bool| {
         let mut cmd = fcorr(dir.path());
-        cmd.args(["import", "a.xml", "b.xml", "c.xml", "--out", out, "--fail-on", "none"]);
+        cmd.args(["import", "a.xml", "b.xml", "c.xml", "d.xml", "--out", out, "--fail-on", "none"]);
         if stream {
             cmd.arg("--stream");
         }
@@ -84,12 +107,58 @@ fn a_streamed_import_writes_the_reports_the_in_memory_import_writes() {
     assert_same_reports(&dir.path().join("memory"), &dir.path().join("streamed"));
     let results = std::fs::read_to_string(dir.path().join("streamed/results.json")).unwrap();
     assert!(results.contains("#2\""), "cases repeated across files get #2 ids");
+    assert!(results.contains("#3\""), "cases repeated within one file get their numbers");
     // Nothing of the spill file is left in the output directory.
     let names: Vec<String> = std::fs::read_dir(dir.path().join("streamed"))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+}
+
+/// A JUnit file that turns out broken after thousands of its cases were read (and, streamed, sent
+/// to the spill file in batches) gives what it gives in memory: none of its cases, an error naming
+/// the file and the byte, and the other files' cases numbered as if it were not there.
+#[test]
+fn a_file_broken_after_its_first_batches_gives_what_the_in_memory_import_gives() {
+    let dir = tempfile::tempdir().unwrap();
+    junit(&dir.path().join("a.xml"), 3_000, 5);
+    junit(&dir.path().join("late.xml"), 20_000, 6);
+    // The same tests as a.xml's, before and after the broken file: ids `#2` only if it counted.
+    std::fs::copy(dir.path().join("a.xml"), dir.path().join("z.xml")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("late.xml")).unwrap();
+    let at = text[text.len() * 9 / 10..].find("<testcase ").unwrap() + text.len() * 9 / 10;
+    let broken = format!("{}<testcase name=\"stray\">a & b</testcase>{}", &text[..at], &text[at..]);
+    std::fs::write(dir.path().join("late.xml"), broken).unwrap();
+    let import = |out: &str, stream: bool| {
+        let mut cmd = fcorr(dir.path());
+        cmd.args(["import", "a.xml", "late.xml", "z.xml", "--out", out, "--fail-on", "none"]);
+        if stream {
+            cmd.arg("--stream");
+        }
+        cmd.output().unwrap()
+    };
+    let memory = import("memory", false);
+    let streamed = import("streamed", true);
+    let stderr = String::from_utf8_lossy(&streamed.stderr);
+    assert_eq!(streamed.status.code(), memory.status.code(), "{stderr}");
+    assert!(stderr.contains("late.xml") && stderr.contains("invalid XML at byte "), "{stderr}");
+    // The count of cases read before the break includes those that went out in batches.
+    let read = regex::Regex::new(r"; (\d+) testcases were read before it").unwrap();
+    let read: u32 = read.captures(&stderr).and_then(|c| c[1].parse().ok()).unwrap_or(0);
+    assert!(read > 16_000, "{stderr}");
+    // The reports that hold every case (summary.md words its notice by the mode when a run this
+    // small could list every case).
+    assert_same_files(
+        &dir.path().join("memory"),
+        &dir.path().join("streamed"),
+        &["results.json", "junit.xml", "ctrf.json"],
+    );
+    // Alone, it is an error naming the file and the byte, never a pass.
+    let alone = fcorr(dir.path()).args(["import", "late.xml", "--stream", "--out", "alone"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&alone.stderr);
+    assert!(!alone.status.success(), "a broken report is never a pass: {stderr}");
+    assert!(stderr.contains("late.xml") && stderr.contains("invalid XML at byte "), "{stderr}");
 }
 
 /// `count` cells, each a copy of one imported results.json, as `fcorr merge` reads matrix cells.
@@ -195,6 +264,41 @@ fn a_streamed_merge_keeps_memory_flat_as_cases_grow() {
     );
     // The in-memory merge of the same cells is the contrast that shows the test measures.
     assert!(in_memory > large + 16 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
+}
+
+/// One large JUnit file in `--stream` keeps memory flat too: its cases go to the spill file in
+/// batches as they are read, so a file of 40,000 cases peaks within a few MiB of one of 5,000,
+/// while reading it whole grows by about 0.35 KiB per case. What does grow is bounded by design:
+/// the numbering of case ids (about 26 bytes per case), the failing cases kept for the summaries
+/// (1 % fail here; at most 10,000 are kept), one batch. The bound, 5 MiB for 35,000 more cases,
+/// is 0.15 KiB per case; the figure at 1M cases is in docs/benchmarks.md §14.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_streamed_import_of_one_large_file_keeps_memory_flat() {
+    let dir = tempfile::tempdir().unwrap();
+    junit_failing(&dir.path().join("small.xml"), 5_000, 50, 7);
+    junit_failing(&dir.path().join("large.xml"), 40_000, 400, 8);
+    let peak = |file: &str, stream: bool, out: &str| {
+        let mut cmd = fcorr(dir.path());
+        cmd.args(["import", file, "--out", out, "--format", "json", "--fail-on", "none"]);
+        if stream {
+            cmd.arg("--stream");
+        }
+        let (kib, ok) = peak_rss_kib(&mut cmd);
+        assert!(ok, "import of {file} failed");
+        kib
+    };
+    let small = peak("small.xml", true, "small");
+    let large = peak("large.xml", true, "large");
+    let in_memory = peak("large.xml", false, "memory");
+    let grew = large.saturating_sub(small);
+    assert!(
+        grew <= 5 * 1024,
+        "--stream grew by {grew} KiB for 35,000 more cases in one file: {small} KiB for 5,000, {large} KiB for \
+         40,000 (in memory: {in_memory} KiB)"
+    );
+    // Reading the same file whole is the contrast that shows the test measures.
+    assert!(in_memory > large + 6 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
 }
 
 #[cfg(target_os = "linux")]
