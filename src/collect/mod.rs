@@ -159,6 +159,10 @@ pub struct PrintedLocation {
 /// Name of the `error` case a parser adds for a report that stops before its end.
 pub const CUT_SHORT_CASE: &str = "[report cut short]";
 
+/// Start of the name of the `error` case for a report file that could not be read at all (broken,
+/// not a report format, unreadable) among files that could: its results are unknown.
+pub const UNREADABLE_CASE: &str = "[unreadable report]";
+
 impl ParsedReport {
     /// Records that the report stops before its end: an error diagnostic, and an `error` case
     /// that says why, so that no report, however it is read, shows the suite as passed.

@@ -6,8 +6,10 @@ use std::ops::ControlFlow;
 use std::path::Path;
 
 use super::{CollectContext, Collected};
-use crate::collect::{ParseOptions, expand_reports, parse_file, parse_file_in_batches, report_excludes};
-use crate::model::{Case, Diagnostic, ResultsSource, Severity};
+use crate::collect::{
+    ParseOptions, UNREADABLE_CASE, expand_reports, parse_file, parse_file_in_batches, report_excludes,
+};
+use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
 
 /// Default collector: parses every planned report file into cases, each report then located by
 /// the ecosystems (see [`read_reports`]).
@@ -51,6 +53,7 @@ fn read_reports(
     let mut collected = Collected::nothing();
     let mut files = Vec::new();
     let mut formats = Vec::new();
+    let mut unreadable = Vec::new();
     // Checked with the config (`runners::check_reports`), so an error here is not expected; if
     // one comes, it is said and nothing is left out rather than the suite failing.
     let excludes =
@@ -114,9 +117,27 @@ fn read_reports(
                     }
                     files.push(display_path(&path, ctx.root, ctx.work_dir));
                 }
-                Err(e) => collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, e.message)),
+                Err(e) => {
+                    unreadable.push(Case {
+                        name: format!("{UNREADABLE_CASE} {}", display_path(&path, ctx.root, ctx.work_dir)),
+                        status: CaseStatus::Error,
+                        message: Some(format!(
+                            "{}: its results are unknown (if it is not a test report, leave it out: `!{}`)",
+                            e.message,
+                            display_path(&path, ctx.root, ctx.work_dir)
+                        )),
+                        ..Case::default()
+                    });
+                    collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, e.message));
+                }
             }
         }
+    }
+    // A file that could not be read among files that could: the suite must not pass on the others
+    // (its results are unknown), so it gets an error case naming the file, as a report cut short
+    // does. With no file read at all the suite is an error already ("no test results found").
+    if collected.ran {
+        collected.cases.extend(unreadable);
     }
     if !files.is_empty() {
         collected.source = ResultsSource::Report { format: formats.join("+"), files };

@@ -89,7 +89,7 @@ fn unparsable_file_is_reported_with_its_path_and_the_others_still_count() {
     );
     let run: Run = serde_json::from_slice(&output.stdout).unwrap();
     let suite = &run.suites[0];
-    assert_eq!(suite.counts.total, 2, "the good file's two cases still count");
+    assert_eq!(suite.counts.passed, 2, "the good file's two cases still count");
     let errors: Vec<&str> = suite
         .diagnostics
         .iter()
@@ -98,8 +98,16 @@ fn unparsable_file_is_reported_with_its_path_and_the_others_still_count() {
         .collect();
     assert_eq!(errors.len(), 2, "{errors:?}");
     assert!(errors.iter().any(|m| m.contains("bad.xml")));
-    // The readable cases all passed; unreadable files are errors in the diagnostics, not cases.
-    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The readable cases all passed, but two named files' results are unknown: never a pass.
+    // Each is an error case naming the file (before, the suite passed and exit was 0).
+    let unreadable: Vec<&str> =
+        suite.cases.iter().filter(|c| c.status == CaseStatus::Error).map(|c| c.name.as_str()).collect();
+    assert_eq!(unreadable, ["[unreadable report] bad.xml", "[unreadable report] notes.xml"]);
+    let notes = suite.cases.iter().find(|c| c.name.ends_with("notes.xml")).unwrap();
+    assert!(notes.message.as_deref().unwrap().contains("leave it out: `!notes.xml`"), "{:?}", notes.message);
+    assert_eq!(suite.counts.error, 2);
+    assert_eq!(run.verdict.outcome, RunOutcome::Fail);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
 }
 
 #[test]
