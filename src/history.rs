@@ -2,7 +2,7 @@
 //! every case and the last [`KEEP`] run-level points, read from the baseline and extended by one.
 //! From them come flake rates, newly flaky tests and "failing since" for tests that stay red.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -184,7 +184,12 @@ pub(crate) fn record(run: &mut Run, past: Past) {
     let mut flaky = Vec::new();
     let mut failing = Vec::new();
     let (mut flaky_total, mut failing_total) = (0, 0);
+    let mut kept_letters = HashMap::new();
     for suite in &run.suites {
+        let kept: HashSet<&str> = match suite.streamed {
+            Some(_) => suite.cases.iter().map(|c| c.id.as_str()).collect(),
+            None => HashSet::new(),
+        };
         let mut text = String::with_capacity(suite.cases.len().max(suite.counts.total as usize) * 4);
         // Every case, streamed ones read back from disk (a part that cannot be read fails the reports).
         for (i, case) in suite.every_case().enumerate() {
@@ -197,6 +202,9 @@ pub(crate) fn record(run: &mut Run, past: Past) {
             text.push_str(before);
             text.push(letter(case.status));
             let letters = &text[text.len() - before.len() - 1..];
+            if kept.contains(case.id.as_str()) {
+                kept_letters.insert(case.id.to_string(), letters.to_string());
+            }
             if flake(letters).is_some() {
                 flaky_total += 1;
             }
@@ -232,7 +240,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
         }
         cases.insert(suite.id.clone(), text);
     }
-    run.history = Some(History { runs, cases, flaky, flaky_total, failing, failing_total });
+    run.history = Some(History { runs, cases, flaky, flaky_total, failing, failing_total, kept_letters });
 }
 
 /// `(failed, ran)` when the letters show flakiness: a retry that passed (`F`), or an outcome
@@ -410,6 +418,12 @@ fn letters_by_case(run: &Run) -> HashMap<&str, &str> {
     let mut map = HashMap::new();
     let Some(history) = &run.history else { return map };
     for suite in &run.suites {
+        if suite.streamed.is_some() {
+            let kept =
+                suite.cases.iter().filter_map(|c| Some((c.id.as_str(), history.kept_letters.get(&*c.id)?.as_str())));
+            map.extend(kept);
+            continue;
+        }
         let Some(text) = history.cases.get(&suite.id) else { continue };
         let tokens: Vec<&str> = text.split(' ').collect();
         if tokens.len() == suite.cases.len() {

@@ -15,7 +15,7 @@ fn junit(path: &Path, cases: u32, seed: u32) {
 }
 
 /// [`junit`] with `failures` failing cases.
-fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
+pub(crate) fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
     let status = Command::new("python3")
         .arg(repo().join("benches/import/gen_junit.py"))
         .arg(path)
@@ -27,7 +27,7 @@ fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
     assert!(status.success());
 }
 
-fn fcorr(cwd: &Path) -> Command {
+pub(crate) fn fcorr(cwd: &Path) -> Command {
     let mut cmd = crate::support::fcorr();
     cmd.current_dir(cwd).env("NO_COLOR", "1");
     cmd
@@ -38,14 +38,14 @@ fn fcorr(cwd: &Path) -> Command {
 fn comparable(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let times = regex::Regex::new(
-        r#"("(started_at|finished_at|duration_ms|start|stop|duration|durationMs|reportId|timestamp)": ?)("[^"]*"|[0-9.]+)|(time|timestamp)="[^"]*"|started \d{4}-[0-9-]+ [0-9:]+ UTC|\d+(\.\d+)?m?s\b"#,
+        r#"("(started_at|finished_at|duration_ms|duration_delta_ms|start|stop|duration|durationMs|reportId|timestamp)": ?)("[^"]*"|-?[0-9.]+)|(time|timestamp)="[^"]*"|started \d{4}-[0-9-]+ [0-9:]+ UTC|\d+(\.\d+)?m?s\b"#,
     )
     .unwrap();
     times.replace_all(&text, "T").into_owned()
 }
 
 /// Every report but report.html (which lists a streamed run's failing cases only) is the same.
-fn assert_same_reports(memory: &Path, streamed: &Path) {
+pub(crate) fn assert_same_reports(memory: &Path, streamed: &Path) {
     for name in ["results.json", "junit.xml", "ctrf.json", "summary.md", "comment.md"] {
         let (a, b) = (comparable(&memory.join(name)), comparable(&streamed.join(name)));
         if a != b {
