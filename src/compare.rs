@@ -179,7 +179,7 @@ fn change_of(
     let reason = first_reason(case);
     CaseChange {
         suite_id: suite_id.to_string(),
-        case_id: case.id.clone(),
+        case_id: case.id.to_string(),
         name: case.name.clone(),
         change,
         before,

@@ -78,7 +78,7 @@ pub fn slowest(run: &Run, n: usize) -> Vec<SlowCase> {
         .into_iter()
         .map(|(s, c)| SlowCase {
             suite_id: run.suites[s].id.clone(),
-            case_id: c.id.clone(),
+            case_id: c.id.to_string(),
             name: c.name.clone(),
             duration_ms: ms_of(&c),
         })
@@ -115,7 +115,7 @@ pub fn slowdowns(run: &Run, baseline: &Run, settings: &TimingSettings) -> (Vec<S
             }
             let slowdown = Slowdown {
                 suite_id: suite.id.clone(),
-                case_id: case.id.clone(),
+                case_id: case.id.to_string(),
                 name: case.name.clone(),
                 before_ms: was,
                 after_ms: after,

@@ -321,7 +321,7 @@ impl Merger {
                 suite.id = format!("{}/{}", input.label, suite.id);
                 suite.name = format!("{}/{}", input.label, suite.name);
                 // Case ids include the suite id; they must follow it, and so must history.
-                let old: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
+                let old: Vec<String> = suite.cases.iter().map(|c| c.id.to_string()).collect();
                 suite.finalize_cases();
                 let new: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
                 part_past.rename(&old, &new);

@@ -17,6 +17,10 @@ pub mod streamed;
 pub use comparison::Comparison;
 pub use streamed::{CaseStore, EveryCase, Streamed};
 
+/// A case's id ([`Case::id`]): text that lives inline up to 24 bytes (`Deref<Target = str>`,
+/// serialised as a JSON string).
+pub type CaseId = compact_str::CompactString;
+
 /// Version of the `results.json` layout; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -491,8 +495,10 @@ impl CaseStatus {
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(from = "CaseWire")]
 pub struct Case {
-    /// Stable across runs and machines: see [`case_id`].
-    pub id: String,
+    /// Stable across runs and machines: see [`case_id`]. Inline, not on the heap: ids are 16 hex
+    /// digits and a short suffix (`#2`), at most 24 bytes (longer ones, which no reader makes,
+    /// would still work: they go to the heap).
+    pub id: CaseId,
     pub name: String,
     /// Class, describe-path or package the case belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -674,7 +680,8 @@ impl PartialEq for Case {
 #[serde(rename = "Case")]
 struct CaseWire {
     /// Stable across runs and machines: see [`case_id`].
-    id: String,
+    #[schemars(with = "String")]
+    id: CaseId,
     name: String,
     /// Class, describe-path or package the case belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1143,19 +1150,19 @@ impl PartialEq<&str> for GateKind {
 /// path and the full name (parameters included). Absolute paths must be made relative before
 /// calling this, or ids would differ between machines.
 pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> String {
-    key_id(case_key(suite_id, file, classname, name), 1)
+    key_id(case_key(suite_id, file, classname, name), 1).into()
 }
 
 /// The id text of a key: 16 lower-case hex digits (as `{:016x}` writes them), then `#n` for the
 /// `n`th case with the same key. Written digit by digit: `format!` costs more than the SHA-256.
-fn key_id(key: u64, n: u32) -> String {
+fn key_id(key: u64, n: u32) -> CaseId {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut digits = [0u8; 16];
     for (i, digit) in digits.iter_mut().enumerate() {
         *digit = DIGITS[(key >> (60 - 4 * i)) as usize & 0xf];
     }
     // Hex digits are ASCII: the conversion cannot fail.
-    let mut id = String::from_utf8(digits.to_vec()).unwrap_or_default();
+    let mut id = CaseId::from_utf8(&digits[..]).unwrap_or_default();
     if n > 1 {
         id.push('#');
         id.push_str(&n.to_string());

@@ -510,7 +510,7 @@ fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
         _ => None,
     });
     let mut notes: Vec<String> = ctx.notes.get(&(suite.name.clone(), case.name.clone())).into_iter().cloned().collect();
-    if let Some(before) = ctx.outcome_before.get(&(suite.id.clone(), case.id.clone())) {
+    if let Some(before) = ctx.outcome_before.get(&(suite.id.clone(), case.id.to_string())) {
         notes.push(format!("was `{before}`"));
     } else if let Some(before) = ctx.score_before.get(&(suite.id.as_str(), case.id.as_str())) {
         notes.push(format!("was {}", filters::format_number(*before)));
