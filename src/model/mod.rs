@@ -21,6 +21,24 @@ pub use streamed::{CaseStore, EveryCase, Streamed};
 /// serialised as a JSON string).
 pub type CaseId = compact_str::CompactString;
 
+/// Text most cases share with the case before them ([`Case::classname`], [`Case::file`]): cases
+/// come grouped by class and file, so readers hand out one copy for the whole group.
+pub type SharedText = std::sync::Arc<str>;
+
+/// The last [`SharedText`] handed out: the same text again is the same copy.
+#[derive(Default)]
+pub(crate) struct LastText(Option<SharedText>);
+
+impl LastText {
+    /// `text` as a [`SharedText`], the previous one when it is equal.
+    pub(crate) fn share(&mut self, text: &str) -> SharedText {
+        match &self.0 {
+            Some(last) if **last == *text => last.clone(),
+            _ => self.0.insert(SharedText::from(text)).clone(),
+        }
+    }
+}
+
 /// Version of the `results.json` layout; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -502,10 +520,10 @@ pub struct Case {
     pub name: String,
     /// Class, describe-path or package the case belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub classname: Option<String>,
+    pub classname: Option<SharedText>,
     /// Path relative to the suite's root, `/`-separated.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub file: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub status: CaseStatus,
@@ -744,6 +762,9 @@ struct CaseWire {
 }
 
 std::thread_local! {
+    /// The class name and file of the case last read on this thread: the next case's, when
+    /// equal, are the same copy (cases come grouped, so a suite holds one of each per group).
+    static LAST_READ: std::cell::RefCell<(LastText, LastText)> = std::cell::RefCell::default();
     /// Set while [`read_slim`] runs on this thread: cases are slimmed as they are read.
     static SLIM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -785,8 +806,8 @@ impl From<CaseWire> for Case {
         Case {
             id: w.id,
             name: w.name,
-            classname: w.classname,
-            file: w.file,
+            classname: w.classname.map(|c| LAST_READ.with_borrow_mut(|(class, _)| class.share(&c))),
+            file: w.file.map(|f| LAST_READ.with_borrow_mut(|(_, file)| file.share(&f))),
             line: w.line,
             status: w.status,
             duration_ms: w.duration_ms,
@@ -1337,6 +1358,26 @@ impl Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_read_and_write_as_text_and_classes_read_in_a_row_share_one_copy() {
+        // A repeat's id (`#2`) stays inline; order and equality are those of the text.
+        let (a, b) = (key_id(0xff, 1), key_id(0xff, 2));
+        assert_eq!((a.as_str(), b.as_str()), ("00000000000000ff", "00000000000000ff#2"));
+        assert!(!b.is_heap_allocated() && a < b && a == "00000000000000ff");
+        let text = r#"[{"id":"00000000000000ff#2","name":"x","classname":"C","file":"f.py","status":"passed"},
+                       {"id":"1","name":"y","classname":"C","file":"f.py","status":"failed"}]"#;
+        let cases: Vec<Case> = serde_json::from_str(text).unwrap();
+        assert_eq!(cases[0].id, b);
+        let (c0, c1) = (cases[0].classname.as_ref().unwrap(), cases[1].classname.as_ref().unwrap());
+        assert!(std::sync::Arc::ptr_eq(c0, c1), "one copy of the class name for both cases");
+        assert!(std::sync::Arc::ptr_eq(cases[0].file.as_ref().unwrap(), cases[1].file.as_ref().unwrap()));
+        let written = serde_json::to_string(&cases[0]).unwrap();
+        assert_eq!(
+            written,
+            r#"{"id":"00000000000000ff#2","name":"x","classname":"C","file":"f.py","status":"passed"}"#
+        );
+    }
 
     #[test]
     fn case_id_is_stable_and_separates_parts() {

@@ -124,8 +124,13 @@ fn load_run(dir: &Path) -> Run {
 }
 
 fn ids_with(run: &Run, status: CaseStatus) -> Vec<String> {
-    let mut ids: Vec<String> =
-        run.suites.iter().flat_map(|s| s.cases.iter()).filter(|c| c.status == status).map(|c| c.id.to_string()).collect();
+    let mut ids: Vec<String> = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter())
+        .filter(|c| c.status == status)
+        .map(|c| c.id.to_string())
+        .collect();
     ids.sort();
     ids
 }
