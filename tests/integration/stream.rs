@@ -193,8 +193,9 @@ fn a_streamed_merge_keeps_memory_flat_as_cases_grow() {
         "--stream grew by {grew} KiB for {added_cases} more cases ({:.3} KiB per case): {small} KiB for 2 cells, {large} KiB for 16 (in memory: {in_memory} KiB)",
         grew as f64 / added_cases as f64
     );
-    // The in-memory merge of the same cells is the contrast that shows the test measures.
-    assert!(in_memory > large + 16 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
+    // The in-memory merge of the same cells is the contrast that shows the test measures (8 MiB:
+    // shared class names and files took the in-memory merge from ~+20 to ~+14 MiB over streamed).
+    assert!(in_memory > large + 8 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
 }
 
 #[cfg(target_os = "linux")]
