@@ -69,13 +69,27 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
     for suite in &run.suites {
         let base = base_suites.get(suite.id.as_str()).copied();
         suites.push(suite_delta(suite, base));
-        let base_cases: HashMap<&str, &Case> =
-            base.map(|b| b.cases.iter().map(|c| (c.id.as_str(), c)).collect()).unwrap_or_default();
-        for case in &suite.cases {
-            let base_case = base_cases.get(case.id.as_str()).copied();
+        // Each baseline id, with the index of the flag set when this run has that case too: the
+        // baseline's cases not flagged are the removed ones. Flags, not a set of this run's ids,
+        // because a streamed suite's cases are read back from disk one at a time (`every_case`)
+        // and only the baseline (loaded slim) is held whole.
+        let base_cases: HashMap<&str, (usize, &Case)> = base
+            .map(|b| b.cases.iter().enumerate().map(|(i, c)| (c.id.as_str(), (i, c))).collect())
+            .unwrap_or_default();
+        let mut still_here = vec![false; base.map_or(0, |b| b.cases.len())];
+        let mut any_case = false;
+        // A part on disk that cannot be read ends this early; the reports then stop with that
+        // error (they read every case too), so this shorter comparison is never written.
+        for case in suite.every_case() {
+            any_case = true;
+            let found = base_cases.get(case.id.as_str()).copied();
+            if let Some((i, _)) = found {
+                still_here[i] = true;
+            }
+            let base_case = found.map(|(_, c)| c);
             let before = base_case.map(|c| c.status);
             if let Some(change) = classify(before, Some(case.status)) {
-                let mut change = change_of(&suite.id, case, change, before, Some(case.status));
+                let mut change = change_of(&suite.id, &case, change, before, Some(case.status));
                 change.before_reason = base_case.and_then(first_reason);
                 if let Some(base_case) = base_case
                     && base_case.extra().score.is_some()
@@ -83,16 +97,16 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
                 {
                     change.score_before = base_case.extra().score;
                     change.score_after = case.extra().score;
-                    change.note = delta_note(base_case, case);
+                    change.note = delta_note(base_case, &case);
                 }
                 cases.push(change);
             }
         }
         if let Some(base) = base
-            && !suite.cases.is_empty()
+            && any_case
         {
-            let now_cases: HashSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
-            for case in base.cases.iter().filter(|c| !now_cases.contains(c.id.as_str())) {
+            let removed = |c: &&Case| base_cases.get(c.id.as_str()).is_some_and(|(i, _)| !still_here[*i]);
+            for case in base.cases.iter().filter(removed) {
                 cases.push(change_of(&suite.id, case, Change::Removed, Some(case.status), None));
             }
         }
@@ -165,7 +179,7 @@ fn change_of(
     let reason = first_reason(case);
     CaseChange {
         suite_id: suite_id.to_string(),
-        case_id: case.id.clone(),
+        case_id: case.id.to_string(),
         name: case.name.clone(),
         change,
         before,

@@ -165,8 +165,8 @@ fn check_case(format: &str, case: &Case) {
 fn check_neutralised(format: &str, case: &Case) {
     use crate::publish::annotations::{escape_data, escape_property};
     use crate::report::filters::{code_block, escape_cell, escape_summary, inline_code};
-    let texts = [Some(&case.name), case.classname.as_ref(), case.file.as_ref(), case.message.as_ref()];
-    let long = [case.extra().details.as_ref(), case.extra().output.as_ref()];
+    let texts = [Some(case.name.as_str()), case.classname.as_deref(), case.file.as_deref(), case.message.as_deref()];
+    let long = [case.extra().details.as_deref(), case.extra().output.as_deref()];
     for text in texts.into_iter().chain(long).flatten() {
         let one_line = |escaped: &str, how: &str| {
             assert!(

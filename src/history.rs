@@ -2,12 +2,12 @@
 //! every case and the last [`KEEP`] run-level points, read from the baseline and extended by one.
 //! From them come flake rates, newly flaky tests and "failing since" for tests that stay red.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde::Serialize;
 
 pub(crate) use crate::model::history::{FailingCase, FlakyCase, History, KEEP, LISTED, RunPoint};
-use crate::model::{CaseStatus, Run};
+use crate::model::{CaseId, CaseStatus, Run};
 
 /// The letter recorded for an outcome.
 pub(crate) fn letter(status: CaseStatus) -> char {
@@ -33,7 +33,7 @@ fn failing_letter(c: char) -> bool {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Past {
     pub runs: Vec<RunPoint>,
-    pub cases: HashMap<Box<str>, Letters>,
+    pub cases: HashMap<CaseId, Letters>,
 }
 
 /// A case's outcome letters, oldest first, at most [`KEEP`], held inline: a baseline of
@@ -76,14 +76,14 @@ impl Past {
             let mut cases = HashMap::new();
             for case in baseline.suites.into_iter().flat_map(|s| s.cases) {
                 let mut letters = [0; 4];
-                cases.insert(case.id.into_boxed_str(), Letters::of(letter(case.status).encode_utf8(&mut letters)));
+                cases.insert(case.id, Letters::of(letter(case.status).encode_utf8(&mut letters)));
             }
             return Past { runs, cases };
         };
         let suites = baseline.suites.into_iter().map(|s| {
             // Into a new vector: `collect` would reuse the cases' buffer (160 bytes a case) for the ids.
             let mut ids = Vec::with_capacity(s.cases.len());
-            ids.extend(s.cases.into_iter().map(|c| c.id.into_boxed_str()));
+            ids.extend(s.cases.into_iter().map(|c| c.id));
             (s.id, ids)
         });
         Past { cases: decode(suites, &history, false, 0), runs: history.runs }
@@ -94,7 +94,7 @@ impl Past {
     pub(crate) fn before(run: &Run) -> Past {
         let Some(history) = &run.history else { return Past::default() };
         let size = run.suites.iter().map(|s| s.cases.len()).sum();
-        let suites = run.suites.iter().map(|s| (s.id.clone(), s.cases.iter().map(|c| c.id.as_str().into()).collect()));
+        let suites = run.suites.iter().map(|s| (s.id.clone(), s.cases.iter().map(|c| c.id.clone()).collect()));
         let mut runs = history.runs.clone();
         runs.pop();
         Past { runs, cases: decode(suites, history, true, size) }
@@ -113,11 +113,11 @@ impl Past {
 
     /// Follows cases whose ids changed (`fcorr merge` prefixes a suite shared by several cells).
     pub(crate) fn rename(&mut self, old_ids: &[String], new_ids: &[&str]) {
-        let moved: Vec<(Box<str>, Letters)> = old_ids
+        let moved: Vec<(CaseId, Letters)> = old_ids
             .iter()
             .zip(new_ids)
             .filter(|(old, new)| old.as_str() != **new)
-            .filter_map(|(old, new)| self.cases.remove(old.as_str()).map(|letters| (Box::from(*new), letters)))
+            .filter_map(|(old, new)| self.cases.remove(old.as_str()).map(|letters| (CaseId::from(*new), letters)))
             .collect();
         self.cases.extend(moved);
     }
@@ -128,11 +128,11 @@ impl Past {
 /// truncated file) is left out with a warning rather than giving its cases someone else's past;
 /// unknown letters drop the token. `size`: the map's room to start with.
 fn decode(
-    suites: impl Iterator<Item = (String, Vec<Box<str>>)>,
+    suites: impl Iterator<Item = (String, Vec<CaseId>)>,
     history: &History,
     drop_own: bool,
     size: usize,
-) -> HashMap<Box<str>, Letters> {
+) -> HashMap<CaseId, Letters> {
     let mut cases = HashMap::with_capacity(size);
     for (suite_id, ids) in suites {
         let Some(text) = history.cases.get(&suite_id) else { continue };
@@ -184,7 +184,12 @@ pub(crate) fn record(run: &mut Run, past: Past) {
     let mut flaky = Vec::new();
     let mut failing = Vec::new();
     let (mut flaky_total, mut failing_total) = (0, 0);
+    let mut kept_letters = HashMap::new();
     for suite in &run.suites {
+        let kept: HashSet<&str> = match suite.streamed {
+            Some(_) => suite.cases.iter().map(|c| c.id.as_str()).collect(),
+            None => HashSet::new(),
+        };
         let mut text = String::with_capacity(suite.cases.len().max(suite.counts.total as usize) * 4);
         // Every case, streamed ones read back from disk (a part that cannot be read fails the reports).
         for (i, case) in suite.every_case().enumerate() {
@@ -197,13 +202,16 @@ pub(crate) fn record(run: &mut Run, past: Past) {
             text.push_str(before);
             text.push(letter(case.status));
             let letters = &text[text.len() - before.len() - 1..];
+            if kept.contains(case.id.as_str()) {
+                kept_letters.insert(case.id.to_string(), letters.to_string());
+            }
             if flake(letters).is_some() {
                 flaky_total += 1;
             }
             if let Some((failed, ran)) = flake(letters).filter(|_| flaky.len() < LISTED) {
                 flaky.push(FlakyCase {
                     suite_id: suite.id.clone(),
-                    case_id: case.id.clone(),
+                    case_id: case.id.to_string(),
                     name: case.name.clone(),
                     failed,
                     runs: ran,
@@ -221,7 +229,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
                 let first = at.and_then(|i| runs.get(i));
                 failing.push(FailingCase {
                     suite_id: suite.id.clone(),
-                    case_id: case.id.clone(),
+                    case_id: case.id.to_string(),
                     name: case.name.clone(),
                     runs: streak,
                     since_sha: first.and_then(|r| r.sha.clone()),
@@ -232,7 +240,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
         }
         cases.insert(suite.id.clone(), text);
     }
-    run.history = Some(History { runs, cases, flaky, flaky_total, failing, failing_total });
+    run.history = Some(History { runs, cases, flaky, flaky_total, failing, failing_total, kept_letters });
 }
 
 /// `(failed, ran)` when the letters show flakiness: a retry that passed (`F`), or an outcome
@@ -410,6 +418,12 @@ fn letters_by_case(run: &Run) -> HashMap<&str, &str> {
     let mut map = HashMap::new();
     let Some(history) = &run.history else { return map };
     for suite in &run.suites {
+        if suite.streamed.is_some() {
+            let kept =
+                suite.cases.iter().filter_map(|c| Some((c.id.as_str(), history.kept_letters.get(&*c.id)?.as_str())));
+            map.extend(kept);
+            continue;
+        }
         let Some(text) = history.cases.get(&suite.id) else { continue };
         let tokens: Vec<&str> = text.split(' ').collect();
         if tokens.len() == suite.cases.len() {

@@ -226,8 +226,8 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
     let output: Vec<&str> = test.stdout.iter().chain(&test.stderr).map(String::as_str).collect();
     let mut case = Case {
         name: test.name,
-        classname,
-        file: test.file_path.filter(|f| !f.is_empty()).map(|f| options.relative_path(&f)),
+        classname: classname.map(Into::into),
+        file: test.file_path.filter(|f| !f.is_empty()).map(|f| options.relative_path(&f)).map(Into::into),
         line: test.line,
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),

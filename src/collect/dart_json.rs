@@ -253,9 +253,9 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
         .or_else(|| suite.clone());
     let mut case = Case {
         name: if test.info.name.is_empty() { "(unnamed)".into() } else { test.info.name.clone() },
-        classname: suite,
+        classname: suite.map(Into::into),
         line: if file.is_some() { test.info.root_line.or(test.info.line) } else { None },
-        file,
+        file: file.map(Into::into),
         duration_ms: test.start.zip(test.end).map(|(s, e)| (e - s).max(0.0)),
         ..Case::default()
     };

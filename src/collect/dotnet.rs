@@ -312,7 +312,7 @@ pub(crate) fn set_failure(case: &mut Case, message: Option<String>, trace: Optio
         && case.file.is_none()
         && let Some((file, line)) = stack_location(trace, options, case.classname.as_deref())
     {
-        case.file = Some(file);
+        case.file = Some(file.into());
         case.line = Some(line);
     }
     let details = match (&message, trace) {
@@ -353,7 +353,7 @@ pub(crate) fn check_declared(
     {
         report.cases.push(Case {
             name: "[declared failures not reported]".into(),
-            classname: classname.map(str::to_string),
+            classname: classname.map(str::to_string).map(Into::into),
             status: CaseStatus::Error,
             message: Some(format!("the report declares {what} but no failing test result was found in it")),
             ..Case::default()

@@ -248,7 +248,7 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
     let lines = own_lines(&test.output);
     let mut case = Case {
         name: test.name.clone(),
-        classname: Some(test.package.clone()),
+        classname: Some(test.package.clone().into()),
         status: test.status.unwrap_or(CaseStatus::Error),
         duration_ms: test.elapsed.map(|s| s * 1000.0),
         ..Case::default()
@@ -258,7 +258,7 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
     if case.status != CaseStatus::Passed
         && let Some((printed_file, printed_line)) = lines.iter().find_map(|l| location(l))
     {
-        case.file = Some(printed_file);
+        case.file = Some(printed_file.into());
         case.line = Some(printed_line);
     }
     match test.status {
@@ -310,7 +310,7 @@ fn package_case(package: &str, state: &PackageState, build_output: &HashMap<Stri
     });
     Case {
         name: name.into(),
-        classname: Some(package.to_string()),
+        classname: Some(package.to_string().into()),
         status: CaseStatus::Error,
         duration_ms: state.elapsed.map(|s| s * 1000.0),
         message: Some(message),

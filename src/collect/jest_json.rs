@@ -107,7 +107,7 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
             let text = text.unwrap_or_else(|| "the test file failed without a failing test".into());
             parsed.cases.push(Case {
                 name: rel.clone().unwrap_or_else(|| "(test file)".into()),
-                file: rel,
+                file: rel.map(Into::into),
                 status: CaseStatus::Error,
                 message: first_line(&text),
                 extra: crate::model::CaseExtra { details: Some(cap_text(&text, DETAILS_CAP)), ..Default::default() }
@@ -149,8 +149,8 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
     let failure = failure.trim();
     Case {
         name,
-        classname,
-        file,
+        classname: classname.map(Into::into),
+        file: file.map(Into::into),
         line: a.location.and_then(|l| l.line),
         status,
         duration_ms: a.duration.filter(|d| d.is_finite() && *d >= 0.0),

@@ -257,7 +257,7 @@ fn parse_in_chunks(
         open: None,
         saw_root: false,
         first_element: None,
-        paths: PathCache { options, last: None },
+        paths: PathCache { options, last: None, class: crate::model::LastText::default() },
         spare: Spare::default(),
         depth: 0,
         shortfalls: Vec::new(),
@@ -781,7 +781,7 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
             Some(name) if !name.is_empty() => name.into_owned(),
             _ => "(unnamed)".into(),
         },
-        classname: classname.map(Cow::into_owned),
+        classname: classname.map(|c| paths.class.share(&c)),
         file,
         line: found.line,
         duration_ms: found.duration_ms,
@@ -912,7 +912,7 @@ fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
     let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
     let path: Vec<&str> = suites.iter().filter_map(|s| s.name.as_deref()).collect();
-    case.classname = (!path.is_empty()).then(|| path.join(" > "));
+    case.classname = (!path.is_empty()).then(|| path.join(" > ")).map(Into::into);
     case.name = match &case.classname {
         Some(parents) => format!("{parents} > {title}"),
         None => title,
@@ -924,15 +924,17 @@ fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
 /// Consecutive cases nearly always share a file: relativize each distinct path once.
 struct PathCache<'o> {
     options: &'o ParseOptions,
-    last: Option<(String, String)>,
+    last: Option<(String, crate::model::SharedText)>,
+    /// Consecutive cases nearly always share a class too: one copy for the group.
+    class: crate::model::LastText,
 }
 
 impl PathCache<'_> {
-    fn relative(&mut self, file: &str) -> String {
+    fn relative(&mut self, file: &str) -> crate::model::SharedText {
         match &self.last {
             Some((raw, relative)) if raw == file => relative.clone(),
             _ => {
-                let relative = self.options.relative_path(file);
+                let relative: crate::model::SharedText = self.options.relative_path(file).into();
                 self.last = Some((file.to_string(), relative.clone()));
                 relative
             }

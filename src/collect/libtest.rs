@@ -155,8 +155,8 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             };
             report.cases.push(Case {
                 name,
-                classname: target.classname(),
-                file: target.file().map(str::to_string),
+                classname: target.classname().map(Into::into),
+                file: target.file().map(str::to_string).map(Into::into),
                 status,
                 message,
                 ..Case::default()
@@ -197,8 +197,8 @@ fn close_target(report: &mut ParsedReport, target: Target, exit_note: Option<Str
         let reported = report.cases.len() - target.first_case();
         report.cases.push(Case {
             name: "[test binary]".into(),
-            classname: target.classname(),
-            file: target.file().map(str::to_string),
+            classname: target.classname().map(Into::into),
+            file: target.file().map(str::to_string).map(Into::into),
             status: CaseStatus::Error,
             message: Some(format!(
                 "the test binary stopped before reporting all its results ({reported} reported){}",

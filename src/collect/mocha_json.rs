@@ -162,8 +162,8 @@ fn case(test: &Test, status: CaseStatus, options: &ParseOptions) -> Case {
     let status = if retries > 0 && status == CaseStatus::Passed { CaseStatus::Flaky } else { status };
     Case {
         name,
-        classname,
-        file,
+        classname: classname.map(Into::into),
+        file: file.map(Into::into),
         line,
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),

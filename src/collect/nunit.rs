@@ -347,7 +347,13 @@ impl Reader<'_> {
             && success.is_none()
             && executed.as_deref().is_some_and(|e| e.eq_ignore_ascii_case("true"));
         self.failing += usize::from(status.is_failure());
-        self.report.cases.push(Case { name, classname, status, duration_ms, ..Case::default() });
+        self.report.cases.push(Case {
+            name,
+            classname: classname.map(Into::into),
+            status,
+            duration_ms,
+            ..Case::default()
+        });
         self.case = Some(OpenCase {
             prefix,
             by_children,
@@ -393,7 +399,12 @@ impl Reader<'_> {
             _ => "[suite]",
         };
         let classname = suite.fullname.or(suite.name).or_else(|| Some(suite.kind.clone()));
-        let mut case = Case { name: what.into(), classname, status: CaseStatus::Error, ..Case::default() };
+        let mut case = Case {
+            name: what.into(),
+            classname: classname.map(Into::into),
+            status: CaseStatus::Error,
+            ..Case::default()
+        };
         let message = suite.message.or_else(|| Some(format!("the {} failed with no failing test", suite.kind)));
         dotnet::set_failure(&mut case, message, suite.trace, self.options);
         self.failing += 1;

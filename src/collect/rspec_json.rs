@@ -131,8 +131,8 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
         .map(str::to_string);
     let mut case = Case {
         name: if example.description.is_empty() { "(unnamed)".into() } else { example.description },
-        classname,
-        file,
+        classname: classname.map(Into::into),
+        file: file.map(Into::into),
         line: example.line_number,
         duration_ms: example.run_time.filter(|t| t.is_finite() && *t >= 0.0).map(|t| t * 1000.0),
         ..Case::default()

@@ -388,7 +388,7 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
     };
     let mut case = Case {
         name: point.name.clone(),
-        classname: (!point.parents.is_empty()).then(|| point.parents.join(" > ")),
+        classname: (!point.parents.is_empty()).then(|| point.parents.join(" > ")).map(Into::into),
         status,
         duration_ms: get("duration_ms").and_then(|v| v.parse::<f64>().ok()).filter(|d| d.is_finite() && *d >= 0.0),
         ..Case::default()
@@ -412,7 +412,8 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
         file = Some(f.to_string());
         line = l;
     }
-    case.file = file.filter(|f| !f.is_empty()).map(|f| options.relative_path(f.trim_start_matches("file://")));
+    case.file =
+        file.filter(|f| !f.is_empty()).map(|f| options.relative_path(f.trim_start_matches("file://"))).map(Into::into);
     case.line = line;
     if status == CaseStatus::Failed {
         let text = get("message").or(get("error"));

@@ -285,7 +285,7 @@ impl Reader<'_> {
         for (case, id) in report.cases.iter_mut().zip(&test_ids) {
             if let Some(class) = id.as_ref().and_then(|id| classes.get(id)) {
                 case.name = dotnet::short_name(&case.name, Some(class));
-                case.classname = Some(class.clone());
+                case.classname = Some(class.clone().into());
             }
         }
         // The test's own frame is known only now that its class is.
@@ -293,7 +293,7 @@ impl Reader<'_> {
             if let Some(case) = report.cases.get_mut(index)
                 && let Some((file, line)) = dotnet::stack_location(&trace, options, case.classname.as_deref())
             {
-                case.file = Some(file);
+                case.file = Some(file.into());
                 case.line = Some(line);
             }
         }

@@ -196,10 +196,10 @@ impl Reader<'_> {
         };
         let case = Case {
             name: dotnet::short_name(&full, classname.as_deref()),
-            classname,
+            classname: classname.map(Into::into),
             status,
             duration_ms: time.as_deref().and_then(dotnet::seconds_to_ms),
-            file: source_file.map(|f| self.options.relative_path(&f)),
+            file: source_file.map(|f| self.options.relative_path(&f)).map(Into::into),
             line: source_line.and_then(|l| l.trim().parse().ok()),
             // Said here so the reason for an odd result is not lost.
             message: match (status, result) {
@@ -218,7 +218,7 @@ impl Reader<'_> {
         let kind = attr(e, "type").unwrap_or_else(|| "error".into());
         let case = Case {
             name: format!("[{kind}]"),
-            classname: attr(e, "name"),
+            classname: attr(e, "name").map(Into::into),
             status: CaseStatus::Error,
             ..Case::default()
         };

@@ -60,7 +60,8 @@ pub struct ImportArgs {
     pub artifact_name: String,
     /// Keep memory flat however many cases the files hold: each file's cases go to a temporary
     /// file in the output directory once it is read, and every report reads them back from there
-    /// (see "Streaming mode" in docs/import.md). No `--baseline` with it yet.
+    /// (see "Streaming mode" in docs/import.md). A `--baseline` is compared case by case as
+    /// they are read back.
     #[arg(long)]
     pub stream: bool,
     #[command(flatten)]
@@ -102,11 +103,6 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     if args.policy == Some(Policy::Graded) {
         return Err(FcorrError::Usage(
             "--policy graded applies to bank suites, which grade each case; imported cases have no grades".into(),
-        ));
-    }
-    if args.stream && args.baseline.as_deref().is_some_and(|b| b != "none") {
-        return Err(FcorrError::Usage(
-            "--stream does not compare with a baseline yet: import with --baseline none, or without --stream".into(),
         ));
     }
     let overrides = Overrides { policy: args.policy, ..Overrides::default() };

@@ -36,7 +36,8 @@ pub struct MergeArgs {
     pub artifact_name: String,
     /// Keep memory flat however many cases the inputs hold: each input's cases go to a temporary
     /// file in the output directory as it is read, and every report reads them back from there
-    /// (see "Streaming mode" in docs/import.md). No `--baseline` with it yet.
+    /// (see "Streaming mode" in docs/import.md). A `--baseline` is compared case by case as
+    /// they are read back.
     #[arg(long)]
     pub stream: bool,
     #[command(flatten)]
@@ -76,11 +77,6 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
         Input { path, label, run }
     };
     let (mut run, parts_past) = if args.stream {
-        if args.baseline.as_deref().is_some_and(|b| b != "none") {
-            return Err(FcorrError::Usage(
-                "--stream does not compare with a baseline yet: merge with --baseline none, or without --stream".into(),
-            ));
-        }
         let uses = stream_pass_one(&paths)?;
         let mut spill = crate::spill::Spill::create_in(&out_dir).map_err(spill_error)?;
         let mut merger = Merger::new(uses);
@@ -329,7 +325,7 @@ impl Merger {
                 suite.id = format!("{}/{}", input.label, suite.id);
                 suite.name = format!("{}/{}", input.label, suite.name);
                 // Case ids include the suite id; they must follow it, and so must history.
-                let old: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
+                let old: Vec<String> = suite.cases.iter().map(|c| c.id.to_string()).collect();
                 suite.finalize_cases();
                 let new: Vec<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
                 part_past.rename(&old, &new);

@@ -268,13 +268,13 @@ pub(crate) fn locate_test_functions(cases: &mut [Case], root: &Path) {
         let printed = case.file.take().zip(case.line.take());
         case.line = match (&file, printed) {
             (Some(f), Some((printed_file, printed_line)))
-                if Path::new(f).file_name().is_some_and(|n| n == printed_file.as_str()) =>
+                if Path::new(f).file_name().is_some_and(|n| n == &*printed_file) =>
             {
                 Some(printed_line)
             }
             _ => def_line,
         };
-        case.file = file;
+        case.file = file.map(Into::into);
     }
 }
 
@@ -511,7 +511,7 @@ mod tests {
         let case = |name: &str, package: &str, printed: Option<(&str, u32)>| Case {
             name: name.into(),
             classname: Some(package.into()),
-            file: printed.map(|(f, _)| f.to_string()),
+            file: printed.map(|(f, _)| f.to_string()).map(Into::into),
             line: printed.map(|(_, l)| l),
             ..Case::default()
         };

@@ -184,7 +184,7 @@ mod tests {
         let outcome =
             CommandOutcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
         let ctx = CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome };
-        CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file, c.line)).collect()
+        CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file.as_deref().map(String::from), c.line)).collect()
     }
 
     /// A `command` suite whose command runs `cargo test` or `go test -json`: no Rust or Go suite

@@ -43,6 +43,11 @@ pub struct History {
     /// How many cases stay red, listed or not.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub failing_total: u64,
+    /// A streamed suite's kept cases (the few in `Suite::cases`): their letters by case id, taken
+    /// while `cases` is built from every case on disk, whose order the summaries cannot line up
+    /// with the kept ones. Not part of results.json.
+    #[serde(skip)]
+    pub kept_letters: std::collections::HashMap<String, String>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -17,6 +17,28 @@ pub mod streamed;
 pub use comparison::Comparison;
 pub use streamed::{CaseStore, EveryCase, Streamed};
 
+/// A case's id ([`Case::id`]): text that lives inline up to 24 bytes (`Deref<Target = str>`,
+/// serialised as a JSON string).
+pub type CaseId = compact_str::CompactString;
+
+/// Text most cases share with the case before them ([`Case::classname`], [`Case::file`]): cases
+/// come grouped by class and file, so readers hand out one copy for the whole group.
+pub type SharedText = std::sync::Arc<str>;
+
+/// The last [`SharedText`] handed out: the same text again is the same copy.
+#[derive(Default)]
+pub(crate) struct LastText(Option<SharedText>);
+
+impl LastText {
+    /// `text` as a [`SharedText`], the previous one when it is equal.
+    pub(crate) fn share(&mut self, text: &str) -> SharedText {
+        match &self.0 {
+            Some(last) if **last == *text => last.clone(),
+            _ => self.0.insert(SharedText::from(text)).clone(),
+        }
+    }
+}
+
 /// Version of the `results.json` layout; bumped only on incompatible changes.
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -491,15 +513,17 @@ impl CaseStatus {
 #[derive(Debug, Clone, Serialize, Deserialize, Default)]
 #[serde(from = "CaseWire")]
 pub struct Case {
-    /// Stable across runs and machines: see [`case_id`].
-    pub id: String,
+    /// Stable across runs and machines: see [`case_id`]. Inline, not on the heap: ids are 16 hex
+    /// digits and a short suffix (`#2`), at most 24 bytes (longer ones, which no reader makes,
+    /// would still work: they go to the heap).
+    pub id: CaseId,
     pub name: String,
     /// Class, describe-path or package the case belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub classname: Option<String>,
+    pub classname: Option<SharedText>,
     /// Path relative to the suite's root, `/`-separated.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
+    pub file: Option<SharedText>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub line: Option<u32>,
     pub status: CaseStatus,
@@ -674,7 +698,8 @@ impl PartialEq for Case {
 #[serde(rename = "Case")]
 struct CaseWire {
     /// Stable across runs and machines: see [`case_id`].
-    id: String,
+    #[schemars(with = "String")]
+    id: CaseId,
     name: String,
     /// Class, describe-path or package the case belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -737,6 +762,9 @@ struct CaseWire {
 }
 
 std::thread_local! {
+    /// The class name and file of the case last read on this thread: the next case's, when
+    /// equal, are the same copy (cases come grouped, so a suite holds one of each per group).
+    static LAST_READ: std::cell::RefCell<(LastText, LastText)> = std::cell::RefCell::default();
     /// Set while [`read_slim`] runs on this thread: cases are slimmed as they are read.
     static SLIM: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
@@ -778,8 +806,8 @@ impl From<CaseWire> for Case {
         Case {
             id: w.id,
             name: w.name,
-            classname: w.classname,
-            file: w.file,
+            classname: w.classname.map(|c| LAST_READ.with_borrow_mut(|(class, _)| class.share(&c))),
+            file: w.file.map(|f| LAST_READ.with_borrow_mut(|(_, file)| file.share(&f))),
             line: w.line,
             status: w.status,
             duration_ms: w.duration_ms,
@@ -1143,19 +1171,19 @@ impl PartialEq<&str> for GateKind {
 /// path and the full name (parameters included). Absolute paths must be made relative before
 /// calling this, or ids would differ between machines.
 pub fn case_id(suite_id: &str, file: Option<&str>, classname: Option<&str>, name: &str) -> String {
-    key_id(case_key(suite_id, file, classname, name), 1)
+    key_id(case_key(suite_id, file, classname, name), 1).into()
 }
 
 /// The id text of a key: 16 lower-case hex digits (as `{:016x}` writes them), then `#n` for the
 /// `n`th case with the same key. Written digit by digit: `format!` costs more than the SHA-256.
-fn key_id(key: u64, n: u32) -> String {
+fn key_id(key: u64, n: u32) -> CaseId {
     const DIGITS: &[u8; 16] = b"0123456789abcdef";
     let mut digits = [0u8; 16];
     for (i, digit) in digits.iter_mut().enumerate() {
         *digit = DIGITS[(key >> (60 - 4 * i)) as usize & 0xf];
     }
     // Hex digits are ASCII: the conversion cannot fail.
-    let mut id = String::from_utf8(digits.to_vec()).unwrap_or_default();
+    let mut id = CaseId::from_utf8(&digits[..]).unwrap_or_default();
     if n > 1 {
         id.push('#');
         id.push_str(&n.to_string());
@@ -1330,6 +1358,26 @@ impl Suite {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_read_and_write_as_text_and_classes_read_in_a_row_share_one_copy() {
+        // A repeat's id (`#2`) stays inline; order and equality are those of the text.
+        let (a, b) = (key_id(0xff, 1), key_id(0xff, 2));
+        assert_eq!((a.as_str(), b.as_str()), ("00000000000000ff", "00000000000000ff#2"));
+        assert!(!b.is_heap_allocated() && a < b && a == "00000000000000ff");
+        let text = r#"[{"id":"00000000000000ff#2","name":"x","classname":"C","file":"f.py","status":"passed"},
+                       {"id":"1","name":"y","classname":"C","file":"f.py","status":"failed"}]"#;
+        let cases: Vec<Case> = serde_json::from_str(text).unwrap();
+        assert_eq!(cases[0].id, b);
+        let (c0, c1) = (cases[0].classname.as_ref().unwrap(), cases[1].classname.as_ref().unwrap());
+        assert!(std::sync::Arc::ptr_eq(c0, c1), "one copy of the class name for both cases");
+        assert!(std::sync::Arc::ptr_eq(cases[0].file.as_ref().unwrap(), cases[1].file.as_ref().unwrap()));
+        let written = serde_json::to_string(&cases[0]).unwrap();
+        assert_eq!(
+            written,
+            r#"{"id":"00000000000000ff#2","name":"x","classname":"C","file":"f.py","status":"passed"}"#
+        );
+    }
 
     #[test]
     fn case_id_is_stable_and_separates_parts() {

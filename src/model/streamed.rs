@@ -237,7 +237,7 @@ mod tests {
     }
 
     fn ids(cases: &[Case]) -> Vec<String> {
-        cases.iter().map(|c| c.id.clone()).collect()
+        cases.iter().map(|c| c.id.to_string()).collect()
     }
 
     /// Parts numbered one after the other give the ids of one pass over all of them; a rewound

@@ -409,9 +409,9 @@ fn ctrf_status(status: CaseStatus) -> &'static str {
 fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Change>) -> Test<'a> {
     let mut path = vec![suite.name.as_str()];
     if let Some(class) = &case.classname
-        && class != &suite.name
+        && **class != *suite.name
     {
-        path.push(class.as_str());
+        path.push(class);
     }
     Test {
         test_id: Cow::Borrowed(&case.id),

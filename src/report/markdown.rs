@@ -492,7 +492,7 @@ impl<'a> CaseContext<'a> {
 fn location(case: &Case) -> Option<String> {
     match (&case.file, case.line) {
         (Some(f), Some(l)) => Some(format!("{f}:{l}")),
-        (Some(f), None) => Some(f.clone()),
+        (Some(f), None) => Some(f.to_string()),
         _ => None,
     }
 }

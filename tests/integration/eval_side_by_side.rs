@@ -93,9 +93,9 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     assert!(terminal.contains("small · verbose"), "{terminal}");
 
     // Ids are stable: a second run gives the same ones.
-    let first: Vec<String> = suite.cases.iter().map(|c| c.id.clone()).collect();
+    let first: Vec<String> = suite.cases.iter().map(|c| c.id.to_string()).collect();
     run_in(&ws, &[]);
-    let again: Vec<String> = results(&ws).suites[0].cases.iter().map(|c| c.id.clone()).collect();
+    let again: Vec<String> = results(&ws).suites[0].cases.iter().map(|c| c.id.to_string()).collect();
     assert_eq!(first, again);
 }
 

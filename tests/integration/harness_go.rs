@@ -10,8 +10,11 @@ use crate::support::*;
 
 /// Cases keyed by (package, test) — go's own identity of a test — with their statuses.
 fn assert_cases(suite: &Suite, want: &Value) {
-    let ours: BTreeMap<(String, String), CaseStatus> =
-        suite.cases.iter().map(|c| ((c.classname.clone().unwrap_or_default(), c.name.clone()), c.status)).collect();
+    let ours: BTreeMap<(String, String), CaseStatus> = suite
+        .cases
+        .iter()
+        .map(|c| ((c.classname.as_deref().unwrap_or_default().to_string(), c.name.clone()), c.status))
+        .collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
         .as_array()
         .unwrap()

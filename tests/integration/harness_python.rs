@@ -262,7 +262,7 @@ fn py_unittest_outcomes_map_honestly() {
         (c.file.clone().unwrap_or_default(), c.line.unwrap_or(0), c.message.clone().unwrap_or_default())
     };
     let (file, line, message) = located("tests.test_broken");
-    assert_eq!((file.as_str(), line), ("tests/test_broken.py", 3));
+    assert_eq!((&*file, line), ("tests/test_broken.py", 3));
     assert_eq!(
         message,
         "tests/test_broken.py could not be imported: ModuleNotFoundError: No module named 'not_installed_anywhere'"

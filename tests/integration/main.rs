@@ -48,5 +48,6 @@ mod report_markdown;
 mod samples;
 mod secrets;
 mod stream;
+mod stream_baseline;
 mod terminal_pty;
 mod truth_process;

@@ -138,7 +138,7 @@ fn benchmark_shards_run_apart_and_merge_into_the_whole_suite() {
     assert_eq!(m.score.value, w.score.value);
     assert_eq!(m.usage.as_ref().map(|u| u.tokens), w.usage.as_ref().map(|u| u.tokens));
     let ids = |s: &fcorr::model::Suite| {
-        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.clone()).collect();
+        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.to_string()).collect();
         ids.sort();
         ids
     };
@@ -179,7 +179,7 @@ fn eval_shards_split_the_dataset_and_merge_into_the_whole_suite() {
     let (m, w) = (&merged.suites[0], &whole.suites[0]);
     assert_eq!(m.counts, w.counts);
     let ids = |s: &fcorr::model::Suite| {
-        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.clone()).collect();
+        let mut ids: Vec<String> = s.cases.iter().map(|c| c.id.to_string()).collect();
         ids.sort();
         ids
     };

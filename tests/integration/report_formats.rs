@@ -181,7 +181,7 @@ fn junit_and_ctrf_from_real_pytest_runs() {
     assert_eq!(with_status("skipped"), count(&mixed, "skipped"));
     assert_eq!(with_status("passed"), count(&mixed, "passed"));
     for t in &mixed_tests {
-        assert!(run.suites[0].cases.iter().any(|c| c.id == t["testId"]), "testId is the case id");
+        assert!(run.suites[0].cases.iter().any(|c| t["testId"] == c.id.as_str()), "testId is the case id");
     }
     let synthetic: Vec<&Value> = tests.iter().filter(|t| t["suite"][0] == "py-syntax-error").collect();
     assert_eq!(synthetic.len(), 1);

@@ -124,8 +124,13 @@ fn load_run(dir: &Path) -> Run {
 }
 
 fn ids_with(run: &Run, status: CaseStatus) -> Vec<String> {
-    let mut ids: Vec<String> =
-        run.suites.iter().flat_map(|s| s.cases.iter()).filter(|c| c.status == status).map(|c| c.id.clone()).collect();
+    let mut ids: Vec<String> = run
+        .suites
+        .iter()
+        .flat_map(|s| s.cases.iter())
+        .filter(|c| c.status == status)
+        .map(|c| c.id.to_string())
+        .collect();
     ids.sort();
     ids
 }
@@ -159,7 +164,7 @@ fn search_probe(run: &Run) -> (String, String, usize) {
                 let needle = fragment.to_lowercase();
                 let matches = hay.iter().filter(|h| h.contains(&needle)).count();
                 if (1..=5).contains(&matches) && fragment.len() < message.len() {
-                    return (fragment, case.id.clone(), matches);
+                    return (fragment, case.id.to_string(), matches);
                 }
             }
         }
@@ -233,7 +238,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
                   pressed: document.querySelector('#chips [aria-pressed=true]')?.dataset.status,
                   details: document.querySelector('#detail').textContent };",
     );
-    let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| &c.id == other).unwrap();
+    let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| c.id == *other).unwrap();
     let details = fresh["details"].as_str().unwrap();
     // A linked case is ready with its trace: the page waits for its block before saying so.
     if let Some(trace) = &other_case.extra().details {
@@ -623,7 +628,7 @@ fn a_paged_report_opens_from_disk_and_loads_sibling_files_on_demand_in_chromium(
     assert_eq!((&value["selected"], &value["heading"]), (&json!(last.id), &json!(last.name)), "{value}");
     // Its detail block (output, when results.json kept it) comes from the sibling file too.
     let detail = value["detail"].as_str().unwrap();
-    assert!(detail.contains(&last.id) && !detail.contains("Loading details"), "{value}");
+    assert!(detail.contains(last.id.as_str()) && !detail.contains("Loading details"), "{value}");
     if let Some(output) = &last.extra().output {
         assert!(detail.contains(output.as_str()), "its output, from the sibling file: {value}");
     }

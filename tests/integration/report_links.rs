@@ -30,7 +30,7 @@ fn timed_run(scale: f64) -> Run {
                 "tests/<b>.py",
                 "tests/%41.py",
             ][i]
-                .to_string(),
+                .into(),
         );
         c.duration_ms = Some((i as f64 + 1.0) * 100.0 * if i == 1 || i == 6 { scale } else { 1.0 });
         cases.push(c);

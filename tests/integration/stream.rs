@@ -15,7 +15,7 @@ fn junit(path: &Path, cases: u32, seed: u32) {
 }
 
 /// [`junit`] with `failures` failing cases.
-fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
+pub(crate) fn junit_failing(path: &Path, cases: u32, failures: u32, seed: u32) {
     let status = Command::new("python3")
         .arg(repo().join("benches/import/gen_junit.py"))
         .arg(path)
@@ -42,7 +42,7 @@ fn one_file_of(dir: &Path, parts: &[&str], out: &str) {
     std::fs::write(dir.join(out), text).unwrap();
 }
 
-fn fcorr(cwd: &Path) -> Command {
+pub(crate) fn fcorr(cwd: &Path) -> Command {
     let mut cmd = crate::support::fcorr();
     cmd.current_dir(cwd).env("NO_COLOR", "1");
     cmd
@@ -53,14 +53,14 @@ fn fcorr(cwd: &Path) -> Command {
 fn comparable(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let times = regex::Regex::new(
-        r#"("(started_at|finished_at|duration_ms|start|stop|duration|durationMs|reportId|timestamp)": ?)("[^"]*"|[0-9.]+)|(time|timestamp)="[^"]*"|started \d{4}-[0-9-]+ [0-9:]+ UTC|\d+(\.\d+)?m?s\b"#,
+        r#"("(started_at|finished_at|duration_ms|duration_delta_ms|start|stop|duration|durationMs|reportId|timestamp)": ?)("[^"]*"|-?[0-9.]+)|(time|timestamp)="[^"]*"|started \d{4}-[0-9-]+ [0-9:]+ UTC|\d+(\.\d+)?m?s\b"#,
     )
     .unwrap();
     times.replace_all(&text, "T").into_owned()
 }
 
 /// Every report but report.html (which lists a streamed run's failing cases only) is the same.
-fn assert_same_reports(memory: &Path, streamed: &Path) {
+pub(crate) fn assert_same_reports(memory: &Path, streamed: &Path) {
     assert_same_files(memory, streamed, &["results.json", "junit.xml", "ctrf.json", "summary.md", "comment.md"]);
     assert!(streamed.join("report.html").is_file());
 }
@@ -262,8 +262,9 @@ fn a_streamed_merge_keeps_memory_flat_as_cases_grow() {
         "--stream grew by {grew} KiB for {added_cases} more cases ({:.3} KiB per case): {small} KiB for 2 cells, {large} KiB for 16 (in memory: {in_memory} KiB)",
         grew as f64 / added_cases as f64
     );
-    // The in-memory merge of the same cells is the contrast that shows the test measures.
-    assert!(in_memory > large + 16 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
+    // The in-memory merge of the same cells is the contrast that shows the test measures (8 MiB:
+    // shared class names and files took the in-memory merge from ~+20 to ~+14 MiB over streamed).
+    assert!(in_memory > large + 8 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
 }
 
 /// One large JUnit file in `--stream` keeps memory flat too: its cases go to the spill file in

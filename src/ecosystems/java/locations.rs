@@ -31,7 +31,7 @@ pub(super) fn locate_junit_cases(cases: &mut [Case], root: &Path) {
             });
             declaration(lines.as_deref()?, &method)
         });
-        case.file = Some(file);
+        case.file = Some(file.into());
     }
 }
 

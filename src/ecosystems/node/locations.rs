@@ -90,7 +90,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     }
     for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
         let Some(Some(location)) = by_name.get(&case.name) else { continue };
-        case.file = Some(relativize(&location.file, Some(root)));
+        case.file = Some(relativize(&location.file, Some(root)).into());
         case.line = thrown_at(case.extra().details.as_deref(), &location.file).or(location.line);
     }
 }
@@ -116,9 +116,9 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
         let file = relativize(&location.file, Some(root));
         let line = location.stack.as_deref().and_then(|s| thrown_at(Some(s), &location.file)).or(location.line);
         parents.push(Case {
-            classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()),
+            classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()).map(Into::into),
             name: location.name,
-            file: Some(file),
+            file: Some(file.into()),
             line,
             status, // Its first line, as for the other cases (assert adds a diff below it, kept in details).
             message: location

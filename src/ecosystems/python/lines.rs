@@ -17,7 +17,7 @@ use crate::model::Case;
 pub(super) fn locate_pytest_cases(cases: &mut [Case], root: &Path) {
     let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
     for case in cases.iter_mut() {
-        let Some(file) = case.file.clone() else { continue };
+        let Some(file) = case.file.as_deref().map(String::from) else { continue };
         let thrown = case.extra().details.as_deref().and_then(|d| frame_in(d, &file, root));
         case.line = thrown.or_else(|| {
             let index = case.line?;

@@ -54,7 +54,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
         let file = module
             .captures(&details)
             .map(|c| collect::relativize(&c[1], Some(root)))
-            .or_else(|| case.file.clone())
+            .or_else(|| case.file.as_deref().map(String::from))
             .unwrap_or_else(|| format!("{}.py", case.name.replace('.', "/")));
         let line = location
             .captures_iter(&details)
@@ -63,7 +63,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
         let why = first_error(&details).unwrap_or_else(|| "see the details".to_string());
         case.message = Some(format!("{file} could not be collected: {why}"));
         if case.file.is_none() {
-            case.file = Some(file);
+            case.file = Some(file.into());
         }
         if case.line.is_none() {
             case.line = line;
@@ -145,7 +145,7 @@ mod tests {
     fn collection_failure_names_file_line_and_import() {
         let mut cases = vec![Case {
             name: "tests.test_render".into(),
-            classname: Some(String::new()),
+            classname: Some(String::new().into()),
             status: CaseStatus::Error,
             message: Some(COLLECTION_FAILURE.into()),
             extra: crate::model::CaseExtra { details: Some(COLLECT_DETAILS.into()), ..Default::default() }.packed(),

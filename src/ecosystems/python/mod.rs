@@ -548,8 +548,8 @@ fn cases_from_progress(output: &str) -> Vec<Case> {
         cases.retain(|existing: &Case| !(existing.name == *name && existing.file.as_deref() == Some(file.as_str())));
         cases.push(Case {
             name: name.to_string(),
-            classname: Some(classname),
-            file: Some(file),
+            classname: Some(classname.into()),
+            file: Some(file.into()),
             status,
             message,
             ..Case::default()

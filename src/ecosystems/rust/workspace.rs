@@ -27,7 +27,7 @@ pub(super) fn place_targets(report: &mut ParsedReport, root: &Path) {
         // does not is left as it is rather than indexed out of bounds.
         let Some(cases) = report.cases.get_mut(target.cases.clone()) else { continue };
         for case in cases.iter_mut() {
-            case.file = Some(file.clone());
+            case.file = Some(file.clone().into());
             case.line = None;
         }
         for location in target.printed.iter().filter(|l| l.file == file) {
@@ -270,7 +270,7 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         let options = ParseOptions { root: Some(root.to_path_buf()) };
         let mut report = Libtest.parse(&mut WORKSPACE_OUTPUT.as_bytes(), &options).unwrap();
         let located = |report: &ParsedReport| -> Vec<(String, Option<String>, Option<u32>)> {
-            report.cases.iter().map(|c| (c.name.clone(), c.file.clone(), c.line)).collect()
+            report.cases.iter().map(|c| (c.name.clone(), c.file.as_deref().map(String::from), c.line)).collect()
         };
         let case = |name: &str, file: &str, line: Option<u32>| (name.to_string(), Some(file.to_string()), line);
         // The parser alone: files as cargo printed them, a line only from a panic in that file.

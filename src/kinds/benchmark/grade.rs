@@ -25,7 +25,7 @@ fn names(case: &Case, name: &str) -> bool {
     if case.name == name || case.id == name {
         return true;
     }
-    let qualified = |prefix: &Option<String>| {
+    let qualified = |prefix: &Option<crate::model::SharedText>| {
         prefix.as_deref().is_some_and(|p| name == format!("{p}::{}", case.name) || name == format!("{p}.{}", case.name))
     };
     qualified(&case.file) || qualified(&case.classname)

@@ -306,7 +306,8 @@ struct Executed {
 impl TaskRunner<'_> {
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
-        let mut case = Case { name: task.id.clone(), classname: Some(self.suite.name.clone()), ..Case::default() };
+        let mut case =
+            Case { name: task.id.clone(), classname: Some(self.suite.name.clone().into()), ..Case::default() };
         if let Some(d) = &task.difficulty {
             case.extra_mut().tags.insert("difficulty".into(), d.clone());
         }

@@ -178,7 +178,7 @@ pub(crate) fn narrow_for_rerun(
     let refs: Vec<&Case> = only.cases.iter().collect();
     match ecosystem.rerun(phase, &refs) {
         Some(rerun) if !rerun.selected.is_empty() => {
-            let ids = rerun.selected.iter().filter_map(|&i| only.cases.get(i)).map(|c| c.id.clone()).collect();
+            let ids = rerun.selected.iter().filter_map(|&i| only.cases.get(i)).map(|c| c.id.to_string()).collect();
             let note = format!("rerun of {} failed test(s) from the run of {}", rerun.selected.len(), only.of);
             Ok((rerun.phase.with_note(Some(note)), ids))
         }

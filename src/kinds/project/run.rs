@@ -440,7 +440,7 @@ impl PhaseRunner<'_> {
         if let Some(ids) = &test.rerun_ids {
             // Tests the name filter left out are reported as skipped by some frameworks (jest,
             // vitest, node): they did not run again, so they are not part of this run.
-            suite.cases.retain(|c| c.status != crate::model::CaseStatus::Skipped || ids.contains(&c.id));
+            suite.cases.retain(|c| c.status != crate::model::CaseStatus::Skipped || ids.iter().any(|id| *id == c.id));
             suite.counts = crate::model::Counts::of(&suite.cases);
         }
         if self.project.commands.test.is_some() {

@@ -164,7 +164,7 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
         tc.set_time(ms(d));
     }
     if let Some(file) = &case.file {
-        tc.extra.insert("file".into(), file.as_str().into());
+        tc.extra.insert("file".into(), (**file).into());
     }
     if let Some(line) = case.line {
         tc.extra.insert("line".into(), line.to_string().into());

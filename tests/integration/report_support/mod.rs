@@ -229,7 +229,7 @@ pub fn hostile_names() -> Run {
 pub fn with_comparison(commits_behind: u32) -> Run {
     let base = mixed_failures();
     let textutil = &base.suites[0];
-    let id = |name: &str| textutil.cases.iter().find(|c| c.name == name).map(|c| c.id.clone()).unwrap();
+    let id = |name: &str| textutil.cases.iter().find(|c| c.name == name).map(|c| c.id.to_string()).unwrap();
     let change = |name: &str, change: Change, before: Option<CaseStatus>, after: Option<CaseStatus>| CaseChange {
         suite_id: "textutil".into(),
         case_id: if after.is_some() { id(name) } else { "0000000000000000".into() },
