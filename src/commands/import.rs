@@ -18,7 +18,7 @@ use crate::execute::{ExecContext, process};
 use crate::gate;
 use crate::kinds::import::ImportConfig;
 use crate::model::streamed::IdsAcrossParts;
-use crate::model::{Policy, ResultsSource, Run, Severity, Suite, SuiteStatus};
+use crate::model::{Case, Policy, ResultsSource, Run, Severity, Suite, SuiteStatus};
 use crate::pipeline::cache_dir;
 use crate::plan::{self, Overrides};
 use crate::progress::{Progress, Unit};
@@ -213,6 +213,7 @@ fn import_streamed(
     spill: &mut Spill,
 ) -> Result<Suite, FcorrError> {
     let mut ids = IdsAcrossParts::default();
+    let mut unreadable = Vec::new();
     let mut joined: Option<Suite> = None;
     let mut plan = None;
     for file in files {
@@ -233,7 +234,7 @@ fn import_streamed(
         } else {
             let spec =
                 [collect::ReportSpec { pattern: file.to_string_lossy().into_owned(), format: format_in.clone() }];
-            read_in_batches(&part_plan, &spec, exec, spill, &mut ids)?
+            read_in_batches(&part_plan, &spec, exec, spill, &mut ids, &mut unreadable)?
         };
         joined = Some(match joined {
             None => part,
@@ -252,6 +253,16 @@ fn import_streamed(
             .map(|p| crate::runners::run_suite(p, exec, &crate::events::NullSink))
             .next()
             .unwrap_or(suite));
+    }
+    if !unreadable.is_empty() {
+        // Files that could not be read among files that gave cases: their error cases come last,
+        // as the in-memory import puts them (`ecosystems::reports`), so the suite cannot pass.
+        let mut part = crate::runners::new_suite(&plan);
+        part.cases = unreadable;
+        part.finalize_cases();
+        stream_part(&mut part, &mut ids, spill).map_err(spill_error)?;
+        ids.keep();
+        suite = join_part(suite, part);
     }
     // What `execute::apply_collected` decides for an import that gave cases (no command ran).
     suite.error = None;
@@ -277,6 +288,7 @@ fn read_in_batches(
     exec: &ExecContext,
     spill: &mut Spill,
     ids: &mut IdsAcrossParts,
+    unreadable: &mut Vec<Case>,
 ) -> Result<Suite, FcorrError> {
     let started = Instant::now();
     let mark = spill.mark();
@@ -290,7 +302,7 @@ fn read_in_batches(
     let ctx = crate::ecosystems::CollectContext { root: &plan.root, work_dir: &plan.root, reports, outcome: &outcome };
     let mut batches: Option<Suite> = None;
     let mut failed = None;
-    let collected = crate::ecosystems::collect_import_in_batches(&ctx, &exec.out_dir, &mut |cases| {
+    let batch = &mut |cases| {
         let mut part = crate::runners::new_suite(plan);
         part.cases = cases;
         part.finalize_cases();
@@ -307,7 +319,8 @@ fn read_in_batches(
                 std::ops::ControlFlow::Break(())
             }
         }
-    });
+    };
+    let collected = crate::ecosystems::collect_import_in_batches(&ctx, &exec.out_dir, batch, unreadable);
     if let Some(e) = failed {
         return Err(spill_error(e));
     }

@@ -14,27 +14,30 @@ use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
 /// Default collector: parses every planned report file into cases, each report then located by
 /// the ecosystems (see [`read_reports`]).
 pub(crate) fn collect_reports(ctx: &CollectContext<'_>) -> Collected {
-    read_reports(ctx, None, None)
+    read_reports(ctx, None, None, None)
 }
 
 /// Collector of an import suite (no command ran): its globs never reach into fcorr's output
 /// directory `out_dir`, where the run's other suites write their reports while this one reads
 /// them (before any `results.json` there marks it as fcorr's).
 pub(crate) fn collect_import(ctx: &CollectContext<'_>, out_dir: &Path) -> Collected {
-    read_reports(ctx, Some(out_dir), None)
+    read_reports(ctx, Some(out_dir), None, None)
 }
 
 /// [`collect_import`], handing the cases to `batch`, located, as a format that can tell they are
 /// final reads them (`collect::parse_file_in_batches`); the cases collected are those after the
 /// last batch. A file found broken after batches went out is an error diagnostic, as it is
 /// without batches, and `ran` stays false when the only file named is such a file: the caller
-/// then drops that file's batches.
+/// then drops that file's batches. The `[unreadable report]` case of a file that could not be
+/// read goes to `unreadable`, never into the cases: only the caller, which reads one file at a
+/// time, knows whether other files gave results (see [`read_reports`]).
 pub(crate) fn collect_import_in_batches(
     ctx: &CollectContext<'_>,
     out_dir: &Path,
     batch: &mut dyn FnMut(Vec<Case>) -> ControlFlow<()>,
+    unreadable: &mut Vec<Case>,
 ) -> Collected {
-    read_reports(ctx, Some(out_dir), Some(batch))
+    read_reports(ctx, Some(out_dir), Some(batch), Some(unreadable))
 }
 
 /// Parses every report file `ctx` names, then has every ecosystem's `locate` fix each one's cases;
@@ -47,6 +50,7 @@ fn read_reports(
     ctx: &CollectContext<'_>,
     import_out: Option<&Path>,
     mut batch: Option<&mut dyn FnMut(Vec<Case>) -> ControlFlow<()>>,
+    unreadable_out: Option<&mut Vec<Case>>,
 ) -> Collected {
     let ecosystems = super::ECOSYSTEMS;
     let options = ParseOptions { root: Some(ctx.root.to_path_buf()) };
@@ -136,8 +140,10 @@ fn read_reports(
     // A file that could not be read among files that could: the suite must not pass on the others
     // (its results are unknown), so it gets an error case naming the file, as a report cut short
     // does. With no file read at all the suite is an error already ("no test results found").
-    if collected.ran {
-        collected.cases.extend(unreadable);
+    match unreadable_out {
+        Some(out) => out.extend(unreadable),
+        None if collected.ran => collected.cases.extend(unreadable),
+        None => {}
     }
     if !files.is_empty() {
         collected.source = ResultsSource::Report { format: formats.join("+"), files };

@@ -269,7 +269,7 @@ fn a_streamed_merge_keeps_memory_flat_as_cases_grow() {
 
 /// One large JUnit file in `--stream` keeps memory flat too: its cases go to the spill file in
 /// batches as they are read, so a file of 40,000 cases peaks within a few MiB of one of 5,000,
-/// while reading it whole grows by about 0.35 KiB per case. What does grow is bounded by design:
+/// while reading it whole grows by about 0.23 KiB per case. What does grow is bounded by design:
 /// the numbering of case ids (about 26 bytes per case), the failing cases kept for the summaries
 /// (1 % fail here; at most 10,000 are kept), one batch. The bound, 5 MiB for 35,000 more cases,
 /// is 0.15 KiB per case; the figure at 1M cases is in docs/benchmarks.md §14.
@@ -291,6 +291,7 @@ fn a_streamed_import_of_one_large_file_keeps_memory_flat() {
     };
     let small = peak("small.xml", true, "small");
     let large = peak("large.xml", true, "large");
+    let in_memory_small = peak("small.xml", false, "memory-small");
     let in_memory = peak("large.xml", false, "memory");
     let grew = large.saturating_sub(small);
     assert!(
@@ -298,8 +299,15 @@ fn a_streamed_import_of_one_large_file_keeps_memory_flat() {
         "--stream grew by {grew} KiB for 35,000 more cases in one file: {small} KiB for 5,000, {large} KiB for \
          40,000 (in memory: {in_memory} KiB)"
     );
-    // Reading the same file whole is the contrast that shows the test measures.
-    assert!(in_memory > large + 6 * 1024, "in memory {in_memory} KiB, streamed {large} KiB");
+    // Reading the same files whole is the contrast that shows the test measures: it grows by
+    // ~0.23 KiB a case here (7.8 MiB; the streamed import 2.1 MiB, debug build, session 12). The
+    // growths are compared, not the peaks: a streamed import's fixed costs (the spill, one batch)
+    // are a few MiB above a small in-memory one's.
+    let in_memory_grew = in_memory.saturating_sub(in_memory_small);
+    assert!(
+        in_memory_grew > grew + 4 * 1024,
+        "in memory grew by {in_memory_grew} KiB ({in_memory_small} → {in_memory}), streamed by {grew} KiB"
+    );
 }
 
 #[cfg(target_os = "linux")]
