@@ -79,10 +79,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let gates = args.judge.gates(&defaults)?;
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let out_dir = args.judge.out_dir(&cwd);
-    crate::execute::process::note_on_stop(format!(
-        "while importing into {}: the reports not yet written there are missing or left from an earlier run",
-        out_dir.display()
-    ));
+    shared::note_reports_on_stop("importing", &out_dir);
     let files = expand_all(&args.files, &cwd, &out_dir)?;
 
     // The same planning as a `kind = "import"` suite in fcorr.toml, with the files already expanded.

@@ -63,10 +63,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     let progress = Progress::start("merging", on_terminal, false);
     progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
     let out_dir = args.judge.out_dir(&cwd);
-    crate::execute::process::note_on_stop(format!(
-        "while merging into {}: the reports not yet written there are missing or left from an earlier run",
-        out_dir.display()
-    ));
+    shared::note_reports_on_stop("merging", &out_dir);
     let read = |(path, label): (PathBuf, String)| {
         let run = report::load_results(&path);
         progress.step(1);

@@ -43,10 +43,7 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     let source = args.results.path();
     let run = report::load_results(&source)?;
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
-    crate::execute::process::note_on_stop(format!(
-        "while writing reports into {}: the reports not yet written there are missing or left from an earlier run",
-        out.display()
-    ));
+    crate::commands::shared::note_reports_on_stop("writing reports", &out);
     let env = ReportEnv {
         repository: args.repository.clone(),
         run_url: args.run_url.clone(),

@@ -134,3 +134,12 @@ pub(crate) fn warn_not_kept(not_kept: u64) {
         ));
     }
 }
+
+/// What a stop signal during `doing` (import, merge, re-render: no command to cancel, so the
+/// signal ends fcorr at once) cut short in `out_dir`, for its "stopped by …" line.
+pub(crate) fn note_reports_on_stop(doing: &str, out_dir: &Path) {
+    crate::execute::process::note_on_stop(format!(
+        "while {doing} into {}: the reports not yet written there are missing or left from an earlier run",
+        out_dir.display()
+    ));
+}

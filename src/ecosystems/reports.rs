@@ -122,13 +122,13 @@ fn read_reports(
                     files.push(display_path(&path, ctx.root, ctx.work_dir));
                 }
                 Err(e) => {
+                    let shown = display_path(&path, ctx.root, ctx.work_dir);
                     unreadable.push(Case {
-                        name: format!("{UNREADABLE_CASE} {}", display_path(&path, ctx.root, ctx.work_dir)),
+                        name: format!("{UNREADABLE_CASE} {shown}"),
                         status: CaseStatus::Error,
                         message: Some(format!(
-                            "{}: its results are unknown (if it is not a test report, leave it out: `!{}`)",
-                            e.message,
-                            display_path(&path, ctx.root, ctx.work_dir)
+                            "{}: its results are unknown (if it is not a test report, leave it out: `!{shown}`)",
+                            e.message
                         )),
                         ..Case::default()
                     });
