@@ -600,14 +600,35 @@ impl Case {
         }
     }
 
-    /// Stack trace or long form of the failure.
-    pub fn details(&self) -> Option<&str> {
-        self.extra().details.as_deref()
+    /// Stack trace or long form of the failure. Read it through here, not the field: long text
+    /// may be kept packed, and is then handed out unpacked (owned) on each call.
+    pub fn details(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.extra().details.as_deref().map(std::borrow::Cow::Borrowed)
     }
 
-    /// Captured output, capped.
-    pub fn output(&self) -> Option<&str> {
-        self.extra().output.as_deref()
+    /// Captured output, capped; read as [`Case::details`] is.
+    pub fn output(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.extra().output.as_deref().map(std::borrow::Cow::Borrowed)
+    }
+
+    /// Whether the case has details, without unpacking them.
+    pub fn has_details(&self) -> bool {
+        self.extra().details.is_some()
+    }
+
+    /// Whether the case has output, without unpacking it.
+    pub fn has_output(&self) -> bool {
+        self.extra().output.is_some()
+    }
+
+    /// Bytes of the details (0 when none), without unpacking them.
+    pub fn details_len(&self) -> usize {
+        self.extra().details.as_deref().map_or(0, str::len)
+    }
+
+    /// Bytes of the output (0 when none), without unpacking it.
+    pub fn output_len(&self) -> usize {
+        self.extra().output.as_deref().map_or(0, str::len)
     }
 
     /// Number of re-runs after the first attempt.
