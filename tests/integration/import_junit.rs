@@ -171,7 +171,7 @@ fn nextest_flaky_and_rerun_cases_via_quick_junit_writer() {
     let failing = by_name("parse::hex");
     assert_eq!((failing.status, failing.extra().retries), (CaseStatus::Failed, 1));
     assert_eq!(failing.message.as_deref(), Some("assertion `left == right` failed"));
-    assert_eq!(failing.extra().output.as_deref(), Some("stdout of the last attempt"));
+    assert_eq!(failing.output().as_deref(), Some("stdout of the last attempt"));
     assert_eq!(by_name("slow::big").status, CaseStatus::Skipped);
     assert_eq!((parsed.cases.len(), quick_junit_counts(&xml)), (4, Some((4, 1, 1))));
 }
