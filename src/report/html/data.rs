@@ -507,7 +507,7 @@ mod tests {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
             // A few big traces force size-based cuts; the many small rows force count-based ones.
             case.extra_mut().details =
-                Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") });
+                Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") }.into());
             suite.cases.push(case);
         }
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
@@ -531,11 +531,11 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..3 {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Passed, ..Case::default() };
-            case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1));
+            case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1).into());
             suite.cases.push(case);
         }
         let mut failing = Case { name: "f".into(), status: CaseStatus::Failed, ..Case::default() };
-        failing.extra_mut().output = Some("y".repeat(PASSING_OUTPUT_BUDGET));
+        failing.extra_mut().output = Some("y".repeat(PASSING_OUTPUT_BUDGET).into());
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
