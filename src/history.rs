@@ -412,8 +412,8 @@ fn at_most_one_plain_letter(run: &Run) -> bool {
 
 /// The letters of each case of `suite` from `run.history`, in case order, without end (`""`
 /// for a case with none: a suite without a valid entry). Read in place: each Markdown report
-/// (written at the same time) once built a map of every case id to its letters, ~12 MiB at
-/// 100,000 cases with a baseline.
+/// (written at the same time) once built a map of every case id to its letters (about 4 MiB of
+/// the peak at 100,000 cases with a baseline).
 fn suite_letters<'a>(run: &'a Run, suite: &'a crate::model::Suite) -> Box<dyn Iterator<Item = &'a str> + 'a> {
     let none = std::iter::repeat("");
     let Some(history) = &run.history else { return Box::new(none) };
