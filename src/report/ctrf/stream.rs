@@ -4,8 +4,8 @@
 //! Through serde every string of a 100,000-case run was scanned a byte at a time for characters
 //! to escape (`format_escaped_str`, the largest self time of `--format ctrf` after the kernel's
 //! copy of the file), and every field went through the serializer's calls. Here the tests and the
-//! document's frame are written by hand, strings escaped by a scan that skips 16 clean bytes at
-//! a time; the rare and small values (scores, usage, reasons, the run's `extra`) still go
+//! document's frame are written by hand, strings escaped by `pretty::string` (16 clean bytes at
+//! a time); the rare and small values (scores, usage, reasons, the run's `extra`) still go
 //! through serde, at the depth they sit in the document.
 
 use std::io::{self, Write};
@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 
 use super::{Document, FcorrTestExtra, Test};
-use crate::report::pretty::Pretty;
+use crate::report::pretty::{Pretty, string};
 
 /// Writes `document` as serde_json's pretty printer would.
 pub(super) fn write_document<W: Write>(w: &mut W, d: &Document<'_>) -> io::Result<()> {
@@ -218,71 +218,4 @@ fn value<W: Write, T: ?Sized + Serialize>(w: &mut W, level: usize, x: &T) -> io:
 
 fn number<W: Write>(w: &mut W, n: u64) -> io::Result<()> {
     write!(w, "{n}")
-}
-
-/// True for the bytes serde_json escapes in a string: quote, backslash, control characters.
-fn escaped(b: u8) -> bool {
-    b < 0x20 || b == b'"' || b == b'\\'
-}
-
-/// The index of the first byte of `bytes[from..]` to escape, or the length: 16 bytes at a time
-/// while none is (a test the compiler turns into a few vector instructions), then byte by byte.
-fn next_escape(bytes: &[u8], mut from: usize) -> usize {
-    while let Some(chunk) = bytes.get(from..from + 16) {
-        if chunk.iter().fold(false, |any, b| any | escaped(*b)) {
-            break;
-        }
-        from += 16;
-    }
-    from + bytes[from..].iter().position(|b| escaped(*b)).unwrap_or(bytes.len() - from)
-}
-
-/// A JSON string as serde_json writes it: `\"`, `\\`, `\b \f \n \r \t`, other control characters
-/// as `\u00xx` (lowercase hex), everything else as it is.
-pub(crate) fn string<W: Write>(w: &mut W, text: &str) -> io::Result<()> {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
-    w.write_all(b"\"")?;
-    let mut start = 0;
-    loop {
-        let at = next_escape(bytes, start);
-        w.write_all(&bytes[start..at])?;
-        let Some(&b) = bytes.get(at) else { break };
-        match b {
-            b'"' => w.write_all(b"\\\"")?,
-            b'\\' => w.write_all(b"\\\\")?,
-            b'\n' => w.write_all(b"\\n")?,
-            b'\r' => w.write_all(b"\\r")?,
-            b'\t' => w.write_all(b"\\t")?,
-            0x08 => w.write_all(b"\\b")?,
-            0x0c => w.write_all(b"\\f")?,
-            _ => w.write_all(&[b'\\', b'u', b'0', b'0', HEX[usize::from(b >> 4)], HEX[usize::from(b & 0xf)]])?,
-        }
-        start = at + 1;
-    }
-    w.write_all(b"\"")
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn strings_are_escaped_as_serde_json_escapes_them() {
-        let mut texts: Vec<String> = (0u32..=0x2FF).filter_map(char::from_u32).map(|c| format!("a{c}b")).collect();
-        texts.extend(
-            [
-                "",
-                "plain ascii text that runs over sixteen bytes without anything to escape",
-                "\"quoted\" and \\back\\slashed\\",
-                "tab\tnewline\ncr\rbell\u{7}esc\u{1b}del\u{7f} \u{2028}\u{2029} é😀",
-                "0123456789abcde\"",
-                "0123456789abcdef\n0123456789abcdef",
-            ]
-            .map(str::to_string),
-        );
-        for text in texts {
-            let mut ours = Vec::new();
-            super::string(&mut ours, &text).unwrap();
-            assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&text).unwrap(), "{text:?}");
-        }
-    }
 }
