@@ -315,10 +315,10 @@ fn ctrf_written_by_hand_is_what_serde_writes_for_every_scenario() {
         extra.expectation_source = Some("data/cases.jsonl".into());
         extra.output = Some(match i % 3 {
             0 => "line one\r\nline\ttwo\u{7f}\n\nlast \u{2028}".into(),
-            1 => "x\u{1b}[31m\"y\"\\\n".repeat(3_000),
-            _ => String::new(),
+            1 => "x\u{1b}[31m\"y\"\\\n".repeat(3_000).into(),
+            _ => String::new().into(),
         });
-        extra.details = Some(format!("Traceback\n  File \"a.py\", line {i}\n\u{0}\u{8}\u{c}"));
+        extra.details = Some(format!("Traceback\n  File \"a.py\", line {i}\n\u{0}\u{8}\u{c}").into());
     }
     rich.suites[0].cases[0].name = String::new();
     scenarios.push(("rich", rich));

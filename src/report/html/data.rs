@@ -292,9 +292,9 @@ fn write_detail_rows<'r>(w: &mut dyn Write, rows: impl Iterator<Item = Option<De
             continue;
         };
         w.write_all(b"[")?;
-        text(w, details)?;
+        text(w, details.as_deref())?;
         w.write_all(b",")?;
-        text(w, output)?;
+        text(w, output.as_deref())?;
         w.write_all(b",")?;
         serde_json::to_writer(&mut *w, &extra).map_err(std::io::Error::other)?;
         w.write_all(b"]")?;
@@ -494,7 +494,11 @@ mod tests {
         let rows = || {
             (0..300).map(|i| match i % 7 {
                 0 => None,
-                k => Some(DetailRow(texts[k % 5], texts[(k + i) % 5], (k == 3).then(extra))),
+                k => Some(DetailRow(
+                    texts[k % 5].map(Cow::Borrowed),
+                    texts[(k + i) % 5].map(Cow::Borrowed),
+                    (k == 3).then(extra),
+                )),
             })
         };
         let mut ours = Vec::new();
