@@ -187,7 +187,13 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         let cap = (detail != Detail::Summary).then_some(budget);
         // Charts go where GitHub draws them; the comment carries one only when asked to.
         let charts = if template == COMMENT_TEMPLATE { env.comment_charts } else { env.summary_charts.unwrap_or(true) };
-        let ctx = context(run, env, detail, notice, &budget, listed, charts);
+        // A level whose failure list alone is provably over the budget is not rendered at all
+        // (the default job summary only: its lines are known, `listed_floor`).
+        let floor =
+            (cap.is_some() && template == SUMMARY_TEMPLATE && default_failure_list(env)).then_some(budget.limit);
+        let Some(ctx) = context(run, env, detail, notice, &budget, listed, charts, floor) else {
+            continue;
+        };
         match render_capped(&engine, template, ctx, cap)? {
             Some(text) if budget.fits(&text) => return Ok(text),
             Some(text) => last = Some(text),
@@ -202,6 +208,50 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         budget.describe()
     );
     Ok(budget::hard_trim(&text, &budget, &notice))
+}
+
+/// Most failures of each group the default job summary lists (`failure_list`'s `max` in
+/// `summary.md.j2`).
+const SUMMARY_FAILURES_LISTED: usize = 100_000;
+
+/// True when the job summary's failure list comes from the embedded templates (neither
+/// `summary.md.j2` nor `macros.md.j2` is overridden), whose lines [`listed_floor`] knows.
+fn default_failure_list(env: &ReportEnv) -> bool {
+    env.templates
+        .as_deref()
+        .is_none_or(|dir| [SUMMARY_TEMPLATE, "macros.md.j2"].iter().all(|name| !dir.join(name).is_file()))
+}
+
+/// The fewest characters the default job summary's failure list can take for the cases
+/// `picked` lists (each in a group), so a level whose list alone is over the budget is known
+/// without rendering it. Each line is `- ❌ **suite** › `name` at `file:line`: message`; only
+/// what no filter drops is counted: the fixed text, and the printable ASCII (backticks aside)
+/// of the suite, name, location and the first 199 characters of the message's first line
+/// (`truncate(200)` keeps those). Escaping only adds; a unit test holds the bound to the template.
+fn listed_floor(run: &Run, picked: &[Vec<(&Case, Option<Group>)>]) -> usize {
+    let visible = |text: &str| text.bytes().filter(|b| b.is_ascii_graphic() && *b != b'`').count();
+    let mut per_group: HashMap<Group, usize> = HashMap::new();
+    let mut total = 0;
+    for (suite, listed) in run.suites.iter().zip(picked) {
+        for (case, group) in listed {
+            let Some(group) = group else { continue };
+            let shown = per_group.entry(*group).or_default();
+            if *shown == SUMMARY_FAILURES_LISTED {
+                continue;
+            }
+            *shown += 1;
+            // `- `, an icon, ` **`, `** › `, the name's two backticks, the newline.
+            total += 14 + visible(&suite.name) + visible(&case.name);
+            if let Some(location) = location(case).filter(|l| !l.is_empty()) {
+                total += " at ``".len() + visible(&location);
+            }
+            if let Some(message) = case.message.as_deref().filter(|m| !m.is_empty()) {
+                let first = filters::first_line(message).chars().take(199);
+                total += ": ".len() + first.filter(|c| c.is_ascii_graphic() && *c != '`').count();
+            }
+        }
+    }
+    total
 }
 
 fn notice(detail: Detail, budget: &Budget) -> Option<String> {
@@ -228,6 +278,8 @@ fn render_capped(
     cap: Option<Budget>,
 ) -> Result<Option<String>, RenderError> {
     let tmpl = engine.get_template(template).map_err(|e| template_error(template, &e))?;
+    #[cfg(test)]
+    tests::RENDERS.with(|n| n.set(n.get() + 1));
     let mut out = CappedWriter { bytes: Vec::new(), size: 0, cap, over: false };
     match tmpl.render_captured_to(ctx, &mut out) {
         Ok(_) => String::from_utf8(out.bytes)
@@ -879,7 +931,9 @@ fn change_counts(changes: &[&CaseChange]) -> ChangeCounts {
 }
 
 /// The template context at one detail level (documented in `docs/templates.md`), listing at
-/// most `max` failures (and changes of each kind).
+/// most `max` failures (and changes of each kind); `None` when `floor` is given and the lines
+/// of the failure list alone would be longer ([`listed_floor`]).
+#[allow(clippy::too_many_arguments)] // one call site, each argument a setting of the level
 fn context(
     run: &Run,
     env: &ReportEnv,
@@ -888,7 +942,8 @@ fn context(
     budget: &Budget,
     max: usize,
     charts: bool,
-) -> Value {
+    floor: Option<usize>,
+) -> Option<Value> {
     let history = crate::history::sections(run, max.min(HISTORY_LISTED));
     let mut evals: Vec<_> =
         run.suites.iter().map(|s| crate::report::eval::of(s, run.comparison.as_ref(), max)).collect();
@@ -902,48 +957,57 @@ fn context(
         Some(p) => format!("Score ({})", super::lead::policy_words(p)),
         None => "Score".to_string(),
     };
-    let mut all_cases = Vec::new();
-    let mut all_failures = Vec::new();
-    let mut groups: Vec<(Group, Vec<Value>, usize)> = Vec::new();
-    let mut flaky_listed = 0usize;
-    let mut suites = Vec::with_capacity(run.suites.len());
-    for (suite, eval) in run.suites.iter().zip(evals.iter_mut()) {
-        let mut cases = Vec::new();
-        let mut failures = Vec::new();
+    // Which cases this level lists, decided before any template value is built: a level that
+    // cannot fit is then skipped without building one.
+    let mut picked: Vec<Vec<(&Case, Option<Group>)>> = Vec::with_capacity(run.suites.len());
+    let mut group_totals: Vec<(Group, usize)> = Vec::new();
+    let (mut failures_listed, mut flaky_listed) = (0usize, 0usize);
+    for suite in &run.suites {
+        let mut listed_here = Vec::new();
         for case in &suite.cases {
             let failing = case.status.is_failure();
             let group =
                 cases_ctx.group(suite, case).filter(|_| !in_why.contains(&(suite.id.as_str(), case.id.as_str())));
             let listed = match detail {
                 Detail::All => true,
-                Detail::Failures if failing => all_failures.len() + failures.len() < max,
+                Detail::Failures if failing => failures_listed < max,
                 Detail::Failures => group.is_some() && flaky_listed < max,
                 Detail::Summary => false,
             };
             if let Some(g) = group {
-                let entry = match groups.iter_mut().position(|(k, _, _)| *k == g) {
-                    Some(i) => &mut groups[i],
-                    None => {
-                        groups.push((g, Vec::new(), 0));
-                        groups.last_mut().expect("just pushed")
-                    }
-                };
-                entry.2 += 1;
-                if !listed {
-                    continue;
+                match group_totals.iter_mut().find(|(k, _)| *k == g) {
+                    Some(entry) => entry.1 += 1,
+                    None => group_totals.push((g, 1)),
                 }
-            } else if !listed {
+            }
+            if !listed {
                 continue;
             }
+            flaky_listed += usize::from(group == Some(Group::Flaky));
+            failures_listed += usize::from(failing);
+            listed_here.push((case, group));
+        }
+        picked.push(listed_here);
+    }
+    if let Some(floor) = floor
+        && listed_floor(run, &picked) > floor
+    {
+        return None;
+    }
+    let mut all_cases = Vec::new();
+    let mut all_failures = Vec::new();
+    let mut groups: Vec<(Group, Vec<Value>, usize)> =
+        group_totals.into_iter().map(|(g, n)| (g, Vec::new(), n)).collect();
+    let mut suites = Vec::with_capacity(run.suites.len());
+    for ((suite, eval), listed) in run.suites.iter().zip(evals.iter_mut()).zip(picked) {
+        let mut cases = Vec::new();
+        let mut failures = Vec::new();
+        for (case, group) in listed {
+            let failing = case.status.is_failure();
             // One value shared by every list that shows the case.
             let value = case_value(suite, case, &cases_ctx);
-            if let Some(g) = group {
-                if g == Group::Flaky {
-                    flaky_listed += 1;
-                }
-                if let Some(entry) = groups.iter_mut().find(|(k, _, _)| *k == g) {
-                    entry.1.push(value.clone());
-                }
+            if let Some(entry) = group.and_then(|g| groups.iter_mut().find(|(k, _, _)| *k == g)) {
+                entry.1.push(value.clone());
             }
             if failing {
                 failures.push(value.clone());
@@ -1060,7 +1124,7 @@ fn context(
     let failing_total = run.suites.iter().map(|s| s.failures().count()).sum::<usize>();
     let comparison =
         run.comparison.as_ref().map(|c| Value::from(Serde(comparison_view(run, c, max, env.links.as_ref()))));
-    minijinja::context! {
+    Some(minijinja::context! {
         run => Value::from(Serde(run_view)),
         suites => suites,
         cases => all_cases,
@@ -1087,5 +1151,104 @@ fn context(
         charts => charts,
         outcome_pie => super::mermaid::outcome_pie(&run.totals),
         trend_chart => super::mermaid::trend_line(run),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{CaseStatus, SuiteKind};
+
+    thread_local! {
+        /// Templates rendered on this thread (`render_capped`).
+        pub(super) static RENDERS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn run_of(cases: Vec<Case>) -> Run {
+        let mut suite = Suite::new("api", "api", SuiteKind::Import);
+        suite.cases = cases;
+        suite.finalize_cases();
+        Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
+    }
+
+    fn failing(name: &str, file: Option<&str>, line: Option<u32>, message: Option<&str>, status: CaseStatus) -> Case {
+        Case {
+            name: name.into(),
+            file: file.map(Into::into),
+            line,
+            status,
+            message: message.map(str::to_string),
+            ..Case::default()
+        }
+    }
+
+    /// Characters of the "Failing tests" section of a default job summary.
+    fn failure_section(md: &str) -> usize {
+        let start = md.find("### Failing tests").expect("a failure list");
+        let rest = &md[start + 3..];
+        rest[..rest.find("\n### ").unwrap_or(rest.len())].chars().count()
+    }
+
+    #[test]
+    fn the_failure_list_floor_never_exceeds_what_the_default_summary_writes() {
+        let long = format!("{}\nsecond line", "x y ".repeat(300));
+        let names = [
+            "plain_name",
+            "`ticks` and ``more``",
+            "bidi \u{202E}evil\u{202C} name",
+            "ctl\u{7}\u{1b}[31mred",
+            "@someone | *emph* _u_ [l](x) <b>&amp;",
+            "#heading-like",
+            " spaced ",
+            "é😀 non-ascii",
+        ];
+        let messages = [None, Some(""), Some("`code` ` span `"), Some(long.as_str()), Some("\n\nstarts blank")];
+        let files = [(None, None), (Some(""), Some(3)), (Some("src/a`b.rs"), Some(42)), (Some("t/x.py"), None)];
+        let mut all = Vec::new();
+        for (i, name) in names.iter().enumerate() {
+            for (j, message) in messages.iter().enumerate() {
+                let (file, line) = files[(i + j) % files.len()];
+                let status = [CaseStatus::Failed, CaseStatus::Error, CaseStatus::Timeout, CaseStatus::Flaky][j % 4];
+                let case = failing(&format!("{name} {i}.{j}"), file, line, *message, status);
+                all.push(case.clone());
+                let run = run_of(vec![case]);
+                let md = render_summary(&run, &ReportEnv::default()).unwrap();
+                let picked = [run.suites[0].cases.iter().map(|c| (c, Some(Group::Failing))).collect::<Vec<_>>()];
+                let floor = listed_floor(&run, &picked);
+                assert!(floor <= failure_section(&md), "{floor} over what was written:\n{md}");
+            }
+        }
+        let run = run_of(all);
+        let md = render_summary(&run, &ReportEnv::default()).unwrap();
+        let groups = |c: &Case| if c.status == CaseStatus::Flaky { Group::Flaky } else { Group::Failing };
+        let picked = [run.suites[0].cases.iter().map(|c| (c, Some(groups(c)))).collect::<Vec<_>>()];
+        assert!(listed_floor(&run, &picked) <= failure_section(&md), "{md}");
+    }
+
+    #[test]
+    fn a_failure_list_over_the_budget_is_not_rendered_and_the_summary_is_the_same() {
+        // 12,000 failures whose lines alone take more than the summary's 1,000,000 bytes: the
+        // level listing them all cannot fit, which is known without rendering it.
+        let message = "assert 197 == 907: session mismatch in the parser of the report";
+        let cases = (0..12_000)
+            .map(|i| {
+                let name = format!("test_parse_report_{i:05}");
+                failing(&name, Some("tests/pkg/test_worker.py"), Some(i), Some(message), CaseStatus::Failed)
+            })
+            .collect();
+        let run = run_of(cases);
+        RENDERS.with(|n| n.set(0));
+        let summary = render_summary(&run, &ReportEnv::default()).unwrap();
+        assert_eq!(RENDERS.with(|n| n.get()), 1, "only the level that fits is rendered");
+        // The same template from a directory is not known to be the default: every level is
+        // rendered until one fits, and the summary is the same.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("macros.md.j2"), embedded_template("macros.md.j2").unwrap()).unwrap();
+        let env = ReportEnv { templates: Some(dir.path().into()), ..ReportEnv::default() };
+        RENDERS.with(|n| n.set(0));
+        assert_eq!(render_summary(&run, &env).unwrap(), summary);
+        // Every case (12,000 fit the budget at its least size each), then every failure, then 1,000.
+        assert_eq!(RENDERS.with(|n| n.get()), 3);
+        assert!(summary.contains("- … and 11000 more"), "{}", &summary[..2000]);
     }
 }

@@ -294,6 +294,42 @@ fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
 }
 
 #[test]
+fn ctrf_written_by_hand_is_what_serde_writes_for_every_scenario() {
+    // ctrf.json is written field by field (`report::ctrf::stream`); serde's pretty printing of
+    // the same document is the reference, byte for byte, whatever the cases carry.
+    let mut scenarios = crate::report_support::scenarios();
+    scenarios.push(("no_suites", crate::report_support::run(Vec::new(), None)));
+    let mut rich = crate::report_support::mixed_failures();
+    for (i, case) in rich.suites[0].cases.iter_mut().enumerate() {
+        let extra = case.extra_mut();
+        extra.tags = [("category".to_string(), format!("c{i}\t\"q\"")), ("topic".into(), "é😀".into())].into();
+        extra.usage = Some(fcorr::model::Usage { tokens: 12 + i as u64, ..Default::default() });
+        extra.reasons = vec![fcorr::model::Reason {
+            code: "incorrect".into(),
+            expected: Some(serde_json::json!({"a": [1, 2.5, null]})),
+            actual: None,
+            message: Some("want \\ got \u{1}".into()),
+        }];
+        extra.score = Some(i as f64 * 33.3);
+        extra.critical = i % 2 == 0;
+        extra.expectation_source = Some("data/cases.jsonl".into());
+        extra.output = Some(match i % 3 {
+            0 => "line one\r\nline\ttwo\u{7f}\n\nlast \u{2028}".into(),
+            1 => "x\u{1b}[31m\"y\"\\\n".repeat(3_000).into(),
+            _ => String::new().into(),
+        });
+        extra.details = Some(format!("Traceback\n  File \"a.py\", line {i}\n\u{0}\u{8}\u{c}").into());
+    }
+    rich.suites[0].cases[0].name = String::new();
+    scenarios.push(("rich", rich));
+    for (name, run) in scenarios {
+        let written = fcorr::report::ctrf::CtrfJson.render(&run, &ReportEnv::default()).unwrap();
+        let reference = serde_json::to_string_pretty(&fcorr::report::ctrf::build(&run, &ReportEnv::default())).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), reference + "\n", "{name}");
+    }
+}
+
+#[test]
 fn junit_of_every_scenario_round_trips_with_flaky_and_rerun_elements() {
     let mut scenarios = crate::report_support::scenarios();
     scenarios.push(("no_suites", crate::report_support::run(Vec::new(), None)));

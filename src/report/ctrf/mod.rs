@@ -22,6 +22,8 @@ use crate::errors::RenderError;
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 use crate::text::cap_text;
 
+mod stream;
+
 /// CTRF specification version written.
 pub const SPEC_VERSION: &str = "1.0.0";
 
@@ -47,7 +49,7 @@ impl Reporter for CtrfJson {
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         let document = build(run, env);
         super::buffered(out, |w| {
-            super::pretty::to_writer(&mut *w, &document)?;
+            stream::write_document(w, &document)?;
             w.write_all(b"\n")
         })
         .map_err(|source| RenderError::Format { format: "CTRF JSON", source })
@@ -117,20 +119,33 @@ pub struct Tests<'a> {
     changes: HashMap<(&'a str, &'a str), crate::compare::Change>,
 }
 
-impl Serialize for Tests<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(None)?;
+impl Tests<'_> {
+    /// Calls `f` with every test in document order; `read_error` turns a streamed suite's
+    /// unreadable part into `f`'s error.
+    fn each<E>(
+        &self,
+        mut f: impl FnMut(&Test<'_>) -> Result<(), E>,
+        read_error: impl Fn(std::io::Error) -> E,
+    ) -> Result<(), E> {
         for suite in &self.run.suites {
             let mut cases = suite.every_case();
             for case in &mut cases {
                 let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
-                seq.serialize_element(&test(suite, &case, change))?;
+                f(&test(suite, &case, change))?;
             }
-            cases.finish().map_err(serde::ser::Error::custom)?;
+            cases.finish().map_err(&read_error)?;
             if super::junit::needs_suite_error(suite) {
-                seq.serialize_element(&suite_error_test(suite))?;
+                f(&suite_error_test(suite))?;
             }
         }
+        Ok(())
+    }
+}
+
+impl Serialize for Tests<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        self.each(|test| seq.serialize_element(test), serde::ser::Error::custom)?;
         seq.end()
     }
 }
