@@ -129,13 +129,20 @@ struct SuiteFrame {
     file: Option<String>,
     /// `tests`, `failures`, `errors`, `skipped` as the writer declared them.
     declared: Tally,
-    /// The same, counted from the testcases read inside it (nested suites included).
+    /// The same, counted from the testcases read inside it: its own, and those of each nested
+    /// testsuite once that one ended (each case counts in its innermost testsuite only, so a
+    /// case costs the same however deep it is nested; see [`end_suite`]).
     read: Tally,
     /// Index in the report of its first case.
     first_case: usize,
     /// Testcases in it that repeat the testcase before them, which has no result: the attempts
-    /// of a rerun (pytest-rerunfailures), or tests that share a name (see [`fold_reruns`]).
+    /// of a rerun (pytest-rerunfailures), or tests that share a name (see [`fold_reruns`]);
+    /// counted as `read` is.
     repeats: u64,
+    /// Index in the stack of open testsuites of the innermost one with a name (this one or an
+    /// outer one), and the same for a file: what a case inherits, found without a walk.
+    name_at: Option<usize>,
+    file_at: Option<usize>,
     /// A `<testsuite>` is nested in it: writers count those differently (node counts a nested
     /// suite as one test), so only a leaf suite's `tests` must equal its testcases.
     nested: bool,
@@ -151,6 +158,15 @@ impl Tally {
     fn add(&mut self, counts: [u64; 4]) {
         for (slot, n) in self.0.iter_mut().zip(counts) {
             *slot = Some(slot.unwrap_or(0) + n);
+        }
+    }
+
+    /// Adds what a nested testsuite counted.
+    fn merge(&mut self, inner: &Tally) {
+        for (slot, n) in self.0.iter_mut().zip(inner.0) {
+            if let Some(n) = n {
+                *slot = Some(slot.unwrap_or(0) + n);
+            }
         }
     }
 
@@ -480,8 +496,12 @@ impl Part {
             }
             cut_in = Some(format!("inside testcase `{}`", case.name));
         }
-        for frame in suites.iter().rev() {
+        // Innermost first, each with what the testsuites still open inside it read.
+        let mut inner = Tally::default();
+        for frame in suites.iter_mut().rev() {
+            frame.read.merge(&inner);
             shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+            inner = frame.read;
         }
         let shortfall = first_three(&shortfalls);
         if depth > 0 {
@@ -671,6 +691,9 @@ impl ReadState<'_, '_> {
                         if let Some(parent) = suites.last_mut() {
                             parent.nested = true;
                         }
+                        let at = suites.len();
+                        frame.name_at = frame.name.as_ref().map(|_| at).or(suites.last().and_then(|p| p.name_at));
+                        frame.file_at = frame.file.as_ref().map(|_| at).or(suites.last().and_then(|p| p.file_at));
                         if !empty {
                             suites.push(frame);
                         } else {
@@ -794,10 +817,12 @@ fn count_repeat(cases: &[Case], handed: usize, suites: &mut [SuiteFrame]) {
         return;
     };
     let in_suite = suites.last().is_some_and(|inner| handed + cases.len() - 2 >= inner.first_case);
-    if in_suite && is_bare(before) && same_test(before, last) {
-        for frame in suites.iter_mut() {
-            frame.repeats += 1;
-        }
+    if in_suite
+        && is_bare(before)
+        && same_test(before, last)
+        && let Some(inner) = suites.last_mut()
+    {
+        inner.repeats += 1;
     }
 }
 
@@ -833,10 +858,13 @@ fn end_suite(
     // tells them apart, so without one nothing is folded.
     if frame.repeats > 0 && declared == Some(tests(&frame) - frame.repeats) {
         let folded = fold_reruns(&mut report.cases, frame.first_case.saturating_sub(handed));
-        for f in std::iter::once(&mut frame).chain(outer.iter_mut()) {
-            f.read.0[0] = Some(tests(f).saturating_sub(folded));
-            f.repeats = f.repeats.saturating_sub(folded);
-        }
+        frame.read.0[0] = Some(tests(&frame).saturating_sub(folded));
+        frame.repeats = frame.repeats.saturating_sub(folded);
+    }
+    // What it read counts in the testsuite around it from now on.
+    if let Some(parent) = outer.last_mut() {
+        parent.read.merge(&frame.read);
+        parent.repeats += frame.repeats;
     }
     shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
     if let Some(declared) = declared
@@ -950,6 +978,8 @@ fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
         first_case: 0,
         repeats: 0,
         nested: false,
+        name_at: None,
+        file_at: None,
     };
     for attribute in e.attributes().flatten() {
         let key = attribute.key.local_name();
@@ -989,10 +1019,13 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
             found.take(attribute.key.local_name().into_inner(), || cow_value(&attribute));
         }
     }
-    let suite_name = suites.iter().rev().find_map(|s| s.name.as_deref());
+    let inherited = |at: fn(&SuiteFrame) -> Option<usize>, text: fn(&SuiteFrame) -> Option<&str>| {
+        suites.last().and_then(at).and_then(|i| suites.get(i)).and_then(text)
+    };
+    let suite_name = inherited(|s| s.name_at, |s| s.name.as_deref());
     // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
     let classname = found.classname.or(found.class).or_else(|| suite_name.map(Cow::Borrowed));
-    let mut file = found.file.or_else(|| suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed));
+    let mut file = found.file.or_else(|| inherited(|s| s.file_at, |s| s.file.as_deref()).map(Cow::Borrowed));
     if file.is_none() {
         // vitest and node:test put the test file in classname or the suite name.
         file = [classname.as_deref(), suite_name]
@@ -1137,7 +1170,14 @@ fn plain_attributes<'a>(raw: &'a str, mut each: impl FnMut(&'a str, &'a str)) ->
 fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
     let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
-    let path: Vec<&str> = suites.iter().filter_map(|s| s.name.as_deref()).collect();
+    // The named testsuites from the innermost out, by their `name_at` links: unnamed ones cost nothing.
+    let mut path = Vec::new();
+    let mut at = suites.last().and_then(|s| s.name_at);
+    while let Some(frame) = at.and_then(|i| suites.get(i)) {
+        path.extend(frame.name.as_deref());
+        at = at.and_then(|i| i.checked_sub(1)).and_then(|parent| suites.get(parent)).and_then(|p| p.name_at);
+    }
+    path.reverse();
     case.classname = (!path.is_empty()).then(|| path.join(" > ")).map(Into::into);
     case.name = match &case.classname {
         Some(parents) => format!("{parents} > {title}"),
@@ -1401,8 +1441,8 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
         CaseStatus::Skipped if skipped == 0 => skipped = 1,
         _ => {}
     }
-    for frame in suites.iter_mut() {
-        frame.read.add([1, failures, errors, skipped]);
+    if let Some(inner) = suites.last_mut() {
+        inner.read.add([1, failures, errors, skipped]);
     }
     current.text.clear();
     current.output.clear();
