@@ -353,6 +353,9 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
+/// A report file parsed ([`parse_file`]): its format's name and its report, or why it could not be.
+pub type Parsed = Result<(String, ParsedReport), ParseError>;
+
 /// Parses one report file. The error carries the path, but shows only the problem: callers put
 /// the path in front.
 pub fn parse_file(

@@ -171,18 +171,16 @@ fn read_reports(
     collected
 }
 
-/// A report file parsed: its format's name and its report, or why it could not be.
-type Parsed = Result<(String, crate::collect::ParsedReport), crate::errors::ParseError>;
-
 /// Parses `files` (each with the format named for it, if any), on as many threads as the machine
 /// runs at once and there are files, each thread taking the next file not yet taken; the results
 /// in the order of `files`.
-fn parse_files(files: &[(&Path, Option<&str>)], options: &ParseOptions) -> Vec<Parsed> {
+fn parse_files(files: &[(&Path, Option<&str>)], options: &ParseOptions) -> Vec<crate::collect::Parsed> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len());
     if threads <= 1 {
         return files.iter().map(|(path, format)| parse_file(path, *format, options)).collect();
     }
-    let slots: Vec<std::sync::Mutex<Option<Parsed>>> = files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let slots: Vec<std::sync::Mutex<Option<crate::collect::Parsed>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
     let next = std::sync::atomic::AtomicUsize::new(0);
     let work = || {
         loop {
