@@ -149,9 +149,9 @@ fn check_case(format: &str, case: &Case) {
     for ms in durations {
         assert!(ms.is_finite() && ms >= 0.0, "{format}: case `{}` lasted {ms} ms", case.name);
     }
-    let output = case.extra().output.as_deref().map_or(0, str::len);
+    let output = case.output_len();
     assert!(output <= OUTPUT_CAP + CAP_NOTE, "{format}: case `{}` keeps {output} bytes of output", case.name);
-    let details = case.extra().details.as_deref().map_or(0, str::len);
+    let details = case.details_len();
     assert!(details <= DETAILS_CAP + CAP_NOTE, "{format}: case `{}` keeps {details} bytes of details", case.name);
     if let Some(file) = &case.file {
         assert!(!file.starts_with(&format!("{ROOT}/")), "{format}: file `{file}` is not relative to the root");
@@ -166,8 +166,8 @@ fn check_neutralised(format: &str, case: &Case) {
     use crate::publish::annotations::{escape_data, escape_property};
     use crate::report::filters::{code_block, escape_cell, escape_summary, inline_code};
     let texts = [Some(case.name.as_str()), case.classname.as_deref(), case.file.as_deref(), case.message.as_deref()];
-    let long = [case.extra().details.as_deref(), case.extra().output.as_deref()];
-    for text in texts.into_iter().chain(long).flatten() {
+    let long = [case.details(), case.output()];
+    for text in texts.into_iter().chain(long.iter().map(Option::as_deref)).flatten() {
         let one_line = |escaped: &str, how: &str| {
             assert!(
                 !escaped.chars().any(|c| is_bidi_control(c) || c == '\n' || c == '\r'),

@@ -606,7 +606,7 @@ mod tests {
             duration_ms: Some(12.345678901234),
             message: Some(format!("expected `hi`, got `KEY={VALUE}`")),
             extra: crate::model::CaseExtra {
-                details: Some(format!("{{\"env\": \"{VALUE}\"}}")),
+                details: Some(format!("{{\"env\": \"{VALUE}\"}}").into()),
                 score: Some(33.333333333333336),
                 usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
                 ..Default::default()

@@ -233,9 +233,9 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),
         message: test.message.filter(|m| !m.is_empty()),
         extra: crate::model::CaseExtra {
-            details: test.trace.filter(|t| !t.is_empty()).map(|t| cap_text(&t, DETAILS_CAP)),
+            details: test.trace.filter(|t| !t.is_empty()).map(|t| crate::model::Text::capped(&t, DETAILS_CAP)),
             output: (status != CaseStatus::Passed && !output.is_empty())
-                .then(|| cap_text(&output.join("\n"), OUTPUT_CAP)),
+                .then(|| crate::model::Text::capped(&output.join("\n"), OUTPUT_CAP)),
             retries,
             attempts: attempts.into_iter().map(|(_, a)| a).collect(),
             tags,
@@ -318,7 +318,7 @@ mod tests {
         assert_eq!(c[2].status, CaseStatus::Skipped);
         assert_eq!((c[2].extra().tags["slow"].as_str(), c[2].extra().tags["prio"].as_str()), ("", "2"));
         assert_eq!((c[3].status, c[3].extra().retries), (CaseStatus::Flaky, 1));
-        assert_eq!((c[4].status, c[4].extra().output.as_deref()), (CaseStatus::Error, Some("hello")));
+        assert_eq!((c[4].status, c[4].output().as_deref()), (CaseStatus::Error, Some("hello")));
     }
 
     #[test]

@@ -12,7 +12,6 @@ use serde::Deserialize;
 use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
 /// place it is written.
@@ -299,10 +298,11 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
         }
         let all: Vec<String> =
             test.errors.iter().map(|(e, t, _)| format!("{}\n{}", e.trim_end(), t.trim_end())).collect();
-        case.extra_mut().details = Some(cap_text(all.join("\n\n").trim(), DETAILS_CAP)).filter(|d| !d.is_empty());
+        case.extra_mut().details =
+            Some(crate::model::Text::capped(all.join("\n\n").trim(), DETAILS_CAP)).filter(|d| !d.is_empty());
     }
     if case.status != CaseStatus::Passed && !test.prints.trim().is_empty() {
-        case.extra_mut().output = Some(cap_text(test.prints.trim_end(), OUTPUT_CAP));
+        case.extra_mut().output = Some(crate::model::Text::capped(test.prints.trim_end(), OUTPUT_CAP));
     }
     Some(case)
 }

@@ -325,7 +325,7 @@ pub(crate) fn set_failure(case: &mut Case, message: Option<String>, trace: Optio
         case.message = message.as_deref().and_then(first_line);
     }
     if case.extra().details.is_none() {
-        case.extra_mut().details = details;
+        case.extra_mut().details = details.map(Into::into);
     }
 }
 

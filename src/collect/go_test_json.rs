@@ -17,7 +17,6 @@ use serde::Deserialize;
 use super::{DETAILS_CAP, LINE_CAP, OUTPUT_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// `go test -json` output.
 pub struct GoTestJson;
@@ -277,7 +276,7 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
                 (!subs.is_empty()).then(|| format!("subtest failed: {}", subs.join(", ")))
             });
             if !lines.is_empty() {
-                case.extra_mut().details = Some(cap_text(&lines.join("\n"), DETAILS_CAP));
+                case.extra_mut().details = Some(crate::model::Text::capped(&lines.join("\n"), DETAILS_CAP));
             }
         }
         None => {
@@ -285,11 +284,11 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
             let package_output =
                 packages.iter().find(|(p, _)| *p == test.package).map(|(_, s)| s.output.as_str()).unwrap_or("");
             let text = format!("{}{}", test.output, package_output);
-            case.extra_mut().details = Some(cap_text(text.trim(), DETAILS_CAP));
+            case.extra_mut().details = Some(crate::model::Text::capped(text.trim(), DETAILS_CAP));
         }
     }
     if case.status != CaseStatus::Passed && !test.output.is_empty() {
-        case.extra_mut().output = Some(cap_text(&test.output, OUTPUT_CAP));
+        case.extra_mut().output = Some(crate::model::Text::capped(&test.output, OUTPUT_CAP));
     }
     case
 }
@@ -315,7 +314,7 @@ fn package_case(package: &str, state: &PackageState, build_output: &HashMap<Stri
         duration_ms: state.elapsed.map(|s| s * 1000.0),
         message: Some(message),
         extra: crate::model::CaseExtra {
-            details: (!text.trim().is_empty()).then(|| cap_text(text.trim(), DETAILS_CAP)),
+            details: (!text.trim().is_empty()).then(|| crate::model::Text::capped(text.trim(), DETAILS_CAP)),
             ..Default::default()
         }
         .packed(),
@@ -454,7 +453,7 @@ mod tests {
         let report = parse_str(text).unwrap();
         let summary: Vec<(&str, CaseStatus)> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
         assert_eq!(summary, vec![("TestHang", CaseStatus::Error), ("[package failed]", CaseStatus::Error)]);
-        assert!(report.cases[0].extra().details.as_deref().unwrap().contains("timed out"));
+        assert!(report.cases[0].details().as_deref().unwrap().contains("timed out"));
     }
 
     #[test]

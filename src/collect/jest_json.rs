@@ -11,7 +11,6 @@ use serde::Deserialize;
 use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
 /// place it is written.
@@ -110,8 +109,11 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
                 file: rel.map(Into::into),
                 status: CaseStatus::Error,
                 message: first_line(&text),
-                extra: crate::model::CaseExtra { details: Some(cap_text(&text, DETAILS_CAP)), ..Default::default() }
-                    .packed(),
+                extra: crate::model::CaseExtra {
+                    details: Some(crate::model::Text::capped(&text, DETAILS_CAP)),
+                    ..Default::default()
+                }
+                .packed(),
                 ..Case::default()
             });
         }
@@ -156,7 +158,7 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
         duration_ms: a.duration.filter(|d| d.is_finite() && *d >= 0.0),
         message: first_line(failure),
         extra: crate::model::CaseExtra {
-            details: (!failure.is_empty()).then(|| cap_text(failure, DETAILS_CAP)),
+            details: (!failure.is_empty()).then(|| crate::model::Text::capped(failure, DETAILS_CAP)),
             retries,
             ..Default::default()
         }

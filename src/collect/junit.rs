@@ -1362,7 +1362,7 @@ fn child_end(current: &mut Open, case: &mut Case) {
                     .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
             }
             if current.inside != Inside::Skipped && deciding && !text.is_empty() {
-                case.extra_mut().details = Some(cap_text(text, DETAILS_CAP));
+                case.extra_mut().details = Some(crate::model::Text::capped(text, DETAILS_CAP));
             }
         }
         Inside::Attempt => {
@@ -1431,7 +1431,7 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
         }
     }
     if case.status != CaseStatus::Passed && !current.output.trim().is_empty() {
-        case.extra_mut().output = Some(cap_text(current.output.trim_end(), OUTPUT_CAP));
+        case.extra_mut().output = Some(crate::model::Text::capped(current.output.trim_end(), OUTPUT_CAP));
     }
     // Counted as writers count: each failing child, or the status when a writer set it by attribute.
     let [mut failures, mut errors, mut skipped] = current.children;
@@ -1481,8 +1481,8 @@ mod tests {
         assert_eq!(c[1].name, "test_bad[x & y]");
         assert_eq!(c[1].status, CaseStatus::Failed);
         assert_eq!(c[1].message.as_deref(), Some("assert 1 == 2"));
-        assert!(c[1].extra().details.as_deref().unwrap().contains(">   assert 1 == 2"));
-        assert_eq!(c[1].extra().output.as_deref(), Some("printed ünïcode"));
+        assert!(c[1].details().as_deref().unwrap().contains(">   assert 1 == 2"));
+        assert_eq!(c[1].output().as_deref(), Some("printed ünïcode"));
         assert_eq!(c[1].duration_ms, Some(1_200_500.0));
         assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not now")));
         assert_eq!(c[3].status, CaseStatus::Error);
@@ -1513,8 +1513,8 @@ mod tests {
         let xml = r#"<testsuite><testcase name="t"><failure message="m">trace &lt;here&gt;</failure>
 <system-out>a &amp; b &#x263A;</system-out></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
-        assert_eq!(c[0].extra().details.as_deref(), Some("trace <here>"));
-        assert_eq!(c[0].extra().output.as_deref(), Some("a & b \u{263A}"));
+        assert_eq!(c[0].details().as_deref(), Some("trace <here>"));
+        assert_eq!(c[0].output().as_deref(), Some("a & b \u{263A}"));
     }
 
     #[test]
@@ -1562,7 +1562,7 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
         assert_eq!(c[3].classname, None);
         assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
-        assert!(c[1].extra().details.as_deref().unwrap().contains("t.test.js:23:14"));
+        assert!(c[1].details().as_deref().unwrap().contains("t.test.js:23:14"));
         assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));

@@ -252,7 +252,7 @@ fn apply_section(cases: &mut [Case], target: &mut Target, name: &str, body: &str
     };
     case.message = message.map(|m| cap_text(&m, OUTPUT_CAP));
     if !body.is_empty() {
-        case.extra_mut().details = Some(cap_text(body, DETAILS_CAP));
+        case.extra_mut().details = Some(crate::model::Text::capped(body, DETAILS_CAP));
     }
 }
 
@@ -323,7 +323,7 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         assert_eq!(failed.file.as_deref(), Some("src/lib.rs"));
         assert_eq!(failed.line, Some(32));
         assert!(failed.message.as_deref().unwrap().starts_with("assertion `left == right` failed: average"));
-        assert!(failed.extra().details.as_deref().unwrap().contains("right: 2"));
+        assert!(failed.details().as_deref().unwrap().contains("right: 2"));
         assert_eq!(report.cases[3].file.as_deref(), Some("tests/integration.rs"));
         // Every binary in order, doc-tests too, with its cases and the panic locations printed.
         let targets: Vec<(&str, Option<&str>, bool, std::ops::Range<usize>)> = report

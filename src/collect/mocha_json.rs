@@ -13,7 +13,6 @@ use super::jest_json::strip_ansi;
 use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
 /// place it is written.
@@ -154,7 +153,7 @@ fn case(test: &Test, status: CaseStatus, options: &ParseOptions) -> Case {
             let message = stack.lines().chain(text.lines()).map(str::trim).find(|l| !l.is_empty()).map(str::to_string);
             let details = if stack.trim().is_empty() { text.trim().to_string() } else { stack.trim().to_string() };
             let line = file.as_deref().and_then(|f| line_in_stack(&stack, f, test.file.as_deref().unwrap_or(f)));
-            (message, (!details.is_empty()).then(|| cap_text(&details, DETAILS_CAP)), line)
+            (message, (!details.is_empty()).then(|| crate::model::Text::capped(&details, DETAILS_CAP)), line)
         }
         None => (None, None, None),
     };

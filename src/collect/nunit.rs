@@ -378,7 +378,7 @@ impl Reader<'_> {
             case.message = message.as_deref().and_then(dotnet::first_line);
         } else {
             dotnet::set_failure(case, message, open.trace, self.options);
-            case.extra_mut().output = open.output;
+            case.extra_mut().output = open.output.map(Into::into);
         }
     }
 

@@ -10,7 +10,6 @@ use serde::Deserialize;
 use super::{DETAILS_CAP, ParseOptions, ParsedReport, ReportParser};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
 /// place it is written.
@@ -112,8 +111,11 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
                     .and_then(first_line)
                     .unwrap_or_else(|| "rspec reported an error outside of any example".into()),
             ),
-            extra: crate::model::CaseExtra { details: text.map(|t| cap_text(&t, DETAILS_CAP)), ..Default::default() }
-                .packed(),
+            extra: crate::model::CaseExtra {
+                details: text.map(|t| crate::model::Text::capped(&t, DETAILS_CAP)),
+                ..Default::default()
+            }
+            .packed(),
             ..Case::default()
         });
     }
@@ -164,7 +166,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
             }
             let text = [exception.class.unwrap_or_default(), exception.message.unwrap_or_default()].join(": ");
             let details = format!("{}\n{}", text.trim(), exception.backtrace.join("\n"));
-            case.extra_mut().details = Some(cap_text(details.trim(), DETAILS_CAP));
+            case.extra_mut().details = Some(crate::model::Text::capped(details.trim(), DETAILS_CAP));
         }
         other => {
             case.status = CaseStatus::Error;

@@ -11,7 +11,6 @@ use std::io::BufRead;
 use super::{DETAILS_CAP, LINE_CAP, ParseOptions, ParsedReport, ReportParser, read_line_capped};
 use crate::errors::ParseError;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The format's name (`--format-in`, `report-format`, a phase's declared reports): the one
 /// place it is written.
@@ -425,7 +424,7 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
             (None, None) => String::new(),
         };
         if !details.trim().is_empty() {
-            case.extra_mut().details = Some(cap_text(details.trim(), DETAILS_CAP));
+            case.extra_mut().details = Some(crate::model::Text::capped(details.trim(), DETAILS_CAP));
         }
         if get("failureType") == Some("cancelledByParent") || get("failureType") == Some("hookFailed") {
             case.status = CaseStatus::Error;
@@ -472,7 +471,7 @@ mod tests {
         assert_eq!(c[1].status, CaseStatus::Failed);
         assert_eq!(c[1].message.as_deref(), Some("expected 1, got 2"));
         assert_eq!((c[1].file.as_deref(), c[1].line), (Some("test/math.js"), Some(12)));
-        assert_eq!(c[1].extra().details.as_deref(), Some("at sub (math.js:3)\nat test (math.js:12)"));
+        assert_eq!(c[1].details().as_deref(), Some("at sub (math.js:3)\nat test (math.js:12)"));
         assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not ready")));
         assert_eq!((c[3].name.as_str(), c[3].status), ("wish # hash", CaseStatus::Skipped));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -486,7 +485,7 @@ mod tests {
         assert_eq!(c.len(), 3, "{c:?}");
         assert_eq!((c[0].classname.as_deref(), c[0].name.as_str()), (Some("outer"), "inner a"));
         assert_eq!((c[1].file.as_deref(), c[1].line, c[1].message.as_deref()), (Some("t.js"), Some(7), Some("boom")));
-        assert_eq!(c[1].extra().details.as_deref(), Some("boom\n\nmore"));
+        assert_eq!(c[1].details().as_deref(), Some("boom\n\nmore"));
         assert_eq!((c[2].classname.as_deref(), c[2].name.as_str()), (None, "top"));
     }
 
@@ -546,7 +545,7 @@ mod tests {
         let report = parse_str(&text);
         let case = &report.cases[0];
         assert_eq!(case.message.as_deref(), Some("boom"));
-        assert!(case.extra().details.as_deref().is_some_and(|d| d.len() <= DETAILS_CAP + 100), "details too long");
+        assert!(case.details().as_deref().is_some_and(|d| d.len() <= DETAILS_CAP + 100), "details too long");
         assert!(report.errors.is_empty());
     }
 

@@ -262,7 +262,7 @@ impl Reader<'_> {
                     self.traces.push((open.index, trace.clone()));
                 }
                 dotnet::set_failure(case, message, open.trace, self.options);
-                case.extra_mut().output = output;
+                case.extra_mut().output = output.map(Into::into);
             }
         }
     }
@@ -321,7 +321,7 @@ impl Reader<'_> {
                 status: CaseStatus::Error,
                 message: dotnet::first_line(&message),
                 extra: crate::model::CaseExtra {
-                    details: (!run_infos.is_empty()).then(|| run_infos.join("\n")),
+                    details: (!run_infos.is_empty()).then(|| run_infos.join("\n").into()),
                     ..Default::default()
                 }
                 .packed(),

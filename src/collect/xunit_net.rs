@@ -247,7 +247,7 @@ impl Reader<'_> {
                     (None, None) => None,
                 };
                 dotnet::set_failure(case, message, open.trace, self.options);
-                case.extra_mut().output = open.output;
+                case.extra_mut().output = open.output.map(Into::into);
             }
         }
     }

@@ -13,9 +13,11 @@ use sha2::{Digest, Sha256};
 pub mod comparison;
 pub mod history;
 pub mod streamed;
+pub mod text;
 
 pub use comparison::Comparison;
 pub use streamed::{CaseStore, EveryCase, Streamed};
+pub use text::Text;
 
 /// A case's id ([`Case::id`]): text that lives inline up to 24 bytes (`Deref<Target = str>`,
 /// serialised as a JSON string).
@@ -541,10 +543,12 @@ pub struct Case {
 /// Documented on [`CaseWire`], whose field order `results.json` keeps.
 #[derive(Debug, Clone, Serialize, PartialEq, Default)]
 pub struct CaseExtra {
+    /// Kept packed ([`Text`]): read it with [`Case::details`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub details: Option<String>,
+    pub details: Option<Text>,
+    /// Kept packed ([`Text`]): read it with [`Case::output`].
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub output: Option<String>,
+    pub output: Option<Text>,
     #[serde(skip_serializing_if = "is_zero")]
     pub retries: u32,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -600,14 +604,35 @@ impl Case {
         }
     }
 
-    /// Stack trace or long form of the failure.
-    pub fn details(&self) -> Option<&str> {
-        self.extra().details.as_deref()
+    /// Stack trace or long form of the failure. Read it through here, not the field: long text
+    /// may be kept packed, and is then handed out unpacked (owned) on each call.
+    pub fn details(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.extra().details.as_ref().map(Text::get)
     }
 
-    /// Captured output, capped.
-    pub fn output(&self) -> Option<&str> {
-        self.extra().output.as_deref()
+    /// Captured output, capped; read as [`Case::details`] is.
+    pub fn output(&self) -> Option<std::borrow::Cow<'_, str>> {
+        self.extra().output.as_ref().map(Text::get)
+    }
+
+    /// Whether the case has details, without unpacking them.
+    pub fn has_details(&self) -> bool {
+        self.extra().details.is_some()
+    }
+
+    /// Whether the case has output, without unpacking it.
+    pub fn has_output(&self) -> bool {
+        self.extra().output.is_some()
+    }
+
+    /// Bytes of the details (0 when none), without unpacking them.
+    pub fn details_len(&self) -> usize {
+        self.extra().details.as_ref().map_or(0, Text::len)
+    }
+
+    /// Bytes of the output (0 when none), without unpacking it.
+    pub fn output_len(&self) -> usize {
+        self.extra().output.as_ref().map_or(0, Text::len)
     }
 
     /// Number of re-runs after the first attempt.
@@ -813,8 +838,8 @@ impl From<CaseWire> for Case {
             duration_ms: w.duration_ms,
             message: w.message,
             extra: CaseExtra {
-                details: w.details,
-                output: w.output,
+                details: w.details.map(Text::from),
+                output: w.output.map(Text::from),
                 retries: w.retries,
                 attempts: w.attempts,
                 score: w.score,

@@ -116,7 +116,7 @@ fn row(suite: &Suite, case: &Case) -> FailureRow {
         score,
         interpretation: interpret(score as u32).to_string(),
         message: case.message.clone().unwrap_or_default(),
-        details: case.extra().details.clone().unwrap_or_default(),
+        details: case.details().map(Into::into).unwrap_or_default(),
         source: case.extra().expectation_source.clone().unwrap_or_default(),
     }
 }

@@ -206,7 +206,7 @@ pub struct RetryAttempt<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub trace: Option<&'a str>,
+    pub trace: Option<Cow<'a, str>>,
 }
 
 /// Build context.
@@ -423,16 +423,16 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         file_path: case.file.as_deref(),
         line: case.line,
         message: case.message.as_deref().map(Cow::Borrowed),
-        trace: case.extra().details.as_deref().map(Cow::Borrowed),
+        trace: case.details(),
         retries: case.extra().retries,
         retry_attempts: retry_attempts(case),
         flaky: case.status == CaseStatus::Flaky,
         tags: case.extra().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
         labels: &case.extra().tags,
-        stdout: match case.extra().output.as_deref() {
+        stdout: match case.output() {
             None => Vec::new(),
-            Some(o) if o.len() <= OUTPUT_CAP => o.lines().map(Cow::Borrowed).collect(),
-            Some(o) => cap_text(o, OUTPUT_CAP).lines().map(|l| Cow::Owned(l.to_string())).collect(),
+            Some(Cow::Borrowed(o)) if o.len() <= OUTPUT_CAP => o.lines().map(Cow::Borrowed).collect(),
+            Some(o) => cap_text(&o, OUTPUT_CAP).lines().map(|l| Cow::Owned(l.to_string())).collect(),
         },
         extra: TestExtra {
             fcorr: FcorrTestExtra {
@@ -467,14 +467,16 @@ fn retry_attempts(case: &Case) -> Vec<RetryAttempt<'_>> {
         .attempts
         .iter()
         .enumerate()
-        .map(|(i, a)| attempt(i, a.status, a.duration_ms, a.message.as_deref(), a.details.as_deref()))
+        .map(|(i, a)| {
+            attempt(i, a.status, a.duration_ms, a.message.as_deref(), a.details.as_deref().map(Cow::Borrowed))
+        })
         .collect();
     out.push(attempt(
         case.extra().attempts.len(),
         case.status,
         case.duration_ms,
         case.message.as_deref(),
-        case.extra().details.as_deref(),
+        case.details(),
     ));
     out
 }

@@ -644,7 +644,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
                 None => (case.name.clone(), location),
             };
             lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
-            if let Some(message) = case.message.as_deref().or(case.extra().details.as_deref()) {
+            if let Some(message) = case.message.as_deref().map(std::borrow::Cow::Borrowed).or_else(|| case.details()) {
                 for text in message.lines().take(3) {
                     lines.push(line(format!("      {text}")));
                 }

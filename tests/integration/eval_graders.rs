@@ -163,10 +163,7 @@ assert = [{ type = "script", command = "echo 'grader broke' >&2; exit 4" }]
     );
     assert_eq!(long.extra().score, Some(12.5), "(0.25 + 0) / 2");
     assert!(long.message.as_deref().unwrap().starts_with("incorrect (script): python:"), "{:?}", long.message);
-    assert!(
-        long.extra().details.as_deref().unwrap().contains("✗ script (weight 1, score 0.00): node: 9 words"),
-        "{long:#?}"
-    );
+    assert!(long.details().as_deref().unwrap().contains("✗ script (weight 1, score 0.00): node: 9 words"), "{long:#?}");
 
     let hang = case(&run, "hang");
     assert_eq!(hang.status, CaseStatus::Error);

@@ -69,7 +69,7 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     assert_eq!(status("jp[verbose]@large"), CaseStatus::Failed, "a sentence, not one word");
     assert_eq!(status("jp[terse]@large"), CaseStatus::Passed);
     // The rendered prompt is what the system was asked.
-    let details = suite.cases.iter().find(|c| c.name == "fr[verbose]@small").unwrap().extra().details.clone().unwrap();
+    let details = suite.cases.iter().find(|c| c.name == "fr[verbose]@small").unwrap().details().unwrap();
     assert!(details.contains("prompt: Please tell me, in a full sentence,\nthe capital city of France."), "{details}");
     // The grid: per system × prompt, pass rate and score, tokens and cost where the system
     // reported usage (small: 5 words + 1 token per terse answer, at $0.5 per 1K), and the two

@@ -362,8 +362,8 @@ fn heavy_run(statuses: &[(CaseStatus, f64)]) -> Run {
             duration_ms: Some(*ms),
             message: failing.then(|| "assert 1 == 2".into()),
             extra: CaseExtra {
-                details: failing.then(|| "Traceback (most recent call last):\n  ...\n".repeat(50)),
-                output: Some("captured output\n".repeat(100)),
+                details: failing.then(|| "Traceback (most recent call last):\n  ...\n".repeat(50).into()),
+                output: Some("captured output\n".repeat(100).into()),
                 score: Some(if failing { 25.0 } else { 100.0 }),
                 reasons: vec![Reason {
                     code: if failing { "incorrect" } else { "ok" }.into(),

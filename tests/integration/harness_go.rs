@@ -90,7 +90,7 @@ fn go_panic_keeps_the_tests_that_reported_and_fails() {
     assert_cases(suite, &want);
     let panicked = suite.cases.iter().find(|c| c.name == "TestNameOfUnknownPanics").unwrap();
     assert!(panicked.message.as_deref().unwrap().starts_with("panic: runtime error"), "{panicked:?}");
-    assert!(panicked.extra().details.as_deref().unwrap().contains("lookup.go:19"));
+    assert!(panicked.details().as_deref().unwrap().contains("lookup.go:19"));
     // The test after the panic never ran: it is absent, not skipped or passed.
     assert!(!suite.cases.iter().any(|c| c.name == "TestNeverRuns"));
 }

@@ -654,6 +654,9 @@ fn a_second_checkout_installs_from_the_warm_pnpm_store_without_registry_requests
         .env("PATH", &path)
         .env("npm_config_store_dir", dir.path().join("cold-store"))
         .envs(proxy.npm_env())
+        // The proxy closes each connection unanswered, which pnpm waits out as a fetch timeout
+        // (60 s by default): two seconds show the same refusal.
+        .env("npm_config_fetch_timeout", "2000")
         .env_remove("NO_PROXY")
         .env_remove("no_proxy")
         .output()

@@ -88,6 +88,6 @@ fn fcorr_ctrf_report_imports_back_to_the_same_cases() {
         assert_eq!(got.extra().reasons, want.extra().reasons, "{what}");
         assert_eq!(got.extra().expectation_source, want.extra().expectation_source, "{what}");
     }
-    assert_eq!(imported.cases[1].extra().output.as_deref(), Some("printed"));
+    assert_eq!(imported.cases[1].output().as_deref(), Some("printed"));
     assert_eq!(imported.cases[4].extra().attempts[0].message.as_deref(), Some("first"));
 }

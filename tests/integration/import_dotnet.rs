@@ -57,8 +57,8 @@ fn nunit3_counts_statuses_and_locations() {
     assert_eq!(failed.status, CaseStatus::Failed);
     assert_eq!(failed.message.as_deref(), Some("Assert.That(calc.Add(a, b), Is.EqualTo(expected))"));
     assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/Calc.Tests/CalculatorTests.cs"), Some(24)));
-    assert_eq!(failed.extra().output.as_deref(), Some("adding 2 and 2"));
-    assert!(failed.extra().details.as_deref().unwrap().contains("But was:  4"));
+    assert_eq!(failed.output().as_deref(), Some("adding 2 and 2"));
+    assert!(failed.details().as_deref().unwrap().contains("But was:  4"));
     for row in ["Add(1,2,3)", "Add(2,2,4)", "Adds_TwoNumbers"] {
         assert_eq!(case(&report.cases, class, row).status, CaseStatus::Passed, "{row}");
     }
@@ -148,7 +148,7 @@ fn xunit_counts_statuses_and_errors_outside_tests() {
     assert_eq!(theory.status, CaseStatus::Failed);
     assert_eq!(theory.message.as_deref(), Some("Assert.Equal() Failure: Values differ"));
     assert_eq!((theory.file.as_deref(), theory.line), (Some("tests/Calc.XunitTests/CalculatorTests.cs"), Some(21)));
-    assert_eq!(theory.extra().output.as_deref(), Some("adding 2 and 2"));
+    assert_eq!(theory.output().as_deref(), Some("adding 2 and 2"));
     assert_eq!(case(&report.cases, class, "Add(a: 1, b: 2, expected: 3)").status, CaseStatus::Passed);
     let divide = case(&report.cases, class, "Divide_ByZero");
     assert_eq!((divide.file.as_deref(), divide.line), (Some("tests/Calc.XunitTests/CalculatorTests.cs"), Some(28)));
@@ -188,7 +188,7 @@ fn trx_counts_statuses_rows_and_classes() {
     assert_eq!(row.status, CaseStatus::Failed);
     assert_eq!(row.message.as_deref(), Some("Assert.AreEqual failed. Expected:<5>. Actual:<4>."));
     assert_eq!((row.file.as_deref(), row.line), (Some("tests/Calc.MSTests/CalculatorTests.cs"), Some(25)));
-    assert_eq!(row.extra().output.as_deref(), Some("adding 2 and 2"));
+    assert_eq!(row.output().as_deref(), Some("adding 2 and 2"));
     assert!(report.cases.iter().all(|c| c.name != "Add"), "the data-driven parent is not a case");
     let thrown = case(&report.cases, class, "Divide_ByZero_ReturnsInfinity");
     assert_eq!((thrown.file.as_deref(), thrown.line), (Some("tests/Calc.MSTests/CalculatorTests.cs"), Some(33)));
@@ -430,10 +430,7 @@ fn hostile_input_is_an_error_never_a_panic() {
     let report = parser_named("trx").unwrap().parse(&mut huge_message.as_bytes(), &ParseOptions::default()).unwrap();
     let case = &report.cases[0];
     assert_eq!(case.status, CaseStatus::Failed);
-    assert!(
-        case.extra().details.as_deref().unwrap().len() < 20 * 1024
-            && case.message.as_deref().unwrap().len() < 20 * 1024
-    );
+    assert!(case.details().as_deref().unwrap().len() < 20 * 1024 && case.message.as_deref().unwrap().len() < 20 * 1024);
 }
 
 #[test]

@@ -66,7 +66,7 @@ fn rspec_json_counts_as_rspec_itself_did() {
     let error = &loading.cases[0];
     assert_eq!(error.status, CaseStatus::Error);
     assert!(error.message.as_deref().unwrap().starts_with("An error occurred while loading"), "{error:?}");
-    assert!(error.extra().details.as_deref().unwrap().contains("LoadError"), "{error:?}");
+    assert!(error.details().as_deref().unwrap().contains("LoadError"), "{error:?}");
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn dart_json_reads_the_protocol() {
     let failed = case("add negative numbers");
     assert_eq!(failed.message.as_deref(), Some("Expected: <-6>"));
     assert_eq!((failed.file.as_deref(), failed.line), (Some("test/calc_test.dart"), Some(16)));
-    assert_eq!(failed.extra().output.as_deref(), Some("adding -2 and -3"));
+    assert_eq!(failed.output().as_deref(), Some("adding -2 and -3"));
     assert_eq!(failed.classname.as_deref(), Some("test/calc_test.dart"));
     assert_eq!(case("add big numbers").message.as_deref(), Some("needs BigInt"));
     assert_eq!(case("divide by zero").line, Some(29));

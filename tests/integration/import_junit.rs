@@ -171,7 +171,7 @@ fn nextest_flaky_and_rerun_cases_via_quick_junit_writer() {
     let failing = by_name("parse::hex");
     assert_eq!((failing.status, failing.extra().retries), (CaseStatus::Failed, 1));
     assert_eq!(failing.message.as_deref(), Some("assertion `left == right` failed"));
-    assert_eq!(failing.extra().output.as_deref(), Some("stdout of the last attempt"));
+    assert_eq!(failing.output().as_deref(), Some("stdout of the last attempt"));
     assert_eq!(by_name("slow::big").status, CaseStatus::Skipped);
     assert_eq!((parsed.cases.len(), quick_junit_counts(&xml)), (4, Some((4, 1, 1))));
 }
@@ -207,4 +207,69 @@ fn several_result_elements_count_as_the_suite_header_does() {
     let c = Counts::of(&report.cases);
     assert_eq!(vec![c.total, c.failed, c.error, c.skipped], declared, "{:#?}", report.cases);
     assert!(report.warnings.is_empty(), "{:?}", report.warnings);
+}
+
+/// Failure details and output are kept packed in blocks of ~64 KiB (`model::Text`): with enough
+/// of them to fill several blocks, every case's own traceback and output come back whole in
+/// results.json, junit.xml and ctrf.json, and a re-render of that results.json keeps them.
+#[test]
+fn packed_details_and_output_survive_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1000;
+    let trace = |i: usize| {
+        format!(
+            "Traceback {i}\n{}AssertionError: case {i} differs",
+            format!("  File \"t{i}.py\", line {i}\n").repeat(12)
+        )
+    };
+    let output = |i: usize| format!("printed by case {i} ünï");
+    let mut xml = String::from("<testsuite name=\"packed\">\n");
+    for i in 0..n {
+        xml.push_str(&format!(
+            "<testcase classname=\"C\" name=\"t{i}\"><failure message=\"case {i} differs\">{}</failure><system-out>{}</system-out></testcase>\n",
+            trace(i).replace('"', "&quot;"),
+            output(i)
+        ));
+    }
+    xml.push_str("</testsuite>\n");
+    let report = dir.path().join("report.xml");
+    std::fs::write(&report, &xml).unwrap();
+    assert!(n * trace(0).len() > 4 * 64 * 1024, "enough text for several packed blocks");
+    let out = dir.path().join("out");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_fcorr"))
+        .args(["import", report.to_str().unwrap(), "--out", out.to_str().unwrap(), "--fail-on", "none"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let again = dir.path().join("again");
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_fcorr"))
+        .args(["report", out.to_str().unwrap(), "--out", again.to_str().unwrap()])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    for dir in [&out, &again] {
+        let results: Value = serde_json::from_slice(&std::fs::read(dir.join("results.json")).unwrap()).unwrap();
+        let cases = results["suites"][0]["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), n);
+        let ctrf: Value = serde_json::from_slice(&std::fs::read(dir.join("ctrf.json")).unwrap()).unwrap();
+        let tests = ctrf["results"]["tests"].as_array().unwrap();
+        let junit = quick_junit::Report::deserialize_from_str(&std::fs::read_to_string(dir.join("junit.xml")).unwrap())
+            .unwrap();
+        let junit_cases = &junit.test_suites[0].test_cases;
+        for i in 0..n {
+            let case = cases.iter().find(|c| c["name"] == format!("t{i}")).unwrap();
+            assert_eq!((case["details"].as_str(), case["output"].as_str()), (Some(&*trace(i)), Some(&*output(i))));
+            let test = tests.iter().find(|t| t["name"] == format!("t{i}")).unwrap();
+            assert_eq!(test["trace"].as_str(), Some(&*trace(i)));
+            assert_eq!(test["stdout"], serde_json::json!([output(i)]));
+            let case = junit_cases.iter().find(|c| c.name.as_str() == format!("t{i}")).unwrap();
+            let quick_junit::TestCaseStatus::NonSuccess { description, .. } = &case.status else {
+                panic!("t{i} failed")
+            };
+            assert_eq!(description.as_ref().map(|d| d.as_str()), Some(&*trace(i)));
+            assert_eq!(case.system_out.as_ref().map(|o| o.as_str()), Some(&*output(i)));
+        }
+    }
 }

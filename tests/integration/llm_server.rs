@@ -231,7 +231,7 @@ cost-per-1k-out = 1.5
 
     // A wrong answer is `incorrect`, and the answer is kept.
     assert_eq!(reason("spain"), "incorrect");
-    assert!(case(&run, "spain").extra().output.as_deref().unwrap_or("").contains("Barcelona"));
+    assert!(case(&run, "spain").output().as_deref().unwrap_or("").contains("Barcelona"));
 
     // A 4xx is final, with the server's own message; a 503 then 200 is one retry; a 500 every
     // time is retried twice (the default) and then a backend error.

@@ -223,8 +223,8 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
         "detail pane shows the case: {detail}"
     );
     // The trace and output come from the case's detail block, inflated when it opened.
-    for text in [&case.extra().details, &case.extra().output].into_iter().flatten() {
-        assert!(detail.contains(text.as_str()), "detail pane shows {text:?}: {detail}");
+    for text in [case.details(), case.output()].into_iter().flatten() {
+        assert!(detail.contains(&*text), "detail pane shows {text:?}: {detail}");
     }
 
     // A link opened fresh (not a hash change on an open page) selects the case on load.
@@ -241,8 +241,8 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
     let other_case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| c.id == *other).unwrap();
     let details = fresh["details"].as_str().unwrap();
     // A linked case is ready with its trace: the page waits for its block before saying so.
-    if let Some(trace) = &other_case.extra().details {
-        assert!(details.contains(trace.as_str()), "the linked case's trace is shown: {details}");
+    if let Some(trace) = other_case.details() {
+        assert!(details.contains(&*trace), "the linked case's trace is shown: {details}");
     }
     assert_eq!(
         (&fresh["selected"], &fresh["heading"], &fresh["pressed"]),
@@ -629,8 +629,8 @@ fn a_paged_report_opens_from_disk_and_loads_sibling_files_on_demand_in_chromium(
     // Its detail block (output, when results.json kept it) comes from the sibling file too.
     let detail = value["detail"].as_str().unwrap();
     assert!(detail.contains(last.id.as_str()) && !detail.contains("Loading details"), "{value}");
-    if let Some(output) = &last.extra().output {
-        assert!(detail.contains(output.as_str()), "its output, from the sibling file: {value}");
+    if let Some(output) = last.output() {
+        assert!(detail.contains(&*output), "its output, from the sibling file: {value}");
     }
 
     // The same layout from a re-render of results.json and from a merge of it.

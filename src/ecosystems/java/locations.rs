@@ -24,7 +24,7 @@ pub(super) fn locate_junit_cases(cases: &mut [Case], root: &Path) {
         let Some(class) = case.classname.clone().filter(|c| is_class_name(c)) else { continue };
         let Some(file) = source_of(&class, root, &roots) else { continue };
         let method = case.name.split(['(', '[']).next().unwrap_or_default().trim().to_string();
-        let thrown = case.extra().details.as_deref().and_then(|d| frame_of(d, &class, &file));
+        let thrown = case.details().and_then(|d| frame_of(&d, &class, &file));
         case.line = thrown.or_else(|| {
             let lines = sources.entry(file.clone()).or_insert_with(|| {
                 std::fs::read_to_string(root.join(&file)).ok().map(|t| t.lines().map(str::to_string).collect())
@@ -145,7 +145,7 @@ mod tests {
             name: name.into(),
             classname: Some("dev.x.InventoryTest".into()),
             status: if details.is_some() { CaseStatus::Failed } else { CaseStatus::Passed },
-            extra: crate::model::CaseExtra { details: details.map(str::to_string), ..Default::default() }.packed(),
+            extra: crate::model::CaseExtra { details: details.map(Into::into), ..Default::default() }.packed(),
             ..Case::default()
         };
         let mut cases = vec![

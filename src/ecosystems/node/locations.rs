@@ -18,7 +18,6 @@ use serde::Deserialize;
 use crate::collect::{DETAILS_CAP, relativize};
 use crate::ecosystems::Collected;
 use crate::model::{Case, CaseStatus};
-use crate::text::cap_text;
 
 /// The sidecar report's file name in the suite's work directory.
 pub(super) const REPORT: &str = "node-test-locations.jsonl";
@@ -91,7 +90,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
         let Some(Some(location)) = by_name.get(&case.name) else { continue };
         case.file = Some(relativize(&location.file, Some(root)).into());
-        case.line = thrown_at(case.extra().details.as_deref(), &location.file).or(location.line);
+        case.line = thrown_at(case.details().as_deref(), &location.file).or(location.line);
     }
 }
 
@@ -126,7 +125,10 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
                 .filter(|_| status == CaseStatus::Failed)
                 .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
             extra: crate::model::CaseExtra {
-                details: location.stack.filter(|_| status == CaseStatus::Failed).map(|s| cap_text(&s, DETAILS_CAP)),
+                details: location
+                    .stack
+                    .filter(|_| status == CaseStatus::Failed)
+                    .map(|s| crate::model::Text::capped(&s, DETAILS_CAP)),
                 ..Default::default()
             }
             .packed(),
@@ -144,9 +146,9 @@ pub(super) fn failing_lines(cases: &mut [Case]) {
     // The pattern is a literal; it compiles: a path, a line and a column.
     let frame = FRAME.get_or_init(|| regex::Regex::new(r#"([^\s()'"]+):(\d+):\d+"#).expect("valid regex"));
     for case in cases.iter_mut().filter(|c| c.status.is_failure()) {
-        let (Some(file), Some(details)) = (case.file.as_deref(), case.extra().details.as_deref()) else { continue };
+        let (Some(file), Some(details)) = (case.file.as_deref(), case.details()) else { continue };
         let suffix = format!("/{file}");
-        let line = frame.captures_iter(details).find_map(|c| {
+        let line = frame.captures_iter(&details).find_map(|c| {
             let path = c[1].strip_prefix("file://").unwrap_or(&c[1]);
             (path == file || path.ends_with(&suffix)).then(|| c[2].parse().ok()).flatten()
         });
@@ -209,7 +211,7 @@ mod tests {
         let case = |name: &str, details: Option<&str>| Case {
             name: name.into(),
             status: if details.is_some() { CaseStatus::Failed } else { CaseStatus::Passed },
-            extra: crate::model::CaseExtra { details: details.map(str::to_string), ..Default::default() }.packed(),
+            extra: crate::model::CaseExtra { details: details.map(Into::into), ..Default::default() }.packed(),
             ..Case::default()
         };
         let mut collected = Collected::nothing();

@@ -18,7 +18,7 @@ pub(super) fn locate_pytest_cases(cases: &mut [Case], root: &Path) {
     let mut sources: HashMap<String, Option<Vec<String>>> = HashMap::new();
     for case in cases.iter_mut() {
         let Some(file) = case.file.as_deref().map(String::from) else { continue };
-        let thrown = case.extra().details.as_deref().and_then(|d| frame_in(d, &file, root));
+        let thrown = case.details().and_then(|d| frame_in(&d, &file, root));
         case.line = thrown.or_else(|| {
             let index = case.line?;
             let lines = sources.entry(file.clone()).or_insert_with(|| {
@@ -83,7 +83,7 @@ mod tests {
             file: Some("tests/test_div.py".into()),
             line: Some(line),
             status: if details.is_some() { CaseStatus::Failed } else { CaseStatus::Passed },
-            extra: crate::model::CaseExtra { details: details.map(str::to_string), ..Default::default() }.packed(),
+            extra: crate::model::CaseExtra { details: details.map(Into::into), ..Default::default() }.packed(),
             ..Case::default()
         };
         let mut cases = vec![

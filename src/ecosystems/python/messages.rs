@@ -50,7 +50,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
         if case.status != CaseStatus::Error || case.message.as_deref() != Some(COLLECTION_FAILURE) {
             continue;
         }
-        let details = case.extra().details.clone().unwrap_or_default();
+        let details = case.details().unwrap_or_default();
         let file = module
             .captures(&details)
             .map(|c| collect::relativize(&c[1], Some(root)))

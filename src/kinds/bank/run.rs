@@ -96,13 +96,16 @@ pub(crate) fn run_bank(
                 case.extra_mut().tags.insert("interpretation".into(), interpret(graded.score).into());
                 case.message = Some(graded.summary(&findings));
                 case.extra_mut().reasons = reasons(&graded, &findings, critical_failure, &observed.actual);
-                case.extra_mut().details = Some(format!(
-                    "{prompt}{expected}\nactual: {:?}\nexpectation source: {}",
-                    observed.actual,
-                    resolved.source.label()
-                ));
+                case.extra_mut().details = Some(
+                    format!(
+                        "{prompt}{expected}\nactual: {:?}\nexpectation source: {}",
+                        observed.actual,
+                        resolved.source.label()
+                    )
+                    .into(),
+                );
                 if !observed.details.is_null() {
-                    case.extra_mut().output = Some(observed.details.to_string());
+                    case.extra_mut().output = Some(observed.details.to_string().into());
                 }
                 case.duration_ms = Some(observed.duration.as_secs_f64() * 1000.0);
                 case.extra_mut().usage = observed.usage;
@@ -115,7 +118,7 @@ pub(crate) fn run_bank(
                 case.extra_mut().score = Some(0.0);
                 case.message = Some(format!("no answer: {error}"));
                 case.extra_mut().details =
-                    Some(format!("{prompt}{expected}\nexpectation source: {}", resolved.source.label()));
+                    Some(format!("{prompt}{expected}\nexpectation source: {}", resolved.source.label()).into());
                 let code = if matches!(error, SutError::Timeout { .. }) { "timeout" } else { "backend-error" };
                 case.extra_mut().reasons = vec![
                     Reason { code: code.into(), expected: None, actual: None, message: Some(error.to_string()) },
@@ -363,6 +366,6 @@ mod tests {
         assert!(by("PAT-C2").extra().critical && by("PAT-C2").status.is_failure());
         assert!(by("PAT-N1").extra().critical && by("PAT-N1").status.is_failure());
         assert_eq!(by("PAT-N1").extra().reasons[0].code, CRITICAL_FAILURE);
-        assert!(by("PAT-C1").extra().output.as_deref().unwrap().contains("\"matched_text\":\"end it\""));
+        assert!(by("PAT-C1").output().as_deref().unwrap().contains("\"matched_text\":\"end it\""));
     }
 }

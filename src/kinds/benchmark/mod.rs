@@ -341,13 +341,13 @@ impl TaskRunner<'_> {
                 Err((status, code, message, output)) => {
                     let mut case = error_case(case, code, message, started);
                     case.status = status;
-                    case.extra_mut().output = Some(output);
+                    case.extra_mut().output = Some(output.into());
                     return case;
                 }
             };
             usage = executed.usage;
             work_duration = executed.duration;
-            case.extra_mut().output = Some(executed.output);
+            case.extra_mut().output = Some(executed.output.into());
             notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
             if let Some(patch) = executed.patch {
                 let file = dir.join("executor.patch");
@@ -393,7 +393,7 @@ impl TaskRunner<'_> {
         let shown = patch_file.strip_prefix(&self.ctx.out_dir).unwrap_or(&patch_file);
         notes.push(format!("generated patch: {} ({} bytes)", shown.display(), generated.len()));
         case.extra_mut().details =
-            Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)));
+            Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)).into());
         let mut usage = usage.unwrap_or_default();
         usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * self.plan.cost_per_1k);
         case.extra_mut().usage = Some(usage);

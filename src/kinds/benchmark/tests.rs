@@ -63,7 +63,7 @@ fn the_example_solves_one_task_fails_one_and_errors_one() {
     let usage = solved.extra().usage.as_ref().unwrap();
     assert_eq!((usage.tokens, usage.llm_calls), (1500, 2));
     assert!((usage.cost_usd.unwrap() - 0.0045).abs() < 1e-12);
-    let details = solved.extra().details.as_deref().unwrap();
+    let details = solved.details().unwrap();
     assert!(details.contains("+add() { echo $(($1 + $2)); }"), "{details}");
     let patch = workspace::task_dir(out.path(), "calc-bench", "fix-add").join("generated.patch");
     assert!(std::fs::read_to_string(patch).unwrap().contains("+add()"));
@@ -77,7 +77,7 @@ fn the_example_solves_one_task_fails_one_and_errors_one() {
     let crashed = case(&suite, "fix-div");
     assert_eq!(crashed.status, CaseStatus::Error);
     assert_eq!(crashed.extra().reasons[0].code, "executor-error");
-    assert!(crashed.extra().output.as_deref().unwrap().contains("cannot reach the model endpoint"));
+    assert!(crashed.output().as_deref().unwrap().contains("cannot reach the model endpoint"));
 
     let usage = suite.usage.as_ref().unwrap();
     assert_eq!(usage.tokens, 2400);
@@ -109,7 +109,7 @@ fn a_given_patch_file_is_applied_and_graded_and_filters_pick_tasks() {
     assert_eq!(suite.counts.total, 1);
     let case = case(&suite, "fix-div");
     assert_eq!(case.status, CaseStatus::Passed, "{case:#?}");
-    assert!(case.extra().details.as_deref().unwrap().contains("applied with git apply"));
+    assert!(case.details().as_deref().unwrap().contains("applied with git apply"));
 }
 
 #[test]
@@ -238,7 +238,7 @@ fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
     let patch =
         std::fs::read_to_string(workspace::task_dir(out.path(), "big", "fix-add").join("generated.patch")).unwrap();
     assert!(patch.len() > 2 * PATCH_CAP && patch.contains("+line 1999 of a generated file"), "{}", patch.len());
-    let details = case.extra().details.as_deref().unwrap();
+    let details = case.details().unwrap();
     assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
     assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
     assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");

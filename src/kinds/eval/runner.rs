@@ -622,8 +622,8 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
         extra: crate::model::CaseExtra {
             sut: ask.sut_name.clone(),
             prompt: ask.prompt_name.clone(),
-            details: Some(details),
-            output: shown.and_then(|t| t.answer.clone()),
+            details: Some(details.into()),
+            output: shown.and_then(|t| t.answer.as_ref().map(Into::into)),
             retries: total.saturating_sub(1),
             attempts,
             critical: case.case.critical,
@@ -791,7 +791,7 @@ mod tests {
         assert_eq!(done[0].extra().usage.as_ref().unwrap().tokens, 10);
         assert_eq!(done[1].status, CaseStatus::Failed);
         assert_eq!(done[1].extra().reasons[0].code, "incorrect");
-        assert!(done[1].extra().details.as_deref().unwrap().contains("answer: cd"));
+        assert!(done[1].details().as_deref().unwrap().contains("answer: cd"));
         assert_eq!(total_usage(&done).unwrap().tokens_in, Some(14));
     }
 
@@ -807,7 +807,7 @@ mod tests {
         assert_eq!(done[1].status, CaseStatus::Error);
         assert_eq!(done[1].extra().reasons[0].code, "backend-error");
         assert_eq!(done[1].extra().reasons[0].message.as_deref(), Some("exit code 3"));
-        assert_eq!(done[1].extra().output.as_deref(), Some("boom"));
+        assert_eq!(done[1].output().as_deref(), Some("boom"));
     }
 
     #[test]

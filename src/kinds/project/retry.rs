@@ -212,7 +212,7 @@ pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
             status: case.status,
             duration_ms: case.duration_ms,
             message: case.message.take(),
-            details: case.extra_mut().details.take(),
+            details: case.extra_mut().details.take().map(|d| d.to_string()),
         });
         attempts.extend(new.attempts().iter().cloned());
         *case = new;
@@ -250,7 +250,7 @@ fn record_attempt(case: &mut Case, new: &Case) {
         status: case.status,
         duration_ms: case.duration_ms,
         message: case.message.take(),
-        details: case.extra_mut().details.take(),
+        details: case.extra_mut().details.take().map(|d| d.to_string()),
     };
     case.extra_mut().attempts.push(attempt);
     case.extra_mut().retries += 1;
@@ -268,7 +268,8 @@ fn record_attempt(case: &mut Case, new: &Case) {
 fn fail_flaky(case: &mut Case) {
     let first = case.extra().attempts.iter().find(|a| a.status.is_failure());
     let why = first.and_then(|a| a.message.clone());
-    case.extra_mut().details = first.and_then(|a| a.details.clone()).or(case.extra_mut().details.take());
+    case.extra_mut().details =
+        first.and_then(|a| a.details.as_ref().map(Into::into)).or(case.extra_mut().details.take());
     case.message = Some(format!(
         "failed, then passed on retry {} (retries-policy = \"fail\" counts it as a failure){}",
         case.extra().retries,

@@ -82,11 +82,12 @@ impl<'a> PageData<'a> {
         let keep_output: Vec<bool> = cases
             .iter()
             .map(|(_, case)| {
-                let Some(output) = case.extra().output.as_deref().filter(|_| !case.status.is_failure()) else {
+                let output = case.output_len();
+                if !case.has_output() || case.status.is_failure() {
                     return true;
-                };
-                if output.len() <= budget {
-                    budget -= output.len();
+                }
+                if output <= budget {
+                    budget -= output;
                     true
                 } else {
                     omitted_output += 1;
@@ -191,7 +192,7 @@ impl<'a> PageData<'a> {
             .filter(|_| case.status.is_failure())
             .and_then(|l| l.file_url(&self.run.suites[suite_index], case.file.as_deref()?, case.line));
         let rare = case.extra();
-        let output_omitted = !keep_output && rare.output.is_some();
+        let output_omitted = !keep_output && case.has_output();
         let extra = Extra {
             retries: rare.retries,
             score: rare.score,
@@ -204,13 +205,9 @@ impl<'a> PageData<'a> {
             output_omitted,
             url,
         };
-        let output = if keep_output { rare.output.as_deref() } else { None };
+        let output = if keep_output { case.output() } else { None };
         let extra = (!extra.is_empty()).then_some(extra);
-        (rare.details.is_some() || output.is_some() || extra.is_some()).then_some(DetailRow(
-            rare.details.as_deref(),
-            output,
-            extra,
-        ))
+        (case.has_details() || output.is_some() || extra.is_some()).then(|| DetailRow(case.details(), output, extra))
     }
 }
 
@@ -218,7 +215,7 @@ impl<'a> PageData<'a> {
 fn detail_size(case: &Case, keep_output: bool) -> usize {
     let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
     let rare = case.extra();
-    let mut size = text(&rare.details) + if keep_output { text(&rare.output) } else { 0 };
+    let mut size = case.details_len() + if keep_output { case.output_len() } else { 0 };
     size += rare.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
     size += rare.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
     size + rare.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
@@ -381,7 +378,7 @@ impl<'a> Dict<'a> {
 
 /// One case in a detail block: `[details, output, extra]`, or `null` when all three are empty.
 #[derive(Serialize)]
-struct DetailRow<'a>(Option<&'a str>, Option<&'a str>, Option<Extra<'a>>);
+struct DetailRow<'a>(Option<Cow<'a, str>>, Option<Cow<'a, str>>, Option<Extra<'a>>);
 
 /// Fields most cases lack.
 #[derive(Serialize)]
@@ -510,7 +507,7 @@ mod tests {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
             // A few big traces force size-based cuts; the many small rows force count-based ones.
             case.extra_mut().details =
-                Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") });
+                Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") }.into());
             suite.cases.push(case);
         }
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
@@ -534,11 +531,11 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..3 {
             let mut case = Case { name: format!("t{i}"), status: CaseStatus::Passed, ..Case::default() };
-            case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1));
+            case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1).into());
             suite.cases.push(case);
         }
         let mut failing = Case { name: "f".into(), status: CaseStatus::Failed, ..Case::default() };
-        failing.extra_mut().output = Some("y".repeat(PASSING_OUTPUT_BUDGET));
+        failing.extra_mut().output = Some("y".repeat(PASSING_OUTPUT_BUDGET).into());
         suite.cases.push(failing);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);

@@ -677,7 +677,8 @@ mod tests {
             let status = if i < failing { CaseStatus::Failed } else { CaseStatus::Passed };
             let mut case = Case { name: format!("test_{i}"), status, ..Case::default() };
             case.id = format!("id{i}").into();
-            case.extra_mut().output = Some(format!("output of {i}: {}", i.wrapping_mul(2_654_435_761) % 1_000_003));
+            case.extra_mut().output =
+                Some(format!("output of {i}: {}", i.wrapping_mul(2_654_435_761) % 1_000_003).into());
             suite.cases.push(case);
         }
         Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None)

@@ -9,6 +9,7 @@
 //! and without a copy of its strings (a 100,000-case run built as a quick-junit [`Report`] cost
 //! ~80 MB and most of the writer's time). Tests hold the bytes equal to `build_report(run)`'s.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::time::Duration;
 
@@ -152,8 +153,8 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
                 status.set_message(message);
             }
             status.set_type(case.status.label());
-            if let Some(details) = case.extra().details.as_deref().or(case.message.as_deref()) {
-                status.set_description(cap_text(details, DETAILS_CAP));
+            if let Some(details) = case.details().or(case.message.as_deref().map(Cow::Borrowed)) {
+                status.set_description(cap_text(&details, DETAILS_CAP));
             }
             status
         }
@@ -169,15 +170,21 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
     if let Some(line) = case.line {
         tc.extra.insert("line".into(), line.to_string().into());
     }
-    if let Some(output) = &case.extra().output {
-        tc.set_system_out(cap_text(output, OUTPUT_CAP));
+    if let Some(output) = case.output() {
+        tc.set_system_out(cap_text(&output, OUTPUT_CAP));
     }
     tc
 }
 
 /// The message attribute: the case's message, else the first line of its details.
-fn failure_message(case: &Case) -> Option<&str> {
-    case.message.as_deref().or_else(|| case.extra().details.as_deref().and_then(|d| d.lines().next()))
+fn failure_message(case: &Case) -> Option<Cow<'_, str>> {
+    if let Some(message) = &case.message {
+        return Some(Cow::Borrowed(message));
+    }
+    match case.details()? {
+        Cow::Borrowed(details) => details.lines().next().map(Cow::Borrowed),
+        Cow::Owned(details) => details.lines().next().map(|line| Cow::Owned(line.to_string())),
+    }
 }
 
 fn reruns(attempts: &[Attempt]) -> Vec<TestRerun> {

@@ -131,7 +131,7 @@ struct CaseXml<'a> {
     file: Option<&'a str>,
     line: Option<u32>,
     status: Status<'a>,
-    output: Option<&'a str>,
+    output: Option<Cow<'a, str>>,
 }
 
 /// The case's status element: none (passed), `<skipped>`, or `<failure>`/`<error>`; then the
@@ -145,9 +145,9 @@ enum Status<'a> {
     },
     NotPassed {
         tag: &'static str,
-        message: Option<&'a str>,
+        message: Option<Cow<'a, str>>,
         ty: &'a str,
-        description: Option<&'a str>,
+        description: Option<Cow<'a, str>>,
         reruns: &'a [Attempt],
     },
 }
@@ -163,7 +163,7 @@ impl<'a> CaseXml<'a> {
                 tag: if case.status == CaseStatus::Error { "error" } else { "failure" },
                 message: super::failure_message(case),
                 ty: case.status.label(),
-                description: case.extra().details.as_deref().or(case.message.as_deref()),
+                description: case.details().or(case.message.as_deref().map(Cow::Borrowed)),
                 reruns: &case.extra().attempts,
             },
         };
@@ -174,7 +174,7 @@ impl<'a> CaseXml<'a> {
             file: case.file.as_deref(),
             line: case.line,
             status,
-            output: case.extra().output.as_deref(),
+            output: case.output(),
         }
     }
 
@@ -188,9 +188,9 @@ impl<'a> CaseXml<'a> {
             line: None,
             status: Status::NotPassed {
                 tag: "error",
-                message: Some(&error.message),
+                message: Some(Cow::Borrowed(&error.message)),
                 ty: &error.ty,
-                description: error.description.as_deref(),
+                description: error.description.as_deref().map(Cow::Borrowed),
                 reruns: &[],
             },
             output: None,
@@ -244,7 +244,7 @@ fn write_case(case: &CaseXml<'_>, xml: &mut Xml<'_, '_, '_>) -> io::Result<()> {
             write_reruns(reruns, false, xml)?;
         }
     }
-    if let Some(output) = case.output {
+    if let Some(output) = &case.output {
         xml.element("system-out", &capped(output, super::OUTPUT_CAP))?;
     }
     xml.end("testcase")

@@ -29,9 +29,9 @@ pub fn failing(name: &str, status: CaseStatus, message: &str) -> Case {
         line: Some(42),
         message: Some(message.into()),
         extra: fcorr::model::CaseExtra {
-            details: Some(format!(
-                "Traceback (most recent call last):\n  File \"tests/test_app.py\", line 42\n{message}"
-            )),
+            details: Some(
+                format!("Traceback (most recent call last):\n  File \"tests/test_app.py\", line 42\n{message}").into(),
+            ),
             ..Default::default()
         }
         .packed(),
@@ -455,7 +455,7 @@ fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, crit
         duration_ms: Some(40.0),
         message: message.map(str::to_string),
         extra: fcorr::model::CaseExtra {
-            details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said")),
+            details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said").into()),
             critical,
             tags: [("category".to_string(), category.to_string())].into(),
             reasons: vec![fcorr::model::Reason { code: reason.into(), expected: None, actual: None, message: None }],
@@ -475,7 +475,7 @@ fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
         message: (score < 100.0).then(|| message.to_string()),
         extra: fcorr::model::CaseExtra {
             score: Some(score),
-            details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]")),
+            details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]").into()),
             tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
             expectation_source: Some("original".into()),
             ..Default::default()
