@@ -29,13 +29,15 @@ if [ "$COMPETITOR" = 1 ] && ! "$HERE/.venv/bin/python" -c 'import junitparser, l
 fi
 
 tmp="$(mktemp -d)"; trap 'rm -rf "$tmp"' EXIT
-declare -A WALL CPU PEAK PARSE FORMATS FORMATS_CPU
+declare -A WALL CPU PEAK PARSE PARSE_CPU FORMATS FORMATS_CPU
 record() { # NAME: appends this run's figures from $tmp/time and $tmp/err
   local e u s m
   read -r e u s m < <(tail -n 1 "$tmp/time")
   WALL[$1]+="$e "; CPU[$1]+="$(awk -v u="$u" -v s="$s" 'BEGIN {printf "%.3f", u+s}') "
   [ "${m:-0}" -gt "${PEAK[$1]:-0}" ] && PEAK[$1]=$m
   local p; p="$(grep -ho 'parse=[0-9.]*' "$tmp/err" | tail -n 1 | cut -d= -f2)"; PARSE[$1]+="${p:-?} "
+  # The parse on several cores: its CPU next to its wall time says how much ran at once.
+  p="$(grep -ho 'parse_cpu=[0-9.]*' "$tmp/err" | tail -n 1 | cut -d= -f2)"; PARSE_CPU[$1]+="${p:-?} "
   FORMATS[$1]+="$(grep -h '^formats:' "$tmp/err" | tail -n 1 | cut -d' ' -f2-)|"
   FORMATS_CPU[$1]+="$(grep -h '^formats_cpu:' "$tmp/err" | tail -n 1 | cut -d' ' -f2-)|"
 }
@@ -89,6 +91,9 @@ for n in fcorr "fcorr (old)"; do
   [ -n "${FORMATS[$n]:-}" ] || continue
   echo "$n per format, wall (s), median: $(med_formats <<<"${FORMATS[$n]}")"
   echo "$n per format, CPU of its thread (s), median: $(med_formats <<<"${FORMATS_CPU[$n]}")"
+done
+for n in fcorr "fcorr (old)"; do
+  [ -n "${PARSE_CPU[$n]:-}" ] && echo "$n parse CPU (s), median: $(med <<<"${PARSE_CPU[$n]}"); each round: parse ${PARSE[$n]}/ parse CPU ${PARSE_CPU[$n]}"
 done
 echo
 for n in "${names[@]}"; do echo "$n, each round: wall ${WALL[$n]}/ CPU ${CPU[$n]}"; done

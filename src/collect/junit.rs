@@ -12,7 +12,7 @@
 //! the case instead, and the failure message comes from the element text (the attribute is mangled).
 
 use std::borrow::Cow;
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use quick_xml::XmlVersion;
 use quick_xml::events::attributes::Attribute;
@@ -61,6 +61,10 @@ impl ReportParser for Junit {
         parse_in_chunks(input, options, Dialect::Generic, xml_stream::CHUNK, Some((BATCH, batch)))
             .map_err(|e| e.in_format(self.format()))
     }
+
+    fn parse_file(&self, file: &std::fs::File, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse_file(file, options, Dialect::Generic).map_err(|e| e.in_format(self.format()))
+    }
 }
 
 /// `node --test`'s JUnit reporter (chosen by name only: its output is ordinary JUnit on sight).
@@ -92,6 +96,10 @@ impl ReportParser for NodeTestJunit {
         parse_in_chunks(input, options, Dialect::NodeTest, xml_stream::CHUNK, Some((BATCH, batch)))
             .map_err(|e| e.in_format(self.format()))
     }
+
+    fn parse_file(&self, file: &std::fs::File, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        parse_file(file, options, Dialect::NodeTest).map_err(|e| e.in_format(self.format()))
+    }
 }
 
 /// Whose JUnit flavour a file is written in.
@@ -121,13 +129,20 @@ struct SuiteFrame {
     file: Option<String>,
     /// `tests`, `failures`, `errors`, `skipped` as the writer declared them.
     declared: Tally,
-    /// The same, counted from the testcases read inside it (nested suites included).
+    /// The same, counted from the testcases read inside it: its own, and those of each nested
+    /// testsuite once that one ended (each case counts in its innermost testsuite only, so a
+    /// case costs the same however deep it is nested; see [`end_suite`]).
     read: Tally,
     /// Index in the report of its first case.
     first_case: usize,
     /// Testcases in it that repeat the testcase before them, which has no result: the attempts
-    /// of a rerun (pytest-rerunfailures), or tests that share a name (see [`fold_reruns`]).
+    /// of a rerun (pytest-rerunfailures), or tests that share a name (see [`fold_reruns`]);
+    /// counted as `read` is.
     repeats: u64,
+    /// Index in the stack of open testsuites of the innermost one with a name (this one or an
+    /// outer one), and the same for a file: what a case inherits, found without a walk.
+    name_at: Option<usize>,
+    file_at: Option<usize>,
     /// A `<testsuite>` is nested in it: writers count those differently (node counts a nested
     /// suite as one test), so only a leaf suite's `tests` must equal its testcases.
     nested: bool,
@@ -143,6 +158,15 @@ impl Tally {
     fn add(&mut self, counts: [u64; 4]) {
         for (slot, n) in self.0.iter_mut().zip(counts) {
             *slot = Some(slot.unwrap_or(0) + n);
+        }
+    }
+
+    /// Adds what a nested testsuite counted.
+    fn merge(&mut self, inner: &Tally) {
+        for (slot, n) in self.0.iter_mut().zip(inner.0) {
+            if let Some(n) = n {
+                *slot = Some(slot.unwrap_or(0) + n);
+            }
         }
     }
 
@@ -244,77 +268,262 @@ fn parse_in_chunks(
     chunk: usize,
     batches: Option<(usize, &mut Batch<'_>)>,
 ) -> Result<ParsedReport, JunitError> {
-    let batch_size = batches.as_ref().map_or(usize::MAX, |(size, _)| (*size).max(1));
-    let mut state = ReadState {
-        dialect,
-        next_batch: batch_size,
-        batch_size,
-        batches: batches.map(|(_, batches)| batches),
-        handed: 0,
-        stopped: false,
-        report: ParsedReport::default(),
-        suites: Vec::new(),
-        open: None,
-        saw_root: false,
-        first_element: None,
-        paths: PathCache { options, last: None, class: crate::model::LastText::default() },
-        spare: Spare::default(),
-        depth: 0,
-        shortfalls: Vec::new(),
-        surpluses: Vec::new(),
+    let state = ReadState::new(options, dialect, batches, Begin::Document);
+    read_part(input, state, chunk).and_then(Part::conclude)
+}
+
+/// Reports at least twice this big are read in parts, on several threads ([`parse_in_parts`]).
+const PART_MIN: u64 = 4 << 20;
+/// Parts a report is read in, at most (and no more than the threads the machine runs at once).
+const PARTS_MAX: usize = 8;
+/// How far past the end of an equal share the `<testsuite` tag to cut the report at is looked for.
+const CUT_WINDOW: u64 = 1 << 20;
+
+/// Reads a whole report file: in parts on several threads when it is big, the machine has cores
+/// to spare and it can be cut between two testsuites ([`parse_in_parts`]), else in one go; the
+/// report is the same either way.
+fn parse_file(file: &std::fs::File, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, JunitError> {
+    let len = file.metadata().map_or(0, |m| m.len());
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parts = threads.min(PARTS_MAX).min(usize::try_from(len / PART_MIN).unwrap_or(usize::MAX));
+    parse_file_in(file, len, parts, options, dialect, xml_stream::CHUNK)
+}
+
+/// [`parse_file`] in up to `parts` parts (`len` is the file's size).
+fn parse_file_in(
+    file: &std::fs::File,
+    len: u64,
+    parts: usize,
+    options: &ParseOptions,
+    dialect: Dialect,
+    chunk: usize,
+) -> Result<ParsedReport, JunitError> {
+    #[cfg(unix)]
+    if parts > 1
+        && let Some(report) = parse_in_parts(file, &cuts(file, len, parts), options, dialect, chunk)
+    {
+        return report;
+    }
+    #[cfg(not(unix))]
+    let _ = (len, parts);
+    // Positioned reads above leave the file's own position at its start.
+    let state = ReadState::new(options, dialect, None, Begin::Document);
+    read_part(&mut crate::progress::Counted(file), state, chunk).and_then(Part::conclude)
+}
+
+/// Bytes that several threads can read at once, each from its own offset: a report file
+/// (positioned reads), or bytes in memory (tests).
+trait ReadAt: Sync {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize>;
+}
+
+#[cfg(unix)]
+impl ReadAt for std::fs::File {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        std::os::unix::fs::FileExt::read_at(self, buf, offset)
+    }
+}
+
+impl ReadAt for &[u8] {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let rest = usize::try_from(offset).ok().and_then(|at| self.get(at..)).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+/// `source[at..end]` as a reader.
+struct Range<'s> {
+    source: &'s dyn ReadAt,
+    at: u64,
+    end: u64,
+}
+
+impl Read for Range<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let room = usize::try_from(self.end.saturating_sub(self.at)).unwrap_or(usize::MAX).min(buf.len());
+        if room == 0 {
+            return Ok(0);
+        }
+        let n = self.source.read_at(&mut buf[..room], self.at)?;
+        self.at += n as u64;
+        Ok(n)
+    }
+}
+
+/// Where to cut `len` bytes of `source` into up to `parts` parts of about equal size: at the
+/// first `<testsuite` tag after each share. Whether a cut really falls between two testsuites
+/// is only known once the part before it is read ([`parse_in_parts`]); none is found in CDATA
+/// text that holds no such tag in the first [`CUT_WINDOW`] bytes after a share.
+fn cuts(source: &dyn ReadAt, len: u64, parts: usize) -> Vec<u64> {
+    let mut cuts: Vec<u64> = Vec::new();
+    let mut window = Vec::new();
+    for k in 1..parts as u64 {
+        let from = (len / parts as u64 * k).max(cuts.last().map_or(1, |cut| cut + 1));
+        window.clear();
+        let mut range = Range { source, at: from, end: len.min(from.saturating_add(CUT_WINDOW)) };
+        // A read error is the whole reader's to report: no cut here.
+        if range.read_to_end(&mut window).is_err() {
+            break;
+        }
+        let tag = memchr::memmem::find_iter(&window, b"<testsuite")
+            .find(|&i| matches!(window.get(i + 10), Some(b' ' | b'\t' | b'\r' | b'\n' | b'>' | b'/')));
+        if let Some(at) = tag {
+            cuts.push(from + at as u64);
+        }
+    }
+    cuts
+}
+
+/// Reads `source` cut at `cuts` (increasing offsets of `<testsuite` tags), each part on a
+/// thread of its own, and gives what one reader over the whole gives: the cases in order, the
+/// suites' counts and reruns (a testsuite never spans two parts), warnings and a cut-short end.
+/// Each part after the first is read as if the reader were between two testsuites directly
+/// inside the root element; `None` when a part before a cut did not end in that state (a cut
+/// inside a comment, CDATA or a nested testsuite), when any part is not XML, or with no cut: the
+/// report is then to be read whole, which also says where broken XML breaks. The report's end
+/// stays with its last part, so a file cut short is one here too.
+fn parse_in_parts(
+    source: &dyn ReadAt,
+    cuts: &[u64],
+    options: &ParseOptions,
+    dialect: Dialect,
+    chunk: usize,
+) -> Option<Result<ParsedReport, JunitError>> {
+    let (&first_end, _) = cuts.split_first()?;
+    let later: Vec<(u64, u64)> = cuts.iter().copied().zip(cuts.iter().skip(1).copied().chain([u64::MAX])).collect();
+    let read = |start: u64, end: u64, from: Begin| {
+        let mut input = crate::progress::Counted(Range { source, at: start, end });
+        read_part(&mut input, ReadState::new(options, dialect, None, from), chunk)
     };
-    if let Err(e) = xml_stream::read_events(input, chunk, |event| state.event(event)) {
+    let parts: Vec<Result<Part, JunitError>> = std::thread::scope(|scope| {
+        let threads: Vec<_> =
+            later.iter().map(|&(start, end)| scope.spawn(move || read(start, end, Begin::InRoot))).collect();
+        let first = read(0, first_end, Begin::Document);
+        // A panic in a part is the one reading the whole would have met: passed on.
+        let rest = threads.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
+        std::iter::once(first).chain(rest).collect()
+    });
+    let mut parts = parts.into_iter();
+    let mut whole = parts.next()?.ok()?;
+    for part in parts {
+        if !whole.ends_in_root() {
+            return None;
+        }
+        whole.join(part.ok()?);
+    }
+    Some(whole.conclude())
+}
+
+/// Where a part of a report is read from: the start of the document, or a `<testsuite` tag
+/// directly inside its root element (see [`parse_in_parts`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Begin {
+    Document,
+    InRoot,
+}
+
+/// Reads `input` to its end, from the state `state` starts in; an XML error ends the reading.
+fn read_part<'o>(input: &mut dyn Read, mut state: ReadState<'o, '_>, chunk: usize) -> Result<Part, JunitError> {
+    let open = usize::try_from(state.depth).unwrap_or(usize::MAX);
+    if let Err(e) = xml_stream::read_events_inside(input, chunk, open, |event| state.event(event)) {
         // The case being read when the error came is in the report already, unfinished: not counted.
         let read = state.handed + state.report.cases.len() - usize::from(state.open.is_some());
         return Err(JunitError::Xml { message: e.error.to_string(), position: e.position, cases_read: read });
     }
-    let ReadState {
-        mut report,
-        mut open,
-        saw_root,
-        first_element,
-        mut spare,
-        mut suites,
-        depth,
-        mut shortfalls,
-        surpluses,
-        ..
-    } = state;
-    if !saw_root {
-        return Err(JunitError::NoRoot { root: first_element });
+    Ok(state.into_part())
+}
+
+/// What reading (a part of) a report leaves: the cases, and the state the reader was in at its end.
+struct Part {
+    report: ParsedReport,
+    open: Option<Open>,
+    saw_root: bool,
+    first_element: Option<String>,
+    spare: Spare,
+    suites: Vec<SuiteFrame>,
+    depth: u64,
+    shortfalls: Vec<String>,
+    surpluses: Vec<String>,
+}
+
+impl Part {
+    /// True when the reader stopped between two testsuites directly inside the root element,
+    /// where a part read [`Begin::InRoot`] starts.
+    fn ends_in_root(&self) -> bool {
+        self.saw_root && self.open.is_none() && self.suites.is_empty() && self.depth == 1
     }
-    let mut cut_in = None;
-    if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
-        finish(current, case, &mut spare, &mut suites);
-        // Its result was still being written: a case with no outcome yet is not a pass.
-        if case.status == CaseStatus::Passed {
-            case.status = CaseStatus::Error;
-            case.message = Some("the report ends inside this testcase: its result is unknown".into());
-        }
-        cut_in = Some(format!("inside testcase `{}`", case.name));
+
+    /// The part read after this one appended: as if one reader had read both.
+    fn join(&mut self, next: Part) {
+        let Part { report, open, saw_root, first_element: _, spare: _, suites, depth, shortfalls, surpluses } = next;
+        let ParsedReport { mut cases, tool, warnings, errors, targets: _ } = report;
+        self.report.cases.append(&mut cases);
+        // The root's `pytest` mark, or the first nested `<testsuites>` that has one.
+        self.report.tool = self.report.tool.take().or(tool);
+        self.report.warnings.extend(warnings);
+        self.report.errors.extend(errors);
+        self.shortfalls.extend(shortfalls);
+        self.surpluses.extend(surpluses);
+        (self.open, self.saw_root, self.suites, self.depth) = (open, saw_root, suites, depth);
     }
-    for frame in suites.iter().rev() {
-        shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+
+    /// The report the reading gives, once the document ended: a case left open, testsuites that
+    /// declare more than was read, a file cut short.
+    fn conclude(self) -> Result<ParsedReport, JunitError> {
+        let Part {
+            mut report,
+            mut open,
+            saw_root,
+            first_element,
+            mut spare,
+            mut suites,
+            depth,
+            mut shortfalls,
+            surpluses,
+        } = self;
+        if !saw_root {
+            return Err(JunitError::NoRoot { root: first_element });
+        }
+        let mut cut_in = None;
+        if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
+            finish(current, case, &mut spare, &mut suites);
+            // Its result was still being written: a case with no outcome yet is not a pass.
+            if case.status == CaseStatus::Passed {
+                case.status = CaseStatus::Error;
+                case.message = Some("the report ends inside this testcase: its result is unknown".into());
+            }
+            cut_in = Some(format!("inside testcase `{}`", case.name));
+        }
+        // Innermost first, each with what the testsuites still open inside it read.
+        let mut inner = Tally::default();
+        for frame in suites.iter_mut().rev() {
+            frame.read.merge(&inner);
+            shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
+            inner = frame.read;
+        }
+        let shortfall = first_three(&shortfalls);
+        if depth > 0 {
+            // Every writer closes its root element last: a file that stops before is a file cut short
+            // (a killed writer, a full disk, an upload cut off), and what it would have said is unknown.
+            let at = cut_in.unwrap_or_else(|| format!("with {depth} element(s) still open"));
+            let mut message =
+                format!("the report ends {at}: it was cut short, so results after that point are unknown");
+            if let Some(shortfall) = &shortfall {
+                message.push_str(&format!(" ({shortfall})"));
+            }
+            report.cut_short(message);
+        } else {
+            if let Some(shortfall) = shortfall {
+                report.warnings.push(format!("fewer results than declared: {shortfall}"));
+            }
+            if let Some(surplus) = first_three(&surpluses) {
+                report.warnings.push(format!("more testcases than declared: {surplus}"));
+            }
+        }
+        Ok(report)
     }
-    let shortfall = first_three(&shortfalls);
-    if depth > 0 {
-        // Every writer closes its root element last: a file that stops before is a file cut short
-        // (a killed writer, a full disk, an upload cut off), and what it would have said is unknown.
-        let at = cut_in.unwrap_or_else(|| format!("with {depth} element(s) still open"));
-        let mut message = format!("the report ends {at}: it was cut short, so results after that point are unknown");
-        if let Some(shortfall) = &shortfall {
-            message.push_str(&format!(" ({shortfall})"));
-        }
-        report.cut_short(message);
-    } else {
-        if let Some(shortfall) = shortfall {
-            report.warnings.push(format!("fewer results than declared: {shortfall}"));
-        }
-        if let Some(surplus) = first_three(&surpluses) {
-            report.warnings.push(format!("more testcases than declared: {surplus}"));
-        }
-    }
-    Ok(report)
 }
 
 /// Up to three suites' messages joined, and how many more there are.
@@ -356,6 +565,43 @@ struct ReadState<'o, 'b> {
     shortfalls: Vec<String>,
     /// Leaf testsuites in which more testcases were read than they declare.
     surpluses: Vec<String>,
+}
+
+impl<'o, 'b> ReadState<'o, 'b> {
+    /// A reader at `from`: the start of the document, or between two testsuites directly inside
+    /// its root element, which it has seen.
+    fn new(
+        options: &'o ParseOptions,
+        dialect: Dialect,
+        batches: Option<(usize, &'o mut Batch<'b>)>,
+        from: Begin,
+    ) -> Self {
+        let batch_size = batches.as_ref().map_or(usize::MAX, |(size, _)| (*size).max(1));
+        let in_root = from == Begin::InRoot;
+        ReadState {
+            dialect,
+            next_batch: batch_size,
+            batch_size,
+            batches: batches.map(|(_, batches)| batches),
+            handed: 0,
+            stopped: false,
+            report: ParsedReport::default(),
+            suites: Vec::new(),
+            open: None,
+            saw_root: in_root,
+            first_element: None,
+            paths: PathCache { options, last: None, class: crate::model::LastText::default() },
+            spare: Spare::default(),
+            depth: u64::from(in_root),
+            shortfalls: Vec::new(),
+            surpluses: Vec::new(),
+        }
+    }
+
+    fn into_part(self) -> Part {
+        let ReadState { report, open, saw_root, first_element, spare, suites, depth, shortfalls, surpluses, .. } = self;
+        Part { report, open, saw_root, first_element, spare, suites, depth, shortfalls, surpluses }
+    }
 }
 
 impl ReadState<'_, '_> {
@@ -445,6 +691,9 @@ impl ReadState<'_, '_> {
                         if let Some(parent) = suites.last_mut() {
                             parent.nested = true;
                         }
+                        let at = suites.len();
+                        frame.name_at = frame.name.as_ref().map(|_| at).or(suites.last().and_then(|p| p.name_at));
+                        frame.file_at = frame.file.as_ref().map(|_| at).or(suites.last().and_then(|p| p.file_at));
                         if !empty {
                             suites.push(frame);
                         } else {
@@ -568,10 +817,12 @@ fn count_repeat(cases: &[Case], handed: usize, suites: &mut [SuiteFrame]) {
         return;
     };
     let in_suite = suites.last().is_some_and(|inner| handed + cases.len() - 2 >= inner.first_case);
-    if in_suite && is_bare(before) && same_test(before, last) {
-        for frame in suites.iter_mut() {
-            frame.repeats += 1;
-        }
+    if in_suite
+        && is_bare(before)
+        && same_test(before, last)
+        && let Some(inner) = suites.last_mut()
+    {
+        inner.repeats += 1;
     }
 }
 
@@ -607,10 +858,13 @@ fn end_suite(
     // tells them apart, so without one nothing is folded.
     if frame.repeats > 0 && declared == Some(tests(&frame) - frame.repeats) {
         let folded = fold_reruns(&mut report.cases, frame.first_case.saturating_sub(handed));
-        for f in std::iter::once(&mut frame).chain(outer.iter_mut()) {
-            f.read.0[0] = Some(tests(f).saturating_sub(folded));
-            f.repeats = f.repeats.saturating_sub(folded);
-        }
+        frame.read.0[0] = Some(tests(&frame).saturating_sub(folded));
+        frame.repeats = frame.repeats.saturating_sub(folded);
+    }
+    // What it read counts in the testsuite around it from now on.
+    if let Some(parent) = outer.last_mut() {
+        parent.read.merge(&frame.read);
+        parent.repeats += frame.repeats;
     }
     shortfalls.extend(frame.declared.shortfall(&frame.read, frame.name.as_deref()));
     if let Some(declared) = declared
@@ -724,6 +978,8 @@ fn suite_frame(e: &BytesStart<'_>) -> SuiteFrame {
         first_case: 0,
         repeats: 0,
         nested: false,
+        name_at: None,
+        file_at: None,
     };
     for attribute in e.attributes().flatten() {
         let key = attribute.key.local_name();
@@ -763,10 +1019,13 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
             found.take(attribute.key.local_name().into_inner(), || cow_value(&attribute));
         }
     }
-    let suite_name = suites.iter().rev().find_map(|s| s.name.as_deref());
+    let inherited = |at: fn(&SuiteFrame) -> Option<usize>, text: fn(&SuiteFrame) -> Option<&str>| {
+        suites.last().and_then(at).and_then(|i| suites.get(i)).and_then(text)
+    };
+    let suite_name = inherited(|s| s.name_at, |s| s.name.as_deref());
     // PHPUnit writes both `class` (PHP namespace) and `classname` (dotted): prefer the latter.
     let classname = found.classname.or(found.class).or_else(|| suite_name.map(Cow::Borrowed));
-    let mut file = found.file.or_else(|| suites.iter().rev().find_map(|s| s.file.as_deref()).map(Cow::Borrowed));
+    let mut file = found.file.or_else(|| inherited(|s| s.file_at, |s| s.file.as_deref()).map(Cow::Borrowed));
     if file.is_none() {
         // vitest and node:test put the test file in classname or the suite name.
         file = [classname.as_deref(), suite_name]
@@ -911,7 +1170,14 @@ fn plain_attributes<'a>(raw: &'a str, mut each: impl FnMut(&'a str, &'a str)) ->
 fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     let mut case = Case { status: CaseStatus::Passed, ..Case::default() };
     let title = attr(e, "name").filter(|n| !n.is_empty()).unwrap_or_else(|| "(unnamed)".into());
-    let path: Vec<&str> = suites.iter().filter_map(|s| s.name.as_deref()).collect();
+    // The named testsuites from the innermost out, by their `name_at` links: unnamed ones cost nothing.
+    let mut path = Vec::new();
+    let mut at = suites.last().and_then(|s| s.name_at);
+    while let Some(frame) = at.and_then(|i| suites.get(i)) {
+        path.extend(frame.name.as_deref());
+        at = at.and_then(|i| i.checked_sub(1)).and_then(|parent| suites.get(parent)).and_then(|p| p.name_at);
+    }
+    path.reverse();
     case.classname = (!path.is_empty()).then(|| path.join(" > ")).map(Into::into);
     case.name = match &case.classname {
         Some(parents) => format!("{parents} > {title}"),
@@ -1175,8 +1441,8 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
         CaseStatus::Skipped if skipped == 0 => skipped = 1,
         _ => {}
     }
-    for frame in suites.iter_mut() {
-        frame.read.add([1, failures, errors, skipped]);
+    if let Some(inner) = suites.last_mut() {
+        inner.read.add([1, failures, errors, skipped]);
     }
     current.text.clear();
     current.output.clear();
@@ -1459,6 +1725,99 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
         };
         let _ = parse_in_chunks(&mut &reruns[..], &options, Dialect::Generic, 64, Some((1, &mut stop)));
         assert_eq!(batches, 1);
+    }
+
+    /// Reports read in parts on several threads give what one reader over the whole gives, wherever
+    /// they are cut: at every testsuite tag (one cut, and every pair of them), at every `<`
+    /// (cuts that fall inside a testcase, a comment or CDATA must fall back to reading whole), in
+    /// both dialects; over the JUnit fixtures, broken and cut-short documents, rerun attempts and
+    /// tests that share a name on either side of a cut, and a testsuite nested in another.
+    #[test]
+    fn reading_in_parts_gives_what_reading_whole_gives() {
+        let across = br#"<?xml version="1.0"?><testsuites name="pytest tests" tests="11">
+<testsuite name="a" tests="3"><testcase classname="t" name="dup" file="t.py"/><testcase classname="t" name="flaky" file="t.py"/></testsuite>
+<testsuite name="b" tests="2" failures="1"><testcase classname="t" name="flaky" file="t.py"/><testcase classname="t" name="flaky" file="t.py"><failure message="boom">x &amp; y</failure></testcase></testsuite>
+<!-- <testsuite name="in a comment"> --><testsuite name="c" tests="2"><testcase classname="t" name="dup" file="t.py"/><testsuite name="nested"><testcase name="n"/></testsuite></testsuite>
+<testsuite name="d"><testcase name="e"><system-out><![CDATA[<testsuite name="in cdata">]]></system-out><error/></testcase></testsuite>
+<testcase name="loose"/></testsuites>"#;
+        let cut_short = &across[..across.len() - 40];
+        let broken = b"<testsuites><testsuite name=\"a\"><testcase name=\"x\"/></testsuite>\n<testsuite name=\"b\"><testcase name=\"y\">a & b</testcase></testsuite></testsuites>";
+        let mut documents = documents();
+        documents.extend([across.to_vec(), cut_short.to_vec(), broken.to_vec()]);
+        let options = ParseOptions { root: Some("/repo".into()) };
+        let mut in_parts = 0;
+        for xml in &documents {
+            let tags: Vec<u64> = memchr::memmem::find_iter(xml, b"<testsuite ").map(|i| i as u64).collect();
+            let mut cut_sets: Vec<Vec<u64>> = tags.iter().map(|&t| vec![t]).collect();
+            for (i, &a) in tags.iter().enumerate() {
+                cut_sets.extend(tags[i + 1..].iter().map(|&b| vec![a, b]));
+            }
+            cut_sets.extend(memchr::memchr_iter(b'<', xml).filter(|&i| i > 0).map(|i| vec![i as u64]));
+            for dialect in [Dialect::Generic, Dialect::NodeTest] {
+                let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, 61, None));
+                for cuts in &cut_sets {
+                    let parts = parse_in_parts(&&xml[..], cuts, &options, dialect, 61);
+                    in_parts += usize::from(parts.is_some());
+                    let got = format!(
+                        "{:?}",
+                        parts.unwrap_or_else(|| parse_in_chunks(&mut &xml[..], &options, dialect, 61, None))
+                    );
+                    assert_eq!(got, whole, "cut at {cuts:?} of {}", String::from_utf8_lossy(xml));
+                }
+            }
+        }
+        assert!(in_parts > 100, "only {in_parts} documents were read in parts");
+        // The cuts found: at a testsuite tag after each share, never at `<testsuites`.
+        assert_eq!(
+            cuts(&&across[..], across.len() as u64, 2),
+            [memchr::memmem::find(&across[across.len() / 2..], b"<testsuite ").unwrap() as u64
+                + across.len() as u64 / 2]
+        );
+        assert_eq!(cuts(&&b"<testsuites><testsuites>"[..], 24, 2), Vec::<u64>::new());
+    }
+
+    /// A report file read in parts through positioned reads (what `fcorr import` does with a big
+    /// report on a machine with several cores) is the report read whole, and the suite built
+    /// from it gets the same case ids, duplicates (`#2`) across parts included.
+    #[cfg(unix)]
+    #[test]
+    fn a_report_file_read_in_parts_gets_the_same_cases_and_ids() {
+        let mut xml = String::from("<testsuites tests=\"400\">\n");
+        for suite in 0..40 {
+            xml.push_str(&format!("<testsuite name=\"s{}\" tests=\"10\">\n", suite % 3));
+            for case in 0..10 {
+                let status = if case == 3 { "<failure message=\"m\">trace</failure>" } else { "" };
+                xml.push_str(&format!(
+                    "  <testcase classname=\"c{}\" name=\"t{case}\" file=\"/repo/t.py\" time=\"0.1\">{status}</testcase>\n",
+                    suite % 3
+                ));
+            }
+            xml.push_str("</testsuite>\n");
+        }
+        xml.push_str("</testsuites>\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.xml");
+        std::fs::write(&path, &xml).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let options = ParseOptions { root: Some("/repo".into()) };
+        let whole = parse_in_chunks(&mut xml.as_bytes(), &options, Dialect::Generic, 1 << 10, None).unwrap();
+        let ids = |cases: Vec<Case>| {
+            let mut suite = crate::model::Suite::new("s", "s", crate::model::SuiteKind::Import);
+            suite.cases = cases;
+            suite.finalize_cases();
+            suite.cases.iter().map(|c| c.id.to_string()).collect::<Vec<_>>()
+        };
+        let expected_ids = ids(whole.cases.clone());
+        assert!(expected_ids.iter().any(|id| id.ends_with("#2")));
+        for parts in [1, 2, 3, 5, 8] {
+            let len = xml.len() as u64;
+            let found = cuts(&file, len, parts);
+            assert_eq!(found.len(), parts - 1, "{parts} parts");
+            assert!(parse_in_parts(&file, &found, &options, Dialect::Generic, 1 << 10).is_some() || parts == 1);
+            let read = parse_file_in(&file, len, parts, &options, Dialect::Generic, 1 << 10).unwrap();
+            assert_eq!(format!("{read:?}"), format!("{whole:?}"), "{parts} parts");
+            assert_eq!(ids(read.cases), expected_ids);
+        }
     }
 
     #[test]

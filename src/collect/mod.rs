@@ -73,6 +73,14 @@ pub trait ReportParser: Send + Sync {
     /// Reads a whole report.
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError>;
 
+    /// Reads a whole report file as [`ReportParser::parse`] reads it (the default). A parser may
+    /// read a big file in parts on several threads instead, giving the same report.
+    fn parse_file(&self, file: &File, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
+        // Counted: a long import shows how much of its input has been read (crate::progress).
+        let mut reader = BufReader::with_capacity(256 * 1024, crate::progress::Counted(file));
+        self.parse(&mut reader, options)
+    }
+
     /// Reads a whole report as [`ReportParser::parse`] does, handing its cases to `batch` on the
     /// way, in order, as soon as nothing later in the report can change them (each a report with
     /// only `cases` and `tool`); the report returned holds the cases after the last batch, and
@@ -345,6 +353,9 @@ fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(filled)
 }
 
+/// A report file parsed ([`parse_file`]): its format's name and its report, or why it could not be.
+pub type Parsed = Result<(String, ParsedReport), ParseError>;
+
 /// Parses one report file. The error carries the path, but shows only the problem: callers put
 /// the path in front.
 pub fn parse_file(
@@ -375,11 +386,13 @@ fn parse_file_with(
 ) -> Result<(String, ParsedReport), ParseError> {
     let parser = parser_for(path, format)?;
     let file = open(path).map_err(|message| ParseError::new(parser.format(), message).in_file(path))?;
-    // Counted: a long import shows how much of its input has been read (crate::progress).
-    let mut reader = BufReader::with_capacity(256 * 1024, crate::progress::Counted(file));
     let report = match batch {
-        Some(batch) => parser.parse_in_batches(&mut reader, options, &mut |cases| batch(parser.format(), cases)),
-        None => parser.parse(&mut reader, options),
+        Some(batch) => {
+            // Counted: a long import shows how much of its input has been read (crate::progress).
+            let mut reader = BufReader::with_capacity(256 * 1024, crate::progress::Counted(&file));
+            parser.parse_in_batches(&mut reader, options, &mut |cases| batch(parser.format(), cases))
+        }
+        None => parser.parse_file(&file, options),
     };
     Ok((parser.format().to_string(), report.map_err(|e| e.in_file(path))?))
 }

@@ -57,6 +57,17 @@ pub(super) struct XmlError {
 pub(super) fn read_events<R: Read + ?Sized>(
     input: &mut R,
     chunk: usize,
+    handle: impl FnMut(Event<'_>),
+) -> Result<(), XmlError> {
+    read_events_inside(input, chunk, 0, handle)
+}
+
+/// [`read_events`] over input that starts inside `open` elements (a part of a document cut
+/// between two events, see `junit::parse_in_parts`): as many end tags as that may close them.
+pub(super) fn read_events_inside<R: Read + ?Sized>(
+    input: &mut R,
+    chunk: usize,
+    mut open: usize,
     mut handle: impl FnMut(Event<'_>),
 ) -> Result<(), XmlError> {
     // The first read must see a whole byte-order mark, if there is one.
@@ -68,8 +79,7 @@ pub(super) fn read_events<R: Read + ?Sized>(
     let mut end = start;
     // Input position of `data[start]`.
     let mut position = 0u64;
-    // Elements started and not yet ended.
-    let mut open = 0usize;
+    // `open`: elements started and not yet ended.
     let mut first = true;
     // Input position of the `<![CDATA[` whose content is being handed on in pieces, if any.
     let mut in_cdata: Option<u64> = None;

@@ -112,6 +112,12 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let input_bytes = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let count = if files.len() == 1 { String::from("1 report") } else { format!("{} reports", files.len()) };
     progress.stage(format!("reading {count}"), Some((input_bytes, Unit::Bytes)));
+    // The commit, branch and dirty flag (three `git` commands, `git status` the longest: 0.15 s
+    // in fcorr's own checkout, more in a big one) are asked for while the reports are read.
+    let git = {
+        let cwd = cwd.clone();
+        std::thread::spawn(move || crate::git::info(&cwd))
+    };
     let parse_started = Instant::now();
     let parse_cpu_started = cpu_seconds();
     let sink = crate::events::NullSink;
@@ -136,7 +142,8 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
 
     progress.cases(suites.iter().map(|s| s.counts.total).sum());
     progress.stage("comparing and judging", None);
-    let git = crate::git::info(&cwd);
+    // A panic asking git (none is expected) leaves the run without git details, as no repository would.
+    let git = git.join().ok().flatten();
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));

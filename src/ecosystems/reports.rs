@@ -65,10 +65,29 @@ fn read_reports(
             collected.diagnostics.push(collect_diagnostic(Severity::Warning, ctx.root, e.to_string()));
             globset::GlobSet::empty()
         });
-    for spec in ctx.reports.iter().filter(|spec| !spec.pattern.starts_with('!')) {
-        let found = expand_reports(&spec.pattern, ctx.root, import_out);
-        let matched = found.len();
-        let paths: Vec<_> = found.into_iter().filter(|path| !excludes.is_match(path)).collect();
+    let planned: Vec<_> = ctx
+        .reports
+        .iter()
+        .filter(|spec| !spec.pattern.starts_with('!'))
+        .map(|spec| {
+            let found = expand_reports(&spec.pattern, ctx.root, import_out);
+            let matched = found.len();
+            (spec, matched, found.into_iter().filter(|path| !excludes.is_match(path)).collect::<Vec<_>>())
+        })
+        .collect();
+    // Read whole (no batches): every file at once, one per core, then taken in order below.
+    let mut read_at_once = match batch {
+        Some(_) => Vec::new(),
+        None => {
+            let files: Vec<_> = planned
+                .iter()
+                .flat_map(|(spec, _, paths)| paths.iter().map(|path| (path.as_path(), spec.format.as_deref())))
+                .collect();
+            parse_files(&files, &options)
+        }
+    }
+    .into_iter();
+    for (spec, matched, paths) in planned {
         if paths.is_empty() {
             let message = match import_out {
                 Some(_) if matched > 0 => {
@@ -96,7 +115,8 @@ fn read_reports(
                         batch(part.cases)
                     })
                 }
-                None => parse_file(&path, spec.format.as_deref(), &options),
+                // One result per file, in order: none is missing.
+                None => read_at_once.next().unwrap_or_else(|| parse_file(&path, spec.format.as_deref(), &options)),
             };
             match parsed {
                 Ok((format, mut report)) => {
@@ -151,6 +171,45 @@ fn read_reports(
     collected
 }
 
+/// Parses `files` (each with the format named for it, if any), on as many threads as the machine
+/// runs at once and there are files, each thread taking the next file not yet taken; the results
+/// in the order of `files`.
+fn parse_files(files: &[(&Path, Option<&str>)], options: &ParseOptions) -> Vec<crate::collect::Parsed> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len());
+    if threads <= 1 {
+        return files.iter().map(|(path, format)| parse_file(path, *format, options)).collect();
+    }
+    let slots: Vec<std::sync::Mutex<Option<crate::collect::Parsed>>> =
+        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let (Some(&(path, format)), Some(slot)) = (files.get(i), slots.get(i)) else { break };
+            let parsed = parse_file(path, format, options);
+            // Each slot is filled by one thread, once: never contended, and a lock poisoned by a
+            // panic elsewhere still holds its value.
+            *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(parsed);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    // Every slot is filled: a panic in a thread is passed on by the scope. Read again if not.
+    slots
+        .into_iter()
+        .zip(files)
+        .map(|(slot, (path, format))| {
+            slot.into_inner()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .unwrap_or_else(|| parse_file(path, *format, options))
+        })
+        .collect()
+}
+
 fn collect_diagnostic(severity: Severity, path: &Path, message: String) -> Diagnostic {
     Diagnostic {
         severity,
@@ -178,6 +237,32 @@ mod tests {
     use crate::ecosystems::Ecosystem;
     use crate::ecosystems::command::CommandRunner;
     use crate::execute::process::{CommandOutcome, Exit};
+
+    /// Report files read at once, one per core, are the files read one after the other, in order:
+    /// every fixture report in every format, a broken one, an empty one and one that is none.
+    #[test]
+    fn files_read_at_once_are_the_files_read_in_turn() {
+        let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports");
+        let dir = tempfile::tempdir().unwrap();
+        let mut paths: Vec<_> = ignore::WalkBuilder::new(&fixtures)
+            .build()
+            .flatten()
+            .filter(|e| e.path().is_file())
+            .map(|e| e.into_path())
+            .collect();
+        paths.sort();
+        for (name, text) in
+            [("broken.xml", "<testsuite><testcase name=\"a\">x & y"), ("empty.xml", ""), ("notes.txt", "hi")]
+        {
+            std::fs::write(dir.path().join(name), text).unwrap();
+            paths.insert(paths.len() / 2, dir.path().join(name));
+        }
+        assert!(paths.len() > 20, "the report fixtures moved");
+        let files: Vec<_> = paths.iter().map(|p| (p.as_path(), None)).collect();
+        let options = ParseOptions { root: Some(fixtures.clone()) };
+        let in_turn: Vec<_> = files.iter().map(|(path, format)| parse_file(path, *format, &options)).collect();
+        assert_eq!(format!("{:?}", parse_files(&files, &options)), format!("{in_turn:?}"));
+    }
 
     /// The file and line of each case a `command` suite at fixture `fixture` collects from a
     /// report holding `text` in `format` (written outside the fixture).
