@@ -311,7 +311,7 @@ pub fn write_atomic_with(
     path: &Path,
     fill: impl FnOnce(&mut dyn Write) -> Result<(), RenderError>,
 ) -> Result<(), RenderError> {
-    crate::fsio::write_atomic_with(path, crate::fsio::Mode::REPLACE, |w| {
+    crate::fsio::write_atomic_with(path, crate::fsio::Mode::REPORT, |w| {
         // The last safety net: no secret fcorr holds reaches a file, whatever the text came from.
         let mut writer = crate::secrets::RedactWriter::new(w);
         fill(&mut writer)?;
