@@ -31,6 +31,7 @@ pub(crate) mod history;
 pub(crate) mod kinds;
 pub mod model;
 pub(crate) mod net;
+pub(crate) mod parallel;
 pub(crate) mod pipeline;
 pub(crate) mod plan;
 pub(crate) mod progress;

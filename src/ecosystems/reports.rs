@@ -175,38 +175,13 @@ fn read_reports(
 /// runs at once and there are files, each thread taking the next file not yet taken; the results
 /// in the order of `files`.
 fn parse_files(files: &[(&Path, Option<&str>)], options: &ParseOptions) -> Vec<crate::collect::Parsed> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len());
-    if threads <= 1 {
-        return files.iter().map(|(path, format)| parse_file(path, *format, options)).collect();
-    }
-    let slots: Vec<std::sync::Mutex<Option<crate::collect::Parsed>>> =
-        files.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let work = || {
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let (Some(&(path, format)), Some(slot)) = (files.get(i), slots.get(i)) else { break };
-            let parsed = parse_file(path, format, options);
-            // Each slot is filled by one thread, once: never contended, and a lock poisoned by a
-            // panic elsewhere still holds its value.
-            *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(parsed);
-        }
-    };
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
-        }
-        work();
-    });
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let parsed = crate::parallel::in_order(files, threads, |(path, format)| parse_file(path, *format, options));
     // Every slot is filled: a panic in a thread is passed on by the scope. Read again if not.
-    slots
+    parsed
         .into_iter()
         .zip(files)
-        .map(|(slot, (path, format))| {
-            slot.into_inner()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .unwrap_or_else(|| parse_file(path, *format, options))
-        })
+        .map(|(parsed, (path, format))| parsed.unwrap_or_else(|| parse_file(path, *format, options)))
         .collect()
 }
 

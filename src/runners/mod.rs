@@ -7,8 +7,6 @@
 //! above every kind; docs/architecture.md has the steps.
 
 use std::fmt::Debug;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
 use serde::de::{DeserializeOwned, IntoDeserializer};
@@ -187,20 +185,10 @@ impl<R: SuiteRunner> Runner for R {
 pub(crate) fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn EventSink) -> Vec<Suite> {
     let jobs = ctx.jobs.clamp(1, plans.len().max(1));
     sink.emit(Event::RunStarted { suites: plans.len(), jobs });
-    let next = AtomicUsize::new(0);
-    let results: Vec<Mutex<Option<Suite>>> = plans.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(plan) = plans.get(i) else { break };
-                    let suite = run_suite(plan, ctx, sink);
-                    sink.emit(Event::SuiteFinished { suite: Box::new(suite.clone()) });
-                    *results[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(suite);
-                }
-            });
-        }
+    let results = crate::parallel::in_order(plans, jobs, |plan| {
+        let suite = run_suite(plan, ctx, sink);
+        sink.emit(Event::SuiteFinished { suite: Box::new(suite.clone()) });
+        suite
     });
     // Daemons that outlived their command without its marker (a scrubbed environment) go now.
     process::kill_all_leftovers();
@@ -208,7 +196,7 @@ pub(crate) fn run_suites(plans: &[SuitePlan], ctx: &ExecContext, sink: &dyn Even
         .into_iter()
         .zip(plans)
         .map(|(slot, plan)| {
-            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
+            slot.unwrap_or_else(|| {
                 failed_suite(
                     plan,
                     SuiteErrorKind::Harness,

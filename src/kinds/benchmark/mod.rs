@@ -11,8 +11,6 @@ mod workspace;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -231,25 +229,12 @@ fn notice(message: String) -> Diagnostic {
 
 /// Runs tasks `jobs` at a time; cases come back in task order.
 fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Case>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs {
-            scope.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(task) = tasks.get(i) else { break };
-                    let case = runner.run(task);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(case);
-                }
-            });
-        }
-    });
+    let slots = crate::parallel::in_order(tasks, jobs, |task| runner.run(task));
     slots
         .into_iter()
         .zip(tasks)
         .map(|(slot, task)| {
-            slot.into_inner().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(|| {
+            slot.unwrap_or_else(|| {
                 let mut case = Case { name: task.id.clone(), ..Case::default() };
                 case.message = Some("the worker running this task stopped unexpectedly".into());
                 case
