@@ -19,11 +19,6 @@ pub(crate) struct Pretty {
 }
 
 impl Pretty {
-    /// A formatter for a value that sits `level` levels deep in a document written around it.
-    pub(crate) fn at(level: usize) -> Pretty {
-        Pretty { level, has_value: false }
-    }
-
     /// `,\n` (or `\n` for the first item) and the indent of the current level.
     fn line<W: ?Sized + Write>(&self, writer: &mut W, first: bool) -> io::Result<()> {
         let start = usize::from(first);

@@ -294,9 +294,9 @@ fn ctrf_of_every_scenario_validates_with_deltas_retries_and_flakes() {
 }
 
 #[test]
-fn ctrf_written_by_hand_is_what_serde_writes_for_every_scenario() {
-    // ctrf.json is written field by field (`report::ctrf::stream`); serde's pretty printing of
-    // the same document is the reference, byte for byte, whatever the cases carry.
+fn ctrf_is_what_serde_writes_for_every_scenario() {
+    // ctrf.json goes through fcorr's own pretty formatter (`report::pretty`); serde_json's pretty
+    // printing of the same document is the reference, byte for byte, whatever the cases carry.
     let mut scenarios = crate::report_support::scenarios();
     scenarios.push(("no_suites", crate::report_support::run(Vec::new(), None)));
     let mut rich = crate::report_support::mixed_failures();

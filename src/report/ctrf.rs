@@ -22,8 +22,6 @@ use crate::errors::RenderError;
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 use crate::text::cap_text;
 
-mod stream;
-
 /// CTRF specification version written.
 pub const SPEC_VERSION: &str = "1.0.0";
 
@@ -49,7 +47,7 @@ impl Reporter for CtrfJson {
     fn write(&self, run: &Run, env: &ReportEnv, out: &mut dyn Write) -> Result<(), RenderError> {
         let document = build(run, env);
         super::buffered(out, |w| {
-            stream::write_document(w, &document)?;
+            super::pretty::to_writer(&mut *w, &document)?;
             w.write_all(b"\n")
         })
         .map_err(|source| RenderError::Format { format: "CTRF JSON", source })
@@ -119,33 +117,20 @@ pub struct Tests<'a> {
     changes: HashMap<(&'a str, &'a str), crate::compare::Change>,
 }
 
-impl Tests<'_> {
-    /// Calls `f` with every test in document order; `read_error` turns a streamed suite's
-    /// unreadable part into `f`'s error.
-    fn each<E>(
-        &self,
-        mut f: impl FnMut(&Test<'_>) -> Result<(), E>,
-        read_error: impl Fn(std::io::Error) -> E,
-    ) -> Result<(), E> {
+impl Serialize for Tests<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
         for suite in &self.run.suites {
             let mut cases = suite.every_case();
             for case in &mut cases {
                 let change = self.changes.get(&(suite.id.as_str(), case.id.as_str())).copied();
-                f(&test(suite, &case, change))?;
+                seq.serialize_element(&test(suite, &case, change))?;
             }
-            cases.finish().map_err(&read_error)?;
+            cases.finish().map_err(serde::ser::Error::custom)?;
             if super::junit::needs_suite_error(suite) {
-                f(&suite_error_test(suite))?;
+                seq.serialize_element(&suite_error_test(suite))?;
             }
         }
-        Ok(())
-    }
-}
-
-impl Serialize for Tests<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(None)?;
-        self.each(|test| seq.serialize_element(test), serde::ser::Error::custom)?;
         seq.end()
     }
 }
@@ -444,10 +429,13 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         flaky: case.status == CaseStatus::Flaky,
         tags: case.extra().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
         labels: &case.extra().tags,
+        // The output is read back from its packed block (an owned copy): its lines are owned too.
         stdout: match case.output() {
             None => Vec::new(),
-            Some(Cow::Borrowed(o)) if o.len() <= OUTPUT_CAP => o.lines().map(Cow::Borrowed).collect(),
-            Some(o) => cap_text(&o, OUTPUT_CAP).lines().map(|l| Cow::Owned(l.to_string())).collect(),
+            Some(o) => {
+                let kept = if o.len() <= OUTPUT_CAP { o } else { Cow::Owned(cap_text(&o, OUTPUT_CAP)) };
+                kept.lines().map(|l| Cow::Owned(l.to_string())).collect()
+            }
         },
         extra: TestExtra {
             fcorr: FcorrTestExtra {
