@@ -296,13 +296,7 @@ fn read_in_batches(
 ) -> Result<Suite, FcorrError> {
     let started = Instant::now();
     let mark = spill.mark();
-    // No command ran: collection sees a clean exit and nothing on stdout (as the import runner does).
-    let outcome = process::CommandOutcome {
-        exit: process::Exit::Code(0),
-        duration: std::time::Duration::ZERO,
-        output: String::new(),
-        stdout_file_cut: 0,
-    };
+    let outcome = process::CommandOutcome::none_ran();
     let ctx = crate::ecosystems::CollectContext { root: &plan.root, work_dir: &plan.root, reports, outcome: &outcome };
     let mut batches: Option<Suite> = None;
     let mut failed = None;

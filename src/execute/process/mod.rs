@@ -189,6 +189,13 @@ pub(crate) struct CommandOutcome {
     pub stdout_file_cut: u64,
 }
 
+impl CommandOutcome {
+    /// What collection sees when no command ran (an import): a clean exit and nothing on stdout.
+    pub(crate) fn none_ran() -> CommandOutcome {
+        CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 }
+    }
+}
+
 pub(crate) use crate::events::LogSink;
 
 /// A log sink that writes to a file, capped: the first [`LOG_HEAD_BYTES`] go straight to the

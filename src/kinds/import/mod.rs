@@ -1,15 +1,13 @@
 //! `kind = "import"`: test reports another tool wrote (JUnit, CTRF, TAP...), read as one suite.
 //! No command runs; the same truthfulness guards as a project's test phase apply.
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 
 use crate::collect::ReportSpec;
 use crate::config::SuiteSite;
 use crate::ecosystems::CollectContext;
 use crate::errors::{ConfigError, PlanError};
-use crate::execute::process::{CommandOutcome, Exit};
+use crate::execute::process::CommandOutcome;
 use crate::model::{Suite, SuiteKind};
 use crate::plan::SuitePlan;
 use crate::runners::{PlanContext, RunContext, SuiteRunner};
@@ -66,9 +64,7 @@ impl SuiteRunner for Import {
 
     fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
         let mut result = crate::runners::new_suite(suite);
-        // No command ran: collection sees a clean exit and nothing on stdout.
-        let outcome =
-            CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+        let outcome = CommandOutcome::none_ran();
         let ctx =
             CollectContext { root: &suite.root, work_dir: &suite.root, reports: &plan.reports, outcome: &outcome };
         // Never fcorr's own output: other suites write their reports there during the run.

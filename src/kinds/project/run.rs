@@ -659,8 +659,8 @@ pub(super) fn run_phase(
 ) -> (Phase, CommandOutcome) {
     let started = Instant::now();
     let mut output = String::new();
-    let mut last =
-        CommandOutcome { exit: Exit::Code(0), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
+    // Until a command runs: a phase with no command planned passes.
+    let mut last = CommandOutcome::none_ran();
     // The lock is held until the phase ends (dropping the file releases it).
     let (_held, commands) = match plan.lock.as_deref().map(|path| wait_for_lock(path, timeout, log)).transpose() {
         Ok(held) => (held, &plan.commands[..]),
