@@ -164,7 +164,7 @@ impl Drop for Progress {
 }
 
 /// [`HEARTBEAT`], or [`HEARTBEAT_ENV`] when it holds a positive number of seconds.
-fn heartbeat_interval() -> Duration {
+pub(crate) fn heartbeat_interval() -> Duration {
     std::env::var(HEARTBEAT_ENV)
         .ok()
         .and_then(|v| v.trim().parse::<f64>().ok())

@@ -56,9 +56,6 @@ pub fn use_color(choice: Option<Color>) -> bool {
 
 /// A spinner shows a phase's last output line once the phase has run this long.
 const HEARTBEAT_AFTER: Duration = Duration::from_secs(5);
-/// Plain (CI) mode prints a heartbeat only after this long without any progress line, and only
-/// for phases running at least as long: a quiet log, not a line per test.
-const PLAIN_HEARTBEAT_EVERY: Duration = Duration::from_secs(30);
 /// A command's short form shows at most this many columns; the log has it in full.
 const SHORT_COMMAND: usize = 48;
 
@@ -79,6 +76,10 @@ struct Shared {
     running: Mutex<HashMap<String, Running>>,
     /// When plain mode last printed anything.
     last_plain_line: Mutex<Instant>,
+    /// Plain (CI) mode prints a heartbeat only after this long without any progress line, and
+    /// only for phases running at least as long: a quiet log, not a line per test. The same
+    /// interval as an import's heartbeat (30 s; `FCORR_HEARTBEAT_SECS` for tests).
+    plain_heartbeat_every: Duration,
 }
 
 /// A phase under way.
@@ -108,6 +109,7 @@ impl Progress {
             taps: Mutex::new(HashMap::new()),
             running: Mutex::new(HashMap::new()),
             last_plain_line: Mutex::new(Instant::now()),
+            plain_heartbeat_every: crate::progress::heartbeat_interval(),
         });
         if mode != ProgressMode::Quiet {
             let weak = Arc::downgrade(&shared);
@@ -149,7 +151,7 @@ impl Shared {
     }
 
     /// One heartbeat round: spinners get their last output line; plain mode, after
-    /// [`PLAIN_HEARTBEAT_EVERY`] without a line, prints one line per phase running that long.
+    /// `plain_heartbeat_every` without a line, prints one line per phase running that long.
     fn beat(&self, now: Instant) {
         let mut running: Vec<(String, Running)> =
             lock(&self.running).iter().map(|(id, r)| (id.clone(), r.clone())).collect();
@@ -166,7 +168,7 @@ impl Shared {
             }
             ProgressMode::Plain => {
                 let quiet_since = *lock(&self.last_plain_line);
-                for (id, r) in heartbeats(&running, quiet_since, now) {
+                for (id, r) in heartbeats(&running, quiet_since, now, self.plain_heartbeat_every) {
                     let last = lock(&self.taps).get(&id).map(OutputTap::last_line).unwrap_or_default();
                     let detail = r.progress.clone().unwrap_or(last);
                     self.line(heartbeat_line(&id, r.phase, now.duration_since(r.started), &detail));
@@ -185,13 +187,18 @@ fn heartbeat_loop(shared: Weak<Shared>) {
     }
 }
 
-/// The phases plain mode reports now: none until the log has been quiet for
-/// [`PLAIN_HEARTBEAT_EVERY`], then every phase that has run at least that long, oldest first.
-fn heartbeats(running: &[(String, Running)], quiet_since: Instant, now: Instant) -> Vec<(String, Running)> {
-    if now.duration_since(quiet_since) < PLAIN_HEARTBEAT_EVERY {
+/// The phases plain mode reports now: none until the log has been quiet for `every`, then every
+/// phase that has run at least that long, oldest first.
+fn heartbeats(
+    running: &[(String, Running)],
+    quiet_since: Instant,
+    now: Instant,
+    every: Duration,
+) -> Vec<(String, Running)> {
+    if now.duration_since(quiet_since) < every {
         return Vec::new();
     }
-    running.iter().filter(|(_, r)| now.duration_since(r.started) >= PLAIN_HEARTBEAT_EVERY).cloned().collect()
+    running.iter().filter(|(_, r)| now.duration_since(r.started) >= every).cloned().collect()
 }
 
 /// `[suite] install still running (40s) — last output: added 120 packages in 3s`; for a suite
@@ -802,9 +809,13 @@ mod tests {
         };
         let now = t0 + Duration::from_secs(100);
         let phases = [running("old", t0), running("new", now - Duration::from_secs(10))];
-        assert!(heartbeats(&phases, now - Duration::from_secs(29), now).is_empty(), "a line 29 s ago: quiet enough");
+        let every = Duration::from_secs(30);
+        assert!(
+            heartbeats(&phases, now - Duration::from_secs(29), now, every).is_empty(),
+            "a line 29 s ago: quiet enough"
+        );
         let due: Vec<String> =
-            heartbeats(&phases, now - Duration::from_secs(30), now).into_iter().map(|(id, _)| id).collect();
+            heartbeats(&phases, now - Duration::from_secs(30), now, every).into_iter().map(|(id, _)| id).collect();
         assert_eq!(due, ["old"], "only phases running 30 s or more");
         assert_eq!(
             heartbeat_line("app", PhaseKind::Install, Duration::from_secs(42), "added 3 packages"),
