@@ -3,9 +3,12 @@
 //! A million-case run can hold over 100 MB of tracebacks: each thread appends the texts it makes
 //! to its open block, and a full block is packed with LZ4. A [`Text`] is a 16-byte handle to its
 //! block; reading it unpacks the block once per thread (cached), so readers going case by case
-//! unpack each block once.
+//! unpack each block once. A run read only to be rendered again ([`Text::kept_plain`]) keeps its
+//! blocks unpacked instead: packing them would only be undone by every report that reads them.
 
 use std::borrow::Cow;
+use std::cell::Cell;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -13,7 +16,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// between tracebacks, small enough to unpack for one text read out of order.
 const BLOCK_BYTES: usize = 64 * 1024;
 
-/// Failure details or captured output: text kept in a packed block, read with [`Text::get`].
+/// Failure details or captured output: text kept in a packed block, read with [`Text::with`].
 /// Clones share the block; equality, ordering and serialisation are those of the text.
 #[derive(Clone)]
 pub struct Text {
@@ -22,15 +25,25 @@ pub struct Text {
     len: u32,
 }
 
-/// Texts appended by one thread: raw while open, LZ4-packed once full.
+/// Texts appended by one thread: raw while open, LZ4-packed (or kept plain) once full.
 struct Block {
     /// Unique for the process, so a cache of unpacked blocks never mistakes a new block for a
     /// freed one at the same address.
     id: u64,
-    /// The texts while the block is open; emptied once packed.
+    /// Sealed as it is rather than packed ([`Text::kept_plain`]).
+    plain: bool,
+    /// The texts while the block is open; emptied once sealed.
     raw: Mutex<String>,
-    /// The packed texts (`lz4_flex` with the unpacked size in front), once full.
-    packed: OnceLock<Box<[u8]>>,
+    /// The texts once the block is full.
+    sealed: OnceLock<Sealed>,
+}
+
+/// A full block's texts.
+enum Sealed {
+    /// `lz4_flex` with the unpacked size in front.
+    Packed(Box<[u8]>),
+    /// As they were appended.
+    Plain(Box<str>),
 }
 
 static NEXT_BLOCK: AtomicU64 = AtomicU64::new(0);
@@ -39,16 +52,22 @@ impl Block {
     fn new(capacity: usize) -> Arc<Block> {
         Arc::new(Block {
             id: NEXT_BLOCK.fetch_add(1, Ordering::Relaxed),
+            plain: KEEP_PLAIN.try_with(Cell::get).unwrap_or(false),
             raw: Mutex::new(String::with_capacity(capacity)),
-            packed: OnceLock::new(),
+            sealed: OnceLock::new(),
         })
     }
 
-    /// Packs the raw texts and frees them. Under the lock, so a reader sees either.
+    /// Packs the raw texts (or keeps them as they are) and frees them. Under the lock, so a
+    /// reader sees either.
     fn seal(&self) {
         let mut raw = self.raw.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if self.packed.get().is_none() {
-            let _ = self.packed.set(lz4_flex::compress_prepend_size(raw.as_bytes()).into_boxed_slice());
+        if self.sealed.get().is_none() {
+            let sealed = match self.plain {
+                true => Sealed::Plain(std::mem::take(&mut *raw).into_boxed_str()),
+                false => Sealed::Packed(lz4_flex::compress_prepend_size(raw.as_bytes()).into_boxed_slice()),
+            };
+            let _ = self.sealed.set(sealed);
             *raw = String::new();
         }
     }
@@ -67,8 +86,22 @@ impl Drop for Open {
 
 std::thread_local! {
     static OPEN: std::cell::RefCell<Open> = const { std::cell::RefCell::new(Open(None)) };
-    /// The block this thread unpacked last: readers go case by case, block by block.
-    static UNPACKED: std::cell::RefCell<Option<(u64, String)>> = const { std::cell::RefCell::new(None) };
+    /// The block this thread unpacked last: readers go case by case, block by block. Shared
+    /// (`Rc`) so a reader holds its text while it runs without holding the cache: a text read
+    /// inside another's reader still finds the cache free.
+    static UNPACKED: std::cell::RefCell<Option<(u64, Rc<String>)>> = const { std::cell::RefCell::new(None) };
+    /// Set while [`Text::kept_plain`] runs on this thread: blocks made then are not packed.
+    static KEEP_PLAIN: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Seals this thread's open block, so the texts appended after this go to a block of the mode
+/// then in force.
+fn seal_open() {
+    let _ = OPEN.try_with(|open| {
+        if let Some(block) = open.borrow_mut().0.take() {
+            block.seal();
+        }
+    });
 }
 
 impl Text {
@@ -109,6 +142,23 @@ impl Text {
         }
     }
 
+    /// Runs `make` with the texts this thread makes kept plain, not packed: for a run read only
+    /// to be rendered again (`fcorr report`), where each report would unpack every block again.
+    /// Costs the memory the packing saves (about half the texts' bytes, often more).
+    pub fn kept_plain<T>(make: impl FnOnce() -> T) -> T {
+        /// Puts the mode back (and seals the plain block) however `make` ends.
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                seal_open();
+                let _ = KEEP_PLAIN.try_with(|plain| plain.set(self.0));
+            }
+        }
+        seal_open();
+        let _restore = Restore(KEEP_PLAIN.try_with(|plain| plain.replace(true)).unwrap_or(false));
+        make()
+    }
+
     /// Bytes of the text, without unpacking it.
     pub fn len(&self) -> usize {
         self.len as usize
@@ -119,42 +169,51 @@ impl Text {
         self.len == 0
     }
 
-    /// The text, unpacked (a copy: the unpacked block stays in this thread's cache).
+    /// The text, unpacked (a copy: [`Text::with`] reads it without one).
     pub fn get(&self) -> Cow<'static, str> {
-        Cow::Owned(self.unpacked())
+        Cow::Owned(self.with(str::to_string))
     }
 
-    /// Runs `read` over the text.
+    /// Runs `read` over the text, borrowed from its block (unpacked once per thread and block).
     pub fn with<T>(&self, read: impl FnOnce(&str) -> T) -> T {
-        read(&self.unpacked())
-    }
-
-    fn unpacked(&self) -> String {
         let range = self.start as usize..self.start as usize + self.len as usize;
-        if self.block.packed.get().is_none() {
-            let raw = self.block.raw.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            // Checked again under the lock: `seal` packs and empties `raw` under it.
-            if self.block.packed.get().is_none() {
-                return raw.get(range).unwrap_or_default().to_string();
+        let sealed = match self.block.sealed.get() {
+            Some(sealed) => sealed,
+            None => {
+                let raw = self.block.raw.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                // Checked again under the lock: `seal` empties `raw` under it. The text is
+                // copied out: `read` might append to this very block, which takes the lock.
+                match self.block.sealed.get() {
+                    Some(sealed) => sealed,
+                    None => {
+                        let text = raw.get(range).unwrap_or_default().to_string();
+                        drop(raw);
+                        return read(&text);
+                    }
+                }
             }
-        }
-        let unpack = |cache: &mut Option<(u64, String)>| {
-            if cache.as_ref().is_none_or(|(id, _)| *id != self.block.id) {
-                let packed = self.block.packed.get().map_or(&[][..], |p| &p[..]);
-                // `seal` packed the bytes of a `String`, which unpack to that UTF-8 text: neither
-                // step can fail short of memory corruption.
-                let text = lz4_flex::decompress_size_prepended(packed)
-                    .ok()
-                    .and_then(|bytes| String::from_utf8(bytes).ok())
-                    .unwrap_or_default();
-                *cache = Some((self.block.id, text));
-            }
-            cache.as_ref().and_then(|(_, text)| text.get(range.clone())).unwrap_or_default().to_string()
         };
-        UNPACKED.try_with(|cache| unpack(&mut cache.borrow_mut())).unwrap_or_else(|_| unpack(&mut None))
+        let packed = match sealed {
+            Sealed::Plain(text) => return read(text.get(range).unwrap_or_default()),
+            Sealed::Packed(packed) => packed,
+        };
+        let unpack = || -> Rc<String> {
+            // `seal` packed the bytes of a `String`, which unpack to that UTF-8 text: neither
+            // step can fail short of memory corruption.
+            let bytes = lz4_flex::decompress_size_prepended(packed).unwrap_or_default();
+            Rc::new(String::from_utf8(bytes).unwrap_or_default())
+        };
+        let cached = UNPACKED.try_with(|cache| {
+            let mut cache = cache.try_borrow_mut().ok()?;
+            match &*cache {
+                Some((id, text)) if *id == self.block.id => Some(text.clone()),
+                _ => Some(cache.insert((self.block.id, unpack())).1.clone()),
+            }
+        });
+        let block = cached.ok().flatten().unwrap_or_else(unpack);
+        read(block.get(range).unwrap_or_default())
     }
 }
-
 impl From<&str> for Text {
     fn from(text: &str) -> Text {
         Text::new(text)
@@ -187,7 +246,7 @@ impl std::fmt::Debug for Text {
 
 impl PartialEq for Text {
     fn eq(&self, other: &Text) -> bool {
-        self.len == other.len && self.get() == other.get()
+        self.len == other.len && self.with(|a| other.with(|b| a == b))
     }
 }
 
@@ -201,7 +260,7 @@ impl PartialOrd for Text {
 
 impl Ord for Text {
     fn cmp(&self, other: &Text) -> std::cmp::Ordering {
-        self.get().cmp(&other.get())
+        self.with(|a| other.with(|b| a.cmp(b)))
     }
 }
 
@@ -234,12 +293,16 @@ mod tests {
         let made: Vec<String> =
             (0..3000).map(|i| format!("Traceback {i}\n  File \"t.py\", line {i}\nAssertionError: ü{i}")).collect();
         let texts: Vec<Text> = made.iter().map(Text::from).collect();
-        assert!(texts[0].block.packed.get().is_some(), "the first block is full and packed");
-        assert!(texts.last().unwrap().block.packed.get().is_none(), "the last block is still open");
+        assert!(matches!(texts[0].block.sealed.get(), Some(Sealed::Packed(_))), "the first block is full and packed");
+        assert!(texts.last().unwrap().block.sealed.get().is_none(), "the last block is still open");
         let packed: usize = {
             let mut blocks: Vec<&Arc<Block>> = texts.iter().map(|t| &t.block).collect();
             blocks.dedup_by(|a, b| Arc::ptr_eq(a, b));
-            blocks.iter().filter_map(|b| b.packed.get()).map(|p| p.len()).sum()
+            let packed = blocks.iter().filter_map(|b| match b.sealed.get() {
+                Some(Sealed::Packed(p)) => Some(p.len()),
+                _ => None,
+            });
+            packed.sum()
         };
         let raw: usize = made.iter().map(String::len).sum();
         assert!(packed * 2 < raw, "packed {packed} of {raw} bytes");
@@ -272,5 +335,34 @@ mod tests {
         // Cut as `cap_text` cuts, with nothing copied when the text fits.
         assert_eq!(Text::capped("ééé", 3).get(), crate::text::cap_text("ééé", 3));
         assert_eq!(Text::capped("short", 10).get(), "short");
+    }
+
+    #[test]
+    fn texts_read_inside_another_texts_reader_come_back_whole() {
+        // Two packed blocks: the inner read unpacks the second while the first is being read.
+        let made: Vec<String> =
+            (0..4000).map(|i| format!("line {i} of a trace that goes on {}", "x".repeat(i % 50))).collect();
+        let texts: Vec<Text> = made.iter().map(Text::from).collect();
+        let (first, last) = (&texts[0], &texts[texts.len() / 2]);
+        assert!(!Arc::ptr_eq(&first.block, &last.block) && last.block.sealed.get().is_some());
+        let both = first.with(|a| last.with(|b| format!("{a}|{b}")));
+        assert_eq!(both, format!("{}|{}", made[0], made[made.len() / 2]));
+        assert_eq!(first.cmp(last), made[0].cmp(&made[made.len() / 2]));
+        assert!(*first == Text::new(&made[0]));
+    }
+
+    #[test]
+    fn texts_kept_plain_are_not_packed_and_read_back_whole() {
+        let made: Vec<String> = (0..3000).map(|i| format!("Traceback {i}\nAssertionError: ü{i}")).collect();
+        let texts: Vec<Text> = Text::kept_plain(|| made.iter().map(Text::from).collect());
+        assert!(matches!(texts[0].block.sealed.get(), Some(Sealed::Plain(_))), "full blocks are kept plain");
+        assert!(texts.last().unwrap().block.sealed.get().is_some(), "the last block is sealed when the mode ends");
+        for (text, made) in texts.iter().zip(&made) {
+            assert_eq!(text.with(str::to_string), *made);
+        }
+        // Outside the mode, texts are packed again (in a block of their own).
+        let after: Vec<Text> = made.iter().map(Text::from).collect();
+        assert!(matches!(after[0].block.sealed.get(), Some(Sealed::Packed(_))));
+        assert!(!Arc::ptr_eq(&after[0].block, &texts.last().unwrap().block));
     }
 }

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 use super::{ReportEnv, Reporter};
 use crate::compare::Comparison;
 use crate::errors::RenderError;
-use crate::model::{Case, CaseStatus, Counts, Run, Suite};
+use crate::model::{Case, CaseStatus, Counts, Run, Suite, Text};
 use crate::text::cap_text;
 
 /// CTRF specification version written.
@@ -161,8 +161,8 @@ pub struct Test<'a> {
     pub tags: Vec<String>,
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: &'a BTreeMap<String, String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub stdout: Vec<Cow<'a, str>>,
+    #[serde(skip_serializing_if = "Stdout::is_empty")]
+    pub stdout: Stdout<'a>,
     pub extra: TestExtra<'a>,
 }
 
@@ -193,6 +193,34 @@ pub struct FcorrTestExtra<'a> {
     pub synthetic: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<&'a crate::model::Usage>,
+}
+
+/// A test's captured output as CTRF's `stdout`: one string per line, cut to [`OUTPUT_CAP`]. The
+/// lines are read in place from the output's packed block as they are written (most passing
+/// tests of an import have output: a `Vec` of owned lines was an allocation per line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stdout<'a>(pub Option<&'a Text>);
+
+impl Stdout<'_> {
+    /// True when there is no line to write (none, or empty output).
+    fn is_empty(&self) -> bool {
+        self.0.is_none_or(Text::is_empty)
+    }
+}
+
+impl Serialize for Stdout<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let Some(output) = self.0 else {
+            return serializer.collect_seq(std::iter::empty::<&str>());
+        };
+        output.with(|output| {
+            let kept = match output.len() <= OUTPUT_CAP {
+                true => Cow::Borrowed(output),
+                false => Cow::Owned(cap_text(output, OUTPUT_CAP)),
+            };
+            serializer.collect_seq(kept.lines())
+        })
+    }
 }
 
 /// One attempt of a re-run test (1 = first execution).
@@ -429,14 +457,7 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         flaky: case.status == CaseStatus::Flaky,
         tags: case.extra().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
         labels: &case.extra().tags,
-        // The output is read back from its packed block (an owned copy): its lines are owned too.
-        stdout: match case.output() {
-            None => Vec::new(),
-            Some(o) => {
-                let kept = if o.len() <= OUTPUT_CAP { o } else { Cow::Owned(cap_text(&o, OUTPUT_CAP)) };
-                kept.lines().map(|l| Cow::Owned(l.to_string())).collect()
-            }
-        },
+        stdout: Stdout(case.extra().output.as_ref()),
         extra: TestExtra {
             fcorr: FcorrTestExtra {
                 change,
@@ -518,7 +539,7 @@ fn suite_error_test(suite: &Suite) -> Test<'_> {
         flaky: false,
         tags: Vec::new(),
         labels: &NO_LABELS,
-        stdout: Vec::new(),
+        stdout: Stdout(None),
         extra: TestExtra {
             fcorr: FcorrTestExtra {
                 change: None,

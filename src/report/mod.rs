@@ -131,7 +131,8 @@ pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[Format]) -> 
 }
 
 /// How long each report format took to write, in registration order: wall time, and the CPU
-/// time of the thread that wrote it (zero where unavailable), which a busy machine inflates less.
+/// time it took (zero where unavailable) — of the thread that wrote it and of any helper threads
+/// it started ([`add_helper_cpu`]) — which a busy machine inflates less.
 pub type Timings = Vec<(&'static str, Duration, Duration)>;
 
 /// [`write_all_timed`] for commands whose product is these files: any report that could not be
@@ -221,13 +222,14 @@ fn write_selected(
             let reporter = &selected[i];
             let started = Instant::now();
             let cpu_started = thread_cpu();
+            HELPER_CPU.with(|helpers| helpers.set(Duration::ZERO));
             // Held only while rendering; a poisoned lock just means another format panicked.
             let _turn = reporter
                 .uses_template_context()
                 .then(|| template_turn.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
             let outcome = reporter.write_into(run, env, out);
+            let cpu = thread_cpu().saturating_sub(cpu_started) + HELPER_CPU.with(|helpers| helpers.take());
             // Each slot is locked by exactly one worker, once: it cannot be poisoned or contended.
-            let cpu = thread_cpu().saturating_sub(cpu_started);
             *outcomes[i].lock().expect("report slot") = Some((outcome, started.elapsed(), cpu));
         }
     };
@@ -257,6 +259,26 @@ fn write_selected(
         }
     }
     (written, problems, timings)
+}
+
+std::thread_local! {
+    /// CPU time of the threads the format being written on this thread started for its work
+    /// (report.html compresses its parts on helper threads): counted as that format's.
+    static HELPER_CPU: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::ZERO) };
+}
+
+/// Runs `work` on a thread a format's writer started, and returns its result with the CPU time
+/// it took there, for [`add_helper_cpu`] on the writer's thread.
+pub(crate) fn with_cpu<T>(work: impl FnOnce() -> T) -> (T, Duration) {
+    let started = thread_cpu();
+    let value = work();
+    (value, thread_cpu().saturating_sub(started))
+}
+
+/// Counts `cpu`, spent on a helper thread, as CPU of the format this thread is writing: a
+/// format's `--timings` CPU is all of its work, not only that of the thread that wrote it.
+pub(crate) fn add_helper_cpu(cpu: Duration) {
+    let _ = HELPER_CPU.try_with(|helpers| helpers.set(helpers.get() + cpu));
 }
 
 /// CPU time of the calling thread so far (zero where unavailable).
@@ -529,6 +551,30 @@ mod tests {
         assert!(leftovers(dir.path()).is_empty());
         let json = std::fs::read_to_string(dir.path().join("results.json")).unwrap();
         assert!(json.ends_with("}\n") && json.contains("\"schema_version\": 1"));
+    }
+
+    #[test]
+    fn a_formats_cpu_time_counts_the_helper_threads_it_started() {
+        /// Writes nothing itself; says a helper thread spent an hour on it.
+        struct Helped;
+        impl Reporter for Helped {
+            fn format(&self) -> Format {
+                Format::Summary
+            }
+            fn file_name(&self) -> &'static str {
+                "helped.txt"
+            }
+            fn write(&self, _: &Run, _: &ReportEnv, _: &mut dyn Write) -> Result<(), RenderError> {
+                let ((), cpu) = std::thread::scope(|s| s.spawn(|| with_cpu(|| ())).join().unwrap());
+                add_helper_cpu(cpu + Duration::from_secs(3600));
+                Ok(())
+            }
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let (_, problems, timings) = write_selected(&run(), &ReportEnv::default(), dir.path(), vec![&Helped, &Helped]);
+        assert!(problems.is_empty(), "{problems:?}");
+        // Counted once per format, on whichever worker wrote it.
+        assert!(timings.iter().all(|(_, _, cpu)| cpu.as_secs() == 3600), "{timings:?}");
     }
 
     #[test]

@@ -223,12 +223,17 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
 /// Compresses `batch`'s parts, each on its own thread but the first, results in order.
 fn encode_all(data: &data::PageData, batch: &[Vec<usize>]) -> Vec<std::io::Result<data::Encoded>> {
     std::thread::scope(|scope| {
-        let others: Vec<_> = batch.iter().skip(1).map(|part| scope.spawn(|| data.encode(part))).collect();
+        let others: Vec<_> =
+            batch.iter().skip(1).map(|part| scope.spawn(|| super::with_cpu(|| data.encode(part)))).collect();
         let first = batch.first().map(|part| data.encode(part));
         first
             .into_iter()
-            .chain(others.into_iter().map(|h| {
-                h.join().unwrap_or_else(|_| Err(std::io::Error::other("a thread compressing the page's data panicked")))
+            .chain(others.into_iter().map(|h| match h.join() {
+                Ok((encoded, cpu)) => {
+                    super::add_helper_cpu(cpu);
+                    encoded
+                }
+                Err(_) => Err(std::io::Error::other("a thread compressing the page's data panicked")),
             }))
             .collect()
     })

@@ -12,7 +12,7 @@ use std::io::{self, BufWriter, Write};
 
 use quick_junit::{TestSuite, XmlString};
 
-use crate::model::{Attempt, Case, CaseStatus, Run, Suite};
+use crate::model::{Attempt, Case, CaseStatus, Run, Suite, Text};
 
 /// The report's own buffer (`report::buffered`): small writes into it are inlined copies.
 type Out<'w, 'o> = BufWriter<&'w mut (dyn Write + 'o)>;
@@ -131,7 +131,8 @@ struct CaseXml<'a> {
     file: Option<&'a str>,
     line: Option<u32>,
     status: Status<'a>,
-    output: Option<Cow<'a, str>>,
+    /// Read in place from its packed block when written (nearly every case of an import has some).
+    output: Option<&'a Text>,
 }
 
 /// The case's status element: none (passed), `<skipped>`, or `<failure>`/`<error>`; then the
@@ -174,7 +175,7 @@ impl<'a> CaseXml<'a> {
             file: case.file.as_deref(),
             line: case.line,
             status,
-            output: case.output(),
+            output: case.extra().output.as_ref(),
         }
     }
 
@@ -244,8 +245,8 @@ fn write_case(case: &CaseXml<'_>, xml: &mut Xml<'_, '_, '_>) -> io::Result<()> {
             write_reruns(reruns, false, xml)?;
         }
     }
-    if let Some(output) = &case.output {
-        xml.element("system-out", &capped(output, super::OUTPUT_CAP))?;
+    if let Some(output) = case.output {
+        output.with(|output| xml.element("system-out", &capped(output, super::OUTPUT_CAP)))?;
     }
     xml.end("testcase")
 }
