@@ -48,10 +48,14 @@ pub const TASKS: Limit = Limit {
     cap: 256 * MIB,
     advice: "split the tasks into several files in one directory (`path` may name the directory)",
 };
-/// A saved `results.json` (a baseline, a part to merge, a run to report or compare).
+/// A saved `results.json` (a baseline, a part to merge, a run to report or compare). fcorr
+/// writes ~450 bytes per case (a million cases: 448 MB), and every file it writes must read
+/// back: 2 GiB is ~4.5 million cases, past which `--stream` runs and merges write their reports
+/// as they go. Files over 64 MiB are parsed as they are read (`report::load_results`), so the
+/// cap bounds the run held in memory (~0.75x the file), never the file's text.
 pub const RESULTS: Limit = Limit {
     what: "results file",
-    cap: 256 * MIB,
+    cap: 2048 * MIB,
     advice: "keep fewer cases per run (shard the suites, `fcorr merge` the parts) or drop passing tests' output",
 };
 /// The GitHub event payload (`GITHUB_EVENT_PATH`).

@@ -132,10 +132,7 @@ fn stream_pass_one(paths: &[PathBuf]) -> Result<HashMap<String, usize>, FcorrErr
     let mut uses = HashMap::new();
     for path in paths {
         // An input that cannot be read is reported when it is read for good, as an error suite.
-        let Ok(bytes) = crate::fsio::read_capped(path, crate::fsio::RESULTS) else { continue };
-        let Ok(ids) = serde_json::from_slice::<Ids>(bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&bytes)) else {
-            continue;
-        };
+        let Ok(ids) = crate::report::read_results_as::<Ids>(path) else { continue };
         if let Some(rerun) = ids.suites.iter().find(|s| s.rerun_of.is_some()) {
             return Err(FcorrError::Usage(format!(
                 "{}: suite `{}` is a --rerun-failed run; --stream does not lay reruns over their suite yet: merge without --stream",

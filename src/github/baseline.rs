@@ -112,8 +112,6 @@ pub enum Unusable {
     DeclaredTooLarge(u64),
     #[error("results.json is larger than the {MAX_RESULTS_BYTES} bytes allowed")]
     TooLarge,
-    #[error("cannot read results.json: {0}")]
-    ReadResults(#[source] std::io::Error),
 }
 
 /// A loaded baseline.
@@ -121,12 +119,6 @@ pub enum Unusable {
 pub struct Baseline {
     pub run: Run,
     pub info: BaselineInfo,
-}
-
-/// Parses a baseline's `results.json` text, each case slimmed as it is read
-/// (`report::parse_baseline`); `label` names it in messages.
-pub fn parse_results(text: &str, label: &str) -> Result<Run, BaselineError> {
-    crate::report::parse_baseline(text).map_err(|problem| BaselineError::unusable(label)(problem.into()))
 }
 
 /// Loads a baseline from a `results.json`, a directory containing one, or a zip holding one.
@@ -138,8 +130,7 @@ pub fn load_path(path: &Path) -> Result<Baseline, BaselineError> {
         // results.json entry are ever read.
         let file = crate::fsio::open_regular(path, "baseline zip")
             .map_err(|e| BaselineError::unusable(&label)(Unusable::Read(e.problem)))?;
-        let text = zip_results(std::io::BufReader::new(file)).map_err(BaselineError::unusable(&label))?;
-        parse_results(&text, &format!("{label}!results.json"))?
+        zip_results(std::io::BufReader::new(file)).map_err(unusable_zip(&label))?
     } else {
         crate::report::load_baseline(path)?
     };
@@ -170,12 +161,20 @@ fn safe_entry_name(name: &str) -> bool {
 /// entry would escape its directory (`../`, absolute paths), and sizes are capped, so a hostile
 /// artifact can neither write outside nor exhaust memory. Nothing is written to disk.
 pub fn read_zip(bytes: &[u8], label: &str) -> Result<Run, BaselineError> {
-    let text = zip_results(Cursor::new(bytes)).map_err(BaselineError::unusable(label))?;
-    parse_results(&text, &format!("{label}!results.json"))
+    zip_results(Cursor::new(bytes)).map_err(unusable_zip(label))
 }
 
-/// The text of the shallowest `results.json` in a zip: see [`read_zip`].
-fn zip_results(reader: impl Read + Seek) -> Result<String, Unusable> {
+/// A zip's problem under the zip's name; its results.json's (bad JSON, another schema) under
+/// `zip!results.json`.
+fn unusable_zip(label: &str) -> impl FnOnce(Unusable) -> BaselineError {
+    move |problem| match problem {
+        Unusable::Results(_) => BaselineError::unusable(&format!("{label}!results.json"))(problem),
+        other => BaselineError::unusable(label)(other),
+    }
+}
+
+/// The run in the shallowest `results.json` of a zip, parsed as it is unpacked: see [`read_zip`].
+fn zip_results(reader: impl Read + Seek) -> Result<Run, Unusable> {
     let mut archive = zip::ZipArchive::new(reader).map_err(Unusable::NotZip)?;
     if archive.len() > MAX_ZIP_ENTRIES {
         return Err(Unusable::TooManyEntries(archive.len()));
@@ -200,13 +199,14 @@ fn zip_results(reader: impl Read + Seek) -> Result<String, Unusable> {
     if entry.size() > MAX_RESULTS_BYTES {
         return Err(Unusable::DeclaredTooLarge(entry.size()));
     }
-    let mut text = String::new();
-    // The declared size can lie; the reader is capped as well.
-    entry.take(MAX_RESULTS_BYTES + 1).read_to_string(&mut text).map_err(Unusable::ReadResults)?;
-    if text.len() as u64 > MAX_RESULTS_BYTES {
+    // The declared size can lie; the reader is capped as well, and a text that reached past the
+    // cap is too large whether or not what was read of it parsed.
+    let mut capped = entry.take(MAX_RESULTS_BYTES + 1);
+    let run = crate::report::read_baseline(&mut capped);
+    if capped.limit() == 0 {
         return Err(Unusable::TooLarge);
     }
-    Ok(text)
+    Ok(run?)
 }
 
 /// Why no baseline was found, or the one found.

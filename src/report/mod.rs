@@ -383,14 +383,27 @@ impl From<ResultsError> for FcorrError {
     }
 }
 
+/// Results files up to this size are read whole and parsed from their text (serde_json's
+/// fastest path); larger ones are parsed as they are read, so the text (~1.4x the model it
+/// becomes, 448 MB at a million cases) is never held beside the run.
+const READ_WHOLE_BELOW: u64 = 64 * 1024 * 1024;
+
 /// Reads a saved `results.json` (or the one in a directory), within [`crate::fsio::RESULTS`]'s cap.
 pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
+    load_results_reading_whole_below(path, READ_WHOLE_BELOW)
+}
+
+fn load_results_reading_whole_below(path: &Path, whole_below: u64) -> Result<Run, ResultsError> {
     let path = results_path(path)?;
     let fail = |problem| ResultsError { path: path.clone(), problem };
-    let bytes = crate::fsio::read_capped(&path, crate::fsio::RESULTS).map_err(|e| fail(read_problem(e.problem)))?;
-    if is_zip(&bytes) {
-        return Err(fail(ResultsProblem::Zip));
+    let (mut reader, size) = open_results(&path).map_err(fail)?;
+    if size >= whole_below {
+        return checked(read_run(reader, &path)?).map_err(fail);
     }
+    // The size is within the cap, and the reader stops there even if the file grows.
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::io::Read::read_to_end(&mut reader, &mut bytes)
+        .map_err(|e| fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(e))))?;
     let text = crate::fsio::text_of(bytes).map_err(|problem| fail(ResultsProblem::Unreadable(problem)))?;
     parse_results(&text).map_err(fail)
 }
@@ -400,36 +413,72 @@ pub fn load_results(path: &Path) -> Result<Run, ResultsError> {
 /// with [`load_results`]'s cap and checks. A 45 MB, 100,000-case baseline held whole (its text,
 /// then every case's output and traceback) cost ~100 MiB on top of the run it is compared with.
 pub fn load_baseline(path: &Path) -> Result<Run, ResultsError> {
-    use std::io::{BufRead, Read};
     let path = results_path(path)?;
-    let fail = |problem| ResultsError { path: path.clone(), problem };
+    let (reader, _) = open_results(&path).map_err(|problem| ResultsError { path: path.clone(), problem })?;
+    let run = crate::model::read_slim(|| read_run(reader, &path))?;
+    checked(slim_capacity(run)).map_err(|problem| ResultsError { path, problem })
+}
+
+/// A results file opened to be parsed as it is read: a regular file within
+/// [`crate::fsio::RESULTS`]'s cap, not a zip, past a byte-order mark; and its size.
+fn open_results(path: &Path) -> Result<(impl std::io::Read + use<>, u64), ResultsProblem> {
+    use std::io::{BufRead, Read};
     let limit = crate::fsio::RESULTS;
-    let file = crate::fsio::open_regular(&path, limit.what).map_err(|e| fail(read_problem(e.problem)))?;
-    let io = |e| fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(e)));
+    let file = crate::fsio::open_regular(path, limit.what).map_err(|e| read_problem(e.problem))?;
+    let io = |e| ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(e));
     let size = file.metadata().map_err(io)?.len();
     if size > limit.cap {
-        return Err(fail(ResultsProblem::Unreadable(crate::fsio::ReadProblem::TooLarge { size, limit })));
+        return Err(ResultsProblem::Unreadable(crate::fsio::ReadProblem::TooLarge { size, limit }));
     }
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, file.take(limit.cap));
     let head = reader.fill_buf().map_err(io)?;
     if is_zip(head) {
-        return Err(fail(ResultsProblem::Zip));
+        return Err(ResultsProblem::Zip);
     }
     if head.starts_with("\u{feff}".as_bytes()) {
         reader.consume("\u{feff}".len());
     }
-    let read = crate::model::read_slim(|| serde_json::from_reader::<_, Run>(reader));
-    let run = read.map_err(|source| match source.is_io() {
-        true => io(source.into()),
-        false => fail(ResultsProblem::NotResults { source }),
-    })?;
-    checked(slim_capacity(run)).map_err(fail)
+    Ok((reader, size))
 }
 
-/// [`parse_results`] for a baseline's text (one read out of an artifact's zip): each case
-/// slimmed as it is read, as by [`load_baseline`].
+/// Part of a saved `results.json` (`T` names the fields wanted; the rest is skipped), parsed as
+/// it is read: a merge learns every part's suite ids before it reads any part whole.
+pub(crate) fn read_results_as<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ResultsProblem> {
+    let (reader, _) = open_results(path)?;
+    serde_json::from_reader(reader).map_err(|source| ResultsProblem::NotResults { source })
+}
+
+/// The run in a results file opened by [`open_results`], parsed as it is read.
+fn read_run(reader: impl std::io::Read, path: &Path) -> Result<Run, ResultsError> {
+    serde_json::from_reader::<_, Run>(reader)
+        .map_err(|source| ResultsError { path: path.to_path_buf(), problem: run_problem(source) })
+}
+
+/// A read that failed, or a text that is not a run.
+fn run_problem(source: serde_json::Error) -> ResultsProblem {
+    match source.is_io() {
+        true => ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(source.into())),
+        false => ResultsProblem::NotResults { source },
+    }
+}
+
+/// [`parse_results`] for a baseline's text: each case slimmed as it is read, as by
+/// [`load_baseline`].
 pub fn parse_baseline(text: &str) -> Result<Run, ResultsProblem> {
     crate::model::read_slim(|| parse_results(text)).map(slim_capacity)
+}
+
+/// A baseline's `results.json` parsed as it is read (one inside an artifact's zip), each case
+/// slimmed, with [`parse_results`]'s checks: its text is never held whole.
+pub fn read_baseline(reader: impl std::io::Read) -> Result<Run, ResultsProblem> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
+    let io = |e| ResultsProblem::Unreadable(crate::fsio::ReadProblem::Io(e));
+    if reader.fill_buf().map_err(io)?.starts_with("\u{feff}".as_bytes()) {
+        reader.consume("\u{feff}".len());
+    }
+    let run = crate::model::read_slim(|| serde_json::from_reader::<_, Run>(reader)).map_err(run_problem)?;
+    checked(slim_capacity(run))
 }
 
 /// Case lists grown by doubling while read, trimmed to their length: a baseline is kept
@@ -633,7 +682,7 @@ mod tests {
     }
 
     #[test]
-    fn a_baseline_streamed_from_its_file_is_refused_as_load_results_refuses_it() {
+    fn a_results_file_parsed_as_it_is_read_is_refused_or_read_as_one_read_whole() {
         let dir = tempfile::tempdir().unwrap();
         let err = load_baseline(dir.path()).unwrap_err();
         assert!(matches!(&err.problem, ResultsProblem::Missing(_)), "{err:?}");
@@ -655,12 +704,24 @@ mod tests {
         ];
         for (text, expected) in cases {
             std::fs::write(&file, text).unwrap();
+            // A baseline, and a results file large enough to be parsed as it is read (here: any).
             let (whole, streamed) = (load_results(&file).unwrap_err(), load_baseline(&file).unwrap_err());
-            assert!(expected(&whole.problem) && expected(&streamed.problem), "{whole:?} / {streamed:?}");
+            let large = load_results_reading_whole_below(&file, 0).unwrap_err();
+            assert!(
+                expected(&whole.problem) && expected(&streamed.problem) && expected(&large.problem),
+                "{whole:?} / {streamed:?} / {large:?}"
+            );
             assert_eq!(whole.to_string(), streamed.to_string());
+            assert_eq!(whole.to_string(), large.to_string());
         }
         std::fs::write(&file, format!("\u{feff}{}", serde_json::to_string(&run()).unwrap())).unwrap();
         assert_eq!(load_baseline(&file).unwrap().totals, run().totals, "a byte-order mark is skipped");
+        let (whole, large) = (load_results(&file).unwrap(), load_results_reading_whole_below(&file, 0).unwrap());
+        assert_eq!(
+            serde_json::to_string(&large).unwrap(),
+            serde_json::to_string(&whole).unwrap(),
+            "parsed as it is read, the run is the run read whole"
+        );
     }
 
     #[test]

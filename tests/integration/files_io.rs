@@ -272,9 +272,9 @@ fn a_plain_baseline_over_the_cap_is_refused_by_its_size_before_it_is_read() {
     let eval = eval_workspace("ls", ("cases.jsonl", cases), "");
     let (_, output) = run_eval(eval.path(), &[]);
     assert_eq!(output.status.code(), Some(0));
-    // A 1 GiB file that takes no disk (sparse): reading it whole would take 1 GiB of memory.
+    // A 3 GiB file that takes no disk (sparse): reading it whole would take 3 GiB of memory.
     let big = ws.path().join("big.json");
-    std::fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
+    std::fs::File::create(&big).unwrap().set_len(3 << 30).unwrap();
     let results = eval.path().join("out");
     let commands: Vec<Vec<std::ffi::OsString>> = vec![
         vec!["compare".into(), "--results".into(), results.clone().into(), "--baseline".into(), big.clone().into()],
@@ -289,10 +289,30 @@ fn a_plain_baseline_over_the_cap_is_refused_by_its_size_before_it_is_read() {
         let stderr = text(&output.stderr);
         assert!(
             stderr.contains(&big.display().to_string())
-                && stderr.contains("is 1 GiB (1073741824 bytes), over the 256 MiB cap for a results file"),
+                && stderr.contains("is 3 GiB (3221225472 bytes), over the 2 GiB cap for a results file"),
             "{args:?}: {stderr}"
         );
         assert!(stderr.contains("shard the suites"), "what to do: {stderr}");
+    }
+}
+
+/// fcorr writes ~450 bytes of results.json per case (448 MB at a million cases) and must read
+/// them back: a results file under the cap but over the memory a run may take is parsed as it
+/// is read, never held whole — here 1 GiB of zeros (sparse) within 200 MiB of address space,
+/// refused at its first byte as not a results file.
+#[test]
+fn a_results_file_larger_than_memory_allows_is_parsed_as_it_is_read() {
+    let ws = tempfile::tempdir().unwrap();
+    let big = ws.path().join("big.json");
+    std::fs::File::create(&big).unwrap().set_len(1 << 30).unwrap();
+    for args in [["report", "--out", "r"], ["merge", "--out", "m"]] {
+        let mut cmd = fcorr();
+        cmd.current_dir(ws.path()).args([args[0]]).arg(&big).args(&args[1..]);
+        let output = within(bounded(&cmd), 60);
+        let stderr = text(&output.stderr);
+        assert!(stderr.contains(&big.display().to_string()), "{args:?}: {stderr}");
+        assert!(stderr.contains("line 1, column 1: not an fcorr results file"), "{args:?}: {stderr}");
+        assert!(!stderr.contains("cap for a results file") && !stderr.contains("memory"), "{args:?}: {stderr}");
     }
 }
 
