@@ -274,8 +274,12 @@ fn parse_in_chunks(
 
 /// Reports at least twice this big are read in parts, on several threads ([`parse_in_parts`]).
 const PART_MIN: u64 = 4 << 20;
-/// Parts a report is read in, at most (and no more than the threads the machine runs at once).
-const PARTS_MAX: usize = 8;
+/// Parts a report is read in, at most. More parts than threads: each part's cases are joined
+/// to the report as soon as the parts before it are, so the cases read but not yet joined are a
+/// few parts' worth, not half the report (a 1M-case import held both halves at once: +72 MB).
+const PARTS_MAX: usize = 32;
+/// Threads that read parts, at most (and no more than the machine runs at once).
+const THREADS_MAX: usize = 8;
 /// How far past the end of an equal share the `<testsuite` tag to cut the report at is looked for.
 const CUT_WINDOW: u64 = 1 << 20;
 
@@ -284,28 +288,29 @@ const CUT_WINDOW: u64 = 1 << 20;
 /// report is the same either way.
 fn parse_file(file: &std::fs::File, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, JunitError> {
     let len = file.metadata().map_or(0, |m| m.len());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = threads.min(PARTS_MAX).min(usize::try_from(len / PART_MIN).unwrap_or(usize::MAX));
-    parse_file_in(file, len, parts, options, dialect, xml_stream::CHUNK)
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX);
+    let parts = if threads > 1 { PARTS_MAX.min(usize::try_from(len / PART_MIN).unwrap_or(usize::MAX)) } else { 1 };
+    parse_file_in(file, len, parts, threads, options, dialect, xml_stream::CHUNK)
 }
 
-/// [`parse_file`] in up to `parts` parts (`len` is the file's size).
+/// [`parse_file`] in up to `parts` parts on `threads` threads (`len` is the file's size).
 fn parse_file_in(
     file: &std::fs::File,
     len: u64,
     parts: usize,
+    threads: usize,
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
 ) -> Result<ParsedReport, JunitError> {
     #[cfg(unix)]
     if parts > 1
-        && let Some(report) = parse_in_parts(file, &cuts(file, len, parts), options, dialect, chunk)
+        && let Some(report) = parse_in_parts(file, &cuts(file, len, parts), threads, options, dialect, chunk)
     {
         return report;
     }
     #[cfg(not(unix))]
-    let _ = (len, parts);
+    let _ = (len, parts, threads);
     // Positioned reads above leave the file's own position at its start.
     let state = ReadState::new(options, dialect, None, Begin::Document);
     read_part(&mut crate::progress::Counted(file), state, chunk).and_then(Part::conclude)
@@ -376,44 +381,84 @@ fn cuts(source: &dyn ReadAt, len: u64, parts: usize) -> Vec<u64> {
     cuts
 }
 
-/// Reads `source` cut at `cuts` (increasing offsets of `<testsuite` tags), each part on a
-/// thread of its own, and gives what one reader over the whole gives: the cases in order, the
+/// Reads `source` cut at `cuts` (increasing offsets of `<testsuite` tags), the parts on up to
+/// `threads` threads, and gives what one reader over the whole gives: the cases in order, the
 /// suites' counts and reruns (a testsuite never spans two parts), warnings and a cut-short end.
 /// Each part after the first is read as if the reader were between two testsuites directly
 /// inside the root element; `None` when a part before a cut did not end in that state (a cut
 /// inside a comment, CDATA or a nested testsuite), when any part is not XML, or with no cut: the
 /// report is then to be read whole, which also says where broken XML breaks. The report's end
 /// stays with its last part, so a file cut short is one here too.
+///
+/// Threads take the parts in order, and this thread joins each to the report as soon as every
+/// part before it is joined: a part's cases are held twice (its own and the report's copy) only
+/// while it is appended, and what waits is the few parts read ahead of the one being joined.
 fn parse_in_parts(
     source: &dyn ReadAt,
     cuts: &[u64],
+    threads: usize,
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
 ) -> Option<Result<ParsedReport, JunitError>> {
-    let (&first_end, _) = cuts.split_first()?;
-    let later: Vec<(u64, u64)> = cuts.iter().copied().zip(cuts.iter().skip(1).copied().chain([u64::MAX])).collect();
-    let read = |start: u64, end: u64, from: Begin| {
-        let mut input = crate::progress::Counted(Range { source, at: start, end });
-        read_part(&mut input, ReadState::new(options, dialect, None, from), chunk)
-    };
-    let parts: Vec<Result<Part, JunitError>> = std::thread::scope(|scope| {
-        let threads: Vec<_> =
-            later.iter().map(|&(start, end)| scope.spawn(move || read(start, end, Begin::InRoot))).collect();
-        let first = read(0, first_end, Begin::Document);
-        // A panic in a part is the one reading the whole would have met: passed on.
-        let rest = threads.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        std::iter::once(first).chain(rest).collect()
-    });
-    let mut parts = parts.into_iter();
-    let mut whole = parts.next()?.ok()?;
-    for part in parts {
-        if !whole.ends_in_root() {
-            return None;
-        }
-        whole.join(part.ok()?);
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    if cuts.is_empty() {
+        return None;
     }
-    Some(whole.conclude())
+    let starts = std::iter::once(0).chain(cuts.iter().copied());
+    let ends = cuts.iter().copied().chain([u64::MAX]);
+    let ranges: Vec<(u64, u64)> = starts.zip(ends).collect();
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let (done, arrived) = std::sync::mpsc::channel::<(usize, Result<Part, JunitError>)>();
+    let worker = |done: std::sync::mpsc::Sender<(usize, Result<Part, JunitError>)>| {
+        while !stop.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(start, end)) = ranges.get(k) else { break };
+            let from = if k == 0 { Begin::Document } else { Begin::InRoot };
+            let mut input = crate::progress::Counted(Range { source, at: start, end });
+            let part = read_part(&mut input, ReadState::new(options, dialect, None, from), chunk);
+            if done.send((k, part)).is_err() {
+                break;
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, ranges.len()))
+            .map(|_| {
+                let done = done.clone();
+                scope.spawn(move || worker(done))
+            })
+            .collect();
+        drop(done);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut whole: Option<Part> = None;
+        let mut joined = 0;
+        let mut usable = true;
+        // Ends when every worker has stopped (each drops its sender), a panicked one included.
+        'parts: for (k, part) in &arrived {
+            waiting.insert(k, part);
+            while let Some(part) = waiting.remove(&joined) {
+                joined += 1;
+                match (whole.as_mut(), part) {
+                    (None, Ok(first)) => whole = Some(first),
+                    (Some(report), Ok(part)) if report.ends_in_root() => report.join(part),
+                    _ => {
+                        usable = false;
+                        stop.store(true, Ordering::Relaxed);
+                        break 'parts;
+                    }
+                }
+            }
+        }
+        drop(arrived);
+        // A panic in a part is the one reading the whole would have met: passed on.
+        for worker in workers {
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        (usable && joined == ranges.len()).then(|| whole.map(Part::conclude)).flatten()
+    })
 }
 
 /// Where a part of a report is read from: the start of the document, or a `<testsuite` tag
@@ -1756,7 +1801,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             for dialect in [Dialect::Generic, Dialect::NodeTest] {
                 let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, 61, None));
                 for cuts in &cut_sets {
-                    let parts = parse_in_parts(&&xml[..], cuts, &options, dialect, 61);
+                    let parts = parse_in_parts(&&xml[..], cuts, 1 + cuts.len() % 3, &options, dialect, 61);
                     in_parts += usize::from(parts.is_some());
                     let got = format!(
                         "{:?}",
@@ -1813,8 +1858,8 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             let len = xml.len() as u64;
             let found = cuts(&file, len, parts);
             assert_eq!(found.len(), parts - 1, "{parts} parts");
-            assert!(parse_in_parts(&file, &found, &options, Dialect::Generic, 1 << 10).is_some() || parts == 1);
-            let read = parse_file_in(&file, len, parts, &options, Dialect::Generic, 1 << 10).unwrap();
+            assert!(parse_in_parts(&file, &found, 2, &options, Dialect::Generic, 1 << 10).is_some() || parts == 1);
+            let read = parse_file_in(&file, len, parts, 2, &options, Dialect::Generic, 1 << 10).unwrap();
             assert_eq!(format!("{read:?}"), format!("{whole:?}"), "{parts} parts");
             assert_eq!(ids(read.cases), expected_ids);
         }
