@@ -1355,15 +1355,25 @@ impl Suite {
     /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
     /// appended in order, so ids stay unique and still stable across runs.
     pub fn finalize_cases(&mut self) {
-        let keys = first_ids(&self.id, &mut self.cases);
-        // Keyed by the id's 64 bits: no string per case is built twice or hashed again.
-        let mut seen: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>> =
-            std::collections::HashMap::with_capacity_and_hasher(self.cases.len(), Default::default());
-        for (case, key) in self.cases.iter_mut().zip(keys) {
-            let n = seen.entry(key).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                case.id = key_id(key, *n);
+        type KeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+        // The keys shared by several cases, found by sorting the keys (8 bytes a case) rather
+        // than counting every key in a map (a million-case import's map was 36 MB, its peak):
+        // repeats are rare, and only they are counted below.
+        let mut keys = first_ids(&self.id, &mut self.cases);
+        keys.sort_unstable();
+        let mut repeated: KeyMap<u32> =
+            keys.windows(2).filter(|pair| pair[0] == pair[1]).map(|pair| (pair[0], 0)).collect();
+        drop(keys);
+        if !repeated.is_empty() {
+            for case in &mut self.cases {
+                // Every id is still the 16 hex digits of its key (`first_ids`): the key reads back.
+                let key = case.id.get(..16).and_then(|hex| u64::from_str_radix(hex, 16).ok());
+                if let Some((key, n)) = key.and_then(|key| repeated.get_mut(&key).map(|n| (key, n))) {
+                    *n += 1;
+                    if *n > 1 {
+                        case.id = key_id(key, *n);
+                    }
+                }
             }
         }
         self.counts = Counts::of(&self.cases);
