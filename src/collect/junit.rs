@@ -537,7 +537,7 @@ impl Part {
             // Its result was still being written: a case with no outcome yet is not a pass.
             if case.status == CaseStatus::Passed {
                 case.status = CaseStatus::Error;
-                case.message = Some("the report ends inside this testcase: its result is unknown".into());
+                case.set_message(Some("the report ends inside this testcase: its result is unknown".into()));
             }
             cut_in = Some(format!("inside testcase `{}`", case.name));
         }
@@ -875,7 +875,7 @@ fn count_repeat(cases: &[Case], handed: usize, suites: &mut [SuiteFrame]) {
 /// attempt it reran.
 fn is_bare(case: &Case) -> bool {
     case.status == CaseStatus::Passed
-        && case.message.is_none()
+        && case.message().is_none()
         && case.extra().details.is_none()
         && case.extra().attempts.is_empty()
 }
@@ -1326,7 +1326,7 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
                 };
             if outranks {
                 case.status = status;
-                case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+                case.set_message(attr(e, "message").filter(|m| !is_placeholder(m)));
                 // This child's text is the case's details now, not the one it outranks.
                 case.extra_mut().details = None;
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
@@ -1340,19 +1340,21 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
             current.todo |= todo;
             let failed_by_child = todo && status.is_failure() && current.children[0] + current.children[1] > 0;
             if status == CaseStatus::Passed
-                || (status == CaseStatus::Skipped && case.message.is_none())
+                || (status == CaseStatus::Skipped && case.message().is_none())
                 || failed_by_child
             {
                 case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
-                case.message =
+                let message =
                     attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
+                case.set_message(message);
                 if attr(e, "type").as_deref() == Some("todo") {
                     // node:test: `message="true"` for a bare todo, else the todo's reason.
-                    case.message = Some(match case.message.take().filter(|m| m != "true") {
+                    let message = match case.take_message().filter(|m| m != "true") {
                         Some(reason) => format!("todo: {reason}"),
                         None => "todo".to_string(),
-                    });
+                    };
+                    case.set_message(Some(message));
                 }
             }
         }
@@ -1398,13 +1400,15 @@ fn child_end(current: &mut Open, case: &mut Case) {
                 && let Some(first) = text.lines().next().and_then(node_failure_line)
             {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
-                case.message = Some(first.to_string());
+                case.set_message(Some(first.to_string()));
             }
             let deciding = case.extra().details.is_none();
-            if case.message.is_none() && deciding {
-                case.message = first_meaningful_line(text, &case.name)
-                    .map(str::to_string)
-                    .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
+            if case.message().is_none() && deciding {
+                case.set_message(
+                    first_meaningful_line(text, &case.name)
+                        .map(str::to_string)
+                        .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped)),
+                );
             }
             if current.inside != Inside::Skipped && deciding && !text.is_empty() {
                 case.extra_mut().details = Some(crate::model::Text::capped(text, DETAILS_CAP));
@@ -1466,8 +1470,8 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
     if current.inside != Inside::Nothing {
         child_end(&mut current, case);
     }
-    if case.status.is_failure() && case.message.is_none() {
-        case.message = current.failure_type.take();
+    if case.status.is_failure() && case.message().is_none() {
+        case.set_message(current.failure_type.take());
     }
     if !case.extra().attempts.is_empty() {
         case.extra_mut().retries = case.extra().attempts.len() as u32;
@@ -1525,11 +1529,11 @@ mod tests {
         );
         assert_eq!(c[1].name, "test_bad[x & y]");
         assert_eq!(c[1].status, CaseStatus::Failed);
-        assert_eq!(c[1].message.as_deref(), Some("assert 1 == 2"));
+        assert_eq!(c[1].message(), Some("assert 1 == 2"));
         assert!(c[1].details().as_deref().unwrap().contains(">   assert 1 == 2"));
         assert_eq!(c[1].output().as_deref(), Some("printed ünïcode"));
         assert_eq!(c[1].duration_ms, Some(1_200_500.0));
-        assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not now")));
+        assert_eq!((c[2].status, c[2].message()), (CaseStatus::Skipped, Some("not now")));
         assert_eq!(c[3].status, CaseStatus::Error);
     }
 
@@ -1568,7 +1572,7 @@ mod tests {
     x_test.go:9: got 1, want 2
 --- FAIL: TestX (0.00s)</failure></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
-        assert_eq!(c[0].message.as_deref(), Some("x_test.go:9: got 1, want 2"));
+        assert_eq!(c[0].message(), Some("x_test.go:9: got 1, want 2"));
     }
 
     #[test]
@@ -1606,9 +1610,9 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         );
         assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
         assert_eq!(c[3].classname, None);
-        assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
+        assert_eq!(c[1].message(), Some("expected 37.8C"));
         assert!(c[1].details().as_deref().unwrap().contains("t.test.js:23:14"));
-        assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
+        assert_eq!(c[2].message(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
     }
@@ -1647,7 +1651,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
         ] {
             let got: Vec<_> =
-                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.extra().details.is_some())).collect();
+                parsed.cases.iter().map(|c| (c.status, c.message(), c.extra().details.is_some())).collect();
             assert_eq!(
                 got,
                 [
@@ -1955,7 +1959,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
         let report = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\">").unwrap();
         let statuses: Vec<_> = report.cases.iter().map(|c| c.status).collect();
         assert_eq!(statuses, [CaseStatus::Passed, CaseStatus::Error, CaseStatus::Error]);
-        assert!(report.cases[1].message.as_deref().unwrap().contains("result is unknown"));
+        assert!(report.cases[1].message().unwrap().contains("result is unknown"));
     }
 
     #[test]

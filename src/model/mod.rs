@@ -531,18 +531,21 @@ pub struct Case {
     pub status: CaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
-    /// First line or short form of the failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Everything rarer; `None` when all of it is empty (see [`CaseExtra::packed`]).
+    /// Everything rarer, the message first (only failing and skipped cases have one, so it is
+    /// not worth 24 bytes in every case); `None` when all of it is empty (see [`CaseExtra::packed`]).
     #[serde(flatten)]
     pub extra: Option<Box<CaseExtra>>,
 }
 
-/// The rarer fields of a [`Case`]: failure details, output, retries, grading, eval fields.
-/// Documented on [`CaseWire`], whose field order `results.json` keeps.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+/// The rarer fields of a [`Case`]: message, failure details, output, retries, grading; the fields
+/// only eval and bank cases have sit behind one more box ([`EvalExtra`]), so the failing cases of
+/// a test report (a tenth of a million-case import) do not carry them. Documented on
+/// [`CaseWire`], whose field order `results.json` keeps.
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct CaseExtra {
+    /// Read it with [`Case::message`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// Kept packed ([`Text`]): read it with [`Case::details`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Text>,
@@ -559,6 +562,16 @@ pub struct CaseExtra {
     pub critical: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub quarantined: bool,
+    /// `None` when every eval field is empty (see [`EvalExtra::packed`]); read it with
+    /// [`CaseExtra::eval`].
+    #[serde(flatten)]
+    pub eval: Option<Box<EvalExtra>>,
+}
+
+/// The fields of a [`Case`] that eval and bank cases have (tags, reasons, usage…), after the
+/// other rare ones in `results.json`.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct EvalExtra {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -577,14 +590,50 @@ pub struct CaseExtra {
 
 impl CaseExtra {
     /// The box for [`Case::extra`]: `None` when every field is empty, so a case built with
-    /// `CaseExtra { ..Default::default() }.packed()` costs no allocation.
-    pub fn packed(self) -> Option<Box<CaseExtra>> {
+    /// `CaseExtra { ..Default::default() }.packed()` costs no allocation (an empty eval box is
+    /// dropped first).
+    pub fn packed(mut self) -> Option<Box<CaseExtra>> {
+        self.eval = self.eval.take().and_then(|eval| eval.packed());
         (self != CaseExtra::default()).then(|| Box::new(self))
+    }
+
+    /// The eval fields, empty ones when there are none.
+    pub fn eval(&self) -> &EvalExtra {
+        self.eval.as_deref().unwrap_or(&NO_EVAL)
+    }
+
+    /// The eval fields for writing; boxes an empty set on first use.
+    pub fn eval_mut(&mut self) -> &mut EvalExtra {
+        self.eval.get_or_insert_with(Box::default)
+    }
+}
+
+/// Equal when every field is: an empty eval box equals no box.
+impl PartialEq for CaseExtra {
+    fn eq(&self, other: &CaseExtra) -> bool {
+        self.message == other.message
+            && self.details == other.details
+            && self.output == other.output
+            && self.retries == other.retries
+            && self.attempts == other.attempts
+            && self.score == other.score
+            && self.critical == other.critical
+            && self.quarantined == other.quarantined
+            && self.eval() == other.eval()
+    }
+}
+
+impl EvalExtra {
+    /// The box for [`CaseExtra::eval`]: `None` when every field is empty.
+    pub fn packed(self) -> Option<Box<EvalExtra>> {
+        (self != EvalExtra::default()).then(|| Box::new(self))
     }
 }
 
 /// Empty values the accessors of [`Case`] lend when the case has no [`CaseExtra`].
 static NO_EXTRA: std::sync::LazyLock<CaseExtra> = std::sync::LazyLock::new(CaseExtra::default);
+/// Empty values [`CaseExtra::eval`] lends when the case has no [`EvalExtra`].
+static NO_EVAL: std::sync::LazyLock<EvalExtra> = std::sync::LazyLock::new(EvalExtra::default);
 
 impl Case {
     /// The rare fields, empty ones when the case has none.
@@ -602,6 +651,37 @@ impl Case {
         if let Some(extra) = self.extra.take() {
             self.extra = extra.packed();
         }
+    }
+
+    /// First line or short form of the failure.
+    pub fn message(&self) -> Option<&str> {
+        self.extra().message.as_deref()
+    }
+
+    /// Sets (or, with `None`, clears) the message; a case left with no rare field keeps no box.
+    pub fn set_message(&mut self, message: Option<String>) {
+        match message {
+            Some(message) => self.extra_mut().message = Some(message),
+            None => {
+                if let Some(extra) = self.extra.as_mut() {
+                    extra.message = None;
+                    self.repack();
+                }
+            }
+        }
+    }
+
+    /// Takes the message out, leaving none.
+    pub fn take_message(&mut self) -> Option<String> {
+        let message = self.extra.as_mut().and_then(|extra| extra.message.take());
+        self.repack();
+        message
+    }
+
+    /// The case with this message (a builder for literals: `Case { .. }.with_message(m)`).
+    pub fn with_message(mut self, message: Option<String>) -> Case {
+        self.set_message(message);
+        self
     }
 
     /// Stack trace or long form of the failure. Read it through here, not the field: long text
@@ -662,37 +742,37 @@ impl Case {
 
     /// Free-form tags: `category`, `topic`, `difficulty`...
     pub fn tags(&self) -> &BTreeMap<String, String> {
-        &self.extra().tags
+        &self.extra().eval().tags
     }
 
     /// Machine-readable reasons for the outcome.
     pub fn reasons(&self) -> &[Reason] {
-        &self.extra().reasons
+        &self.extra().eval().reasons
     }
 
     /// Where the expectation came from.
     pub fn expectation_source(&self) -> Option<&str> {
-        self.extra().expectation_source.as_deref()
+        self.extra().eval().expectation_source.as_deref()
     }
 
     /// LLM usage, for kinds that call models.
     pub fn usage(&self) -> Option<&Usage> {
-        self.extra().usage.as_ref()
+        self.extra().eval().usage.as_ref()
     }
 
     /// Eval suites: the system under test that answered.
     pub fn sut(&self) -> Option<&str> {
-        self.extra().sut.as_deref()
+        self.extra().eval().sut.as_deref()
     }
 
     /// Eval suites: the prompt template the case was asked through.
     pub fn prompt(&self) -> Option<&str> {
-        self.extra().prompt.as_deref()
+        self.extra().eval().prompt.as_deref()
     }
 
     /// Every assertion's outcome, for an eval case judged by score.
     pub fn assertions(&self) -> &[AssertionOutcome] {
-        &self.extra().assertions
+        &self.extra().eval().assertions
     }
 
     /// The case's category (eval datasets, banks), when it has one.
@@ -711,7 +791,6 @@ impl PartialEq for Case {
             && self.line == other.line
             && self.status == other.status
             && self.duration_ms == other.duration_ms
-            && self.message == other.message
             && self.extra() == other.extra()
     }
 }
@@ -824,7 +903,12 @@ impl From<CaseWire> for Case {
                 name: w.name,
                 status: w.status,
                 duration_ms: w.duration_ms,
-                extra: CaseExtra { score: w.score, reasons: reasons.collect(), ..CaseExtra::default() }.packed(),
+                extra: CaseExtra {
+                    score: w.score,
+                    eval: EvalExtra { reasons: reasons.collect(), ..EvalExtra::default() }.packed(),
+                    ..CaseExtra::default()
+                }
+                .packed(),
                 ..Case::default()
             };
         }
@@ -836,8 +920,8 @@ impl From<CaseWire> for Case {
             line: w.line,
             status: w.status,
             duration_ms: w.duration_ms,
-            message: w.message,
             extra: CaseExtra {
+                message: w.message,
                 details: w.details.map(Text::from),
                 output: w.output.map(Text::from),
                 retries: w.retries,
@@ -845,13 +929,16 @@ impl From<CaseWire> for Case {
                 score: w.score,
                 critical: w.critical,
                 quarantined: w.quarantined,
-                tags: w.tags,
-                reasons: w.reasons,
-                expectation_source: w.expectation_source,
-                usage: w.usage,
-                sut: w.sut,
-                prompt: w.prompt,
-                assertions: w.assertions,
+                eval: EvalExtra {
+                    tags: w.tags,
+                    reasons: w.reasons,
+                    expectation_source: w.expectation_source,
+                    usage: w.usage,
+                    sut: w.sut,
+                    prompt: w.prompt,
+                    assertions: w.assertions,
+                }
+                .packed(),
             }
             .packed(),
         }
@@ -1448,6 +1535,21 @@ mod tests {
             assert_eq!(DiagnosticSource::from(name), source);
             assert!(source == name);
         }
+    }
+
+    /// A million-case import holds a million cases and a boxed [`CaseExtra`] for each failing or
+    /// skipped one (#27: at most 0.25 KiB a case, all told): the message sits with the other rare
+    /// fields, the eval fields in a box of their own (they were 144 and 288 bytes).
+    #[test]
+    fn cases_and_their_rare_fields_stay_small() {
+        assert!(std::mem::size_of::<Case>() <= 120, "{} bytes", std::mem::size_of::<Case>());
+        assert!(std::mem::size_of::<CaseExtra>() <= 112, "{} bytes", std::mem::size_of::<CaseExtra>());
+        // An empty eval box is no box, so equality and `packed` still see an empty extra.
+        let mut case = Case::default();
+        case.extra_mut().eval_mut();
+        assert_eq!(case, Case::default());
+        case.repack();
+        assert!(case.extra.is_none());
     }
 
     #[test]

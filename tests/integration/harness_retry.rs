@@ -161,7 +161,7 @@ fn pytest_without_retries_runs_once_and_the_fail_policy_fails_a_flaky_test() {
     let suite = &run.suites[0];
     let case = suite.cases.iter().find(|c| c.name == "test_flaky").unwrap();
     assert_eq!((case.status, case.extra().retries), (CaseStatus::Failed, 1), "{case:#?}");
-    assert!(case.extra().reasons.iter().any(|r| r.code == "flaky"));
+    assert!(case.extra().eval().reasons.iter().any(|r| r.code == "flaky"));
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 
     // Same state, default policy: every failure passed on its retry, so the suite passes.
@@ -303,7 +303,7 @@ fn rerun_failed_runs_only_the_failed_tests_and_merge_lays_them_over_the_original
     assert_eq!((case("test_flaky").status, case("test_flaky").extra().retries), (CaseStatus::Flaky, 1));
     assert_eq!(case("test_flaky").extra().attempts[0].status, CaseStatus::Failed);
     assert_eq!((case("test_always_fails").status, case("test_always_fails").extra().retries), (CaseStatus::Failed, 1));
-    assert!(case("test_always_fails").message.as_deref().unwrap().contains("run 2"), "the rerun's message wins");
+    assert!(case("test_always_fails").message().unwrap().contains("run 2"), "the rerun's message wins");
     assert_eq!(case("test_flaky_neighbour").status, CaseStatus::Passed);
     assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.flaky, suite.counts.failed), (4, 2, 1, 1));
     assert_eq!(suite.status, SuiteStatus::Failed);

@@ -43,9 +43,9 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     assert_eq!(failed.line, Some(32));
     // Where the test panicked, as cargo printed it (`panicked at src/lib.rs:32:9`).
     assert_located_as_printed(failed, &printed_locations(suite, r"panicked at (\S+\.rs):(\d+):\d+"));
-    assert!(failed.message.as_deref().unwrap().contains("average of 1 and 2 should round to 2"), "{failed:?}");
+    assert!(failed.message().unwrap().contains("average of 1 and 2 should round to 2"), "{failed:?}");
     let ignored = suite.cases.iter().find(|c| c.status == CaseStatus::Skipped).unwrap();
-    assert_eq!(ignored.message.as_deref(), Some("slow: exhaustive check"));
+    assert_eq!(ignored.message(), Some("slow: exhaustive check"));
     let integration = suite.cases.iter().find(|c| c.name == "grade_boundaries").unwrap();
     assert_eq!(integration.classname.as_deref(), Some("integration"));
 }

@@ -160,8 +160,8 @@ impl<'a> PageData<'a> {
     fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
         let cases = || part.iter().map(|&i| self.cases[i]);
         let tags = cases().map(|(_, c)| {
-            (!c.extra().tags.is_empty()).then(|| {
-                Cow::Owned(c.extra().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+            (!c.extra().eval().tags.is_empty()).then(|| {
+                Cow::Owned(c.extra().eval().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
             })
         });
         List {
@@ -174,7 +174,7 @@ impl<'a> PageData<'a> {
             line: cases().map(|(_, c)| c.line.unwrap_or(0)).collect(),
             status: cases().map(|(_, c)| super::status_code(c.status)).collect(),
             dur: cases().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
-            msg: Sparse::of(cases().map(|(_, c)| c.message.as_deref())),
+            msg: Sparse::of(cases().map(|(_, c)| c.message())),
             change: Dict::of(part.iter().map(|&i| self.changes[i].map(change_word))),
             category: Dict::of(cases().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
@@ -197,11 +197,11 @@ impl<'a> PageData<'a> {
             retries: rare.retries,
             score: rare.score,
             critical: rare.critical,
-            tags: &rare.tags,
-            reasons: &rare.reasons,
+            tags: &rare.eval().tags,
+            reasons: &rare.eval().reasons,
             attempts: &rare.attempts,
-            expectation: rare.expectation_source.as_deref(),
-            usage: rare.usage.as_ref(),
+            expectation: rare.eval().expectation_source.as_deref(),
+            usage: rare.eval().usage.as_ref(),
             output_omitted,
             url,
         };
@@ -216,9 +216,9 @@ fn detail_size(case: &Case, keep_output: bool) -> usize {
     let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
     let rare = case.extra();
     let mut size = case.details_len() + if keep_output { case.output_len() } else { 0 };
-    size += rare.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
+    size += rare.eval().reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
     size += rare.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
-    size + rare.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
+    size + rare.eval().tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
 }
 
 fn change_word(change: Change) -> &'static str {
@@ -547,13 +547,13 @@ mod tests {
         let mut case = Case { name: "</script><script>alert(1)</script>".into(), ..Case::default() };
         case.id = "abc".into();
         case.status = CaseStatus::Failed;
-        case.message = Some("boom".into());
+        case.set_message(Some("boom".into()));
         case.extra_mut().details = Some("trace </script>".into());
         case.classname = Some("C".into());
         suite.cases.push(case.clone());
         case.id = "def".into();
         case.status = CaseStatus::Passed;
-        case.message = None;
+        case.set_message(None);
         case.extra_mut().details = None;
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);

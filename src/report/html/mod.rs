@@ -543,7 +543,7 @@ fn write_static_failures(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std
                 None => write!(out, " {code}")?,
             }
         }
-        if let Some(message) = &case.message {
+        if let Some(message) = case.message() {
             write!(out, "<pre>{}</pre>", escape(message))?;
         }
         out.write_all(b"</li>")?;
@@ -642,7 +642,7 @@ mod tests {
         let mut suite = Suite::new("s", payload, SuiteKind::Project);
         let mut case = Case { name: payload.into(), status: CaseStatus::Failed, ..Case::default() };
         case.duration_ms = Some(5.0);
-        case.message = Some(payload.into());
+        case.set_message(Some(payload.into()));
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let env = ReportEnv { run_url: Some(format!("https://ci.example/run?x={payload}")), ..ReportEnv::default() };
