@@ -180,7 +180,7 @@ fn change_of(
     CaseChange {
         suite_id: suite_id.to_string(),
         case_id: case.id.to_string(),
-        name: case.name.clone(),
+        name: case.name.clone().into(),
         change,
         before,
         after,
@@ -241,7 +241,7 @@ mod tests {
     fn suite(id: &str, cases: &[(&str, CaseStatus)]) -> Suite {
         let mut s = Suite::new(id, id, SuiteKind::Import);
         for (name, status) in cases {
-            s.cases.push(Case { name: name.to_string(), status: *status, ..Case::default() });
+            s.cases.push(Case { name: name.to_string().into(), status: *status, ..Case::default() });
         }
         s.finalize_cases();
         s

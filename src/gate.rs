@@ -276,7 +276,7 @@ mod tests {
         let mut s = Suite::new(name, name, SuiteKind::Import);
         let status = |i: usize| if i < passed { CaseStatus::Passed } else { CaseStatus::Failed };
         s.cases = (0..passed + failed)
-            .map(|i| Case { name: format!("t{i}"), status: status(i), ..Case::default() })
+            .map(|i| Case { name: format!("t{i}").into(), status: status(i), ..Case::default() })
             .collect();
         s.finalize_cases();
         s.critical = critical;

@@ -286,7 +286,8 @@ mod tests {
 
     fn suite(statuses: &[CaseStatus], status: SuiteStatus) -> Suite {
         let mut s = Suite::new("s", "s", SuiteKind::Project);
-        s.cases = statuses.iter().map(|st| Case { name: format!("{st:?}"), status: *st, ..Case::default() }).collect();
+        s.cases =
+            statuses.iter().map(|st| Case { name: format!("{st:?}").into(), status: *st, ..Case::default() }).collect();
         s.finalize_cases();
         s.status = status;
         s

@@ -225,7 +225,7 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
     }
     let output: Vec<&str> = test.stdout.iter().chain(&test.stderr).map(String::as_str).collect();
     let mut case = Case {
-        name: test.name,
+        name: test.name.into(),
         classname: classname.map(Into::into),
         file: test.file_path.filter(|f| !f.is_empty()).map(|f| options.relative_path(&f)).map(Into::into),
         line: test.line,

@@ -249,7 +249,7 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
         .map(|u| options.relative_path(u.trim_start_matches("file://")))
         .or_else(|| suite.clone());
     let mut case = Case {
-        name: if test.info.name.is_empty() { "(unnamed)".into() } else { test.info.name.clone() },
+        name: if test.info.name.is_empty() { "(unnamed)".into() } else { test.info.name.clone().into() },
         classname: suite.map(Into::into),
         line: if file.is_some() { test.info.root_line.or(test.info.line) } else { None },
         file: file.map(Into::into),

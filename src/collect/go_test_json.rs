@@ -246,7 +246,7 @@ fn own_lines(output: &str) -> Vec<&str> {
 fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String, PackageState)]) -> Case {
     let lines = own_lines(&test.output);
     let mut case = Case {
-        name: test.name.clone(),
+        name: test.name.clone().into(),
         classname: Some(test.package.clone().into()),
         status: test.status.unwrap_or(CaseStatus::Error),
         duration_ms: test.elapsed.map(|s| s * 1000.0),

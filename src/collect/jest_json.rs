@@ -106,7 +106,7 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
             let text = text.unwrap_or_else(|| "the test file failed without a failing test".into());
             parsed.cases.push(
                 Case {
-                    name: rel.clone().unwrap_or_else(|| "(test file)".into()),
+                    name: rel.clone().unwrap_or_else(|| "(test file)".into()).into(),
                     file: rel.map(Into::into),
                     status: CaseStatus::Error,
                     extra: crate::model::CaseExtra {
@@ -152,7 +152,7 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
     let failure = strip_ansi(&a.failure_messages.join("\n\n"));
     let failure = failure.trim();
     Case {
-        name,
+        name: name.into(),
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line: a.location.and_then(|l| l.line),

@@ -1082,7 +1082,7 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
     let file = file.map(|f| paths.relative(&f));
     Case {
         name: match found.name {
-            Some(name) if !name.is_empty() => name.into_owned(),
+            Some(name) if !name.is_empty() => crate::model::CaseName::from(&*name),
             _ => "(unnamed)".into(),
         },
         classname: classname.map(|c| paths.class.share(&c)),
@@ -1225,8 +1225,8 @@ fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     path.reverse();
     case.classname = (!path.is_empty()).then(|| path.join(" > ")).map(Into::into);
     case.name = match &case.classname {
-        Some(parents) => format!("{parents} > {title}"),
-        None => title,
+        Some(parents) => format!("{parents} > {title}").into(),
+        None => title.into(),
     };
     case.duration_ms = attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0);
     case
@@ -1528,6 +1528,8 @@ mod tests {
             (CaseStatus::Passed, Some("tests/test_a.py"), Some(3))
         );
         assert_eq!(c[1].name, "test_bad[x & y]");
+        // Names up to 24 bytes, most of a report's, take no allocation of their own.
+        assert!(c.iter().all(|case| !case.name.is_heap_allocated()));
         assert_eq!(c[1].status, CaseStatus::Failed);
         assert_eq!(c[1].message(), Some("assert 1 == 2"));
         assert!(c[1].details().as_deref().unwrap().contains(">   assert 1 == 2"));

@@ -155,7 +155,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             };
             report.cases.push(
                 Case {
-                    name,
+                    name: name.into(),
                     classname: target.classname().map(Into::into),
                     file: target.file().map(str::to_string).map(Into::into),
                     status,

@@ -160,7 +160,7 @@ fn case(test: &Test, status: CaseStatus, options: &ParseOptions) -> Case {
     let retries = test.current_retry.unwrap_or(0);
     let status = if retries > 0 && status == CaseStatus::Passed { CaseStatus::Flaky } else { status };
     Case {
-        name,
+        name: name.into(),
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line,

@@ -348,7 +348,7 @@ impl Reader<'_> {
             && executed.as_deref().is_some_and(|e| e.eq_ignore_ascii_case("true"));
         self.failing += usize::from(status.is_failure());
         self.report.cases.push(Case {
-            name,
+            name: name.into(),
             classname: classname.map(Into::into),
             status,
             duration_ms,

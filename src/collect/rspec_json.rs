@@ -104,7 +104,7 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
             format!("[error outside of examples {}]", n + 1)
         };
         parsed.cases.push(Case {
-            name,
+            name: name.into(),
             status: CaseStatus::Error,
             extra: crate::model::CaseExtra {
                 message: Some(
@@ -132,7 +132,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
         .filter(|c| !c.is_empty())
         .map(str::to_string);
     let mut case = Case {
-        name: if example.description.is_empty() { "(unnamed)".into() } else { example.description },
+        name: if example.description.is_empty() { "(unnamed)".into() } else { example.description.into() },
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line: example.line_number,

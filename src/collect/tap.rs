@@ -383,7 +383,7 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
         (None, false) => CaseStatus::Failed,
     };
     let mut case = Case {
-        name: point.name.clone(),
+        name: point.name.clone().into(),
         classname: (!point.parents.is_empty()).then(|| point.parents.join(" > ")).map(Into::into),
         status,
         duration_ms: get("duration_ms").and_then(|v| v.parse::<f64>().ok()).filter(|d| d.is_finite() && *d >= 0.0),
@@ -516,7 +516,7 @@ mod tests {
         let cut = |text: &str| {
             let report = parse_str(text);
             let last = report.cases.last().map(|c| (c.name.clone(), c.status));
-            assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE.to_string(), CaseStatus::Error)), "{text}");
+            assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE.into(), CaseStatus::Error)), "{text}");
             assert_eq!(report.errors.len(), 1, "{text}");
             report.errors[0].clone()
         };

@@ -219,7 +219,7 @@ impl Reader<'_> {
         let (status, note) = trx_status(outcome.as_deref());
         self.top_level += usize::from(self.open.is_empty());
         let case = Case {
-            name: test_name.unwrap_or_else(|| "(unnamed)".into()),
+            name: test_name.unwrap_or_else(|| "(unnamed)".into()).into(),
             status,
             duration_ms: duration.as_deref().and_then(trx_duration_ms),
             ..Case::default()
@@ -285,7 +285,7 @@ impl Reader<'_> {
         } = self;
         for (case, id) in report.cases.iter_mut().zip(&test_ids) {
             if let Some(class) = id.as_ref().and_then(|id| classes.get(id)) {
-                case.name = dotnet::short_name(&case.name, Some(class));
+                case.name = dotnet::short_name(&case.name, Some(class)).into();
                 case.classname = Some(class.clone().into());
             }
         }

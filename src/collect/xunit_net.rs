@@ -195,7 +195,7 @@ impl Reader<'_> {
             _ => CaseStatus::Error,
         };
         let case = Case {
-            name: dotnet::short_name(&full, classname.as_deref()),
+            name: dotnet::short_name(&full, classname.as_deref()).into(),
             classname: classname.map(Into::into),
             status,
             duration_ms: time.as_deref().and_then(dotnet::seconds_to_ms),
@@ -217,7 +217,7 @@ impl Reader<'_> {
     fn start_error(&mut self, e: &BytesStart<'_>) {
         let kind = attr(e, "type").unwrap_or_else(|| "error".into());
         let case = Case {
-            name: format!("[{kind}]"),
+            name: format!("[{kind}]").into(),
             classname: attr(e, "name").map(Into::into),
             status: CaseStatus::Error,
             ..Case::default()

@@ -145,7 +145,7 @@ fn read_reports(
                     let shown = display_path(&path, ctx.root, ctx.work_dir);
                     unreadable.push(
                         Case {
-                            name: format!("{UNREADABLE_CASE} {shown}"),
+                            name: format!("{UNREADABLE_CASE} {shown}").into(),
                             status: CaseStatus::Error,
                             ..Case::default()
                         }

@@ -23,6 +23,10 @@ pub use text::Text;
 /// serialised as a JSON string).
 pub type CaseId = compact_str::CompactString;
 
+/// A case's name ([`Case::name`]): inline up to 24 bytes, as [`CaseId`] is, so most names of a
+/// big report need no allocation of their own.
+pub type CaseName = compact_str::CompactString;
+
 /// Text most cases share with the case before them ([`Case::classname`], [`Case::file`]): cases
 /// come grouped by class and file, so readers hand out one copy for the whole group.
 pub type SharedText = std::sync::Arc<str>;
@@ -519,7 +523,8 @@ pub struct Case {
     /// digits and a short suffix (`#2`), at most 24 bytes (longer ones, which no reader makes,
     /// would still work: they go to the heap).
     pub id: CaseId,
-    pub name: String,
+    /// Inline up to 24 bytes ([`CaseName`]): most test names are that short.
+    pub name: CaseName,
     /// Class, describe-path or package the case belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classname: Option<SharedText>,
@@ -804,7 +809,8 @@ struct CaseWire {
     /// Stable across runs and machines: see [`case_id`].
     #[schemars(with = "String")]
     id: CaseId,
-    name: String,
+    #[schemars(with = "String")]
+    name: CaseName,
     /// Class, describe-path or package the case belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     classname: Option<String>,
@@ -1491,6 +1497,7 @@ mod tests {
                        {"id":"1","name":"y","classname":"C","file":"f.py","status":"failed"}]"#;
         let cases: Vec<Case> = serde_json::from_str(text).unwrap();
         assert_eq!(cases[0].id, b);
+        assert!(!cases[0].name.is_heap_allocated(), "a short name is read inline");
         let (c0, c1) = (cases[0].classname.as_ref().unwrap(), cases[1].classname.as_ref().unwrap());
         assert!(std::sync::Arc::ptr_eq(c0, c1), "one copy of the class name for both cases");
         assert!(std::sync::Arc::ptr_eq(cases[0].file.as_ref().unwrap(), cases[1].file.as_ref().unwrap()));
@@ -1570,7 +1577,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for i in 0..60_000 {
             let name = format!("t{}", i % 40_000);
-            suite.cases.push(Case { name, status: CaseStatus::Passed, ..Case::default() });
+            suite.cases.push(Case { name: name.into(), status: CaseStatus::Passed, ..Case::default() });
         }
         suite.finalize_cases();
         let mut seen = std::collections::HashMap::new();

@@ -111,7 +111,7 @@ fn row(suite: &Suite, case: &Case) -> FailureRow {
     let score = case.extra().score.unwrap_or(0.0);
     FailureRow {
         suite: suite.name.clone(),
-        test_id: case.name.clone(),
+        test_id: case.name.clone().into(),
         title: case.extra().eval().tags.get("title").cloned().unwrap_or_default(),
         score,
         interpretation: interpret(score as u32).to_string(),

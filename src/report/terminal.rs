@@ -641,7 +641,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
                     let location = if left > 4 { fit(&location, left) } else { String::new() };
                     (name, location)
                 }
-                None => (case.name.clone(), location),
+                None => (case.name.to_string(), location),
             };
             lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
             if let Some(message) = case.message().map(std::borrow::Cow::Borrowed).or_else(|| case.details()) {
@@ -860,7 +860,7 @@ mod tests {
             s.phases = vec![phase(PhaseKind::Install), phase(PhaseKind::Build), phase(PhaseKind::Test)];
             s.cases = vec![
                 Case {
-                    name: format!("{name}::a_test_with_a_rather_long_name_that_goes_on_and_on"),
+                    name: format!("{name}::a_test_with_a_rather_long_name_that_goes_on_and_on").into(),
                     file: Some("tests/some/deeply/nested/directory/test_file.py".into()),
                     line: Some(12),
                     status: if failing { CaseStatus::Failed } else { CaseStatus::Passed },

@@ -355,7 +355,7 @@ fn heavy_run(statuses: &[(CaseStatus, f64)]) -> Run {
         let failing = status.is_failure();
         suite.cases.push(
             Case {
-                name: format!("t{i}"),
+                name: format!("t{i}").into(),
                 classname: Some("pkg.Test".into()),
                 file: Some("tests/test_x.py".into()),
                 line: Some(7),

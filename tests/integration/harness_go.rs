@@ -13,7 +13,7 @@ fn assert_cases(suite: &Suite, want: &Value) {
     let ours: BTreeMap<(String, String), CaseStatus> = suite
         .cases
         .iter()
-        .map(|c| ((c.classname.as_deref().unwrap_or_default().to_string(), c.name.clone()), c.status))
+        .map(|c| ((c.classname.as_deref().unwrap_or_default().to_string(), c.name.to_string()), c.status))
         .collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
         .as_array()

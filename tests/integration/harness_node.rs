@@ -17,7 +17,7 @@ fn fcorr_run(paths: &[&Path], out: &Path) -> (i32, Run) {
 
 /// Case statuses and counts equal the fixture's `expected.json`.
 fn assert_matches_expected(suite: &Suite, expected: &Value) {
-    crate::support::assert_matches_expected(suite, expected, |c| c.name.clone());
+    crate::support::assert_matches_expected(suite, expected, |c| c.name.clone().into());
 }
 
 /// Checks a run of one failing fixture: statuses, counts, exit code, report format.

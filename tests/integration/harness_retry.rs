@@ -197,7 +197,7 @@ fn cargo_retries_rerun_failed_tests_per_target_by_exact_name() {
     let (run, code) = run_flaky(&f, &["--retries", "2"], &[("CARGO_TARGET_DIR", &target)]);
     let suite = &run.suites[0];
     assert_eq!(runs(&f.state), expected_runs(&want), "{suite:#?}");
-    assert_after_retries(suite, &want, |c| c.name.clone());
+    assert_after_retries(suite, &want, |c| c.name.clone().into());
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 }
@@ -222,7 +222,7 @@ fn check_js(name: &str) {
     let (run, code) = parse_run(&output);
     let suite = &run.suites[0];
     assert_eq!(runs(state.path()), expected_runs(&want), "{suite:#?}");
-    assert_after_retries(suite, &want, |c| c.name.clone());
+    assert_after_retries(suite, &want, |c| c.name.clone().into());
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
     assert_eq!((suite.counts.passed, suite.counts.flaky, suite.counts.failed), (2, 1, 1));

@@ -25,7 +25,7 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     let ours: BTreeMap<(String, String), CaseStatus> = suite
         .cases
         .iter()
-        .map(|c| ((c.file.as_deref().unwrap_or_default().to_string(), c.name.clone()), c.status))
+        .map(|c| ((c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()), c.status))
         .collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
         .as_array()
@@ -91,7 +91,7 @@ fn rust_workspace_places_every_case_in_its_member_crate() {
         .iter()
         .map(|c| {
             let line = (c.status == CaseStatus::Failed).then_some(c.line).flatten();
-            ((c.file.as_deref().unwrap_or_default().to_string(), c.name.clone()), (c.status, line))
+            ((c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()), (c.status, line))
         })
         .collect();
     let theirs: BTreeMap<Key, (CaseStatus, Option<u32>)> = want["cases"]

@@ -115,7 +115,7 @@ fn node_test_junit_and_tap_reporters() {
             assert_statuses(suite, &expected, reporter, |case, title| {
                 let full = match &case.classname {
                     Some(class) => format!("{class} > {}", case.name),
-                    None => case.name.clone(),
+                    None => case.name.to_string(),
                 };
                 full == title
             });

@@ -321,7 +321,7 @@ fn ctrf_is_what_serde_writes_for_every_scenario() {
         });
         extra.details = Some(format!("Traceback\n  File \"a.py\", line {i}\n\u{0}\u{8}\u{c}").into());
     }
-    rich.suites[0].cases[0].name = String::new();
+    rich.suites[0].cases[0].name = String::new().into();
     scenarios.push(("rich", rich));
     for (name, run) in scenarios {
         let written = fcorr::report::ctrf::CtrfJson.render(&run, &ReportEnv::default()).unwrap();

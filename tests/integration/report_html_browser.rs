@@ -219,7 +219,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
     let case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| c.id == found).unwrap();
     let detail = value["detailText"].as_str().unwrap();
     assert!(
-        detail.contains(&case.name) && detail.contains(case.message().unwrap()),
+        detail.contains(case.name.as_str()) && detail.contains(case.message().unwrap()),
         "detail pane shows the case: {detail}"
     );
     // The trace and output come from the case's detail block, inflated when it opened.

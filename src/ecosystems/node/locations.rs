@@ -88,7 +88,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
             .or_insert(Some(location));
     }
     for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
-        let Some(Some(location)) = by_name.get(&case.name) else { continue };
+        let Some(Some(location)) = by_name.get(case.name.as_str()) else { continue };
         case.file = Some(relativize(&location.file, Some(root)).into());
         case.line = thrown_at(case.details().as_deref(), &location.file).or(location.line);
     }
@@ -117,7 +117,7 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
         parents.push(
             Case {
                 classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()).map(Into::into),
-                name: location.name,
+                name: location.name.into(),
                 file: Some(file.into()),
                 line,
                 status, // Its first line, as for the other cases (assert adds a diff below it, kept in details).

@@ -548,7 +548,7 @@ fn cases_from_progress(output: &str) -> Vec<Case> {
         cases.retain(|existing: &Case| !(existing.name == *name && existing.file.as_deref() == Some(file.as_str())));
         cases.push(
             Case {
-                name: name.to_string(),
+                name: name.to_string().into(),
                 classname: Some(classname.into()),
                 file: Some(file.into()),
                 status,

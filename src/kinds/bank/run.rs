@@ -59,7 +59,7 @@ pub(crate) fn run_bank(
         let observed = mechanism.observe(test, sut);
         pacer.done();
         let mut case = Case {
-            name: test.test_id.clone(),
+            name: test.test_id.clone().into(),
             extra: crate::model::CaseExtra {
                 eval: crate::model::EvalExtra {
                     expectation_source: Some(resolved.source.label()),

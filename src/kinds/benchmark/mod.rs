@@ -235,7 +235,7 @@ fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
         .zip(tasks)
         .map(|(slot, task)| {
             slot.unwrap_or_else(|| {
-                let mut case = Case { name: task.id.clone(), ..Case::default() };
+                let mut case = Case { name: task.id.clone().into(), ..Case::default() };
                 case.set_message(Some("the worker running this task stopped unexpectedly".into()));
                 case
             })
@@ -292,7 +292,7 @@ impl TaskRunner<'_> {
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
         let mut case =
-            Case { name: task.id.clone(), classname: Some(self.suite.name.clone().into()), ..Case::default() };
+            Case { name: task.id.clone().into(), classname: Some(self.suite.name.clone().into()), ..Case::default() };
         if let Some(d) = &task.difficulty {
             case.extra_mut().eval_mut().tags.insert("difficulty".into(), d.clone());
         }

@@ -615,7 +615,7 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
         }
     }
     Case {
-        name: ask.name.clone(),
+        name: ask.name.clone().into(),
         status,
         duration_ms: Some(tries.iter().map(|t| t.duration.as_secs_f64() * 1000.0).sum()),
         extra: crate::model::CaseExtra {

@@ -118,7 +118,7 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             let case = &mut suite.cases[i];
             match by_id.get(case.id.as_str()) {
                 Some(new) if new.status != CaseStatus::Skipped => record_attempt(case, new),
-                _ => missing.push(case.name.clone()),
+                _ => missing.push(case.name.to_string()),
             }
         }
         if !missing.is_empty() {

@@ -582,7 +582,7 @@ mod tests {
     fn big_runs_split_into_detail_blocks_that_cover_every_case_once() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..(DETAIL_BLOCK_CASES + 10) {
-            let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
+            let mut case = Case { name: format!("t{i}").into(), status: CaseStatus::Failed, ..Case::default() };
             // A few big traces force size-based cuts; the many small rows force count-based ones.
             case.extra_mut().details =
                 Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") }.into());
@@ -608,7 +608,7 @@ mod tests {
     fn passing_output_beyond_the_budget_is_left_out_and_counted() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..3 {
-            let mut case = Case { name: format!("t{i}"), status: CaseStatus::Passed, ..Case::default() };
+            let mut case = Case { name: format!("t{i}").into(), status: CaseStatus::Passed, ..Case::default() };
             case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1).into());
             suite.cases.push(case);
         }
@@ -636,7 +636,7 @@ mod tests {
                 2 => CaseStatus::Skipped,
                 _ => CaseStatus::Passed,
             };
-            suite.cases.push(Case { name: format!("t{i}"), status, ..Case::default() });
+            suite.cases.push(Case { name: format!("t{i}").into(), status, ..Case::default() });
         }
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let data = PageData::of(&run, None);

@@ -675,7 +675,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for i in 0..passing + failing {
             let status = if i < failing { CaseStatus::Failed } else { CaseStatus::Passed };
-            let mut case = Case { name: format!("test_{i}"), status, ..Case::default() };
+            let mut case = Case { name: format!("test_{i}").into(), status, ..Case::default() };
             case.id = format!("id{i}").into();
             case.extra_mut().output =
                 Some(format!("output of {i}: {}", i.wrapping_mul(2_654_435_761) % 1_000_003).into());
