@@ -274,9 +274,13 @@ fn parse_in_chunks(
 
 /// Reports at least twice this big are read in parts, on several threads ([`parse_in_parts`]).
 const PART_MIN: u64 = 4 << 20;
-/// Parts a report is read in, at most. More parts than threads: each part's cases are joined
-/// to the report as soon as the parts before it are, so the cases read but not yet joined are a
-/// few parts' worth, not half the report (a 1M-case import held both halves at once: +72 MB).
+/// Reports bigger than this many bytes a thread are read in parts of about this size, more parts
+/// than threads: each part's cases are joined to the report as soon as the parts before it are,
+/// so the cases read but not yet joined are a few parts' worth, not half the report (a 1M-case
+/// import held both halves at once: +72 MB). Smaller reports keep one part a thread, which
+/// costs the least to cut and join.
+const PART_SIZE: u64 = 16 << 20;
+/// Parts a report is read in, at most.
 const PARTS_MAX: usize = 32;
 /// Threads that read parts, at most (and no more than the machine runs at once).
 const THREADS_MAX: usize = 8;
@@ -289,7 +293,12 @@ const CUT_WINDOW: u64 = 1 << 20;
 fn parse_file(file: &std::fs::File, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, JunitError> {
     let len = file.metadata().map_or(0, |m| m.len());
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX);
-    let parts = if threads > 1 { PARTS_MAX.min(usize::try_from(len / PART_MIN).unwrap_or(usize::MAX)) } else { 1 };
+    let parts = if threads > 1 {
+        let parts = |size: u64| usize::try_from(len / size).unwrap_or(usize::MAX);
+        threads.min(parts(PART_MIN)).max(parts(PART_SIZE)).min(PARTS_MAX)
+    } else {
+        1
+    };
     parse_file_in(file, len, parts, threads, options, dialect, xml_stream::CHUNK)
 }
 
