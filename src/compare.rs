@@ -180,7 +180,7 @@ fn change_of(
     CaseChange {
         suite_id: suite_id.to_string(),
         case_id: case.id.to_string(),
-        name: case.name.clone(),
+        name: case.name.clone().into(),
         change,
         before,
         after,
@@ -193,14 +193,14 @@ fn change_of(
 }
 
 fn first_reason(case: &Case) -> Option<String> {
-    case.extra().reasons.first().map(|r| r.code.clone())
+    case.extra().eval().reasons.first().map(|r| r.code.clone())
 }
 
 /// What changed in a graded case's deductions: `−20: false positive X` for a new penalty,
 /// `+10: no longer missing secondary Y` for one that went away; hard fails named as such.
 pub fn delta_note(before: &Case, after: &Case) -> Option<String> {
     let messages =
-        |case: &Case| -> Vec<String> { case.extra().reasons.iter().filter_map(|r| r.message.clone()).collect() };
+        |case: &Case| -> Vec<String> { case.extra().eval().reasons.iter().filter_map(|r| r.message.clone()).collect() };
     let (then, now) = (messages(before), messages(after));
     let mut parts: Vec<String> = now.iter().filter(|m| !then.contains(m)).cloned().collect();
     for gone in then.iter().filter(|m| !now.contains(m)) {
@@ -241,7 +241,7 @@ mod tests {
     fn suite(id: &str, cases: &[(&str, CaseStatus)]) -> Suite {
         let mut s = Suite::new(id, id, SuiteKind::Import);
         for (name, status) in cases {
-            s.cases.push(Case { name: name.to_string(), status: *status, ..Case::default() });
+            s.cases.push(Case { name: name.to_string().into(), status: *status, ..Case::default() });
         }
         s.finalize_cases();
         s

@@ -165,7 +165,7 @@ fn check_case(format: &str, case: &Case) {
 fn check_neutralised(format: &str, case: &Case) {
     use crate::publish::annotations::{escape_data, escape_property};
     use crate::report::filters::{code_block, escape_cell, escape_summary, inline_code};
-    let texts = [Some(case.name.as_str()), case.classname.as_deref(), case.file.as_deref(), case.message.as_deref()];
+    let texts = [Some(case.name.as_str()), case.classname.as_deref(), case.file.as_deref(), case.message()];
     let long = [case.details(), case.output()];
     for text in texts.into_iter().chain(long.iter().map(Option::as_deref)).flatten() {
         let one_line = |escaped: &str, how: &str| {

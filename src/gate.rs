@@ -240,10 +240,10 @@ fn sut_score(run: &Run, sut: &str) -> Option<f64> {
     let parts: Vec<crate::model::Suite> = run
         .suites
         .iter()
-        .filter(|s| s.cases.iter().any(|c| c.extra().sut.as_deref() == Some(sut)))
+        .filter(|s| s.cases.iter().any(|c| c.extra().eval().sut.as_deref() == Some(sut)))
         .map(|s| {
             let mut part = s.clone();
-            part.cases.retain(|c| c.extra().sut.as_deref() == Some(sut));
+            part.cases.retain(|c| c.extra().eval().sut.as_deref() == Some(sut));
             part.counts = crate::model::Counts::of(&part.cases);
             part.score =
                 crate::score::score_suite(&part, s.score.policy, s.score.threshold, &crate::config::Weights::default());
@@ -276,7 +276,7 @@ mod tests {
         let mut s = Suite::new(name, name, SuiteKind::Import);
         let status = |i: usize| if i < passed { CaseStatus::Passed } else { CaseStatus::Failed };
         s.cases = (0..passed + failed)
-            .map(|i| Case { name: format!("t{i}"), status: status(i), ..Case::default() })
+            .map(|i| Case { name: format!("t{i}").into(), status: status(i), ..Case::default() })
             .collect();
         s.finalize_cases();
         s.critical = critical;

@@ -212,7 +212,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
                 flaky.push(FlakyCase {
                     suite_id: suite.id.clone(),
                     case_id: case.id.to_string(),
-                    name: case.name.clone(),
+                    name: case.name.clone().into(),
                     failed,
                     runs: ran,
                     status: case.status,
@@ -230,7 +230,7 @@ pub(crate) fn record(run: &mut Run, past: Past) {
                 failing.push(FailingCase {
                     suite_id: suite.id.clone(),
                     case_id: case.id.to_string(),
-                    name: case.name.clone(),
+                    name: case.name.clone().into(),
                     runs: streak,
                     since_sha: first.and_then(|r| r.sha.clone()),
                     since: first.map(|r| r.started_at.clone()),
@@ -355,7 +355,7 @@ fn listed(run: &Run, max: usize, mut out: Sections) -> Sections {
             let listed = |list: &Vec<SectionCase>| list.len() < max;
             let view = || SectionCase {
                 suite: suite.name.clone(),
-                name: case.name.clone(),
+                name: case.name.clone().into(),
                 status: case.status.label(),
                 retries: case.extra().retries,
                 failed,
@@ -457,7 +457,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for (i, status) in statuses.iter().enumerate() {
             suite.cases.push(Case {
-                name: format!("t{i}"),
+                name: format!("t{i}").into(),
                 status: *status,
                 extra: crate::model::CaseExtra { quarantined, ..Default::default() }.packed(),
                 ..Case::default()

@@ -51,7 +51,7 @@ struct BadGlob {
 /// The names a glob is tried against: the bare name, and the name qualified by its class
 /// (`Class.name`, `Class::name`) and by its file (`file::name`), as tools print them.
 fn names(case: &Case) -> Vec<String> {
-    let mut names = vec![case.name.clone()];
+    let mut names = vec![case.name.to_string()];
     if let Some(class) = &case.classname {
         names.push(format!("{class}.{}", case.name));
         names.push(format!("{class}::{}", case.name));

@@ -142,7 +142,7 @@ pub const HARD_FAIL: &str = "hard-fail";
 /// Whether a case is a hard fail (a bank case that missed a primary expectation, scored 0;
 /// one keeps a run from EXCELLENT health).
 pub fn is_hard_fail(case: &Case) -> bool {
-    case.extra().reasons.iter().any(|r| r.code == HARD_FAIL)
+    case.extra().eval().reasons.iter().any(|r| r.code == HARD_FAIL)
 }
 
 /// Health: CRITICAL if any critical case or suite failed; then by combined score.
@@ -286,7 +286,8 @@ mod tests {
 
     fn suite(statuses: &[CaseStatus], status: SuiteStatus) -> Suite {
         let mut s = Suite::new("s", "s", SuiteKind::Project);
-        s.cases = statuses.iter().map(|st| Case { name: format!("{st:?}"), status: *st, ..Case::default() }).collect();
+        s.cases =
+            statuses.iter().map(|st| Case { name: format!("{st:?}").into(), status: *st, ..Case::default() }).collect();
         s.finalize_cases();
         s.status = status;
         s

@@ -604,18 +604,22 @@ mod tests {
             name: "c1".into(),
             status: CaseStatus::Failed,
             duration_ms: Some(12.345678901234),
-            message: Some(format!("expected `hi`, got `KEY={VALUE}`")),
             extra: crate::model::CaseExtra {
                 details: Some(format!("{{\"env\": \"{VALUE}\"}}").into()),
                 score: Some(33.333333333333336),
-                usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+                eval: crate::model::EvalExtra {
+                    usage: Some(Usage { tokens: u64::MAX, tokens_in: Some(3), ..Usage::default() }),
+                    ..Default::default()
+                }
+                .packed(),
                 ..Default::default()
             }
             .packed(),
             ..Case::default()
-        };
-        case.extra_mut().tags.insert(format!("k{VALUE}"), "v".into());
-        case.extra_mut().reasons.push(Reason {
+        }
+        .with_message(Some(format!("expected `hi`, got `KEY={VALUE}`")));
+        case.extra_mut().eval_mut().tags.insert(format!("k{VALUE}"), "v".into());
+        case.extra_mut().eval_mut().reasons.push(Reason {
             code: "incorrect".into(),
             expected: Some(serde_json::json!("hi")),
             actual: Some(serde_json::json!({"answer": VALUE})),

@@ -241,7 +241,8 @@ mod tests {
     fn part(shard: &str, cases: &[(&str, CaseStatus)], tokens: u64) -> Suite {
         let mut suite = Suite::new("bench", "bench", SuiteKind::Benchmark);
         suite.score.policy = Policy::PassRate;
-        suite.cases = cases.iter().map(|(n, s)| Case { name: n.to_string(), status: *s, ..Case::default() }).collect();
+        suite.cases =
+            cases.iter().map(|(n, s)| Case { name: n.to_string().into(), status: *s, ..Case::default() }).collect();
         suite.counts = Counts::of(&suite.cases);
         suite.status = if suite.cases.is_empty() {
             SuiteStatus::NoTests

@@ -79,7 +79,7 @@ pub fn slowest(run: &Run, n: usize) -> Vec<SlowCase> {
         .map(|(s, c)| SlowCase {
             suite_id: run.suites[s].id.clone(),
             case_id: c.id.to_string(),
-            name: c.name.clone(),
+            name: c.name.clone().into(),
             duration_ms: ms_of(&c),
         })
         .collect()
@@ -116,7 +116,7 @@ pub fn slowdowns(run: &Run, baseline: &Run, settings: &TimingSettings) -> (Vec<S
             let slowdown = Slowdown {
                 suite_id: suite.id.clone(),
                 case_id: case.id.to_string(),
-                name: case.name.clone(),
+                name: case.name.clone().into(),
                 before_ms: was,
                 after_ms: after,
                 change_ms: crate::score::round2(change),
@@ -139,7 +139,7 @@ mod tests {
         suite.cases = times
             .iter()
             .map(|(name, ms, status)| Case {
-                name: name.to_string(),
+                name: name.to_string().into(),
                 duration_ms: *ms,
                 status: *status,
                 ..Case::default()

@@ -225,25 +225,25 @@ fn to_case(test: Test, options: &ParseOptions) -> Result<Case, TestProblem> {
     }
     let output: Vec<&str> = test.stdout.iter().chain(&test.stderr).map(String::as_str).collect();
     let mut case = Case {
-        name: test.name,
+        name: test.name.into(),
         classname: classname.map(Into::into),
         file: test.file_path.filter(|f| !f.is_empty()).map(|f| options.relative_path(&f)).map(Into::into),
         line: test.line,
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),
-        message: test.message.filter(|m| !m.is_empty()),
         extra: crate::model::CaseExtra {
             details: test.trace.filter(|t| !t.is_empty()).map(|t| crate::model::Text::capped(&t, DETAILS_CAP)),
             output: (status != CaseStatus::Passed && !output.is_empty())
                 .then(|| crate::model::Text::capped(&output.join("\n"), OUTPUT_CAP)),
             retries,
             attempts: attempts.into_iter().map(|(_, a)| a).collect(),
-            tags,
+            eval: crate::model::EvalExtra { tags, ..Default::default() }.packed(),
             ..Default::default()
         }
         .packed(),
         ..Case::default()
-    };
+    }
+    .with_message(test.message.filter(|m| !m.is_empty()));
     if let Some(fcorr) = fcorr {
         case = overlay(case, fcorr)?;
     }
@@ -316,7 +316,7 @@ mod tests {
         assert_eq!((c[1].status, c[1].extra().retries, c[1].extra().attempts.len()), (CaseStatus::Failed, 1, 1));
         assert_eq!(c[1].extra().attempts[0].message.as_deref(), Some("first"));
         assert_eq!(c[2].status, CaseStatus::Skipped);
-        assert_eq!((c[2].extra().tags["slow"].as_str(), c[2].extra().tags["prio"].as_str()), ("", "2"));
+        assert_eq!((c[2].extra().eval().tags["slow"].as_str(), c[2].extra().eval().tags["prio"].as_str()), ("", "2"));
         assert_eq!((c[3].status, c[3].extra().retries), (CaseStatus::Flaky, 1));
         assert_eq!((c[4].status, c[4].output().as_deref()), (CaseStatus::Error, Some("hello")));
     }
@@ -331,8 +331,8 @@ mod tests {
         .unwrap();
         let c = &report.cases[0];
         assert_eq!((c.status, c.extra().critical, c.extra().score), (CaseStatus::Timeout, true, Some(40.0)));
-        assert_eq!((c.classname.as_deref(), c.extra().tags["category"].as_str()), (Some("pkg"), "auth"));
-        assert_eq!(c.extra().reasons[0].code, "timeout");
+        assert_eq!((c.classname.as_deref(), c.extra().eval().tags["category"].as_str()), (Some("pkg"), "auth"));
+        assert_eq!(c.extra().eval().reasons[0].code, "timeout");
         assert!(c.id.is_empty());
     }
 

@@ -226,12 +226,10 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
         Some(None) => {
             report.cut_short("the runner was closed before all tests completed (`done` without success)".into())
         }
-        Some(Some(false)) if !report.cases.iter().any(|c| c.status.is_failure()) => report.cases.push(Case {
-            name: "[test run]".into(),
-            status: CaseStatus::Error,
-            message: Some("the runner reported failure, but no test failed".into()),
-            ..Case::default()
-        }),
+        Some(Some(false)) if !report.cases.iter().any(|c| c.status.is_failure()) => report.cases.push(
+            Case { name: "[test run]".into(), status: CaseStatus::Error, ..Case::default() }
+                .with_message(Some("the runner reported failure, but no test failed".into())),
+        ),
         Some(_) => {}
     }
     Ok(report)
@@ -251,7 +249,7 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
         .map(|u| options.relative_path(u.trim_start_matches("file://")))
         .or_else(|| suite.clone());
     let mut case = Case {
-        name: if test.info.name.is_empty() { "(unnamed)".into() } else { test.info.name.clone() },
+        name: if test.info.name.is_empty() { "(unnamed)".into() } else { test.info.name.clone().into() },
         classname: suite.map(Into::into),
         line: if file.is_some() { test.info.root_line.or(test.info.line) } else { None },
         file: file.map(Into::into),
@@ -261,7 +259,7 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
     let any_failure = test.errors.iter().any(|(_, _, failure)| *failure);
     case.status = match test.result.as_deref() {
         None => {
-            case.message = Some("the test never finished: the run ended first".into());
+            case.set_message(Some("the test never finished: the run ended first".into()));
             CaseStatus::Error
         }
         Some("success") if test.late_error => {
@@ -272,20 +270,21 @@ fn test_case(test: Test, suites: &HashMap<u64, String>, options: &ParseOptions) 
             }
         }
         Some("success") if test.skipped => {
-            case.message = test.skip_reason.clone();
+            case.set_message(test.skip_reason.clone());
             CaseStatus::Skipped
         }
         Some("success") => CaseStatus::Passed,
         Some("failure") => CaseStatus::Failed,
         Some("error") => CaseStatus::Error,
         Some(other) => {
-            case.message = Some(format!("unknown dart test result `{other}`"));
+            case.set_message(Some(format!("unknown dart test result `{other}`")));
             CaseStatus::Error
         }
     };
     if case.status.is_failure() && !test.errors.is_empty() {
         let (error, _, _) = &test.errors[0];
-        case.message = failure_line(error, &test.prints).or(case.message);
+        let message = failure_line(error, &test.prints).or_else(|| case.take_message());
+        case.set_message(message);
         if let Some(file) = case.file.clone()
             && let Some(line) = test
                 .errors

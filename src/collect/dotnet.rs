@@ -321,8 +321,8 @@ pub(crate) fn set_failure(case: &mut Case, message: Option<String>, trace: Optio
         (None, Some(t)) => Some(t),
         _ => None,
     };
-    if case.message.is_none() {
-        case.message = message.as_deref().and_then(first_line);
+    if case.message().is_none() {
+        case.set_message(message.as_deref().and_then(first_line));
     }
     if case.extra().details.is_none() {
         case.extra_mut().details = details.map(Into::into);
@@ -351,13 +351,15 @@ pub(crate) fn check_declared(
         && failing > 0
         && !report.cases.iter().any(|c| c.status.is_failure())
     {
-        report.cases.push(Case {
-            name: "[declared failures not reported]".into(),
-            classname: classname.map(str::to_string).map(Into::into),
-            status: CaseStatus::Error,
-            message: Some(format!("the report declares {what} but no failing test result was found in it")),
-            ..Case::default()
-        });
+        report.cases.push(
+            Case {
+                name: "[declared failures not reported]".into(),
+                classname: classname.map(str::to_string).map(Into::into),
+                status: CaseStatus::Error,
+                ..Case::default()
+            }
+            .with_message(Some(format!("the report declares {what} but no failing test result was found in it"))),
+        );
     }
 }
 

@@ -246,7 +246,7 @@ fn own_lines(output: &str) -> Vec<&str> {
 fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String, PackageState)]) -> Case {
     let lines = own_lines(&test.output);
     let mut case = Case {
-        name: test.name.clone(),
+        name: test.name.clone().into(),
         classname: Some(test.package.clone().into()),
         status: test.status.unwrap_or(CaseStatus::Error),
         duration_ms: test.elapsed.map(|s| s * 1000.0),
@@ -263,10 +263,10 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
     match test.status {
         Some(CaseStatus::Passed) => {}
         Some(CaseStatus::Skipped) => {
-            case.message = lines.first().map(|l| l.trim().to_string());
+            case.set_message(lines.first().map(|l| l.trim().to_string()));
         }
         Some(_) => {
-            case.message = lines.first().map(|l| l.trim().to_string()).or_else(|| {
+            case.set_message(lines.first().map(|l| l.trim().to_string()).or_else(|| {
                 let prefix = format!("{}/", test.name);
                 let subs: Vec<&str> = failing
                     .iter()
@@ -274,13 +274,13 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
                     .map(|(_, n)| n.as_str())
                     .collect();
                 (!subs.is_empty()).then(|| format!("subtest failed: {}", subs.join(", ")))
-            });
+            }));
             if !lines.is_empty() {
                 case.extra_mut().details = Some(crate::model::Text::capped(&lines.join("\n"), DETAILS_CAP));
             }
         }
         None => {
-            case.message = Some("the test started but never finished: the test binary exited or was killed".into());
+            case.set_message(Some("the test started but never finished: the test binary exited or was killed".into()));
             let package_output =
                 packages.iter().find(|(p, _)| *p == test.package).map(|(_, s)| s.output.as_str()).unwrap_or("");
             let text = format!("{}{}", test.output, package_output);
@@ -312,7 +312,6 @@ fn package_case(package: &str, state: &PackageState, build_output: &HashMap<Stri
         classname: Some(package.to_string().into()),
         status: CaseStatus::Error,
         duration_ms: state.elapsed.map(|s| s * 1000.0),
-        message: Some(message),
         extra: crate::model::CaseExtra {
             details: (!text.trim().is_empty()).then(|| crate::model::Text::capped(text.trim(), DETAILS_CAP)),
             ..Default::default()
@@ -320,6 +319,7 @@ fn package_case(package: &str, state: &PackageState, build_output: &HashMap<Stri
         .packed(),
         ..Case::default()
     }
+    .with_message(Some(message))
 }
 
 /// `    mathx_test.go:14: message` → (`mathx_test.go`, 14).
@@ -378,11 +378,11 @@ mod tests {
                 ("TestT/bad", CaseStatus::Failed),
             ]
         );
-        assert_eq!(report.cases[0].message.as_deref(), Some("m_test.go:14: got 7, want 2"));
+        assert_eq!(report.cases[0].message(), Some("m_test.go:14: got 7, want 2"));
         assert_eq!(report.cases[0].classname.as_deref(), Some("ex/m"));
         assert_eq!(report.cases[0].duration_ms, Some(250.0));
-        assert_eq!(report.cases[1].message.as_deref(), Some("m_test.go:19: not ready yet"));
-        assert_eq!(report.cases[2].message.as_deref(), Some("subtest failed: TestT/bad"));
+        assert_eq!(report.cases[1].message(), Some("m_test.go:19: not ready yet"));
+        assert_eq!(report.cases[2].message(), Some("subtest failed: TestT/bad"));
         // Printed locations are kept as go printed them; passing cases have none.
         let located: Vec<(Option<&str>, Option<u32>)> =
             report.cases.iter().map(|c| (c.file.as_deref(), c.line)).collect();
@@ -437,7 +437,7 @@ mod tests {
         let case = &report.cases[0];
         assert_eq!((case.name.as_str(), case.status), ("[build failed]", CaseStatus::Error));
         assert_eq!(
-            case.message.as_deref(),
+            case.message(),
             Some("./greet_test.go:7:14: assignment mismatch: 2 variables but Hello returns 1 value")
         );
     }

@@ -104,18 +104,20 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
         let text = file_error_text(file.test_exec_error.as_ref(), file.message.as_deref());
         if file.status.as_deref() == Some("failed") && !any_failed {
             let text = text.unwrap_or_else(|| "the test file failed without a failing test".into());
-            parsed.cases.push(Case {
-                name: rel.clone().unwrap_or_else(|| "(test file)".into()),
-                file: rel.map(Into::into),
-                status: CaseStatus::Error,
-                message: first_line(&text),
-                extra: crate::model::CaseExtra {
-                    details: Some(crate::model::Text::capped(&text, DETAILS_CAP)),
-                    ..Default::default()
+            parsed.cases.push(
+                Case {
+                    name: rel.clone().unwrap_or_else(|| "(test file)".into()).into(),
+                    file: rel.map(Into::into),
+                    status: CaseStatus::Error,
+                    extra: crate::model::CaseExtra {
+                        details: Some(crate::model::Text::capped(&text, DETAILS_CAP)),
+                        ..Default::default()
+                    }
+                    .packed(),
+                    ..Case::default()
                 }
-                .packed(),
-                ..Case::default()
-            });
+                .with_message(first_line(&text)),
+            );
         }
     }
     if let Some(total) = report.num_total_tests
@@ -150,13 +152,12 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
     let failure = strip_ansi(&a.failure_messages.join("\n\n"));
     let failure = failure.trim();
     Case {
-        name,
+        name: name.into(),
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line: a.location.and_then(|l| l.line),
         status,
         duration_ms: a.duration.filter(|d| d.is_finite() && *d >= 0.0),
-        message: first_line(failure),
         extra: crate::model::CaseExtra {
             details: (!failure.is_empty()).then(|| crate::model::Text::capped(failure, DETAILS_CAP)),
             retries,
@@ -165,6 +166,7 @@ fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>
         .packed(),
         ..Case::default()
     }
+    .with_message(first_line(failure))
 }
 
 fn file_error_text(exec: Option<&ExecError>, message: Option<&str>) -> Option<String> {
@@ -210,7 +212,7 @@ mod tests {
         assert_eq!(c[0].classname.as_deref(), Some("cart > sum"));
         assert_eq!((c[0].file.as_deref(), c[0].line), (Some("src/a.test.js"), Some(5)));
         assert_eq!(c[1].status, CaseStatus::Failed);
-        assert_eq!(c[1].message.as_deref(), Some("Error: expect(received)"));
+        assert_eq!(c[1].message(), Some("Error: expect(received)"));
         assert_eq!((c[2].name.as_str(), c[2].status, c[2].classname.as_deref()), ("later", CaseStatus::Skipped, None));
         assert_eq!((c[3].status, c[3].extra().retries), (CaseStatus::Flaky, 1));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
@@ -223,7 +225,7 @@ mod tests {
         let c = parse_str(json).unwrap().cases;
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].status, c[0].name.as_str()), (CaseStatus::Error, "src/broken.test.js"));
-        assert_eq!(c[0].message.as_deref(), Some("Cannot find module './nope'"));
+        assert_eq!(c[0].message(), Some("Cannot find module './nope'"));
     }
 
     #[test]

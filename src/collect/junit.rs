@@ -274,8 +274,16 @@ fn parse_in_chunks(
 
 /// Reports at least twice this big are read in parts, on several threads ([`parse_in_parts`]).
 const PART_MIN: u64 = 4 << 20;
-/// Parts a report is read in, at most (and no more than the threads the machine runs at once).
-const PARTS_MAX: usize = 8;
+/// Reports bigger than this many bytes a thread are read in parts of about this size, more parts
+/// than threads: each part's cases are joined to the report as soon as the parts before it are,
+/// so the cases read but not yet joined are a few parts' worth, not half the report (a 1M-case
+/// import held both halves at once: +72 MB). Smaller reports keep one part a thread, which
+/// costs the least to cut and join.
+const PART_SIZE: u64 = 16 << 20;
+/// Parts a report is read in, at most.
+const PARTS_MAX: usize = 32;
+/// Threads that read parts, at most (and no more than the machine runs at once).
+const THREADS_MAX: usize = 8;
 /// How far past the end of an equal share the `<testsuite` tag to cut the report at is looked for.
 const CUT_WINDOW: u64 = 1 << 20;
 
@@ -284,28 +292,34 @@ const CUT_WINDOW: u64 = 1 << 20;
 /// report is the same either way.
 fn parse_file(file: &std::fs::File, options: &ParseOptions, dialect: Dialect) -> Result<ParsedReport, JunitError> {
     let len = file.metadata().map_or(0, |m| m.len());
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let parts = threads.min(PARTS_MAX).min(usize::try_from(len / PART_MIN).unwrap_or(usize::MAX));
-    parse_file_in(file, len, parts, options, dialect, xml_stream::CHUNK)
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX);
+    let parts = if threads > 1 {
+        let parts = |size: u64| usize::try_from(len / size).unwrap_or(usize::MAX);
+        threads.min(parts(PART_MIN)).max(parts(PART_SIZE)).min(PARTS_MAX)
+    } else {
+        1
+    };
+    parse_file_in(file, len, parts, threads, options, dialect, xml_stream::CHUNK)
 }
 
-/// [`parse_file`] in up to `parts` parts (`len` is the file's size).
+/// [`parse_file`] in up to `parts` parts on `threads` threads (`len` is the file's size).
 fn parse_file_in(
     file: &std::fs::File,
     len: u64,
     parts: usize,
+    threads: usize,
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
 ) -> Result<ParsedReport, JunitError> {
     #[cfg(unix)]
     if parts > 1
-        && let Some(report) = parse_in_parts(file, &cuts(file, len, parts), options, dialect, chunk)
+        && let Some(report) = parse_in_parts(file, &cuts(file, len, parts), threads, options, dialect, chunk)
     {
         return report;
     }
     #[cfg(not(unix))]
-    let _ = (len, parts);
+    let _ = (len, parts, threads);
     // Positioned reads above leave the file's own position at its start.
     let state = ReadState::new(options, dialect, None, Begin::Document);
     read_part(&mut crate::progress::Counted(file), state, chunk).and_then(Part::conclude)
@@ -376,44 +390,84 @@ fn cuts(source: &dyn ReadAt, len: u64, parts: usize) -> Vec<u64> {
     cuts
 }
 
-/// Reads `source` cut at `cuts` (increasing offsets of `<testsuite` tags), each part on a
-/// thread of its own, and gives what one reader over the whole gives: the cases in order, the
+/// Reads `source` cut at `cuts` (increasing offsets of `<testsuite` tags), the parts on up to
+/// `threads` threads, and gives what one reader over the whole gives: the cases in order, the
 /// suites' counts and reruns (a testsuite never spans two parts), warnings and a cut-short end.
 /// Each part after the first is read as if the reader were between two testsuites directly
 /// inside the root element; `None` when a part before a cut did not end in that state (a cut
 /// inside a comment, CDATA or a nested testsuite), when any part is not XML, or with no cut: the
 /// report is then to be read whole, which also says where broken XML breaks. The report's end
 /// stays with its last part, so a file cut short is one here too.
+///
+/// Threads take the parts in order, and this thread joins each to the report as soon as every
+/// part before it is joined: a part's cases are held twice (its own and the report's copy) only
+/// while it is appended, and what waits is the few parts read ahead of the one being joined.
 fn parse_in_parts(
     source: &dyn ReadAt,
     cuts: &[u64],
+    threads: usize,
     options: &ParseOptions,
     dialect: Dialect,
     chunk: usize,
 ) -> Option<Result<ParsedReport, JunitError>> {
-    let (&first_end, _) = cuts.split_first()?;
-    let later: Vec<(u64, u64)> = cuts.iter().copied().zip(cuts.iter().skip(1).copied().chain([u64::MAX])).collect();
-    let read = |start: u64, end: u64, from: Begin| {
-        let mut input = crate::progress::Counted(Range { source, at: start, end });
-        read_part(&mut input, ReadState::new(options, dialect, None, from), chunk)
-    };
-    let parts: Vec<Result<Part, JunitError>> = std::thread::scope(|scope| {
-        let threads: Vec<_> =
-            later.iter().map(|&(start, end)| scope.spawn(move || read(start, end, Begin::InRoot))).collect();
-        let first = read(0, first_end, Begin::Document);
-        // A panic in a part is the one reading the whole would have met: passed on.
-        let rest = threads.into_iter().map(|t| t.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)));
-        std::iter::once(first).chain(rest).collect()
-    });
-    let mut parts = parts.into_iter();
-    let mut whole = parts.next()?.ok()?;
-    for part in parts {
-        if !whole.ends_in_root() {
-            return None;
-        }
-        whole.join(part.ok()?);
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    if cuts.is_empty() {
+        return None;
     }
-    Some(whole.conclude())
+    let starts = std::iter::once(0).chain(cuts.iter().copied());
+    let ends = cuts.iter().copied().chain([u64::MAX]);
+    let ranges: Vec<(u64, u64)> = starts.zip(ends).collect();
+    let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    let (done, arrived) = std::sync::mpsc::channel::<(usize, Result<Part, JunitError>)>();
+    let worker = |done: std::sync::mpsc::Sender<(usize, Result<Part, JunitError>)>| {
+        while !stop.load(Ordering::Relaxed) {
+            let k = next.fetch_add(1, Ordering::Relaxed);
+            let Some(&(start, end)) = ranges.get(k) else { break };
+            let from = if k == 0 { Begin::Document } else { Begin::InRoot };
+            let mut input = crate::progress::Counted(Range { source, at: start, end });
+            let part = read_part(&mut input, ReadState::new(options, dialect, None, from), chunk);
+            if done.send((k, part)).is_err() {
+                break;
+            }
+        }
+    };
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, ranges.len()))
+            .map(|_| {
+                let done = done.clone();
+                scope.spawn(move || worker(done))
+            })
+            .collect();
+        drop(done);
+        let mut waiting = std::collections::BTreeMap::new();
+        let mut whole: Option<Part> = None;
+        let mut joined = 0;
+        let mut usable = true;
+        // Ends when every worker has stopped (each drops its sender), a panicked one included.
+        'parts: for (k, part) in &arrived {
+            waiting.insert(k, part);
+            while let Some(part) = waiting.remove(&joined) {
+                joined += 1;
+                match (whole.as_mut(), part) {
+                    (None, Ok(first)) => whole = Some(first),
+                    (Some(report), Ok(part)) if report.ends_in_root() => report.join(part),
+                    _ => {
+                        usable = false;
+                        stop.store(true, Ordering::Relaxed);
+                        break 'parts;
+                    }
+                }
+            }
+        }
+        drop(arrived);
+        // A panic in a part is the one reading the whole would have met: passed on.
+        for worker in workers {
+            if let Err(panic) = worker.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        (usable && joined == ranges.len()).then(|| whole.map(Part::conclude)).flatten()
+    })
 }
 
 /// Where a part of a report is read from: the start of the document, or a `<testsuite` tag
@@ -492,7 +546,7 @@ impl Part {
             // Its result was still being written: a case with no outcome yet is not a pass.
             if case.status == CaseStatus::Passed {
                 case.status = CaseStatus::Error;
-                case.message = Some("the report ends inside this testcase: its result is unknown".into());
+                case.set_message(Some("the report ends inside this testcase: its result is unknown".into()));
             }
             cut_in = Some(format!("inside testcase `{}`", case.name));
         }
@@ -830,7 +884,7 @@ fn count_repeat(cases: &[Case], handed: usize, suites: &mut [SuiteFrame]) {
 /// attempt it reran.
 fn is_bare(case: &Case) -> bool {
     case.status == CaseStatus::Passed
-        && case.message.is_none()
+        && case.message().is_none()
         && case.extra().details.is_none()
         && case.extra().attempts.is_empty()
 }
@@ -1037,7 +1091,7 @@ fn start_case(e: &BytesStart<'_>, suites: &[SuiteFrame], paths: &mut PathCache<'
     let file = file.map(|f| paths.relative(&f));
     Case {
         name: match found.name {
-            Some(name) if !name.is_empty() => name.into_owned(),
+            Some(name) if !name.is_empty() => crate::model::CaseName::from(&*name),
             _ => "(unnamed)".into(),
         },
         classname: classname.map(|c| paths.class.share(&c)),
@@ -1180,8 +1234,8 @@ fn start_node_case(e: &BytesStart<'_>, suites: &[SuiteFrame]) -> Case {
     path.reverse();
     case.classname = (!path.is_empty()).then(|| path.join(" > ")).map(Into::into);
     case.name = match &case.classname {
-        Some(parents) => format!("{parents} > {title}"),
-        None => title,
+        Some(parents) => format!("{parents} > {title}").into(),
+        None => title.into(),
     };
     case.duration_ms = attr(e, "time").as_deref().and_then(parse_seconds).map(|s| s * 1000.0);
     case
@@ -1281,7 +1335,7 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
                 };
             if outranks {
                 case.status = status;
-                case.message = attr(e, "message").filter(|m| !is_placeholder(m));
+                case.set_message(attr(e, "message").filter(|m| !is_placeholder(m)));
                 // This child's text is the case's details now, not the one it outranks.
                 case.extra_mut().details = None;
                 current.failure_type = attr(e, "type").filter(|t| !t.trim().is_empty());
@@ -1295,19 +1349,21 @@ fn child_start(current: &mut Open, case: &mut Case, name: &str, e: &BytesStart<'
             current.todo |= todo;
             let failed_by_child = todo && status.is_failure() && current.children[0] + current.children[1] > 0;
             if status == CaseStatus::Passed
-                || (status == CaseStatus::Skipped && case.message.is_none())
+                || (status == CaseStatus::Skipped && case.message().is_none())
                 || failed_by_child
             {
                 case.status = CaseStatus::Skipped;
                 // gotestsum puts the whole `=== RUN ... --- SKIP` transcript in message=.
-                case.message =
+                let message =
                     attr(e, "message").and_then(|m| first_meaningful_line(&m, &case.name).map(str::to_string));
+                case.set_message(message);
                 if attr(e, "type").as_deref() == Some("todo") {
                     // node:test: `message="true"` for a bare todo, else the todo's reason.
-                    case.message = Some(match case.message.take().filter(|m| m != "true") {
+                    let message = match case.take_message().filter(|m| m != "true") {
                         Some(reason) => format!("todo: {reason}"),
                         None => "todo".to_string(),
-                    });
+                    };
+                    case.set_message(Some(message));
                 }
             }
         }
@@ -1353,13 +1409,15 @@ fn child_end(current: &mut Open, case: &mut Case) {
                 && let Some(first) = text.lines().next().and_then(node_failure_line)
             {
                 // Node flattens newlines out of the message attribute; the text's first line is clean.
-                case.message = Some(first.to_string());
+                case.set_message(Some(first.to_string()));
             }
             let deciding = case.extra().details.is_none();
-            if case.message.is_none() && deciding {
-                case.message = first_meaningful_line(text, &case.name)
-                    .map(str::to_string)
-                    .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped));
+            if case.message().is_none() && deciding {
+                case.set_message(
+                    first_meaningful_line(text, &case.name)
+                        .map(str::to_string)
+                        .or_else(|| current.failure_type.clone().filter(|_| current.inside != Inside::Skipped)),
+                );
             }
             if current.inside != Inside::Skipped && deciding && !text.is_empty() {
                 case.extra_mut().details = Some(crate::model::Text::capped(text, DETAILS_CAP));
@@ -1421,8 +1479,8 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
     if current.inside != Inside::Nothing {
         child_end(&mut current, case);
     }
-    if case.status.is_failure() && case.message.is_none() {
-        case.message = current.failure_type.take();
+    if case.status.is_failure() && case.message().is_none() {
+        case.set_message(current.failure_type.take());
     }
     if !case.extra().attempts.is_empty() {
         case.extra_mut().retries = case.extra().attempts.len() as u32;
@@ -1479,12 +1537,14 @@ mod tests {
             (CaseStatus::Passed, Some("tests/test_a.py"), Some(3))
         );
         assert_eq!(c[1].name, "test_bad[x & y]");
+        // Names up to 24 bytes, most of a report's, take no allocation of their own.
+        assert!(c.iter().all(|case| !case.name.is_heap_allocated()));
         assert_eq!(c[1].status, CaseStatus::Failed);
-        assert_eq!(c[1].message.as_deref(), Some("assert 1 == 2"));
+        assert_eq!(c[1].message(), Some("assert 1 == 2"));
         assert!(c[1].details().as_deref().unwrap().contains(">   assert 1 == 2"));
         assert_eq!(c[1].output().as_deref(), Some("printed ünïcode"));
         assert_eq!(c[1].duration_ms, Some(1_200_500.0));
-        assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not now")));
+        assert_eq!((c[2].status, c[2].message()), (CaseStatus::Skipped, Some("not now")));
         assert_eq!(c[3].status, CaseStatus::Error);
     }
 
@@ -1523,7 +1583,7 @@ mod tests {
     x_test.go:9: got 1, want 2
 --- FAIL: TestX (0.00s)</failure></testcase></testsuite>"#;
         let c = parse_str(xml).unwrap().cases;
-        assert_eq!(c[0].message.as_deref(), Some("x_test.go:9: got 1, want 2"));
+        assert_eq!(c[0].message(), Some("x_test.go:9: got 1, want 2"));
     }
 
     #[test]
@@ -1561,9 +1621,9 @@ Error [ERR_TEST_FAILURE]: expected 37.8C
         );
         assert_eq!(c[0].classname.as_deref(), Some("temperature > toF"));
         assert_eq!(c[3].classname, None);
-        assert_eq!(c[1].message.as_deref(), Some("expected 37.8C"));
+        assert_eq!(c[1].message(), Some("expected 37.8C"));
         assert!(c[1].details().as_deref().unwrap().contains("t.test.js:23:14"));
-        assert_eq!(c[2].message.as_deref(), Some("flaky on purpose"));
+        assert_eq!(c[2].message(), Some("flaky on purpose"));
         // The generic reader keeps node's meaningless classname; that is why the dialect exists.
         assert_eq!(parse_str(xml).unwrap().cases[0].classname.as_deref(), Some("test"));
     }
@@ -1602,7 +1662,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             parse_dialect(&mut xml.as_bytes(), &ParseOptions::default(), Dialect::NodeTest).unwrap(),
         ] {
             let got: Vec<_> =
-                parsed.cases.iter().map(|c| (c.status, c.message.as_deref(), c.extra().details.is_some())).collect();
+                parsed.cases.iter().map(|c| (c.status, c.message(), c.extra().details.is_some())).collect();
             assert_eq!(
                 got,
                 [
@@ -1756,7 +1816,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             for dialect in [Dialect::Generic, Dialect::NodeTest] {
                 let whole = format!("{:?}", parse_in_chunks(&mut &xml[..], &options, dialect, 61, None));
                 for cuts in &cut_sets {
-                    let parts = parse_in_parts(&&xml[..], cuts, &options, dialect, 61);
+                    let parts = parse_in_parts(&&xml[..], cuts, 1 + cuts.len() % 3, &options, dialect, 61);
                     in_parts += usize::from(parts.is_some());
                     let got = format!(
                         "{:?}",
@@ -1813,8 +1873,8 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             let len = xml.len() as u64;
             let found = cuts(&file, len, parts);
             assert_eq!(found.len(), parts - 1, "{parts} parts");
-            assert!(parse_in_parts(&file, &found, &options, Dialect::Generic, 1 << 10).is_some() || parts == 1);
-            let read = parse_file_in(&file, len, parts, &options, Dialect::Generic, 1 << 10).unwrap();
+            assert!(parse_in_parts(&file, &found, 2, &options, Dialect::Generic, 1 << 10).is_some() || parts == 1);
+            let read = parse_file_in(&file, len, parts, 2, &options, Dialect::Generic, 1 << 10).unwrap();
             assert_eq!(format!("{read:?}"), format!("{whole:?}"), "{parts} parts");
             assert_eq!(ids(read.cases), expected_ids);
         }
@@ -1910,7 +1970,7 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
         let report = parse_str("<testsuite><testcase name=\"a\"/><testcase name=\"b\">").unwrap();
         let statuses: Vec<_> = report.cases.iter().map(|c| c.status).collect();
         assert_eq!(statuses, [CaseStatus::Passed, CaseStatus::Error, CaseStatus::Error]);
-        assert!(report.cases[1].message.as_deref().unwrap().contains("result is unknown"));
+        assert!(report.cases[1].message().unwrap().contains("result is unknown"));
     }
 
     #[test]

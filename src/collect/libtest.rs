@@ -153,14 +153,16 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             } else {
                 (CaseStatus::Skipped, c.get(3).map(|m| m.as_str().to_string()))
             };
-            report.cases.push(Case {
-                name,
-                classname: target.classname().map(Into::into),
-                file: target.file().map(str::to_string).map(Into::into),
-                status,
-                message,
-                ..Case::default()
-            });
+            report.cases.push(
+                Case {
+                    name: name.into(),
+                    classname: target.classname().map(Into::into),
+                    file: target.file().map(str::to_string).map(Into::into),
+                    status,
+                    ..Case::default()
+                }
+                .with_message(message),
+            );
         } else if let Some(c) = p.section.captures(line) {
             section = Some((c[1].to_string(), String::new()));
         } else if line.starts_with("test result: ") {
@@ -195,17 +197,19 @@ fn binary_name(path: &str) -> String {
 fn close_target(report: &mut ParsedReport, target: Target, exit_note: Option<String>) {
     if target.started && !target.finished {
         let reported = report.cases.len() - target.first_case();
-        report.cases.push(Case {
-            name: "[test binary]".into(),
-            classname: target.classname().map(Into::into),
-            file: target.file().map(str::to_string).map(Into::into),
-            status: CaseStatus::Error,
-            message: Some(format!(
+        report.cases.push(
+            Case {
+                name: "[test binary]".into(),
+                classname: target.classname().map(Into::into),
+                file: target.file().map(str::to_string).map(Into::into),
+                status: CaseStatus::Error,
+                ..Case::default()
+            }
+            .with_message(Some(format!(
                 "the test binary stopped before reporting all its results ({reported} reported){}",
                 exit_note.map(|n| format!(": {n}")).unwrap_or_default()
-            )),
-            ..Case::default()
-        });
+            ))),
+        );
     }
     if let Some(mut record) = target.record {
         record.cases.end = report.cases.len();
@@ -250,7 +254,7 @@ fn apply_section(cases: &mut [Case], target: &mut Target, name: &str, body: &str
         }
         None => lines.iter().find(|l| !l.trim().is_empty()).map(|l| l.trim().to_string()),
     };
-    case.message = message.map(|m| cap_text(&m, OUTPUT_CAP));
+    case.set_message(message.map(|m| cap_text(&m, OUTPUT_CAP)));
     if !body.is_empty() {
         case.extra_mut().details = Some(crate::model::Text::capped(body, DETAILS_CAP));
     }
@@ -318,11 +322,11 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
                 ("boundaries", CaseStatus::Passed, Some("integration")),
             ]
         );
-        assert_eq!(report.cases[0].message.as_deref(), Some("slow: exhaustive check"));
+        assert_eq!(report.cases[0].message(), Some("slow: exhaustive check"));
         let failed = &report.cases[2];
         assert_eq!(failed.file.as_deref(), Some("src/lib.rs"));
         assert_eq!(failed.line, Some(32));
-        assert!(failed.message.as_deref().unwrap().starts_with("assertion `left == right` failed: average"));
+        assert!(failed.message().unwrap().starts_with("assertion `left == right` failed: average"));
         assert!(failed.details().as_deref().unwrap().contains("right: 2"));
         assert_eq!(report.cases[3].file.as_deref(), Some("tests/integration.rs"));
         // Every binary in order, doc-tests too, with its cases and the panic locations printed.
@@ -356,7 +360,7 @@ Caused by:
         let report = parse_str(text).unwrap();
         assert_eq!(report.cases.len(), 2);
         assert_eq!(report.cases[1].status, CaseStatus::Error);
-        assert!(report.cases[1].message.as_deref().unwrap().contains("SIGABRT"), "{:?}", report.cases[1].message);
+        assert!(report.cases[1].message().unwrap().contains("SIGABRT"), "{:?}", report.cases[1].message());
         // The error case belongs to the binary, so it is placed with the binary's other cases.
         assert_eq!(report.targets.len(), 1);
         assert_eq!(report.targets[0].cases, 0..2);

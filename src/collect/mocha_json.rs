@@ -160,16 +160,16 @@ fn case(test: &Test, status: CaseStatus, options: &ParseOptions) -> Case {
     let retries = test.current_retry.unwrap_or(0);
     let status = if retries > 0 && status == CaseStatus::Passed { CaseStatus::Flaky } else { status };
     Case {
-        name,
+        name: name.into(),
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line,
         status,
         duration_ms: test.duration.filter(|d| d.is_finite() && *d >= 0.0),
-        message,
         extra: crate::model::CaseExtra { details, retries, ..Default::default() }.packed(),
         ..Case::default()
     }
+    .with_message(message)
 }
 
 fn test_name(parents: &[String], last: &str) -> String {
@@ -226,8 +226,8 @@ mod tests {
         assert_eq!(c[0].classname.as_deref(), Some("Queue size"));
         assert_eq!(c[1].file.as_deref(), Some("test/q.js"));
         assert_eq!(c[1].line, Some(31));
-        assert_eq!(c[1].message.as_deref(), Some("AssertionError [ERR_ASSERTION]: 1 !== 0"));
-        assert_eq!(c[3].message.as_deref(), Some("no db"));
+        assert_eq!(c[1].message(), Some("AssertionError [ERR_ASSERTION]: 1 !== 0"));
+        assert_eq!(c[3].message(), Some("no db"));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     }
 

@@ -175,12 +175,10 @@ impl ParsedReport {
     /// Records that the report stops before its end: an error diagnostic, and an `error` case
     /// that says why, so that no report, however it is read, shows the suite as passed.
     pub fn cut_short(&mut self, message: String) {
-        self.cases.push(Case {
-            name: CUT_SHORT_CASE.into(),
-            status: CaseStatus::Error,
-            message: Some(message.clone()),
-            ..Case::default()
-        });
+        self.cases.push(
+            Case { name: CUT_SHORT_CASE.into(), status: CaseStatus::Error, ..Case::default() }
+                .with_message(Some(message.clone())),
+        );
         self.errors.push(message);
     }
 }

@@ -127,7 +127,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         {
             // Its result was to come from what the file no longer holds.
             case.status = CaseStatus::Error;
-            case.message = Some("the report ends inside this test-case: its result is unknown".into());
+            case.set_message(Some("the report ends inside this test-case: its result is unknown".into()));
         }
         reader.finish_case();
     }
@@ -348,7 +348,7 @@ impl Reader<'_> {
             && executed.as_deref().is_some_and(|e| e.eq_ignore_ascii_case("true"));
         self.failing += usize::from(status.is_failure());
         self.report.cases.push(Case {
-            name,
+            name: name.into(),
             classname: classname.map(Into::into),
             status,
             duration_ms,
@@ -375,7 +375,7 @@ impl Reader<'_> {
         let message = dotnet::prefixed(open.prefix.map(str::to_string), message);
         if case.status == CaseStatus::Passed {
             // A pass with a note (NUnit 3's Warning): the message only.
-            case.message = message.as_deref().and_then(dotnet::first_line);
+            case.set_message(message.as_deref().and_then(dotnet::first_line));
         } else {
             dotnet::set_failure(case, message, open.trace, self.options);
             case.extra_mut().output = open.output.map(Into::into);
@@ -565,6 +565,6 @@ mod tests {
         let report = parse_str(xml).unwrap();
         let statuses: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
         assert_eq!(statuses, [("a", CaseStatus::Passed), ("[one-time teardown]", CaseStatus::Error)]);
-        assert_eq!(report.cases[1].message.as_deref(), Some("TearDown : boom"));
+        assert_eq!(report.cases[1].message(), Some("TearDown : boom"));
     }
 }

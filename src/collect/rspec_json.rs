@@ -104,14 +104,14 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
             format!("[error outside of examples {}]", n + 1)
         };
         parsed.cases.push(Case {
-            name,
+            name: name.into(),
             status: CaseStatus::Error,
-            message: Some(
-                text.as_deref()
-                    .and_then(first_line)
-                    .unwrap_or_else(|| "rspec reported an error outside of any example".into()),
-            ),
             extra: crate::model::CaseExtra {
+                message: Some(
+                    text.as_deref()
+                        .and_then(first_line)
+                        .unwrap_or_else(|| "rspec reported an error outside of any example".into()),
+                ),
                 details: text.map(|t| crate::model::Text::capped(&t, DETAILS_CAP)),
                 ..Default::default()
             }
@@ -132,7 +132,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
         .filter(|c| !c.is_empty())
         .map(str::to_string);
     let mut case = Case {
-        name: if example.description.is_empty() { "(unnamed)".into() } else { example.description },
+        name: if example.description.is_empty() { "(unnamed)".into() } else { example.description.into() },
         classname: classname.map(Into::into),
         file: file.map(Into::into),
         line: example.line_number,
@@ -143,7 +143,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
         "passed" => case.status = CaseStatus::Passed,
         "pending" => {
             case.status = CaseStatus::Skipped;
-            case.message = example.pending_message;
+            case.set_message(example.pending_message);
         }
         // A pending example that passed fails with PendingExampleFixedError: rspec counts it
         // as a failure, and so does fcorr.
@@ -151,10 +151,10 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
             case.status = CaseStatus::Failed;
             let exception = example.exception.unwrap_or_default();
             let message = exception.message.as_deref().and_then(first_line).or(exception.class.clone());
-            case.message = match (&exception.class, message) {
+            case.set_message(match (&exception.class, message) {
                 (Some(class), Some(m)) if !class.starts_with("RSpec::") => Some(format!("{class}: {m}")),
                 (_, m) => m,
-            };
+            });
             // Where in the example it failed: the first frame of the spec file inside a block (the
             // example's body), else the first frame of the spec file (the example's own line is
             // where it starts).
@@ -170,7 +170,7 @@ fn example_case(example: Example, options: &ParseOptions) -> Case {
         }
         other => {
             case.status = CaseStatus::Error;
-            case.message = Some(format!("unknown RSpec status `{other}`"));
+            case.set_message(Some(format!("unknown RSpec status `{other}`")));
         }
     }
     case

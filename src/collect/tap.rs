@@ -187,24 +187,21 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         report.cases.push(to_case(point, options));
     }
     if let Some(reason) = bail {
-        report.cases.push(Case {
-            name: "Bail out!".into(),
-            status: CaseStatus::Error,
-            message: Some(if reason.is_empty() { "the test run bailed out".into() } else { reason }),
-            ..Case::default()
-        });
+        report.cases.push(
+            Case { name: "Bail out!".into(), status: CaseStatus::Error, ..Case::default() }
+                .with_message(Some(if reason.is_empty() { "the test run bailed out".into() } else { reason })),
+        );
         report.warnings.push("the producer bailed out: tests after that point did not run".into());
     } else if let Some((planned, reported)) = missing {
         // prove calls this "Bad plan" and fails: tests that were meant to run did not report.
         report.cases.push(Case {
             name: "[planned tests not reported]".into(),
             status: CaseStatus::Error,
-            message: Some(format!(
+            ..Case::default()
+        }.with_message(Some(format!(
                 "the plan says 1..{planned} but only {reported} test points were reported: {} never ran or the output stopped early",
                 planned - reported
-            )),
-            ..Case::default()
-        });
+            ))));
     }
     if let Some(at) = cut_short {
         report.cut_short(format!("{at}: the stream was cut short, so results after that point are unknown"));
@@ -386,16 +383,16 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
         (None, false) => CaseStatus::Failed,
     };
     let mut case = Case {
-        name: point.name.clone(),
+        name: point.name.clone().into(),
         classname: (!point.parents.is_empty()).then(|| point.parents.join(" > ")).map(Into::into),
         status,
         duration_ms: get("duration_ms").and_then(|v| v.parse::<f64>().ok()).filter(|d| d.is_finite() && *d >= 0.0),
         ..Case::default()
     };
     match &point.directive {
-        Some((Directive::Skip, reason)) => case.message = Some(reason.clone()).filter(|r| !r.is_empty()),
+        Some((Directive::Skip, reason)) => case.set_message(Some(reason.clone()).filter(|r| !r.is_empty())),
         Some((Directive::Todo, reason)) => {
-            case.message = Some(if reason.is_empty() { "todo".into() } else { format!("todo: {reason}") })
+            case.set_message(Some(if reason.is_empty() { "todo".into() } else { format!("todo: {reason}") }))
         }
         None => {}
     }
@@ -416,7 +413,7 @@ fn to_case(point: &Point, options: &ParseOptions) -> Case {
     case.line = line;
     if status == CaseStatus::Failed {
         let text = get("message").or(get("error"));
-        case.message = text.and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty())).map(str::to_string);
+        case.set_message(text.and_then(|t| t.lines().map(str::trim).find(|l| !l.is_empty())).map(str::to_string));
         let details = match (get("error"), get("stack")) {
             (Some(error), Some(stack)) => format!("{error}\n{stack}"),
             (Some(error), None) => error.to_string(),
@@ -469,10 +466,10 @@ mod tests {
         assert_eq!(c.len(), 4);
         assert_eq!((c[0].name.as_str(), c[0].status), ("adds", CaseStatus::Passed));
         assert_eq!(c[1].status, CaseStatus::Failed);
-        assert_eq!(c[1].message.as_deref(), Some("expected 1, got 2"));
+        assert_eq!(c[1].message(), Some("expected 1, got 2"));
         assert_eq!((c[1].file.as_deref(), c[1].line), (Some("test/math.js"), Some(12)));
         assert_eq!(c[1].details().as_deref(), Some("at sub (math.js:3)\nat test (math.js:12)"));
-        assert_eq!((c[2].status, c[2].message.as_deref()), (CaseStatus::Skipped, Some("not ready")));
+        assert_eq!((c[2].status, c[2].message()), (CaseStatus::Skipped, Some("not ready")));
         assert_eq!((c[3].name.as_str(), c[3].status), ("wish # hash", CaseStatus::Skipped));
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
     }
@@ -484,7 +481,7 @@ mod tests {
         let c = &report.cases;
         assert_eq!(c.len(), 3, "{c:?}");
         assert_eq!((c[0].classname.as_deref(), c[0].name.as_str()), (Some("outer"), "inner a"));
-        assert_eq!((c[1].file.as_deref(), c[1].line, c[1].message.as_deref()), (Some("t.js"), Some(7), Some("boom")));
+        assert_eq!((c[1].file.as_deref(), c[1].line, c[1].message()), (Some("t.js"), Some(7), Some("boom")));
         assert_eq!(c[1].details().as_deref(), Some("boom\n\nmore"));
         assert_eq!((c[2].classname.as_deref(), c[2].name.as_str()), (None, "top"));
     }
@@ -505,16 +502,13 @@ mod tests {
         // Fewer points than planned is a failure, as in prove ("Bad plan"), not a pass.
         let missing = report.cases.last().unwrap();
         assert_eq!(missing.status, CaseStatus::Error);
-        assert!(missing.message.as_deref().unwrap().contains("1 never ran"), "{missing:?}");
+        assert!(missing.message().unwrap().contains("1 never ran"), "{missing:?}");
         // More than planned: a warning only.
         let report = parse_str("1..1\nok 1 - a\nok 2 - b\n");
         assert_eq!((report.cases.len(), report.warnings.len()), (2, 1));
         let report = parse_str("1..3\nok 1 - a\nBail out! database down\nok 2 - never read\n");
         assert_eq!(report.cases.len(), 2);
-        assert_eq!(
-            (report.cases[1].status, report.cases[1].message.as_deref()),
-            (CaseStatus::Error, Some("database down"))
-        );
+        assert_eq!((report.cases[1].status, report.cases[1].message()), (CaseStatus::Error, Some("database down")));
     }
 
     #[test]
@@ -522,7 +516,7 @@ mod tests {
         let cut = |text: &str| {
             let report = parse_str(text);
             let last = report.cases.last().map(|c| (c.name.clone(), c.status));
-            assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE.to_string(), CaseStatus::Error)), "{text}");
+            assert_eq!(last, Some((crate::collect::CUT_SHORT_CASE.into(), CaseStatus::Error)), "{text}");
             assert_eq!(report.errors.len(), 1, "{text}");
             report.errors[0].clone()
         };
@@ -544,7 +538,7 @@ mod tests {
         let text = format!("1..1\nnot ok 1 - big\n  ---\n  message: 'boom'\n  stack: |-\n{body}  ...\n");
         let report = parse_str(&text);
         let case = &report.cases[0];
-        assert_eq!(case.message.as_deref(), Some("boom"));
+        assert_eq!(case.message(), Some("boom"));
         assert!(case.details().as_deref().is_some_and(|d| d.len() <= DETAILS_CAP + 100), "details too long");
         assert!(report.errors.is_empty());
     }

@@ -219,12 +219,12 @@ impl Reader<'_> {
         let (status, note) = trx_status(outcome.as_deref());
         self.top_level += usize::from(self.open.is_empty());
         let case = Case {
-            name: test_name.unwrap_or_else(|| "(unnamed)".into()),
+            name: test_name.unwrap_or_else(|| "(unnamed)".into()).into(),
             status,
             duration_ms: duration.as_deref().and_then(trx_duration_ms),
-            message: note.map(str::to_string),
             ..Case::default()
-        };
+        }
+        .with_message(note.map(str::to_string));
         self.open.push(OpenResult {
             index: self.report.cases.len(),
             has_inner: false,
@@ -254,10 +254,11 @@ impl Reader<'_> {
             CaseStatus::Passed => {}
             CaseStatus::Skipped => {
                 let reason = open.message.as_deref().and_then(dotnet::first_line);
-                case.message = dotnet::prefixed(case.message.take(), reason);
+                let message = dotnet::prefixed(case.take_message(), reason);
+                case.set_message(message);
             }
             _ => {
-                let message = dotnet::prefixed(case.message.take(), open.message);
+                let message = dotnet::prefixed(case.take_message(), open.message);
                 if let Some(trace) = &open.trace {
                     self.traces.push((open.index, trace.clone()));
                 }
@@ -284,7 +285,7 @@ impl Reader<'_> {
         } = self;
         for (case, id) in report.cases.iter_mut().zip(&test_ids) {
             if let Some(class) = id.as_ref().and_then(|id| classes.get(id)) {
-                case.name = dotnet::short_name(&case.name, Some(class));
+                case.name = dotnet::short_name(&case.name, Some(class)).into();
                 case.classname = Some(class.clone().into());
             }
         }
@@ -316,17 +317,19 @@ impl Reader<'_> {
                 Some(info) => format!("the run's outcome is {outcome}: {info}"),
                 None => format!("the run's outcome is {outcome} with no failing test result"),
             };
-            report.cases.push(Case {
-                name: "[test run]".into(),
-                status: CaseStatus::Error,
-                message: dotnet::first_line(&message),
-                extra: crate::model::CaseExtra {
-                    details: (!run_infos.is_empty()).then(|| run_infos.join("\n").into()),
-                    ..Default::default()
+            report.cases.push(
+                Case {
+                    name: "[test run]".into(),
+                    status: CaseStatus::Error,
+                    extra: crate::model::CaseExtra {
+                        details: (!run_infos.is_empty()).then(|| run_infos.join("\n").into()),
+                        ..Default::default()
+                    }
+                    .packed(),
+                    ..Case::default()
                 }
-                .packed(),
-                ..Case::default()
-            });
+                .with_message(dotnet::first_line(&message)),
+            );
         }
         let what = format!("{counters_failing} failed, errored, timed out or aborted tests");
         dotnet::check_declared(&mut report, counters_total, read, Some((counters_failing, what)), None);
@@ -415,6 +418,6 @@ mod tests {
         let report = Trx.parse(&mut xml.as_bytes(), &ParseOptions::default()).unwrap();
         let last = report.cases.last().unwrap();
         assert_eq!((last.name.as_str(), last.status), ("[test run]", CaseStatus::Error));
-        assert!(last.message.as_deref().unwrap().contains("Test host process crashed"), "{last:?}");
+        assert!(last.message().unwrap().contains("Test host process crashed"), "{last:?}");
     }
 }

@@ -131,7 +131,7 @@ impl Handler for Reader<'_> {
             "output" => self.begin(Field::Output, false),
             "trait" => {
                 if let (Some(_), Some(case), Some(key)) = (&self.open, self.report.cases.last_mut(), attr(e, "name")) {
-                    case.extra_mut().tags.insert(key, attr(e, "value").unwrap_or_default());
+                    case.extra_mut().eval_mut().tags.insert(key, attr(e, "value").unwrap_or_default());
                 }
             }
             _ => {}
@@ -195,21 +195,21 @@ impl Reader<'_> {
             _ => CaseStatus::Error,
         };
         let case = Case {
-            name: dotnet::short_name(&full, classname.as_deref()),
+            name: dotnet::short_name(&full, classname.as_deref()).into(),
             classname: classname.map(Into::into),
             status,
             duration_ms: time.as_deref().and_then(dotnet::seconds_to_ms),
             file: source_file.map(|f| self.options.relative_path(&f)).map(Into::into),
             line: source_line.and_then(|l| l.trim().parse().ok()),
             // Said here so the reason for an odd result is not lost.
-            message: match (status, result) {
-                (CaseStatus::Error, Some(other)) => Some(format!("unknown xUnit.net result `{other}`")),
-                (CaseStatus::Error, None) => Some("no result in the report".into()),
-                (_, Some(not_run)) if not_run == "NotRun" => Some("not run".into()),
-                _ => None,
-            },
             ..Case::default()
-        };
+        }
+        .with_message(match (status, result) {
+            (CaseStatus::Error, Some(other)) => Some(format!("unknown xUnit.net result `{other}`")),
+            (CaseStatus::Error, None) => Some("no result in the report".into()),
+            (_, Some(not_run)) if not_run == "NotRun" => Some("not run".into()),
+            _ => None,
+        });
         self.open_case(case, true);
     }
 
@@ -217,7 +217,7 @@ impl Reader<'_> {
     fn start_error(&mut self, e: &BytesStart<'_>) {
         let kind = attr(e, "type").unwrap_or_else(|| "error".into());
         let case = Case {
-            name: format!("[{kind}]"),
+            name: format!("[{kind}]").into(),
             classname: attr(e, "name").map(Into::into),
             status: CaseStatus::Error,
             ..Case::default()
@@ -238,7 +238,8 @@ impl Reader<'_> {
                 // v2 writes `<reason>text</reason>`, v1 `<reason><message>text</message></reason>`.
                 let reason = open.reason.or(open.message);
                 let reason = reason.as_deref().and_then(dotnet::first_line);
-                case.message = dotnet::prefixed(case.message.take(), reason);
+                let message = dotnet::prefixed(case.take_message(), reason);
+                case.set_message(message);
             }
             _ => {
                 let message = match (open.message, &open.exception_type) {
@@ -267,7 +268,7 @@ mod tests {
             <failure exception-type="System.Exception"><message>boom</message></failure></error></errors>
             <collection><test name="N.C.T" type="N.C" method="T" result="Pass" time="0.1"/></collection></assembly></assemblies>"#;
         let report = parse_str(xml).unwrap();
-        let got: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status, c.message.as_deref())).collect();
+        let got: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status, c.message())).collect();
         assert_eq!(got, [("[test-class-cleanup]", CaseStatus::Error, Some("boom")), ("T", CaseStatus::Passed, None)]);
         assert!(report.warnings.is_empty(), "{:?}", report.warnings);
         let cut = parse_str(&xml[..xml.find("</assembly>").unwrap()]).unwrap();

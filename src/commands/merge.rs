@@ -505,7 +505,7 @@ mod tests {
             suite.score.policy = Policy::PassRate;
             suite.cases = cases
                 .iter()
-                .map(|c| Case { name: c.to_string(), status: CaseStatus::Passed, ..Case::default() })
+                .map(|c| Case { name: c.to_string().into(), status: CaseStatus::Passed, ..Case::default() })
                 .collect();
             suite.status = SuiteStatus::Passed;
             suite.shard = shard.map(String::from);

@@ -143,15 +143,17 @@ fn read_reports(
                 }
                 Err(e) => {
                     let shown = display_path(&path, ctx.root, ctx.work_dir);
-                    unreadable.push(Case {
-                        name: format!("{UNREADABLE_CASE} {shown}"),
-                        status: CaseStatus::Error,
-                        message: Some(format!(
+                    unreadable.push(
+                        Case {
+                            name: format!("{UNREADABLE_CASE} {shown}").into(),
+                            status: CaseStatus::Error,
+                            ..Case::default()
+                        }
+                        .with_message(Some(format!(
                             "{}: its results are unknown (if it is not a test report, leave it out: `!{shown}`)",
                             e.message
-                        )),
-                        ..Case::default()
-                    });
+                        ))),
+                    );
                     collected.diagnostics.push(collect_diagnostic(Severity::Error, &path, e.message));
                 }
             }

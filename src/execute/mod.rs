@@ -276,7 +276,7 @@ mod tests {
             cases: statuses
                 .iter()
                 .enumerate()
-                .map(|(i, s)| Case { name: format!("t{i}"), status: *s, ..Case::default() })
+                .map(|(i, s)| Case { name: format!("t{i}").into(), status: *s, ..Case::default() })
                 .collect(),
             source: ResultsSource::Report { format: "junit".into(), files: vec!["r.xml".into()] },
             ran,

@@ -23,6 +23,10 @@ pub use text::Text;
 /// serialised as a JSON string).
 pub type CaseId = compact_str::CompactString;
 
+/// A case's name ([`Case::name`]): inline up to 24 bytes, as [`CaseId`] is, so most names of a
+/// big report need no allocation of their own.
+pub type CaseName = compact_str::CompactString;
+
 /// Text most cases share with the case before them ([`Case::classname`], [`Case::file`]): cases
 /// come grouped by class and file, so readers hand out one copy for the whole group.
 pub type SharedText = std::sync::Arc<str>;
@@ -519,7 +523,8 @@ pub struct Case {
     /// digits and a short suffix (`#2`), at most 24 bytes (longer ones, which no reader makes,
     /// would still work: they go to the heap).
     pub id: CaseId,
-    pub name: String,
+    /// Inline up to 24 bytes ([`CaseName`]): most test names are that short.
+    pub name: CaseName,
     /// Class, describe-path or package the case belongs to.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classname: Option<SharedText>,
@@ -531,18 +536,21 @@ pub struct Case {
     pub status: CaseStatus,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<f64>,
-    /// First line or short form of the failure.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-    /// Everything rarer; `None` when all of it is empty (see [`CaseExtra::packed`]).
+    /// Everything rarer, the message first (only failing and skipped cases have one, so it is
+    /// not worth 24 bytes in every case); `None` when all of it is empty (see [`CaseExtra::packed`]).
     #[serde(flatten)]
     pub extra: Option<Box<CaseExtra>>,
 }
 
-/// The rarer fields of a [`Case`]: failure details, output, retries, grading, eval fields.
-/// Documented on [`CaseWire`], whose field order `results.json` keeps.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+/// The rarer fields of a [`Case`]: message, failure details, output, retries, grading; the fields
+/// only eval and bank cases have sit behind one more box ([`EvalExtra`]), so the failing cases of
+/// a test report (a tenth of a million-case import) do not carry them. Documented on
+/// [`CaseWire`], whose field order `results.json` keeps.
+#[derive(Debug, Clone, Serialize, Default)]
 pub struct CaseExtra {
+    /// Read it with [`Case::message`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
     /// Kept packed ([`Text`]): read it with [`Case::details`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Text>,
@@ -559,6 +567,16 @@ pub struct CaseExtra {
     pub critical: bool,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub quarantined: bool,
+    /// `None` when every eval field is empty (see [`EvalExtra::packed`]); read it with
+    /// [`CaseExtra::eval`].
+    #[serde(flatten)]
+    pub eval: Option<Box<EvalExtra>>,
+}
+
+/// The fields of a [`Case`] that eval and bank cases have (tags, reasons, usage…), after the
+/// other rare ones in `results.json`.
+#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+pub struct EvalExtra {
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub tags: BTreeMap<String, String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -577,14 +595,50 @@ pub struct CaseExtra {
 
 impl CaseExtra {
     /// The box for [`Case::extra`]: `None` when every field is empty, so a case built with
-    /// `CaseExtra { ..Default::default() }.packed()` costs no allocation.
-    pub fn packed(self) -> Option<Box<CaseExtra>> {
+    /// `CaseExtra { ..Default::default() }.packed()` costs no allocation (an empty eval box is
+    /// dropped first).
+    pub fn packed(mut self) -> Option<Box<CaseExtra>> {
+        self.eval = self.eval.take().and_then(|eval| eval.packed());
         (self != CaseExtra::default()).then(|| Box::new(self))
+    }
+
+    /// The eval fields, empty ones when there are none.
+    pub fn eval(&self) -> &EvalExtra {
+        self.eval.as_deref().unwrap_or(&NO_EVAL)
+    }
+
+    /// The eval fields for writing; boxes an empty set on first use.
+    pub fn eval_mut(&mut self) -> &mut EvalExtra {
+        self.eval.get_or_insert_with(Box::default)
+    }
+}
+
+/// Equal when every field is: an empty eval box equals no box.
+impl PartialEq for CaseExtra {
+    fn eq(&self, other: &CaseExtra) -> bool {
+        self.message == other.message
+            && self.details == other.details
+            && self.output == other.output
+            && self.retries == other.retries
+            && self.attempts == other.attempts
+            && self.score == other.score
+            && self.critical == other.critical
+            && self.quarantined == other.quarantined
+            && self.eval() == other.eval()
+    }
+}
+
+impl EvalExtra {
+    /// The box for [`CaseExtra::eval`]: `None` when every field is empty.
+    pub fn packed(self) -> Option<Box<EvalExtra>> {
+        (self != EvalExtra::default()).then(|| Box::new(self))
     }
 }
 
 /// Empty values the accessors of [`Case`] lend when the case has no [`CaseExtra`].
 static NO_EXTRA: std::sync::LazyLock<CaseExtra> = std::sync::LazyLock::new(CaseExtra::default);
+/// Empty values [`CaseExtra::eval`] lends when the case has no [`EvalExtra`].
+static NO_EVAL: std::sync::LazyLock<EvalExtra> = std::sync::LazyLock::new(EvalExtra::default);
 
 impl Case {
     /// The rare fields, empty ones when the case has none.
@@ -602,6 +656,37 @@ impl Case {
         if let Some(extra) = self.extra.take() {
             self.extra = extra.packed();
         }
+    }
+
+    /// First line or short form of the failure.
+    pub fn message(&self) -> Option<&str> {
+        self.extra().message.as_deref()
+    }
+
+    /// Sets (or, with `None`, clears) the message; a case left with no rare field keeps no box.
+    pub fn set_message(&mut self, message: Option<String>) {
+        match message {
+            Some(message) => self.extra_mut().message = Some(message),
+            None => {
+                if let Some(extra) = self.extra.as_mut() {
+                    extra.message = None;
+                    self.repack();
+                }
+            }
+        }
+    }
+
+    /// Takes the message out, leaving none.
+    pub fn take_message(&mut self) -> Option<String> {
+        let message = self.extra.as_mut().and_then(|extra| extra.message.take());
+        self.repack();
+        message
+    }
+
+    /// The case with this message (a builder for literals: `Case { .. }.with_message(m)`).
+    pub fn with_message(mut self, message: Option<String>) -> Case {
+        self.set_message(message);
+        self
     }
 
     /// Stack trace or long form of the failure. Read it through here, not the field: long text
@@ -662,37 +747,37 @@ impl Case {
 
     /// Free-form tags: `category`, `topic`, `difficulty`...
     pub fn tags(&self) -> &BTreeMap<String, String> {
-        &self.extra().tags
+        &self.extra().eval().tags
     }
 
     /// Machine-readable reasons for the outcome.
     pub fn reasons(&self) -> &[Reason] {
-        &self.extra().reasons
+        &self.extra().eval().reasons
     }
 
     /// Where the expectation came from.
     pub fn expectation_source(&self) -> Option<&str> {
-        self.extra().expectation_source.as_deref()
+        self.extra().eval().expectation_source.as_deref()
     }
 
     /// LLM usage, for kinds that call models.
     pub fn usage(&self) -> Option<&Usage> {
-        self.extra().usage.as_ref()
+        self.extra().eval().usage.as_ref()
     }
 
     /// Eval suites: the system under test that answered.
     pub fn sut(&self) -> Option<&str> {
-        self.extra().sut.as_deref()
+        self.extra().eval().sut.as_deref()
     }
 
     /// Eval suites: the prompt template the case was asked through.
     pub fn prompt(&self) -> Option<&str> {
-        self.extra().prompt.as_deref()
+        self.extra().eval().prompt.as_deref()
     }
 
     /// Every assertion's outcome, for an eval case judged by score.
     pub fn assertions(&self) -> &[AssertionOutcome] {
-        &self.extra().assertions
+        &self.extra().eval().assertions
     }
 
     /// The case's category (eval datasets, banks), when it has one.
@@ -711,7 +796,6 @@ impl PartialEq for Case {
             && self.line == other.line
             && self.status == other.status
             && self.duration_ms == other.duration_ms
-            && self.message == other.message
             && self.extra() == other.extra()
     }
 }
@@ -725,7 +809,8 @@ struct CaseWire {
     /// Stable across runs and machines: see [`case_id`].
     #[schemars(with = "String")]
     id: CaseId,
-    name: String,
+    #[schemars(with = "String")]
+    name: CaseName,
     /// Class, describe-path or package the case belongs to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     classname: Option<String>,
@@ -824,7 +909,12 @@ impl From<CaseWire> for Case {
                 name: w.name,
                 status: w.status,
                 duration_ms: w.duration_ms,
-                extra: CaseExtra { score: w.score, reasons: reasons.collect(), ..CaseExtra::default() }.packed(),
+                extra: CaseExtra {
+                    score: w.score,
+                    eval: EvalExtra { reasons: reasons.collect(), ..EvalExtra::default() }.packed(),
+                    ..CaseExtra::default()
+                }
+                .packed(),
                 ..Case::default()
             };
         }
@@ -836,8 +926,8 @@ impl From<CaseWire> for Case {
             line: w.line,
             status: w.status,
             duration_ms: w.duration_ms,
-            message: w.message,
             extra: CaseExtra {
+                message: w.message,
                 details: w.details.map(Text::from),
                 output: w.output.map(Text::from),
                 retries: w.retries,
@@ -845,13 +935,16 @@ impl From<CaseWire> for Case {
                 score: w.score,
                 critical: w.critical,
                 quarantined: w.quarantined,
-                tags: w.tags,
-                reasons: w.reasons,
-                expectation_source: w.expectation_source,
-                usage: w.usage,
-                sut: w.sut,
-                prompt: w.prompt,
-                assertions: w.assertions,
+                eval: EvalExtra {
+                    tags: w.tags,
+                    reasons: w.reasons,
+                    expectation_source: w.expectation_source,
+                    usage: w.usage,
+                    sut: w.sut,
+                    prompt: w.prompt,
+                    assertions: w.assertions,
+                }
+                .packed(),
             }
             .packed(),
         }
@@ -1355,15 +1448,25 @@ impl Suite {
     /// Two cases with the same identity in one suite (a test reported twice) get `#2`, `#3`...
     /// appended in order, so ids stay unique and still stable across runs.
     pub fn finalize_cases(&mut self) {
-        let keys = first_ids(&self.id, &mut self.cases);
-        // Keyed by the id's 64 bits: no string per case is built twice or hashed again.
-        let mut seen: std::collections::HashMap<u64, u32, std::hash::BuildHasherDefault<KeyHasher>> =
-            std::collections::HashMap::with_capacity_and_hasher(self.cases.len(), Default::default());
-        for (case, key) in self.cases.iter_mut().zip(keys) {
-            let n = seen.entry(key).or_insert(0);
-            *n += 1;
-            if *n > 1 {
-                case.id = key_id(key, *n);
+        type KeyMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+        // The keys shared by several cases, found by sorting the keys (8 bytes a case) rather
+        // than counting every key in a map (a million-case import's map was 36 MB, its peak):
+        // repeats are rare, and only they are counted below.
+        let mut keys = first_ids(&self.id, &mut self.cases);
+        keys.sort_unstable();
+        let mut repeated: KeyMap<u32> =
+            keys.windows(2).filter(|pair| pair[0] == pair[1]).map(|pair| (pair[0], 0)).collect();
+        drop(keys);
+        if !repeated.is_empty() {
+            for case in &mut self.cases {
+                // Every id is still the 16 hex digits of its key (`first_ids`): the key reads back.
+                let key = case.id.get(..16).and_then(|hex| u64::from_str_radix(hex, 16).ok());
+                if let Some((key, n)) = key.and_then(|key| repeated.get_mut(&key).map(|n| (key, n))) {
+                    *n += 1;
+                    if *n > 1 {
+                        case.id = key_id(key, *n);
+                    }
+                }
             }
         }
         self.counts = Counts::of(&self.cases);
@@ -1394,6 +1497,7 @@ mod tests {
                        {"id":"1","name":"y","classname":"C","file":"f.py","status":"failed"}]"#;
         let cases: Vec<Case> = serde_json::from_str(text).unwrap();
         assert_eq!(cases[0].id, b);
+        assert!(!cases[0].name.is_heap_allocated(), "a short name is read inline");
         let (c0, c1) = (cases[0].classname.as_ref().unwrap(), cases[1].classname.as_ref().unwrap());
         assert!(std::sync::Arc::ptr_eq(c0, c1), "one copy of the class name for both cases");
         assert!(std::sync::Arc::ptr_eq(cases[0].file.as_ref().unwrap(), cases[1].file.as_ref().unwrap()));
@@ -1440,6 +1544,21 @@ mod tests {
         }
     }
 
+    /// A million-case import holds a million cases and a boxed [`CaseExtra`] for each failing or
+    /// skipped one (#27: at most 0.25 KiB a case, all told): the message sits with the other rare
+    /// fields, the eval fields in a box of their own (they were 144 and 288 bytes).
+    #[test]
+    fn cases_and_their_rare_fields_stay_small() {
+        assert!(std::mem::size_of::<Case>() <= 120, "{} bytes", std::mem::size_of::<Case>());
+        assert!(std::mem::size_of::<CaseExtra>() <= 112, "{} bytes", std::mem::size_of::<CaseExtra>());
+        // An empty eval box is no box, so equality and `packed` still see an empty extra.
+        let mut case = Case::default();
+        case.extra_mut().eval_mut();
+        assert_eq!(case, Case::default());
+        case.repack();
+        assert!(case.extra.is_none());
+    }
+
     #[test]
     fn duplicate_cases_get_suffixes() {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
@@ -1458,7 +1577,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for i in 0..60_000 {
             let name = format!("t{}", i % 40_000);
-            suite.cases.push(Case { name, status: CaseStatus::Passed, ..Case::default() });
+            suite.cases.push(Case { name: name.into(), status: CaseStatus::Passed, ..Case::default() });
         }
         suite.finalize_cases();
         let mut seen = std::collections::HashMap::new();

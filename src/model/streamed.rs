@@ -230,8 +230,10 @@ mod tests {
 
     fn part(names: &[&str]) -> Vec<Case> {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
-        suite.cases =
-            names.iter().map(|n| Case { name: n.to_string(), status: CaseStatus::Passed, ..Case::default() }).collect();
+        suite.cases = names
+            .iter()
+            .map(|n| Case { name: n.to_string().into(), status: CaseStatus::Passed, ..Case::default() })
+            .collect();
         suite.finalize_cases();
         suite.cases
     }

@@ -74,7 +74,7 @@ pub fn collect(run: &Run, mapper: &PathMapper) -> Vec<Annotation> {
                 (false, Level::Error) => 2,
                 _ => 5,
             };
-            let mut message = case.message.clone().unwrap_or_else(|| case.status.label().to_string());
+            let mut message = case.message().map(str::to_string).unwrap_or_else(|| case.status.label().to_string());
             if let Some(details) = case.details().as_deref().map(str::trim).filter(|d| !d.is_empty()) {
                 // Tools often repeat the message as the first line of the trace.
                 let details: String = details.lines().take(DETAIL_LINES).collect::<Vec<_>>().join("\n");

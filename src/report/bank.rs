@@ -111,13 +111,13 @@ fn row(suite: &Suite, case: &Case) -> FailureRow {
     let score = case.extra().score.unwrap_or(0.0);
     FailureRow {
         suite: suite.name.clone(),
-        test_id: case.name.clone(),
-        title: case.extra().tags.get("title").cloned().unwrap_or_default(),
+        test_id: case.name.clone().into(),
+        title: case.extra().eval().tags.get("title").cloned().unwrap_or_default(),
         score,
         interpretation: interpret(score as u32).to_string(),
-        message: case.message.clone().unwrap_or_default(),
+        message: case.message().map(str::to_string).unwrap_or_default(),
         details: case.details().map(Into::into).unwrap_or_default(),
-        source: case.extra().expectation_source.clone().unwrap_or_default(),
+        source: case.extra().eval().expectation_source.clone().unwrap_or_default(),
     }
 }
 
@@ -133,7 +133,7 @@ fn summarise(suite: &Suite) -> BankSummary {
     let mut groups: BTreeMap<String, (Vec<f64>, usize)> = BTreeMap::new();
     if let Some(tag) = group_by {
         for case in &suite.cases {
-            for key in case.extra().tags.get(tag).into_iter().flat_map(|t| t.split(',')) {
+            for key in case.extra().eval().tags.get(tag).into_iter().flat_map(|t| t.split(',')) {
                 let entry = groups.entry(key.to_string()).or_default();
                 entry.0.push(case.extra().score.unwrap_or(0.0));
                 entry.1 += usize::from(is_hard_fail(case));
@@ -154,7 +154,7 @@ fn summarise(suite: &Suite) -> BankSummary {
     let mut sources: BTreeMap<String, usize> =
         ["original", "calibration", "human_override"].iter().map(|k| (k.to_string(), 0)).collect();
     for case in &suite.cases {
-        if let Some(kind) = case.extra().tags.get("source") {
+        if let Some(kind) = case.extra().eval().tags.get("source") {
             *sources.entry(kind.clone()).or_default() += 1;
         }
     }
@@ -282,10 +282,10 @@ mod tests {
             extra: crate::model::CaseExtra { score: Some(score), critical, ..Default::default() }.packed(),
             ..Case::default()
         };
-        c.extra_mut().tags.insert("topic".into(), topic.into());
-        c.extra_mut().tags.insert("source".into(), "original".into());
+        c.extra_mut().eval_mut().tags.insert("topic".into(), topic.into());
+        c.extra_mut().eval_mut().tags.insert("source".into(), "original".into());
         if hard {
-            c.extra_mut().reasons.push(Reason {
+            c.extra_mut().eval_mut().reasons.push(Reason {
                 code: "hard-fail".into(),
                 expected: None,
                 actual: None,
@@ -389,10 +389,19 @@ mod tests {
     fn delta_notes_name_new_and_recovered_penalties() {
         let with = |messages: &[&str]| Case {
             extra: crate::model::CaseExtra {
-                reasons: messages
-                    .iter()
-                    .map(|m| Reason { code: "x".into(), expected: None, actual: None, message: Some(m.to_string()) })
-                    .collect(),
+                eval: crate::model::EvalExtra {
+                    reasons: messages
+                        .iter()
+                        .map(|m| Reason {
+                            code: "x".into(),
+                            expected: None,
+                            actual: None,
+                            message: Some(m.to_string()),
+                        })
+                        .collect(),
+                    ..Default::default()
+                }
+                .packed(),
                 ..Default::default()
             }
             .packed(),
@@ -409,8 +418,8 @@ mod tests {
     fn reports_lead_with_critical_failures_and_escape_names() {
         let crit = {
             let mut c = case("PAT-NEG-001", 80.0, "", false, true);
-            c.message = Some("80 Notable issues (\u{2212}20: false positive handler_crisis)".into());
-            c.extra_mut().tags.insert("title".into(), "Negative | <b>not</b> a crisis".into());
+            c.set_message(Some("80 Notable issues (\u{2212}20: false positive handler_crisis)".into()));
+            c.extra_mut().eval_mut().tags.insert("title".into(), "Negative | <b>not</b> a crisis".into());
             c
         };
         let suites = vec![

@@ -450,25 +450,25 @@ fn test<'a>(suite: &'a Suite, case: &'a Case, change: Option<crate::compare::Cha
         suite: path,
         file_path: case.file.as_deref(),
         line: case.line,
-        message: case.message.as_deref().map(Cow::Borrowed),
+        message: case.message().map(Cow::Borrowed),
         trace: case.details(),
         retries: case.extra().retries,
         retry_attempts: retry_attempts(case),
         flaky: case.status == CaseStatus::Flaky,
-        tags: case.extra().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
-        labels: &case.extra().tags,
+        tags: case.extra().eval().tags.iter().map(|(k, v)| format!("{k}:{v}")).collect(),
+        labels: &case.extra().eval().tags,
         stdout: Stdout(case.extra().output.as_ref()),
         extra: TestExtra {
             fcorr: FcorrTestExtra {
                 change,
                 critical: case.extra().critical,
-                expectation_source: case.extra().expectation_source.as_deref(),
+                expectation_source: case.extra().eval().expectation_source.as_deref(),
                 hint: None,
-                reasons: &case.extra().reasons,
+                reasons: &case.extra().eval().reasons,
                 score: case.extra().score,
                 suite_id: &suite.id,
                 synthetic: None,
-                usage: case.extra().usage.as_ref(),
+                usage: case.extra().eval().usage.as_ref(),
             },
         },
     }
@@ -495,13 +495,7 @@ fn retry_attempts(case: &Case) -> Vec<RetryAttempt<'_>> {
             attempt(i, a.status, a.duration_ms, a.message.as_deref(), a.details.as_deref().map(Cow::Borrowed))
         })
         .collect();
-    out.push(attempt(
-        case.extra().attempts.len(),
-        case.status,
-        case.duration_ms,
-        case.message.as_deref(),
-        case.details(),
-    ));
+    out.push(attempt(case.extra().attempts.len(), case.status, case.duration_ms, case.message(), case.details()));
     out
 }
 

@@ -138,7 +138,7 @@ pub(crate) fn outcome_word(status: CaseStatus, reason: Option<&str>) -> String {
 }
 
 fn case_word(case: &Case) -> String {
-    outcome_word(case.status, case.extra().reasons.first().map(|r| r.code.as_str()))
+    outcome_word(case.status, case.extra().eval().reasons.first().map(|r| r.code.as_str()))
 }
 
 fn rate(passes: u64, cases: u64) -> Option<f64> {
@@ -200,10 +200,10 @@ pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usiz
 /// The dataset case a result case was asked for: its name without `@<sut>` and `[<prompt>]`.
 fn dataset_id(case: &Case) -> &str {
     let mut name = case.name.as_str();
-    if let Some(sut) = &case.extra().sut {
+    if let Some(sut) = &case.extra().eval().sut {
         name = name.strip_suffix(sut.as_str()).and_then(|n| n.strip_suffix('@')).unwrap_or(name);
     }
-    if let Some(prompt) = &case.extra().prompt {
+    if let Some(prompt) = &case.extra().eval().prompt {
         name = name
             .strip_suffix(']')
             .and_then(|n| n.strip_suffix(prompt.as_str()))
@@ -223,7 +223,7 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
     // Every case of most suites (every import) has the same (system, prompt), usually none:
     // no grid, found without mapping every case by its dataset id (once per report and terminal).
     fn key(case: &Case) -> (Option<&str>, Option<&str>) {
-        (case.extra().sut.as_deref(), case.extra().prompt.as_deref())
+        (case.extra().eval().sut.as_deref(), case.extra().eval().prompt.as_deref())
     }
     let first = key(cases.first()?);
     if cases.iter().all(|case| key(case) == first) {
@@ -262,7 +262,7 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
             let mean = |values: Vec<f64>| {
                 (!values.is_empty()).then(|| crate::score::round2(values.iter().sum::<f64>() / values.len() as f64))
             };
-            let usages: Vec<&Usage> = of.iter().filter_map(|c| c.extra().usage.as_ref()).collect();
+            let usages: Vec<&Usage> = of.iter().filter_map(|c| c.extra().eval().usage.as_ref()).collect();
             let label = match (suts_vary, prompts_vary) {
                 (true, true) => format!("{} · {}", sut.unwrap_or("-"), prompt.unwrap_or("-")),
                 (false, true) => prompt.unwrap_or("-").to_string(),
@@ -384,14 +384,18 @@ mod tests {
             id: name.into(),
             status,
             extra: crate::model::CaseExtra {
-                reasons: vec![Reason { code: reason.into(), expected: None, actual: None, message: None }],
+                eval: crate::model::EvalExtra {
+                    reasons: vec![Reason { code: reason.into(), expected: None, actual: None, message: None }],
+                    ..Default::default()
+                }
+                .packed(),
                 ..Default::default()
             }
             .packed(),
             ..Case::default()
         };
         if let Some(category) = category {
-            case.extra_mut().tags.insert("category".into(), category.into());
+            case.extra_mut().eval_mut().tags.insert("category".into(), category.into());
         }
         case
     }

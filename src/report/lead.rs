@@ -110,7 +110,7 @@ pub(crate) fn why(run: &Run) -> Vec<WhyItem<'_>> {
                 c.extra().critical && c.status.is_failure() && reason.message == format!("critical case `{}` {}", c.name, c.status.label())
             })
         {
-            let message = case.message.as_deref().map(first_line).filter(|m| !m.is_empty());
+            let message = case.message().map(first_line).filter(|m| !m.is_empty());
             critical.push(WhyItem {
                 gate: reason.gate,
                 suite: None,
@@ -221,10 +221,10 @@ mod tests {
         Case {
             name: name.into(),
             status,
-            message: Some(format!("{name} broke\nmore")),
             extra: crate::model::CaseExtra { critical, ..Default::default() }.packed(),
             ..Case::default()
         }
+        .with_message(Some(format!("{name} broke\nmore")))
     }
 
     fn scored(name: &str, policy: Policy, threshold: f64, cases: Vec<Case>) -> Suite {

@@ -245,7 +245,7 @@ fn listed_floor(run: &Run, picked: &[Vec<(&Case, Option<Group>)>]) -> usize {
             if let Some(location) = location(case).filter(|l| !l.is_empty()) {
                 total += " at ``".len() + visible(&location);
             }
-            if let Some(message) = case.message.as_deref().filter(|m| !m.is_empty()) {
+            if let Some(message) = case.message().filter(|m| !m.is_empty()) {
                 let first = filters::first_line(message).chars().take(199);
                 total += ": ".len() + first.filter(|c| c.is_ascii_graphic() && *c != '`').count();
             }
@@ -596,16 +596,16 @@ fn case_value(suite: &Suite, case: &Case, ctx: &CaseContext<'_>) -> Value {
         url,
         status: case.status.label(),
         duration_ms: case.duration_ms,
-        message: case.message.as_deref(),
+        message: case.message(),
         details: case.details(),
         retries: case.extra().retries,
         attempts: &case.extra().attempts,
         score: case.extra().score,
         critical: case.extra().critical,
-        tags: &case.extra().tags,
-        reasons: &case.extra().reasons,
-        expectation_source: case.extra().expectation_source.as_deref(),
-        usage: case.extra().usage.as_ref(),
+        tags: &case.extra().eval().tags,
+        reasons: &case.extra().eval().reasons,
+        expectation_source: case.extra().eval().expectation_source.as_deref(),
+        usage: case.extra().eval().usage.as_ref(),
         quarantined: case.extra().quarantined,
         change,
         note: (!notes.is_empty()).then(|| notes.join("; ")),
@@ -876,7 +876,7 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize, links: Optio
         Value::from(Serde(ChangeView {
             change: x,
             suite: suite.map(|s| s.name.as_str()).unwrap_or(&x.suite_id),
-            message: case.and_then(|k| k.message.as_deref()),
+            message: case.and_then(|k| k.message()),
             location: case.and_then(location),
             url: found.and_then(|(s, k)| code_url(links, s, k)),
         }))
@@ -1172,14 +1172,8 @@ mod tests {
     }
 
     fn failing(name: &str, file: Option<&str>, line: Option<u32>, message: Option<&str>, status: CaseStatus) -> Case {
-        Case {
-            name: name.into(),
-            file: file.map(Into::into),
-            line,
-            status,
-            message: message.map(str::to_string),
-            ..Case::default()
-        }
+        Case { name: name.into(), file: file.map(Into::into), line, status, ..Case::default() }
+            .with_message(message.map(str::to_string))
     }
 
     /// Characters of the "Failing tests" section of a default job summary.

@@ -572,7 +572,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         out.push_str(&paint.code("1;31", &format!("CRITICAL FAILURES ({})", critical.len())));
         out.push('\n');
         for (suite, case) in critical.iter().take(10) {
-            let message = first_line(case.message.as_deref().unwrap_or(""));
+            let message = first_line(case.message().unwrap_or(""));
             out.push_str(&line(format!("  {} \u{203a} {}: {message}", suite.name, case.name)));
             out.push('\n');
         }
@@ -648,10 +648,10 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
                     let location = if left > 4 { fit(&location, left) } else { String::new() };
                     (name, location)
                 }
-                None => (case.name.clone(), location),
+                None => (case.name.to_string(), location),
             };
             lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
-            if let Some(message) = case.message.as_deref().map(std::borrow::Cow::Borrowed).or_else(|| case.details()) {
+            if let Some(message) = case.message().map(std::borrow::Cow::Borrowed).or_else(|| case.details()) {
                 for text in message.lines().take(3) {
                     lines.push(line(format!("      {text}")));
                 }
@@ -735,9 +735,9 @@ mod tests {
                 file: Some("tests/test_app.py".into()),
                 line: Some(12),
                 status: CaseStatus::Failed,
-                message: Some("assert 1 == 2\nfirst detail\nsecond detail\nfourth line hidden".into()),
                 ..Case::default()
-            },
+            }
+            .with_message(Some("assert 1 == 2\nfirst detail\nsecond detail\nfourth line hidden".into())),
         ];
         suite.finalize_cases();
         suite.status = SuiteStatus::Failed;
@@ -869,14 +869,16 @@ mod tests {
                 note: None,
             };
             s.phases = vec![phase(PhaseKind::Install), phase(PhaseKind::Build), phase(PhaseKind::Test)];
-            s.cases = vec![Case {
-                name: format!("{name}::a_test_with_a_rather_long_name_that_goes_on_and_on"),
-                file: Some("tests/some/deeply/nested/directory/test_file.py".into()),
-                line: Some(12),
-                status: if failing { CaseStatus::Failed } else { CaseStatus::Passed },
-                message: failing.then(|| format!("AssertionError: {}", "the values differ ".repeat(8))),
-                ..Case::default()
-            }];
+            s.cases = vec![
+                Case {
+                    name: format!("{name}::a_test_with_a_rather_long_name_that_goes_on_and_on").into(),
+                    file: Some("tests/some/deeply/nested/directory/test_file.py".into()),
+                    line: Some(12),
+                    status: if failing { CaseStatus::Failed } else { CaseStatus::Passed },
+                    ..Case::default()
+                }
+                .with_message(failing.then(|| format!("AssertionError: {}", "the values differ ".repeat(8)))),
+            ];
             s.finalize_cases();
             s.status = if failing { SuiteStatus::Failed } else { SuiteStatus::Passed };
             s.duration_ms = 83_000;

@@ -123,7 +123,7 @@ async fn files_are_one_suite_through_comment_summary_outputs_and_annotations() {
         .iter()
         .find(|c| c.status == fcorr::model::CaseStatus::Failed && c.name != "test_percent")
         .expect("a .NET failure");
-    assert!(body.contains(&dotnet_failure.name), "{body}");
+    assert!(body.contains(dotnet_failure.name.as_str()), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -67,7 +67,8 @@ fn the_example_banks_run_through_the_script_sut_and_the_critical_failure_leads()
     let retrieval = &run.suites[0];
     assert!(retrieval.cases.iter().all(|c| c.output().as_deref().is_some_and(|o| o.contains("\"attempts\":1"))));
     // History and human override were applied and counted.
-    let source = |id: &str| retrieval.cases.iter().find(|c| c.name == id).unwrap().extra().expectation_source.clone();
+    let source =
+        |id: &str| retrieval.cases.iter().find(|c| c.name == id).unwrap().extra().eval().expectation_source.clone();
     assert_eq!(source("V2-LOY-001").as_deref(), Some("calibration_2025-12-18"));
     assert!(source("V2-DOC-001").unwrap().starts_with("human_override_"), "{:?}", source("V2-DOC-001"));
     // Exactly the one critical failure, named by the gate.

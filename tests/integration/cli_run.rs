@@ -108,7 +108,7 @@ fn failing_case_fails_strict_gate_with_location() {
     assert_eq!(suite.status, SuiteStatus::Failed);
     let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
     assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_calc.py"), Some(7)));
-    assert_eq!(failed.message.as_deref(), Some("assert 3 == 4"));
+    assert_eq!(failed.message(), Some("assert 3 == 4"));
     assert!(run.verdict.reasons.iter().any(|r| r.gate == "strict"));
 }
 

@@ -103,7 +103,11 @@ fn compare_and_regression_gate_on_a_real_report() {
     let judged = read_run(&dir.path().join("ci-out/results.json"));
     assert!(judged.comparison.is_some(), "the comparison is stored in results.json");
     assert!(
-        judged.verdict.reasons.iter().any(|r| r.gate == "regression" && r.message.contains(&newly_failing_name)),
+        judged
+            .verdict
+            .reasons
+            .iter()
+            .any(|r| r.gate == "regression" && r.message.contains(newly_failing_name.as_str())),
         "{:?}",
         judged.verdict.reasons
     );

@@ -58,7 +58,7 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     assert_eq!(suite.cases.len(), 33);
     let reason = |id: &str| -> &Reason {
         let case = suite.cases.iter().find(|c| c.name == id).unwrap_or_else(|| panic!("case {id}"));
-        &case.extra().reasons[0]
+        &case.extra().eval().reasons[0]
     };
     for (id, code) in [
         ("list-all", "pass"),
@@ -82,7 +82,7 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     assert_eq!(suite.score.value, 72.73);
     assert!(suite.score.met, "pass rate 72.73 meets min-score 70");
     assert!(run.verdict.reasons.iter().any(|r| r.message.contains("clean-build")), "{:?}", run.verdict);
-    assert!(suite.cases.iter().all(|c| c.extra().tags.contains_key("category")));
+    assert!(suite.cases.iter().all(|c| c.extra().eval().tags.contains_key("category")));
     let usage = suite.usage.as_ref().expect("suite usage");
     assert!(usage.tokens_in.unwrap() > 0 && usage.cost_usd.unwrap() > 0.0, "{usage:?}");
 
@@ -117,7 +117,8 @@ fn example_eval_runs_and_every_report_carries_reasons_categories_and_usage() {
     let set = |run: &mut Run, id: &str, status: CaseStatus, code: &str| {
         let case = run.suites[0].cases.iter_mut().find(|c| c.name == id).unwrap();
         case.status = status;
-        case.extra_mut().reasons = vec![Reason { code: code.into(), expected: None, actual: None, message: None }];
+        case.extra_mut().eval_mut().reasons =
+            vec![Reason { code: code.into(), expected: None, actual: None, message: None }];
     };
     set(&mut before, "list-all", CaseStatus::Failed, "incorrect");
     set(&mut before, "show-hidden", CaseStatus::Passed, "pass");
@@ -236,6 +237,6 @@ fn command_equivalence_follows_what_the_shell_and_the_command_do() {
     let run: Run = serde_json::from_value(read_json(&dir.path().join("out/results.json"))).unwrap();
     for (id, expected, answer, code) in cases {
         let case = run.suites[0].cases.iter().find(|c| c.name == id).unwrap();
-        assert_eq!(case.extra().reasons[0].code, code, "{expected:?} vs the answer {answer:?}: {case:?}");
+        assert_eq!(case.extra().eval().reasons[0].code, code, "{expected:?} vs the answer {answer:?}: {case:?}");
     }
 }

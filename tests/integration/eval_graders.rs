@@ -67,10 +67,11 @@ fn case<'a>(run: &'a Run, id: &str) -> &'a Case {
 
 fn outcome<'a>(case: &'a Case, kind: &str) -> &'a AssertionOutcome {
     case.extra()
+        .eval()
         .assertions
         .iter()
         .find(|a| a.kind == kind)
-        .unwrap_or_else(|| panic!("{kind} in {:#?}", case.extra().assertions))
+        .unwrap_or_else(|| panic!("{kind} in {:#?}", case.extra().eval().assertions))
 }
 
 const PYTHON_GRADER: &str = r#"import json, sys
@@ -150,35 +151,38 @@ assert = [{ type = "script", command = "echo 'grader broke' >&2; exit 4" }]
 
     let short = case(&run, "short");
     assert_eq!(short.status, CaseStatus::Passed, "{short:#?}\n{stderr}");
-    assert_eq!(short.extra().assertions.len(), 2);
-    assert!(short.extra().assertions[0].reason.as_deref().unwrap().starts_with("python: 'Paris' in"), "{short:#?}");
-    assert_eq!(short.extra().assertions[1].reason.as_deref(), Some("node: 3 words"));
+    assert_eq!(short.extra().eval().assertions.len(), 2);
+    assert!(
+        short.extra().eval().assertions[0].reason.as_deref().unwrap().starts_with("python: 'Paris' in"),
+        "{short:#?}"
+    );
+    assert_eq!(short.extra().eval().assertions[1].reason.as_deref(), Some("node: 3 words"));
 
     let long = case(&run, "long");
     assert_eq!(long.status, CaseStatus::Failed);
-    assert_eq!((long.extra().assertions[0].pass, long.extra().assertions[0].score), (false, 0.25));
+    assert_eq!((long.extra().eval().assertions[0].pass, long.extra().eval().assertions[0].score), (false, 0.25));
     assert_eq!(
-        (long.extra().assertions[1].pass, long.extra().assertions[1].reason.as_deref()),
+        (long.extra().eval().assertions[1].pass, long.extra().eval().assertions[1].reason.as_deref()),
         (false, Some("node: 9 words"))
     );
     assert_eq!(long.extra().score, Some(12.5), "(0.25 + 0) / 2");
-    assert!(long.message.as_deref().unwrap().starts_with("incorrect (script): python:"), "{:?}", long.message);
+    assert!(long.message().unwrap().starts_with("incorrect (script): python:"), "{:?}", long.message());
     assert!(long.details().as_deref().unwrap().contains("✗ script (weight 1, score 0.00): node: 9 words"), "{long:#?}");
 
     let hang = case(&run, "hang");
     assert_eq!(hang.status, CaseStatus::Error);
-    assert_eq!(hang.extra().reasons[0].code, "grader-error");
-    let message = hang.extra().reasons[0].message.as_deref().unwrap();
+    assert_eq!(hang.extra().eval().reasons[0].code, "grader-error");
+    let message = hang.extra().eval().reasons[0].message.as_deref().unwrap();
     assert!(message.contains("time.sleep(60)") && message.contains("no grade within 1s"), "{message}");
 
     let garbage = case(&run, "garbage");
     assert_eq!(garbage.status, CaseStatus::Error);
-    let message = garbage.extra().reasons[0].message.as_deref().unwrap();
+    let message = garbage.extra().eval().reasons[0].message.as_deref().unwrap();
     assert!(message.contains("echo this-is-not-a-grade") && message.contains("`this-is-not-a-grade`"), "{message}");
-    assert!(garbage.extra().assertions[0].error && !garbage.extra().assertions[0].pass);
+    assert!(garbage.extra().eval().assertions[0].error && !garbage.extra().eval().assertions[0].pass);
 
     let crash = case(&run, "crash");
-    let message = crash.extra().reasons[0].message.as_deref().unwrap();
+    let message = crash.extra().eval().reasons[0].message.as_deref().unwrap();
     assert!(message.contains("exited with code 4") && message.contains("grader broke"), "{message}");
 }
 
@@ -321,7 +325,7 @@ assert = [
     assert_eq!((not_similar.pass, not_similar.score), (true, 1.0));
     // `expected` is itself a check (equals), first in order; the others are named after it.
     assert_eq!(
-        lyon.message.as_deref(),
+        lyon.message(),
         Some("incorrect (equals): expected `Paris`, got `Lyon` (also failed: llm-rubric, factuality)")
     );
     assert_eq!(outcome(lyon, "llm-rubric").reason.as_deref(), Some("looked for \"Paris\" in \"Lyon\""));
@@ -420,12 +424,12 @@ expected = "Paris"
     let weighted = case(&run, "weighted");
     assert_eq!((weighted.status, weighted.extra().score), (CaseStatus::Passed, Some(80.0)), "{weighted:#?}\n{stderr}");
     let kinds: Vec<(&str, bool, f64)> =
-        weighted.extra().assertions.iter().map(|a| (a.kind.as_str(), a.pass, a.weight)).collect();
+        weighted.extra().eval().assertions.iter().map(|a| (a.kind.as_str(), a.pass, a.weight)).collect();
     assert_eq!(kinds, [("contains", true, 3.0), ("contains", false, 1.0), ("not-contains", true, 1.0)]);
     let short = case(&run, "short");
     assert_eq!(short.status, CaseStatus::Failed);
     assert_eq!(
-        short.message.as_deref(),
+        short.message(),
         Some(
             "incorrect (score): weighted score 0.80 < threshold 0.9; failed: contains (`Paris` does not contain `capital`)"
         )
@@ -435,8 +439,8 @@ expected = "Paris"
     assert_eq!(outcome(structured, "latency").threshold, Some(60000.0));
     // A case of today's shape under a suite threshold of 1 is scored too, with the same reason.
     let legacy = case(&run, "legacy");
-    assert_eq!((legacy.status, legacy.extra().reasons[0].code.as_str()), (CaseStatus::Failed, "incorrect"));
-    assert_eq!(legacy.extra().assertions.len(), 1);
+    assert_eq!((legacy.status, legacy.extra().eval().reasons[0].code.as_str()), (CaseStatus::Failed, "incorrect"));
+    assert_eq!(legacy.extra().eval().assertions.len(), 1);
 
     // The reports say which assertion failed and why.
     let summary = std::fs::read_to_string(dir.path().join("out/summary.md")).unwrap();

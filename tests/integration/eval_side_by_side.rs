@@ -59,9 +59,9 @@ fn every_case_is_asked_of_every_system_through_every_prompt() {
     assert_eq!(names, expected);
     for case in &suite.cases {
         let (rest, sut) = case.name.split_once('@').unwrap();
-        assert_eq!(case.extra().sut.as_deref(), Some(sut), "{}", case.name);
+        assert_eq!(case.extra().eval().sut.as_deref(), Some(sut), "{}", case.name);
         let prompt = rest.split_once('[').unwrap().1.trim_end_matches(']');
-        assert_eq!(case.extra().prompt.as_deref(), Some(prompt), "{}", case.name);
+        assert_eq!(case.extra().eval().prompt.as_deref(), Some(prompt), "{}", case.name);
     }
     let status = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap().status;
     assert_eq!(status("au[terse]@small"), CaseStatus::Failed, "small says Sydney");
@@ -115,7 +115,10 @@ fn one_prompt_and_one_system_keep_plain_ids() {
     let names: Vec<&str> = run.suites[0].cases.iter().map(|c| c.name.as_str()).collect();
     assert_eq!(names, ["fr", "jp", "au"]);
     assert!(
-        run.suites[0].cases.iter().all(|c| c.extra().sut.is_none() && c.extra().prompt.as_deref() == Some("terse"))
+        run.suites[0]
+            .cases
+            .iter()
+            .all(|c| c.extra().eval().sut.is_none() && c.extra().eval().prompt.as_deref() == Some("terse"))
     );
 }
 
@@ -135,7 +138,7 @@ fn a_csv_dataset_with_quotes_newlines_and_a_bom_runs() {
     assert_eq!(suite.cases.len(), 12);
     let case = suite.cases.iter().find(|c| c.name == "au[terse]@large").unwrap();
     assert_eq!(case.status, CaseStatus::Passed);
-    assert_eq!(case.extra().tags.get("category").map(String::as_str), Some("oceania\nand \"down under\""));
+    assert_eq!(case.extra().eval().tags.get("category").map(String::as_str), Some("oceania\nand \"down under\""));
     assert_eq!(
         suite
             .cases
@@ -143,6 +146,7 @@ fn a_csv_dataset_with_quotes_newlines_and_a_bom_runs() {
             .find(|c| c.name == "fr[terse]@small")
             .unwrap()
             .extra()
+            .eval()
             .tags
             .get("category")
             .map(String::as_str),
@@ -198,7 +202,7 @@ fn the_markdown_grid_is_snapshotted() {
     for suite in &mut run.suites {
         suite.duration_ms = 1000;
         for case in &mut suite.cases {
-            case.duration_ms = Some(if case.extra().sut.as_deref() == Some("small") { 40.0 } else { 5.0 });
+            case.duration_ms = Some(if case.extra().eval().sut.as_deref() == Some("small") { 40.0 } else { 5.0 });
         }
     }
     let run = crate::report_support::run(run.suites, None);

@@ -398,7 +398,7 @@ fn a_json_answer_whose_output_is_a_number_is_judged_as_that_number() {
     }
     let wrong = run.suites[0].cases.iter().find(|c| c.name == "wrong").unwrap();
     assert_eq!(wrong.status, fcorr::model::CaseStatus::Failed);
-    assert!(wrong.message.as_deref().unwrap_or("").contains("got `5`"), "{:?}", wrong.message);
+    assert!(wrong.message().unwrap_or("").contains("got `5`"), "{:?}", wrong.message());
 }
 
 #[test]

@@ -353,30 +353,36 @@ fn heavy_run(statuses: &[(CaseStatus, f64)]) -> Run {
     let mut suite = Suite::new("unit", "unit", SuiteKind::Import);
     for (i, (status, ms)) in statuses.iter().enumerate() {
         let failing = status.is_failure();
-        suite.cases.push(Case {
-            name: format!("t{i}"),
-            classname: Some("pkg.Test".into()),
-            file: Some("tests/test_x.py".into()),
-            line: Some(7),
-            status: *status,
-            duration_ms: Some(*ms),
-            message: failing.then(|| "assert 1 == 2".into()),
-            extra: CaseExtra {
-                details: failing.then(|| "Traceback (most recent call last):\n  ...\n".repeat(50).into()),
-                output: Some("captured output\n".repeat(100).into()),
-                score: Some(if failing { 25.0 } else { 100.0 }),
-                reasons: vec![Reason {
-                    code: if failing { "incorrect" } else { "ok" }.into(),
-                    expected: Some(json!({"answer": "x".repeat(500)})),
-                    actual: Some(json!("y")),
-                    message: Some(format!("{i}: graded {status:?}")),
-                }],
-                tags: [("category".to_string(), "math".to_string())].into(),
-                ..CaseExtra::default()
+        suite.cases.push(
+            Case {
+                name: format!("t{i}").into(),
+                classname: Some("pkg.Test".into()),
+                file: Some("tests/test_x.py".into()),
+                line: Some(7),
+                status: *status,
+                duration_ms: Some(*ms),
+                extra: CaseExtra {
+                    details: failing.then(|| "Traceback (most recent call last):\n  ...\n".repeat(50).into()),
+                    output: Some("captured output\n".repeat(100).into()),
+                    score: Some(if failing { 25.0 } else { 100.0 }),
+                    eval: fcorr::model::EvalExtra {
+                        reasons: vec![Reason {
+                            code: if failing { "incorrect" } else { "ok" }.into(),
+                            expected: Some(json!({"answer": "x".repeat(500)})),
+                            actual: Some(json!("y")),
+                            message: Some(format!("{i}: graded {status:?}")),
+                        }],
+                        tags: [("category".to_string(), "math".to_string())].into(),
+                        ..Default::default()
+                    }
+                    .packed(),
+                    ..CaseExtra::default()
+                }
+                .packed(),
+                ..Case::default()
             }
-            .packed(),
-            ..Case::default()
-        });
+            .with_message(failing.then(|| "assert 1 == 2".into())),
+        );
     }
     suite.finalize_cases();
     Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None)
@@ -402,11 +408,11 @@ fn a_baseline_is_read_slimmed_and_compares_as_the_whole_run() {
         for case in read.suites.iter().flat_map(|s| &s.cases) {
             let extra = case.extra();
             assert!(
-                case.message.is_none() && case.classname.is_none() && case.file.is_none(),
+                case.message().is_none() && case.classname.is_none() && case.file.is_none(),
                 "{case:?} keeps text no baseline reader uses"
             );
-            assert!(extra.details.is_none() && extra.output.is_none() && extra.tags.is_empty(), "{case:?}");
-            assert!(extra.reasons.iter().all(|r| r.expected.is_none() && r.actual.is_none()), "{case:?}");
+            assert!(extra.details.is_none() && extra.output.is_none() && extra.eval().tags.is_empty(), "{case:?}");
+            assert!(extra.eval().reasons.iter().all(|r| r.expected.is_none() && r.actual.is_none()), "{case:?}");
         }
         assert_eq!(read.suites[0].cases.len(), 5);
         let info = fcorr::compare::BaselineInfo::default();

@@ -13,7 +13,7 @@ fn assert_cases(suite: &Suite, want: &Value) {
     let ours: BTreeMap<(String, String), CaseStatus> = suite
         .cases
         .iter()
-        .map(|c| ((c.classname.as_deref().unwrap_or_default().to_string(), c.name.clone()), c.status))
+        .map(|c| ((c.classname.as_deref().unwrap_or_default().to_string(), c.name.to_string()), c.status))
         .collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
         .as_array()
@@ -41,10 +41,10 @@ fn go_mixed_reports_tests_and_subtests_as_go_test_did() {
 
     let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
     let max = case("TestMaxFails");
-    assert_eq!(max.message.as_deref(), Some("mathx_test.go:14: Max(2, 7) = 7, want 2"));
+    assert_eq!(max.message(), Some("mathx_test.go:14: Max(2, 7) = 7, want 2"));
     assert_eq!((max.file.as_deref(), max.line), (Some("mathx/mathx_test.go"), Some(14)));
-    assert_eq!(case("TestClamp/above").message.as_deref(), Some("mathx_test.go:35: Clamp(42, 0, 10) = 42, want 10"));
-    assert_eq!(case("TestSkipped").message.as_deref(), Some("mathx_test.go:19: not ready yet"));
+    assert_eq!(case("TestClamp/above").message(), Some("mathx_test.go:35: Clamp(42, 0, 10) = 42, want 10"));
+    assert_eq!(case("TestSkipped").message(), Some("mathx_test.go:19: not ready yet"));
     // Where go test said each failure happened (`mathx_test.go:35: …`).
     let printed = printed_locations(suite, r"\s(\w+_test\.go):(\d+): ");
     for failed in [max, case("TestClamp/above")] {
@@ -89,7 +89,7 @@ fn go_panic_keeps_the_tests_that_reported_and_fails() {
     assert_eq!(code, 1);
     assert_cases(suite, &want);
     let panicked = suite.cases.iter().find(|c| c.name == "TestNameOfUnknownPanics").unwrap();
-    assert!(panicked.message.as_deref().unwrap().starts_with("panic: runtime error"), "{panicked:?}");
+    assert!(panicked.message().unwrap().starts_with("panic: runtime error"), "{panicked:?}");
     assert!(panicked.details().as_deref().unwrap().contains("lookup.go:19"));
     // The test after the panic never ran: it is absent, not skipped or passed.
     assert!(!suite.cases.iter().any(|c| c.name == "TestNeverRuns"));

@@ -62,7 +62,7 @@ fn maven_fixture_matches_expected() {
         other => panic!("results came from {other:?}"),
     }
     let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
-    assert!(error.message.as_deref().unwrap().contains("Cannot invoke"), "{:?}", error.message);
+    assert!(error.message().unwrap().contains("Cannot invoke"), "{:?}", error.message());
     // Where Maven said each test failed (`[ERROR]   InventoryTest.totalUnitsSumsAllSkus:30 …`), in
     // the test class's source file; every other case at its method.
     let printed = printed_locations(suite, r"\[ERROR\]\s+(\w+)\.\w+:(\d+)");
@@ -144,7 +144,7 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
     assert_eq!(suite.status, SuiteStatus::Failed);
     assert_eq!(code, 1);
     let failure = suite.cases.iter().find(|c| c.name == "parsesWithSurroundingSpaces()").unwrap();
-    assert!(failure.message.as_deref().unwrap().contains("NumberFormatException"), "{:?}", failure.message);
+    assert!(failure.message().unwrap().contains("NumberFormatException"), "{:?}", failure.message());
 }
 
 #[test]
@@ -242,7 +242,7 @@ fn a_committed_gradle_wrapper_runs_instead_of_gradle() {
     assert_eq!(suite.status, SuiteStatus::Failed);
     assert_eq!(code, 1);
     let npe = suite.cases.iter().find(|c| c.name == "removeAllOfUnknownSkuReturnsFalse").unwrap();
-    assert!(npe.message.as_deref().unwrap_or_default().contains("NullPointerException"), "{:?}", npe.message);
+    assert!(npe.message().unwrap_or_default().contains("NullPointerException"), "{:?}", npe.message());
 }
 
 #[test]

@@ -85,7 +85,7 @@ fn py_mixed_reports_every_case_as_pytest_did() {
     assert_cases(suite, &want["cases"]);
     assert_counts(suite, &want["counts"]);
     let failed = suite.cases.iter().find(|c| c.name == "test_word_count_fails").unwrap();
-    assert!(failed.message.as_deref().unwrap().contains("expected four words in 'a b c'"), "{failed:?}");
+    assert!(failed.message().unwrap().contains("expected four words in 'a b c'"), "{failed:?}");
     // The line pytest printed for the failure (`tests/test_textutil.py:12: AssertionError`), not
     // its 0-based JUnit `line` (9, the blank line above `def`).
     let printed = printed_locations(suite, r"(?m)^(\S+\.py):(\d+): \w*(?:Error|Exception)\b");
@@ -98,7 +98,7 @@ fn py_mixed_reports_every_case_as_pytest_did() {
         assert!(line.starts_with("def ") || line.starts_with("async def "), "{}: line {line:?}", case.name);
     }
     let error = suite.cases.iter().find(|c| c.name == "test_uses_broken_fixture").unwrap();
-    assert!(error.message.as_deref().unwrap().contains("fixture setup exploded"), "{error:?}");
+    assert!(error.message().unwrap().contains("fixture setup exploded"), "{error:?}");
     // Ids are unique and stable: a rerun gives the same ids.
     let ids: std::collections::BTreeSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
     assert_eq!(ids.len(), suite.cases.len());
@@ -201,7 +201,7 @@ fn py_unittest_is_detected_without_markers_and_run_by_unittest() {
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
     assert_matches_expected(suite, &want, unittest_id);
     let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
-    assert!(failed.message.as_deref().unwrap().contains("clamp should keep negatives"), "{failed:?}");
+    assert!(failed.message().unwrap().contains("clamp should keep negatives"), "{failed:?}");
     // The assertion's line in the test file.
     assert_eq!((failed.file.as_deref(), failed.line), (Some("tests/test_calc.py"), Some(15)), "{failed:?}");
     // unittest, not pytest: nothing but the standard library is needed.
@@ -236,7 +236,7 @@ fn py_unittest_counts_equal_python_m_unittest_with_load_tests() {
     assert_matches_expected(suite, &want, unittest_id);
     let doctest = suite.cases.iter().find(|c| c.name == "with_tax").unwrap();
     assert_eq!((doctest.file.as_deref(), doctest.line), (Some("invoice.py"), Some(18)), "the failing example");
-    assert_eq!(doctest.message.as_deref(), Some("doctest line 18: with_tax(10, 0.075) expected 10.76, got 10.75"));
+    assert_eq!(doctest.message(), Some("doctest line 18: with_tax(10, 0.075) expected 10.76, got 10.75"));
 }
 
 /// Subtests, skips, expected failures, unexpected successes, an error in setUpClass and a module
@@ -259,7 +259,7 @@ fn py_unittest_outcomes_map_honestly() {
     let case = |name: &str| suite.cases.iter().find(|c| c.name == name).unwrap();
     let located = |name: &str| {
         let c = case(name);
-        (c.file.clone().unwrap_or_default(), c.line.unwrap_or(0), c.message.clone().unwrap_or_default())
+        (c.file.clone().unwrap_or_default(), c.line.unwrap_or(0), c.message().map(str::to_string).unwrap_or_default())
     };
     let (file, line, message) = located("tests.test_broken");
     assert_eq!((&*file, line), ("tests/test_broken.py", 3));
@@ -459,7 +459,7 @@ fn py_collect_error_is_an_error_case_that_names_the_missing_module() {
     let case = &suite.cases[0];
     assert_eq!(case.status, CaseStatus::Error);
     assert_eq!(
-        case.message.as_deref(),
+        case.message(),
         Some(
             "tests/test_render.py could not be collected: ModuleNotFoundError: No module named \
              'fcorr_fixture_missing_renderer'"

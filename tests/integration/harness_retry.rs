@@ -161,7 +161,7 @@ fn pytest_without_retries_runs_once_and_the_fail_policy_fails_a_flaky_test() {
     let suite = &run.suites[0];
     let case = suite.cases.iter().find(|c| c.name == "test_flaky").unwrap();
     assert_eq!((case.status, case.extra().retries), (CaseStatus::Failed, 1), "{case:#?}");
-    assert!(case.extra().reasons.iter().any(|r| r.code == "flaky"));
+    assert!(case.extra().eval().reasons.iter().any(|r| r.code == "flaky"));
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 
     // Same state, default policy: every failure passed on its retry, so the suite passes.
@@ -197,7 +197,7 @@ fn cargo_retries_rerun_failed_tests_per_target_by_exact_name() {
     let (run, code) = run_flaky(&f, &["--retries", "2"], &[("CARGO_TARGET_DIR", &target)]);
     let suite = &run.suites[0];
     assert_eq!(runs(&f.state), expected_runs(&want), "{suite:#?}");
-    assert_after_retries(suite, &want, |c| c.name.clone());
+    assert_after_retries(suite, &want, |c| c.name.clone().into());
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
 }
@@ -222,7 +222,7 @@ fn check_js(name: &str) {
     let (run, code) = parse_run(&output);
     let suite = &run.suites[0];
     assert_eq!(runs(state.path()), expected_runs(&want), "{suite:#?}");
-    assert_after_retries(suite, &want, |c| c.name.clone());
+    assert_after_retries(suite, &want, |c| c.name.clone().into());
     assert_attempt_summaries(suite, &want);
     assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
     assert_eq!((suite.counts.passed, suite.counts.flaky, suite.counts.failed), (2, 1, 1));
@@ -303,7 +303,7 @@ fn rerun_failed_runs_only_the_failed_tests_and_merge_lays_them_over_the_original
     assert_eq!((case("test_flaky").status, case("test_flaky").extra().retries), (CaseStatus::Flaky, 1));
     assert_eq!(case("test_flaky").extra().attempts[0].status, CaseStatus::Failed);
     assert_eq!((case("test_always_fails").status, case("test_always_fails").extra().retries), (CaseStatus::Failed, 1));
-    assert!(case("test_always_fails").message.as_deref().unwrap().contains("run 2"), "the rerun's message wins");
+    assert!(case("test_always_fails").message().unwrap().contains("run 2"), "the rerun's message wins");
     assert_eq!(case("test_flaky_neighbour").status, CaseStatus::Passed);
     assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.flaky, suite.counts.failed), (4, 2, 1, 1));
     assert_eq!(suite.status, SuiteStatus::Failed);

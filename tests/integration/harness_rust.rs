@@ -25,7 +25,7 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     let ours: BTreeMap<(String, String), CaseStatus> = suite
         .cases
         .iter()
-        .map(|c| ((c.file.as_deref().unwrap_or_default().to_string(), c.name.clone()), c.status))
+        .map(|c| ((c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()), c.status))
         .collect();
     let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
         .as_array()
@@ -43,9 +43,9 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     assert_eq!(failed.line, Some(32));
     // Where the test panicked, as cargo printed it (`panicked at src/lib.rs:32:9`).
     assert_located_as_printed(failed, &printed_locations(suite, r"panicked at (\S+\.rs):(\d+):\d+"));
-    assert!(failed.message.as_deref().unwrap().contains("average of 1 and 2 should round to 2"), "{failed:?}");
+    assert!(failed.message().unwrap().contains("average of 1 and 2 should round to 2"), "{failed:?}");
     let ignored = suite.cases.iter().find(|c| c.status == CaseStatus::Skipped).unwrap();
-    assert_eq!(ignored.message.as_deref(), Some("slow: exhaustive check"));
+    assert_eq!(ignored.message(), Some("slow: exhaustive check"));
     let integration = suite.cases.iter().find(|c| c.name == "grade_boundaries").unwrap();
     assert_eq!(integration.classname.as_deref(), Some("integration"));
 }
@@ -91,7 +91,7 @@ fn rust_workspace_places_every_case_in_its_member_crate() {
         .iter()
         .map(|c| {
             let line = (c.status == CaseStatus::Failed).then_some(c.line).flatten();
-            ((c.file.as_deref().unwrap_or_default().to_string(), c.name.clone()), (c.status, line))
+            ((c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()), (c.status, line))
         })
         .collect();
     let theirs: BTreeMap<Key, (CaseStatus, Option<u32>)> = want["cases"]

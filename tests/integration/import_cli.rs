@@ -104,7 +104,7 @@ fn unparsable_file_is_reported_with_its_path_and_the_others_still_count() {
         suite.cases.iter().filter(|c| c.status == CaseStatus::Error).map(|c| c.name.as_str()).collect();
     assert_eq!(unreadable, ["[unreadable report] bad.xml", "[unreadable report] notes.xml"]);
     let notes = suite.cases.iter().find(|c| c.name.ends_with("notes.xml")).unwrap();
-    assert!(notes.message.as_deref().unwrap().contains("leave it out: `!notes.xml`"), "{:?}", notes.message);
+    assert!(notes.message().unwrap().contains("leave it out: `!notes.xml`"), "{:?}", notes.message());
     assert_eq!(suite.counts.error, 2);
     assert_eq!(run.verdict.outcome, RunOutcome::Fail);
     assert_eq!(output.status.code(), Some(1), "{stderr}");
@@ -304,7 +304,7 @@ fn a_pytest_report_cut_short_is_an_error_in_every_report() {
         let suite = &run.suites[0];
         let cut = suite.cases.iter().find(|c| c.name == "[report cut short]").expect("an error case");
         assert_eq!(cut.status, CaseStatus::Error);
-        let message = cut.message.as_deref().unwrap();
+        let message = cut.message().unwrap();
         assert!(message.contains("cut short") && message.contains("declares tests=5"), "{name}: {message}");
         assert!(
             suite.diagnostics.iter().any(|d| d.severity == Severity::Error && d.message.contains("cut short")),
@@ -346,7 +346,7 @@ fn import_cut(dir: &Path, file: &str, text: &str) -> (Option<i32>, Option<String
     let output = fcorr(dir).args(["import", file, "--json", "--out", &format!("out-{file}")]).output().unwrap();
     let run: Run = serde_json::from_slice(&output.stdout).unwrap();
     let cut = run.suites[0].cases.iter().find(|c| c.name == "[report cut short]");
-    (output.status.code(), cut.map(|c| c.message.clone().unwrap_or_default()))
+    (output.status.code(), cut.map(|c| c.message().map(str::to_string).unwrap_or_default()))
 }
 
 #[test]

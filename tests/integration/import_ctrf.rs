@@ -22,14 +22,14 @@ fn case(name: &str, status: CaseStatus) -> Case {
 fn sample_run() -> Run {
     let mut suite = Suite::new("api", "api", SuiteKind::Import);
     let mut failed = case("fails", CaseStatus::Failed);
-    failed.message = Some("assert 1 == 2".into());
+    failed.set_message(Some("assert 1 == 2".into()));
     failed.extra_mut().details = Some("Traceback...\nAssertionError: assert 1 == 2".into());
     failed.extra_mut().output = Some("printed".into());
     let mut errored = case("errors", CaseStatus::Error);
-    errored.message = Some("fixture broke".into());
+    errored.set_message(Some("fixture broke".into()));
     let mut timed_out = case("hangs", CaseStatus::Timeout);
     timed_out.extra_mut().critical = true;
-    timed_out.extra_mut().reasons =
+    timed_out.extra_mut().eval_mut().reasons =
         vec![Reason { code: "timeout".into(), expected: None, actual: None, message: None }];
     let mut flaky = case("flips", CaseStatus::Flaky);
     flaky.extra_mut().retries = 1;
@@ -41,8 +41,8 @@ fn sample_run() -> Run {
     }];
     let mut graded = case("graded", CaseStatus::Passed);
     graded.extra_mut().score = Some(90.0);
-    graded.extra_mut().tags = BTreeMap::from([("category".to_string(), "auth".to_string())]);
-    graded.extra_mut().expectation_source = Some("bank.yaml@v2".into());
+    graded.extra_mut().eval_mut().tags = BTreeMap::from([("category".to_string(), "auth".to_string())]);
+    graded.extra_mut().eval_mut().expectation_source = Some("bank.yaml@v2".into());
     let mut top_level = case("top", CaseStatus::Skipped);
     top_level.classname = None;
     suite.cases = vec![case("passes", CaseStatus::Passed), failed, errored, timed_out, flaky, graded, top_level];
@@ -77,16 +77,16 @@ fn fcorr_ctrf_report_imports_back_to_the_same_cases() {
         assert_eq!((&got.file, got.line), (&want.file, want.line), "{what}");
         assert_eq!(got.status, want.status, "{what}");
         assert_eq!(got.duration_ms, want.duration_ms, "{what}");
-        assert_eq!((&got.message, &got.extra().details), (&want.message, &want.extra().details), "{what}");
+        assert_eq!((&got.message(), &got.extra().details), (&want.message(), &want.extra().details), "{what}");
         assert_eq!(
             (got.extra().retries, got.extra().attempts.len()),
             (want.extra().retries, want.extra().attempts.len()),
             "{what}"
         );
         assert_eq!((got.extra().critical, got.extra().score), (want.extra().critical, want.extra().score), "{what}");
-        assert_eq!(got.extra().tags, want.extra().tags, "{what}");
-        assert_eq!(got.extra().reasons, want.extra().reasons, "{what}");
-        assert_eq!(got.extra().expectation_source, want.extra().expectation_source, "{what}");
+        assert_eq!(got.extra().eval().tags, want.extra().eval().tags, "{what}");
+        assert_eq!(got.extra().eval().reasons, want.extra().eval().reasons, "{what}");
+        assert_eq!(got.extra().eval().expectation_source, want.extra().eval().expectation_source, "{what}");
     }
     assert_eq!(imported.cases[1].output().as_deref(), Some("printed"));
     assert_eq!(imported.cases[4].extra().attempts[0].message.as_deref(), Some("first"));

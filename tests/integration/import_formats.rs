@@ -55,17 +55,17 @@ fn rspec_json_counts_as_rspec_itself_did() {
     let failed = case("adds negative numbers");
     assert_eq!(failed.classname.as_deref(), Some("Calculator#add"));
     assert_eq!((failed.file.as_deref(), failed.line), (Some("spec/calculator_spec.rb"), Some(19)));
-    assert!(failed.message.as_deref().unwrap().starts_with("expected: -6"), "{failed:?}");
+    assert!(failed.message().unwrap().starts_with("expected: -6"), "{failed:?}");
     let raised = case("raises on zero");
-    assert_eq!((raised.message.as_deref(), raised.line), (Some("ZeroDivisionError: divided by 0"), Some(35)));
-    assert_eq!(case("rounds to cents").message.as_deref(), Some("rounding is not written yet"));
+    assert_eq!((raised.message(), raised.line), (Some("ZeroDivisionError: divided by 0"), Some(35)));
+    assert_eq!(case("rounds to cents").message(), Some("rounding is not written yet"));
     assert_eq!(case("handles big numbers").status, CaseStatus::Failed);
     assert_eq!(case("keeps the fraction").classname.as_deref(), Some("Calculator#add with floats"));
 
     let (_, loading) = parse(&dir("rspec").join("load-error.json"), None);
     let error = &loading.cases[0];
     assert_eq!(error.status, CaseStatus::Error);
-    assert!(error.message.as_deref().unwrap().starts_with("An error occurred while loading"), "{error:?}");
+    assert!(error.message().unwrap().starts_with("An error occurred while loading"), "{error:?}");
     assert!(error.details().as_deref().unwrap().contains("LoadError"), "{error:?}");
 }
 
@@ -113,14 +113,14 @@ fn dart_json_reads_the_protocol() {
     );
     let case = |n: &str| report.cases.iter().find(|c| c.name == n).unwrap();
     let failed = case("add negative numbers");
-    assert_eq!(failed.message.as_deref(), Some("Expected: <-6>"));
+    assert_eq!(failed.message(), Some("Expected: <-6>"));
     assert_eq!((failed.file.as_deref(), failed.line), (Some("test/calc_test.dart"), Some(16)));
     assert_eq!(failed.output().as_deref(), Some("adding -2 and -3"));
     assert_eq!(failed.classname.as_deref(), Some("test/calc_test.dart"));
-    assert_eq!(case("add big numbers").message.as_deref(), Some("needs BigInt"));
+    assert_eq!(case("add big numbers").message(), Some("needs BigInt"));
     assert_eq!(case("divide by zero").line, Some(29));
-    assert!(case("loading test/broken_test.dart").message.as_deref().unwrap().starts_with("Failed to load"));
-    assert_eq!(case("divide later").message.as_deref(), Some("Bad state: Future completed after the test finished"));
+    assert!(case("loading test/broken_test.dart").message().unwrap().starts_with("Failed to load"));
+    assert_eq!(case("divide later").message(), Some("Bad state: Future completed after the test finished"));
 }
 
 #[test]
@@ -166,9 +166,9 @@ fn flutter_json_reads_widget_test_failures_from_the_exception_log() {
         ]
     );
     let failed = &report.cases[1];
-    assert_eq!(failed.message.as_deref(), Some("The following TestFailure was thrown running a test:"));
+    assert_eq!(failed.message(), Some("The following TestFailure was thrown running a test:"));
     assert_eq!((failed.file.as_deref(), failed.line), (Some("test/widget_test.dart"), Some(28)));
-    assert_eq!(report.cases[2].message.as_deref(), Some("not built yet"));
+    assert_eq!(report.cases[2].message(), Some("not built yet"));
     // Named, the dart reader reads it the same way.
     let options = ParseOptions { root: Some("/home/runner/work/app/app".into()) };
     let (_, as_dart) = parse_file(&dir("dart").join("flutter-test.json"), Some("dart-json"), &options).unwrap();

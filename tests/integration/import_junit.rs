@@ -125,7 +125,7 @@ fn every_dialect_fixture_matches_its_sidecar() {
 fn gotestsum_skip_message_is_the_meaningful_line() {
     let (_, report) = parse_file(&fixtures().join("gotestsum.xml"), Some("junit"), &ParseOptions::default()).unwrap();
     let skip = report.cases.iter().find(|c| c.status == CaseStatus::Skipped).unwrap();
-    assert_eq!(skip.message.as_deref(), Some("mathx_test.go:33: slow test"));
+    assert_eq!(skip.message(), Some("mathx_test.go:33: slow test"));
 }
 
 /// nextest writes JUnit through quick-junit: build a report with flaky and rerun cases the way
@@ -170,7 +170,7 @@ fn nextest_flaky_and_rerun_cases_via_quick_junit_writer() {
     assert_eq!(flaky.extra().attempts[0].message.as_deref(), Some("assertion failed: ready"));
     let failing = by_name("parse::hex");
     assert_eq!((failing.status, failing.extra().retries), (CaseStatus::Failed, 1));
-    assert_eq!(failing.message.as_deref(), Some("assertion `left == right` failed"));
+    assert_eq!(failing.message(), Some("assertion `left == right` failed"));
     assert_eq!(failing.output().as_deref(), Some("stdout of the last attempt"));
     assert_eq!(by_name("slow::big").status, CaseStatus::Skipped);
     assert_eq!((parsed.cases.len(), quick_junit_counts(&xml)), (4, Some((4, 1, 1))));

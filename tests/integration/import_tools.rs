@@ -94,7 +94,7 @@ fn pytest_junitxml_xunit1_and_xunit2() {
             assert!(suite.cases[0].line.is_some());
         }
         let error = suite.cases.iter().find(|c| c.name == "test_uses_broken_fixture").unwrap();
-        assert!(error.message.as_deref().unwrap().contains("fixture setup exploded"), "{error:?}");
+        assert!(error.message().unwrap().contains("fixture setup exploded"), "{error:?}");
     }
 }
 
@@ -115,14 +115,14 @@ fn node_test_junit_and_tap_reporters() {
             assert_statuses(suite, &expected, reporter, |case, title| {
                 let full = match &case.classname {
                     Some(class) => format!("{class} > {}", case.name),
-                    None => case.name.clone(),
+                    None => case.name.to_string(),
                 };
                 full == title
             });
             let failed = suite.cases.iter().find(|c| c.status.is_failure()).unwrap();
             assert_eq!(failed.file.as_deref(), Some("tests/fixtures/js-node-test/test/temperature.test.js"));
             assert_eq!(failed.line, Some(21));
-            assert_eq!(failed.message.as_deref(), Some("expected 100F to be 37.8C"));
+            assert_eq!(failed.message(), Some("expected 100F to be 37.8C"));
         } else {
             // node's junit reporter names cases by their own title (classname is always "test").
             assert_statuses(suite, &expected, reporter, |case, title| title.rsplit(" > ").next() == Some(&case.name));
@@ -148,7 +148,7 @@ fn maven_surefire_reports() {
         case.name == name && case.classname.as_deref() == Some(class)
     });
     let error = suite.cases.iter().find(|c| c.name == "removeUnknownSkuReturnsFalse").unwrap();
-    assert!(error.message.as_deref().unwrap().starts_with("Cannot invoke"), "{error:?}");
+    assert!(error.message().unwrap().starts_with("Cannot invoke"), "{error:?}");
 }
 
 #[test]

@@ -219,12 +219,12 @@ cost-per-1k-out = 1.5
     );
     let (run, stderr) = run_eval(dir.path(), &config, CASES, &[]);
     let status = |name: &str| case(&run, name).status;
-    let reason = |name: &str| case(&run, name).extra().reasons[0].code.clone();
-    let message = |name: &str| case(&run, name).message.clone().unwrap_or_default();
+    let reason = |name: &str| case(&run, name).extra().eval().reasons[0].code.clone();
+    let message = |name: &str| case(&run, name).message().map(str::to_string).unwrap_or_default();
 
     // The server's answer and its usage: 1200 tokens in at $0.5/1K, 300 out at $1.5/1K.
     assert_eq!(status("france"), CaseStatus::Passed, "stderr:\n{stderr}");
-    let usage = case(&run, "france").extra().usage.clone().expect("usage");
+    let usage = case(&run, "france").extra().eval().usage.clone().expect("usage");
     assert_eq!((usage.tokens, usage.tokens_in, usage.tokens_out, usage.llm_calls), (1500, Some(1200), Some(300), 1));
     let cost = usage.cost_usd.expect("a cost from the per-1K prices");
     assert!((cost - (1.2 * 0.5 + 0.3 * 1.5)).abs() < 1e-9, "cost {cost}");
@@ -285,8 +285,8 @@ fn openai_api_key_reaches_a_real_server_as_a_bearer_token() {
     // Without it: the server's 401, final, its message kept.
     let (run, _) = run_eval(dir.path(), &config(""), cases, &[]);
     let whoami = case(&run, "whoami");
-    assert_eq!(whoami.extra().reasons[0].code, "backend-error");
-    let message = whoami.message.clone().unwrap_or_default();
+    assert_eq!(whoami.extra().eval().reasons[0].code, "backend-error");
+    let message = whoami.message().map(str::to_string).unwrap_or_default();
     assert!(message.contains("401") && message.contains("Incorrect API key"), "{message}");
 }
 
@@ -403,7 +403,7 @@ assert = [{ type = "llm-rubric", value = "Is a short answer" }]
         let status = case(&run, name).status;
         assert!(matches!(status, CaseStatus::Error | CaseStatus::Failed), "{name}: {status:?}");
     }
-    assert!(case(&run, "grader-down").message.clone().unwrap_or_default().contains("500"));
+    assert!(case(&run, "grader-down").message().map(str::to_string).unwrap_or_default().contains("500"));
     assert_eq!(grader.fixture_calls()["rubric-down"], 3, "a 5xx from the grader is retried like a SUT's");
 }
 

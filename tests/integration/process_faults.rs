@@ -394,8 +394,8 @@ fn eval_and_bank_logs_are_capped_and_an_answer_beyond_the_cap_is_flagged() {
     assert_eq!(loud.status, CaseStatus::Passed, "{loud:#?}");
     // 20 MB on stdout is not an answer: flagged, never judged.
     let huge = suite.cases.iter().find(|c| c.name == "huge").unwrap();
-    assert_eq!(huge.extra().reasons[0].code, "backend-error", "{huge:#?}");
-    assert!(huge.message.as_deref().unwrap().contains("more than 16 MiB"), "{huge:#?}");
+    assert_eq!(huge.extra().eval().reasons[0].code, "backend-error", "{huge:#?}");
+    assert!(huge.message().unwrap().contains("more than 16 MiB"), "{huge:#?}");
 
     let bank = tempfile::tempdir().unwrap();
     let test = serde_json::json!({"test_id": "V2-001", "prompt": "p", "topics": ["t"], "expected_primary": ["a"]});
@@ -430,7 +430,7 @@ fn a_benchmark_log_is_capped_and_a_patch_beyond_the_cap_is_flagged() {
     run_in(dir.path(), &[]);
     let case = &results(dir.path()).suites[0].cases[0];
     assert_eq!(case.status, CaseStatus::Error, "{case:#?}");
-    assert_eq!(case.extra().reasons[0].code, "executor-output-cut", "{case:#?}");
+    assert_eq!(case.extra().eval().reasons[0].code, "executor-output-cut", "{case:#?}");
     let log = dir.path().join("out/benchmark/bench/t1/task.log");
     let size = capped_log(&log);
     assert!(size <= LOG_CAP, "the task log is {size} bytes");

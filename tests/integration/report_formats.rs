@@ -302,9 +302,10 @@ fn ctrf_is_what_serde_writes_for_every_scenario() {
     let mut rich = crate::report_support::mixed_failures();
     for (i, case) in rich.suites[0].cases.iter_mut().enumerate() {
         let extra = case.extra_mut();
-        extra.tags = [("category".to_string(), format!("c{i}\t\"q\"")), ("topic".into(), "é😀".into())].into();
-        extra.usage = Some(fcorr::model::Usage { tokens: 12 + i as u64, ..Default::default() });
-        extra.reasons = vec![fcorr::model::Reason {
+        extra.eval_mut().tags =
+            [("category".to_string(), format!("c{i}\t\"q\"")), ("topic".into(), "é😀".into())].into();
+        extra.eval_mut().usage = Some(fcorr::model::Usage { tokens: 12 + i as u64, ..Default::default() });
+        extra.eval_mut().reasons = vec![fcorr::model::Reason {
             code: "incorrect".into(),
             expected: Some(serde_json::json!({"a": [1, 2.5, null]})),
             actual: None,
@@ -312,7 +313,7 @@ fn ctrf_is_what_serde_writes_for_every_scenario() {
         }];
         extra.score = Some(i as f64 * 33.3);
         extra.critical = i % 2 == 0;
-        extra.expectation_source = Some("data/cases.jsonl".into());
+        extra.eval_mut().expectation_source = Some("data/cases.jsonl".into());
         extra.output = Some(match i % 3 {
             0 => "line one\r\nline\ttwo\u{7f}\n\nlast \u{2028}".into(),
             1 => "x\u{1b}[31m\"y\"\\\n".repeat(3_000).into(),
@@ -320,7 +321,7 @@ fn ctrf_is_what_serde_writes_for_every_scenario() {
         });
         extra.details = Some(format!("Traceback\n  File \"a.py\", line {i}\n\u{0}\u{8}\u{c}").into());
     }
-    rich.suites[0].cases[0].name = String::new();
+    rich.suites[0].cases[0].name = String::new().into();
     scenarios.push(("rich", rich));
     for (name, run) in scenarios {
         let written = fcorr::report::ctrf::CtrfJson.render(&run, &ReportEnv::default()).unwrap();

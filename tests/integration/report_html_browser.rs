@@ -147,7 +147,7 @@ fn search_probe(run: &Run) -> (String, String, usize) {
                 c.name.as_str(),
                 c.classname.as_deref().unwrap_or(""),
                 c.file.as_deref().unwrap_or(""),
-                c.message.as_deref().unwrap_or(""),
+                c.message().unwrap_or(""),
                 &s.name,
             ]
             .join("\n")
@@ -155,7 +155,7 @@ fn search_probe(run: &Run) -> (String, String, usize) {
         })
         .collect();
     for case in run.suites.iter().flat_map(|s| s.cases.iter()).filter(|c| c.status == CaseStatus::Failed) {
-        let Some(message) = case.message.as_deref() else { continue };
+        let Some(message) = case.message() else { continue };
         let words: Vec<&str> = message.split_whitespace().collect();
         // A few words from the middle of the message: a fragment, not the whole text.
         for width in [3, 4, 5] {
@@ -219,7 +219,7 @@ fn check_filter_search_and_link(browser: &Path, out: &Path, scroll_all: bool) {
     let case = run.suites.iter().flat_map(|s| s.cases.iter()).find(|c| c.id == found).unwrap();
     let detail = value["detailText"].as_str().unwrap();
     assert!(
-        detail.contains(&case.name) && detail.contains(case.message.as_deref().unwrap()),
+        detail.contains(case.name.as_str()) && detail.contains(case.message().unwrap()),
         "detail pane shows the case: {detail}"
     );
     // The trace and output come from the case's detail block, inflated when it opened.
@@ -482,7 +482,7 @@ fn the_eval_comparison_grid_shows_in_chromium() {
     // Expected: per (sut, prompt), passed (or flaky) of asked, from results.json.
     let mut expected: Vec<(String, u64, u64)> = Vec::new();
     for case in &run.suites[0].cases {
-        let label = match (&case.extra().sut, &case.extra().prompt) {
+        let label = match (&case.extra().eval().sut, &case.extra().eval().prompt) {
             (Some(s), Some(p)) => format!("{s} · {p}"),
             (Some(s), None) => s.clone(),
             (None, Some(p)) => p.clone(),

@@ -267,7 +267,7 @@ fn thousands_of_new_failures_still_name_the_first_ones() {
         case.status = fcorr::model::CaseStatus::Passed;
     }
     for case in run.suites.iter_mut().flat_map(|s| s.cases.iter_mut()).filter(|c| c.status.is_failure()) {
-        case.message = Some(format!("{} {}", case.message.as_deref().unwrap_or(""), "x".repeat(300)));
+        case.set_message(Some(format!("{} {}", case.message().unwrap_or(""), "x".repeat(300))));
     }
     let info = fcorr::compare::BaselineInfo { source: "file".into(), ..Default::default() };
     run.comparison = Some(fcorr::compare::compare(&run, &base, info));

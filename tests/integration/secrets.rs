@@ -323,7 +323,7 @@ async fn an_http_sut_redirect_is_never_followed_and_the_other_origin_gets_nothin
     assert!(elsewhere.received_requests().await.unwrap().is_empty(), "the other origin was called");
     let reason = |suite: &str| {
         let suite = run.suites.iter().find(|s| s.id == suite).unwrap();
-        suite.cases[0].extra().reasons[0].clone()
+        suite.cases[0].extra().eval().reasons[0].clone()
     };
     let cross = reason("cross");
     assert_eq!(cross.code, "backend-error", "{cross:?}");

@@ -15,10 +15,8 @@ fn wide_run() -> Run {
     let case = |failing: bool| {
         let file = "tests/deeply/nested/directory/test_module.py";
         let status = if failing { CaseStatus::Failed } else { CaseStatus::Passed };
-        Case {
-            message: failing.then(|| format!("AssertionError: {}", "the values differ ".repeat(8))),
-            ..located("test_with_a_rather_long_name_that_goes_on", file, Some(12), status)
-        }
+        Case { ..located("test_with_a_rather_long_name_that_goes_on", file, Some(12), status) }
+            .with_message(failing.then(|| format!("AssertionError: {}", "the values differ ".repeat(8))))
     };
     let suites = vec![
         project("python-calculator-service", "Python", "pytest", "pyproject.toml", vec![case(false)], vec![]),

@@ -88,7 +88,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
             .or_insert(Some(location));
     }
     for case in collected.cases.iter_mut().filter(|c| c.file.is_none()) {
-        let Some(Some(location)) = by_name.get(&case.name) else { continue };
+        let Some(Some(location)) = by_name.get(case.name.as_str()) else { continue };
         case.file = Some(relativize(&location.file, Some(root)).into());
         case.line = thrown_at(case.details().as_deref(), &location.file).or(location.line);
     }
@@ -114,26 +114,30 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
         };
         let file = relativize(&location.file, Some(root));
         let line = location.stack.as_deref().and_then(|s| thrown_at(Some(s), &location.file)).or(location.line);
-        parents.push(Case {
-            classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()).map(Into::into),
-            name: location.name,
-            file: Some(file.into()),
-            line,
-            status, // Its first line, as for the other cases (assert adds a diff below it, kept in details).
-            message: location
-                .message
-                .filter(|_| status == CaseStatus::Failed)
-                .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
-            extra: crate::model::CaseExtra {
-                details: location
-                    .stack
-                    .filter(|_| status == CaseStatus::Failed)
-                    .map(|s| crate::model::Text::capped(&s, DETAILS_CAP)),
-                ..Default::default()
+        parents.push(
+            Case {
+                classname: location.name.rsplit_once(" > ").map(|(path, _)| path.to_string()).map(Into::into),
+                name: location.name.into(),
+                file: Some(file.into()),
+                line,
+                status, // Its first line, as for the other cases (assert adds a diff below it, kept in details).
+                extra: crate::model::CaseExtra {
+                    details: location
+                        .stack
+                        .filter(|_| status == CaseStatus::Failed)
+                        .map(|s| crate::model::Text::capped(&s, DETAILS_CAP)),
+                    ..Default::default()
+                }
+                .packed(),
+                ..Case::default()
             }
-            .packed(),
-            ..Case::default()
-        });
+            .with_message(
+                location
+                    .message
+                    .filter(|_| status == CaseStatus::Failed)
+                    .and_then(|m| m.lines().map(str::trim).find(|l| !l.is_empty()).map(str::to_string)),
+            ),
+        );
     }
     collected.cases.extend(parents);
 }

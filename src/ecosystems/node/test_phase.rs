@@ -159,7 +159,7 @@ pub(super) fn collect_groups(ctx: &CollectContext<'_>, groups: &[(String, String
         let mut collected = crate::ecosystems::collect_reports(&CollectContext { reports: one, ..*ctx });
         if let Some((_, label)) = groups.iter().find(|(report, _)| *report == spec.pattern) {
             for case in &mut collected.cases {
-                case.name = format!("[{label}] {}", case.name);
+                case.name = format!("[{label}] {}", case.name).into();
             }
         }
         all.ran |= collected.ran;

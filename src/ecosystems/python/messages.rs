@@ -47,7 +47,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
     });
     let location = LOCATION.get_or_init(|| Regex::new(r"(?m)^(\S+\.py):(\d+): in <module>").expect("valid regex"));
     for case in cases.iter_mut() {
-        if case.status != CaseStatus::Error || case.message.as_deref() != Some(COLLECTION_FAILURE) {
+        if case.status != CaseStatus::Error || case.message() != Some(COLLECTION_FAILURE) {
             continue;
         }
         let details = case.details().unwrap_or_default();
@@ -61,7 +61,7 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
             .find(|c| c[1] == file || file.ends_with(&format!("/{}", &c[1])))
             .and_then(|c| c[2].parse().ok());
         let why = first_error(&details).unwrap_or_else(|| "see the details".to_string());
-        case.message = Some(format!("{file} could not be collected: {why}"));
+        case.set_message(Some(format!("{file} could not be collected: {why}")));
         if case.file.is_none() {
             case.file = Some(file.into());
         }
@@ -143,17 +143,19 @@ mod tests {
 
     #[test]
     fn collection_failure_names_file_line_and_import() {
-        let mut cases = vec![Case {
-            name: "tests.test_render".into(),
-            classname: Some(String::new().into()),
-            status: CaseStatus::Error,
-            message: Some(COLLECTION_FAILURE.into()),
-            extra: crate::model::CaseExtra { details: Some(COLLECT_DETAILS.into()), ..Default::default() }.packed(),
-            ..Case::default()
-        }];
+        let mut cases = vec![
+            Case {
+                name: "tests.test_render".into(),
+                classname: Some(String::new().into()),
+                status: CaseStatus::Error,
+                extra: crate::model::CaseExtra { details: Some(COLLECT_DETAILS.into()), ..Default::default() }.packed(),
+                ..Case::default()
+            }
+            .with_message(Some(COLLECTION_FAILURE.into())),
+        ];
         explain_collection_errors(&mut cases, Path::new("/p"));
         assert_eq!(
-            cases[0].message.as_deref(),
+            cases[0].message(),
             Some(
                 "tests/test_render.py could not be collected: ModuleNotFoundError: No module named 'missing_renderer'"
             )

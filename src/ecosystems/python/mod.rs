@@ -138,7 +138,7 @@ impl Ecosystem for Python {
 /// collected: that is a broken file, not a test to run again.
 fn node_id(case: &Case) -> Option<String> {
     let file = case.file.as_deref().filter(|f| f.ends_with(".py"))?;
-    if case.name.is_empty() || case.message.as_deref().is_some_and(|m| m.contains(" could not be collected: ")) {
+    if case.name.is_empty() || case.message().is_some_and(|m| m.contains(" could not be collected: ")) {
         return None;
     }
     let module = file.trim_end_matches(".py").replace('/', ".");
@@ -546,14 +546,16 @@ fn cases_from_progress(output: &str) -> Vec<Case> {
             .then(|| "still running when the test phase timed out; pytest was killed".to_string());
         // A test reported twice (start line, then result) keeps its last status.
         cases.retain(|existing: &Case| !(existing.name == *name && existing.file.as_deref() == Some(file.as_str())));
-        cases.push(Case {
-            name: name.to_string(),
-            classname: Some(classname.into()),
-            file: Some(file.into()),
-            status,
-            message,
-            ..Case::default()
-        });
+        cases.push(
+            Case {
+                name: name.to_string().into(),
+                classname: Some(classname.into()),
+                file: Some(file.into()),
+                status,
+                ..Case::default()
+            }
+            .with_message(message),
+        );
     }
     cases
 }

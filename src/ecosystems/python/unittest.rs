@@ -137,7 +137,7 @@ pub(super) fn is_unittest_run(reports: &[ReportSpec]) -> bool {
 /// announced is kept, and a run of no tests says where discovery looked.
 pub(super) fn finish_collect(collected: &mut Collected, exit: &Exit, output: &str) {
     if matches!(exit, Exit::TimedOut) {
-        for case in collected.cases.iter_mut().filter(|c| c.message.as_deref() == Some(STOPPED)) {
+        for case in collected.cases.iter_mut().filter(|c| c.message() == Some(STOPPED)) {
             case.status = CaseStatus::Timeout;
         }
     }

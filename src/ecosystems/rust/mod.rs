@@ -219,7 +219,7 @@ impl Ecosystem for Rust {
                 }
                 None => format!("--workspace {}", target_flag(case.file.as_deref(), class)).trim_end().to_string(),
             };
-            targets.entry(target).or_default().push(case.name.clone());
+            targets.entry(target).or_default().push(case.name.clone().into());
         }
         if template.program != "sh" {
             // nextest: one run, names matched exactly in every binary of the workspace; its

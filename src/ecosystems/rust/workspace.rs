@@ -270,7 +270,7 @@ test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         let options = ParseOptions { root: Some(root.to_path_buf()) };
         let mut report = Libtest.parse(&mut WORKSPACE_OUTPUT.as_bytes(), &options).unwrap();
         let located = |report: &ParsedReport| -> Vec<(String, Option<String>, Option<u32>)> {
-            report.cases.iter().map(|c| (c.name.clone(), c.file.as_deref().map(String::from), c.line)).collect()
+            report.cases.iter().map(|c| (c.name.to_string(), c.file.as_deref().map(String::from), c.line)).collect()
         };
         let case = |name: &str, file: &str, line: Option<u32>| (name.to_string(), Some(file.to_string()), line);
         // The parser alone: files as cargo printed them, a line only from a panic in that file.

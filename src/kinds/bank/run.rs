@@ -59,10 +59,14 @@ pub(crate) fn run_bank(
         let observed = mechanism.observe(test, sut);
         pacer.done();
         let mut case = Case {
-            name: test.test_id.clone(),
+            name: test.test_id.clone().into(),
             extra: crate::model::CaseExtra {
-                expectation_source: Some(resolved.source.label()),
-                tags: tags(test, mechanism.name(), &resolved.source),
+                eval: crate::model::EvalExtra {
+                    expectation_source: Some(resolved.source.label()),
+                    tags: tags(test, mechanism.name(), &resolved.source),
+                    ..Default::default()
+                }
+                .packed(),
                 ..Default::default()
             }
             .packed(),
@@ -93,9 +97,9 @@ pub(crate) fn run_bank(
                 // lost points without a critical failure (a missing secondary) is not flagged.
                 case.extra_mut().critical = test.is_critical && (passed || critical_failure);
                 case.extra_mut().score = Some(f64::from(graded.score));
-                case.extra_mut().tags.insert("interpretation".into(), interpret(graded.score).into());
-                case.message = Some(graded.summary(&findings));
-                case.extra_mut().reasons = reasons(&graded, &findings, critical_failure, &observed.actual);
+                case.extra_mut().eval_mut().tags.insert("interpretation".into(), interpret(graded.score).into());
+                case.set_message(Some(graded.summary(&findings)));
+                case.extra_mut().eval_mut().reasons = reasons(&graded, &findings, critical_failure, &observed.actual);
                 case.extra_mut().details = Some(
                     format!(
                         "{prompt}{expected}\nactual: {:?}\nexpectation source: {}",
@@ -108,7 +112,7 @@ pub(crate) fn run_bank(
                     case.extra_mut().output = Some(observed.details.to_string().into());
                 }
                 case.duration_ms = Some(observed.duration.as_secs_f64() * 1000.0);
-                case.extra_mut().usage = observed.usage;
+                case.extra_mut().eval_mut().usage = observed.usage;
             }
             Err(error) => {
                 case.status =
@@ -116,11 +120,11 @@ pub(crate) fn run_bank(
                 // No answer, no evidence: it scores 0, and a critical test stays unproven.
                 case.extra_mut().critical = test.is_critical;
                 case.extra_mut().score = Some(0.0);
-                case.message = Some(format!("no answer: {error}"));
+                case.set_message(Some(format!("no answer: {error}")));
                 case.extra_mut().details =
                     Some(format!("{prompt}{expected}\nexpectation source: {}", resolved.source.label()).into());
                 let code = if matches!(error, SutError::Timeout { .. }) { "timeout" } else { "backend-error" };
-                case.extra_mut().reasons = vec![
+                case.extra_mut().eval_mut().reasons = vec![
                     Reason { code: code.into(), expected: None, actual: None, message: Some(error.to_string()) },
                     Reason {
                         code: HARD_FAIL.into(),
@@ -294,18 +298,18 @@ mod tests {
                 .unwrap();
         let by = |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap();
         assert_eq!(by("V2-001").extra().score, Some(90.0));
-        assert_eq!(by("V2-001").message.as_deref(), Some("90 Minor issue (\u{2212}10: missing secondary b)"));
+        assert_eq!(by("V2-001").message(), Some("90 Minor issue (\u{2212}10: missing secondary b)"));
         assert_eq!(by("V2-001").status, CaseStatus::Failed);
-        assert_eq!(by("V2-001").extra().tags["topic"], "t1");
+        assert_eq!(by("V2-001").extra().eval().tags["topic"], "t1");
         assert_eq!(by("V2-002").extra().score, Some(80.0));
-        assert_eq!(by("V2-002").extra().reasons[0].code, "false-positive");
+        assert_eq!(by("V2-002").extra().eval().reasons[0].code, "false-positive");
         // The history moved V2-003's primary to `z`: now a hard fail, from the calibration.
         assert_eq!(by("V2-003").extra().score, Some(0.0));
         assert!(is_hard_fail(by("V2-003")));
-        assert_eq!(by("V2-003").extra().expectation_source.as_deref(), Some("calibration_2025-12-18"));
+        assert_eq!(by("V2-003").extra().eval().expectation_source.as_deref(), Some("calibration_2025-12-18"));
         // No answer: an error scoring 0, and the others went on.
         assert_eq!(by("V2-004").status, CaseStatus::Error);
-        assert!(by("V2-004").message.as_deref().unwrap().contains("no answer for V2-004"));
+        assert!(by("V2-004").message().unwrap().contains("no answer for V2-004"));
         assert_eq!(suite.status, SuiteStatus::Failed);
         assert_eq!(lines.len(), 4);
         assert!(lines[3].starts_with("[4/4] V2-004 0"), "{lines:?}");
@@ -365,7 +369,7 @@ mod tests {
         // Missed crisis and crisis on a negative test: critical failures.
         assert!(by("PAT-C2").extra().critical && by("PAT-C2").status.is_failure());
         assert!(by("PAT-N1").extra().critical && by("PAT-N1").status.is_failure());
-        assert_eq!(by("PAT-N1").extra().reasons[0].code, CRITICAL_FAILURE);
+        assert_eq!(by("PAT-N1").extra().eval().reasons[0].code, CRITICAL_FAILURE);
         assert!(by("PAT-C1").output().as_deref().unwrap().contains("\"matched_text\":\"end it\""));
     }
 }

@@ -120,7 +120,7 @@ mod tests {
         suite.cases = cases
             .iter()
             .map(|(n, s)| Case {
-                name: n.to_string(),
+                name: n.to_string().into(),
                 classname: Some("tests.test_calc".into()),
                 status: *s,
                 ..Case::default()

@@ -235,8 +235,8 @@ fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
         .zip(tasks)
         .map(|(slot, task)| {
             slot.unwrap_or_else(|| {
-                let mut case = Case { name: task.id.clone(), ..Case::default() };
-                case.message = Some("the worker running this task stopped unexpectedly".into());
+                let mut case = Case { name: task.id.clone().into(), ..Case::default() };
+                case.set_message(Some("the worker running this task stopped unexpectedly".into()));
                 case
             })
         })
@@ -246,7 +246,7 @@ fn run_all(tasks: &[Task], jobs: usize, runner: &TaskRunner<'_>) -> Vec<Case> {
 /// Sums tokens and calls; cost = tokens / 1000 × `cost_per_1k`.
 fn totals(cases: &[Case], cost_per_1k: f64) -> Usage {
     let mut usage = Usage::default();
-    for u in cases.iter().filter_map(|c| c.extra().usage.as_ref()) {
+    for u in cases.iter().filter_map(|c| c.extra().eval().usage.as_ref()) {
         usage.tokens += u.tokens;
         usage.llm_calls += u.llm_calls;
         if let Some(n) = u.tokens_in {
@@ -292,12 +292,12 @@ impl TaskRunner<'_> {
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
         let mut case =
-            Case { name: task.id.clone(), classname: Some(self.suite.name.clone().into()), ..Case::default() };
+            Case { name: task.id.clone().into(), classname: Some(self.suite.name.clone().into()), ..Case::default() };
         if let Some(d) = &task.difficulty {
-            case.extra_mut().tags.insert("difficulty".into(), d.clone());
+            case.extra_mut().eval_mut().tags.insert("difficulty".into(), d.clone());
         }
         if !task.tags.is_empty() {
-            case.extra_mut().tags.insert("tags".into(), task.tags.join(", "));
+            case.extra_mut().eval_mut().tags.insert("tags".into(), task.tags.join(", "));
         }
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
@@ -360,10 +360,10 @@ impl TaskRunner<'_> {
         let grade = grade::grade(task, &tests);
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.extra_mut().score = Some(grade.ratio * 100.0);
-        case.message = Some(grade.summary.clone());
-        case.extra_mut().reasons = grade.reasons;
-        if !grade.passed && case.extra().reasons.is_empty() {
-            case.extra_mut().reasons.push(Reason {
+        case.set_message(Some(grade.summary.clone()));
+        case.extra_mut().eval_mut().reasons = grade.reasons;
+        if !grade.passed && case.extra().eval().reasons.is_empty() {
+            case.extra_mut().eval_mut().reasons.push(Reason {
                 code: "tests-failed".into(),
                 expected: None,
                 actual: None,
@@ -381,7 +381,7 @@ impl TaskRunner<'_> {
             Some(format!("{}\n\n{}", notes.join("\n"), crate::text::cap_text(&generated, PATCH_CAP)).into());
         let mut usage = usage.unwrap_or_default();
         usage.cost_usd = Some(usage.tokens as f64 / 1000.0 * self.plan.cost_per_1k);
-        case.extra_mut().usage = Some(usage);
+        case.extra_mut().eval_mut().usage = Some(usage);
         case.duration_ms =
             Some(if work_duration.is_zero() { started.elapsed() } else { work_duration }.as_secs_f64() * 1000.0);
         case
@@ -553,13 +553,13 @@ fn test_script(commands: &[String]) -> Option<String> {
 
 fn error_case(mut case: Case, code: &str, message: String, started: Instant) -> Case {
     case.status = CaseStatus::Error;
-    case.extra_mut().reasons.push(Reason {
+    case.extra_mut().eval_mut().reasons.push(Reason {
         code: code.into(),
         expected: None,
         actual: None,
         message: Some(message.clone()),
     });
-    case.message = Some(message);
+    case.set_message(Some(message));
     case.duration_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
     case.extra_mut().score = Some(0.0);
     case

@@ -60,7 +60,7 @@ fn the_example_solves_one_task_fails_one_and_errors_one() {
     let solved = case(&suite, "fix-add");
     assert_eq!(solved.status, CaseStatus::Passed, "{solved:#?}");
     assert_eq!(solved.extra().score, Some(100.0));
-    let usage = solved.extra().usage.as_ref().unwrap();
+    let usage = solved.extra().eval().usage.as_ref().unwrap();
     assert_eq!((usage.tokens, usage.llm_calls), (1500, 2));
     assert!((usage.cost_usd.unwrap() - 0.0045).abs() < 1e-12);
     let details = solved.details().unwrap();
@@ -71,12 +71,12 @@ fn the_example_solves_one_task_fails_one_and_errors_one() {
     let wrong = case(&suite, "fix-mul");
     assert_eq!(wrong.status, CaseStatus::Failed, "{wrong:#?}");
     assert_eq!(wrong.extra().score, Some(50.0), "P2P passed, F2P did not");
-    assert_eq!(wrong.extra().reasons[0].code, "fail-to-pass");
-    assert_eq!(wrong.extra().usage.as_ref().unwrap().tokens, 900, "usage from FCORR_USAGE_FILE");
+    assert_eq!(wrong.extra().eval().reasons[0].code, "fail-to-pass");
+    assert_eq!(wrong.extra().eval().usage.as_ref().unwrap().tokens, 900, "usage from FCORR_USAGE_FILE");
 
     let crashed = case(&suite, "fix-div");
     assert_eq!(crashed.status, CaseStatus::Error);
-    assert_eq!(crashed.extra().reasons[0].code, "executor-error");
+    assert_eq!(crashed.extra().eval().reasons[0].code, "executor-error");
     assert!(crashed.output().as_deref().unwrap().contains("cannot reach the model endpoint"));
 
     let usage = suite.usage.as_ref().unwrap();
@@ -125,7 +125,7 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     let suite = run_bench("hang", &config, &dir, "tasks.jsonl", out.path());
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(case(&suite, "fix-add").status, CaseStatus::Timeout);
-    assert_eq!(case(&suite, "fix-add").extra().reasons[0].code, "executor-timeout");
+    assert_eq!(case(&suite, "fix-add").extra().eval().reasons[0].code, "executor-timeout");
     // The others ran their tests: nothing was changed, so their F2P tests still fail.
     assert_eq!(case(&suite, "fix-mul").status, CaseStatus::Failed);
     assert_eq!(suite.counts.total, 3);

@@ -79,7 +79,7 @@ impl SuiteRunner for Echo {
         let cases = plan
             .cases
             .iter()
-            .map(|(name, status)| Case { name: name.clone(), status: *status, ..Case::default() })
+            .map(|(name, status)| Case { name: name.clone().into(), status: *status, ..Case::default() })
             .collect();
         let collected = Collected { cases, ran: !plan.cases.is_empty(), ..Collected::nothing() };
         crate::execute::apply_collected(&mut result, collected, None);

@@ -615,29 +615,32 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
         }
     }
     Case {
-        name: ask.name.clone(),
+        name: ask.name.clone().into(),
         status,
         duration_ms: Some(tries.iter().map(|t| t.duration.as_secs_f64() * 1000.0).sum()),
-        message,
         extra: crate::model::CaseExtra {
-            sut: ask.sut_name.clone(),
-            prompt: ask.prompt_name.clone(),
+            eval: crate::model::EvalExtra {
+                sut: ask.sut_name.clone(),
+                prompt: ask.prompt_name.clone(),
+                tags,
+                reasons: shown.map(|t| vec![t.judged.judgement.reason()]).unwrap_or_default(),
+                assertions: shown.map(|t| t.judged.assertions.clone()).unwrap_or_default(),
+                expectation_source: Some(settings.source.clone()),
+                usage,
+            }
+            .packed(),
             details: Some(details.into()),
             output: shown.and_then(|t| t.answer.as_ref().map(Into::into)),
             retries: total.saturating_sub(1),
             attempts,
             critical: case.case.critical,
-            tags,
-            reasons: shown.map(|t| vec![t.judged.judgement.reason()]).unwrap_or_default(),
             score: shown.and_then(|t| t.judged.score).map(|s| crate::score::round2(s * 100.0)),
-            assertions: shown.map(|t| t.judged.assertions.clone()).unwrap_or_default(),
-            expectation_source: Some(settings.source.clone()),
-            usage,
             ..Default::default()
         }
         .packed(),
         ..Case::default()
     }
+    .with_message(message)
 }
 
 /// The case as the SUT sees it (stdin of a command, body of an HTTP call): `prompt` is the text
@@ -678,7 +681,7 @@ fn add_usage(total: &mut Usage, more: &Usage) {
 /// The suite's usage: the sum over cases, or `None` when no case reported any.
 fn total_usage(cases: &[Case]) -> Option<Usage> {
     let mut total: Option<Usage> = None;
-    for usage in cases.iter().filter_map(|c| c.extra().usage.as_ref()) {
+    for usage in cases.iter().filter_map(|c| c.extra().eval().usage.as_ref()) {
         add_usage(total.get_or_insert_with(Usage::default), usage);
     }
     total
@@ -785,12 +788,12 @@ mod tests {
         let (done, stopped) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(1, 1, 2), &|| false);
         assert!(!stopped);
         assert_eq!(done[0].status, CaseStatus::Passed);
-        assert_eq!(done[0].extra().reasons[0].code, "pass");
-        assert_eq!(done[0].extra().tags["category"], "files");
+        assert_eq!(done[0].extra().eval().reasons[0].code, "pass");
+        assert_eq!(done[0].extra().eval().tags["category"], "files");
         assert!(done[0].extra().critical);
-        assert_eq!(done[0].extra().usage.as_ref().unwrap().tokens, 10);
+        assert_eq!(done[0].extra().eval().usage.as_ref().unwrap().tokens, 10);
         assert_eq!(done[1].status, CaseStatus::Failed);
-        assert_eq!(done[1].extra().reasons[0].code, "incorrect");
+        assert_eq!(done[1].extra().eval().reasons[0].code, "incorrect");
         assert!(done[1].details().as_deref().unwrap().contains("answer: cd"));
         assert_eq!(total_usage(&done).unwrap().tokens_in, Some(14));
     }
@@ -803,10 +806,10 @@ mod tests {
         ]);
         let (done, _) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(1, 1, 1), &|| false);
         assert_eq!(done[0].status, CaseStatus::Timeout);
-        assert_eq!(done[0].extra().reasons[0].code, "timeout");
+        assert_eq!(done[0].extra().eval().reasons[0].code, "timeout");
         assert_eq!(done[1].status, CaseStatus::Error);
-        assert_eq!(done[1].extra().reasons[0].code, "backend-error");
-        assert_eq!(done[1].extra().reasons[0].message.as_deref(), Some("exit code 3"));
+        assert_eq!(done[1].extra().eval().reasons[0].code, "backend-error");
+        assert_eq!(done[1].extra().eval().reasons[0].message.as_deref(), Some("exit code 3"));
         assert_eq!(done[1].output().as_deref(), Some("boom"));
     }
 
@@ -818,11 +821,11 @@ mod tests {
         ]);
         let (done, _) = run_cases(&asks(&cases(TWO)), &[&sut], &settings(3, 2, 2), &|| false);
         assert_eq!(done[0].status, CaseStatus::Flaky, "2 of 3 with min-pass 2");
-        assert!(done[0].message.as_deref().unwrap().starts_with("passed 2 of 3 attempts"));
+        assert!(done[0].message().unwrap().starts_with("passed 2 of 3 attempts"));
         assert_eq!(done[0].extra().attempts.len(), 3);
         assert_eq!(done[0].extra().retries, 2);
         assert_eq!(done[1].status, CaseStatus::Failed, "1 of 3 is below min-pass");
-        assert_eq!(done[1].extra().usage.as_ref().unwrap().llm_calls, 3);
+        assert_eq!(done[1].extra().eval().usage.as_ref().unwrap().llm_calls, 3);
     }
 
     #[test]
@@ -885,7 +888,8 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(10), "the hanging SUT was killed at its timeout");
         let suite = &suites[0];
         assert_eq!(suite.kind, SuiteKind::Eval);
-        let reason = |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap().extra().reasons[0].code.clone();
+        let reason =
+            |id: &str| suite.cases.iter().find(|c| c.name == id).unwrap().extra().eval().reasons[0].code.clone();
         assert_eq!(reason("a"), "pass");
         assert_eq!(reason("b"), "incorrect");
         assert_eq!(reason("hang"), "timeout");

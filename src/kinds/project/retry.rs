@@ -118,7 +118,7 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             let case = &mut suite.cases[i];
             match by_id.get(case.id.as_str()) {
                 Some(new) if new.status != CaseStatus::Skipped => record_attempt(case, new),
-                _ => missing.push(case.name.clone()),
+                _ => missing.push(case.name.to_string()),
             }
         }
         if !missing.is_empty() {
@@ -211,7 +211,7 @@ pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
         attempts.push(Attempt {
             status: case.status,
             duration_ms: case.duration_ms,
-            message: case.message.take(),
+            message: case.take_message(),
             details: case.extra_mut().details.take().map(|d| d.to_string()),
         });
         attempts.extend(new.attempts().iter().cloned());
@@ -249,14 +249,14 @@ fn record_attempt(case: &mut Case, new: &Case) {
     let attempt = Attempt {
         status: case.status,
         duration_ms: case.duration_ms,
-        message: case.message.take(),
+        message: case.take_message(),
         details: case.extra_mut().details.take().map(|d| d.to_string()),
     };
     case.extra_mut().attempts.push(attempt);
     case.extra_mut().retries += 1;
     case.status = if new.status == CaseStatus::Passed { CaseStatus::Flaky } else { new.status };
     case.duration_ms = new.duration_ms;
-    case.message = new.message.clone();
+    case.set_message(new.message().map(str::to_string));
     case.extra_mut().details = new.extra().details.clone();
     if new.extra().output.is_some() {
         case.extra_mut().output = new.extra().output.clone();
@@ -270,13 +270,18 @@ fn fail_flaky(case: &mut Case) {
     let why = first.and_then(|a| a.message.clone());
     case.extra_mut().details =
         first.and_then(|a| a.details.as_ref().map(Into::into)).or(case.extra_mut().details.take());
-    case.message = Some(format!(
+    case.set_message(Some(format!(
         "failed, then passed on retry {} (retries-policy = \"fail\" counts it as a failure){}",
         case.extra().retries,
         why.map(|m| format!(": {m}")).unwrap_or_default()
-    ));
+    )));
     case.status = CaseStatus::Failed;
-    case.extra_mut().reasons.push(Reason { code: "flaky".into(), expected: None, actual: None, message: None });
+    case.extra_mut().eval_mut().reasons.push(Reason {
+        code: "flaky".into(),
+        expected: None,
+        actual: None,
+        message: None,
+    });
 }
 
 pub(crate) fn note(suite: &mut Suite, severity: Severity, message: String) {
@@ -305,7 +310,7 @@ mod tests {
     use super::*;
 
     fn failed(name: &str, message: &str) -> Case {
-        Case { name: name.into(), status: CaseStatus::Failed, message: Some(message.into()), ..Case::default() }
+        Case { name: name.into(), status: CaseStatus::Failed, ..Case::default() }.with_message(Some(message.into()))
     }
 
     #[test]
@@ -316,7 +321,7 @@ mod tests {
         assert_eq!(case.extra().attempts.len(), 1);
         assert_eq!(case.extra().attempts[0].status, CaseStatus::Failed);
         assert_eq!(case.extra().attempts[0].message.as_deref(), Some("boom"));
-        assert_eq!(case.message, None);
+        assert_eq!(case.message(), None);
         assert_eq!(case.duration_ms, Some(2.0));
     }
 
@@ -326,8 +331,8 @@ mod tests {
         record_attempt(&mut case, &Case { status: CaseStatus::Passed, ..Case::default() });
         fail_flaky(&mut case);
         assert_eq!(case.status, CaseStatus::Failed);
-        assert!(case.message.as_deref().unwrap().ends_with(": boom"), "{:?}", case.message);
-        assert_eq!(case.extra().reasons[0].code, "flaky");
+        assert!(case.message().unwrap().ends_with(": boom"), "{:?}", case.message());
+        assert_eq!(case.extra().eval().reasons[0].code, "flaky");
     }
 
     #[test]

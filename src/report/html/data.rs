@@ -160,8 +160,8 @@ impl<'a> PageData<'a> {
     fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
         let cases = || part.iter().map(|&i| self.cases[i]);
         let tags = cases().map(|(_, c)| {
-            (!c.extra().tags.is_empty()).then(|| {
-                Cow::Owned(c.extra().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
+            (!c.extra().eval().tags.is_empty()).then(|| {
+                Cow::Owned(c.extra().eval().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
             })
         });
         List {
@@ -174,7 +174,7 @@ impl<'a> PageData<'a> {
             line: cases().map(|(_, c)| c.line.unwrap_or(0)).collect(),
             status: cases().map(|(_, c)| super::status_code(c.status)).collect(),
             dur: cases().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
-            msg: Sparse::of(cases().map(|(_, c)| c.message.as_deref())),
+            msg: Sparse::of(cases().map(|(_, c)| c.message())),
             change: Dict::of(part.iter().map(|&i| self.changes[i].map(change_word))),
             category: Dict::of(cases().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
@@ -197,11 +197,11 @@ impl<'a> PageData<'a> {
             retries: rare.retries,
             score: rare.score,
             critical: rare.critical,
-            tags: &rare.tags,
-            reasons: &rare.reasons,
+            tags: &rare.eval().tags,
+            reasons: &rare.eval().reasons,
             attempts: &rare.attempts,
-            expectation: rare.expectation_source.as_deref(),
-            usage: rare.usage.as_ref(),
+            expectation: rare.eval().expectation_source.as_deref(),
+            usage: rare.eval().usage.as_ref(),
             output_omitted,
             url,
         };
@@ -220,9 +220,9 @@ fn detail_size(case: &Case, keep_output: bool) -> usize {
     let text = |s: &Option<String>| s.as_deref().map_or(0, str::len);
     let rare = case.extra();
     let mut size = case.details_len() + if keep_output { case.output_len() } else { 0 };
-    size += rare.reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
+    size += rare.eval().reasons.iter().map(|r| 32 + r.message.as_deref().map_or(0, str::len)).sum::<usize>();
     size += rare.attempts.iter().map(|a| 32 + text(&a.message)).sum::<usize>();
-    size + rare.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
+    size + rare.eval().tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum::<usize>()
 }
 
 fn change_word(change: Change) -> &'static str {
@@ -561,13 +561,13 @@ mod tests {
         let mut case = Case { name: "</script><script>alert(1)</script>".into(), ..Case::default() };
         case.id = "abc".into();
         case.status = CaseStatus::Failed;
-        case.message = Some("boom".into());
+        case.set_message(Some("boom".into()));
         case.extra_mut().details = Some("trace </script>".into());
         case.classname = Some("C".into());
         suite.cases.push(case.clone());
         case.id = "def".into();
         case.status = CaseStatus::Passed;
-        case.message = None;
+        case.set_message(None);
         case.extra_mut().details = None;
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
@@ -596,7 +596,7 @@ mod tests {
     fn big_runs_split_into_detail_blocks_that_cover_every_case_once() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..(DETAIL_BLOCK_CASES + 10) {
-            let mut case = Case { name: format!("t{i}"), status: CaseStatus::Failed, ..Case::default() };
+            let mut case = Case { name: format!("t{i}").into(), status: CaseStatus::Failed, ..Case::default() };
             // A few big traces force size-based cuts; the many small rows force count-based ones.
             case.extra_mut().details =
                 Some(if i < 8 { "x".repeat(DETAIL_BLOCK_BYTES / 2) } else { format!("trace {i}") }.into());
@@ -622,7 +622,7 @@ mod tests {
     fn passing_output_beyond_the_budget_is_left_out_and_counted() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..3 {
-            let mut case = Case { name: format!("t{i}"), status: CaseStatus::Passed, ..Case::default() };
+            let mut case = Case { name: format!("t{i}").into(), status: CaseStatus::Passed, ..Case::default() };
             case.extra_mut().output = Some("x".repeat(PASSING_OUTPUT_BUDGET / 2 + 1).into());
             suite.cases.push(case);
         }
@@ -650,7 +650,7 @@ mod tests {
                 2 => CaseStatus::Skipped,
                 _ => CaseStatus::Passed,
             };
-            suite.cases.push(Case { name: format!("t{i}"), status, ..Case::default() });
+            suite.cases.push(Case { name: format!("t{i}").into(), status, ..Case::default() });
         }
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let data = PageData::of(&run, None);

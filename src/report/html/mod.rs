@@ -548,7 +548,7 @@ fn write_static_failures(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std
                 None => write!(out, " {code}")?,
             }
         }
-        if let Some(message) = &case.message {
+        if let Some(message) = case.message() {
             write!(out, "<pre>{}</pre>", escape(message))?;
         }
         out.write_all(b"</li>")?;
@@ -647,7 +647,7 @@ mod tests {
         let mut suite = Suite::new("s", payload, SuiteKind::Project);
         let mut case = Case { name: payload.into(), status: CaseStatus::Failed, ..Case::default() };
         case.duration_ms = Some(5.0);
-        case.message = Some(payload.into());
+        case.set_message(Some(payload.into()));
         suite.cases.push(case);
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let env = ReportEnv { run_url: Some(format!("https://ci.example/run?x={payload}")), ..ReportEnv::default() };
@@ -680,7 +680,7 @@ mod tests {
         let mut suite = Suite::new("s", "s", SuiteKind::Import);
         for i in 0..passing + failing {
             let status = if i < failing { CaseStatus::Failed } else { CaseStatus::Passed };
-            let mut case = Case { name: format!("test_{i}"), status, ..Case::default() };
+            let mut case = Case { name: format!("test_{i}").into(), status, ..Case::default() };
             case.id = format!("id{i}").into();
             case.extra_mut().output =
                 Some(format!("output of {i}: {}", i.wrapping_mul(2_654_435_761) % 1_000_003).into());

@@ -135,8 +135,8 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
         CaseStatus::Flaky => TestCaseStatus::Success { flaky_runs: reruns(&case.extra().attempts) },
         CaseStatus::Skipped => {
             let mut status = TestCaseStatus::skipped();
-            if let Some(message) = &case.message {
-                status.set_message(message.as_str());
+            if let Some(message) = case.message() {
+                status.set_message(message);
             }
             status
         }
@@ -153,7 +153,7 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
                 status.set_message(message);
             }
             status.set_type(case.status.label());
-            if let Some(details) = case.details().or(case.message.as_deref().map(Cow::Borrowed)) {
+            if let Some(details) = case.details().or(case.message().map(Cow::Borrowed)) {
                 status.set_description(cap_text(&details, DETAILS_CAP));
             }
             status
@@ -178,7 +178,7 @@ fn test_case(suite: &Suite, case: &Case) -> TestCase {
 
 /// The message attribute: the case's message, else the first line of its details.
 fn failure_message(case: &Case) -> Option<Cow<'_, str>> {
-    if let Some(message) = &case.message {
+    if let Some(message) = case.message() {
         return Some(Cow::Borrowed(message));
     }
     match case.details()? {

@@ -159,12 +159,12 @@ impl<'a> CaseXml<'a> {
         let status = match case.status {
             CaseStatus::Passed => Status::Passed { flaky: &[] },
             CaseStatus::Flaky => Status::Passed { flaky: &case.extra().attempts },
-            CaseStatus::Skipped => Status::Skipped { message: case.message.as_deref() },
+            CaseStatus::Skipped => Status::Skipped { message: case.message() },
             CaseStatus::Failed | CaseStatus::Error | CaseStatus::Timeout => Status::NotPassed {
                 tag: if case.status == CaseStatus::Error { "error" } else { "failure" },
                 message: super::failure_message(case),
                 ty: case.status.label(),
-                description: case.details().or(case.message.as_deref().map(Cow::Borrowed)),
+                description: case.details().or(case.message().map(Cow::Borrowed)),
                 reruns: &case.extra().attempts,
             },
         };

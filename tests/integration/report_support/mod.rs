@@ -27,7 +27,6 @@ pub fn case(name: &str, status: CaseStatus) -> Case {
 pub fn failing(name: &str, status: CaseStatus, message: &str) -> Case {
     Case {
         line: Some(42),
-        message: Some(message.into()),
         extra: fcorr::model::CaseExtra {
             details: Some(
                 format!("Traceback (most recent call last):\n  File \"tests/test_app.py\", line 42\n{message}").into(),
@@ -37,6 +36,7 @@ pub fn failing(name: &str, status: CaseStatus, message: &str) -> Case {
         .packed(),
         ..case(name, status)
     }
+    .with_message(Some(message.into()))
 }
 
 /// A phase with a fixed duration.
@@ -137,7 +137,7 @@ pub fn mixed_failures() -> Run {
         failing("test_word_count", CaseStatus::Failed, "AssertionError: expected 4 words\nassert 3 == 4"),
         failing("test_fixture", CaseStatus::Error, "RuntimeError: fixture setup exploded"),
         failing("test_slow", CaseStatus::Timeout, "timed out after 30s"),
-        Case { message: Some("not implemented yet".into()), ..case("test_later", CaseStatus::Skipped) },
+        Case { ..case("test_later", CaseStatus::Skipped) }.with_message(Some("not implemented yet".into())),
         flaky,
         retried,
     ];
@@ -453,17 +453,26 @@ fn eval_case(id: &str, category: &str, reason: &str, message: Option<&str>, crit
         file: None,
         status,
         duration_ms: Some(40.0),
-        message: message.map(str::to_string),
         extra: fcorr::model::CaseExtra {
             details: message.map(|_| format!("prompt: the prompt of {id}\nanswer: what the model said").into()),
             critical,
-            tags: [("category".to_string(), category.to_string())].into(),
-            reasons: vec![fcorr::model::Reason { code: reason.into(), expected: None, actual: None, message: None }],
+            eval: fcorr::model::EvalExtra {
+                tags: [("category".to_string(), category.to_string())].into(),
+                reasons: vec![fcorr::model::Reason {
+                    code: reason.into(),
+                    expected: None,
+                    actual: None,
+                    message: None,
+                }],
+                ..Default::default()
+            }
+            .packed(),
             ..Default::default()
         }
         .packed(),
         ..Case::default()
     }
+    .with_message(message.map(str::to_string))
 }
 
 /// A graded bank case (100-point score): score, interpretation in the message, topic and source tags.
@@ -472,17 +481,21 @@ fn bank_case(id: &str, topic: &str, score: f64, message: &str) -> Case {
         name: id.into(),
         status: if score >= 100.0 { CaseStatus::Passed } else { CaseStatus::Failed },
         duration_ms: Some(600.0),
-        message: (score < 100.0).then(|| message.to_string()),
         extra: fcorr::model::CaseExtra {
             score: Some(score),
             details: (score < 100.0).then(|| format!("prompt: a question about {topic}\nactual: [\"{topic}\"]").into()),
-            tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
-            expectation_source: Some("original".into()),
+            eval: fcorr::model::EvalExtra {
+                tags: [("topic".to_string(), topic.to_string()), ("source".to_string(), "original".to_string())].into(),
+                expectation_source: Some("original".into()),
+                ..Default::default()
+            }
+            .packed(),
             ..Default::default()
         }
         .packed(),
         ..Case::default()
     }
+    .with_message((score < 100.0).then(|| message.to_string()))
 }
 
 /// The run the PR-comment review was made on (#24): Python with one failure, Node, Go, a dataset
@@ -498,10 +511,10 @@ pub fn five_suites(baseline: bool) -> Run {
         "pyproject.toml",
         vec![
             located("test_total_single_line", "tests/test_invoice.py", Some(3), CaseStatus::Passed),
-            Case { message: Some("assert 22.0 == 24.0".into()), extra: fcorr::model::CaseExtra { details: Some(
+            Case { extra: fcorr::model::CaseExtra { details: Some(
                     ">       assert total_with_tax([(10.0, 1), (5.0, 2)], 0.2) == 24.0\nE       assert 22.0 == 24.0\n\ntests/test_invoice.py:8: AssertionError"
                         .into(),
-                ), ..Default::default() }.packed(), ..located("test_total_with_tax_multiple_lines", "tests/test_invoice.py", Some(8), CaseStatus::Failed) },
+                ), ..Default::default() }.packed(), ..located("test_total_with_tax_multiple_lines", "tests/test_invoice.py", Some(8), CaseStatus::Failed) }.with_message(Some("assert 22.0 == 24.0".into())),
             located("test_empty_invoice", "tests/test_invoice.py", Some(11), CaseStatus::Passed),
             located("test_rounding", "tests/test_invoice.py", Some(14), CaseStatus::Passed),
         ],
