@@ -36,6 +36,13 @@ impl<R: Read> Read for Counted<R> {
     }
 }
 
+/// Takes back `n` bytes [`Counted`] counted for a read whose work was thrown away (a report
+/// read in parts that must be read again whole), so the bar never passes its total.
+pub(crate) fn uncount(n: u64) {
+    // A load and a store could lose a concurrent reader's count; the update cannot.
+    let _ = BYTES_READ.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |read| Some(read.saturating_sub(n)));
+}
+
 /// What a stage counts towards its total.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Unit {

@@ -418,6 +418,8 @@ fn parse_in_parts(
     let ends = cuts.iter().copied().chain([u64::MAX]);
     let ranges: Vec<(u64, u64)> = starts.zip(ends).collect();
     let (next, stop) = (AtomicUsize::new(0), AtomicBool::new(false));
+    // Bytes the parts read, taken back from the progress count when the report is read again whole.
+    let read_here = std::sync::atomic::AtomicU64::new(0);
     let (done, arrived) = std::sync::mpsc::channel::<(usize, Result<Part, JunitError>)>();
     let worker = |done: std::sync::mpsc::Sender<(usize, Result<Part, JunitError>)>| {
         while !stop.load(Ordering::Relaxed) {
@@ -426,6 +428,7 @@ fn parse_in_parts(
             let from = if k == 0 { Begin::Document } else { Begin::InRoot };
             let mut input = crate::progress::Counted(Range { source, at: start, end });
             let part = read_part(&mut input, ReadState::new(options, dialect, None, from), chunk);
+            read_here.fetch_add(input.0.at - start, Ordering::Relaxed);
             if done.send((k, part)).is_err() {
                 break;
             }
@@ -466,7 +469,11 @@ fn parse_in_parts(
                 std::panic::resume_unwind(panic);
             }
         }
-        (usable && joined == ranges.len()).then(|| whole.map(Part::conclude)).flatten()
+        let report = (usable && joined == ranges.len()).then(|| whole.map(Part::conclude)).flatten();
+        if report.is_none() {
+            crate::progress::uncount(read_here.load(Ordering::Relaxed));
+        }
+        report
     })
 }
 

@@ -512,6 +512,47 @@ fn long_imports_and_merges_print_heartbeats_on_stderr_only_and_small_ones_none()
     assert!(small.status.success() && !stderr.contains("still"), "{stderr}");
 }
 
+/// A report big enough to be read in parts on several threads, whose testsuites are nested so no
+/// cut between parts holds: it is read again whole, and the progress shown is that read's (the
+/// parts' bytes are taken back), not a bar stuck at its end while the file is read a second time.
+#[test]
+fn a_report_read_again_whole_after_its_parts_never_shows_more_than_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut xml = String::from("<testsuites><testsuite name=\"outer\">\n");
+    let mut inner = 0;
+    // Over 8 MiB: the size past which a report is read in parts when the machine has two cores.
+    while xml.len() < 9 << 20 {
+        xml.push_str(&format!("<testsuite name=\"inner{inner}\">\n"));
+        for i in 0..10 {
+            xml.push_str(&format!("<testcase classname=\"c{inner}\" name=\"test_{i}\" time=\"0.01\"/>\n"));
+        }
+        xml.push_str("</testsuite>\n");
+        inner += 1;
+    }
+    xml.push_str("</testsuite></testsuites>\n");
+    std::fs::write(dir.path().join("nested.xml"), &xml).unwrap();
+    let output = fcorr(dir.path())
+        .args(["import", "nested.xml", "--format", "json", "--fail-on", "none", "--out", "out"])
+        .env("FCORR_HEARTBEAT_SECS", "0.005")
+        .env_remove("CI")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let shown = regex::Regex::new(r"([0-9.]+) of ([0-9.]+) MB").unwrap();
+    let reads: Vec<(f64, f64)> =
+        shown.captures_iter(&stderr).map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap())).collect();
+    assert!(!reads.is_empty(), "no progress line: {stderr}");
+    assert!(reads.iter().all(|(done, total)| done <= total), "{reads:?}");
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) > 1 {
+        // Read in parts, then again whole: the count goes back when the parts are given up.
+        assert!(reads.windows(2).any(|w| w[1].0 < w[0].0), "never went back: {reads:?}");
+    }
+    let run: Run =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/results.json")).unwrap()).unwrap();
+    assert_eq!(run.totals.total, inner * 10);
+}
+
 #[test]
 fn a_stop_signal_during_an_import_says_what_it_cut_short() {
     // Before, the message was the planning one ("before any suite started; nothing was measured
