@@ -467,6 +467,15 @@ fn junit_of(cases: usize) -> String {
     xml
 }
 
+/// fcorr run in `dir` with a heartbeat every 5 ms (the variable tests use), outside CI; it must
+/// succeed. Its output, and its stderr as text.
+fn with_heartbeats(dir: &std::path::Path, args: &[&str]) -> (std::process::Output, String) {
+    let output = fcorr(dir).args(args).env("FCORR_HEARTBEAT_SECS", "0.005").env_remove("CI").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{args:?}: {stderr}");
+    (output, stderr)
+}
+
 /// Long imports and merges say on stderr that they are still working (every 30 s; here every
 /// 5 ms, through the variable tests use), never on stdout, which stays `--json`'s one document;
 /// a small import with the usual interval prints no such line.
@@ -475,14 +484,8 @@ fn long_imports_and_merges_print_heartbeats_on_stderr_only_and_small_ones_none()
     let dir = tempfile::tempdir().unwrap();
     // 20,000 cases: reading them and writing every report takes far longer than 5 ms in any build.
     std::fs::write(dir.path().join("big.xml"), junit_of(20_000)).unwrap();
-    let output = fcorr(dir.path())
-        .args(["import", "big.xml", "--json", "--fail-on", "none", "--out", "big"])
-        .env("FCORR_HEARTBEAT_SECS", "0.005")
-        .env_remove("CI")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let (output, stderr) =
+        with_heartbeats(dir.path(), &["import", "big.xml", "--json", "--fail-on", "none", "--out", "big"]);
     let run: Run = serde_json::from_slice(&output.stdout).expect("stdout is results.json alone");
     assert_eq!(run.totals.total, 20_000);
     let beat = stderr.lines().find(|l| l.starts_with("fcorr: still importing (")).unwrap_or_else(|| panic!("{stderr}"));
@@ -491,14 +494,8 @@ fn long_imports_and_merges_print_heartbeats_on_stderr_only_and_small_ones_none()
         "{beat}"
     );
 
-    let merged = fcorr(dir.path())
-        .args(["merge", "big", "--json", "--fail-on", "none", "--out", "merged"])
-        .env("FCORR_HEARTBEAT_SECS", "0.005")
-        .env_remove("CI")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&merged.stderr);
-    assert!(merged.status.success(), "{stderr}");
+    let (merged, stderr) =
+        with_heartbeats(dir.path(), &["merge", "big", "--json", "--fail-on", "none", "--out", "merged"]);
     serde_json::from_slice::<Run>(&merged.stdout).expect("stdout is results.json alone");
     assert!(stderr.lines().any(|l| l.starts_with("fcorr: still merging (")), "{stderr}");
 
@@ -531,14 +528,8 @@ fn a_report_read_again_whole_after_its_parts_never_shows_more_than_its_size() {
     }
     xml.push_str("</testsuite></testsuites>\n");
     std::fs::write(dir.path().join("nested.xml"), &xml).unwrap();
-    let output = fcorr(dir.path())
-        .args(["import", "nested.xml", "--format", "json", "--fail-on", "none", "--out", "out"])
-        .env("FCORR_HEARTBEAT_SECS", "0.005")
-        .env_remove("CI")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "{stderr}");
+    let (_, stderr) =
+        with_heartbeats(dir.path(), &["import", "nested.xml", "--format", "json", "--fail-on", "none", "--out", "out"]);
     let shown = regex::Regex::new(r"([0-9.]+) of ([0-9.]+) MB").unwrap();
     let reads: Vec<(f64, f64)> =
         shown.captures_iter(&stderr).map(|c| (c[1].parse().unwrap(), c[2].parse().unwrap())).collect();
