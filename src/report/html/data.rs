@@ -43,7 +43,12 @@ pub(super) const INDEX_ID: &str = "fcorr-index";
 pub(super) struct PageData<'a> {
     run: &'a Run,
     links: Option<&'a CodeLinks>,
-    cases: Vec<(usize, &'a Case)>,
+    /// Every case in run order (8 bytes a case: a 1,000,000-case page holds these for its whole
+    /// writing, beside every other report's writer).
+    cases: Vec<&'a Case>,
+    /// Index in `cases` of each suite's first case.
+    suite_starts: Vec<usize>,
+    /// Empty when the run was not compared.
     changes: Vec<Option<Change>>,
     keep_output: Vec<bool>,
     omitted_output: usize,
@@ -145,15 +150,21 @@ impl<'a> PageData<'a> {
             .flat_map(|c| c.cases.iter())
             .map(|c| ((c.suite_id.as_str(), c.case_id.as_str()), c.change))
             .collect();
-        let cases: Vec<(usize, &Case)> =
-            run.suites.iter().enumerate().flat_map(|(s, suite)| suite.cases.iter().map(move |c| (s, c))).collect();
-        let changes =
-            cases.iter().map(|(s, c)| by_case.get(&(run.suites[*s].id.as_str(), c.id.as_str())).copied()).collect();
+        let mut suite_starts = Vec::with_capacity(run.suites.len());
+        let mut cases: Vec<&Case> = Vec::with_capacity(run.suites.iter().map(|s| s.cases.len()).sum());
+        let mut changes = Vec::new();
+        for suite in &run.suites {
+            suite_starts.push(cases.len());
+            cases.extend(suite.cases.iter());
+            if run.comparison.is_some() {
+                changes.extend(suite.cases.iter().map(|c| by_case.get(&(suite.id.as_str(), c.id.as_str())).copied()));
+            }
+        }
         let mut budget = PASSING_OUTPUT_BUDGET;
         let mut omitted_output = 0;
         let keep_output: Vec<bool> = cases
             .iter()
-            .map(|(_, case)| {
+            .map(|case| {
                 let output = case.output_len();
                 if !case.has_output() || case.status.is_failure() {
                     return true;
@@ -167,30 +178,57 @@ impl<'a> PageData<'a> {
                 }
             })
             .collect();
-        PageData { run, links, cases, changes, keep_output, omitted_output }
+        PageData { run, links, cases, suite_starts, changes, keep_output, omitted_output }
+    }
+
+    /// Index in `run.suites` of the suite case `i` belongs to.
+    fn suite_of(&self, i: usize) -> usize {
+        // Suites with no cases share their start with the next one: the last suite starting at or
+        // before `i` is the one that holds it.
+        self.suite_starts.partition_point(|&start| start <= i).saturating_sub(1)
+    }
+
+    fn change(&self, i: usize) -> Option<Change> {
+        self.changes.get(i).copied().flatten()
     }
 
     /// The cases cut into parts, each a list of case indices in run order: part 0 holds every
     /// failing and flaky case (it always stays in the page), the others [`PART_CASES`] of the
     /// rest each (they may move to sibling files when the page would pass its cap).
-    pub(super) fn parts(&self) -> Vec<Vec<usize>> {
+    /// Indices are `u32` (4 bytes a case, held for the whole writing).
+    pub(super) fn parts(&self) -> Vec<Vec<u32>> {
         let kept = |c: &Case| c.status.is_failure() || c.status == crate::model::CaseStatus::Flaky;
-        let (first, rest): (Vec<usize>, Vec<usize>) = (0..self.cases.len()).partition(|&i| kept(self.cases[i].1));
-        let mut parts = vec![first];
-        parts.extend(rest.chunks(PART_CASES).map(<[usize]>::to_vec));
+        let mut parts = vec![Vec::new()];
+        for (i, case) in self.cases.iter().enumerate() {
+            // A run holds far fewer than 2^32 cases: each takes over 100 bytes in memory.
+            let i = u32::try_from(i).expect("fewer than 2^32 cases");
+            if kept(case) {
+                parts[0].push(i);
+                continue;
+            }
+            if parts.len() == 1 || parts.last().is_some_and(|part| part.len() >= PART_CASES) {
+                parts.push(Vec::with_capacity(PART_CASES.min(self.cases.len())));
+            }
+            if let Some(part) = parts.last_mut() {
+                part.push(i);
+            }
+        }
+        for part in &mut parts {
+            part.shrink_to_fit();
+        }
         parts
     }
 
     /// One part's list block and detail blocks, compressed into `spool`.
-    pub(super) fn encode(&self, part: &[usize], spool: Spool) -> std::io::Result<Encoded> {
+    pub(super) fn encode(&self, part: &[u32], spool: Spool) -> std::io::Result<Encoded> {
         let mut starts = Vec::new();
         let (mut bytes, mut count) = (0, 0);
-        for (k, &i) in part.iter().enumerate() {
+        for (k, i) in part.iter().map(|&i| i as usize).enumerate() {
             if k == 0 || bytes >= DETAIL_BLOCK_BYTES || count >= DETAIL_BLOCK_CASES {
                 starts.push(k);
                 (bytes, count) = (0, 0);
             }
-            bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i].1, self.keep_output[i]);
+            bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i], self.keep_output[i]);
             count += 1;
         }
         let mut out = Counted { inner: spool, n: 0 };
@@ -201,13 +239,13 @@ impl<'a> PageData<'a> {
         lens.push(std::mem::take(&mut out.n));
         for (k, &start) in starts.iter().enumerate() {
             let end = starts.get(k + 1).copied().unwrap_or(part.len());
-            let rows = part[start..end].iter().map(|&i| self.detail_row(i));
+            let rows = part[start..end].iter().map(|&i| self.detail_row(i as usize));
             out = encoded_with(out, DETAIL_LEVEL, |json| write_detail_rows(json, rows))?;
             lens.push(std::mem::take(&mut out.n));
         }
         let mut counts = [0; 6];
         for &i in part {
-            counts[usize::from(super::status_code(self.cases[i].1.status))] += 1;
+            counts[usize::from(super::status_code(self.cases[i as usize].status))] += 1;
         }
         Ok(Encoded { spool: out.inner, lens, n: part.len(), counts })
     }
@@ -231,8 +269,8 @@ impl<'a> PageData<'a> {
         )
     }
 
-    fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
-        let cases = || part.iter().map(|&i| self.cases[i]);
+    fn list<'s>(&'s self, part: &'s [u32], blocks: &'s [usize]) -> List<'s> {
+        let cases = || part.iter().map(|&i| (self.suite_of(i as usize), self.cases[i as usize]));
         let tags = cases().map(|(_, c)| {
             (!c.extra().eval().tags.is_empty()).then(|| {
                 Cow::Owned(c.extra().eval().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
@@ -249,7 +287,7 @@ impl<'a> PageData<'a> {
             status: cases().map(|(_, c)| super::status_code(c.status)).collect(),
             dur: cases().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
             msg: Sparse::of(cases().map(|(_, c)| c.message())),
-            change: Dict::of(part.iter().map(|&i| self.changes[i].map(change_word))),
+            change: Dict::of(part.iter().map(|&i| self.change(i as usize).map(change_word))),
             category: Dict::of(cases().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
             blocks,
@@ -257,7 +295,7 @@ impl<'a> PageData<'a> {
     }
 
     fn detail_row(&self, i: usize) -> Option<DetailRow<'a>> {
-        let (suite_index, case) = self.cases[i];
+        let (suite_index, case) = (self.suite_of(i), self.cases[i]);
         let keep_output = self.keep_output[i];
         // Failures only: a link per passing case would grow a 100,000-case page for rows nobody
         // opens to find code.
@@ -689,6 +727,27 @@ mod tests {
     }
 
     #[test]
+    fn each_case_names_its_suite_when_some_suites_are_empty() {
+        let suite = |id: &str, cases: usize| {
+            let mut suite = Suite::new(id, id, SuiteKind::Project);
+            suite.cases = (0..cases)
+                .map(|i| Case { name: format!("{id}{i}").into(), status: CaseStatus::Passed, ..Case::default() })
+                .collect();
+            suite
+        };
+        let suites = vec![suite("e", 0), suite("a", 2), suite("f", 0), suite("g", 0), suite("b", 1), suite("h", 0)];
+        let run = Run::assemble(suites, time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let blocks = page(&run);
+        let names: Vec<&str> =
+            blocks[INDEX_ID]["suites"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        let list = &blocks["fcorr-p1"];
+        let of_case: Vec<&str> =
+            list["suite"].as_array().unwrap().iter().map(|s| names[s.as_u64().unwrap() as usize]).collect();
+        assert_eq!(list["name"], serde_json::json!(["a0", "a1", "b0"]));
+        assert_eq!(of_case, ["a", "a", "b"]);
+    }
+
+    #[test]
     fn big_runs_split_into_detail_blocks_that_cover_every_case_once() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..(DETAIL_BLOCK_CASES + 10) {
@@ -754,8 +813,8 @@ mod tests {
         let kept = (0..total).filter(|i| i % 1000 < 2).count();
         assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [kept, PART_CASES, total - kept - PART_CASES]);
         assert!(parts[0].iter().all(|&i| i % 1000 < 2), "part 0 is the failing and flaky cases");
-        let mut all: Vec<usize> = parts.concat();
+        let mut all: Vec<u32> = parts.concat();
         all.sort_unstable();
-        assert_eq!(all, (0..total).collect::<Vec<_>>(), "every case once");
+        assert_eq!(all, (0..total as u32).collect::<Vec<_>>(), "every case once");
     }
 }

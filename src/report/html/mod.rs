@@ -257,11 +257,11 @@ enum Placed {
 /// the spool `spool` gives for its number; results in order.
 fn encode_all(
     data: &data::PageData,
-    batch: &[Vec<usize>],
+    batch: &[Vec<u32>],
     first: usize,
     spool: impl Fn(usize) -> std::io::Result<data::Spool> + Sync,
 ) -> Vec<std::io::Result<data::Encoded>> {
-    let encode = |j: usize, part: &[usize]| data.encode(part, spool(first + j)?);
+    let encode = |j: usize, part: &[u32]| data.encode(part, spool(first + j)?);
     std::thread::scope(|scope| {
         let others: Vec<_> = batch
             .iter()
