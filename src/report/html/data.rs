@@ -43,25 +43,102 @@ pub(super) const INDEX_ID: &str = "fcorr-index";
 pub(super) struct PageData<'a> {
     run: &'a Run,
     links: Option<&'a CodeLinks>,
-    cases: Vec<(usize, &'a Case)>,
+    /// Every case in run order (8 bytes a case: a 1,000,000-case page holds these for its whole
+    /// writing, beside every other report's writer).
+    cases: Vec<&'a Case>,
+    /// Index in `cases` of each suite's first case.
+    suite_starts: Vec<usize>,
+    /// Empty when the run was not compared.
     changes: Vec<Option<Change>>,
     keep_output: Vec<bool>,
     omitted_output: usize,
 }
 
-/// One part of the cases, compressed: its list block and its detail blocks, as base64 text.
+/// One part of the cases, compressed: its list block then its detail blocks, base64 text one
+/// after the other in a [`Spool`].
 pub(super) struct Encoded {
-    pub(super) list: String,
-    pub(super) details: Vec<String>,
+    spool: Spool,
+    /// Length of each block in `spool`: the list block, then the detail blocks.
+    lens: Vec<usize>,
     pub(super) n: usize,
     /// Cases per status code (`status_code`).
     pub(super) counts: [usize; 6],
 }
 
+/// Where a part's blocks are kept until the page is written: in memory, or (the failures of a
+/// big run, which always stay in the page: 44 MB at 1,000,000 cases with 100,000 failures) in an
+/// unnamed temporary file, so they are not all held while the rest is compressed and written.
+pub(super) enum Spool {
+    Memory(Vec<u8>),
+    File(std::io::BufWriter<std::fs::File>),
+}
+
+impl Spool {
+    /// An unnamed temporary file in `dir` (gone when dropped, whatever happens).
+    pub(super) fn file_in(dir: &std::path::Path) -> std::io::Result<Spool> {
+        Ok(Spool::File(std::io::BufWriter::with_capacity(64 * 1024, tempfile::tempfile_in(dir)?)))
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Spool::Memory(v) => v.write(buf),
+            Spool::File(f) => f.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match self {
+            Spool::Memory(v) => v.write_all(buf),
+            Spool::File(f) => f.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Spool::Memory(_) => Ok(()),
+            Spool::File(f) => f.flush(),
+        }
+    }
+}
+
 impl Encoded {
+    /// A part read back from its blocks' text (the list block first).
+    pub(super) fn of_blocks(blocks: Vec<String>, n: usize, counts: [usize; 6]) -> Encoded {
+        let lens = blocks.iter().map(String::len).collect();
+        Encoded { spool: Spool::Memory(blocks.concat().into_bytes()), lens, n, counts }
+    }
+
     /// Bytes the part adds to whatever holds it (markup around the blocks included).
     pub(super) fn size(&self) -> usize {
-        self.list.len() + self.details.iter().map(|d| d.len() + 80).sum::<usize>() + 80
+        self.lens.first().copied().unwrap_or(0) + self.lens.iter().skip(1).map(|d| d + 80).sum::<usize>() + 80
+    }
+
+    /// How many detail blocks the part has.
+    pub(super) fn details(&self) -> usize {
+        self.lens.len().saturating_sub(1)
+    }
+
+    /// Copies block `i` (0: the list block, `1 + j`: detail block `j`) into `out`.
+    pub(super) fn copy_block(&mut self, i: usize, out: &mut dyn Write) -> std::io::Result<()> {
+        use std::io::{Read, Seek};
+        let start: usize = self.lens[..i].iter().sum();
+        let len = self.lens[i];
+        match &mut self.spool {
+            Spool::Memory(bytes) => out.write_all(&bytes[start..start + len]),
+            Spool::File(file) => {
+                file.flush()?;
+                let file = file.get_mut();
+                file.seek(std::io::SeekFrom::Start(start as u64))?;
+                let copied = std::io::copy(&mut Read::take(&mut *file, len as u64), out)?;
+                if copied == len as u64 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the page's temporary file is short"))
+                }
+            }
+        }
     }
 }
 
@@ -73,15 +150,21 @@ impl<'a> PageData<'a> {
             .flat_map(|c| c.cases.iter())
             .map(|c| ((c.suite_id.as_str(), c.case_id.as_str()), c.change))
             .collect();
-        let cases: Vec<(usize, &Case)> =
-            run.suites.iter().enumerate().flat_map(|(s, suite)| suite.cases.iter().map(move |c| (s, c))).collect();
-        let changes =
-            cases.iter().map(|(s, c)| by_case.get(&(run.suites[*s].id.as_str(), c.id.as_str())).copied()).collect();
+        let mut suite_starts = Vec::with_capacity(run.suites.len());
+        let mut cases: Vec<&Case> = Vec::with_capacity(run.suites.iter().map(|s| s.cases.len()).sum());
+        let mut changes = Vec::new();
+        for suite in &run.suites {
+            suite_starts.push(cases.len());
+            cases.extend(suite.cases.iter());
+            if run.comparison.is_some() {
+                changes.extend(suite.cases.iter().map(|c| by_case.get(&(suite.id.as_str(), c.id.as_str())).copied()));
+            }
+        }
         let mut budget = PASSING_OUTPUT_BUDGET;
         let mut omitted_output = 0;
         let keep_output: Vec<bool> = cases
             .iter()
-            .map(|(_, case)| {
+            .map(|case| {
                 let output = case.output_len();
                 if !case.has_output() || case.status.is_failure() {
                     return true;
@@ -95,47 +178,76 @@ impl<'a> PageData<'a> {
                 }
             })
             .collect();
-        PageData { run, links, cases, changes, keep_output, omitted_output }
+        PageData { run, links, cases, suite_starts, changes, keep_output, omitted_output }
+    }
+
+    /// Index in `run.suites` of the suite case `i` belongs to.
+    fn suite_of(&self, i: usize) -> usize {
+        // Suites with no cases share their start with the next one: the last suite starting at or
+        // before `i` is the one that holds it.
+        self.suite_starts.partition_point(|&start| start <= i).saturating_sub(1)
+    }
+
+    fn change(&self, i: usize) -> Option<Change> {
+        self.changes.get(i).copied().flatten()
     }
 
     /// The cases cut into parts, each a list of case indices in run order: part 0 holds every
     /// failing and flaky case (it always stays in the page), the others [`PART_CASES`] of the
     /// rest each (they may move to sibling files when the page would pass its cap).
-    pub(super) fn parts(&self) -> Vec<Vec<usize>> {
+    /// Indices are `u32` (4 bytes a case, held for the whole writing).
+    pub(super) fn parts(&self) -> Vec<Vec<u32>> {
         let kept = |c: &Case| c.status.is_failure() || c.status == crate::model::CaseStatus::Flaky;
-        let (first, rest): (Vec<usize>, Vec<usize>) = (0..self.cases.len()).partition(|&i| kept(self.cases[i].1));
-        let mut parts = vec![first];
-        parts.extend(rest.chunks(PART_CASES).map(<[usize]>::to_vec));
+        let mut parts = vec![Vec::new()];
+        for (i, case) in self.cases.iter().enumerate() {
+            // A run holds far fewer than 2^32 cases: each takes over 100 bytes in memory.
+            let i = u32::try_from(i).expect("fewer than 2^32 cases");
+            if kept(case) {
+                parts[0].push(i);
+                continue;
+            }
+            if parts.len() == 1 || parts.last().is_some_and(|part| part.len() >= PART_CASES) {
+                parts.push(Vec::with_capacity(PART_CASES.min(self.cases.len())));
+            }
+            if let Some(part) = parts.last_mut() {
+                part.push(i);
+            }
+        }
+        for part in &mut parts {
+            part.shrink_to_fit();
+        }
         parts
     }
 
-    /// One part's list block and detail blocks, compressed.
-    pub(super) fn encode(&self, part: &[usize]) -> std::io::Result<Encoded> {
+    /// One part's list block and detail blocks, compressed into `spool`.
+    pub(super) fn encode(&self, part: &[u32], spool: Spool) -> std::io::Result<Encoded> {
         let mut starts = Vec::new();
         let (mut bytes, mut count) = (0, 0);
-        for (k, &i) in part.iter().enumerate() {
+        for (k, i) in part.iter().map(|&i| i as usize).enumerate() {
             if k == 0 || bytes >= DETAIL_BLOCK_BYTES || count >= DETAIL_BLOCK_CASES {
                 starts.push(k);
                 (bytes, count) = (0, 0);
             }
-            bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i].1, self.keep_output[i]);
+            bytes += DETAIL_ROW_OVERHEAD + detail_size(self.cases[i], self.keep_output[i]);
             count += 1;
         }
-        let list = encoded(&self.list(part, &starts), LIST_LEVEL)?;
-        let details = starts
-            .iter()
-            .enumerate()
-            .map(|(k, &start)| {
-                let end = starts.get(k + 1).copied().unwrap_or(part.len());
-                let rows = part[start..end].iter().map(|&i| self.detail_row(i));
-                encoded_with(DETAIL_LEVEL, |json| write_detail_rows(json, rows))
-            })
-            .collect::<std::io::Result<Vec<String>>>()?;
+        let mut out = Counted { inner: spool, n: 0 };
+        let mut lens = Vec::with_capacity(starts.len() + 1);
+        let list = self.list(part, &starts);
+        out = encoded_with(out, LIST_LEVEL, |json| serde_json::to_writer(json, &list).map_err(std::io::Error::other))?;
+        drop(list);
+        lens.push(std::mem::take(&mut out.n));
+        for (k, &start) in starts.iter().enumerate() {
+            let end = starts.get(k + 1).copied().unwrap_or(part.len());
+            let rows = part[start..end].iter().map(|&i| self.detail_row(i as usize));
+            out = encoded_with(out, DETAIL_LEVEL, |json| write_detail_rows(json, rows))?;
+            lens.push(std::mem::take(&mut out.n));
+        }
         let mut counts = [0; 6];
         for &i in part {
-            counts[usize::from(super::status_code(self.cases[i].1.status))] += 1;
+            counts[usize::from(super::status_code(self.cases[i as usize].status))] += 1;
         }
-        Ok(Encoded { list, details, n: part.len(), counts })
+        Ok(Encoded { spool: out.inner, lens, n: part.len(), counts })
     }
 
     /// The index block: run-level fields, and for each part its size, its counts per status and
@@ -157,8 +269,8 @@ impl<'a> PageData<'a> {
         )
     }
 
-    fn list<'s>(&'s self, part: &'s [usize], blocks: &'s [usize]) -> List<'s> {
-        let cases = || part.iter().map(|&i| self.cases[i]);
+    fn list<'s>(&'s self, part: &'s [u32], blocks: &'s [usize]) -> List<'s> {
+        let cases = || part.iter().map(|&i| (self.suite_of(i as usize), self.cases[i as usize]));
         let tags = cases().map(|(_, c)| {
             (!c.extra().eval().tags.is_empty()).then(|| {
                 Cow::Owned(c.extra().eval().tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(", "))
@@ -175,7 +287,7 @@ impl<'a> PageData<'a> {
             status: cases().map(|(_, c)| super::status_code(c.status)).collect(),
             dur: cases().map(|(_, c)| c.duration_ms.map(|d| (d * 100.0).round() / 100.0)).collect(),
             msg: Sparse::of(cases().map(|(_, c)| c.message())),
-            change: Dict::of(part.iter().map(|&i| self.changes[i].map(change_word))),
+            change: Dict::of(part.iter().map(|&i| self.change(i as usize).map(change_word))),
             category: Dict::of(cases().map(|(_, c)| c.category())),
             tags: Dict::of(tags),
             blocks,
@@ -183,7 +295,7 @@ impl<'a> PageData<'a> {
     }
 
     fn detail_row(&self, i: usize) -> Option<DetailRow<'a>> {
-        let (suite_index, case) = self.cases[i];
+        let (suite_index, case) = (self.suite_of(i), self.cases[i]);
         let keep_output = self.keep_output[i];
         // Failures only: a link per passing case would grow a 100,000-case page for rows nobody
         // opens to find code.
@@ -237,10 +349,14 @@ fn change_word(change: Change) -> &'static str {
     }
 }
 
-/// `<script type="application/x-fcorr+base64" id="ID">` + an [`encoded`] block.
-pub(super) fn write_block(out: &mut dyn Write, id: &str, text: &str) -> std::io::Result<()> {
+/// `<script type="application/x-fcorr+base64" id="ID">` + the [`encoded`] block `text` writes.
+pub(super) fn write_block(
+    out: &mut dyn Write,
+    id: &str,
+    text: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     write!(out, "<script type=\"application/x-fcorr+base64\" id=\"{id}\">")?;
-    out.write_all(text.as_bytes())?;
+    text(out)?;
     out.write_all(b"</script>\n")
 }
 
@@ -256,33 +372,51 @@ const DETAIL_LEVEL: u32 = 1;
 /// zlib(JSON(value)) at `level` in base64, streamed: JSON into the compressor into the encoder,
 /// never held uncompressed.
 fn encoded(value: &impl Serialize, level: u32) -> std::io::Result<String> {
-    encoded_with(level, |json| serde_json::to_writer(json, value).map_err(std::io::Error::other))
+    let text =
+        encoded_with(Vec::new(), level, |json| serde_json::to_writer(json, value).map_err(std::io::Error::other))?;
+    // Base64 is ASCII.
+    String::from_utf8(text).map_err(std::io::Error::other)
+}
+
+/// A writer that counts what passes through it: the length of each block in a [`Spool`].
+struct Counted<W> {
+    inner: W,
+    n: usize,
+}
+
+impl<W: Write> Write for Counted<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The buffer [`encoded_with`] hands its `fill`: a concrete type, not a `dyn Write`, so that
 /// serde's few-byte writes (each quote, comma, number) are copies into it the compiler inlines
 /// rather than a call each.
-type Json<'z, 'b> = std::io::BufWriter<
-    &'z mut flate2::write::ZlibEncoder<
-        base64::write::EncoderWriter<'b, base64::engine::GeneralPurpose, &'b mut Vec<u8>>,
-    >,
+type Json<'z, W> = std::io::BufWriter<
+    &'z mut flate2::write::ZlibEncoder<base64::write::EncoderWriter<'static, base64::engine::GeneralPurpose, W>>,
 >;
 
-/// [`encoded`] of the JSON that `fill` writes.
-fn encoded_with(level: u32, fill: impl FnOnce(&mut Json<'_, '_>) -> std::io::Result<()>) -> std::io::Result<String> {
-    let mut text = Vec::new();
-    let base64 = base64::write::EncoderWriter::new(&mut text, &base64::engine::general_purpose::STANDARD);
+/// [`encoded`] of the JSON that `fill` writes, appended to `sink`, which is handed back.
+fn encoded_with<W: Write>(
+    sink: W,
+    level: u32,
+    fill: impl FnOnce(&mut Json<'_, W>) -> std::io::Result<()>,
+) -> std::io::Result<W> {
+    let base64 = base64::write::EncoderWriter::new(sink, &base64::engine::general_purpose::STANDARD);
     let mut zlib = flate2::write::ZlibEncoder::new(base64, flate2::Compression::new(level));
     // serde writes a few bytes at a time, and each write into the encoder is a call into the
     // compressor: it gets them 64 KiB at once (the compressed bytes are the same).
     let mut json = std::io::BufWriter::with_capacity(64 * 1024, &mut zlib);
     fill(&mut json)?;
     json.into_inner().map_err(std::io::IntoInnerError::into_error)?;
-    let mut base64 = zlib.finish()?;
-    base64.finish()?;
-    drop(base64);
-    // Base64 is ASCII.
-    String::from_utf8(text).map_err(std::io::Error::other)
+    zlib.finish()?.finish()
 }
 
 /// A detail block's rows as `serde_json::to_writer` writes a `Vec<Option<DetailRow>>`, the
@@ -520,8 +654,8 @@ mod tests {
         let reference: Vec<_> = rows().collect();
         assert_eq!(String::from_utf8(ours).unwrap(), serde_json::to_string(&reference).unwrap());
         // Fed to the compressor in the same pieces, so the page's blocks are the same bytes.
-        let block = encoded_with(DETAIL_LEVEL, |json| write_detail_rows(json, rows())).unwrap();
-        assert_eq!(block, encoded(&reference, DETAIL_LEVEL).unwrap());
+        let block = encoded_with(Vec::new(), DETAIL_LEVEL, |json| write_detail_rows(json, rows())).unwrap();
+        assert_eq!(String::from_utf8(block).unwrap(), encoded(&reference, DETAIL_LEVEL).unwrap());
     }
 
     /// Every block of a page: element id → decoded JSON.
@@ -593,6 +727,27 @@ mod tests {
     }
 
     #[test]
+    fn each_case_names_its_suite_when_some_suites_are_empty() {
+        let suite = |id: &str, cases: usize| {
+            let mut suite = Suite::new(id, id, SuiteKind::Project);
+            suite.cases = (0..cases)
+                .map(|i| Case { name: format!("{id}{i}").into(), status: CaseStatus::Passed, ..Case::default() })
+                .collect();
+            suite
+        };
+        let suites = vec![suite("e", 0), suite("a", 2), suite("f", 0), suite("g", 0), suite("b", 1), suite("h", 0)];
+        let run = Run::assemble(suites, time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let blocks = page(&run);
+        let names: Vec<&str> =
+            blocks[INDEX_ID]["suites"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+        let list = &blocks["fcorr-p1"];
+        let of_case: Vec<&str> =
+            list["suite"].as_array().unwrap().iter().map(|s| names[s.as_u64().unwrap() as usize]).collect();
+        assert_eq!(list["name"], serde_json::json!(["a0", "a1", "b0"]));
+        assert_eq!(of_case, ["a", "a", "b"]);
+    }
+
+    #[test]
     fn big_runs_split_into_detail_blocks_that_cover_every_case_once() {
         let mut suite = Suite::new("s", "s", SuiteKind::Project);
         for i in 0..(DETAIL_BLOCK_CASES + 10) {
@@ -658,8 +813,8 @@ mod tests {
         let kept = (0..total).filter(|i| i % 1000 < 2).count();
         assert_eq!(parts.iter().map(Vec::len).collect::<Vec<_>>(), [kept, PART_CASES, total - kept - PART_CASES]);
         assert!(parts[0].iter().all(|&i| i % 1000 < 2), "part 0 is the failing and flaky cases");
-        let mut all: Vec<usize> = parts.concat();
+        let mut all: Vec<u32> = parts.concat();
         all.sort_unstable();
-        assert_eq!(all, (0..total).collect::<Vec<_>>(), "every case once");
+        assert_eq!(all, (0..total as u32).collect::<Vec<_>>(), "every case once");
     }
 }

@@ -63,6 +63,10 @@ pub const FILES_DIR: &str = "report-files";
 struct Pager<'p> {
     dir: &'p Path,
     cap: u64,
+    /// Where the page keeps, in an unnamed temporary file, the blocks of the failures it holds
+    /// until it is written (the page's own folder: the staging folder is renamed, which an open
+    /// file in it could stop on some systems).
+    scratch: &'p Path,
 }
 
 /// The page's cap: `[report] html-max-bytes`, else `FCORR_HTML_MAX_BYTES`, else
@@ -117,7 +121,7 @@ impl HtmlPage {
             .map_err(made(dir, "create a folder in"))?;
         let mut paged = 0;
         super::write_atomic_with(&path, |out| {
-            let pager = (cap > 0).then_some(Pager { dir: staging.path(), cap });
+            let pager = (cap > 0).then_some(Pager { dir: staging.path(), cap, scratch: dir });
             paged = write_page(run, env, out, pager.as_ref())?;
             Ok(())
         })?;
@@ -156,39 +160,56 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
     // Room for the cases: the cap less the static parts, style, script and the index.
     let fixed = body.len() + STYLE.len() + SCRIPT.len() + 2048 + 128 * parts.len();
     let room = pager.map(|p| usize::try_from(p.cap).unwrap_or(usize::MAX).saturating_sub(fixed));
-    let mut kept: Vec<data::Encoded> = Vec::new();
-    // Paged-out parts: only what the index says of them stays in memory.
-    let mut files: Vec<(usize, [usize; 6], Option<String>)> = Vec::new();
+    // Parts in run order. With a pager, each part but the first goes to its sibling file as soon
+    // as it is compressed, and is read back only if the page turns out to hold every part: a
+    // 1,000,000-case page's ~60 MB of compressed parts are never all in memory at once.
+    let mut placed: Vec<Placed> = Vec::with_capacity(parts.len());
     let mut used = 0;
     // Parts are compressed a few at a time on scoped threads (deflate is most of the page's
     // cost), then placed in order.
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 4);
     for (b, batch) in parts.chunks(workers).enumerate() {
-        for (j, encoded) in encode_all(&data, batch).into_iter().enumerate() {
+        // Part 0 is the one that always stays in the page: with a pager, into a temporary file.
+        let spool = |k: usize| match pager {
+            Some(pager) if k == 0 => data::Spool::file_in(pager.scratch),
+            _ => Ok(data::Spool::Memory(Vec::new())),
+        };
+        for (j, encoded) in encode_all(&data, batch, b * workers, spool).into_iter().enumerate() {
             let k = b * workers + j;
             let encoded = encoded.map_err(io)?;
             used += encoded.size();
-            let (Some(pager), Some(room)) = (pager, room) else {
-                kept.push(encoded);
-                continue;
-            };
-            // Part 0 (failing and flaky cases) always stays. Once the parts pass the cap, every
-            // other part moves to a file, those kept so far too: the page holds the failures and
-            // the files the rest, not an arbitrary share of it.
-            if k > 0 && (used > room || !files.is_empty()) {
-                for (i, earlier) in kept.drain(1..).enumerate() {
-                    let name = write_part(pager, &token, i + 1, &earlier)?;
-                    files.push((earlier.n, earlier.counts, Some(name)));
+            match pager {
+                // Part 0 (failing and flaky cases) always stays in the page.
+                Some(pager) if k > 0 => {
+                    let mut encoded = encoded;
+                    let (file, path) = write_part(pager, &token, k, &mut encoded)?;
+                    placed.push(Placed::File { n: encoded.n, counts: encoded.counts, file, path });
                 }
-                let name = write_part(pager, &token, k, &encoded)?;
-                files.push((encoded.n, encoded.counts, Some(name)));
-            } else {
-                kept.push(encoded);
+                _ => placed.push(Placed::Page(encoded)),
             }
         }
     }
-    let mut table: Vec<(usize, [usize; 6], Option<String>)> = kept.iter().map(|e| (e.n, e.counts, None)).collect();
-    table.extend(files.iter().cloned());
+    // Once the parts pass the cap, every part but the first is in a file: the page holds the
+    // failures and the files the rest, not an arbitrary share of it. Under it, the page holds
+    // them all and the files are left in the staging folder, which is then deleted.
+    let paged = placed.len() > 1 && room.is_some_and(|room| used > room);
+    let mut table: Vec<(usize, [usize; 6], Option<String>)> = Vec::with_capacity(placed.len());
+    let mut kept: Vec<data::Encoded> = Vec::new();
+    for part in placed {
+        match part {
+            Placed::Page(encoded) => {
+                table.push((encoded.n, encoded.counts, None));
+                kept.push(encoded);
+            }
+            Placed::File { n, counts, file, .. } if paged => table.push((n, counts, Some(file))),
+            Placed::File { n, counts, path, .. } => {
+                // Only under the cap, so what is read back is at most the cap's worth.
+                kept.push(read_part(&path, n, counts).map_err(io)?);
+                table.push((n, counts, None));
+            }
+        }
+    }
+    let files = if paged { table.len() - 1 } else { 0 };
     let index = data.index(&token, &table).map_err(io)?;
     let title = format!("fcorr {} · score {}", verdict_word(run), score_text(run.score));
     (|| -> std::io::Result<()> {
@@ -198,34 +219,57 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
              <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
              <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
              <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n",
-            csp = content_security_policy(!files.is_empty()),
+            csp = content_security_policy(paged),
             title = escape(&title),
         )?;
         out.write_all(&body)?;
-        for (k, part) in kept.iter().enumerate() {
-            data::write_block(out, &format!("fcorr-p{k}"), &part.list)?;
+        for (k, part) in kept.iter_mut().enumerate() {
+            data::write_block(out, &format!("fcorr-p{k}"), |out| part.copy_block(0, out))?;
         }
-        data::write_block(out, data::INDEX_ID, &index)?;
+        data::write_block(out, data::INDEX_ID, |out| out.write_all(index.as_bytes()))?;
         // The script comes before the detail blocks: it starts inflating the list while the
         // parser is still reading the (much bigger) details, which it reads only when a case is opened.
         writeln!(out, "<script>{SCRIPT}</script>")?;
-        for (k, part) in kept.iter().enumerate() {
-            for (j, block) in part.details.iter().enumerate() {
-                data::write_block(out, &format!("fcorr-p{k}-d{j}"), block)?;
+        for (k, part) in kept.iter_mut().enumerate() {
+            for j in 0..part.details() {
+                data::write_block(out, &format!("fcorr-p{k}-d{j}"), |out| part.copy_block(1 + j, out))?;
             }
         }
         out.write_all(b"</body>\n</html>\n")
     })()
     .map_err(io)?;
-    Ok(files.len())
+    Ok(files)
 }
 
-/// Compresses `batch`'s parts, each on its own thread but the first, results in order.
-fn encode_all(data: &data::PageData, batch: &[Vec<usize>]) -> Vec<std::io::Result<data::Encoded>> {
+/// A compressed part, in the page's memory or in its sibling file (`report-files/page-K.js`).
+enum Placed {
+    Page(data::Encoded),
+    /// `file` as the page names it, `path` where it is now (the staging folder).
+    File {
+        n: usize,
+        counts: [usize; 6],
+        file: String,
+        path: PathBuf,
+    },
+}
+
+/// Compresses `batch`'s parts (part `first` onwards), each on its own thread but the first, into
+/// the spool `spool` gives for its number; results in order.
+fn encode_all(
+    data: &data::PageData,
+    batch: &[Vec<u32>],
+    first: usize,
+    spool: impl Fn(usize) -> std::io::Result<data::Spool> + Sync,
+) -> Vec<std::io::Result<data::Encoded>> {
+    let encode = |j: usize, part: &[u32]| data.encode(part, spool(first + j)?);
     std::thread::scope(|scope| {
-        let others: Vec<_> =
-            batch.iter().skip(1).map(|part| scope.spawn(|| super::with_cpu(|| data.encode(part)))).collect();
-        let first = batch.first().map(|part| data.encode(part));
+        let others: Vec<_> = batch
+            .iter()
+            .enumerate()
+            .skip(1)
+            .map(|(j, part)| scope.spawn(move || super::with_cpu(|| encode(j, part))))
+            .collect();
+        let first = batch.first().map(|part| encode(0, part));
         first
             .into_iter()
             .chain(others.into_iter().map(|h| match h.join() {
@@ -239,25 +283,44 @@ fn encode_all(data: &data::PageData, batch: &[Vec<usize>]) -> Vec<std::io::Resul
     })
 }
 
-/// Writes part `k` as `page-K.js` in the pager's folder; returns the name the page loads it by.
-/// The file calls the page's `fcorrPart` with the token, the list block and the detail blocks.
-fn write_part(pager: &Pager, token: &str, k: usize, part: &data::Encoded) -> Result<String, RenderError> {
+/// Writes part `k` as `page-K.js` in the pager's folder; returns the name the page loads it by
+/// and the file's path. The file calls the page's `fcorrPart` with the token, the list block and
+/// the detail blocks ([`read_part`] reads it back).
+fn write_part(
+    pager: &Pager,
+    token: &str,
+    k: usize,
+    part: &mut data::Encoded,
+) -> Result<(String, PathBuf), RenderError> {
     let name = format!("page-{k}.js");
-    super::write_atomic_with(&pager.dir.join(&name), |w| {
+    let path = pager.dir.join(&name);
+    super::write_atomic_with(&path, |w| {
         (|| -> std::io::Result<()> {
             write!(w, "fcorrPart({k},\"{token}\",\"")?;
-            w.write_all(part.list.as_bytes())?;
+            part.copy_block(0, w)?;
             w.write_all(b"\",[")?;
-            for (j, block) in part.details.iter().enumerate() {
+            for j in 0..part.details() {
                 w.write_all(if j == 0 { b"\"" } else { b",\"" })?;
-                w.write_all(block.as_bytes())?;
+                part.copy_block(1 + j, w)?;
                 w.write_all(b"\"")?;
             }
             w.write_all(b"]);\n")
         })()
         .map_err(|source| RenderError::Format { format: "a sibling file of the HTML page", source })
     })?;
-    Ok(format!("{FILES_DIR}/{name}"))
+    Ok((format!("{FILES_DIR}/{name}"), path))
+}
+
+/// The blocks of a part [`write_part`] wrote, for a page that holds every part after all.
+/// Neither the token nor base64 has a `"`, so the quoted strings are, in order: the token, the
+/// list block, the detail blocks.
+fn read_part(path: &Path, n: usize, counts: [usize; 6]) -> std::io::Result<data::Encoded> {
+    let text = std::fs::read_to_string(path)?;
+    let blocks: Vec<String> = text.split('"').skip(1).step_by(2).skip(1).map(str::to_string).collect();
+    if blocks.is_empty() {
+        return Err(std::io::Error::other(format!("{} has no list block", path.display())));
+    }
+    Ok(data::Encoded::of_blocks(blocks, n, counts))
 }
 
 /// Ties sibling files to the page that loads them: the same run rendered with the same cap gives
@@ -741,6 +804,36 @@ mod tests {
         assert_eq!(names(dir.path()), ["report.html"]);
         let text = std::fs::read_to_string(dir.path().join("report.html")).unwrap();
         assert!(!text.contains("strict-dynamic"), "no script may be added to a page without sibling files");
+    }
+
+    #[test]
+    fn a_page_whose_parts_went_through_files_is_the_page_written_in_memory() {
+        // Two parts past the failures: with a folder, part 0 is kept in a temporary file and parts
+        // 1 and 2 go to sibling files as soon as they are compressed, then are read back since
+        // the page is under its cap. Without a folder, all of it stays in memory.
+        let run = run_of(data::PART_CASES + 10, 40);
+        let dir = tempfile::tempdir().unwrap();
+        let written = HtmlPage.write_into(&run, &ReportEnv::default(), dir.path()).unwrap();
+        assert_eq!(written, [dir.path().join("report.html")]);
+        assert_eq!(names(dir.path()), ["report.html"], "no sibling or temporary file left");
+        let through_files = std::fs::read(dir.path().join("report.html")).unwrap();
+        let mut in_memory = Vec::new();
+        HtmlPage.write(&run, &ReportEnv::default(), &mut in_memory).unwrap();
+        // Byte for byte but the index block, whose token depends on the cap (none without a folder).
+        let without_index = |page: &[u8]| {
+            let text = std::str::from_utf8(page).unwrap();
+            let start = text.find(&format!("id=\"{}\">", data::INDEX_ID)).unwrap();
+            let end = start + text[start..].find("</script>").unwrap();
+            format!("{}{}", &text[..start], &text[end..])
+        };
+        assert_eq!(without_index(&through_files), without_index(&in_memory));
+        let index = |page: &[u8]| {
+            let mut index = data_blocks(page);
+            index["token"] = serde_json::Value::Null;
+            index
+        };
+        assert_eq!(index(&through_files), index(&in_memory));
+        assert_eq!(index(&through_files)["parts"].as_array().unwrap().len(), 3);
     }
 
     /// The page's index block, decoded.
