@@ -41,9 +41,7 @@ pub struct ReportArgs {
 /// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
 pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     let source = args.results.path();
-    // Every report reads every text of the run once: kept unpacked, they are read in place,
-    // where packed each would be packed here only to be unpacked by each report.
-    let run = crate::model::Text::kept_plain(|| report::load_results(&source))?;
+    let run = report::load_results_to_render(&source)?;
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
     crate::commands::shared::note_reports_on_stop("writing reports", &out);
     let env = ReportEnv {

@@ -159,6 +159,12 @@ impl Text {
         make()
     }
 
+    /// Whether the text's block is packed (or will be, once full), not kept plain.
+    #[cfg(test)]
+    pub(crate) fn packs(&self) -> bool {
+        !self.block.plain
+    }
+
     /// Bytes of the text, without unpacking it.
     pub fn len(&self) -> usize {
         self.len as usize

@@ -408,6 +408,26 @@ fn load_results_reading_whole_below(path: &Path, whole_below: u64) -> Result<Run
     parse_results(&text).map_err(fail)
 }
 
+/// Reads a saved `results.json` to render it again (`fcorr report`). Its failure details and
+/// output are kept plain when the file is read whole: each report reads every text, and packing
+/// them would only be undone by each. A file parsed as it is read (over [`READ_WHOLE_BELOW`],
+/// ~140,000 cases) packs them as an import does, so re-rendering a million-case run holds about
+/// what importing it held, not the texts' full size on top (hundreds of MB).
+pub fn load_results_to_render(path: &Path) -> Result<Run, ResultsError> {
+    load_results_to_render_below(path, READ_WHOLE_BELOW)
+}
+
+fn load_results_to_render_below(path: &Path, whole_below: u64) -> Result<Run, ResultsError> {
+    let read_whole = results_path(path)
+        .ok()
+        .and_then(|file| std::fs::metadata(file).ok())
+        .is_none_or(|meta| meta.len() < whole_below);
+    match read_whole {
+        true => crate::model::Text::kept_plain(|| load_results_reading_whole_below(path, whole_below)),
+        false => load_results_reading_whole_below(path, whole_below),
+    }
+}
+
 /// Reads a saved `results.json` (or the one in a directory) as a baseline: streamed from the
 /// file rather than read whole, each case slimmed as it is read ([`crate::model::read_slim`]),
 /// with [`load_results`]'s cap and checks. A 45 MB, 100,000-case baseline held whole (its text,
@@ -722,6 +742,24 @@ mod tests {
             serde_json::to_string(&whole).unwrap(),
             "parsed as it is read, the run is the run read whole"
         );
+    }
+
+    #[test]
+    fn a_run_read_to_render_keeps_its_texts_plain_unless_the_file_is_parsed_as_it_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("results.json");
+        let mut run = run();
+        run.suites[0].cases[0].status = CaseStatus::Failed;
+        run.suites[0].cases[0].extra_mut().details = Some(crate::model::Text::from("Traceback: boom".to_string()));
+        std::fs::write(&file, serde_json::to_string(&run).unwrap()).unwrap();
+        let packs = |run: &Run| run.suites[0].cases[0].extra().details.as_ref().map(crate::model::Text::packs);
+        let small = load_results_to_render(&file).unwrap();
+        assert_eq!(packs(&small), Some(false), "a file read whole: texts kept plain for the reports");
+        let large = load_results_to_render_below(&file, 0).unwrap();
+        assert_eq!(packs(&large), Some(true), "a file parsed as it is read: texts packed, as an import packs them");
+        assert_eq!(large.suites[0].cases[0].details().as_deref(), Some("Traceback: boom"));
+        assert_eq!(serde_json::to_string(&large).unwrap(), serde_json::to_string(&small).unwrap());
+        assert_eq!(packs(&load_results(&file).unwrap()), Some(true), "other readers pack, as before");
     }
 
     #[test]
