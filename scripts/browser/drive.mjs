@@ -31,7 +31,11 @@ const profile = mkdtempSync(join(tmpdir(), "fcorr-chromium-"));
 const browser = spawn(chromium, [
   "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--no-default-browser-check",
   "--disable-extensions", "--remote-debugging-pipe", `--user-data-dir=${profile}`, "about:blank",
-], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"] });
+  // Its own process group: the renderer and helper processes it starts end with it, not after
+  // its profile is removed (they wrote into it after the browser was killed: profiles were left
+  // behind in the temporary directory, ~2 MB each).
+], { stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"], detached: true });
+const exited = new Promise((ok) => browser.once("exit", ok));
 let stderr = "";
 browser.stderr.on("data", (d) => { stderr += d; });
 const toBrowser = browser.stdio[3];
@@ -125,10 +129,13 @@ async function main() {
 }
 
 const timeout = setTimeout(() => { console.error("drive.mjs: timed out after 120 s"); finish(1); }, 120_000);
-function finish(code) {
+async function finish(code) {
   clearTimeout(timeout);
+  try { process.kill(-browser.pid, "SIGKILL"); } catch {}
   try { browser.kill("SIGKILL"); } catch {}
-  try { rmSync(profile, { recursive: true, force: true }); } catch {}
+  // The profile goes once nothing writes into it any more (at most 5 s of waiting).
+  if (browser.pid) await Promise.race([exited, new Promise((ok) => setTimeout(ok, 5_000))]);
+  try { rmSync(profile, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }); } catch {}
   process.exit(code);
 }
 browser.on("error", (e) => { console.error(`drive.mjs: cannot start ${chromium}: ${e.message}`); finish(1); });
