@@ -534,13 +534,15 @@ fn listing(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Runs fcorr in `cwd` with `report.html`'s cap set through `FCORR_HTML_MAX_BYTES`.
+/// Runs fcorr in `cwd` with `report.html`'s cap set through `FCORR_HTML_MAX_BYTES`, and parts of
+/// 1,000 cases (50,000 by default) so a few thousand cases make several sibling files.
 fn fcorr_capped(cwd: &Path, cap: &str, args: &[&str]) {
     let output = crate::support::fcorr_bin()
         .args(args)
         .current_dir(cwd)
         .env("NO_COLOR", "1")
         .env("FCORR_HTML_MAX_BYTES", cap)
+        .env("FCORR_HTML_PART_CASES", "1000")
         .output()
         .expect("fcorr runs");
     assert!(
@@ -623,9 +625,16 @@ fn a_paged_report_opens_from_disk_and_loads_sibling_files_on_demand_in_chromium(
         &format!("report.html#case={}", last.id),
         "return { selected: document.querySelector('#rows .row.sel')?.dataset.id ?? null,
                   heading: document.querySelector('#detail h2')?.textContent ?? null,
-                  detail: document.querySelector('#detail').textContent };",
+                  detail: document.querySelector('#detail').textContent,
+                  read: [...document.scripts].filter((s) => s.src).map((s) => s.src.split('/').pop()) };",
     );
     assert_eq!((&value["selected"], &value["heading"]), (&json!(last.id), &json!(last.name)), "{value}");
+    // Found by the files' id filters: the file that holds it (the last) is read, not every file
+    // before it.
+    assert!(pages.len() >= 5, "several sibling files: {pages:?}");
+    let holder = format!("page-{}.js", pages.len());
+    assert!(pages.contains(&holder), "{pages:?}");
+    assert_eq!(value["read"], json!([holder]), "only the file holding the linked case is read: {value}");
     // Its detail block (output, when results.json kept it) comes from the sibling file too.
     let detail = value["detail"].as_str().unwrap();
     assert!(detail.contains(last.id.as_str()) && !detail.contains("Loading details"), "{value}");

@@ -34,6 +34,12 @@ const DETAIL_ROW_OVERHEAD: usize = 16;
 /// file. 50,000 cases make a file of a few MB that the page reads in a fraction of a second.
 pub(super) const PART_CASES: usize = 50_000;
 
+/// Cases per part: [`PART_CASES`], or `FCORR_HTML_PART_CASES` (a positive number; for tests,
+/// which page a few thousand cases into several sibling files).
+fn part_cases() -> usize {
+    std::env::var("FCORR_HTML_PART_CASES").ok().and_then(|v| v.parse().ok()).filter(|&n| n > 0).unwrap_or(PART_CASES)
+}
+
 /// Element id of the index block (run-level fields and the table of parts); part `k`'s list
 /// block is `fcorr-p{k}`, its detail block `j` is `fcorr-p{k}-d{j}`.
 pub(super) const INDEX_ID: &str = "fcorr-index";
@@ -194,11 +200,12 @@ impl<'a> PageData<'a> {
 
     /// The cases cut into parts, each a list of case indices in run order: part 0 holds every
     /// failing and flaky case (it always stays in the page), the others [`PART_CASES`] of the
-    /// rest each (they may move to sibling files when the page would pass its cap).
+    /// rest each ([`part_cases`]; they may move to sibling files when the page would pass its cap).
     /// Indices are `u32` (4 bytes a case, held for the whole writing).
     pub(super) fn parts(&self) -> Vec<Vec<u32>> {
         let kept = |c: &Case| c.status.is_failure() || c.status == crate::model::CaseStatus::Flaky;
         let mut parts = vec![Vec::new()];
+        let part_cases = part_cases();
         for (i, case) in self.cases.iter().enumerate() {
             // A run holds far fewer than 2^32 cases: each takes over 100 bytes in memory.
             let i = u32::try_from(i).expect("fewer than 2^32 cases");
@@ -206,8 +213,8 @@ impl<'a> PageData<'a> {
                 parts[0].push(i);
                 continue;
             }
-            if parts.len() == 1 || parts.last().is_some_and(|part| part.len() >= PART_CASES) {
-                parts.push(Vec::with_capacity(PART_CASES.min(self.cases.len())));
+            if parts.len() == 1 || parts.last().is_some_and(|part| part.len() >= part_cases) {
+                parts.push(Vec::with_capacity(part_cases.min(self.cases.len())));
             }
             if let Some(part) = parts.last_mut() {
                 part.push(i);
@@ -252,21 +259,37 @@ impl<'a> PageData<'a> {
 
     /// The index block: run-level fields, and for each part its size, its counts per status and
     /// the sibling file that holds it (`None`: in the page). `token` ties the sibling files to this page.
-    pub(super) fn index(&self, token: &str, parts: &[(usize, [usize; 6], Option<String>)]) -> std::io::Result<String> {
+    pub(super) fn index(&self, token: &str, parts: &[PartRef]) -> std::io::Result<String> {
         encoded(
             &Index {
-                v: 3,
+                v: 4,
                 token,
                 suites: self.run.suites.iter().map(|s| SuiteRef { id: &s.id, name: &s.name }).collect(),
                 omitted_output: self.omitted_output,
                 baseline: self.run.comparison.as_ref().and_then(|c| c.baseline.commit.as_deref()),
-                parts: parts
-                    .iter()
-                    .map(|(n, counts, file)| PartRef { n: *n, counts: *counts, file: file.clone() })
-                    .collect(),
+                parts,
             },
             LIST_LEVEL,
         )
+    }
+
+    /// A Bloom filter of a part's case ids, in base64, for the index: a `#case=` link to a case in
+    /// a sibling file reads only the files whose filter may hold its id (about 1.5 % of the others
+    /// by chance), not every file in turn (~3 s at 1,000,000 cases). Ids are already 16 hex digits
+    /// of a hash, so the three probes are digits 0-4, 5-9 and 10-14 of the id, masked to the
+    /// filter's size (a power of two, 8 to 16 bits a case, at most 2^20 bits: 128 KiB). `None` when
+    /// an id is not of that shape: the page then looks through the file as before.
+    pub(super) fn id_filter(&self, part: &[u32]) -> Option<String> {
+        use base64::Engine;
+        let bits = (part.len() * ID_FILTER_BITS_PER_CASE).next_power_of_two().clamp(64, 1 << 20);
+        let mut filter = vec![0u8; bits / 8];
+        for &i in part {
+            for probe in id_probes(&self.cases[i as usize].id)? {
+                let bit = probe & (bits - 1);
+                filter[bit / 8] |= 1 << (bit % 8);
+            }
+        }
+        Some(base64::engine::general_purpose::STANDARD.encode(filter))
     }
 
     fn list<'s>(&'s self, part: &'s [u32], blocks: &'s [usize]) -> List<'s> {
@@ -466,17 +489,34 @@ struct Index<'a> {
     /// Baseline commit when the run was compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     baseline: Option<&'a str>,
-    parts: Vec<PartRef>,
+    parts: &'a [PartRef],
 }
 
+/// What the index says of one part.
 #[derive(Serialize)]
-struct PartRef {
-    n: usize,
+pub(super) struct PartRef {
+    pub(super) n: usize,
     /// Cases per status code, so the page counts what it has not loaded.
-    counts: [usize; 6],
+    pub(super) counts: [usize; 6],
     /// `report-files/page-K.js` when the part is in a sibling file.
     #[serde(skip_serializing_if = "Option::is_none")]
-    file: Option<String>,
+    pub(super) file: Option<String>,
+    /// The [`PageData::id_filter`] of a part in a sibling file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(super) ids: Option<String>,
+}
+
+/// Bits of a part's id filter per case (rounded up to a power of two): with three probes, about
+/// 1.5 % of the files that do not hold a linked case are read anyway.
+const ID_FILTER_BITS_PER_CASE: usize = 8;
+
+/// The three probes of an id into an id filter (report.js `mayHold` computes the same): hex
+/// digits 0-4, 5-9 and 10-14, as numbers. `None` unless the id starts with 16 lower-case hex
+/// digits, as every id fcorr makes does (`#n` may follow for a repeated name).
+fn id_probes(id: &str) -> Option<[usize; 3]> {
+    let hex = id.get(..16).filter(|hex| hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')))?;
+    let probe = |k: usize| usize::from_str_radix(&hex[5 * k..5 * k + 5], 16).ok();
+    Some([probe(0)?, probe(1)?, probe(2)?])
 }
 
 /// A part's list block: one entry per case in every column, cases in run order.
@@ -707,7 +747,7 @@ mod tests {
         let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
         let blocks = page(&run);
         let index = &blocks[INDEX_ID];
-        assert_eq!(index["v"], 3);
+        assert_eq!(index["v"], 4);
         // The failure in part 0, the rest after it; both in the page (no cap without a folder).
         assert_eq!(
             index["parts"],
@@ -816,5 +856,32 @@ mod tests {
         let mut all: Vec<u32> = parts.concat();
         all.sort_unstable();
         assert_eq!(all, (0..total as u32).collect::<Vec<_>>(), "every case once");
+    }
+
+    #[test]
+    fn an_id_filter_holds_every_id_of_its_part_and_few_others() {
+        use base64::Engine;
+        let mut suite = Suite::new("s", "s", SuiteKind::Project);
+        suite.cases = (0..20_000)
+            .map(|i| Case { name: format!("t{i}").into(), status: CaseStatus::Passed, ..Case::default() })
+            .collect();
+        suite.finalize_cases();
+        let run = Run::assemble(vec![suite], time::OffsetDateTime::UNIX_EPOCH, None, None);
+        let data = PageData::of(&run, None);
+        let (mine, others): (Vec<u32>, Vec<u32>) = (0..20_000u32).partition(|i| i % 2 == 0);
+        let filter = base64::engine::general_purpose::STANDARD.decode(data.id_filter(&mine).unwrap()).unwrap();
+        let bits = filter.len() * 8;
+        assert!(bits.is_power_of_two() && bits >= mine.len() * ID_FILTER_BITS_PER_CASE, "{bits} bits");
+        let holds = |i: u32| {
+            let probes = id_probes(&data.cases[i as usize].id).unwrap();
+            probes.iter().all(|p| filter[(p & (bits - 1)) / 8] & (1 << ((p & (bits - 1)) % 8)) != 0)
+        };
+        assert!(mine.iter().all(|&i| holds(i)), "no id of the part is missed");
+        let false_positives = others.iter().filter(|&&i| holds(i)).count();
+        assert!(false_positives < others.len() / 20, "{false_positives} of {} other ids pass", others.len());
+        // An id of another shape gives no probes (no filter: the page reads the files to find it).
+        assert_eq!(id_probes("not a hex id at all"), None);
+        assert_eq!(id_probes("0123456789ABCDEF"), None);
+        assert_eq!(id_probes("0123456789abcdef#2"), Some([0x01234, 0x56789, 0xabcde]));
     }
 }

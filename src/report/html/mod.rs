@@ -183,7 +183,8 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
                 Some(pager) if k > 0 => {
                     let mut encoded = encoded;
                     let (file, path) = write_part(pager, &token, k, &mut encoded)?;
-                    placed.push(Placed::File { n: encoded.n, counts: encoded.counts, file, path });
+                    let ids = data.id_filter(&batch[j]);
+                    placed.push(Placed::File { n: encoded.n, counts: encoded.counts, file, path, ids });
                 }
                 _ => placed.push(Placed::Page(encoded)),
             }
@@ -193,19 +194,22 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
     // failures and the files the rest, not an arbitrary share of it. Under it, the page holds
     // them all and the files are left in the staging folder, which is then deleted.
     let paged = placed.len() > 1 && room.is_some_and(|room| used > room);
-    let mut table: Vec<(usize, [usize; 6], Option<String>)> = Vec::with_capacity(placed.len());
+    let mut table: Vec<data::PartRef> = Vec::with_capacity(placed.len());
     let mut kept: Vec<data::Encoded> = Vec::new();
+    let in_page = |n, counts| data::PartRef { n, counts, file: None, ids: None };
     for part in placed {
         match part {
             Placed::Page(encoded) => {
-                table.push((encoded.n, encoded.counts, None));
+                table.push(in_page(encoded.n, encoded.counts));
                 kept.push(encoded);
             }
-            Placed::File { n, counts, file, .. } if paged => table.push((n, counts, Some(file))),
+            Placed::File { n, counts, file, ids, .. } if paged => {
+                table.push(data::PartRef { n, counts, file: Some(file), ids });
+            }
             Placed::File { n, counts, path, .. } => {
                 // Only under the cap, so what is read back is at most the cap's worth.
                 kept.push(read_part(&path, n, counts).map_err(io)?);
-                table.push((n, counts, None));
+                table.push(in_page(n, counts));
             }
         }
     }
@@ -244,12 +248,14 @@ fn write_page(run: &Run, env: &ReportEnv, out: &mut dyn Write, pager: Option<&Pa
 /// A compressed part, in the page's memory or in its sibling file (`report-files/page-K.js`).
 enum Placed {
     Page(data::Encoded),
-    /// `file` as the page names it, `path` where it is now (the staging folder).
+    /// `file` as the page names it, `path` where it is now (the staging folder), `ids` its
+    /// [`data::PageData::id_filter`].
     File {
         n: usize,
         counts: [usize; 6],
         file: String,
         path: PathBuf,
+        ids: Option<String>,
     },
 }
 

@@ -564,9 +564,24 @@
 
   // Opens a case named by a link, clearing filters that would hide it; a case in a sibling file
   // is looked for there, file by file.
+  // Whether part k's sibling file may hold case `id`, by its id filter (data.rs `id_filter`: three
+  // probes, hex digits 0-4, 5-9 and 10-14 of the id); true when it cannot tell.
+  function mayHold(k, id) {
+    const f = IX.parts[k].ids;
+    if (!f || !/^[0-9a-f]{16}/.test(id)) return true;
+    if (!parts[k].ids) parts[k].ids = Uint8Array.from(atob(f), (c) => c.charCodeAt(0));
+    const bits = parts[k].ids.length * 8;
+    for (let p = 0; p < 3; p++) {
+      const b = parseInt(id.slice(5 * p, 5 * p + 5), 16) & (bits - 1);
+      if (!(parts[k].ids[b >> 3] & (1 << (b & 7)))) return false;
+    }
+    return true;
+  }
+
   async function openCase(id) {
     let i = L.id.indexOf(id);
-    const todo = pendingParts();
+    // Only the files that may hold it: a file whose filter says no does not hold it.
+    const todo = pendingParts().filter((k) => mayHold(k, id));
     for (let j = 0; i < 0 && j < todo.length; j++) {
       paintPaged("Looking for the linked case in the other files: " + (j + 1) + " of " + todo.length + "…");
       try { await loadPart(todo[j]); } catch { break; }
@@ -591,7 +606,7 @@
       IX = await inflate("fcorr-index");
       L = { suites: IX.suites, baseline: IX.baseline, omitted_output: IX.omitted_output, id: [], name: [],
             class: dictColumn(), file: dictColumn(), change: dictColumn(), category: dictColumn(), tags: dictColumn() };
-      for (const p of IX.parts) parts.push({ n: p.n, file: p.file || null, loaded: false, promise: null, error: null });
+      for (const p of IX.parts) parts.push({ n: p.n, file: p.file || null, loaded: false, promise: null, error: null, ids: null });
       const inline = IX.parts.map((p, k) => k).filter((k) => !IX.parts[k].file);
       const lists = await Promise.all(inline.map((k) => inflate("fcorr-p" + k)));
       inline.forEach((k, j) => addPart(k, lists[j], lists[j].blocks.map((_, b) => ({ id: "fcorr-p" + k + "-d" + b }))));
