@@ -153,8 +153,16 @@ grep 'fcorr install:' "$log" | sed 's/^/     /'
 
 # Pinned to the commit before the release commit: no sum, so the cargo fallback (no cargo on
 # this PATH, so it stops there with exit 3 and says why).
+# The system's tools without cargo, even where a distribution's cargo sits in /usr/bin (Debian's
+# cargo-web, which benches/musl/build.sh installs).
+nocargo="$work/nocargo-bin"
+mkdir -p "$nocargo"
+for tool in /usr/bin/* /bin/*; do
+  name=${tool##*/}
+  [[ -x $tool && $name != cargo* && ! -e $nocargo/$name ]] && ln -s "$tool" "$nocargo/$name"
+done
 git -C "$action" checkout -q "$source_sha"
-INSTALL_PATH=/usr/bin:/bin install untagged
+INSTALL_PATH=$nocargo install untagged
 check "untagged commit: takes the source fallback, naming both faster paths" \
   bash -c "grep -q 'release: dist/checksums.txt has no checksum for $asset' '$log' && grep -q 'PyPI: dist/checksums.txt has no sum for $wheel' '$log'"
 check "untagged commit: without cargo, exit 3 naming the cause" \
