@@ -7,7 +7,7 @@
 //! printed a `file.go:N:` location carries it as go printed it (a bare file name); finding the
 //! defining file under the project root is the Go ecosystem's `locate`, not this parser's.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::sync::OnceLock;
 
@@ -86,6 +86,8 @@ struct PackageState {
     elapsed: Option<f64>,
     /// The package said `pass`, `fail` or `skip`: go got to its end.
     ended: bool,
+    /// The package said `pass` (not `skip`: no test files).
+    passed: bool,
 }
 
 // The options carry the project root; this format names no path to make relative (go prints
@@ -166,7 +168,12 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
                         state.failed_build = event.failed_build.clone();
                         state.elapsed = event.elapsed;
                     }
-                    "pass" | "skip" => state.ended = true,
+                    "pass" => {
+                        state.ended = true;
+                        state.passed = true;
+                        state.elapsed = event.elapsed;
+                    }
+                    "skip" => state.ended = true,
                     _ => {}
                 }
             }
@@ -204,10 +211,18 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
     for test in &tests {
         report.cases.push(test_case(test, &failing_children, &packages));
     }
+    let with_tests: HashSet<&str> = tests.iter().map(|t| t.package.as_str()).collect();
+    let with_failures: HashSet<&str> = tests
+        .iter()
+        .filter(|t| !matches!(t.status, Some(CaseStatus::Passed | CaseStatus::Skipped)))
+        .map(|t| t.package.as_str())
+        .collect();
     for (package, state) in &packages {
-        let explained = report.cases.iter().any(|c| c.classname.as_deref() == Some(package) && c.status.is_failure());
+        let explained = with_failures.contains(package.as_str());
         if state.failed && !explained {
             report.cases.push(package_case(package, state, &build_output));
+        } else if state.passed && !with_tests.contains(package.as_str()) && !ran_its_tests(&state.output) {
+            report.cases.push(exited_before_tests_case(package, state));
         }
     }
     // Every package go tests ends with its own `pass`, `fail` or `skip`; one that did not is a
@@ -314,6 +329,37 @@ fn package_case(package: &str, state: &PackageState, build_output: &HashMap<Stri
         duration_ms: state.elapsed.map(|s| s * 1000.0),
         extra: crate::model::CaseExtra {
             details: (!text.trim().is_empty()).then(|| crate::model::Text::capped(text.trim(), DETAILS_CAP)),
+            ..Default::default()
+        }
+        .packed(),
+        ..Case::default()
+    }
+    .with_message(Some(message))
+}
+
+/// Whether a package's test binary got to `m.Run()`: it prints `PASS` (or `FAIL`) at its end,
+/// and `testing: warning: no tests to run` when there were none. A binary whose `TestMain`
+/// returned or called `os.Exit(0)` before `m.Run()` prints neither, and go still says `ok`.
+fn ran_its_tests(output: &str) -> bool {
+    output.lines().any(|l| matches!(l.trim(), "PASS" | "FAIL") || l.contains("no tests to run"))
+}
+
+/// An `error` case for a package go called `ok` whose test binary never ran its tests: whatever
+/// tests it has did not run, and tests that did not run are not a pass.
+fn exited_before_tests_case(package: &str, state: &PackageState) -> Case {
+    let message = format!(
+        "package {package}: its test binary exited with code 0 before running any test: its TestMain \
+         returned or called os.Exit before m.Run() (go test still said ok); call os.Exit(m.Run()) in \
+         TestMain, and skip tests with t.Skip"
+    );
+    Case {
+        name: "[no test ran]".into(),
+        classname: Some(package.to_string().into()),
+        status: CaseStatus::Error,
+        duration_ms: state.elapsed.map(|s| s * 1000.0),
+        extra: crate::model::CaseExtra {
+            details: (!state.output.trim().is_empty())
+                .then(|| crate::model::Text::capped(state.output.trim(), DETAILS_CAP)),
             ..Default::default()
         }
         .packed(),
@@ -454,6 +500,36 @@ mod tests {
         let summary: Vec<(&str, CaseStatus)> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
         assert_eq!(summary, vec![("TestHang", CaseStatus::Error), ("[package failed]", CaseStatus::Error)]);
         assert!(report.cases[0].details().as_deref().unwrap().contains("timed out"));
+    }
+
+    #[test]
+    fn a_package_whose_test_main_exits_before_m_run_is_an_error_not_an_ok() {
+        // Recorded from `go test -json ./...` (Go 1.26): package b's TestMain calls os.Exit(0)
+        // before m.Run(), so its failing test never ran and go says ok; package c has a TestMain
+        // that calls m.Run() and no tests (a real "no tests to run"), package d is cached.
+        let text = r#"{"Action":"start","Package":"ex/b"}
+{"Action":"output","Package":"ex/b","Output":"ok  \tex/b\t0.008s\n"}
+{"Action":"pass","Package":"ex/b","Elapsed":0.008}
+{"Action":"start","Package":"ex/c"}
+{"Action":"output","Package":"ex/c","Output":"testing: warning: no tests to run\n"}
+{"Action":"output","Package":"ex/c","Output":"PASS\n"}
+{"Action":"output","Package":"ex/c","Output":"ok  \tex/c\t0.006s [no tests to run]\n"}
+{"Action":"pass","Package":"ex/c","Elapsed":0.007}
+{"Action":"start","Package":"ex/d"}
+{"Action":"run","Package":"ex/d","Test":"TestA"}
+{"Action":"pass","Package":"ex/d","Test":"TestA","Elapsed":0}
+{"Action":"output","Package":"ex/d","Output":"PASS\n"}
+{"Action":"output","Package":"ex/d","Output":"ok  \tex/d\t(cached)\n"}
+{"Action":"pass","Package":"ex/d","Elapsed":0}
+"#;
+        let report = parse_str(text).unwrap();
+        let summary: Vec<(&str, Option<&str>, CaseStatus)> =
+            report.cases.iter().map(|c| (c.name.as_str(), c.classname.as_deref(), c.status)).collect();
+        assert_eq!(
+            summary,
+            vec![("TestA", Some("ex/d"), CaseStatus::Passed), ("[no test ran]", Some("ex/b"), CaseStatus::Error)]
+        );
+        assert!(report.cases[1].message().unwrap().contains("before m.Run()"));
     }
 
     #[test]
