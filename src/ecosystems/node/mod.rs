@@ -11,7 +11,8 @@
 //!
 //! This file holds the `Ecosystem` impl (detection, workspace members, the three phases); the
 //! concerns are in `framework.rs`, `package_manager.rs` (and the install phase), `build.rs`,
-//! `script.rs`, `test_phase.rs`, `diagnostics.rs`, `workspace.rs`, `locations.rs` and `rerun.rs`.
+//! `script.rs`, `test_phase.rs`, `diagnostics.rs`, `workspace.rs`, `locations.rs`, `silent.rs` and
+//! `rerun.rs`.
 
 use std::path::{Path, PathBuf};
 
@@ -30,6 +31,7 @@ mod locations;
 mod package_manager;
 mod rerun;
 mod script;
+mod silent;
 mod test_phase;
 mod workspace;
 
@@ -273,6 +275,7 @@ impl Ecosystem for Node {
             super::collect_reports(ctx)
         };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
+        silent::flag_files_without_tests(&mut collected, ctx.root);
         collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         collected
     }
