@@ -297,7 +297,13 @@ fn read_in_batches(
     let started = Instant::now();
     let mark = spill.mark();
     let outcome = process::CommandOutcome::none_ran();
-    let ctx = crate::ecosystems::CollectContext { root: &plan.root, work_dir: &plan.root, reports, outcome: &outcome };
+    let ctx = crate::ecosystems::CollectContext {
+        root: &plan.root,
+        work_dir: &plan.root,
+        reports,
+        outcome: &outcome,
+        started: None,
+    };
     let mut batches: Option<Suite> = None;
     let mut failed = None;
     let batch = &mut |cases| {

@@ -306,6 +306,16 @@ pub(crate) struct CollectContext<'a> {
     pub reports: &'a [ReportSpec],
     /// Outcome of the last test command (exit, capped output).
     pub outcome: &'a CommandOutcome,
+    /// When the test phase began, for suites whose commands write the reports (`None` for
+    /// imports, which read files that existed before): a matching file last written before it was
+    /// left by an earlier run and is not read.
+    pub started: Option<std::time::SystemTime>,
+}
+
+/// The time `ago` before now: when a phase that took `ago` began.
+pub(crate) fn started_before(ago: std::time::Duration) -> std::time::SystemTime {
+    let now = std::time::SystemTime::now();
+    now.checked_sub(ago).unwrap_or(now)
 }
 
 /// Directories detection never enters, whatever `.gitignore` says.

@@ -72,7 +72,14 @@ fn read_reports(
         .map(|spec| {
             let found = expand_reports(&spec.pattern, ctx.root, import_out);
             let matched = found.len();
-            (spec, matched, found.into_iter().filter(|path| !excludes.is_match(path)).collect::<Vec<_>>())
+            let mut paths: Vec<_> = found.into_iter().filter(|path| !excludes.is_match(path)).collect();
+            if let Some(started) = ctx.started {
+                let stale = leave_out_stale(&mut paths, started);
+                if let Some(note) = stale_note(&stale, started, &spec.pattern, ctx) {
+                    collected.diagnostics.push(note);
+                }
+            }
+            (spec, matched, paths)
         })
         .collect();
     // Read whole (no batches): every file at once, one per core, then taken in order below.
@@ -187,6 +194,71 @@ fn parse_files(files: &[(&Path, Option<&str>)], options: &ParseOptions) -> Vec<c
         .collect()
 }
 
+/// How much older than the test phase a report file must be to be called stale: file systems that
+/// keep whole (or even) seconds, and a little clock skew, must not make this run's report old.
+const STALE_SLACK: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Takes out of `paths` the files last written before the test phase began (less
+/// [`STALE_SLACK`]), and returns them with their times: a report the test command did not write
+/// this time (it crashed first, or wrote elsewhere) is an earlier run's, and reading it would
+/// report that run's results as this one's. A file whose time cannot be read stays.
+fn leave_out_stale(
+    paths: &mut Vec<std::path::PathBuf>,
+    started: std::time::SystemTime,
+) -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
+    let cutoff = started.checked_sub(STALE_SLACK).unwrap_or(started);
+    let mut stale = Vec::new();
+    paths.retain(|path| match std::fs::metadata(path).and_then(|m| m.modified()) {
+        Ok(modified) if modified < cutoff => {
+            stale.push((path.clone(), modified));
+            false
+        }
+        _ => true,
+    });
+    stale
+}
+
+/// The warning naming the report files left out as stale (a few of them, and the newest one's time).
+fn stale_note(
+    stale: &[(std::path::PathBuf, std::time::SystemTime)],
+    started: std::time::SystemTime,
+    pattern: &str,
+    ctx: &CollectContext<'_>,
+) -> Option<Diagnostic> {
+    let newest = stale.iter().map(|(_, t)| *t).max()?;
+    let ago = |t: std::time::SystemTime| humantime_ago(started.duration_since(t).unwrap_or_default());
+    let shown: Vec<String> = stale.iter().take(3).map(|(p, _)| display_path(p, ctx.root, ctx.work_dir)).collect();
+    let more =
+        if stale.len() > shown.len() { format!(" and {} more", stale.len() - shown.len()) } else { String::new() };
+    Some(Diagnostic {
+        severity: Severity::Warning,
+        source: "collect".into(),
+        message: format!(
+            "{}{more} (matching {pattern}) {} not written by this run: last written {} before the test \
+             command started, so {} left from an earlier run and not read; have the test command write \
+             its report afresh (or delete it before the run)",
+            shown.join(", "),
+            if stale.len() == 1 { "was" } else { "were" },
+            ago(newest),
+            if stale.len() == 1 { "it is" } else { "they are" },
+        ),
+        file: None,
+        line: None,
+        column: None,
+    })
+}
+
+/// `3 s`, `5 min`, `2 h`, `4 days`: how long before, in one unit.
+fn humantime_ago(d: std::time::Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..120 => format!("{s} s"),
+        120..7200 => format!("{} min", s / 60),
+        7200..172_800 => format!("{} h", s / 3600),
+        _ => format!("{} days", s / 86_400),
+    }
+}
+
 fn collect_diagnostic(severity: Severity, path: &Path, message: String) -> Diagnostic {
     Diagnostic {
         severity,
@@ -251,7 +323,8 @@ mod tests {
         let reports = [ReportSpec::file(&report, format)];
         let outcome =
             CommandOutcome { exit: Exit::Code(1), duration: Duration::ZERO, output: String::new(), stdout_file_cut: 0 };
-        let ctx = CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome };
+        let ctx =
+            CollectContext { root: &root, work_dir: out.path(), reports: &reports, outcome: &outcome, started: None };
         CommandRunner.collect(&ctx).cases.into_iter().map(|c| (c.file.as_deref().map(String::from), c.line)).collect()
     }
 

@@ -200,9 +200,14 @@ pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: 
                 Some(Exit::Signal(signal)) => format!("the test process was {} {before}", signal_text(*signal)),
                 Some(other) => format!("the test command ended with {other:?} {before}"),
             };
+            // What collection saw (no report at a path, a report left from an earlier run) is the
+            // cause the user needs, not only a line among the warnings.
+            let seen: Vec<&str> =
+                suite.diagnostics.iter().filter(|d| d.source == "collect").map(|d| d.message.as_str()).collect();
+            let seen = if seen.is_empty() { String::new() } else { format!(": {}", seen.join("; ")) };
             suite.error = Some(SuiteError {
                 kind: SuiteErrorKind::NoResults,
-                message: format!("no test results found: {how} (no parsable report or summary was written)"),
+                message: format!("no test results found: {how} (no parsable report or summary was written){seen}"),
                 hint: Some(
                     "check the log; if the project uses another test tool, set `commands.test` and `reports`".into(),
                 ),

@@ -108,6 +108,39 @@ fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
     assert_eq!(suite.score.value, 0.0);
 }
 
+#[test]
+fn a_report_left_from_an_earlier_run_is_not_read_as_this_runs_results() {
+    // A self-hosted runner's workspace keeps the report the last run wrote; this time the test
+    // command stops before writing one. Before, fcorr read the old report: PASS, exit 0.
+    let ws = command_workspace("echo 'crashed before writing the report'\nexit 0\n");
+    let report = ws.path().join("app/report.xml");
+    std::fs::write(
+        &report,
+        "<testsuite name=\"old\" tests=\"2\"><testcase name=\"a\"/><testcase name=\"b\"/></testsuite>\n",
+    )
+    .unwrap();
+    let an_hour_ago = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&report).unwrap().set_modified(an_hour_ago).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let output = clean_fcorr(ws.path()).arg("run").arg("--out").arg(out.path()).arg("--json").output().unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Error, "{:?}", suite.cases);
+    assert!(suite.cases.is_empty(), "{:?}", suite.cases);
+    let message = &suite.error.as_ref().unwrap().message;
+    assert!(message.contains("report.xml (matching report.xml) was not written by this run"), "{message}");
+    assert!(message.contains("left from an earlier run"), "{message}");
+    assert_eq!(code, 1);
+
+    // The same file written by the test command this time is read.
+    let ws = command_workspace(
+        "printf '<testsuite name=\"new\" tests=\"1\"><testcase name=\"a\"/></testsuite>' > report.xml\n",
+    );
+    let output = clean_fcorr(ws.path()).arg("run").arg("--out").arg(out.path()).arg("--json").output().unwrap();
+    let (run, code) = parse_run(&output);
+    assert_eq!((run.suites[0].status, run.suites[0].counts.passed, code), (SuiteStatus::Passed, 1, 0));
+}
+
 /// The secrets a runner holds, as distinct values so a leak names its source.
 const SECRETS: &[(&str, &str)] = &[
     ("GITHUB_TOKEN", "ghs_fcorrSecretGithubToken123"),

@@ -65,8 +65,13 @@ impl SuiteRunner for Import {
     fn run(&self, suite: &SuitePlan, plan: &ImportPlan, run: &RunContext<'_>) -> Suite {
         let mut result = crate::runners::new_suite(suite);
         let outcome = CommandOutcome::none_ran();
-        let ctx =
-            CollectContext { root: &suite.root, work_dir: &suite.root, reports: &plan.reports, outcome: &outcome };
+        let ctx = CollectContext {
+            root: &suite.root,
+            work_dir: &suite.root,
+            reports: &plan.reports,
+            outcome: &outcome,
+            started: None,
+        };
         // Never fcorr's own output: other suites write their reports there during the run.
         let collected = crate::ecosystems::collect_import(&ctx, &run.exec.out_dir);
         crate::execute::apply_collected(&mut result, collected, None);

@@ -105,8 +105,13 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             );
             break;
         }
-        let ctx =
-            CollectContext { root: run.root, work_dir: run.work_dir, reports: &rerun.phase.reports, outcome: &outcome };
+        let ctx = CollectContext {
+            root: run.root,
+            work_dir: run.work_dir,
+            reports: &rerun.phase.reports,
+            outcome: &outcome,
+            started: Some(crate::ecosystems::started_before(outcome.duration)),
+        };
         let collected = run.ecosystem.collect(&ctx);
         // Ids the way the suite's cases got theirs, so the same test matches.
         let mut again = Suite::new(suite.id.clone(), suite.name.clone(), suite.kind);

@@ -216,6 +216,8 @@ struct TestRun {
     /// The file the last test command's stdout went to (a report on stdout).
     stdout_file: Option<PathBuf>,
     outcome: CommandOutcome,
+    /// When the test phase began: a report file last written before it is left from an earlier run.
+    started: std::time::SystemTime,
     /// `--rerun-failed`: the ids of the earlier run's cases this run selected.
     rerun_ids: Option<Vec<String>>,
 }
@@ -251,6 +253,9 @@ impl PhaseRunner<'_> {
                         Some(scope.spawn(move || run_phase(&phase_plan, &command_line, timeout, grace, project, log)));
                     continue;
                 }
+                // Before the phase, not after it: a check running alongside the tests is waited
+                // for below, after the tests ended.
+                let phase_started = std::time::SystemTime::now();
                 let (phase, outcome) = self.run_or_share(&phase_plan, &command_line, timeout);
                 // The build that ran alongside the tests decides whether their results count.
                 if let Some(build) = alongside.take()
@@ -268,7 +273,7 @@ impl PhaseRunner<'_> {
                 }
                 self.finished(&phase);
                 let planned = unnarrowed.unwrap_or_else(|| phase_plan.clone());
-                self.record(phase, outcome, &phase_plan, planned, suite, &mut ran);
+                self.record(phase, (outcome, phase_started), &phase_plan, planned, suite, &mut ran);
             }
             // A test phase that could not start left the build running alone: its result still counts.
             if let Some(build) = alongside.take() {
@@ -348,11 +353,12 @@ impl PhaseRunner<'_> {
 
     /// Records a phase that ran and what it means for the suite: one that could not start, was
     /// cancelled, timed out or failed sets the suite's status and blocks the phases after it; a
-    /// test phase that ran to the end is kept for collecting (`planned` is it before narrowing).
+    /// test phase that ran to the end is kept for collecting (`planned` is it before narrowing;
+    /// `started` when it began, so reports older than that are not read as its own).
     fn record(
         &self,
         phase: Phase,
-        outcome: CommandOutcome,
+        (outcome, started): (CommandOutcome, std::time::SystemTime),
         phase_plan: &PhasePlan,
         planned: PhasePlan,
         suite: &mut Suite,
@@ -407,6 +413,7 @@ impl PhaseRunner<'_> {
                     budget: self.timeout(kind).saturating_sub(Duration::from_millis(phase.duration_ms)),
                     reports: phase_plan.reports.clone(),
                     stdout_file: phase_plan.commands.last().and_then(|c| c.stdout_file.clone()),
+                    started,
                     outcome,
                     rerun_ids: None,
                 });
@@ -433,7 +440,13 @@ impl PhaseRunner<'_> {
     /// ones (only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque).
     fn collect_and_retry(&self, test: TestRun, suite: &mut Suite) {
         let (root, work_dir) = (self.plan_ctx.root, self.plan_ctx.work_dir);
-        let collect_ctx = CollectContext { root, work_dir, reports: &test.reports, outcome: &test.outcome };
+        let collect_ctx = CollectContext {
+            root,
+            work_dir,
+            reports: &test.reports,
+            outcome: &test.outcome,
+            started: Some(test.started),
+        };
         let collected = self.ecosystem.collect(&collect_ctx);
         apply_collected(suite, collected, Some(&test.outcome));
         flag_cut_stdout_report(suite, &test.outcome, test.stdout_file.as_deref());
