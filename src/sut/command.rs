@@ -223,7 +223,34 @@ fn is_plain_call(script: &str) -> bool {
 
 /// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
 fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) -> String {
-    text.replace("{prompt}", &quote(&request.prompt)).replace("{id}", &quote(&request.id))
+    super::fill_placeholders(text, request, quote)
+}
+
+/// A placeholder written inside quotes in a shell command line (`'{prompt}'`, `"x {id}"`): fcorr
+/// quotes the value itself, so the user's quotes close fcorr's and the value's `$(…)`, `*` and
+/// newlines reach the shell. `Some(placeholder)` for the first one found.
+pub(crate) fn quoted_placeholder(script: &str) -> Option<&'static str> {
+    let (mut single, mut double, mut escaped) = (false, false, false);
+    for (at, c) in script.char_indices() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        if single || double {
+            for placeholder in ["{prompt}", "{id}"] {
+                if script[at..].starts_with(placeholder) {
+                    return Some(placeholder);
+                }
+            }
+        }
+        match c {
+            '\\' if !single => escaped = true,
+            '\'' if !double => single = !single,
+            '"' if !single => double = !double,
+            _ => {}
+        }
+    }
+    None
 }
 
 impl Backend for CommandSut {
@@ -311,6 +338,31 @@ mod tests {
         assert_eq!(answer.output, json!("it's $HOME; `x`|case-1"));
         assert_eq!(answer.attempts, 1);
         assert!(!answer.cached);
+    }
+
+    #[test]
+    fn a_prompt_holding_a_placeholder_arrives_as_written_and_an_id_never_reaches_the_shell() {
+        // The dataset's id carries shell code and its prompt is `{id}`: replacing {prompt} then
+        // {id} put the id, quoted, inside the prompt's quotes, and the shell ran `touch`.
+        let dir = tempfile::tempdir().unwrap();
+        let planted = dir.path().join("pwned");
+        let id = format!("x$(touch {})", planted.display());
+        let request = |prompt: &str| SutRequest { id: id.clone(), prompt: prompt.into(), case: json!({"id": id}) };
+        for script in ["printf '%s|%s' {prompt} {id}", "printf '%s|%s' {prompt} {id} | cat"] {
+            let answer = shell(script, dir.path()).call(&request("say {id} and {prompt}")).unwrap();
+            assert_eq!(answer.output, json!(format!("say {{id}} and {{prompt}}|{id}")), "{script}");
+            assert!(!planted.exists(), "{script}: the id ran as shell code");
+        }
+    }
+
+    #[test]
+    fn a_placeholder_inside_quotes_is_found_and_one_outside_is_not() {
+        for script in ["python3 echo.py '{prompt}'", "sut \"say {id} now\"", "a 'b' \"c '{prompt}'\""] {
+            assert!(quoted_placeholder(script).is_some(), "{script}");
+        }
+        for script in ["printf '%s|%s' {prompt} {id}", "sut {prompt} 'x' \\'{id}", "sut \"a\" {prompt}"] {
+            assert_eq!(quoted_placeholder(script), None, "{script}");
+        }
     }
 
     #[test]

@@ -188,6 +188,18 @@ impl SutConfig {
                 if matches!(&c.command, super::command::CommandLine::Argv(argv) if argv.is_empty()) {
                     return Err(SutConfigError::Invalid { key: "command", message: "the list is empty".into() });
                 }
+                if let super::command::CommandLine::Shell(script) = &c.command
+                    && let Some(placeholder) = super::command::quoted_placeholder(script)
+                {
+                    return Err(SutConfigError::Invalid {
+                        key: "command",
+                        message: format!(
+                            "{placeholder} is inside quotes in `{script}`: fcorr quotes the value itself, so \
+                             these quotes would end fcorr's and let the text run as shell code; write \
+                             {placeholder} without quotes around it"
+                        ),
+                    });
+                }
                 Box::new(Guarded::new(CommandSut::new(c.clone(), &ctx.base_dir, log), policy, cache))
             }
             AdapterConfig::Http(c) => {

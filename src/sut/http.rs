@@ -96,7 +96,7 @@ pub(crate) fn check_url(key: &'static str, url: &str) -> Result<(), SutConfigErr
 fn fill(template: &Value, request: &SutRequest) -> Value {
     match template {
         Value::String(s) if s == "{case}" => request.case.clone(),
-        Value::String(s) => Value::String(s.replace("{prompt}", &request.prompt).replace("{id}", &request.id)),
+        Value::String(s) => Value::String(super::fill_placeholders(s, request, str::to_string)),
         Value::Array(items) => Value::Array(items.iter().map(|v| fill(v, request)).collect()),
         Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), fill(v, request))).collect()),
         other => other.clone(),
@@ -304,6 +304,13 @@ mod tests {
     use crate::sut::testing::{Reply as Canned, Server};
     use crate::sut::{Sut, SutError};
     use serde_json::json;
+
+    #[test]
+    fn a_body_template_fills_each_placeholder_once() {
+        let request = SutRequest { id: "c-{prompt}".into(), prompt: "say {id}".into(), case: json!({}) };
+        let body = fill(&json!({"q": "{prompt} ({id})", "list": ["{id}"]}), &request);
+        assert_eq!(body, json!({"q": "say {id} (c-{prompt})", "list": ["c-{prompt}"]}));
+    }
 
     #[test]
     fn an_error_body_names_why_in_one_line() {

@@ -21,6 +21,32 @@ mod testing;
 
 pub(crate) use config::{SutConfig, SutContext};
 
+/// Replaces each `{prompt}` and `{id}` of `template` with the request's value passed through
+/// `value`, in one pass over the template: a prompt that itself contains `{id}` (or an id with
+/// `{prompt}`) arrives as written, and a value is never searched again. Replacing one placeholder
+/// after the other let a prompt's `{id}` take the id, shell-quoted inside the prompt's own quotes:
+/// an id such as `x$(touch f)` then ran in `sh -c`.
+pub(crate) fn fill_placeholders(template: &str, request: &SutRequest, value: impl Fn(&str) -> String) -> String {
+    let mut out = String::with_capacity(template.len() + request.prompt.len());
+    let mut rest = template;
+    while let Some(at) = rest.find('{') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        if let Some(after) = tail.strip_prefix("{prompt}") {
+            out.push_str(&value(&request.prompt));
+            rest = after;
+        } else if let Some(after) = tail.strip_prefix("{id}") {
+            out.push_str(&value(&request.id));
+            rest = after;
+        } else {
+            out.push('{');
+            rest = &tail[1..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// One question to the system under test.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct SutRequest {
