@@ -583,6 +583,16 @@ pub(crate) fn judge(checks: &[Check], answer: &Answered<'_>, ctx: &GradingContex
             );
             Judgement::Incorrect { check: "score".into(), message }
         }
+    } else if total_weight <= 0.0 && !checks.is_empty() {
+        // Weight-0 checks are left out of `failed`: with every weight 0 nothing was checked,
+        // which is not a pass (a failing weight-0 check passed the case before).
+        let failing_checks = grades.iter().filter(|g| !g.passed()).count();
+        let message = format!(
+            "every assertion has weight 0, so none counts and nothing was proved ({failing_checks} of {} \
+             failed); give one a weight",
+            checks.len()
+        );
+        Judgement::Incorrect { check: "score".into(), message }
     } else {
         match failed.first() {
             None => Judgement::Pass,
@@ -721,6 +731,12 @@ mod tests {
         assert!(!judged.assertions[1].pass);
         let none = "threshold = 0\nassert = [{ type = 'contains', value = 'z', weight = 0 }]";
         assert_eq!(super::tests::judged(none, "abc", None).judgement.code(), "incorrect", "no weight proves nothing");
+        // Without a threshold too, failing or passing: every weight 0 proves nothing.
+        for answer in ["abc", "xyz"] {
+            let zero = super::tests::judged("assert = [{ type = 'contains', value = 'z', weight = 0 }]", answer, None);
+            assert_eq!(zero.judgement.code(), "incorrect", "{answer}");
+            assert!(zero.judgement.message().unwrap().contains("every assertion has weight 0"), "{:?}", zero.judgement);
+        }
     }
 
     #[test]
