@@ -100,9 +100,55 @@ pub(crate) fn load_bank(path: &Path) -> Result<Bank, BankError> {
                 format!("test id `{}` appears twice: ids must be unique", test.test_id),
             ));
         }
+        if let Some((field, meant)) = misspelled_field(&raw) {
+            return Err(BankError::input(
+                path,
+                format!(
+                    "test `{}`: unknown field `{field}`; did you mean `{meant}`? A misspelled expectation \
+                     is never checked, so the test would pass whatever the system does",
+                    test.test_id
+                ),
+            ));
+        }
         test.raw = raw;
     }
     Ok(Bank { path: path.to_path_buf(), bank_type: file.bank_type, version: file.version, tests })
+}
+
+/// The fields of a test that decide its score or its criticality, with their aliases.
+const DECIDING_FIELDS: &[&str] = &[
+    "expected_primary",
+    "expected_handlers",
+    "expected_matches",
+    "expected_always",
+    "expected_secondary",
+    "not_expected",
+    "not_expected_handlers",
+    "not_expected_matches",
+    "rank_check",
+    "is_critical",
+    "critical",
+    "pattern_type",
+];
+
+/// A field of `test` that is not one fcorr reads but is one or two letters away from a deciding
+/// field (`expected_primay`, `not_expectd`, `is_critcal`), with the field it is close to. Other
+/// unknown fields (notes, authors, descriptions) are bank metadata and stay allowed; a typo in
+/// an expectation, though, would silently leave it unchecked and score the test 100.
+fn misspelled_field(test: &serde_json::Value) -> Option<(&str, &'static str)> {
+    const READ: &[&str] =
+        &["test_id", "name", "category", "topics", "prompt", "text", "message", "user_type", "user_state"];
+    test.as_object()?.keys().find_map(|key| {
+        if READ.contains(&key.as_str()) || DECIDING_FIELDS.contains(&key.as_str()) {
+            return None;
+        }
+        DECIDING_FIELDS
+            .iter()
+            .map(|field| (strsim::levenshtein(key, field), *field))
+            .filter(|(distance, _)| *distance <= 2)
+            .min()
+            .map(|(_, field)| (key.as_str(), field))
+    })
 }
 
 /// Where a test's expectations came from.
@@ -359,6 +405,32 @@ mod tests {
             (vec!["h1".to_string()], vec!["h2".to_string()])
         );
         assert!(t.is_critical);
+    }
+
+    #[test]
+    fn a_misspelled_expectation_is_an_error_and_other_metadata_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("bank.json");
+        for (field, meant) in [
+            ("expected_primay", "expected_primary"),
+            ("not_expectd", "not_expected"),
+            ("expected_match", "expected_matches"),
+            ("is_critcal", "is_critical"),
+        ] {
+            std::fs::write(&file, format!(r#"{{"tests": [{{"test_id": "T-1", "prompt": "p", "{field}": ["a"]}}]}}"#))
+                .unwrap();
+            let message = load_bank(&file).unwrap_err().to_string();
+            assert!(
+                message.contains(&format!("test `T-1`: unknown field `{field}`; did you mean `{meant}`?")),
+                "{message}"
+            );
+        }
+        std::fs::write(
+            &file,
+            r#"{"tests": [{"test_id": "T-1", "prompt": "p", "expected_primary": ["a"], "notes": "x", "expected_response": "calm"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(load_bank(&file).unwrap().tests[0].expectations.expected_primary, vec!["a"]);
     }
 
     #[test]
