@@ -46,6 +46,8 @@ impl ReportParser for Tap {
 /// One test point as read, before deciding whether it is a leaf.
 struct Point {
     indent: usize,
+    /// The number the producer gave it (`ok 3`), if any.
+    number: Option<u32>,
     ok: bool,
     name: String,
     /// Names of the enclosing subtests, outermost first.
@@ -140,7 +142,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         }
         if let Some(point) = parse_point(content) {
             saw_tap = true;
-            let (ok, name, directive) = point;
+            let (ok, number, name, directive) = point;
             // Deeper subtests are finished once a point at a shallower level appears.
             subtests.retain(|(i, _)| *i <= indent);
             let own = subtests.last().filter(|(i, _)| *i == indent).map(|(_, n)| n.clone());
@@ -148,7 +150,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             subtests.retain(|(i, _)| *i < indent);
             // The `# Subtest:` name is the full name; the test point's description may be shortened.
             let name = own.filter(|n| !n.is_empty()).unwrap_or(name);
-            points.push(Point { indent, ok, name, parents, directive, yaml: Vec::new(), yaml_bytes: 0 });
+            points.push(Point { indent, number, ok, name, parents, directive, yaml: Vec::new(), yaml_bytes: 0 });
             continue;
         }
         // Anything else is output the producer let through (console.log...): not TAP, ignore.
@@ -192,6 +194,12 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 .with_message(Some(if reason.is_empty() { "the test run bailed out".into() } else { reason })),
         );
         report.warnings.push("the producer bailed out: tests after that point did not run".into());
+    } else if let Some(problem) = out_of_sequence(&points, &plans) {
+        // prove fails both ("Tests out of sequence", "More than one plan found"): with numbers
+        // repeated or skipped, the count matching the plan does not mean every test reported.
+        report.cases.push(
+            Case { name: problem.0.into(), status: CaseStatus::Error, ..Case::default() }.with_message(Some(problem.1)),
+        );
     } else if let Some((planned, reported)) = missing {
         // prove calls this "Bad plan" and fails: tests that were meant to run did not report.
         report.cases.push(Case {
@@ -207,6 +215,35 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         report.cut_short(format!("{at}: the stream was cut short, so results after that point are unknown"));
     }
     Ok(report)
+}
+
+/// The top level's numbering problem, as (case name, message): a second top-level plan, or a
+/// test point whose number is not its place (a number repeated, or one skipped).
+fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)]) -> Option<(&'static str, String)> {
+    let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
+    let top_plans: Vec<usize> =
+        plans.iter().filter(|(indent, _, _)| *indent == top).map(|(_, _, line)| *line).collect();
+    if let [first, second, ..] = top_plans[..] {
+        return Some((
+            "[more than one plan]",
+            format!(
+                "lines {first} and {second} both give the top-level plan (`1..N`): two runs' output joined, or a \
+                 producer that started over; which tests belong to this run is unknown"
+            ),
+        ));
+    }
+    let (at, number) = points
+        .iter()
+        .filter(|p| p.indent == top)
+        .zip(1u32..)
+        .find_map(|(p, place)| p.number.filter(|n| *n != place).map(|n| (place, n)))?;
+    Some((
+        "[tests out of sequence]",
+        format!(
+            "test point {at} is numbered {number}: a test was reported twice or one never reported, so the \
+             count of test points does not prove that every planned test ran"
+        ),
+    ))
 }
 
 /// Warns when the top-level plan and the points disagree; returns (planned, reported) when fewer
@@ -245,7 +282,7 @@ fn parse_plan(content: &str) -> Option<u32> {
 type DirectiveWithReason = (Directive, String);
 
 /// `ok 3 - description # SKIP reason` → (ok, description, directive).
-fn parse_point(content: &str) -> Option<(bool, String, Option<DirectiveWithReason>)> {
+fn parse_point(content: &str) -> Option<(bool, Option<u32>, String, Option<DirectiveWithReason>)> {
     let (ok, rest) = if let Some(rest) = content.strip_prefix("not ok") {
         (false, rest)
     } else if let Some(rest) = content.strip_prefix("ok") {
@@ -266,7 +303,7 @@ fn parse_point(content: &str) -> Option<(bool, String, Option<DirectiveWithReaso
     if name.is_empty() {
         name = if number.is_empty() { "(unnamed)".into() } else { format!("test {number}") };
     }
-    Some((ok, name, directive))
+    Some((ok, number.parse().ok(), name, directive))
 }
 
 /// Splits at the first unescaped `#` followed by SKIP/TODO (case-insensitive).
@@ -506,6 +543,20 @@ mod tests {
         // More than planned: a warning only.
         let report = parse_str("1..1\nok 1 - a\nok 2 - b\n");
         assert_eq!((report.cases.len(), report.warnings.len()), (2, 1));
+        // Numbers repeated or skipped, or a second plan: an error even when the count matches.
+        for (tap, name, says) in [
+            ("1..3\nok 1 - a\nok 2 - b\nok 2 - c\n", "[tests out of sequence]", "test point 3 is numbered 2"),
+            ("1..2\nok 1 - a\nok 1 - a\n", "[tests out of sequence]", "test point 2 is numbered 1"),
+            ("1..2\nok 1 - a\nok 2 - b\n1..3\n", "[more than one plan]", "lines 1 and 4"),
+        ] {
+            let last = parse_str(tap).cases.pop().unwrap();
+            assert_eq!((last.name.as_str(), last.status), (name, CaseStatus::Error), "{tap}");
+            assert!(last.message().unwrap().contains(says), "{tap}: {:?}", last.message());
+        }
+        // Unnumbered points, and numbers in order, are fine.
+        for tap in ["1..2\nok - a\nok - b\n", "1..2\nok 1 - a\nnot ok 2 - b\n"] {
+            assert!(parse_str(tap).cases.iter().all(|c| !c.name.starts_with('[')), "{tap}");
+        }
         let report = parse_str("1..3\nok 1 - a\nBail out! database down\nok 2 - never read\n");
         assert_eq!(report.cases.len(), 2);
         assert_eq!((report.cases[1].status, report.cases[1].message()), (CaseStatus::Error, Some("database down")));
