@@ -109,6 +109,34 @@ fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
 }
 
 #[test]
+fn a_session_pytest_exit_stopped_is_not_a_pass_and_names_the_tests_that_did_not_report() {
+    // pytest.exit(returncode=0) in the second of three tests: pytest exits 0, says "1 passed",
+    // and its report holds test_first and a nameless <testcase>. Before: "2 passed", PASS.
+    let out = tempfile::tempdir().unwrap();
+    let output = clean_fcorr(&repo())
+        .arg("run")
+        .arg(crate::support::fixture("py-pytest-exit"))
+        .arg("--out")
+        .arg(out.path())
+        .arg("--json")
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    let suite = &run.suites[0];
+    let test = phase(suite, fcorr::model::PhaseKind::Test);
+    assert_eq!(test.exit_code, expected("py-pytest-exit")["native_exit_code"].as_i64().map(|c| c as i32));
+    let cases: Vec<(&str, fcorr::model::CaseStatus)> =
+        suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+    use fcorr::model::CaseStatus::{Error, Passed};
+    assert_eq!(cases, vec![("test_first", Passed), ("(unnamed)", Error), ("[tests not reported]", Error)]);
+    let message = suite.cases[2].message().unwrap();
+    assert!(message.contains("announced 3 tests but the report holds 1"), "{message}");
+    assert!(message.contains("_pytest.outcomes.Exit: stopping early"), "{message}");
+    assert_eq!(suite.counts.passed, expected("py-pytest-exit")["counts"]["passed"].as_u64().unwrap());
+    assert_eq!(code, 1);
+}
+
+#[test]
 fn a_report_left_from_an_earlier_run_is_not_read_as_this_runs_results() {
     // A self-hosted runner's workspace keeps the report the last run wrote; this time the test
     // command stops before writing one. Before, fcorr read the old report: PASS, exit 0.

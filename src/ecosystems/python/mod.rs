@@ -93,6 +93,7 @@ impl Ecosystem for Python {
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
         collected.announced = announced(&ctx.outcome.output);
+        flag_stopped_session(&mut collected, &ctx.outcome.output);
         // pytest-cov fails a run whose every test passed (exit 1) when coverage is too low.
         collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         if collected.cases.is_empty() && ctx.outcome.exit == Exit::Code(PYTEST_USAGE_ERROR) {
@@ -517,6 +518,50 @@ fn announced(output: &str) -> Option<Announced> {
     let selected = c[2].split(" / ").find_map(|part| part.trim().strip_suffix(" selected")?.parse().ok());
     let count: u64 = selected.or_else(|| c[1].parse().ok())?;
     (count > 0).then(|| Announced { count, evidence: format!("pytest: `{}`", c[0].trim()) })
+}
+
+/// A session pytest stopped before its end (`pytest.exit()`, a `KeyboardInterrupt` in a test):
+/// its JUnit report holds the tests that finished, plus a `<testcase>` with no name for the one
+/// that was running, which reads as a pass. That case becomes an error, and when fewer tests were
+/// reported than pytest collected and no reported failure explains it, an error case says how
+/// many never ran: the report alone made the run look complete (1 of 3 tests ran, "2 passed", PASS).
+fn flag_stopped_session(collected: &mut Collected, output: &str) {
+    // pytest's banner: `!!!!!! _pytest.outcomes.Exit: stopping early !!!!!!`.
+    let banner = output
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("!!!") && l.ends_with("!!!"))
+        .map(|l| l.trim_matches(|c: char| c == '!' || c.is_whitespace()).to_string())
+        .filter(|l| !l.is_empty());
+    let why =
+        banner.as_deref().map_or_else(|| "the session stopped early".to_string(), |b| format!("pytest said `{b}`"));
+    let mut nameless = 0u64;
+    for case in collected.cases.iter_mut().filter(|c| c.name.as_str() == "(unnamed)" && c.file.is_none()) {
+        nameless += 1;
+        case.status = CaseStatus::Error;
+        case.set_message(Some(format!(
+            "pytest reported a test with no name: the test that was running when {why}; it did not finish"
+        )));
+    }
+    let Some(announced) = &collected.announced else { return };
+    let reported = collected.cases.len() as u64 - nameless;
+    // A failure pytest reported already explains a short run (a collection error, `-x`), and
+    // its count stays pytest's own; with none, the missing tests are what keeps the run honest.
+    let explained = collected.cases.iter().any(|c| c.status.is_failure() && c.name.as_str() != "(unnamed)");
+    if reported < announced.count && !collected.cases.is_empty() && !explained {
+        let missing = announced.count - reported;
+        collected.cases.push(
+            Case { name: "[tests not reported]".into(), status: CaseStatus::Error, ..Case::default() }.with_message(
+                Some(format!(
+                    "{} announced {} test{} but the report holds {reported}: {missing} never ran or never \
+                     reported ({why})",
+                    announced.evidence,
+                    announced.count,
+                    if announced.count == 1 { "" } else { "s" },
+                )),
+            ),
+        );
+    }
 }
 
 fn cases_from_progress(output: &str) -> Vec<Case> {
