@@ -80,23 +80,29 @@ fn a_runner_killed_by_a_signal_after_writing_its_report_is_an_error() {
     }
 }
 
-#[test]
-fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
-    // pytest said `collected 3 items`, then a test called os._exit(0): no summary, no report,
-    // exit 0. Before, the message said only "before reporting any test".
+/// `fcorr run` on a fixture, checking its test phase exited as the fixture's native run did.
+fn run_fixture_with_native_exit(name: &str) -> (Run, i32) {
     let out = tempfile::tempdir().unwrap();
     let output = clean_fcorr(&repo())
         .arg("run")
-        .arg(crate::support::fixture("py-early-exit"))
+        .arg(crate::support::fixture(name))
         .arg("--out")
         .arg(out.path())
         .arg("--json")
         .output()
         .unwrap();
     let (run, code) = parse_run(&output);
+    let test = phase(&run.suites[0], fcorr::model::PhaseKind::Test);
+    assert_eq!(test.exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32), "{name}");
+    (run, code)
+}
+
+#[test]
+fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
+    // pytest said `collected 3 items`, then a test called os._exit(0): no summary, no report,
+    // exit 0. Before, the message said only "before reporting any test".
+    let (run, code) = run_fixture_with_native_exit("py-early-exit");
     let suite = &run.suites[0];
-    let test = phase(suite, fcorr::model::PhaseKind::Test);
-    assert_eq!(test.exit_code, expected("py-early-exit")["native_exit_code"].as_i64().map(|c| c as i32));
     assert_eq!(suite.status, SuiteStatus::Error, "{:?}", suite.error);
     assert!(suite.cases.is_empty(), "{:?}", suite.cases);
     let message = &suite.error.as_ref().unwrap().message;
@@ -112,19 +118,8 @@ fn a_runner_that_exits_0_mid_run_names_the_tests_it_announced() {
 fn a_session_pytest_exit_stopped_is_not_a_pass_and_names_the_tests_that_did_not_report() {
     // pytest.exit(returncode=0) in the second of three tests: pytest exits 0, says "1 passed",
     // and its report holds test_first and a nameless <testcase>. Before: "2 passed", PASS.
-    let out = tempfile::tempdir().unwrap();
-    let output = clean_fcorr(&repo())
-        .arg("run")
-        .arg(crate::support::fixture("py-pytest-exit"))
-        .arg("--out")
-        .arg(out.path())
-        .arg("--json")
-        .output()
-        .unwrap();
-    let (run, code) = parse_run(&output);
+    let (run, code) = run_fixture_with_native_exit("py-pytest-exit");
     let suite = &run.suites[0];
-    let test = phase(suite, fcorr::model::PhaseKind::Test);
-    assert_eq!(test.exit_code, expected("py-pytest-exit")["native_exit_code"].as_i64().map(|c| c as i32));
     let cases: Vec<(&str, fcorr::model::CaseStatus)> =
         suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
     use fcorr::model::CaseStatus::{Error, Passed};
