@@ -224,6 +224,52 @@ fn npm_workspace_members_run_each_as_a_suite_after_one_install() {
     );
 }
 
+/// A member whose `test` script runs no framework fcorr drives fails the workspace (its tests
+/// exist and their result is unknown), as `npm test --workspaces` fails on it; a member with
+/// npm's placeholder script has no tests and is left out. Before, the first was left out too and
+/// the workspace passed on its other member.
+#[test]
+fn an_npm_workspace_member_fcorr_cannot_drive_fails_the_run_and_a_placeholder_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    let write = |path: &str, text: &str| {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    write(
+        "package.json",
+        r#"{"name": "ws", "private": true, "workspaces": ["packages/*"], "scripts": {"test": "npm test --workspaces"}}"#,
+    );
+    write("packages/ok/package.json", r#"{"name": "ok", "version": "1.0.0", "scripts": {"test": "node --test"}}"#);
+    write("packages/ok/test/ok.test.js", "require('node:test')('adds', () => {});\n");
+    write(
+        "packages/custom/package.json",
+        r#"{"name": "custom", "version": "1.0.0", "scripts": {"test": "node check.js"}}"#,
+    );
+    write("packages/custom/check.js", "require('node:assert').strictEqual(1 + 1, 3);\n");
+    write(
+        "packages/empty/package.json",
+        r#"{"name": "empty", "version": "1.0.0", "scripts": {"test": "echo \"Error: no test specified\" && exit 1"}}"#,
+    );
+    let (native_output, native_code) = native(root, "npm", &["test", "--workspaces"]);
+    assert_ne!(native_code, 0, "npm's own run fails on the custom member:\n{native_output}");
+    let out = dir.path().join("out");
+    let output = fcorr().arg("run").arg(root).arg("--out").arg(&out).arg("--json").output().unwrap();
+    let (run, code) = parse_run(&output);
+    assert_ne!(code, 0, "{run:#?}");
+    let suites: Vec<(String, SuiteStatus)> = run.suites.iter().map(|s| (s.name.clone(), s.status)).collect();
+    let named = |member: &str| format!("{}/{member}", root.display());
+    assert_eq!(
+        suites,
+        vec![(named("packages/custom"), SuiteStatus::Error), (named("packages/ok"), SuiteStatus::Passed)]
+    );
+    let custom = run.suites[0].error.as_ref().unwrap();
+    assert!(custom.message.contains("no test framework found"), "{custom:?}");
+    let left: Vec<&str> = run.suites.iter().flat_map(|s| &s.left_out).map(|l| l.reason.as_str()).collect();
+    assert!(left.len() == 1 && left[0].contains("npm's placeholder"), "{left:?}");
+}
+
 /// A pnpm workspace (pnpm-workspace.yaml, `pnpm -r test`), with a directory its `!glob` excludes.
 #[test]
 fn pnpm_workspace_members_run_each_as_a_suite_after_one_install() {

@@ -245,11 +245,16 @@ impl Ecosystem for Node {
                 continue;
             };
             manifest.workspace_deps = root.deps.clone();
+            // A member whose `test` script runs something fcorr cannot read (a plain `node
+            // check.js`, ava, tap) is still run as a suite, which then says it found no framework
+            // and how to set `commands.test` and `reports`: its tests are real and unknown, and
+            // leaving it out let the workspace pass while `npm test --workspaces` failed.
             let reason = match manifest.script("test").filter(|t| !t.trim().is_empty()) {
                 None => Some("no `test` script: the workspace's own test run skips it too".to_string()),
-                Some(script) => choose_framework(&member_files, &manifest, None).0.is_none().then(|| {
-                    format!("its `test` script (`{script}`) runs no test framework fcorr drives (jest, vitest, mocha, node --test)")
-                }),
+                Some(script) if script.contains("no test specified") => {
+                    Some(format!("its `test` script is npm's placeholder (`{script}`): it has no tests"))
+                }
+                Some(_) => None,
             };
             match reason {
                 Some(reason) => members.left_out.push(crate::model::LeftOut { path: dir, reason }),
