@@ -356,7 +356,95 @@ pub(crate) fn dependency_key(
             feed(&file, &text);
         }
     }
+    // What those files pull in decides the venv as much as they do: `-r base.txt` and
+    // `-c constraints.txt` (a bump there left the key, and the old venv, unchanged), and the
+    // files setuptools' dynamic metadata reads the dependencies from.
+    let mut starts = test_deps.requirement_files.clone();
+    if let Some(table) = pyproject {
+        starts.extend(dynamic_dependency_files(table));
+    }
+    let fed: Vec<String> = test_deps.requirement_files.iter().filter(|f| files.has(f)).cloned().collect();
+    for file in included_requirement_files(files, &starts, &fed) {
+        if let Some(text) = files.read(&file) {
+            feed(&format!("included {file}"), &text);
+        }
+    }
     hex::encode(&hasher.finalize()[..8])
+}
+
+/// Most requirement files followed through `-r`/`-c` lines: a guard against include cycles
+/// through `..` spellings and against runaway trees.
+const MAX_INCLUDED: usize = 64;
+
+/// The files `starts` include with `-r`/`--requirement`/`-c`/`--constraint` (and those include),
+/// and `starts` themselves, less the files already `fed` to the key, as paths relative to the
+/// project root, each once, in reading order.
+fn included_requirement_files(files: &ProjectFiles, starts: &[String], fed: &[String]) -> Vec<String> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut queue: std::collections::VecDeque<String> = starts.iter().cloned().collect();
+    let mut included = Vec::new();
+    while let Some(file) = queue.pop_front() {
+        if seen.contains(&file) || seen.len() >= MAX_INCLUDED {
+            continue;
+        }
+        seen.push(file.clone());
+        if !fed.contains(&file) {
+            included.push(file.clone());
+        }
+        let Some(text) = files.read(&file) else { continue };
+        let dir = std::path::Path::new(&file).parent().map(std::path::Path::to_path_buf).unwrap_or_default();
+        for target in text.lines().filter_map(requirement_include) {
+            queue.push_back(normalize_relative(&dir.join(target)));
+        }
+    }
+    included
+}
+
+/// The file a requirements line includes: `-r base.txt`, `-rbase.txt`, `--requirement=base.txt`,
+/// and the same for `-c`/`--constraint`.
+fn requirement_include(line: &str) -> Option<&str> {
+    let line = line.trim();
+    let rest = ["--requirement", "--constraint", "-r", "-c"].iter().find_map(|flag| line.strip_prefix(flag))?;
+    let rest = rest.strip_prefix('=').unwrap_or(rest).trim();
+    // A comment after the path (` # pinned`) is not part of it.
+    let path = rest.split(" #").next().unwrap_or(rest).trim();
+    (!path.is_empty() && !path.starts_with(['-', '='])).then_some(path)
+}
+
+/// `a/./b/../c` as `a/c`, `/`-separated: the form the project's file listing uses. A path that
+/// climbs above the root keeps its leading `..` (read relative to the root all the same).
+fn normalize_relative(path: &std::path::Path) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for component in path.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir if parts.last().is_some_and(|p| p != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other.as_os_str().to_string_lossy().into_owned()),
+        }
+    }
+    parts.join("/")
+}
+
+/// The files `[tool.setuptools.dynamic]` reads dependencies from (`dependencies = {file = [...]}`,
+/// and each optional group's).
+fn dynamic_dependency_files(table: &toml::Table) -> Vec<String> {
+    let Some(dynamic) = lookup(table, &["tool", "setuptools", "dynamic"]).and_then(toml::Value::as_table) else {
+        return Vec::new();
+    };
+    let file_lists = dynamic.get("dependencies").into_iter().chain(
+        dynamic.get("optional-dependencies").and_then(toml::Value::as_table).into_iter().flat_map(|t| t.values()),
+    );
+    file_lists
+        .filter_map(|entry| entry.get("file"))
+        .flat_map(|file| match file {
+            toml::Value::String(one) => vec![one.clone()],
+            toml::Value::Array(many) => many.iter().filter_map(|v| v.as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        })
+        .map(|f| normalize_relative(std::path::Path::new(&f)))
+        .collect()
 }
 
 /// What the checkout linked into the venv must match: its path and its packaging files.
@@ -640,6 +728,45 @@ mod tests {
         assert_ne!(a, key_of(&[("pyproject.toml", base), ("uv.lock", "version = 1\n")], "3.11.7"));
         assert_ne!(a, key_of(&[("pyproject.toml", base), ("requirements/tests.txt", "pytest\n")], "3.11.7"));
         assert_ne!(a, key_of(&[("pyproject.toml", base)], "3.12.1"));
+    }
+
+    #[test]
+    fn key_follows_requirement_includes_and_setuptools_dependency_files() {
+        // requirements.txt only includes: a bump in what it includes must change the key.
+        let with = |base: &str, constraints: &str| {
+            key_of(
+                &[
+                    ("requirements.txt", "-r requirements/base.txt  # shared\n--constraint=constraints.txt\n"),
+                    ("requirements/base.txt", &format!("-r ../requirements/common.txt\n{base}\n")),
+                    ("requirements/common.txt", "attrs\n"),
+                    ("constraints.txt", constraints),
+                    ("test_x.py", "def test_x(): pass\n"),
+                ],
+                "3.11.7",
+            )
+        };
+        let a = with("six==1.16.0", "attrs<24\n");
+        assert_eq!(a, with("six==1.16.0", "attrs<24\n"));
+        assert_ne!(a, with("six==1.17.0", "attrs<24\n"), "an included file's pin");
+        assert_ne!(a, with("six==1.16.0", "attrs<25\n"), "a constraints file");
+        // setuptools reads the dependencies from a file pyproject names.
+        let dynamic = |pins: &str| {
+            key_of(
+                &[
+                    (
+                        "pyproject.toml",
+                        "[project]\nname = \"x\"\ndynamic = [\"dependencies\"]\n\
+                         [tool.setuptools.dynamic]\ndependencies = { file = [\"deps/runtime.in\"] }\n",
+                    ),
+                    ("deps/runtime.in", pins),
+                ],
+                "3.11.7",
+            )
+        };
+        assert_ne!(dynamic("six==1.16.0\n"), dynamic("six==1.17.0\n"));
+        assert_eq!(requirement_include("-rbase.txt"), Some("base.txt"));
+        assert_eq!(requirement_include("--requirement = x.txt"), None, "not pip's syntax");
+        assert_eq!(normalize_relative(Path::new("a/./b/../c.txt")), "a/c.txt");
     }
 
     #[test]
