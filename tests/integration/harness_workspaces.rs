@@ -334,6 +334,30 @@ fn every_maven_module_is_tested_and_a_pom_outside_the_modules_is_named() {
     assert_eq!(left, [format!("{}/sandbox", dir.path().join("maven-multi-module").display())]);
 }
 
+/// A child module whose JUnit 5 tests Maven's default surefire (2.12.4 on Maven 3.8) never sees:
+/// Maven says `Tests run: 0` for it and BUILD SUCCESS. fcorr must not pass the repository on the
+/// other module's tests. Before, it said PASS.
+#[test]
+fn a_maven_module_whose_tests_never_ran_fails_the_run_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["-B", "--fail-at-end", "test"];
+    let ((output, code), (run, fcorr_code)) = side_by_side(dir.path(), "maven-junit5-old-surefire", "mvn", &args);
+    assert_eq!(code, 0, "Maven itself passes it:\n{output}");
+    // Surefire 2.12.4 prints each module's `Results :` line without a `[INFO]` prefix.
+    let results = Regex::new(r"(?m)^Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)\s*$").unwrap();
+    let per_module: Vec<&str> = results.captures_iter(&output).map(|c| c.get(1).unwrap().as_str()).collect();
+    assert_eq!(per_module, ["1", "0"], "core ran its test, app none:\n{output}");
+    assert_eq!(fcorr_code, 1);
+    let suite = &run.suites[0];
+    let cases: Vec<(&str, fcorr::model::CaseStatus)> =
+        suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+    assert_eq!(
+        cases,
+        [("ok", fcorr::model::CaseStatus::Passed), ("[no tests ran] app", fcorr::model::CaseStatus::Error)]
+    );
+    assert!(suite.cases[1].message().unwrap().contains("JUnit 5"), "{:?}", suite.cases[1].message());
+}
+
 /// A Gradle multi-project build (Debian's gradle 4.4.1, as .ci/run installs it): `gradle test` at
 /// the root tests every included subproject; fcorr reports each subproject's tests and names the
 /// build file settings.gradle does not include.

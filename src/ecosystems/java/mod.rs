@@ -5,15 +5,18 @@
 //! surefire/failsafe `TEST-*.xml` through the JUnit reader. Gradle: `./gradlew` when the wrapper
 //! is committed, else `gradle`; results from `build/test-results/**/*.xml`. A wrapper without its
 //! executable bit runs through `sh`. Old report directories are removed before tests run, so a crash
-//! can never be scored with the previous run's results.
+//! can never be scored with the previous run's results; a Maven module with tests and no report
+//! after a successful run is an error (`silent_modules.rs`).
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 mod locations;
+mod silent_modules;
 
 use super::{
-    Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError, generic_build_diagnostics,
+    Candidate, CollectContext, Collected, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles,
+    ProjectPlanError, generic_build_diagnostics,
 };
 use crate::collect::{ReportSpec, relativize};
 use crate::execute::process::{CommandSpec, find_on_path};
@@ -21,6 +24,9 @@ use crate::model::{Detection, Diagnostic, LeftOut, PhaseKind, Severity};
 
 /// Maven and Gradle projects.
 pub(crate) struct Java;
+
+/// Where surefire writes its reports, in every module.
+const MAVEN_REPORTS: &str = "**/target/surefire-reports/TEST-*.xml";
 
 const GRADLE_FILES: &[&str] = &["build.gradle", "build.gradle.kts", "settings.gradle", "settings.gradle.kts"];
 
@@ -35,6 +41,17 @@ impl Ecosystem for Java {
         if format == crate::collect::junit::NAME {
             locations::locate_junit_cases(&mut report.cases, root);
         }
+    }
+
+    /// The reports, and after a Maven run that succeeded, an error case for each module that has
+    /// tests and ran none (`silent_modules.rs`).
+    fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
+        let mut collected = super::collect_reports(ctx);
+        let maven = ctx.reports.iter().any(|r| r.pattern == MAVEN_REPORTS);
+        if maven && ctx.outcome.exit == crate::execute::process::Exit::Code(0) {
+            silent_modules::flag_modules_that_ran_no_test(&mut collected, ctx.root);
+        }
+        collected
     }
 
     fn frameworks(&self) -> &'static [&'static str] {
@@ -360,10 +377,8 @@ fn maven_plan(ctx: &ProjectContext<'_>) -> Vec<PhasePlan> {
     let build = PhasePlan::skipped(PhaseKind::Build, "compiled by the test run (one Maven invocation)");
     // --fail-at-end: one failing module must not hide the results of the others.
     let goal = if failsafe { "verify" } else { "test" };
-    let mut reports = vec![ReportSpec {
-        pattern: "**/target/surefire-reports/TEST-*.xml".into(),
-        format: Some(crate::collect::junit::NAME.into()),
-    }];
+    let mut reports =
+        vec![ReportSpec { pattern: MAVEN_REPORTS.into(), format: Some(crate::collect::junit::NAME.into()) }];
     if failsafe {
         reports.push(ReportSpec {
             pattern: "**/target/failsafe-reports/TEST-*.xml".into(),
