@@ -209,9 +209,76 @@ pub(super) fn up_to_date(root: &Path, pm: &PackageManager) -> Option<String> {
             return None;
         }
     }
-    Some(format!("dependencies up to date ({record} is newer than {})", sources.join(" and ")))
+    // A member's package.json counts as much as the root's: a dependency changed there (with a
+    // lockfile not yet updated, which `npm ci` would refuse) must install again, not run the
+    // tests against what node_modules holds from before.
+    let members = workspace_manifests(root);
+    if members.iter().any(|m| modified(m).is_none_or(|t| t > installed)) {
+        return None;
+    }
+    let members = match members.len() {
+        0 => String::new(),
+        n => format!(" and the members' {n} package.json file{}", if n == 1 { "" } else { "s" }),
+    };
+    Some(format!("dependencies up to date ({record} is newer than {}{members})", sources.join(" and ")))
+}
+
+/// The `package.json` files of a workspace's members (any in a directory below the root, outside
+/// node_modules and hidden directories, four levels deep at most) when `root` declares a
+/// workspace; empty otherwise.
+fn workspace_manifests(root: &Path) -> Vec<PathBuf> {
+    let declares = root.join("pnpm-workspace.yaml").is_file()
+        || std::fs::read_to_string(root.join("package.json")).is_ok_and(|t| t.contains("\"workspaces\""));
+    if !declares {
+        return Vec::new();
+    }
+    ignore::WalkBuilder::new(root)
+        .max_depth(Some(4))
+        .hidden(true)
+        .require_git(false)
+        .filter_entry(|e| e.file_name() != "node_modules")
+        .build()
+        .flatten()
+        .filter(|e| e.depth() > 1 && e.file_name() == "package.json" && e.file_type().is_some_and(|t| t.is_file()))
+        .map(ignore::DirEntry::into_path)
+        .collect()
 }
 
 pub(super) fn modified(path: &Path) -> Option<SystemTime> {
     std::fs::metadata(path).and_then(|m| m.modified()).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_member_manifest_newer_than_the_install_installs_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let write = |path: &str, text: &str, age_secs: u64| {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, text).unwrap();
+            let at = SystemTime::now() - std::time::Duration::from_secs(age_secs);
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(at).unwrap();
+        };
+        write("package.json", r#"{"workspaces": ["packages/*"]}"#, 300);
+        write("package-lock.json", "{}", 300);
+        write("packages/a/package.json", r#"{"dependencies": {"is-number": "7.0.0"}}"#, 300);
+        write("node_modules/.package-lock.json", "{}", 100);
+        write("node_modules/is-number/package.json", "{}", 10);
+        let npm = PackageManager {
+            name: "npm",
+            lockfile: Some("package-lock.json"),
+            markers: Vec::new(),
+            via_corepack: false,
+            version_warning: None,
+        };
+        let reason = up_to_date(root, &npm).expect("everything older than the install");
+        assert!(reason.contains("the members' 1 package.json file"), "{reason}");
+        // A member bumps a dependency: install again (node_modules' own package.json files don't count).
+        write("packages/a/package.json", r#"{"dependencies": {"is-number": "6.0.0"}}"#, 0);
+        assert_eq!(up_to_date(root, &npm), None);
+    }
 }
