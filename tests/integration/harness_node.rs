@@ -194,6 +194,27 @@ fn typescript_build_failure_is_build_failed_with_a_diagnostic() {
     assert!(diagnostic.message.contains("TS2322"), "{}", diagnostic.message);
 }
 
+/// A package.json that starts with a UTF-8 byte-order mark (Windows editors write one) runs as
+/// npm runs it (`npm test`: `# pass 1`), not refused at line 1, column 1.
+#[test]
+fn package_json_with_a_byte_order_mark_runs_as_npm_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("bom");
+    std::fs::create_dir_all(project.join("test")).unwrap();
+    std::fs::write(project.join("package.json"), "\u{feff}{\"name\":\"bom\",\"scripts\":{\"test\":\"node --test\"}}")
+        .unwrap();
+    std::fs::write(
+        project.join("test/ok.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         test('adds', () => assert.strictEqual(1 + 1, 2));\n",
+    )
+    .unwrap();
+    let (code, run) = fcorr_run(&[&project], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Passed, "{:#?}", suite.error);
+    assert_eq!((suite.counts.passed, suite.counts.total, code), (1, 1, 0));
+}
+
 #[test]
 fn bad_package_json_is_an_error_and_another_suite_still_passes() {
     let dir = tempfile::tempdir().unwrap();
