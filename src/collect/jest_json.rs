@@ -30,18 +30,22 @@ impl ReportParser for JestJson {
 
     fn sniff(&self, head: &[u8]) -> bool {
         let text = String::from_utf8_lossy(head);
-        text.trim_start().starts_with('{')
+        text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
             && (text.contains("\"numTotalTestSuites\"")
                 || text.contains("\"numFailedTestSuites\"")
                 || text.contains("\"assertionResults\""))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        let report: Report = serde_json::from_reader(input).map_err(|e| {
+        // Read through `Repair`: one test name JavaScript broke mid-character must not lose the report.
+        let mut input = super::json_text::Repair::new(input);
+        let report: Report = serde_json::from_reader(&mut input).map_err(|e| {
             let message = format!("not a jest/vitest JSON report: {}", crate::text::json_error_at(&e));
             ParseError::new(self.format(), message).at_line(e.line() as u64)
         })?;
-        Ok(convert(report, options))
+        let mut parsed = convert(report, options);
+        parsed.warnings.extend(input.warning());
+        Ok(parsed)
     }
 }
 
@@ -226,6 +230,20 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].status, c[0].name.as_str()), (CaseStatus::Error, "src/broken.test.js"));
         assert_eq!(c[0].message(), Some("Cannot find module './nope'"));
+    }
+
+    /// JSON.stringify writes a name with an unpaired surrogate as `\ud800`, which serde_json
+    /// refuses: the report is still read, every case kept, the name made lossy and said so.
+    #[test]
+    fn a_lone_surrogate_in_a_name_keeps_the_whole_report() {
+        let json = "\u{feff}".to_string()
+            + r#"{"numTotalTests":2,"testResults":[{"name":"/repo/a.test.js","status":"failed","assertionResults":[
+          {"ancestorTitles":[],"title":"lone \ud800 in name","status":"passed","failureMessages":[]},
+          {"ancestorTitles":[],"title":"fails for real","status":"failed","failureMessages":["Error: real failure"]}]}]}"#;
+        let report = parse_str(&json).unwrap();
+        let cases: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(cases, [("lone \u{FFFD} in name", CaseStatus::Passed), ("fails for real", CaseStatus::Failed)]);
+        assert!(report.warnings.iter().any(|w| w.starts_with("1 unpaired UTF-16 surrogate")), "{:?}", report.warnings);
     }
 
     #[test]

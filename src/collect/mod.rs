@@ -19,6 +19,7 @@ mod dotnet;
 pub mod flutter_json;
 pub mod go_test_json;
 pub mod jest_json;
+mod json_text;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;

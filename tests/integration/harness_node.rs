@@ -140,6 +140,23 @@ fn node_parent_tests_count_as_node_counts_them_and_their_own_failure_shows() {
     assert!(suite.error.is_none(), "a failed case explains the exit code: {:?}", suite.error);
 }
 
+/// A test named with an unpaired UTF-16 surrogate (JSON.stringify writes `\ud800`, which
+/// serde_json refuses) costs neither fixture its report: both cases as the tool counts them, the
+/// real failure among them, the lossy name said in a warning.
+#[test]
+fn a_lone_surrogate_in_a_test_name_keeps_the_mocha_and_jest_reports() {
+    for (name, format) in [("js-mocha-surrogate", "mocha-json"), ("js-jest-surrogate", "jest-json")] {
+        let suite = check_failing_fixture(name, format);
+        let failed = suite.failures().next().unwrap();
+        assert_eq!(failed.name, "names > fails for real", "{name}");
+        assert!(
+            suite.diagnostics.iter().any(|d| d.message.contains("unpaired UTF-16 surrogate")),
+            "{name}: {:#?}",
+            suite.diagnostics
+        );
+    }
+}
+
 #[test]
 fn mocha_installs_with_npm_ci_then_skips_install_when_up_to_date() {
     // A copy without node_modules, so the first run really installs from the lockfile.
