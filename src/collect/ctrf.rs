@@ -116,12 +116,16 @@ struct RetryAttempt {
 }
 
 fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-    let document: Document = serde_json::from_reader(input).map_err(|e| {
+    // Read through `Repair`: one test name JavaScript broke mid-character must not lose the report
+    // (CTRF reporters are mostly JavaScript), and a leading byte-order mark is dropped.
+    let mut input = super::json_text::Repair::new(input);
+    let document: Document = serde_json::from_reader(&mut input).map_err(|e| {
         let what = crate::text::json_error_text(&e);
         ParseError::new(NAME, format!("line {}, column {}: not a CTRF report: {what}", e.line(), e.column()))
             .at_line(e.line() as u64)
     })?;
     let mut report = ParsedReport::default();
+    report.warnings.extend(input.warning());
     if let Some(format) = document.report_format.as_deref()
         && format != "CTRF"
     {

@@ -128,6 +128,8 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
     let mut not_json = 0usize;
     let mut line = String::new();
     let mut number = 0u64;
+    // Unpaired surrogate escapes read as U+FFFD (`json_text`): Dart strings are UTF-16 too.
+    let mut replaced = 0u64;
     loop {
         let (read, _) = read_line_capped(input, &mut line, LINE_CAP)
             .map_err(|e| ReadError { message: format!("cannot read: {e}"), line: number })?;
@@ -135,7 +137,7 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
             break;
         }
         number += 1;
-        let text = line.trim();
+        let text = if number == 1 { line.trim_start_matches('\u{feff}') } else { line.as_str() }.trim();
         if text.is_empty() {
             continue;
         }
@@ -144,7 +146,9 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
             not_json += 1;
             continue;
         }
-        let event: Event = match serde_json::from_str(text) {
+        let (text, fixed) = super::json_text::repair_str(text);
+        replaced += fixed;
+        let event: Event = match serde_json::from_str(&text) {
             Ok(event) => event,
             // The last line, without its end: the writer stopped mid-event.
             Err(_) if !line.ends_with('\n') => break,
@@ -232,6 +236,7 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
         ),
         Some(_) => {}
     }
+    report.warnings.extend(super::json_text::replaced_warning(replaced));
     Ok(report)
 }
 

@@ -353,7 +353,7 @@ pub(crate) fn check_declared(
     {
         report.cases.push(
             Case {
-                name: "[declared failures not reported]".into(),
+                name: super::DECLARED_FAILURES_CASE.into(),
                 classname: classname.map(str::to_string).map(Into::into),
                 status: CaseStatus::Error,
                 ..Case::default()

@@ -30,18 +30,22 @@ impl ReportParser for JestJson {
 
     fn sniff(&self, head: &[u8]) -> bool {
         let text = String::from_utf8_lossy(head);
-        text.trim_start().starts_with('{')
+        text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
             && (text.contains("\"numTotalTestSuites\"")
                 || text.contains("\"numFailedTestSuites\"")
                 || text.contains("\"assertionResults\""))
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        let report: Report = serde_json::from_reader(input).map_err(|e| {
+        // Read through `Repair`: one test name JavaScript broke mid-character must not lose the report.
+        let mut input = super::json_text::Repair::new(input);
+        let report: Report = serde_json::from_reader(&mut input).map_err(|e| {
             let message = format!("not a jest/vitest JSON report: {}", crate::text::json_error_at(&e));
             ParseError::new(self.format(), message).at_line(e.line() as u64)
         })?;
-        Ok(convert(report, options))
+        let mut parsed = convert(report, options);
+        parsed.warnings.extend(input.warning());
+        Ok(parsed)
     }
 }
 
@@ -49,6 +53,10 @@ impl ReportParser for JestJson {
 #[serde(default, rename_all = "camelCase")]
 struct Report {
     num_total_tests: Option<u64>,
+    num_failed_tests: Option<u64>,
+    num_failed_test_suites: Option<u64>,
+    num_runtime_error_test_suites: Option<u64>,
+    success: Option<bool>,
     test_results: Vec<FileResult>,
 }
 
@@ -91,6 +99,7 @@ struct Location {
 fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
     let mut parsed = ParsedReport::default();
     let mut assertions = 0u64;
+    let declared = declared_failing(&report);
     for file in report.test_results {
         let rel = (!file.name.is_empty()).then(|| options.relative_path(&file.name));
         let mut any_failed = false;
@@ -125,7 +134,32 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
     {
         parsed.warnings.push(format!("the report says {total} tests but lists {assertions}"));
     }
+    if let Some(declared) = declared
+        && !parsed.cases.iter().any(|c| c.status.is_failure())
+    {
+        parsed.declared_failures_unreported(&declared);
+    }
     parsed
+}
+
+/// The failure counts the report declares, when any is above zero (`numFailedTests=1,
+/// numFailedTestSuites=1, success=false`). `success: false` alone is not enough: jest also
+/// writes it when only a coverage threshold failed, which fails no test.
+fn declared_failing(report: &Report) -> Option<String> {
+    let counts = [
+        ("numFailedTests", report.num_failed_tests),
+        ("numFailedTestSuites", report.num_failed_test_suites),
+        ("numRuntimeErrorTestSuites", report.num_runtime_error_test_suites),
+    ];
+    let mut said: Vec<String> =
+        counts.iter().filter_map(|(name, n)| n.filter(|n| *n > 0).map(|n| format!("{name}={n}"))).collect();
+    if said.is_empty() {
+        return None;
+    }
+    if report.success == Some(false) {
+        said.push("success=false".into());
+    }
+    Some(said.join(", "))
 }
 
 fn assertion_case(a: Assertion, file: Option<String>, warnings: &mut Vec<String>) -> Case {
@@ -226,6 +260,37 @@ mod tests {
         assert_eq!(c.len(), 1);
         assert_eq!((c[0].status, c[0].name.as_str()), (CaseStatus::Error, "src/broken.test.js"));
         assert_eq!(c[0].message(), Some("Cannot find module './nope'"));
+    }
+
+    /// JSON.stringify writes a name with an unpaired surrogate as `\ud800`, which serde_json
+    /// refuses: the report is still read, every case kept, the name made lossy and said so.
+    #[test]
+    fn a_lone_surrogate_in_a_name_keeps_the_whole_report() {
+        let json = "\u{feff}".to_string()
+            + r#"{"numTotalTests":2,"testResults":[{"name":"/repo/a.test.js","status":"failed","assertionResults":[
+          {"ancestorTitles":[],"title":"lone \ud800 in name","status":"passed","failureMessages":[]},
+          {"ancestorTitles":[],"title":"fails for real","status":"failed","failureMessages":["Error: real failure"]}]}]}"#;
+        let report = parse_str(&json).unwrap();
+        let cases: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(cases, [("lone \u{FFFD} in name", CaseStatus::Passed), ("fails for real", CaseStatus::Failed)]);
+        assert!(report.warnings.iter().any(|w| w.starts_with("1 unpaired UTF-16 surrogate")), "{:?}", report.warnings);
+    }
+
+    /// A report that counts a failed test but lists none failing has lost it (findings D10);
+    /// `success: false` alone (a coverage threshold) adds nothing.
+    #[test]
+    fn declared_failures_with_no_failing_test_are_an_error_case() {
+        let json = r#"{"numTotalTests":3,"numFailedTests":1,"numFailedTestSuites":1,"success":false,
+          "testResults":[{"name":"/repo/a.test.js","status":"passed","assertionResults":[
+          {"ancestorTitles":[],"title":"a","status":"passed","failureMessages":[]},
+          {"ancestorTitles":[],"title":"b","status":"passed","failureMessages":[]}]}]}"#;
+        let report = parse_str(json).unwrap();
+        let last = report.cases.last().unwrap();
+        assert_eq!((report.cases.len(), last.status), (3, CaseStatus::Error));
+        assert_eq!(last.name, crate::collect::DECLARED_FAILURES_CASE);
+        assert!(last.message().unwrap().contains("numFailedTests=1, numFailedTestSuites=1, success=false"));
+        let coverage = json.replace("\"numFailedTests\":1,\"numFailedTestSuites\":1,", "");
+        assert_eq!(parse_str(&coverage).unwrap().cases.len(), 2);
     }
 
     #[test]

@@ -507,6 +507,54 @@ struct Part {
     depth: u64,
     shortfalls: Vec<String>,
     surpluses: Vec<String>,
+    declared: DeclaredFailing,
+}
+
+/// What a report's `<testsuites>`/`<testsuite>` headers declare failed, against what was read:
+/// a report that declares failures or errors and lists no failing testcase has lost them.
+#[derive(Default)]
+struct DeclaredFailing {
+    /// The first three headers declaring `failures`/`errors` above zero, as written.
+    first: Vec<String>,
+    /// How many headers did.
+    count: u64,
+    /// A testcase read failed, errored, or had a `<failure>`/`<error>` child (a todo's failure
+    /// counts here though it fails nothing: its writer counted it).
+    failing_read: bool,
+}
+
+impl DeclaredFailing {
+    /// Notes what a `<testsuites>` or `<testsuite>` header declares.
+    fn header(&mut self, element: &str, name: Option<&str>, declared: &Tally) {
+        let said: Vec<String> = [1, 2]
+            .into_iter()
+            .filter_map(|i| declared.0[i].filter(|n| *n > 0).map(|n| format!("{}={n}", Tally::NAMES[i])))
+            .collect();
+        if said.is_empty() {
+            return;
+        }
+        self.count += 1;
+        if self.first.len() < 3 {
+            let name = name.map(|n| format!(" `{n}`")).unwrap_or_default();
+            self.first.push(format!("<{element}>{name} {}", said.join(", ")));
+        }
+    }
+
+    fn join(&mut self, next: DeclaredFailing) {
+        self.count += next.count;
+        self.first.extend(next.first.into_iter().take(3usize.saturating_sub(self.first.len())));
+        self.failing_read |= next.failing_read;
+    }
+
+    /// What the headers declare, when they declare failures and no testcase read failed.
+    fn unreported(&self) -> Option<String> {
+        if self.count == 0 || self.failing_read {
+            return None;
+        }
+        let more = self.count.saturating_sub(self.first.len() as u64);
+        let more = if more > 0 { format!("; and {more} more") } else { String::new() };
+        Some(format!("{}{more}", self.first.join("; ")))
+    }
 }
 
 impl Part {
@@ -518,7 +566,8 @@ impl Part {
 
     /// The part read after this one appended: as if one reader had read both.
     fn join(&mut self, next: Part) {
-        let Part { report, open, saw_root, first_element: _, spare: _, suites, depth, shortfalls, surpluses } = next;
+        let Part { report, open, saw_root, first_element: _, spare: _, suites, depth, shortfalls, surpluses, declared } =
+            next;
         let ParsedReport { mut cases, tool, warnings, errors, targets: _ } = report;
         self.report.cases.append(&mut cases);
         // The root's `pytest` mark, or the first nested `<testsuites>` that has one.
@@ -527,6 +576,7 @@ impl Part {
         self.report.errors.extend(errors);
         self.shortfalls.extend(shortfalls);
         self.surpluses.extend(surpluses);
+        self.declared.join(declared);
         (self.open, self.saw_root, self.suites, self.depth) = (open, saw_root, suites, depth);
     }
 
@@ -543,6 +593,7 @@ impl Part {
             depth,
             mut shortfalls,
             surpluses,
+            declared,
         } = self;
         if !saw_root {
             return Err(JunitError::NoRoot { root: first_element });
@@ -581,6 +632,9 @@ impl Part {
             }
             if let Some(surplus) = first_three(&surpluses) {
                 report.warnings.push(format!("more testcases than declared: {surplus}"));
+            }
+            if let Some(declared) = declared.unreported() {
+                report.declared_failures_unreported(&declared);
             }
         }
         Ok(report)
@@ -626,6 +680,7 @@ struct ReadState<'o, 'b> {
     shortfalls: Vec<String>,
     /// Leaf testsuites in which more testcases were read than they declare.
     surpluses: Vec<String>,
+    declared: DeclaredFailing,
 }
 
 impl<'o, 'b> ReadState<'o, 'b> {
@@ -656,12 +711,25 @@ impl<'o, 'b> ReadState<'o, 'b> {
             depth: u64::from(in_root),
             shortfalls: Vec::new(),
             surpluses: Vec::new(),
+            declared: DeclaredFailing::default(),
         }
     }
 
     fn into_part(self) -> Part {
-        let ReadState { report, open, saw_root, first_element, spare, suites, depth, shortfalls, surpluses, .. } = self;
-        Part { report, open, saw_root, first_element, spare, suites, depth, shortfalls, surpluses }
+        let ReadState {
+            report,
+            open,
+            saw_root,
+            first_element,
+            spare,
+            suites,
+            depth,
+            shortfalls,
+            surpluses,
+            declared,
+            ..
+        } = self;
+        Part { report, open, saw_root, first_element, spare, suites, depth, shortfalls, surpluses, declared }
     }
 }
 
@@ -724,6 +792,7 @@ impl ReadState<'_, '_> {
             depth,
             shortfalls,
             surpluses,
+            declared,
             ..
         } = self;
         let dialect = *dialect;
@@ -740,6 +809,8 @@ impl ReadState<'_, '_> {
                         *saw_root = true;
                         reserve_for(report, e, reserve_cap);
                         report.tool = report.tool.take().or_else(|| writer(e, "pytest tests"));
+                        let root = suite_frame(e);
+                        declared.header("testsuites", root.name.as_deref(), &root.declared);
                     }
                     "testsuite" => {
                         if !*saw_root {
@@ -748,6 +819,7 @@ impl ReadState<'_, '_> {
                         }
                         *saw_root = true;
                         let mut frame = suite_frame(e);
+                        declared.header("testsuite", frame.name.as_deref(), &frame.declared);
                         frame.first_case = handed + report.cases.len();
                         if let Some(parent) = suites.last_mut() {
                             parent.nested = true;
@@ -765,7 +837,7 @@ impl ReadState<'_, '_> {
                         *saw_root = true;
                         if let (Some(previous), Some(case)) = (open.take(), report.cases.last_mut()) {
                             // A testcase opened inside another: an unclosed case; keep both.
-                            finish(previous, case, spare, suites);
+                            declared.failing_read |= finish(previous, case, spare, suites);
                         }
                         // Built where it stays: a case is big, and read in place until it ends.
                         report.cases.push(match dialect {
@@ -787,7 +859,7 @@ impl ReadState<'_, '_> {
                         };
                         match report.cases.last_mut() {
                             Some(case) if empty => {
-                                finish(current, case, spare, suites);
+                                declared.failing_read |= finish(current, case, spare, suites);
                                 count_repeat(&report.cases, handed, suites);
                             }
                             _ => *open = Some(current),
@@ -817,7 +889,7 @@ impl ReadState<'_, '_> {
             Event::End(ref e) => match local_name(e.name().into_inner()) {
                 "testcase" => {
                     if let (Some(current), Some(case)) = (open.take(), report.cases.last_mut()) {
-                        finish(current, case, spare, suites);
+                        declared.failing_read |= finish(current, case, spare, suites);
                         count_repeat(&report.cases, handed, suites);
                     }
                 }
@@ -1481,8 +1553,9 @@ struct Spare {
     output: String,
 }
 
-/// Ends the case being read: what only its end decides, and its buffers back to `spare`.
-fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [SuiteFrame]) {
+/// Ends the case being read: what only its end decides, and its buffers back to `spare`. True
+/// when the case failed or a `<failure>`/`<error>` child said it did (what a header counts).
+fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [SuiteFrame]) -> bool {
     if current.inside != Inside::Nothing {
         child_end(&mut current, case);
     }
@@ -1513,6 +1586,7 @@ fn finish(mut current: Open, case: &mut Case, spare: &mut Spare, suites: &mut [S
     current.output.clear();
     spare.text = current.text;
     spare.output = current.output;
+    case.status.is_failure() || failures + errors > 0
 }
 
 #[cfg(test)]
@@ -2027,6 +2101,34 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
             ["more testcases than declared: testsuite `odd` declares tests=1 but 3 testcases were read \
               (1 of them repeat the testcase before them, which has no result: rerun attempts?)"]
         );
+    }
+
+    /// Headers that declare failures or errors while no testcase failed: the failing results are
+    /// missing (findings D10), an `error` case says so; when any case failed, counts that are
+    /// a little off are only the warning they were.
+    #[test]
+    fn declared_failures_with_no_failing_case_are_an_error_case() {
+        let xml = r#"<testsuites tests="3" failures="1"><testsuite name="s" tests="3" failures="1"><testcase classname="c" name="a"/><testcase classname="c" name="b"/></testsuite></testsuites>"#;
+        let report = parse_str(xml).unwrap();
+        let last = report.cases.last().unwrap();
+        assert_eq!((last.name.as_str(), last.status), (crate::collect::DECLARED_FAILURES_CASE, CaseStatus::Error));
+        assert_eq!(
+            last.message(),
+            Some(
+                "the report declares <testsuites> failures=1; <testsuite> `s` failures=1 but lists no failing test: \
+                 the failing results are missing"
+            )
+        );
+        let errors = r#"<testsuite name="e" errors="2"/>"#;
+        assert_eq!(parse_str(errors).unwrap().cases.last().map(|c| c.status), Some(CaseStatus::Error));
+        // One failing case: the header's other failure is an off count, not a lost result.
+        let off = r#"<testsuite name="s" tests="2" failures="2"><testcase name="a"><failure/></testcase><testcase name="b"/></testsuite>"#;
+        let report = parse_str(off).unwrap();
+        assert_eq!(report.cases.len(), 2);
+        assert!(report.cases.iter().all(|c| c.name != crate::collect::DECLARED_FAILURES_CASE));
+        // Nothing declared failing, nothing added.
+        let fine = r#"<testsuite name="s" tests="1" failures="0" errors="0"><testcase name="a"/></testsuite>"#;
+        assert_eq!(parse_str(fine).unwrap().cases.len(), 1);
     }
 
     #[test]

@@ -32,15 +32,21 @@ impl ReportParser for MochaJson {
 
     fn sniff(&self, head: &[u8]) -> bool {
         let text = String::from_utf8_lossy(head);
-        text.trim_start().starts_with('{') && text.contains("\"stats\"") && text.contains("\"passes\"")
+        text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
+            && text.contains("\"stats\"")
+            && text.contains("\"passes\"")
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        let report: Report = serde_json::from_reader(input).map_err(|e| {
+        // Read through `Repair`: one test name JavaScript broke mid-character must not lose the report.
+        let mut input = super::json_text::Repair::new(input);
+        let report: Report = serde_json::from_reader(&mut input).map_err(|e| {
             let message = format!("not a mocha JSON report: {}", crate::text::json_error_at(&e));
             ParseError::new(self.format(), message).at_line(e.line() as u64)
         })?;
-        Ok(convert(report, options))
+        let mut parsed = convert(report, options);
+        parsed.warnings.extend(input.warning());
+        Ok(parsed)
     }
 }
 
@@ -239,6 +245,23 @@ mod tests {
         assert_eq!(c[0].name, "A > b > t");
         assert_eq!(c[0].classname.as_deref(), Some("A > b"));
         assert_eq!((c[0].status, c[0].extra().retries), (CaseStatus::Flaky, 2));
+    }
+
+    /// JSON.stringify writes a title with an unpaired surrogate as `\ud800`, which serde_json
+    /// refuses: the report is still read, every case kept, the name made lossy and said so.
+    #[test]
+    fn a_lone_surrogate_in_a_title_keeps_the_whole_report() {
+        let json = r#"{"stats":{"tests":2,"passes":1,"failures":1},"pending":[],
+          "tests":[{"title":"lone \ud800 in name","fullTitle":"lone \ud800 in name","file":"/repo/t.js","err":{}},
+            {"title":"fails for real","fullTitle":"fails for real","file":"/repo/t.js","err":{"message":"real failure"}}],
+          "passes":[{"title":"lone \ud800 in name","fullTitle":"lone \ud800 in name","file":"/repo/t.js","err":{}}],
+          "failures":[{"title":"fails for real","fullTitle":"fails for real","file":"/repo/t.js","err":{"message":"real failure"}}]}"#;
+        let report = parse_str(json);
+        let cases: Vec<_> = report.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(cases, [("lone \u{FFFD} in name", CaseStatus::Passed), ("fails for real", CaseStatus::Failed)]);
+        // Four escapes: the title and the full title, in `tests` and in `passes`.
+        assert!(report.warnings.iter().any(|w| w.starts_with("4 unpaired UTF-16 surrogate")), "{:?}", report.warnings);
+        assert!(MochaJson.sniff("\u{feff}{\"stats\":{},\"passes\":[]}".as_bytes()), "a byte-order mark is skipped");
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod dotnet;
 pub mod flutter_json;
 pub mod go_test_json;
 pub mod jest_json;
+mod json_text;
 pub mod junit;
 pub mod libtest;
 pub mod mocha_json;
@@ -167,11 +168,27 @@ pub struct PrintedLocation {
 /// Name of the `error` case a parser adds for a report that stops before its end.
 pub const CUT_SHORT_CASE: &str = "[report cut short]";
 
+/// Name of the `error` case a parser adds for a report that declares failures or errors of which
+/// it lists none: the failing results are missing, so the suite must not pass on the rest. The
+/// collector puts the report's path after it (the parser does not know it).
+pub const DECLARED_FAILURES_CASE: &str = "[declared failures not reported]";
+
 /// Start of the name of the `error` case for a report file that could not be read at all (broken,
 /// not a report format, unreadable) among files that could: its results are unknown.
 pub const UNREADABLE_CASE: &str = "[unreadable report]";
 
 impl ParsedReport {
+    /// Records that the report declares failing tests (`what`: which counts, as written) while no
+    /// case read from it failed: an `error` case, so the suite cannot pass on the cases listed.
+    /// Only then: a writer's counts are often a little off, but never this far.
+    pub(crate) fn declared_failures_unreported(&mut self, what: &str) {
+        self.cases.push(
+            Case { name: DECLARED_FAILURES_CASE.into(), status: CaseStatus::Error, ..Case::default() }.with_message(
+                Some(format!("the report declares {what} but lists no failing test: the failing results are missing")),
+            ),
+        );
+    }
+
     /// Records that the report stops before its end: an error diagnostic, and an `error` case
     /// that says why, so that no report, however it is read, shows the suite as passed.
     pub fn cut_short(&mut self, message: String) {

@@ -29,7 +29,7 @@ impl ReportParser for RspecJson {
 
     fn sniff(&self, head: &[u8]) -> bool {
         let text = String::from_utf8_lossy(head);
-        text.trim_start().starts_with('{')
+        text.trim_start_matches('\u{feff}').trim_start().starts_with('{')
             && text.contains("\"examples\"")
             && (text.contains("\"full_description\"")
                 || text.contains("\"summary_line\"")
@@ -37,11 +37,15 @@ impl ReportParser for RspecJson {
     }
 
     fn parse(&self, input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport, ParseError> {
-        let report: Report = serde_json::from_reader(input).map_err(|e| {
+        // Through `Repair` for a leading byte-order mark, and escapes as the JSON reports JavaScript writes.
+        let mut input = super::json_text::Repair::new(input);
+        let report: Report = serde_json::from_reader(&mut input).map_err(|e| {
             let message = format!("not an RSpec JSON report (line {}, column {}): {e}", e.line(), e.column());
             ParseError::new(self.format(), message).at_line(e.line() as u64)
         })?;
-        Ok(convert(report, options))
+        let mut parsed = convert(report, options);
+        parsed.warnings.extend(input.warning());
+        Ok(parsed)
     }
 }
 

@@ -140,6 +140,23 @@ fn node_parent_tests_count_as_node_counts_them_and_their_own_failure_shows() {
     assert!(suite.error.is_none(), "a failed case explains the exit code: {:?}", suite.error);
 }
 
+/// A test named with an unpaired UTF-16 surrogate (JSON.stringify writes `\ud800`, which
+/// serde_json refuses) costs neither fixture its report: both cases as the tool counts them, the
+/// real failure among them, the lossy name said in a warning.
+#[test]
+fn a_lone_surrogate_in_a_test_name_keeps_the_mocha_and_jest_reports() {
+    for (name, format) in [("js-mocha-surrogate", "mocha-json"), ("js-jest-surrogate", "jest-json")] {
+        let suite = check_failing_fixture(name, format);
+        let failed = suite.failures().next().unwrap();
+        assert_eq!(failed.name, "names > fails for real", "{name}");
+        assert!(
+            suite.diagnostics.iter().any(|d| d.message.contains("unpaired UTF-16 surrogate")),
+            "{name}: {:#?}",
+            suite.diagnostics
+        );
+    }
+}
+
 #[test]
 fn mocha_installs_with_npm_ci_then_skips_install_when_up_to_date() {
     // A copy without node_modules, so the first run really installs from the lockfile.
@@ -192,6 +209,27 @@ fn typescript_build_failure_is_build_failed_with_a_diagnostic() {
     let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(file)).expect("a diagnostic");
     assert_eq!(diagnostic.line, Some(line));
     assert!(diagnostic.message.contains("TS2322"), "{}", diagnostic.message);
+}
+
+/// A package.json that starts with a UTF-8 byte-order mark (Windows editors write one) runs as
+/// npm runs it (`npm test`: `# pass 1`), not refused at line 1, column 1.
+#[test]
+fn package_json_with_a_byte_order_mark_runs_as_npm_runs_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("bom");
+    std::fs::create_dir_all(project.join("test")).unwrap();
+    std::fs::write(project.join("package.json"), "\u{feff}{\"name\":\"bom\",\"scripts\":{\"test\":\"node --test\"}}")
+        .unwrap();
+    std::fs::write(
+        project.join("test/ok.test.js"),
+        "const test = require('node:test');\nconst assert = require('node:assert');\n\
+         test('adds', () => assert.strictEqual(1 + 1, 2));\n",
+    )
+    .unwrap();
+    let (code, run) = fcorr_run(&[&project], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Passed, "{:#?}", suite.error);
+    assert_eq!((suite.counts.passed, suite.counts.total, code), (1, 1, 0));
 }
 
 #[test]

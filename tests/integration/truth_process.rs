@@ -548,3 +548,25 @@ fn a_suite_log_keeps_head_and_tail_of_a_huge_output_with_a_marker() {
     let cut: u64 = marker.trim_start_matches("[fcorr: ").split(' ').next().unwrap().parse().unwrap();
     assert!(cut + size >= 64_000_000, "{marker}");
 }
+
+/// A JUnit report whose headers declare a failure but whose testcases all passed (a writer that
+/// lost the failing result) fails its suite, and the terminal says which file declared what
+/// (findings D10: before, it passed with only a warning in summary.md).
+#[test]
+fn a_report_declaring_failures_it_does_not_list_fails_and_says_so_on_the_terminal() {
+    let ws = command_workspace(
+        "printf '<testsuites tests=\"3\" failures=\"1\"><testsuite name=\"s\" tests=\"3\" failures=\"1\">\
+         <testcase classname=\"c\" name=\"a\"/><testcase classname=\"c\" name=\"b\"/></testsuite></testsuites>' > report.xml\n",
+    );
+    let out = tempfile::tempdir().unwrap();
+    let output = clean_fcorr(ws.path()).arg("run").arg("--out").arg(out.path()).output().unwrap();
+    let stdout = text(&output.stdout);
+    assert_eq!(output.status.code(), Some(1), "{stdout}{}", text(&output.stderr));
+    assert!(stdout.contains("error [declared failures not reported] report.xml"), "{stdout}");
+    assert!(
+        stdout.contains(
+            "the report declares <testsuites> failures=1; <testsuite> `s` failures=1 but lists no failing test"
+        ),
+        "{stdout}"
+    );
+}

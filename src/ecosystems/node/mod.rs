@@ -309,8 +309,9 @@ impl Ecosystem for Node {
 /// Why a Node project cannot be planned; the text is what the suite's error says.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum NodePlanError {
-    #[error("{}: cannot read: {source}", path.display())]
-    ManifestUnreadable { path: PathBuf, source: std::io::Error },
+    /// `source` names the file.
+    #[error("{source}")]
+    ManifestUnreadable { source: crate::fsio::ReadError },
     #[error("{}: {}", path.display(), crate::text::json_error_at(source))]
     ManifestInvalid { path: PathBuf, source: serde_json::Error },
     #[error("the node runner cannot run framework `{0}` (jest, vitest, mocha, node --test)")]
@@ -326,9 +327,11 @@ pub(crate) enum NodePlanError {
 /// The install, build and test phases of the Node project `ctx` describes.
 fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     let path = ctx.root.join("package.json");
-    let text = match std::fs::read_to_string(&path) {
+    // Read as detection read it (`ProjectFiles::read`): without a byte-order mark, which npm
+    // ignores and serde_json rejects, so a file Windows editors saved is planned, not refused.
+    let text = match crate::fsio::read_text(&path, crate::fsio::PROJECT_FILE) {
         Ok(text) => text,
-        Err(source) => return Err(NodePlanError::ManifestUnreadable { path, source }),
+        Err(source) => return Err(NodePlanError::ManifestUnreadable { source }),
     };
     let manifest = match Manifest::parse(&text) {
         Ok(manifest) => manifest,
@@ -389,6 +392,11 @@ mod tests {
     /// What planning a project at `dir` with `package.json` text `manifest` and `framework` says
     /// when it fails, with the suite's work directory `work`.
     fn plan_error(manifest: &str, framework: &str, work: &Path) -> String {
+        plan_with(manifest, framework, work).map(|_| "planned".to_string()).unwrap_or_else(|e| e)
+    }
+
+    /// Plans a project with `package.json` text `manifest`: its phases' commands, or the error.
+    fn plan_with(manifest: &str, framework: &str, work: &Path) -> Result<Vec<String>, String> {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("package.json"), manifest).unwrap();
         let files = ProjectFiles::scan(dir.path()).unwrap();
@@ -405,8 +413,20 @@ mod tests {
             build_script: None,
             dry_run: false,
         };
-        let error = Node.plan(&ctx).unwrap_err();
-        error.to_string().replace(&dir.path().display().to_string(), "<root>")
+        match Node.plan(&ctx) {
+            Ok(phases) => Ok(phases.iter().flat_map(|p| &p.commands).map(|c| c.args.join(" ")).collect()),
+            Err(error) => Err(error.to_string().replace(&dir.path().display().to_string(), "<root>")),
+        }
+    }
+
+    /// A package.json saved with a UTF-8 byte-order mark (as Windows editors save it) is planned
+    /// as npm runs it, not refused at line 1, column 1.
+    #[test]
+    fn a_byte_order_mark_before_package_json_is_ignored() {
+        let work = tempfile::tempdir().unwrap();
+        let manifest = "\u{feff}{\"scripts\": {\"test\": \"jest\"}}";
+        let commands = plan_with(manifest, "jest", work.path()).unwrap();
+        assert!(commands.iter().any(|c| c.contains("--json")), "{commands:?}");
     }
 
     #[test]
