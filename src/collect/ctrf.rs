@@ -56,7 +56,16 @@ struct Document {
 struct Results {
     #[serde(default)]
     tool: Option<Tool>,
+    #[serde(default)]
+    summary: Option<Summary>,
     tests: Vec<Test>,
+}
+
+/// The counts a CTRF report declares (only `failed` is checked: see [`ParsedReport::declared_failures_unreported`]).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Summary {
+    failed: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -132,11 +141,17 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
         report.warnings.push(format!("reportFormat is `{format}`, not `CTRF`; read it as CTRF anyway"));
     }
     report.tool = document.results.tool.map(|t| t.name);
+    let declared_failed = document.results.summary.and_then(|s| s.failed).filter(|n| *n > 0);
     for (index, test) in document.results.tests.into_iter().enumerate() {
         match to_case(test, options) {
             Ok(case) => report.cases.push(case),
             Err(message) => report.warnings.push(format!("results.tests[{index}]: {message}")),
         }
+    }
+    if let Some(failed) = declared_failed
+        && !report.cases.iter().any(|c| c.status.is_failure())
+    {
+        report.declared_failures_unreported(&format!("summary.failed={failed}"));
     }
     Ok(report)
 }
@@ -294,6 +309,17 @@ mod tests {
 
     fn parse_str(text: &str) -> Result<ParsedReport, ParseError> {
         parse(&mut text.as_bytes(), &ParseOptions { root: Some("/repo".into()) })
+    }
+
+    #[test]
+    fn a_summary_declaring_failures_with_no_failing_test_is_an_error_case() {
+        let lost = r#"{"results":{"tool":{"name":"x"},"summary":{"tests":2,"passed":1,"failed":1},
+            "tests":[{"name":"a","status":"passed","duration":1}]}}"#;
+        let last = parse_str(lost).unwrap().cases.pop().unwrap();
+        assert_eq!((last.name.as_str(), last.status), (crate::collect::DECLARED_FAILURES_CASE, CaseStatus::Error));
+        assert!(last.message().unwrap().contains("summary.failed=1"), "{:?}", last.message());
+        let listed = lost.replace(r#""status":"passed""#, r#""status":"failed""#);
+        assert!(parse_str(&listed).unwrap().cases.iter().all(|c| c.name != crate::collect::DECLARED_FAILURES_CASE));
     }
 
     #[test]

@@ -64,6 +64,7 @@ struct Report {
 #[serde(default)]
 struct Stats {
     tests: Option<u64>,
+    failures: Option<u64>,
 }
 
 #[derive(Deserialize, Default, Clone)]
@@ -132,10 +133,16 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
     for hook in report.failures.iter().filter(|t| t.is_hook()) {
         parsed.cases.push(case(hook, CaseStatus::Error, options));
     }
-    if let Some(total) = report.stats.and_then(|s| s.tests)
+    let stats = report.stats.unwrap_or_default();
+    if let Some(total) = stats.tests
         && total != listed
     {
         parsed.warnings.push(format!("the report's stats say {total} tests but it lists {listed}"));
+    }
+    if let Some(failures) = stats.failures.filter(|n| *n > 0)
+        && !parsed.cases.iter().any(|c| c.status.is_failure())
+    {
+        parsed.declared_failures_unreported(&format!("stats.failures={failures}"));
     }
     parsed
 }
@@ -204,6 +211,16 @@ mod tests {
 
     fn parse_str(json: &str) -> ParsedReport {
         MochaJson.parse(&mut json.as_bytes(), &ParseOptions { root: Some("/repo".into()) }).unwrap()
+    }
+
+    #[test]
+    fn stats_declaring_failures_with_no_failing_test_are_an_error_case() {
+        let lost = r#"{"stats":{"tests":1,"passes":1,"failures":1},"tests":[{"title":"a","fullTitle":"a","err":{}}],
+            "passes":[{"title":"a","fullTitle":"a","err":{}}],"failures":[],"pending":[]}"#;
+        let last = parse_str(lost).cases.pop().unwrap();
+        assert_eq!((last.name.as_str(), last.status), (crate::collect::DECLARED_FAILURES_CASE, CaseStatus::Error));
+        assert!(last.message().unwrap().contains("stats.failures=1"), "{:?}", last.message());
+        assert!(parse_str(PLAIN).cases.iter().all(|c| c.name != crate::collect::DECLARED_FAILURES_CASE));
     }
 
     const PLAIN: &str = r#"{"stats":{"suites":2,"tests":3,"passes":1,"pending":1,"failures":2},

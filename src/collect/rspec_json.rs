@@ -62,6 +62,7 @@ struct Report {
 #[serde(default)]
 struct Summary {
     example_count: Option<u64>,
+    failure_count: Option<u64>,
     errors_outside_of_examples_count: u64,
 }
 
@@ -97,6 +98,11 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
         && count != listed
     {
         parsed.warnings.push(format!("the report says {count} examples but lists {listed}"));
+    }
+    if let Some(failures) = summary.failure_count.filter(|n| *n > 0)
+        && !parsed.cases.iter().any(|c| c.status.is_failure())
+    {
+        parsed.declared_failures_unreported(&format!("summary.failure_count={failures}"));
     }
     // Errors outside examples: their text is in `messages`, among notes of other kinds.
     let mut texts = report.messages.iter().filter(|m| m.contains("error occurred") || m.contains("Failure/Error"));
@@ -204,6 +210,16 @@ mod tests {
         assert_eq!(spec_line("/tmp/calc/spec/calc_spec.rb:35:in `block'", "spec/calc_spec.rb"), Some(35));
         assert_eq!(spec_line("./spec/calc_spec.rb:43", "spec/calc_spec.rb"), Some(43));
         assert_eq!(spec_line("/gems/rspec.rb:3:in `x'", "spec/calc_spec.rb"), None);
+    }
+
+    #[test]
+    fn a_summary_declaring_failures_with_no_failing_example_is_an_error_case() {
+        let lost = r#"{"version":"3.12.0","examples":[{"description":"a","full_description":"a","status":"passed",
+            "file_path":"./spec/a_spec.rb","line_number":1}],"summary":{"example_count":1,"failure_count":1}}"#;
+        let parsed = RspecJson.parse(&mut lost.as_bytes(), &ParseOptions::default()).unwrap();
+        let last = parsed.cases.last().unwrap();
+        assert_eq!((last.name.as_str(), last.status), (crate::collect::DECLARED_FAILURES_CASE, CaseStatus::Error));
+        assert!(last.message().unwrap().contains("summary.failure_count=1"), "{:?}", last.message());
     }
 
     #[test]
