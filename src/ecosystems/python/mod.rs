@@ -11,6 +11,7 @@ mod install;
 pub(crate) use install::InstallerError;
 mod lines;
 mod messages;
+mod nested;
 mod unittest;
 
 use std::path::Path;
@@ -73,6 +74,11 @@ impl Ecosystem for Python {
 
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         detect(files, framework)
+    }
+
+    /// Nested Python projects with tests that the root's `testpaths` leave out, named.
+    fn members(&self, files: &ProjectFiles) -> super::Members {
+        nested::left_out(files)
     }
 
     fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
