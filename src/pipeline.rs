@@ -148,7 +148,7 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         None => plan::plan(&config, &args.paths, overrides, &KINDS)?,
     };
     let plans = plan::add_suites(plans, &config, extra.as_deref().unwrap_or_default(), &cwd, overrides, &KINDS)?;
-    let shard_plan = plan::shard_plan(&plans, overrides.shard);
+    let shard_plan = plan::shard_plan(&plans, overrides.shard, &config.hash());
     let plans = plan::select_suites(plans, overrides.shard);
     let plans = match &args.rerun_failed {
         Some(path) => rerun_failed(plans, &report::load_results(&cwd.join(path))?)?,

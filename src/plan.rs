@@ -130,6 +130,8 @@ pub(crate) trait Runner: Send + Sync {
     fn shared_defaults(&self, settings: &toml::Table) -> Option<SharedDefaults>;
     /// True when `--shard` splits suites of this kind by item rather than by suite.
     fn splits_items(&self) -> bool;
+    /// The files a suite that splits by item cuts its items from (see `SuiteRunner::inputs`).
+    fn inputs(&self, suite: &SuitePlan) -> Vec<std::path::PathBuf>;
     /// `--rerun-failed`: this suite's plan narrowed to what failed in `before`, its result in
     /// the run that started at `of`; `None` when the kind cannot rerun part of a suite.
     fn rerun(&self, suite: &SuitePlan, before: &Suite, of: &str) -> Option<KindPlan>;
@@ -331,7 +333,11 @@ pub(crate) fn select_suites(plans: Vec<SuitePlan>, shard: Option<crate::shard::S
 
 /// What a sharded run records of the whole plan (before [`select_suites`]): its slice and the
 /// shard each whole suite goes to, so `fcorr merge` can name what a shard that never arrived ran.
-pub(crate) fn shard_plan(plans: &[SuitePlan], shard: Option<crate::shard::Shard>) -> Option<crate::model::ShardPlan> {
+pub(crate) fn shard_plan(
+    plans: &[SuitePlan],
+    shard: Option<crate::shard::Shard>,
+    config_hash: &str,
+) -> Option<crate::model::ShardPlan> {
     let shard = shard?;
     let suites = plans
         .iter()
@@ -343,7 +349,44 @@ pub(crate) fn shard_plan(plans: &[SuitePlan], shard: Option<crate::shard::Shard>
             shard: crate::shard::owner(&p.id, shard.total).to_string(),
         })
         .collect();
-    Some(crate::model::ShardPlan { shard: shard.to_string(), suites })
+    Some(crate::model::ShardPlan {
+        shard: shard.to_string(),
+        suites,
+        inputs: Some(inputs_digest(plans, config_hash)),
+        ci_run: ci_run(|name| std::env::var(name).ok()),
+    })
+}
+
+/// The digest of what a sharded run was cut from: the config hash, every planned suite's id,
+/// and the bytes of each item-split suite's item files. Whole suites are named by id only:
+/// their content is checked by the commit. A file that cannot be read adds its error, so the
+/// digest still differs from a run where it could.
+fn inputs_digest(plans: &[SuitePlan], config_hash: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut hash = Sha256::new();
+    hash.update(config_hash.as_bytes());
+    for plan in plans {
+        hash.update(b"\0suite\0");
+        hash.update(plan.id.as_bytes());
+        if !plan.runner.splits_items() {
+            continue;
+        }
+        for file in plan.runner.inputs(plan) {
+            hash.update(b"\0file\0");
+            match std::fs::read(&file) {
+                Ok(bytes) => hash.update(&bytes),
+                Err(error) => hash.update(format!("unreadable: {error}").as_bytes()),
+            }
+        }
+    }
+    hex::encode(&hash.finalize()[..8])
+}
+
+/// `GITHUB_REPOSITORY/GITHUB_RUN_ID` when both are set (see `ShardPlan::ci_run`).
+fn ci_run(var: impl Fn(&str) -> Option<String>) -> Option<String> {
+    let repository = var("GITHUB_REPOSITORY").filter(|v| !v.is_empty())?;
+    let run = var("GITHUB_RUN_ID").filter(|v| !v.is_empty())?;
+    Some(format!("{repository}/{run}"))
 }
 
 pub(crate) fn filter(plans: Vec<SuitePlan>, pattern: Option<&str>) -> Result<Vec<SuitePlan>, PlanError> {

@@ -64,6 +64,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("merging", &out_dir);
+    report::in_progress::begin(&out_dir, "merge")?;
     let read = |(path, label): (PathBuf, String)| {
         let run = report::load_results(&path);
         progress.step(1);
@@ -81,13 +82,13 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
             merger.add(read(input), Some(&mut spill)).map_err(spill_error)?;
         }
         progress.stage("merging and judging", None);
-        let (run, past) = merger.finish();
+        let (run, past) = merger.finish()?;
         crate::commands::shared::warn_not_kept(spill.not_kept());
         (run, past)
     } else {
         let inputs: Vec<Input> = paths.into_iter().zip(labels).map(read).collect();
         progress.stage("merging and judging", None);
-        merge(inputs)
+        merge(inputs)?
     };
     // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
     let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
@@ -229,7 +230,7 @@ fn labels_of(paths: &[PathBuf], cwd: &Path) -> Vec<String> {
 
 /// One run from several (scores are kept per suite and combined again), and the history the
 /// parts started from.
-fn merge(inputs: Vec<Input>) -> (Run, crate::history::Past) {
+fn merge(inputs: Vec<Input>) -> Result<(Run, crate::history::Past), FcorrError> {
     let mut uses: HashMap<String, usize> = HashMap::new();
     for input in &inputs {
         if let Ok(run) = &input.run {
@@ -267,6 +268,8 @@ struct Merger {
     suites: Vec<Suite>,
     shard_parts: Vec<(String, Suite)>,
     shard_plans: Vec<ShardPlan>,
+    /// Each sharded input's identity, to check that the shards come from one run.
+    shard_sources: Vec<ShardSource>,
     past: crate::history::Past,
     reruns: Vec<Suite>,
 }
@@ -282,6 +285,7 @@ impl Merger {
             suites: Vec::new(),
             shard_parts: Vec::new(),
             shard_plans: Vec::new(),
+            shard_sources: Vec::new(),
             past: crate::history::Past::default(),
             reruns: Vec::new(),
         }
@@ -304,6 +308,16 @@ impl Merger {
         let parse = |t: &str| time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok();
         self.started = self.started.into_iter().chain(parse(&run.started_at)).min();
         self.finished = self.finished.into_iter().chain(parse(&run.finished_at)).max();
+        if let Some(plan) = &run.shard {
+            self.shard_sources.push(ShardSource {
+                path: input.path.clone(),
+                shard: plan.shard.clone(),
+                inputs: plan.inputs.clone(),
+                ci_run: plan.ci_run.clone(),
+                commit: run.git.as_ref().and_then(|g| g.commit.clone()),
+                config_hash: run.config_hash.clone(),
+            });
+        }
         self.shard_plans.extend(run.shard.clone());
         let mut part_past = crate::history::Past::before(&run);
         self.git = self.git.take().or(run.git);
@@ -337,7 +351,8 @@ impl Merger {
         Ok(())
     }
 
-    fn finish(mut self) -> (Run, crate::history::Past) {
+    fn finish(mut self) -> Result<(Run, crate::history::Past), FcorrError> {
+        same_run(&self.shard_sources)?;
         self.suites.extend(crate::shard::join(self.shard_parts));
         let missing = missing_shards(&self.shard_plans, &self.suites);
         self.suites.extend(missing);
@@ -359,8 +374,57 @@ impl Merger {
             run.finished_at = crate::model::rfc3339(finished);
             run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
         }
-        (run, self.past)
+        Ok((run, self.past))
     }
+}
+
+/// What identifies the run a shard's results came from.
+struct ShardSource {
+    path: PathBuf,
+    shard: String,
+    inputs: Option<String>,
+    ci_run: Option<String>,
+    commit: Option<String>,
+    config_hash: Option<String>,
+}
+
+/// Refuses shards that are not parts of one run: a shard from another run (an older artifact,
+/// another workflow run) would stand in for this run's shard, and the failures that shard held
+/// would vanish from a merged PASS. Each identity (the CI run, the commit, the configuration,
+/// the digest of the inputs the items were cut from) must agree wherever two shards record it.
+/// Shards written before fcorr recorded the inputs digest are merged with a warning: they cannot
+/// be checked.
+fn same_run(sources: &[ShardSource]) -> Result<(), FcorrError> {
+    type Field = fn(&ShardSource) -> Option<&str>;
+    let fields: [(&str, Field); 4] = [
+        ("CI run (GITHUB_REPOSITORY/GITHUB_RUN_ID)", |s| s.ci_run.as_deref()),
+        ("git commit", |s| s.commit.as_deref()),
+        ("configuration hash", |s| s.config_hash.as_deref()),
+        ("inputs digest (configuration, datasets and tasks files)", |s| s.inputs.as_deref()),
+    ];
+    for (what, field) in fields {
+        let mut recorded = sources.iter().filter_map(|s| Some((s, field(s)?)));
+        let Some((first, value)) = recorded.next() else { continue };
+        if let Some((other, differs)) = recorded.find(|(_, v)| v != &value) {
+            return Err(FcorrError::Usage(format!(
+                "{}: shard {} is not from the same run as shard {} ({}): its {what} is {differs}, not {value}; \
+                 merge only the shards of one run (a stale artifact from an earlier run would hide this run's results)",
+                other.path.display(),
+                other.shard,
+                first.shard,
+                first.path.display(),
+            )));
+        }
+    }
+    for source in sources.iter().filter(|s| s.inputs.is_none()) {
+        errln!(
+            "fcorr: warning: {}: shard {} records no run identity (written by an older fcorr): \
+             cannot check that it belongs to the same run as the other shards",
+            source.path.display(),
+            source.shard
+        );
+    }
+    Ok(())
 }
 
 /// A source that could not be read stays in the view as an error suite, so the gate sees it.
@@ -453,7 +517,7 @@ mod tests {
                 shard: (*shard).into(),
             })
             .collect();
-        ShardPlan { shard: shard.into(), suites }
+        ShardPlan { shard: shard.into(), suites, inputs: None, ci_run: None }
     }
 
     #[test]
@@ -476,6 +540,40 @@ mod tests {
         assert!(message.contains("arrived from 1 of 2 jobs") && message.contains("b, c"), "{message}");
         // A shard that runs no whole suite loses nothing of its own.
         assert!(missing_shards(&[shard_plan("1/2", &[("a", "1/2")])], &present).is_empty());
+    }
+
+    #[test]
+    fn shards_of_another_ci_run_commit_or_inputs_are_refused() {
+        let source = |path: &str, shard: &str, ci_run: Option<&str>, inputs: Option<&str>| ShardSource {
+            path: PathBuf::from(path),
+            shard: shard.into(),
+            inputs: inputs.map(String::from),
+            ci_run: ci_run.map(String::from),
+            commit: Some("abc".into()),
+            config_hash: Some("h".into()),
+        };
+        let one = [
+            source("a/results.json", "1/2", Some("o/r/7"), Some("d")),
+            source("b/results.json", "2/2", Some("o/r/7"), Some("d")),
+        ];
+        assert!(same_run(&one).is_ok());
+        let runs = [
+            source("a/results.json", "1/2", Some("o/r/7"), Some("d")),
+            source("b/results.json", "2/2", Some("o/r/6"), Some("d")),
+        ];
+        let message = same_run(&runs).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("b/results.json") && message.contains("CI run") && message.contains("o/r/6"),
+            "{message}"
+        );
+        // Outside CI (no run id), the inputs digest still tells the runs apart.
+        let inputs =
+            [source("a/results.json", "1/2", None, Some("d")), source("b/results.json", "2/2", None, Some("e"))];
+        let message = same_run(&inputs).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(message.contains("inputs digest"), "{message}");
+        // Older results without the identity: merged (with a warning).
+        let old = [source("a/results.json", "1/2", None, None), source("b/results.json", "2/2", None, Some("d"))];
+        assert!(same_run(&old).is_ok());
     }
 
     #[test]
@@ -527,7 +625,8 @@ mod tests {
             input("s2", vec![passed("bench", SuiteKind::Benchmark, Some("2/2"), &["b"])]),
             input("linux", vec![passed("lint", SuiteKind::Project, None, &["l"])]),
             input("mac", vec![passed("lint", SuiteKind::Project, None, &["l"])]),
-        ]);
+        ])
+        .expect("these inputs record no shard plan, so nothing can disagree");
         let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
         assert_eq!(ids, ["linux/lint", "mac/lint", "bench", "app"]);
         let bench = &run.suites[2];

@@ -37,8 +37,10 @@ pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
     let comment_detail = args.publish.comment_detail(&github);
     let templates = args.publish.templates(config.report.templates.as_ref().map(|dir| config.base_dir.join(dir)))?;
     let path_prefix = args.publish.path_prefix(&github);
-    let run = crate::report::load_results(&args.results.path())?;
     let out_dir = args.results.dir();
+    // A directory the last run did not finish writing may hold an earlier run's verdict.
+    crate::report::in_progress::check(&out_dir)?;
+    let run = crate::report::load_results(&args.results.path())?;
     let Some(ctx) = github_context(args.event.as_deref()) else {
         errln!("fcorr: not in GitHub Actions (GITHUB_REPOSITORY unset): nothing to publish to");
         return Ok(0);

@@ -100,6 +100,18 @@ pub struct ShardPlan {
     pub shard: String,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suites: Vec<ShardedSuite>,
+    /// A digest (SHA-256, 16 hex digits) of what the whole run was cut from: the configuration
+    /// and the files item-split suites take their items from (datasets, tasks files). Every
+    /// shard of one run has the same; `fcorr merge` refuses shards whose digests differ.
+    /// Absent in results written before fcorr recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<String>,
+    /// The CI run the shard ran in (`GITHUB_REPOSITORY/GITHUB_RUN_ID` in GitHub Actions): the
+    /// shards of one workflow run share it, so `fcorr merge` refuses a shard from another run.
+    /// The run attempt is left out on purpose: re-running failed jobs keeps the artifacts of the
+    /// jobs that passed, so one merge legitimately holds shards of several attempts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci_run: Option<String>,
 }
 
 /// One whole suite of a sharded plan and the shard (`K/N`) that runs it.

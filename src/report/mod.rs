@@ -20,6 +20,7 @@ pub mod ctrf;
 pub(crate) mod eval;
 pub(crate) mod filters;
 pub mod html;
+pub(crate) mod in_progress;
 pub(crate) mod json;
 pub mod junit;
 pub(crate) mod lead;
@@ -136,7 +137,8 @@ pub fn write_all(run: &Run, env: &ReportEnv, out: &Path, formats: &[Format]) -> 
 pub type Timings = Vec<(&'static str, Duration, Duration)>;
 
 /// [`write_all_timed`] for commands whose product is these files: any report that could not be
-/// written is a harness error (exit 3) naming the path and the OS error, never a warning.
+/// written is a harness error (exit 3) naming the path and the OS error, never a warning. Once
+/// all are written, the directory's in-progress marker ([`in_progress::begin`]) is removed.
 pub fn write_required(
     run: &Run,
     env: &ReportEnv,
@@ -145,6 +147,8 @@ pub fn write_required(
 ) -> Result<(Vec<PathBuf>, Timings), FcorrError> {
     let (written, problems, timings) = write_all_timed(run, env, out, formats);
     if problems.is_empty() {
+        // Every report is this run's now; until here the directory was marked as incomplete.
+        in_progress::finish(out);
         return Ok((written, timings));
     }
     Err(RenderError::Reports { dir: out.to_path_buf(), problems }.into())

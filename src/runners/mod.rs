@@ -98,6 +98,15 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
         false
     }
 
+    /// The files a suite that [`splits_items`](SuiteRunner::splits_items) cuts its items from
+    /// (a dataset, a tasks file). A sharded run records a digest of them, so `fcorr merge` can
+    /// tell a shard cut from another version of the items (an older run's artifact) and refuse
+    /// it: its cases would silently stand in for the ones this run's shard held. Default: none.
+    fn inputs(&self, plan: &Self::Plan) -> Vec<std::path::PathBuf> {
+        let _ = plan;
+        Vec::new()
+    }
+
     /// `--rerun-failed`: the plan narrowed to what failed or errored in `before`, this suite's
     /// result in the earlier run that started at `of` (suites that passed there are not asked).
     /// `None` (the default) for kinds that cannot rerun part of a suite: the suite then does not
@@ -159,6 +168,10 @@ impl<R: SuiteRunner> Runner for R {
 
     fn splits_items(&self) -> bool {
         SuiteRunner::splits_items(self)
+    }
+
+    fn inputs(&self, suite: &SuitePlan) -> Vec<std::path::PathBuf> {
+        suite.settings.get::<R::Plan>().map(|plan| SuiteRunner::inputs(self, plan)).unwrap_or_default()
     }
 
     fn rerun(&self, suite: &SuitePlan, before: &Suite, of: &str) -> Option<KindPlan> {

@@ -581,3 +581,32 @@ fn a_stop_signal_during_an_import_says_what_it_cut_short() {
     assert!(stderr.contains(&format!("fcorr: stopped by SIGTERM while importing into {}", out.display())), "{stderr}");
     assert!(!stderr.contains("before any suite started"), "{stderr}");
 }
+
+/// B7: an import that could not write its reports leaves the earlier import's PASS reports in
+/// the directory; `fcorr publish` must refuse them rather than post that PASS as this run's.
+/// A directory whose last import finished is published as before.
+#[test]
+fn publish_refuses_a_directory_the_last_import_did_not_finish_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let junit = |status: &str| {
+        format!(
+            "<testsuite name=\"s\" tests=\"1\"><testcase classname=\"c\" name=\"t\">{status}</testcase></testsuite>\n"
+        )
+    };
+    std::fs::write(dir.join("good.xml"), junit("")).unwrap();
+    std::fs::write(dir.join("bad.xml"), junit("<failure message=\"no\"/>")).unwrap();
+    fcorr(dir).args(["import", "good.xml", "--out", "out", "--format", "json", "--format", "junit"]).assert().code(0);
+    assert!(!dir.join("out/fcorr-incomplete.txt").exists(), "a finished import leaves no marker");
+    // Outside GitHub Actions there is nothing to publish to: a complete directory exits 0.
+    fcorr(dir).args(["publish", "out"]).assert().code(0);
+
+    // junit.xml cannot be moved into place (a directory holds its name): the import fails (3).
+    std::fs::remove_file(dir.join("out/junit.xml")).unwrap();
+    std::fs::create_dir_all(dir.join("out/junit.xml/blocked")).unwrap();
+    fcorr(dir).args(["import", "bad.xml", "--out", "out", "--format", "json", "--format", "junit"]).assert().code(3);
+    let output = fcorr(dir).args(["publish", "out"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "an unfinished directory is refused: {stderr}");
+    assert!(stderr.contains("not written completely"), "{stderr}");
+}

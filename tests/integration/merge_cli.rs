@@ -258,3 +258,73 @@ fn a_shard_that_never_arrived_is_named_with_the_suites_it_runs() {
     }
     assert_eq!(merged.verdict.outcome, RunOutcome::Fail);
 }
+
+/// A sharded eval whose SUT answers `ok`: `cases` cases expecting `ok`, then `failing` more
+/// expecting something else, run as shards 1/2 and 2/2 into `<out>/s1` and `<out>/s2`.
+fn eval_shards(dir: &Path, out: &str, cases: usize, failing: usize) {
+    let sut = dir.join("sut.sh");
+    std::fs::write(&sut, "#!/bin/sh\necho ok\n").unwrap();
+    std::fs::set_permissions(&sut, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut lines = String::new();
+    for i in 0..cases {
+        lines.push_str(&format!("{{\"id\": \"c{i}\", \"prompt\": \"p\", \"expected\": \"ok\"}}\n"));
+    }
+    for i in 0..failing {
+        lines.push_str(&format!("{{\"id\": \"new{i}\", \"prompt\": \"p\", \"expected\": \"not ok\"}}\n"));
+    }
+    std::fs::write(dir.join("cases.jsonl"), lines).unwrap();
+    let toml = "[[suite]]\nname = \"ev\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\npolicy = \"pass-rate\"\n\
+                [suite.sut]\ntype = \"command\"\ncommand = \"./sut.sh\"\n";
+    std::fs::write(dir.join("fcorr.toml"), toml).unwrap();
+    for k in 1..=2 {
+        let out = format!("{out}/s{k}");
+        fcorr(dir)
+            .args(["run", "--shard", &format!("{k}/2"), "--out", &out, "--format", "json", "--fail-on", "none"])
+            .args(["--no-cache"])
+            .assert()
+            .code(0);
+    }
+}
+
+/// B6: a stale shard (an artifact of an earlier run, cut from an older dataset) must not stand
+/// in for this run's shard: the failing cases this run's shard held would vanish from a merged
+/// PASS. The merge refuses it, naming the file and what differs; shards written before fcorr
+/// recorded a run identity still merge, with a warning that they cannot be checked.
+#[test]
+fn a_shard_from_another_run_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    eval_shards(dir, "old", 12, 0);
+    eval_shards(dir, "new", 12, 6);
+    // The new shard that holds the most failures is the one a stale copy would hide.
+    let failed = |k: u32| read_run(&dir.join(format!("new/s{k}/results.json"))).totals.failed;
+    let (hidden, kept) = if failed(1) >= failed(2) { (1, 2) } else { (2, 1) };
+    assert!(failed(hidden) > 0);
+
+    let output = fcorr(dir)
+        .args(["merge", &format!("new/s{kept}"), &format!("old/s{hidden}"), "--out", "merged", "--format", "json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "a stale shard is refused: {stderr}");
+    assert!(stderr.contains(&format!("old/s{hidden}/results.json")), "names the stale file: {stderr}");
+    assert!(stderr.contains("inputs digest"), "says what differs: {stderr}");
+    assert!(stderr.contains("not from the same run"), "{stderr}");
+
+    // The shards of one run merge and fail on the new cases.
+    fcorr(dir).args(["merge", "new/s1", "new/s2", "--out", "merged", "--format", "json"]).assert().code(1);
+
+    // Results written before the identity was recorded: merged, with a warning per shard.
+    for k in 1..=2 {
+        let path = dir.join(format!("new/s{k}/results.json"));
+        let mut json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let plan = json["shard"].as_object_mut().unwrap();
+        assert!(plan.remove("inputs").is_some(), "a sharded run records its inputs digest");
+        std::fs::write(&path, json.to_string()).unwrap();
+    }
+    let output =
+        fcorr(dir).args(["merge", "new/s1", "new/s2", "--out", "merged", "--format", "json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.matches("cannot check that it belongs to the same run").count(), 2, "{stderr}");
+}

@@ -479,7 +479,8 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
         }
     }
     if let Some(disk) = &disk {
-        assert_eq!(disk.names("."), Vec::<String>::new(), "a failed write leaves no temporary file");
+        // The in-progress marker stays, so `fcorr publish` refuses what is there.
+        assert_eq!(disk.names("."), ["fcorr-incomplete.txt"], "a failed write leaves no temporary file");
     }
     // `run` and `ci` write logs first: the same exit code and explanation.
     let app = command_workspace("cp ../report.xml report.xml\n");

@@ -29,6 +29,11 @@ impl SuiteRunner for Benchmark {
         true
     }
 
+    /// The tasks file the items are cut from.
+    fn inputs(&self, plan: &BenchmarkPlan) -> Vec<std::path::PathBuf> {
+        vec![plan.tasks.clone()]
+    }
+
     fn about(&self) -> &'static str {
         "SWE-bench-style tasks: an executor (or a patch) changes a scratch copy, the task's tests grade it"
     }

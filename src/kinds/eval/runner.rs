@@ -103,6 +103,11 @@ impl SuiteRunner for Eval {
         true
     }
 
+    /// The dataset the items are cut from.
+    fn inputs(&self, plan: &EvalPlan) -> Vec<PathBuf> {
+        vec![plan.dataset.clone()]
+    }
+
     fn about(&self) -> &'static str {
         "a dataset of prompts with expected answers, asked of a system under test"
     }
