@@ -430,3 +430,56 @@ fn import_report_and_merge_redact_the_token_from_a_report_that_printed_it() {
     let results = std::fs::read_to_string(dir.path().join("imported/results.json")).unwrap();
     assert!(results.contains("***"), "the redacted failure is still reported: {results}");
 }
+
+/// The token of the tests below: long enough that pytest's assertion repr shortens it
+/// (`'ghp_R3alTok3...rstuvWxyz0123'`), with `+` and `/`, which URLs spell `%2B` and `%2F`.
+const REPR_TOKEN: &str = "ghp_R3alTok3nAbcdef+Ghij/klmnopQrstuvWxyz0123";
+
+/// Runs the `py-secret-repr` pytest project with [`REPR_TOKEN`] passed to it; returns what fcorr
+/// printed and every file it wrote, as (what, text).
+fn run_repr_fixture() -> Vec<(String, String)> {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"repr\"\npath = \"{}\"\npass-env = [\"GITHUB_TOKEN\"]\n",
+            crate::support::fixture("py-secret-repr").display()
+        ),
+    )
+    .unwrap();
+    let output = fcorr(ws.path())
+        .env("GITHUB_TOKEN", REPR_TOKEN)
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let mut seen = vec![("stdout".to_string(), text(&output.stdout)), ("stderr".to_string(), text(&output.stderr))];
+    // Not `out/work/`: the tool's own raw report there (pytest's JUnit XML, written by pytest)
+    // holds the whole token too, and fcorr does not rewrite it (a gap of its own).
+    for file in files_under(&ws.path().join("out")).into_iter().filter(|f| !f.starts_with(ws.path().join("out/work"))) {
+        seen.push((file.display().to_string(), text(&std::fs::read(&file).unwrap())));
+    }
+    seen
+}
+
+/// Panics if any 8 characters of [`REPR_TOKEN`] past its `ghp_` kind, in a row, are in an output:
+/// pytest's repr shows 25 of the 44 characters, and the halves all of them.
+fn assert_no_token_piece(seen: &[(String, String)]) {
+    let own: Vec<char> = REPR_TOKEN.chars().skip(4).collect();
+    for (what, content) in seen {
+        for piece in own.windows(8).map(|w| w.iter().collect::<String>()) {
+            assert!(!content.contains(&piece), "`{piece}` of the token leaked into {what}");
+        }
+    }
+}
+
+#[test]
+fn a_token_shortened_by_pytest_or_printed_in_halves_leaks_no_piece() {
+    let seen = run_repr_fixture();
+    assert_no_token_piece(&seen);
+    // The tests ran, and what they showed is there, masked.
+    let results = &seen.iter().find(|(what, _)| what.ends_with("results.json")).expect("results.json").1;
+    for shown in ["assert '***...***' == 'ghp_expectedvalue'", "first half: ***", "second half: ***"] {
+        assert!(results.contains(shown), "`{shown}` is not in results.json: {results}");
+    }
+}
