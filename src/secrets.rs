@@ -9,6 +9,7 @@ use std::io::{self, Write};
 use std::sync::{Arc, RwLock};
 
 use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -144,6 +145,13 @@ fn spellings(value: &str) -> Vec<String> {
     if value.contains('\n') {
         raw.extend(lines.iter().map(|l| l.to_string()));
     }
+    // Upper- and lower-cased whole (a log that shouts, a header lowered), not fragments:
+    // case-insensitive matching everywhere would let short fragments match ordinary words.
+    let cased: Vec<String> = raw
+        .iter()
+        .filter(|t| t.chars().count() >= MIN_FRAGMENT)
+        .flat_map(|t| [t.to_uppercase(), t.to_lowercase()])
+        .collect();
     // A value of many lines (a PEM key) is found whole and line by line; fragments of each of
     // its lines would cost thousands of patterns for text no framework shortens.
     let fragmented: Vec<String> = if lines.len() <= MAX_FRAGMENTED_LINES {
@@ -151,11 +159,24 @@ fn spellings(value: &str) -> Vec<String> {
     } else {
         Vec::new()
     };
-    raw.iter().chain(&fragmented).flat_map(|text| escaped(text)).collect()
+    raw.iter().chain(&cased).chain(&fragmented).flat_map(|text| escaped(text)).collect()
 }
 
-/// `text` as written and escaped for JSON, XML and HTML.
-fn escaped(text: &str) -> [String; 4] {
+/// Bytes a URL's query or path keeps as they are: RFC 3986's unreserved characters, which
+/// every encoder leaves alone (Python's `quote(s, safe='')`, Go's `url.QueryEscape`, JS's
+/// `encodeURIComponent` for the characters tokens use).
+const URL_KEPT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// [`URL_KEPT`] and `/`: Python's `quote(s)` and paths built from a value.
+const URL_PATH_KEPT: &AsciiSet = &URL_KEPT.remove(b'/');
+
+/// `text` as written, escaped for JSON, XML and HTML, and percent-encoded as in a URL (a key in
+/// a printed request URL): `%2B` for `+`, and the form spelling with `+` for a space.
+fn escaped(text: &str) -> [String; 7] {
+    let url = utf8_percent_encode(text, URL_KEPT).to_string();
+    // `%20` can only stand for a space: a `%` is itself encoded as `%25`.
+    let form = url.replace("%20", "+");
+    let path = utf8_percent_encode(text, URL_PATH_KEPT).to_string();
     let json = serde_json::to_string(text).map(|q| q[1..q.len() - 1].to_string()).unwrap_or_default();
     let xml = text
         .replace('&', "&amp;")
@@ -165,7 +186,7 @@ fn escaped(text: &str) -> [String; 4] {
         .replace('\'', "&apos;");
     // minijinja's HTML escaping (report.html, templates).
     let html = xml.replace("&apos;", "&#x27;").replace('/', "&#x2f;");
-    [text.to_string(), json, xml, html]
+    [text.to_string(), json, xml, html, url, form, path]
 }
 
 /// A secret this long (in characters) or longer is also found in [`fragments`]: in a shorter
@@ -643,6 +664,20 @@ mod tests {
         // end of a URL that is its host, and fragments of a secret shorter than 16 characters.
         let plain = "ghp_R3alTok, ...xyz0123, https://hooks.example.com/serv, sk@db.example.com, fifteen-chars";
         assert_eq!(r.redact(plain), plain);
+    }
+
+    #[test]
+    fn url_encoded_and_recased_spellings_are_replaced() {
+        let r = registry(&["sk-proj-AbC+/=%line1\nline2-of-secret-XYZ", "key with space&more"]);
+        // Python's quote(s, safe=''), quote(s) and quote_plus(s); str.upper() and str.lower().
+        let url = "url-encoded: sk-proj-AbC%2B%2F%3D%25line1%0Aline2-of-secret-XYZ";
+        assert_eq!(r.redact(url), "url-encoded: ***");
+        assert_eq!(r.redact("GET /k/sk-proj-AbC%2B/%3D%25line1 200"), "GET /k/*** 200");
+        assert_eq!(r.redact("?q=key+with+space%26more&x=1"), "?q=***&x=1");
+        assert_eq!(r.redact("upper: SK-PROJ-ABC+/=%LINE1\nLINE2-OF-SECRET-XYZ"), "upper: ***");
+        assert_eq!(r.redact("lower: sk-proj-abc+/=%line1"), "lower: ***");
+        // Only the whole value and its lines change case: other casings of fragments are text.
+        assert_eq!(r.redact("SK-PROJ-ABC+/=%L..."), "SK-PROJ-ABC+/=%L...");
     }
 
     #[test]

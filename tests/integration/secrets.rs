@@ -462,24 +462,35 @@ fn run_repr_fixture() -> Vec<(String, String)> {
     seen
 }
 
-/// Panics if any 8 characters of [`REPR_TOKEN`] past its `ghp_` kind, in a row, are in an output:
-/// pytest's repr shows 25 of the 44 characters, and the halves all of them.
+/// Panics if any 8 characters of [`REPR_TOKEN`] past its `ghp_` kind, in a row, are in an output,
+/// as printed, percent-encoded or upper-cased: pytest's repr shows 25 of the 44 characters, the
+/// halves, the URL and the shout all of them.
 fn assert_no_token_piece(seen: &[(String, String)]) {
-    let own: Vec<char> = REPR_TOKEN.chars().skip(4).collect();
-    for (what, content) in seen {
-        for piece in own.windows(8).map(|w| w.iter().collect::<String>()) {
-            assert!(!content.contains(&piece), "`{piece}` of the token leaked into {what}");
+    let encoded = REPR_TOKEN.replace('+', "%2B").replace('/', "%2F");
+    for spelling in [REPR_TOKEN.to_string(), encoded, REPR_TOKEN.to_uppercase()] {
+        let own: Vec<char> = spelling.chars().skip(4).collect();
+        for (what, content) in seen {
+            for piece in own.windows(8).map(|w| w.iter().collect::<String>()) {
+                assert!(!content.contains(&piece), "`{piece}` of the token leaked into {what}");
+            }
         }
     }
 }
 
 #[test]
-fn a_token_shortened_by_pytest_or_printed_in_halves_leaks_no_piece() {
+fn a_token_shortened_by_pytest_printed_in_halves_encoded_or_upper_cased_leaks_no_piece() {
     let seen = run_repr_fixture();
     assert_no_token_piece(&seen);
     // The tests ran, and what they showed is there, masked.
     let results = &seen.iter().find(|(what, _)| what.ends_with("results.json")).expect("results.json").1;
-    for shown in ["assert '***...***' == 'ghp_expectedvalue'", "first half: ***", "second half: ***"] {
+    let shown = [
+        "assert '***...***' == 'ghp_expectedvalue'",
+        "first half: ***",
+        "second half: ***",
+        "token=***",
+        "shouting: ***",
+    ];
+    for shown in shown {
         assert!(results.contains(shown), "`{shown}` is not in results.json: {results}");
     }
 }
