@@ -308,7 +308,8 @@ pub(crate) struct Registered {
 
 /// Registers the variables a configuration names as secrets (`names`) and the tokens of
 /// [`SECRET_VARS`], reading their values from the environment: from now on they are withheld
-/// from child processes and redacted by [`redact`]. Adds to what an earlier call registered.
+/// from child processes, out of their reach in fcorr's own environment ([`hide_environment`]) and
+/// redacted by [`redact`]. Adds to what an earlier call registered.
 pub(crate) fn register(names: &[String]) -> Registered {
     let mut guard = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     let (mut all_names, mut values) = match guard.as_deref() {
@@ -331,8 +332,22 @@ pub(crate) fn register(names: &[String]) -> Registered {
     values.extend(SECRET_VARS.iter().filter_map(|name| read(name)));
     values.sort();
     values.dedup();
+    if !values.is_empty() {
+        hide_environment();
+    }
     *guard = Some(Arc::new(Registry::new(all_names, values)));
     found
+}
+
+/// Keeps the tests fcorr runs from reading the secrets it withholds from them out of fcorr's own
+/// environment: a process of the same user may read another's `/proc/<pid>/environ` (and attach
+/// to it with ptrace) unless that one is not dumpable, which makes its /proc files root's. Root
+/// and sudo still can; children are not affected (exec makes them dumpable again). It also stops
+/// fcorr's core dumps, which would hold the secrets too. Linux only: elsewhere nothing changes.
+fn hide_environment() {
+    // Cannot fail for a process changing itself; if a kernel refused, fcorr would run as before.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 /// Every variable removed from child processes unless a suite passes it: [`SECRET_VARS`] and
