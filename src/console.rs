@@ -5,6 +5,12 @@
 //! `println!` would panic on it. Every line fcorr prints goes through [`outln!`], [`out!`] and
 //! [`errln!`] instead: the first failed write on a stream stops printing to it for the rest of the
 //! process, and nothing else changes.
+//!
+//! fcorr writes no escape sequence of its own to stderr, so every stderr line is printed with the
+//! controls a terminal acts on made visible (`crate::text::for_terminal`): the warnings and errors
+//! quote test names, tool output and file names, which must not recolour or rewrite the terminal.
+//! Stdout carries fcorr's colours; what it prints there escapes what it quotes itself
+//! (`report::terminal`).
 
 use std::fmt;
 use std::io::{self, Write};
@@ -18,9 +24,19 @@ pub fn out(args: fmt::Arguments<'_>) {
     write_to(&mut io::stdout().lock(), &STDOUT_GONE, args);
 }
 
-/// Writes to stderr unless an earlier write failed; a failure stops later writes.
+/// Writes to stderr, controls made visible, unless an earlier write failed; a failure stops later
+/// writes.
 pub fn err(args: fmt::Arguments<'_>) {
-    write_to(&mut io::stderr().lock(), &STDERR_GONE, args);
+    write_to(&mut io::stderr().lock(), &STDERR_GONE, format_args!("{}", for_stderr(args)));
+}
+
+/// The text of a stderr line, with the controls a terminal acts on made visible (newlines kept).
+fn for_stderr(args: fmt::Arguments<'_>) -> String {
+    let text = args.to_string();
+    match crate::text::for_terminal(&text, true) {
+        std::borrow::Cow::Owned(clean) => clean,
+        std::borrow::Cow::Borrowed(_) => text,
+    }
 }
 
 /// Writes bytes to stdout unless an earlier write failed (for documents written piece by piece,
@@ -83,6 +99,12 @@ mod tests {
         fn flush(&mut self) -> io::Result<()> {
             Ok(())
         }
+    }
+
+    #[test]
+    fn stderr_lines_show_controls_instead_of_sending_them() {
+        let name = "t\u{1b}]0;pwned\u{7}\u{202E}x";
+        assert_eq!(for_stderr(format_args!("fcorr: warning: {name}\n")), "fcorr: warning: t␛]0;pwned␇[U+202E]x\n");
     }
 
     #[test]

@@ -1,13 +1,15 @@
 //! The secrets fcorr reads — the variables fcorr.toml names as credentials (`api-key-env`,
 //! `{env:NAME}`) and the tokens it publishes with — kept in one process-wide registry, filled
 //! right after the config is read. Child processes never inherit them unless a suite names them
-//! in `pass-env`, and [`redact`] replaces their values by `***` in every text fcorr writes or posts.
+//! in `pass-env`, and [`redact`] replaces their values by `***` in every text fcorr writes or posts:
+//! as read, escaped, and in the fragments a test framework's shortened repr shows ([`fragments`]).
 
 use std::borrow::Cow;
 use std::io::{self, Write};
 use std::sync::{Arc, RwLock};
 
-use aho_corasick::{AhoCorasick, MatchKind};
+use aho_corasick::{AhoCorasick, AhoCorasickKind, MatchKind};
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -77,6 +79,10 @@ pub(crate) fn check_pass_env(name: &str, configured: &[String]) -> Result<(), Pa
     Err(PassEnvError { name: name.to_string(), allowed })
 }
 
+/// Pattern bytes up to which the matcher is a DFA: its memory grows with them (a few MB here),
+/// beyond them (a PEM key's spellings) the builder's own choice is kept.
+const DFA_MAX_PATTERN_BYTES: usize = 64 * 1024;
+
 /// The secrets known to this process and the matcher that finds them.
 struct Registry {
     /// Configured variable names (not [`SECRET_VARS`], which are always withheld).
@@ -96,8 +102,13 @@ impl Registry {
         patterns.dedup();
         let longest = patterns.iter().map(String::len).max().unwrap_or(0);
         // Leftmost-longest: a whole value wins over one of its lines starting at the same place.
+        // A DFA while the patterns are few: fragments start with many different bytes, which
+        // defeats the prefilter, and the DFA scans such a set 2.7 times as fast as the default
+        // (a 100 MB log with two secrets and their fragments).
+        let kind =
+            (patterns.iter().map(String::len).sum::<usize>() <= DFA_MAX_PATTERN_BYTES).then_some(AhoCorasickKind::DFA);
         let matcher = (!patterns.is_empty())
-            .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).build(&patterns).ok())
+            .then(|| AhoCorasick::builder().match_kind(MatchKind::LeftmostLongest).kind(kind).build(&patterns).ok())
             .flatten();
         Registry { names, values, matcher, longest }
     }
@@ -125,27 +136,158 @@ impl Registry {
 }
 
 /// How a value can appear in fcorr's outputs: as read, each of its lines (a PEM key printed
-/// line by line, and what `::add-mask::` registers), and escaped for JSON, HTML and XML (a
-/// report written from a text that still held it).
+/// line by line, and what `::add-mask::` registers), the [`fragments`] of a long one (a test
+/// framework's shortened repr, a value printed in two halves), and each of those escaped for
+/// JSON, HTML and XML (a report written from a text that still held it).
 fn spellings(value: &str) -> Vec<String> {
     let mut raw = vec![value.to_string()];
+    let lines: Vec<&str> = value.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
     if value.contains('\n') {
-        raw.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string));
+        raw.extend(lines.iter().map(|l| l.to_string()));
     }
-    let mut all = Vec::new();
-    for text in raw {
-        let json = serde_json::to_string(&text).map(|q| q[1..q.len() - 1].to_string()).unwrap_or_default();
-        let xml = text
-            .replace('&', "&amp;")
-            .replace('<', "&lt;")
-            .replace('>', "&gt;")
-            .replace('"', "&quot;")
-            .replace('\'', "&apos;");
-        // minijinja's HTML escaping (report.html, templates).
-        let html = xml.replace("&apos;", "&#x27;").replace('/', "&#x2f;");
-        all.extend([text, json, xml, html]);
+    // Upper- and lower-cased whole (a log that shouts, a header lowered), not fragments:
+    // case-insensitive matching everywhere would let short fragments match ordinary words.
+    let cased: Vec<String> = raw
+        .iter()
+        .filter(|t| t.chars().count() >= MIN_FRAGMENT)
+        .flat_map(|t| [t.to_uppercase(), t.to_lowercase()])
+        .collect();
+    // A value of many lines (a PEM key) is found whole and line by line; fragments of each of
+    // its lines would cost thousands of patterns for text no framework shortens.
+    let fragmented: Vec<String> = if lines.len() <= MAX_FRAGMENTED_LINES {
+        raw.iter().flat_map(|text| fragments(text)).collect()
+    } else {
+        Vec::new()
+    };
+    raw.iter().chain(&cased).chain(&fragmented).flat_map(|text| escaped(text)).collect()
+}
+
+/// Bytes a URL's query or path keeps as they are: RFC 3986's unreserved characters, which
+/// every encoder leaves alone (Python's `quote(s, safe='')`, Go's `url.QueryEscape`, JS's
+/// `encodeURIComponent` for the characters tokens use).
+const URL_KEPT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'.').remove(b'_').remove(b'~');
+
+/// [`URL_KEPT`] and `/`: Python's `quote(s)` and paths built from a value.
+const URL_PATH_KEPT: &AsciiSet = &URL_KEPT.remove(b'/');
+
+/// `text` as written, escaped for JSON, XML and HTML, and percent-encoded as in a URL (a key in
+/// a printed request URL): `%2B` for `+`, and the form spelling with `+` for a space.
+fn escaped(text: &str) -> [String; 7] {
+    let url = utf8_percent_encode(text, URL_KEPT).to_string();
+    // `%20` can only stand for a space: a `%` is itself encoded as `%25`.
+    let form = url.replace("%20", "+");
+    let path = utf8_percent_encode(text, URL_PATH_KEPT).to_string();
+    let json = serde_json::to_string(text).map(|q| q[1..q.len() - 1].to_string()).unwrap_or_default();
+    let xml = text
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;");
+    // minijinja's HTML escaping (report.html, templates).
+    let html = xml.replace("&apos;", "&#x27;").replace('/', "&#x2f;");
+    [text.to_string(), json, xml, html, url, form, path]
+}
+
+/// A secret this long (in characters) or longer is also found in [`fragments`]: in a shorter
+/// one, a fragment long enough to be told from ordinary text would be most of it.
+const FRAGMENTED_FROM_LEN: usize = 16;
+
+/// The fewest characters of a secret a fragment must show, past the secret's common start or
+/// end ([`common_ends`]), to be masked: fewer could be ordinary text.
+const MIN_FRAGMENT: usize = 8;
+
+/// Fragments are taken up to this many characters: a longer secret (a JWT) is masked as far as
+/// its first and last 256 characters reach, without a pattern for every length up to its own.
+const MAX_FRAGMENT: usize = 256;
+
+/// A value of more lines than this is found whole and line by line, without fragments.
+const MAX_FRAGMENTED_LINES: usize = 4;
+
+/// The start of every prefix and the end of every suffix of a long `text` that shows at least
+/// [`MIN_FRAGMENT`] of its characters beyond what it shares with ordinary text: what reaches a
+/// report when a test framework shortens a value (pytest's `'ghp_R3alTok3...rstuvWxyz0123'`,
+/// `prefix...` cuts) or a test prints it in two pieces. Prefixes and suffixes only: a middle
+/// piece cut from both sides is not found.
+fn fragments(text: &str) -> Vec<String> {
+    let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+    let chars = bounds.len() - 1;
+    if chars < FRAGMENTED_FROM_LEN {
+        return Vec::new();
     }
-    all
+    let (head, tail) = common_ends(text);
+    let mut out = Vec::new();
+    // Prefixes of `k` characters; the whole text is already a pattern.
+    for k in (head + MIN_FRAGMENT)..chars.min(MAX_FRAGMENT + 1) {
+        out.push(text[..bounds[k]].to_string());
+    }
+    for k in (tail + MIN_FRAGMENT)..chars.min(MAX_FRAGMENT + 1) {
+        out.push(text[bounds[chars - k]..].to_string());
+    }
+    out
+}
+
+/// How many characters at the start and at the end of a secret are common text, which a
+/// fragment must reach past ([`MIN_FRAGMENT`] characters) to be masked:
+/// - at the start, a URL's scheme and host (`https://hooks.example.com`; only the scheme when
+///   credentials follow it, `https://user:pass@`), else a token's kind: words each followed by
+///   `_` or `-` (`ghp_`, `github_pat_`, `sk-proj-`), at most [`MAX_KIND`] characters;
+/// - at the end, a host after the last `@` (`…@github.com`).
+///
+/// So `https://` or `sk-proj-` elsewhere in a report is not masked, and every fragment masked
+/// holds at least 8 characters that are the secret's own.
+fn common_ends(text: &str) -> (usize, usize) {
+    let head = match text.find("://") {
+        Some(at) if is_scheme(&text[..at]) => {
+            let rest = &text[at + 3..];
+            let host = match rest.find(['/', '?', '#', '@']) {
+                // Credentials follow the scheme: they are the secret's own characters.
+                Some(i) if rest.as_bytes()[i] == b'@' => 0,
+                Some(i) => i,
+                // A URL without a path: it is all host, and found whole.
+                None => rest.len(),
+            };
+            text[..at + 3 + host].chars().count()
+        }
+        _ => kind_prefix(text),
+    };
+    let tail = match text.rfind('@') {
+        Some(at) if text[at + 1..].chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':')) => {
+            text[at..].chars().count()
+        }
+        _ => 0,
+    };
+    (head, tail)
+}
+
+/// The longest a token's kind ([`common_ends`]) is taken to be: `github_pat_` is 11.
+const MAX_KIND: usize = 12;
+
+/// Characters of `text`'s leading words each followed by `_` or `-`, up to [`MAX_KIND`].
+fn kind_prefix(text: &str) -> usize {
+    let mut end = 0;
+    let mut in_word = false;
+    for (i, c) in text.char_indices() {
+        if i >= MAX_KIND {
+            break;
+        }
+        match c {
+            c if c.is_ascii_alphabetic() => in_word = true,
+            '_' | '-' if in_word => {
+                end = i + 1;
+                in_word = false;
+            }
+            _ => break,
+        }
+    }
+    end
+}
+
+/// True for a URL scheme: a letter, then letters, digits, `+`, `-` or `.`.
+fn is_scheme(text: &str) -> bool {
+    let mut chars = text.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
 }
 
 static REGISTRY: RwLock<Option<Arc<Registry>>> = RwLock::new(None);
@@ -166,7 +308,8 @@ pub(crate) struct Registered {
 
 /// Registers the variables a configuration names as secrets (`names`) and the tokens of
 /// [`SECRET_VARS`], reading their values from the environment: from now on they are withheld
-/// from child processes and redacted by [`redact`]. Adds to what an earlier call registered.
+/// from child processes, out of their reach in fcorr's own environment ([`hide_environment`]) and
+/// redacted by [`redact`]. Adds to what an earlier call registered.
 pub(crate) fn register(names: &[String]) -> Registered {
     let mut guard = REGISTRY.write().unwrap_or_else(|p| p.into_inner());
     let (mut all_names, mut values) = match guard.as_deref() {
@@ -189,8 +332,22 @@ pub(crate) fn register(names: &[String]) -> Registered {
     values.extend(SECRET_VARS.iter().filter_map(|name| read(name)));
     values.sort();
     values.dedup();
+    if !values.is_empty() {
+        hide_environment();
+    }
     *guard = Some(Arc::new(Registry::new(all_names, values)));
     found
+}
+
+/// Keeps the tests fcorr runs from reading the secrets it withholds from them out of fcorr's own
+/// environment: a process of the same user may read another's `/proc/<pid>/environ` (and attach
+/// to it with ptrace) unless that one is not dumpable, which makes its /proc files root's. Root
+/// and sudo still can; children are not affected (exec makes them dumpable again). It also stops
+/// fcorr's core dumps, which would hold the secrets too. Linux only: elsewhere nothing changes.
+fn hide_environment() {
+    // Cannot fail for a process changing itself; if a kernel refused, fcorr would run as before.
+    #[cfg(target_os = "linux")]
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);
 }
 
 /// Every variable removed from child processes unless a suite passes it: [`SECRET_VARS`] and
@@ -503,16 +660,81 @@ mod tests {
     }
 
     #[test]
+    fn long_secrets_are_found_in_prefixes_and_suffixes_that_show_eight_of_their_own_characters() {
+        const TOKEN: &str = "ghp_R3alTok3nAbcdefGhijklmnopQrstuvWxyz0123";
+        const ODD: &str = "ghp_Ab<&>\"Z0123456789secretXYZ";
+        const HOOK: &str = "https://hooks.example.com/services/T0/B0/aSecretPath99";
+        let r = registry(&[TOKEN, ODD, HOOK, "fifteen-chars-1", "https://u:pa55word@db.example.com"]);
+        // pytest's elided repr, a cut, two halves, and their escaped spellings.
+        assert_eq!(r.redact("assert 'ghp_R3alTok3...rstuvWxyz0123' == 'x'"), "assert '***...***' == 'x'");
+        assert_eq!(r.redact("token ghp_R3alTok3n... (cut)"), "token ***... (cut)");
+        assert_eq!(r.redact("1: ghp_R3alTok3nAbcde\n2: fGhijklmnopQrstuvWxyz0123"), "1: ***\n2: ***");
+        assert_eq!(r.redact("assert 'ghp_Ab<&>\"Z0...6789secretXYZ'"), "assert '***...***'");
+        assert_eq!(r.redact("ghp_Ab&lt;&amp;&gt;&quot;Z0...6789secretXYZ"), "***...***");
+        assert_eq!(r.redact("{\"t\": \"ghp_Ab<&>\\\"Z0...\"}"), "{\"t\": \"***...\"}");
+        assert_eq!(r.redact("GET https://hooks.example.com/services/T0/... failed"), "GET ***... failed");
+        assert_eq!(r.redact("connect to https://u:pa55wo..."), "connect to ***...");
+        // Not masked: the common start (a token's kind, a URL's scheme and host) with fewer
+        // than 8 of the secret's own characters after it, 7 of its last characters, the
+        // end of a URL that is its host, and fragments of a secret shorter than 16 characters.
+        let plain = "ghp_R3alTok, ...xyz0123, https://hooks.example.com/serv, sk@db.example.com, fifteen-chars";
+        assert_eq!(r.redact(plain), plain);
+    }
+
+    #[test]
+    fn url_encoded_and_recased_spellings_are_replaced() {
+        let r = registry(&["sk-proj-AbC+/=%line1\nline2-of-secret-XYZ", "key with space&more"]);
+        // Python's quote(s, safe=''), quote(s) and quote_plus(s); str.upper() and str.lower().
+        let url = "url-encoded: sk-proj-AbC%2B%2F%3D%25line1%0Aline2-of-secret-XYZ";
+        assert_eq!(r.redact(url), "url-encoded: ***");
+        assert_eq!(r.redact("GET /k/sk-proj-AbC%2B/%3D%25line1 200"), "GET /k/*** 200");
+        assert_eq!(r.redact("?q=key+with+space%26more&x=1"), "?q=***&x=1");
+        assert_eq!(r.redact("upper: SK-PROJ-ABC+/=%LINE1\nLINE2-OF-SECRET-XYZ"), "upper: ***");
+        assert_eq!(r.redact("lower: sk-proj-abc+/=%line1"), "lower: ***");
+        // Only the whole value and its lines change case: other casings of fragments are text.
+        assert_eq!(r.redact("SK-PROJ-ABC+/=%L..."), "SK-PROJ-ABC+/=%L...");
+    }
+
+    #[test]
+    fn common_ends_are_a_tokens_kind_a_urls_scheme_and_host_and_a_trailing_host() {
+        assert_eq!(common_ends("ghp_R3alTok3nAbcdef"), (4, 0));
+        assert_eq!(common_ends("github_pat_11ABCDEFG0123456789"), (11, 0));
+        assert_eq!(common_ends("sk-proj-AbC+/=%line1"), (8, 0));
+        assert_eq!(common_ends("correct-horse-battery-staple"), (8, 0));
+        assert_eq!(common_ends("https://hooks.example.com/services/x"), (25, 0));
+        assert_eq!(common_ends("https://user:pass@github.com"), (8, 11));
+        assert_eq!(common_ends("R3alTok3nAbcdefGhijkl"), (0, 0));
+        assert_eq!(common_ends("not a scheme://x"), (0, 0));
+    }
+
+    #[test]
+    fn a_stream_finds_fragments_split_across_pieces() {
+        let r = Arc::new(registry(&["ghp_R3alTok3nAbcdefGhijklmnopQrstuvWxyz0123"]));
+        let text = b"a 'ghp_R3alTok3...rstuvWxyz0123' b ghp_R3alTok3nAbcdefGhijklmnopQrstuvWxyz0123 c".repeat(3);
+        let whole = r.redact_bytes(&text).into_owned();
+        assert_eq!(String::from_utf8_lossy(&whole), "a '***...***' b *** c".repeat(3));
+        for size in 1..=50 {
+            assert_eq!(streamed(&r, &text, size), whole, "pieces of {size}");
+        }
+    }
+
+    /// `text` redacted as a stream of pieces of `size` bytes.
+    fn streamed(r: &Arc<Registry>, text: &[u8], size: usize) -> Vec<u8> {
+        let mut redactor = Redactor::with(Some(r.clone()));
+        let mut out = Vec::new();
+        for piece in text.chunks(size) {
+            out.extend_from_slice(&redactor.push(piece));
+        }
+        out.extend(redactor.finish());
+        out
+    }
+
+    #[test]
     fn a_stream_finds_secrets_split_across_pieces() {
         let r = Arc::new(registry(&["tok_0123456789", "tok_01"]));
         let text = b"xx tok_0123456789 yy tok_01 zz tok_0123456789".repeat(3);
         for size in 1..=20 {
-            let mut redactor = Redactor::with(Some(r.clone()));
-            let mut out = Vec::new();
-            for piece in text.chunks(size) {
-                out.extend_from_slice(&redactor.push(piece));
-            }
-            out.extend(redactor.finish());
+            let out = streamed(&r, &text, size);
             assert_eq!(String::from_utf8(out).unwrap(), "xx *** yy *** zz ***".repeat(3), "pieces of {size}");
         }
     }

@@ -1,7 +1,8 @@
 //! Cutting text to a size without splitting a character: the one place for the truncation
 //! helpers that reports, parsers, logs and GitHub surfaces share, so every cut says the same
 //! thing and none can panic on a multi-byte character. Also the one neutraliser of bidirectional
-//! controls, which every escaper for GitHub (Markdown, annotations) applies.
+//! controls, which every escaper for GitHub (Markdown, annotations) applies, and of the controls a
+//! terminal acts on ([`for_terminal`]), which everything printed to one applies.
 
 use std::borrow::Cow;
 
@@ -25,6 +26,37 @@ pub(crate) fn neutralise_bidi(text: &str) -> Cow<'_, str> {
             out.push_str(&format!("[U+{:04X}]", c as u32));
         } else {
             out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// True for what a terminal acts on instead of showing: C0 controls (ESC starts colour, cursor
+/// and title sequences, BEL rings, CR returns over a line) but tab, DEL, and C1 controls (U+009B
+/// is a one-character CSI, U+009D an OSC: set the title, write the clipboard with OSC 52).
+fn is_terminal_control(c: char) -> bool {
+    (c.is_control() && c != '\t') || is_bidi_control(c)
+}
+
+/// `text` safe to print to a terminal: every C0 control (but tab, and newline when `newlines`)
+/// becomes its visible control picture (ESC `␛`, BEL `␇`, CR `␍`, LF `␊`), DEL `␡`, and every C1
+/// control and bidirectional control a visible `[U+XXXX]`, so a test name or message cannot
+/// recolour, hide or rewrite the lines around it, set the window title or write the clipboard.
+/// fcorr's own colours are added around such text, never passed through it. Text without one
+/// is returned as it is.
+pub(crate) fn for_terminal(text: &str, newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| is_terminal_control(c) && !(newlines && c == '\n');
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            c if !unsafe_char(c) => out.push(c),
+            // U+2400 to U+241F picture U+0000 to U+001F in order.
+            '\0'..='\u{1f}' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
+            '\u{7f}' => out.push('\u{2421}'),
+            c => out.push_str(&format!("[U+{:04X}]", c as u32)),
         }
     }
     Cow::Owned(out)
@@ -134,6 +166,14 @@ mod tests {
         let all = "\u{202A}\u{202B}\u{202C}\u{202D}\u{202E}\u{2066}\u{2067}\u{2068}\u{2069}\u{200E}\u{200F}\u{061C}";
         assert_eq!(neutralise_bidi(all).matches("[U+").count(), 12);
         assert!(matches!(neutralise_bidi("héllo \u{200D} 😀"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn terminal_controls_become_visible_and_tabs_and_other_text_are_untouched() {
+        let hostile = "\u{202E}RTL\u{7}bell\u{1b}[31mansi\u{1b}]52;c;aGk=\u{7}\u{9b}2J\r\u{7f}\tx\ny";
+        assert_eq!(for_terminal(hostile, false), "[U+202E]RTL␇bell␛[31mansi␛]52;c;aGk=␇[U+009B]2J␍␡\tx␊y");
+        assert_eq!(for_terminal("a\nb\u{1b}", true), "a\nb␛");
+        assert!(matches!(for_terminal("héllo\t😀 \u{200D}", false), Cow::Borrowed(_)));
     }
 
     #[test]

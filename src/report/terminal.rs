@@ -6,6 +6,11 @@
 //! heartbeat line per long phase (elapsed time, last output line or progress): a 2,000-test bank
 //! prints a handful of lines, not one per test.
 //! The table and verdict are plain functions of the run, fitted to the terminal's width.
+//!
+//! Every text a test, a tool or a project provides (suite and case names, messages, output lines)
+//! goes through [`safe`] before it is printed: a terminal acts on the controls in it (colours,
+//! cursor moves, the window title, OSC 52 clipboard writes), so they are shown, not sent. fcorr's
+//! own colours are added around the escaped text.
 
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
@@ -93,6 +98,12 @@ struct Running {
     progress: Option<String>,
 }
 
+/// `text` with the controls a terminal acts on made visible, on one line (a newline in a name
+/// would start a line fcorr did not write).
+fn safe(text: &str) -> String {
+    crate::text::for_terminal(text, false).into_owned()
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     // Display state only: a panic elsewhere leaves it usable.
     mutex.lock().unwrap_or_else(|p| p.into_inner())
@@ -130,10 +141,10 @@ impl Shared {
             ProgressMode::Plain => {
                 *lock(&self.last_plain_line) = Instant::now();
                 let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "{text}");
+                let _ = writeln!(err, "{}", crate::text::for_terminal(&text, true));
             }
             ProgressMode::Tty => {
-                let _ = self.multi.println(text);
+                let _ = self.multi.println(crate::text::for_terminal(&text, true));
             }
         }
     }
@@ -259,7 +270,7 @@ impl EventSink for Progress {
                 bar.set_style(
                     ProgressStyle::with_template("{spinner} {prefix:.bold} {msg} {elapsed}").expect("valid template"),
                 );
-                bar.set_prefix(name);
+                bar.set_prefix(safe(&name));
                 bar.set_message("detecting");
                 bar.enable_steady_tick(Duration::from_millis(120));
                 lock(&self.shared.bars).insert(suite_id, bar);
@@ -334,7 +345,7 @@ impl EventSink for Progress {
 impl Progress {
     fn set_message(&self, suite_id: &str, text: String) {
         if let Some(bar) = lock(&self.shared.bars).get(suite_id) {
-            bar.set_message(text);
+            bar.set_message(safe(&text));
         }
     }
 }
@@ -484,8 +495,8 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         None => serde_json::to_value(s.kind).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default(),
     };
     let cell = |col: Col, s: &Suite, short: bool| match col {
-        Col::Suite => s.name.clone(),
-        Col::Runner => runner(s, short),
+        Col::Suite => safe(&s.name),
+        Col::Runner => safe(&runner(s, short)),
         Col::Install => phase_cell(s, PhaseKind::Install),
         Col::Build => phase_cell(s, PhaseKind::Build),
         Col::Counts => counts_cell(s),
@@ -572,8 +583,8 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         out.push_str(&paint.code("1;31", &format!("CRITICAL FAILURES ({})", critical.len())));
         out.push('\n');
         for (suite, case) in critical.iter().take(10) {
-            let message = first_line(case.message().unwrap_or(""));
-            out.push_str(&line(format!("  {} \u{203a} {}: {message}", suite.name, case.name)));
+            let message = safe(first_line(case.message().unwrap_or("")));
+            out.push_str(&line(format!("  {} \u{203a} {}: {message}", safe(&suite.name), safe(&case.name))));
             out.push('\n');
         }
         if critical.len() > 10 {
@@ -604,9 +615,9 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
     for suite in &run.suites {
         let mut lines = Vec::new();
         if let Some(error) = &suite.error {
-            lines.push(format!("  {} {}", paint.code("31", "error:"), error.message));
+            lines.push(format!("  {} {}", paint.code("31", "error:"), safe(&error.message)));
             if let Some(hint) = &error.hint {
-                lines.push(line(format!("  hint: {hint}")));
+                lines.push(line(format!("  hint: {}", safe(hint))));
             }
         }
         let mut build_diagnostics = suite.diagnostics.iter().filter(|d| d.source == "build").peekable();
@@ -614,7 +625,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
             // No file:line was recognised: the failed phase's own error line still says why.
             if let Some(text) = suite.phases.iter().find(|p| p.status == PhaseStatus::Failed).and_then(build_error_line)
             {
-                lines.push(line(format!("  {text}")));
+                lines.push(line(format!("  {}", safe(text))));
             }
         }
         for d in build_diagnostics.take(10) {
@@ -623,37 +634,38 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
                 (Some(f), None) => format!("{f}: "),
                 _ => String::new(),
             };
-            lines.push(line(format!("  {location}{}", first_line(&d.message))));
+            lines.push(line(safe(&format!("  {location}{}", first_line(&d.message)))));
         }
         // Several systems or prompts: the grid first, so the failures below read against it.
         if suite.kind.shape() == crate::model::CaseShape::Items
             && let Some(grid) = super::eval::grid(&suite.cases, GRID_DISAGREEMENTS)
         {
-            lines.extend(super::eval::grid_lines(&grid, GRID_DISAGREEMENTS).into_iter().map(&line));
+            lines.extend(super::eval::grid_lines(&grid, GRID_DISAGREEMENTS).iter().map(|l| line(safe(l))));
         }
         for case in suite.failures().take(20) {
             let location = match (&case.file, case.line) {
-                (Some(f), Some(l)) => format!(" ({f}:{l})"),
-                (Some(f), None) => format!(" ({f})"),
+                (Some(f), Some(l)) => format!(" ({}:{l})", safe(f)),
+                (Some(f), None) => format!(" ({})", safe(f)),
                 _ => String::new(),
             };
+            let case_name = safe(&case.name);
             // Cut before painting, so an escape sequence is never cut in half: the name first
             // gets what room there is, the location what is left.
             let label = case.status.label();
             let (name, location) = match width {
                 Some(w) => {
                     let room = w.saturating_sub(3 + label.len());
-                    let name = fit(&case.name, room);
+                    let name = fit(&case_name, room);
                     let left = room.saturating_sub(display_width(&name));
                     let location = if left > 4 { fit(&location, left) } else { String::new() };
                     (name, location)
                 }
-                None => (case.name.to_string(), location),
+                None => (case_name, location),
             };
             lines.push(format!("  {} {name}{}", paint.code("31", label), paint.code("2", &location)));
             if let Some(message) = case.message().map(std::borrow::Cow::Borrowed).or_else(|| case.details()) {
                 for text in message.lines().take(3) {
-                    lines.push(line(format!("      {text}")));
+                    lines.push(line(format!("      {}", safe(text))));
                 }
             }
         }
@@ -662,11 +674,11 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
             lines.push(format!("  ... and {hidden} more failures (see the reports)"));
         }
         for left in &suite.left_out {
-            lines.push(format!("  {} {}: {}", paint.code("33", "not run:"), left.path, left.reason));
+            lines.push(format!("  {} {}: {}", paint.code("33", "not run:"), safe(&left.path), safe(&left.reason)));
         }
         if !lines.is_empty() {
             out.push('\n');
-            out.push_str(&paint.code("1", &line(suite.name.clone())));
+            out.push_str(&paint.code("1", &line(safe(&suite.name))));
             out.push('\n');
             for text in lines {
                 out.push_str(&text);
@@ -713,7 +725,7 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         duration(run.duration_ms)
     );
     for reason in run.verdict.reasons.iter().take(10) {
-        line.push_str(&format!("\n  - [{}] {}", reason.gate, reason.message));
+        line.push_str(&format!("\n  - [{}] {}", reason.gate, safe(&reason.message)));
     }
     if run.verdict.reasons.len() > 10 {
         line.push_str(&format!("\n  - ... and {} more", run.verdict.reasons.len() - 10));
@@ -755,6 +767,37 @@ mod tests {
         let colored = format!("{}{}", render_table(&run, true, None), render_verdict(&run, true));
         assert!(colored.contains("\x1b[31m"), "{colored}");
         assert_eq!(strip_ansi(&colored), plain);
+    }
+
+    #[test]
+    fn controls_in_what_tests_provide_are_shown_not_sent_and_fcorr_colours_stay() {
+        // ESC (colour, OSC title and clipboard), BEL, CR, C1 CSI, a bidi override, a newline.
+        const HOSTILE: &str = "\u{1b}[31m\u{1b}]0;title\u{7}\u{1b}]52;c;aGk=\u{7}\r\u{9b}2J\u{202E}\nx";
+        let mut run = run();
+        let suite = &mut run.suites[0];
+        suite.name = format!("app{HOSTILE}");
+        suite.cases[1].name = format!("broken{HOSTILE}").into();
+        suite.cases[1].file = Some(format!("f{HOSTILE}.py").into());
+        let message = format!("assert {HOSTILE}");
+        suite.cases[1] = suite.cases[1].clone().with_message(Some(message));
+        suite.error = Some(crate::model::SuiteError {
+            kind: crate::model::SuiteErrorKind::Input,
+            message: format!("error{HOSTILE}"),
+            hint: Some(format!("hint{HOSTILE}")),
+        });
+        suite.left_out.push(crate::model::LeftOut { path: format!("p{HOSTILE}"), reason: format!("r{HOSTILE}") });
+        run.verdict.reasons[0].message = format!("reason{HOSTILE}");
+        for width in [None, Some(200)] {
+            let plain = format!("{}{}", render_table(&run, false, width), render_verdict(&run, false));
+            assert!(!plain.chars().any(|c| c.is_control() && c != '\n' || c == '\u{202E}'), "{plain:?}");
+            assert!(plain.contains("broken␛[31m␛]0;title␇␛]52;c;aGk=␇␍[U+009B]2J[U+202E]␊x"), "{plain}");
+            for shown in ["app␛", "error␛", "hint␛", "p␛", "r␛", "reason␛", "assert ␛", "f␛"] {
+                assert!(plain.contains(shown), "`{shown}` is not in {plain}");
+            }
+            // With colour, fcorr's own escapes are the only ones: removing them gives the plain text.
+            let colored = format!("{}{}", render_table(&run, true, width), render_verdict(&run, true));
+            assert_eq!(strip_ansi(&colored), plain);
+        }
     }
 
     #[test]

@@ -610,3 +610,31 @@ fn publish_refuses_a_directory_the_last_import_did_not_finish_writing() {
     assert_eq!(output.status.code(), Some(2), "an unfinished directory is refused: {stderr}");
     assert!(stderr.contains("not written completely"), "{stderr}");
 }
+
+/// D6: a test named with terminal controls (an OSC title, a screen clear, a bidi override) and a
+/// message with colour, CR and a C1 CSI, imported by a real `fcorr import`: the table shows them,
+/// it does not send them, on stdout and stderr alike.
+#[test]
+fn controls_in_imported_names_and_messages_are_shown_not_sent_to_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("r.json"),
+        r#"{"results":{"tool":{"name":"t"},"summary":{"tests":1,"passed":0,"failed":1,"skipped":0,"pending":0,"other":0,"start":0,"stop":1},
+"tests":[{"name":"evil\u001b]0;pwned\u0007\u001b[2J\u202eman","status":"failed","duration":1,"message":"boom\u001b[31m\r\u009b2J"}]}}"#,
+    )
+    .unwrap();
+    let output = crate::support::fcorr()
+        .current_dir(dir.path())
+        .args(["import", "r.json", "--out", "out", "--color", "never"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    for (what, text) in [("stdout", &stdout), ("stderr", &stderr)] {
+        let sent: Vec<char> = text.chars().filter(|c| c.is_control() && *c != '\n' || *c == '\u{202E}').collect();
+        assert!(sent.is_empty(), "{what} sends {sent:?} to the terminal: {text:?}");
+    }
+    assert!(stdout.contains("failed evil␛]0;pwned␇␛[2J[U+202E]man"), "{stdout}");
+    assert!(stdout.contains("boom␛[31m␍[U+009B]2J"), "{stdout}");
+}

@@ -430,3 +430,137 @@ fn import_report_and_merge_redact_the_token_from_a_report_that_printed_it() {
     let results = std::fs::read_to_string(dir.path().join("imported/results.json")).unwrap();
     assert!(results.contains("***"), "the redacted failure is still reported: {results}");
 }
+
+/// The token of the tests below: long enough that pytest's assertion repr shortens it
+/// (`'ghp_R3alTok3...rstuvWxyz0123'`), with `+` and `/`, which URLs spell `%2B` and `%2F`.
+const REPR_TOKEN: &str = "ghp_R3alTok3nAbcdef+Ghij/klmnopQrstuvWxyz0123";
+
+/// Runs the `py-secret-repr` pytest project with [`REPR_TOKEN`] passed to it; returns what fcorr
+/// printed and every file it wrote, as (what, text).
+fn run_repr_fixture() -> Vec<(String, String)> {
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"repr\"\npath = \"{}\"\npass-env = [\"GITHUB_TOKEN\"]\n",
+            crate::support::fixture("py-secret-repr").display()
+        ),
+    )
+    .unwrap();
+    let output = fcorr(ws.path())
+        .env("GITHUB_TOKEN", REPR_TOKEN)
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let mut seen = vec![("stdout".to_string(), text(&output.stdout)), ("stderr".to_string(), text(&output.stderr))];
+    // Not `out/work/`: the tool's own raw report there (pytest's JUnit XML, written by pytest)
+    // holds the whole token too, and fcorr does not rewrite it (a gap of its own).
+    for file in files_under(&ws.path().join("out")).into_iter().filter(|f| !f.starts_with(ws.path().join("out/work"))) {
+        seen.push((file.display().to_string(), text(&std::fs::read(&file).unwrap())));
+    }
+    seen
+}
+
+/// Panics if any 8 characters of [`REPR_TOKEN`] past its `ghp_` kind, in a row, are in an output,
+/// as printed, percent-encoded or upper-cased: pytest's repr shows 25 of the 44 characters, the
+/// halves, the URL and the shout all of them.
+fn assert_no_token_piece(seen: &[(String, String)]) {
+    let encoded = REPR_TOKEN.replace('+', "%2B").replace('/', "%2F");
+    for spelling in [REPR_TOKEN.to_string(), encoded, REPR_TOKEN.to_uppercase()] {
+        let own: Vec<char> = spelling.chars().skip(4).collect();
+        for (what, content) in seen {
+            for piece in own.windows(8).map(|w| w.iter().collect::<String>()) {
+                assert!(!content.contains(&piece), "`{piece}` of the token leaked into {what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_token_shortened_by_pytest_printed_in_halves_encoded_or_upper_cased_leaks_no_piece() {
+    let seen = run_repr_fixture();
+    assert_no_token_piece(&seen);
+    // The tests ran, and what they showed is there, masked.
+    let results = &seen.iter().find(|(what, _)| what.ends_with("results.json")).expect("results.json").1;
+    let shown = [
+        "assert '***...***' == 'ghp_expectedvalue'",
+        "first half: ***",
+        "second half: ***",
+        "token=***",
+        "shouting: ***",
+    ];
+    for shown in shown {
+        assert!(results.contains(shown), "`{shown}` is not in results.json: {results}");
+    }
+}
+
+/// A test that walks up its process tree to fcorr and tries to read the GitHub token from
+/// fcorr's own environment (`/proc/<pid>/environ`), writing what it found to `../seen.txt`.
+const STEAL_SH: &str = r#"p=$PPID
+: > ../seen.txt
+while [ "$p" -gt 1 ]; do
+  case "$(tr '\0' ' ' < /proc/$p/cmdline)" in
+    *fcorr*\ run\ --config\ fcorr.toml\ *)
+      if cat /proc/$p/environ > /dev/null 2>&1; then echo "fcorr environ: readable" >> ../seen.txt
+      else echo "fcorr environ: unreadable" >> ../seen.txt; fi
+      echo "token lines: $(tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -c '^GITHUB_TOKEN=')" >> ../seen.txt ;;
+  esac
+  p=$(sed 's/.*) //' /proc/$p/stat | cut -d' ' -f2)
+done
+printf '<testsuite tests="1"><testcase classname="c" name="t"/></testsuite>' > report.xml
+"#;
+
+/// D5: a test runs as the same user as fcorr, and the kernel lets a process read the environment
+/// of another of the same user, unless that one made itself not dumpable. As root, any read
+/// succeeds (root can read every process), so the run is made as `nobody` through `setpriv`:
+/// fcorr and its test then share a user that is not root, as on a runner.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_test_cannot_read_the_withheld_token_from_fcorrs_environment() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    const NOBODY: u32 = 65534;
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path();
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    std::fs::write(dir.join("app/steal.sh"), STEAL_SH).unwrap();
+    std::fs::write(
+        dir.join("fcorr.toml"),
+        "[[suite]]\nname = \"app\"\npath = \"app\"\nrunner = \"command\"\n\
+         commands = { test = \"sh steal.sh\" }\nreports = [\"report.xml\"]\n",
+    )
+    .unwrap();
+    let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+    let mut cmd = fcorr(dir);
+    if root {
+        // `nobody` must be able to write the workspace, and finds its cache and home there.
+        for path in [dir.to_path_buf(), dir.join("app"), dir.join("app/steal.sh"), dir.join("fcorr.toml")] {
+            std::os::unix::fs::chown(&path, Some(NOBODY), Some(NOBODY)).unwrap();
+        }
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let program = cmd.get_program().to_owned();
+        let mut as_nobody = Command::new("setpriv");
+        as_nobody
+            .args(["--reuid", "65534", "--regid", "65534", "--clear-groups", "--"])
+            .arg(program)
+            .current_dir(dir)
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", dir)
+            .env("FCORR_CACHE_DIR", dir.join("cache"));
+        cmd = as_nobody;
+    }
+    let output = cmd
+        .env("GITHUB_TOKEN", "ghs_fcorrEnvironToken5521")
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .output()
+        .expect("fcorr (as root: through setpriv, which this test needs) starts");
+    let seen = std::fs::read_to_string(dir.join("seen.txt"))
+        .unwrap_or_else(|_| panic!("the test did not run: {}\n{}", text(&output.stdout), text(&output.stderr)));
+    let as_whom = if root { "as nobody, through setpriv" } else { "as this user" };
+    assert!(seen.contains("fcorr environ: "), "the test did not find fcorr among its ancestors ({as_whom}): {seen}");
+    assert!(
+        !seen.contains("fcorr environ: readable") && seen.contains("token lines: 0"),
+        "a test run {as_whom} read fcorr's environment: {seen}"
+    );
+}

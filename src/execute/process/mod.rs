@@ -828,9 +828,10 @@ pub(crate) mod tests {
         let dir = tempfile::tempdir().unwrap();
         let env_file = dir.path().join("env.txt");
         // The value also reaches the child another way (its own script) and is printed in
-        // pieces small enough to be split between reads.
+        // pieces small enough to be split between reads, and too short to be masked on their
+        // own as a prefix or suffix of it (secrets::fragments): the whole is found across reads.
         let script = format!(
-            "env > {}; printf 'fcorr-process-'; sleep 0.1; printf 'secret-5120 on stdout\\n'; echo {VALUE} >&2",
+            "env > {}; printf 'fcorr-proc'; sleep 0.1; printf 'ess-secr'; sleep 0.1; printf 'et-5120 on stdout\\n'; echo {VALUE} >&2",
             env_file.display()
         );
         let mut spec = sh(&script);
