@@ -344,7 +344,7 @@ pub(crate) fn register(names: &[String]) -> Registered {
 /// to it with ptrace) unless that one is not dumpable, which makes its /proc files root's. Root
 /// and sudo still can; children are not affected (exec makes them dumpable again). It also stops
 /// fcorr's core dumps, which would hold the secrets too. Linux only: elsewhere nothing changes.
-fn hide_environment() {
+pub(crate) fn hide_environment() {
     // Cannot fail for a process changing itself; if a kernel refused, fcorr would run as before.
     #[cfg(target_os = "linux")]
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable);

@@ -518,6 +518,32 @@ printf '<testsuite tests="1"><testcase classname="c" name="t"/></testsuite>' > r
 #[cfg(target_os = "linux")]
 #[test]
 fn a_test_cannot_read_the_withheld_token_from_fcorrs_environment() {
+    let (seen, as_whom) = what_a_test_sees_of_fcorrs_environment(&[("GITHUB_TOKEN", "ghs_fcorrEnvironToken5521")]);
+    assert!(
+        !seen.contains("fcorr environ: readable") && seen.contains("token lines: 0"),
+        "a test run {as_whom} read fcorr's environment: {seen}"
+    );
+}
+
+/// B11: in Actions, the fence file's path (FCORR_FENCE_FILE, removed from what children inherit)
+/// stayed readable in /proc/<fcorr>/environ with no token in the environment, and with it the
+/// token that lifts the fence on workflow commands.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_test_cannot_read_the_fence_file_path_from_fcorrs_environment() {
+    let fence = std::env::temp_dir().join(format!("fcorr-fence-test-{}", std::process::id()));
+    let (seen, as_whom) = what_a_test_sees_of_fcorrs_environment(&[
+        ("GITHUB_ACTIONS", "true"),
+        ("FCORR_FENCE_FILE", fence.to_str().unwrap()),
+    ]);
+    let _ = std::fs::remove_file(&fence);
+    assert!(!seen.contains("fcorr environ: readable"), "a test run {as_whom} read fcorr's environment: {seen}");
+}
+
+/// Runs a command suite whose test looks for fcorr among its ancestors and tries to read its
+/// environment, with `env` set for fcorr; what the test wrote, and as whom it ran.
+#[cfg(target_os = "linux")]
+fn what_a_test_sees_of_fcorrs_environment(env: &[(&str, &str)]) -> (String, &'static str) {
     use std::os::unix::fs::{MetadataExt, PermissionsExt};
     const NOBODY: u32 = 65534;
     let ws = tempfile::tempdir().unwrap();
@@ -550,8 +576,10 @@ fn a_test_cannot_read_the_withheld_token_from_fcorrs_environment() {
             .env("FCORR_CACHE_DIR", dir.join("cache"));
         cmd = as_nobody;
     }
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
     let output = cmd
-        .env("GITHUB_TOKEN", "ghs_fcorrEnvironToken5521")
         .args(["run", "--config", "fcorr.toml", "--out", "out"])
         .output()
         .expect("fcorr (as root: through setpriv, which this test needs) starts");
@@ -559,8 +587,5 @@ fn a_test_cannot_read_the_withheld_token_from_fcorrs_environment() {
         .unwrap_or_else(|_| panic!("the test did not run: {}\n{}", text(&output.stdout), text(&output.stderr)));
     let as_whom = if root { "as nobody, through setpriv" } else { "as this user" };
     assert!(seen.contains("fcorr environ: "), "the test did not find fcorr among its ancestors ({as_whom}): {seen}");
-    assert!(
-        !seen.contains("fcorr environ: readable") && seen.contains("token lines: 0"),
-        "a test run {as_whom} read fcorr's environment: {seen}"
-    );
+    (seen, as_whom)
 }
