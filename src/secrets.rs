@@ -434,6 +434,47 @@ pub(crate) fn redact_serde<T: Serialize + DeserializeOwned>(item: &mut T) {
     }
 }
 
+/// Files up to this size are redacted in memory and rewritten only when a secret is found; larger
+/// ones (a tool's huge report) are streamed through a [`RedactWriter`] into a new copy.
+const IN_MEMORY_FILE: u64 = 64 << 20;
+
+/// Masks the secrets in every file under `dir` (the reports and files the tools of a suite wrote
+/// in its work directory, which fcorr reads but did not write, so nothing masked them): a user
+/// who uploads the whole output directory as an artifact must not publish a token a test
+/// printed into pytest's own XML. Symbolic links are not followed; what cannot be rewritten is
+/// removed rather than left with a secret in it.
+pub(crate) fn redact_files_under(dir: &std::path::Path) {
+    let Some(registry) = current().filter(|r| r.matcher.is_some()) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = entry.path();
+        if kind.is_dir() {
+            redact_files_under(&path);
+        } else if kind.is_file() && redact_file(&registry, &path).is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+fn redact_file(registry: &Registry, path: &std::path::Path) -> io::Result<()> {
+    let size = std::fs::metadata(path)?.len();
+    let tmp = path.with_extension("fcorr-redacting");
+    if size <= IN_MEMORY_FILE {
+        let bytes = std::fs::read(path)?;
+        if let Cow::Owned(masked) = registry.redact_bytes(&bytes) {
+            std::fs::write(&tmp, masked)?;
+            std::fs::rename(&tmp, path)?;
+        }
+        return Ok(());
+    }
+    let mut input = std::fs::File::open(path)?;
+    let mut out = RedactWriter::new(io::BufWriter::new(std::fs::File::create(&tmp)?));
+    io::copy(&mut input, &mut out)?;
+    out.finish()?;
+    std::fs::rename(&tmp, path)
+}
+
 /// Redacts a stream that arrives in pieces (a child's output, a report being written): holds
 /// back just enough bytes that a secret split between two pieces is still found whole.
 pub(crate) struct Redactor {

@@ -57,6 +57,8 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         }
         None => {}
     }
+    // Read and collected: what the tools wrote there goes out with the output directory.
+    crate::secrets::redact_files_under(&work_dir);
     suite
 }
 
