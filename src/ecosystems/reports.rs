@@ -243,7 +243,8 @@ fn stale_note(
         message: format!(
             "{}{more} (matching {pattern}) {} not written by this run: last written {} before the test \
              command started, so {} left from an earlier run and not read; have the test command write \
-             its report afresh (or delete it before the run)",
+             its report afresh (or delete it before the run); to read reports that exist before the \
+             run, use an import suite (kind = \"import\")",
             shown.join(", "),
             if stale.len() == 1 { "was" } else { "were" },
             ago(newest),

@@ -129,12 +129,12 @@ fn gradle_without_gradle_is_tool_missing_and_its_reports_import() {
     assert!(suite.detection.as_ref().unwrap().markers.iter().any(|m| m.contains("install Gradle")));
     assert_eq!(code, 3, "a missing tool is an infrastructure error");
 
-    // The Gradle-format reports it would have written parse through a reports override.
+    // The Gradle-format reports it would have written (committed in the fixture) read through an
+    // import suite: a project suite's `reports` would leave them out as left by an earlier run.
     let reports_dir = expected(name)["reports_dir"].as_str().unwrap().to_string();
     let config = dir.path().join("fcorr.toml");
     let text = format!(
-        "[[suite]]\nname = \"gradle\"\npath = {:?}\nrunner = \"command\"\ninstall = false\n\
-         commands = {{ test = \"true\" }}\nreports = [\"{reports_dir}/*.xml\"]\n",
+        "[[suite]]\nname = \"gradle\"\nkind = \"import\"\npath = {:?}\nreports = [\"{reports_dir}/*.xml\"]\n",
         fixture(name).display().to_string()
     );
     std::fs::write(&config, text).unwrap();
