@@ -793,6 +793,26 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_text_to_look_for_is_refused_as_it_would_pass_every_answer() {
+        let parse = |text: &str| toml::from_str::<TestCase>(&format!("id = 'x'\nprompt = 'p'\n{text}"));
+        for spec in [
+            "{ type = 'contains', value = '' }",
+            "{ type = 'not-contains', value = '' }",
+            "{ type = 'regex', value = '' }",
+            "{ type = 'contains-all', value = [] }",
+            "{ type = 'contains-any', value = ['a', ''] }",
+        ] {
+            let err = parse(&format!("assert = [{spec}]")).map(|case| checks_for(&case).map(|_| ()));
+            let message = match err {
+                Err(e) => e.to_string(),
+                Ok(Err(e)) => e.to_string(),
+                Ok(Ok(())) => panic!("{spec} was accepted"),
+            };
+            assert!(message.contains("checks nothing"), "{spec}: {message}");
+        }
+    }
+
+    #[test]
     fn bad_weights_thresholds_and_types_are_named() {
         let parse = |text: &str| toml::from_str::<TestCase>(&format!("id = 'x'\nprompt = 'p'\n{text}"));
         assert!(

@@ -13,9 +13,9 @@ pub(crate) const GRADERS: &[Registration] = &[
     Registration { name: "equals", build: |s| Ok(Box::new(Equals(value::<Value>(s)?))) },
     Registration { name: "normalized", build: |s| Ok(Box::new(Normalized(value::<String>(s)?))) },
     Registration { name: "regex", build: build_regex },
-    Registration { name: "contains", build: |s| Ok(Box::new(Contains(value::<String>(s)?))) },
-    Registration { name: "contains-all", build: |s| Ok(Box::new(ContainsAll(value::<Vec<String>>(s)?))) },
-    Registration { name: "contains-any", build: |s| Ok(Box::new(ContainsAny(value::<Vec<String>>(s)?))) },
+    Registration { name: "contains", build: |s| Ok(Box::new(Contains(non_empty(value::<String>(s)?)?))) },
+    Registration { name: "contains-all", build: |s| Ok(Box::new(ContainsAll(non_empty_list(value(s)?)?))) },
+    Registration { name: "contains-any", build: |s| Ok(Box::new(ContainsAny(non_empty_list(value(s)?)?))) },
     Registration { name: "one-of", build: |s| Ok(Box::new(OneOf(value::<Vec<Value>>(s)?))) },
     Registration { name: "number", build: build_number },
     Registration { name: "safe", build: |s| Ok(Box::new(Safe(value::<bool>(s)?))) },
@@ -34,8 +34,25 @@ fn value<T: serde::de::DeserializeOwned>(spec: &Spec<'_>) -> Result<T, CheckErro
     Ok(spec.parse::<ValueOnly<T>>()?.value)
 }
 
+/// An empty text to look for is in every answer: the assertion would pass whatever the system
+/// said (and its `not-` form fail whatever it said), so it is refused where it is written.
+fn non_empty(text: String) -> Result<String, CheckError> {
+    if text.is_empty() {
+        return Err(CheckError::Fields("`value` is empty: it is found in every answer, so it checks nothing".into()));
+    }
+    Ok(text)
+}
+
+/// [`non_empty`] for a list, which must hold at least one text too.
+fn non_empty_list(texts: Vec<String>) -> Result<Vec<String>, CheckError> {
+    if texts.is_empty() {
+        return Err(CheckError::Fields("`value` is an empty list: it checks nothing".into()));
+    }
+    texts.into_iter().map(non_empty).collect()
+}
+
 fn build_regex(spec: &Spec<'_>) -> Result<Box<dyn Grader>, CheckError> {
-    let pattern: String = value(spec)?;
+    let pattern: String = non_empty(value(spec)?)?;
     let re = regex::Regex::new(&pattern).map_err(|source| CheckError::Regex { pattern, source })?;
     Ok(Box::new(Regex(re)))
 }
