@@ -62,6 +62,22 @@ pub(crate) fn for_terminal(text: &str, newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `340ms`, `1.2s`, `2m05s`, `1h02m`.
+pub(crate) fn format_duration(ms: f64) -> String {
+    let ms = ms.max(0.0);
+    if ms < 1000.0 {
+        format!("{}ms", ms.round() as u64)
+    } else if ms < 60_000.0 {
+        format!("{:.1}s", ms / 1000.0)
+    } else if ms < 3_600_000.0 {
+        let s = (ms / 1000.0) as u64;
+        format!("{}m{:02}s", s / 60, s % 60)
+    } else {
+        let m = (ms / 60_000.0) as u64;
+        format!("{}h{:02}m", m / 60, m % 60)
+    }
+}
+
 /// The largest byte index `<= max` that is a character boundary of `text`.
 /// serde_json's message without the " at line L column C" it ends with, for messages that say
 /// where once, in their own words.

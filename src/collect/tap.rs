@@ -167,8 +167,9 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     } else if let Some((_, name)) = subtests.last().filter(|_| bail.is_none()) {
         cut_short = Some(format!("the stream ends inside subtest `{name}`, before its result (line {line_no})"));
     }
-    let missing = check_plans(&points, &plans, &mut report);
+    // The indentation of the top-level test points (and of their plan).
     let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
+    let missing = check_plans(&points, &plans, top, &mut report);
     if cut_short.is_none() && bail.is_none() && !points.is_empty() && !plans.iter().any(|(indent, _, _)| *indent == top)
     {
         // prove's "No plan found": without a plan nothing says the run got to its end.
@@ -194,7 +195,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 .with_message(Some(if reason.is_empty() { "the test run bailed out".into() } else { reason })),
         );
         report.warnings.push("the producer bailed out: tests after that point did not run".into());
-    } else if let Some(problem) = out_of_sequence(&points, &plans) {
+    } else if let Some(problem) = out_of_sequence(&points, &plans, top) {
         // prove fails both ("Tests out of sequence", "More than one plan found"): with numbers
         // repeated or skipped, the count matching the plan does not mean every test reported.
         report.cases.push(
@@ -219,8 +220,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
 
 /// The top level's numbering problem, as (case name, message): a second top-level plan, or a
 /// test point whose number is not its place (a number repeated, or one skipped).
-fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)]) -> Option<(&'static str, String)> {
-    let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
+fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)], top: usize) -> Option<(&'static str, String)> {
     let top_plans: Vec<usize> =
         plans.iter().filter(|(indent, _, _)| *indent == top).map(|(_, _, line)| *line).collect();
     if let [first, second, ..] = top_plans[..] {
@@ -248,9 +248,13 @@ fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)]) -> Option<(&
 
 /// Warns when the top-level plan and the points disagree; returns (planned, reported) when fewer
 /// points than planned were reported.
-fn check_plans(points: &[Point], plans: &[(usize, u32, usize)], report: &mut ParsedReport) -> Option<(usize, usize)> {
+fn check_plans(
+    points: &[Point],
+    plans: &[(usize, u32, usize)],
+    top: usize,
+    report: &mut ParsedReport,
+) -> Option<(usize, usize)> {
     // Only the top-level plan is checked: subtest plans belong to their own blocks.
-    let top = points.iter().map(|p| p.indent).min().unwrap_or(0);
     let top_points = points.iter().filter(|p| p.indent == top).count();
     if let Some((_, planned, line)) = plans.iter().find(|(indent, _, _)| *indent == top)
         && *planned as usize != top_points

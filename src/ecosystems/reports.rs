@@ -233,7 +233,9 @@ fn stale_note(
     ctx: &CollectContext<'_>,
 ) -> Option<Diagnostic> {
     let newest = stale.iter().map(|(_, t)| *t).max()?;
-    let ago = |t: std::time::SystemTime| humantime_ago(started.duration_since(t).unwrap_or_default());
+    let ago = |t: std::time::SystemTime| {
+        crate::text::format_duration(started.duration_since(t).unwrap_or_default().as_secs_f64() * 1000.0)
+    };
     let shown: Vec<String> = stale.iter().take(3).map(|(p, _)| display_path(p, ctx.root, ctx.work_dir)).collect();
     let more =
         if stale.len() > shown.len() { format!(" and {} more", stale.len() - shown.len()) } else { String::new() };
@@ -254,17 +256,6 @@ fn stale_note(
         line: None,
         column: None,
     })
-}
-
-/// `3 s`, `5 min`, `2 h`, `4 days`: how long before, in one unit.
-fn humantime_ago(d: std::time::Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..120 => format!("{s} s"),
-        120..7200 => format!("{} min", s / 60),
-        7200..172_800 => format!("{} h", s / 3600),
-        _ => format!("{} days", s / 86_400),
-    }
 }
 
 fn collect_diagnostic(severity: Severity, path: &Path, message: String) -> Diagnostic {

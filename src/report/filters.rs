@@ -277,21 +277,8 @@ pub(crate) fn last_lines(text: &str, n: usize) -> &str {
     text
 }
 
-/// `340ms`, `1.2s`, `2m05s`, `1h02m`.
-pub(crate) fn format_duration(ms: f64) -> String {
-    let ms = ms.max(0.0);
-    if ms < 1000.0 {
-        format!("{}ms", ms.round() as u64)
-    } else if ms < 60_000.0 {
-        format!("{:.1}s", ms / 1000.0)
-    } else if ms < 3_600_000.0 {
-        let s = (ms / 1000.0) as u64;
-        format!("{}m{:02}s", s / 60, s % 60)
-    } else {
-        let m = (ms / 60_000.0) as u64;
-        format!("{}h{:02}m", m / 60, m % 60)
-    }
-}
+/// `340ms`, `1.2s`, `2m05s`, `1h02m` (the run's one duration format: `crate::text`).
+pub(crate) use crate::text::format_duration;
 
 /// A number with at most two decimals and no trailing zeros: `100`, `85.5`, `33.33`; `n/a`
 /// for a number that is not finite (never `inf`: compare keeps deltas finite, this is the net).

@@ -174,7 +174,7 @@ impl CommandSut {
 
     /// The call's command; `case_file` holds the case as JSON.
     fn spec(&self, request: &SutRequest, case_file: &Path) -> CommandSpec {
-        let verbatim = |word: &str| substitute(word, request, |s| s.to_string());
+        let verbatim = |word: &str| super::fill_placeholders(word, request, str::to_string);
         let mut spec = match &self.config.command {
             // The words the shell would have made, run without it: the shell's start (and, with
             // dash, its fork for the last command) cost more than many systems under test.
@@ -182,7 +182,7 @@ impl CommandSut {
                 self.argv_spec(script.split(' ').filter(|w| !w.is_empty()).map(verbatim))
             }
             CommandLine::Shell(script) => {
-                CommandSpec::shell(&substitute(script, request, process::shell_quote), &self.cwd)
+                CommandSpec::shell(&super::fill_placeholders(script, request, process::shell_quote), &self.cwd)
             }
             CommandLine::Argv(argv) => self.argv_spec(argv.iter().map(|w| verbatim(w))),
         };
@@ -219,11 +219,6 @@ fn is_plain_call(script: &str) -> bool {
     without_placeholders.chars().all(plain)
         && program.chars().all(|c| plain(c) && c != '=')
         && !BUILTINS.split_whitespace().any(|builtin| builtin == program)
-}
-
-/// Replaces `{prompt}` and `{id}` in `text`, passing each value through `quote`.
-fn substitute(text: &str, request: &SutRequest, quote: impl Fn(&str) -> String) -> String {
-    super::fill_placeholders(text, request, quote)
 }
 
 /// A placeholder written inside quotes in a shell command line (`'{prompt}'`, `"x {id}"`): fcorr

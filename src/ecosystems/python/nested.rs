@@ -114,17 +114,7 @@ fn is_test_file(path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn listing(files: &[(&str, &str)]) -> (tempfile::TempDir, ProjectFiles) {
-        let dir = tempfile::tempdir().unwrap();
-        for (path, text) in files {
-            let path = dir.path().join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        let files = ProjectFiles::scan(dir.path()).unwrap();
-        (dir, files)
-    }
+    use crate::ecosystems::python::tests::files_of as listing;
 
     #[test]
     fn a_nested_project_outside_testpaths_is_named_and_one_inside_is_not() {
