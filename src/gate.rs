@@ -132,14 +132,23 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     reasons.push(reason(
                         GateKind::Strict,
                         Some(&suite.name),
-                        format!(
-                            "{}: score {} is below its {} threshold {} ({})",
-                            suite.name,
-                            suite.score.value,
-                            suite.score.policy.label(),
-                            suite.score.threshold,
-                            suite.status.label()
-                        ),
+                        if suite.score.value < suite.score.threshold {
+                            format!(
+                                "{}: score {} is below its {} threshold {} ({})",
+                                suite.name,
+                                suite.score.value,
+                                suite.score.policy.label(),
+                                suite.score.threshold,
+                                suite.status.label()
+                            )
+                        } else {
+                            format!(
+                                "{}: score 0 proves nothing ({}): a {} threshold of 0 is met only by a score above 0",
+                                suite.name,
+                                suite.status.label(),
+                                suite.score.policy.label(),
+                            )
+                        },
                     ));
                 }
             }

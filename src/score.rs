@@ -110,7 +110,14 @@ pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weig
         }
     };
     let value = round2(value.clamp(0.0, 100.0));
-    Score { policy, value, threshold, met: value >= threshold, components }
+    Score { policy, value, threshold, met: meets(value, threshold), components }
+}
+
+/// Whether `value` meets `threshold`. A score of 0 proves nothing (no test passed, or the suite
+/// could not be measured), so it never meets a threshold, not even `min-score = 0`: a SUT that
+/// fails every call must not PASS because its threshold was set to 0.
+pub(crate) fn meets(value: f64, threshold: f64) -> bool {
+    value >= threshold && value > 0.0
 }
 
 fn gate_component(name: &str, ok: bool, detail: Option<String>) -> ScoreComponent {
@@ -326,6 +333,12 @@ mod tests {
         let score = score_suite(&s, Policy::PassRate, 100.0, &Weights::default());
         assert_eq!(score.value, 75.0);
         assert!(!score.met);
+        // min-score 0 is met by any score above 0, never by a 0 that proves nothing.
+        assert!(score_suite(&s, Policy::PassRate, 0.0, &Weights::default()).met);
+        let all_failed = suite(&[Failed, Failed], SuiteStatus::Failed);
+        assert!(!score_suite(&all_failed, Policy::PassRate, 0.0, &Weights::default()).met);
+        let errored = suite(&[Passed], SuiteStatus::Error);
+        assert!(!score_suite(&errored, Policy::PassRate, 0.0, &Weights::default()).met);
     }
 
     #[test]

@@ -1157,7 +1157,7 @@ pub struct Score {
     pub value: f64,
     /// Minimum value that meets the policy.
     pub threshold: f64,
-    /// `value >= threshold`.
+    /// `value >= threshold` and `value > 0` (a 0 proves nothing, even against `min-score = 0`).
     pub met: bool,
     pub components: Vec<ScoreComponent>,
 }

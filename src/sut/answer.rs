@@ -75,19 +75,22 @@ pub(crate) fn parse(bytes: &[u8], format: AnswerFormat) -> Result<Reply, Malform
     let Some(output) = object.remove("output") else {
         return Err(Malformed { message: "the JSON answer has no `output` member".into(), raw });
     };
-    // Any JSON value is an answer (`{"output": 5}` is the number 5, judged as `5` or as JSON),
-    // except the two that say nothing was answered, which plain text refuses too.
-    match &output {
-        Value::Null => {
-            return Err(Malformed { message: "the JSON answer's `output` is null: no answer was given".into(), raw });
-        }
-        Value::String(s) if s.trim().is_empty() => {
-            return Err(Malformed { message: "the JSON answer's `output` is empty".into(), raw });
-        }
-        _ => {}
+    if let Some(refusal) = no_answer(&output) {
+        return Err(Malformed { message: format!("the JSON answer's `output` is {refusal}"), raw });
     }
     let usage = object.get("usage").and_then(usage_from_json);
     Ok(Reply { output, raw, usage })
+}
+
+/// Why `output` says nothing was answered, if it does. Any JSON value is an answer
+/// (`{"output": 5}` is the number 5, judged as `5` or as JSON) except these two, which plain text
+/// refuses too; the answer cache refuses them as well, so a stored blank is never judged.
+pub(crate) fn no_answer(output: &Value) -> Option<&'static str> {
+    match output {
+        Value::Null => Some("null: no answer was given"),
+        Value::String(s) if s.trim().is_empty() => Some("empty"),
+        _ => None,
+    }
 }
 
 /// Usage from a JSON object, accepting the OpenAI, Anthropic and fcorr spellings; `None` when

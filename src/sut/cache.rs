@@ -47,10 +47,13 @@ impl AnswerCache {
         hex::encode(Sha256::digest(material.to_string().as_bytes()))
     }
 
-    /// The cached answer; a missing, unreadable or corrupt entry is a miss.
+    /// The cached answer; a missing, unreadable or corrupt entry is a miss, and so is one holding
+    /// no answer (null or blank `output`: a hand-edited or foreign entry) — a fresh blank answer
+    /// is a backend error, so a stored one must not be judged as an answer.
     pub(crate) fn get(&self, key: &str) -> Option<Reply> {
         let text = crate::fsio::read_capped(&self.dir.join(format!("{key}.json")), crate::fsio::ANSWER_CACHE).ok()?;
-        serde_json::from_slice(&text).ok()
+        let reply: Reply = serde_json::from_slice(&text).ok()?;
+        super::answer::no_answer(&reply.output).is_none().then_some(reply)
     }
 
     /// Stores an answer. Failing to write only costs a later call, so the run goes on, but says
@@ -110,5 +113,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("abc.json"), "{not json").unwrap();
         assert!(AnswerCache::new(dir.path().to_path_buf()).get("abc").is_none());
+    }
+
+    #[test]
+    fn an_entry_holding_no_answer_is_a_miss() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = AnswerCache::new(dir.path().to_path_buf());
+        for (key, output) in [("blank", json!(" \n")), ("null", Value::Null), ("answer", json!("ls"))] {
+            cache.put(key, &Reply { output, raw: String::new(), usage: None });
+        }
+        assert!(cache.get("blank").is_none());
+        assert!(cache.get("null").is_none());
+        assert!(cache.get("answer").is_some());
     }
 }

@@ -240,3 +240,54 @@ fn command_equivalence_follows_what_the_shell_and_the_command_do() {
         assert_eq!(case.extra().eval().reasons[0].code, code, "{expected:?} vs the answer {answer:?}: {case:?}");
     }
 }
+
+/// Nothing proved is never a pass: with `min-score = 0`, a system that fails every call scores 0
+/// and the run fails, saying why; and a blank answer stored in the answer cache (hand-edited, or
+/// from another tool) is called again, not judged: a fresh blank answer is a backend error.
+#[test]
+fn min_score_zero_is_not_met_by_nothing_and_a_cached_blank_is_not_an_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sut.sh"), "#!/bin/sh\necho 'cannot reach the model' >&2\nexit 1\n").unwrap();
+    std::fs::write(
+        dir.path().join("cases.toml"),
+        "version = \"1.0\"\n[[test_cases]]\nid = \"a\"\nprompt = \"list all\"\nexpected_command = \"ls -la\"\n",
+    )
+    .unwrap();
+    let config = |sut: &str| {
+        format!(
+            "[[suite]]\nname = \"zero\"\nkind = \"eval\"\ndataset = \"cases.toml\"\npolicy = \"pass-rate\"\nmin-score = 0\n\
+             [suite.sut]\ntype = \"command\"\ncommand = \"sh {sut}\"\nstdin = \"none\"\ncache = true\ncache-dir = \"answers\"\n"
+        )
+    };
+    std::fs::write(dir.path().join("fcorr.toml"), config("sut.sh")).unwrap();
+    let run = |out: &str| {
+        let output =
+            fcorr().current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", out]).output().unwrap();
+        let run: Run = serde_json::from_value(read_json(&dir.path().join(out).join("results.json"))).unwrap();
+        (output, run)
+    };
+    let (output, first) = run("out1");
+    assert_eq!(output.status.code(), Some(1), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!first.suites[0].score.met, "{:?}", first.suites[0].score);
+    assert!(
+        first.verdict.reasons.iter().any(|r| r.message.contains("score 0 proves nothing")),
+        "{:?}",
+        first.verdict.reasons
+    );
+
+    // A working system now, and every cached answer blanked by hand: each is asked again.
+    std::fs::write(dir.path().join("ok.sh"), "#!/bin/sh\necho 'ls -la'\n").unwrap();
+    std::fs::write(dir.path().join("fcorr.toml"), config("ok.sh")).unwrap();
+    let (output, second) = run("out2");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert_eq!(second.suites[0].cases[0].status, CaseStatus::Passed);
+    let answers = dir.path().join("answers");
+    let entries: Vec<_> = std::fs::read_dir(&answers).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    std::fs::write(&entries[0], r#"{"output": "", "raw": ""}"#).unwrap();
+    std::fs::write(dir.path().join("ok.sh"), "#!/bin/sh\necho called > called.txt\necho 'ls -la'\n").unwrap();
+    let (output, third) = run("out3");
+    assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(dir.path().join("called.txt").is_file(), "the blank cached answer was served instead of a call");
+    assert_eq!(third.suites[0].cases[0].status, CaseStatus::Passed);
+}
