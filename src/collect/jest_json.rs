@@ -129,10 +129,15 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
             );
         }
     }
-    if let Some(total) = report.num_total_tests
-        && total != assertions
-    {
-        parsed.warnings.push(format!("the report says {total} tests but lists {assertions}"));
+    // jest and vitest count exactly the tests they list (numPassing + numFailing + numPending +
+    // numTodo over the files that loaded), so fewer listed means results were lost; more listed
+    // (a hand-merged report) loses nothing and is only noted.
+    match report.num_total_tests {
+        Some(total) if total > assertions => parsed.declared_tests_unreported("numTotalTests", total, assertions),
+        Some(total) if total < assertions => {
+            parsed.warnings.push(format!("the report says {total} tests but lists {assertions}"))
+        }
+        _ => {}
     }
     if let Some(declared) = declared
         && !parsed.cases.iter().any(|c| c.status.is_failure())
@@ -280,7 +285,7 @@ mod tests {
     /// `success: false` alone (a coverage threshold) adds nothing.
     #[test]
     fn declared_failures_with_no_failing_test_are_an_error_case() {
-        let json = r#"{"numTotalTests":3,"numFailedTests":1,"numFailedTestSuites":1,"success":false,
+        let json = r#"{"numTotalTests":2,"numFailedTests":1,"numFailedTestSuites":1,"success":false,
           "testResults":[{"name":"/repo/a.test.js","status":"passed","assertionResults":[
           {"ancestorTitles":[],"title":"a","status":"passed","failureMessages":[]},
           {"ancestorTitles":[],"title":"b","status":"passed","failureMessages":[]}]}]}"#;
@@ -291,6 +296,23 @@ mod tests {
         assert!(last.message().unwrap().contains("numFailedTests=1, numFailedTestSuites=1, success=false"));
         let coverage = json.replace("\"numFailedTests\":1,\"numFailedTestSuites\":1,", "");
         assert_eq!(parse_str(&coverage).unwrap().cases.len(), 2);
+    }
+
+    /// numTotalTests is exact: a report listing fewer tests has lost some (QA: jest
+    /// numTotalTests=5 with 2 listed passed). More listed than declared is only a warning.
+    #[test]
+    fn fewer_tests_listed_than_declared_is_an_error_case() {
+        let json = r#"{"numTotalTests":5,"testResults":[{"name":"/repo/a.test.js","status":"passed","assertionResults":[
+          {"ancestorTitles":[],"title":"a","status":"passed","failureMessages":[]},
+          {"ancestorTitles":[],"title":"b","status":"passed","failureMessages":[]}]}]}"#;
+        let report = parse_str(json).unwrap();
+        let last = report.cases.last().unwrap();
+        assert_eq!((report.cases.len(), last.status), (3, CaseStatus::Error));
+        assert_eq!(last.name, crate::collect::DECLARED_TESTS_CASE);
+        assert_eq!(last.message(), Some("the report declares numTotalTests=5 but lists 2 test results: 3 are missing"));
+        let more = parse_str(&json.replace("\"numTotalTests\":5", "\"numTotalTests\":1")).unwrap();
+        assert_eq!(more.cases.len(), 2);
+        assert_eq!(more.warnings, ["the report says 1 tests but lists 2"]);
     }
 
     #[test]

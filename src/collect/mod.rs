@@ -173,6 +173,11 @@ pub const CUT_SHORT_CASE: &str = "[report cut short]";
 /// collector puts the report's path after it (the parser does not know it).
 pub const DECLARED_FAILURES_CASE: &str = "[declared failures not reported]";
 
+/// Name of the `error` case for a report whose exact declared test count is above the tests it
+/// lists (jest/vitest `numTotalTests`): results vanished between the runner and the file. Named
+/// with the report's path by the collector, like [`DECLARED_FAILURES_CASE`].
+pub const DECLARED_TESTS_CASE: &str = "[declared tests not reported]";
+
 /// Start of the name of the `error` case for a report file that could not be read at all (broken,
 /// not a report format, unreadable) among files that could: its results are unknown.
 pub const UNREADABLE_CASE: &str = "[unreadable report]";
@@ -186,6 +191,20 @@ impl ParsedReport {
             Case { name: DECLARED_FAILURES_CASE.into(), status: CaseStatus::Error, ..Case::default() }.with_message(
                 Some(format!("the report declares {what} but lists no failing test: the failing results are missing")),
             ),
+        );
+    }
+
+    /// Records that the report declares `declared` tests, an exact count, and lists only `listed`:
+    /// an `error` case, since the missing results may be the failing ones. Only for formats whose
+    /// count is exact (jest/vitest); JUnit writers' counts are often a little off.
+    pub(crate) fn declared_tests_unreported(&mut self, what: &str, declared: u64, listed: u64) {
+        self.cases.push(
+            Case { name: DECLARED_TESTS_CASE.into(), status: CaseStatus::Error, ..Case::default() }.with_message(Some(
+                format!(
+                    "the report declares {what}={declared} but lists {listed} test results: {} are missing",
+                    declared - listed
+                ),
+            )),
         );
     }
 

@@ -7,8 +7,8 @@ use std::path::Path;
 
 use super::{CollectContext, Collected};
 use crate::collect::{
-    DECLARED_FAILURES_CASE, ParseOptions, UNREADABLE_CASE, expand_reports, parse_file, parse_file_in_batches,
-    report_excludes,
+    DECLARED_FAILURES_CASE, DECLARED_TESTS_CASE, ParseOptions, UNREADABLE_CASE, expand_reports, parse_file,
+    parse_file_in_batches, report_excludes,
 };
 use crate::model::{Case, CaseStatus, Diagnostic, ResultsSource, Severity};
 
@@ -130,9 +130,13 @@ fn read_reports(
                 Ok((format, mut report)) => {
                     // The parser cannot name its file; the case must, or a reader cannot tell
                     // which report lost its failures.
-                    for case in report.cases.iter_mut().filter(|c| c.name == DECLARED_FAILURES_CASE) {
-                        let shown = display_path(&path, ctx.root, ctx.work_dir);
-                        case.name = format!("{DECLARED_FAILURES_CASE} {shown}").into();
+                    for case in report.cases.iter_mut() {
+                        if let Some(name) =
+                            [DECLARED_FAILURES_CASE, DECLARED_TESTS_CASE].into_iter().find(|n| case.name == *n)
+                        {
+                            let shown = display_path(&path, ctx.root, ctx.work_dir);
+                            case.name = format!("{name} {shown}").into();
+                        }
                     }
                     for ecosystem in ecosystems {
                         ecosystem.locate(&format, &mut report, ctx.root);
