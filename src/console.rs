@@ -9,8 +9,11 @@
 //! fcorr writes no escape sequence of its own to stderr, so every stderr line is printed with the
 //! controls a terminal acts on made visible (`crate::text::for_terminal`): the warnings and errors
 //! quote test names, tool output and file names, which must not recolour or rewrite the terminal.
-//! Stdout carries fcorr's colours; what it prints there escapes what it quotes itself
-//! (`report::terminal`).
+//! Stdout lines ([`outln!`], [`out!`]) are made safe the same way: `fcorr detect` prints file
+//! names, `compare` and `suites list` print case and suite names. Only two kinds of stdout text
+//! are written as they are ([`outln_raw!`], [`out_raw!`]): JSON documents (serde escapes every C0
+//! control; what they hold is data, byte for byte) and the coloured terminal report, which
+//! escapes what it quotes itself (`report::terminal`).
 
 use std::fmt;
 use std::io::{self, Write};
@@ -19,8 +22,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
 static STDERR_GONE: AtomicBool = AtomicBool::new(false);
 
-/// Writes to stdout unless an earlier write failed; a failure stops later writes.
+/// Writes to stdout, controls made visible, unless an earlier write failed; a failure stops
+/// later writes.
 pub fn out(args: fmt::Arguments<'_>) {
+    write_to(&mut io::stdout().lock(), &STDOUT_GONE, format_args!("{}", for_stderr(args)));
+}
+
+/// Writes to stdout as it is (a JSON document, the coloured terminal report) unless an earlier
+/// write failed; a failure stops later writes.
+pub fn out_raw(args: fmt::Arguments<'_>) {
     write_to(&mut io::stdout().lock(), &STDOUT_GONE, args);
 }
 
@@ -30,7 +40,7 @@ pub fn err(args: fmt::Arguments<'_>) {
     write_to(&mut io::stderr().lock(), &STDERR_GONE, format_args!("{}", for_stderr(args)));
 }
 
-/// The text of a stderr line, with the controls a terminal acts on made visible (newlines kept).
+/// The text of a line, with the controls a terminal acts on made visible (newlines kept).
 fn for_stderr(args: fmt::Arguments<'_>) -> String {
     let text = args.to_string();
     match crate::text::for_terminal(&text, true) {
@@ -76,6 +86,20 @@ macro_rules! outln {
 #[macro_export]
 macro_rules! out {
     ($($arg:tt)*) => { $crate::console::out(format_args!($($arg)*)) };
+}
+
+/// `println!` that never panics and writes its text as it is: only for JSON documents and the
+/// coloured terminal report (see the module documentation).
+#[macro_export]
+macro_rules! outln_raw {
+    () => { $crate::console::out_raw(format_args!("\n")) };
+    ($($arg:tt)*) => { $crate::console::out_raw(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+/// `print!` that never panics and writes its text as it is: see [`outln_raw!`].
+#[macro_export]
+macro_rules! out_raw {
+    ($($arg:tt)*) => { $crate::console::out_raw(format_args!($($arg)*)) };
 }
 
 /// `eprintln!` that never panics: see the module documentation.

@@ -307,7 +307,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
 
     if args.run.json {
         // The model always serialises (plain data).
-        outln!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
+        outln_raw!("{}", serde_json::to_string_pretty(&run).expect("run serialises"));
     } else {
         print_table(&run, ctx.is_some(), args.run.color);
         outln!("reports: {}", prepared.out_dir.display());

@@ -102,7 +102,7 @@ pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
         // Plain data always serialises.
-        outln!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serialises"));
+        outln_raw!("{}", serde_json::to_string_pretty(&comparison).expect("comparison serialises"));
     } else {
         out!("{}", render(&comparison));
     }

@@ -120,7 +120,7 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
             "left_out": members.left_out,
         });
         // A json! value always serialises.
-        outln!("{}", serde_json::to_string_pretty(&value).expect("json value"));
+        outln_raw!("{}", serde_json::to_string_pretty(&value).expect("json value"));
     } else {
         let root_runs = suites.iter().any(|s| s.path == ".");
         match &report.best {

@@ -66,9 +66,9 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     }
     if !args.quiet {
         let color = terminal::use_color(args.color);
-        out!("{}", terminal::render_table(&run, color, terminal::output_width()));
+        out_raw!("{}", terminal::render_table(&run, color, terminal::output_width()));
         outln!();
-        outln!("{}", terminal::render_verdict(&run, color));
+        outln_raw!("{}", terminal::render_verdict(&run, color));
         if kept {
             outln!("kept {} (the results read, unchanged)", source.display());
         }

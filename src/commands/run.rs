@@ -195,10 +195,10 @@ pub fn print_results(run: &Run, written: &[PathBuf], json: bool, color: bool, be
         return;
     }
     outln!();
-    out!("{}", terminal::render_table(run, color, terminal::output_width()));
+    out_raw!("{}", terminal::render_table(run, color, terminal::output_width()));
     out!("{between}");
     outln!();
-    outln!("{}", terminal::render_verdict(run, color));
+    outln_raw!("{}", terminal::render_verdict(run, color));
     if let Some(results) = written.first() {
         outln!("reports: {}", results.parent().unwrap_or(Path::new(".")).display());
     }

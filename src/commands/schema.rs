@@ -39,6 +39,6 @@ fn describe_kinds(schema: &mut schemars::Schema) {
 
 /// Prints the schema.
 pub fn execute() -> Result<i32, FcorrError> {
-    outln!("{}", schema_json());
+    outln_raw!("{}", schema_json());
     Ok(0)
 }

@@ -96,7 +96,7 @@ pub fn execute(args: SuitesArgs) -> Result<i32, FcorrError> {
     let listed = list(&config, &args)?;
     if args.json {
         // Plain data (strings, numbers, enums) always serialises.
-        outln!("{}", serde_json::to_string_pretty(&listed).expect("list serialises"));
+        outln_raw!("{}", serde_json::to_string_pretty(&listed).expect("list serialises"));
     } else {
         out!("{}", render(&listed, args.items));
     }

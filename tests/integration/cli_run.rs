@@ -520,6 +520,36 @@ fn run_and_detect_without_arguments_take_the_current_directory() {
     assert!(stdout.contains("sub: Go / go test"), "{stdout}");
 }
 
+/// A directory or case name holding terminal controls is shown, not obeyed, on stdout too:
+/// `detect` prints paths, `compare` and `suites list` print names (QA: only stderr escaped them).
+#[test]
+fn stdout_lines_show_controls_in_names_instead_of_sending_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let hostile = "svc\u{1b}]0;pwned\u{7}\u{202e}x";
+    std::fs::create_dir_all(dir.path().join(hostile)).unwrap();
+    go_project(&dir.path().join(hostile));
+    let output = crate::support::fcorr_bin().current_dir(dir.path()).arg("detect").arg(hostile).output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{stdout}");
+    assert!(stdout.contains("svc␛]0;pwned␇[U+202E]x: Go / go test"), "{stdout}");
+    assert!(!stdout.contains('\u{1b}') && !stdout.contains('\u{202e}'), "{stdout:?}");
+
+    std::fs::write(dir.path().join("new.xml"), junit(&[("t\u{202e}gnp.exe", "failed")])).unwrap();
+    std::fs::write(dir.path().join("old.xml"), junit(&[("t\u{202e}gnp.exe", "passed")])).unwrap();
+    for (report, out) in [("new.xml", "new"), ("old.xml", "old")] {
+        let (code, stderr) = fcorr_in(dir.path(), &["import", report, "--out", out]);
+        assert!(matches!(code, 0 | 1), "{stderr}");
+    }
+    let output = crate::support::fcorr_bin()
+        .current_dir(dir.path())
+        .args(["compare", "new/results.json", "--baseline", "old/results.json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("t[U+202E]gnp.exe"), "{stdout}");
+    assert!(!stdout.contains('\u{202e}'), "{stdout:?}");
+}
+
 #[test]
 fn every_command_that_reads_results_takes_them_as_an_argument_or_results() {
     let dir = tempfile::tempdir().unwrap();
