@@ -27,7 +27,22 @@ pub struct PublishArgs {
 }
 
 /// `fcorr publish`. Exits 0 once the results are readable: publishing problems are warnings.
+/// Results it refuses (unreadable, or a directory the last run did not finish writing) exit 2 or
+/// 3, and inside GitHub Actions the job summary and the `verdict=error` output say why, as
+/// `fcorr ci` does: a red step with an empty summary explains nothing.
 pub fn execute(args: PublishArgs) -> Result<i32, FcorrError> {
+    let event = args.event.clone();
+    let job_summary = !args.publish.no_job_summary;
+    let result = publish_saved(args);
+    if let Err(error) = &result
+        && let Some(ctx) = github_context(event.as_deref())
+    {
+        publish::publish_error(&ctx, &crate::errors::chain(error), error.exit_code(), job_summary);
+    }
+    result
+}
+
+fn publish_saved(args: PublishArgs) -> Result<i32, FcorrError> {
     let config = match &args.config {
         Some(path) => Config::load(path, &crate::kinds::KINDS)?,
         None => Config::default(),

@@ -609,6 +609,22 @@ fn publish_refuses_a_directory_the_last_import_did_not_finish_writing() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "an unfinished directory is refused: {stderr}");
     assert!(stderr.contains("not written completely"), "{stderr}");
+
+    // In GitHub Actions the refusal is in the job summary and the step outputs, not only the log.
+    let (summary, outputs) = (dir.join("step-summary.md"), dir.join("step-outputs.txt"));
+    let output = fcorr(dir)
+        .args(["publish", "out"])
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_REPOSITORY", "octo/app")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", &outputs)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary = std::fs::read_to_string(&summary).expect("a job summary");
+    assert!(summary.starts_with("## fcorr: error") && summary.contains("not written completely"), "{summary}");
+    let outputs = std::fs::read_to_string(&outputs).expect("step outputs");
+    assert!(outputs.starts_with("verdict<<") && outputs.contains("\nerror\n"), "{outputs}");
 }
 
 /// D6: a test named with terminal controls (an OSC title, a screen clear, a bidi override) and a
