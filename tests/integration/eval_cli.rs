@@ -291,3 +291,53 @@ fn min_score_zero_is_not_met_by_nothing_and_a_cached_blank_is_not_an_answer() {
     assert!(dir.path().join("called.txt").is_file(), "the blank cached answer was served instead of a call");
     assert_eq!(third.suites[0].cases[0].status, CaseStatus::Passed);
 }
+
+/// An unset secret (`api-key-env`) is the error of the suite that needs it, when it runs: a
+/// `--filter` for another suite runs that one (it was a configuration error for the whole file),
+/// and without a filter the other suites still run while that suite names the variable (exit 2).
+#[test]
+fn an_unset_api_key_is_its_own_suites_error_not_the_whole_configs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("sut.sh"), "#!/bin/sh\necho 'ls -la'\n").unwrap();
+    std::fs::write(
+        dir.path().join("cases.toml"),
+        "version = \"1.0\"\n[[test_cases]]\nid = \"a\"\nprompt = \"list all\"\nexpected_command = \"ls -la\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"model\"\nkind = \"eval\"\ndataset = \"cases.toml\"\n\
+         [suite.sut]\ntype = \"openai\"\nmodel = \"gpt-4o-mini\"\napi-key-env = \"FCORR_TEST_UNSET_KEY\"\n\n\
+         [[suite]]\nname = \"script\"\nkind = \"eval\"\ndataset = \"cases.toml\"\n\
+         [suite.sut]\ntype = \"command\"\ncommand = \"sh sut.sh\"\nstdin = \"none\"\n",
+    )
+    .unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let output = fcorr()
+            .current_dir(dir.path())
+            .env_remove("FCORR_TEST_UNSET_KEY")
+            .args(["run", "--config", "fcorr.toml", "--out", out])
+            .args(extra)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        let run: Option<Run> = std::fs::read_to_string(dir.path().join(out).join("results.json"))
+            .ok()
+            .map(|t| serde_json::from_str(&t).unwrap());
+        (output.status.code(), run, stderr)
+    };
+    let (code, filtered, stderr) = run(&["--filter", "script"], "filtered");
+    assert_eq!(code, Some(0), "{stderr}");
+    let filtered = filtered.expect("results");
+    assert_eq!(filtered.suites.len(), 1);
+    assert_eq!(filtered.suites[0].cases[0].status, CaseStatus::Passed);
+
+    let (code, all, stderr) = run(&[], "all");
+    assert_eq!(code, Some(2), "{stderr}");
+    let all = all.expect("results");
+    let model = all.suites.iter().find(|s| s.name == "model").unwrap();
+    let error = model.error.as_ref().expect("the model suite's error");
+    assert!(error.message.contains("FCORR_TEST_UNSET_KEY is not set"), "{}", error.message);
+    let script = all.suites.iter().find(|s| s.name == "script").unwrap();
+    assert_eq!(script.cases[0].status, CaseStatus::Passed);
+}

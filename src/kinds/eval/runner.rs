@@ -24,6 +24,7 @@ use crate::model::{
 };
 use crate::plan::SuitePlan;
 use crate::runners::{ItemsError, PlanContext, RunContext, SuiteItem, SuiteRunner};
+use crate::sut::config::SutConfigError;
 use crate::sut::openai::EmbeddingsConfig;
 use crate::sut::{Sut, SutContext, SutError, SutRequest};
 use crate::text::cap_text;
@@ -130,15 +131,16 @@ impl SuiteRunner for Eval {
         }
         for (i, named) in suts.as_slice().iter().enumerate() {
             let key = if suts.is_listed() { format!("sut.{i}") } else { "sut".into() };
-            named.sut.build(&SutContext::new(site.base_dir)).map_err(|e| site.error(&key, e))?;
+            unless_secret_unset(named.sut.build(&SutContext::new(site.base_dir))).map_err(|e| site.error(&key, e))?;
         }
         graders::case_threshold(None, config.threshold).map_err(|e| site.error("threshold", e))?;
-        if let Some(grader) = &config.grader {
+        if let Some(grader) = &config.grader
+            && unless_secret_unset(grader.sut.build(&SutContext::new(site.base_dir))).is_ok()
+        {
             grader.build(&SutContext::new(site.base_dir)).map_err(|e| site.error("grader", e))?;
         }
         if let Some(embeddings) = &config.embeddings {
-            embeddings
-                .build(None)
+            unless_secret_unset(embeddings.build(None))
                 .map_err(|e| site.error("embeddings", e.to_string().replace("[suite.sut]", "[suite.embeddings]")))?;
         }
         let inline_line = |i: usize| site.error(&format!("prompts.{i}.template"), "").line;
@@ -690,6 +692,17 @@ fn total_usage(cases: &[Case]) -> Option<Usage> {
         add_usage(total.get_or_insert_with(Usage::default), usage);
     }
     total
+}
+
+/// A system's settings checked when the configuration is read, except the secrets they name:
+/// an unset `api-key-env` or `{env:X}` header is the suite's error when it runs (exit 2, naming
+/// the variable), so `--filter` can run the other suites without it and a run without a filter
+/// still runs them (every other setting is still checked here, with its line).
+fn unless_secret_unset<T>(built: Result<T, SutConfigError>) -> Result<(), SutConfigError> {
+    match built {
+        Ok(_) | Err(SutConfigError::MissingEnv { .. }) => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 #[cfg(test)]
