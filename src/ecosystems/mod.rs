@@ -485,10 +485,25 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
     candidates.sort_by(|a, b| b.detection.confidence.total_cmp(&a.detection.confidence));
     let explanation = match candidates.as_slice() {
         [] if forced.is_some() => format!("runner `{}` found none of its markers here", forced.unwrap_or_default()),
-        [] => "no ecosystem's markers were found (looked for pyproject.toml, setup.py, requirements.txt, \
-               test_*.py, package.json, go.mod, Cargo.toml, pom.xml, build.gradle); set `runner` and \
-               `commands` in fcorr.toml to run it anyway"
-            .to_string(),
+        [] => {
+            let looked = "no ecosystem's markers were found (looked for pyproject.toml, setup.py, requirements.txt, \
+                          test_*.py, package.json, go.mod, Cargo.toml, pom.xml, build.gradle)";
+            match nested_projects(files).as_slice() {
+                [] => format!("{looked}; set `runner` and `commands` in fcorr.toml to run it anyway"),
+                nested => {
+                    let shown: Vec<String> =
+                        nested.iter().take(5).map(|(dir, marker)| format!("{dir} ({marker})")).collect();
+                    let more = if nested.len() > 5 { format!(" and {} more", nested.len() - 5) } else { String::new() };
+                    let dirs: Vec<&str> = nested.iter().take(5).map(|(dir, _)| dir.as_str()).collect();
+                    format!(
+                        "{looked} here, but below it: {}{more}; run them with `fcorr run {}` (paths relative to \
+                         this directory) or list each as a [[suite]] path in fcorr.toml",
+                        shown.join(", "),
+                        dirs.join(" ")
+                    )
+                }
+            }
+        }
         [only] => format!("{} ({}) is the only match", only.detection.ecosystem, only.detection.framework),
         [best, second, ..] if best.detection.confidence == second.detection.confidence => format!(
             "tie between {} and {} at confidence {:.2}; {} wins by registry order — set `runner` to choose",
@@ -503,6 +518,35 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
         ),
     };
     DetectReport { best: candidates.first().cloned(), candidates, explanation, truncated: files.truncated }
+}
+
+/// The shallowest directories below the root that hold a project marker, each with the marker,
+/// for a root where none is: a repository whose projects all sit one or two levels down
+/// (`services/a/go.mod`) needs their paths, and saying only "no markers" sends the user looking.
+fn nested_projects(files: &ProjectFiles) -> Vec<(String, &'static str)> {
+    const MARKERS: [&str; 8] = [
+        "pyproject.toml",
+        "setup.py",
+        "package.json",
+        "go.mod",
+        "Cargo.toml",
+        "pom.xml",
+        "build.gradle",
+        "build.gradle.kts",
+    ];
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    for file in &files.files {
+        let Some((dir, name)) = file.rsplit_once('/') else { continue };
+        let Some(marker) = MARKERS.iter().find(|m| **m == name) else { continue };
+        // A project inside one already found is its part (a module, a member), not another project.
+        if found.iter().any(|(d, _)| dir == d || dir.starts_with(&format!("{d}/"))) {
+            continue;
+        }
+        found.retain(|(d, _)| !d.starts_with(&format!("{dir}/")));
+        found.push((dir.to_string(), marker));
+    }
+    found.sort();
+    found
 }
 
 /// How the project at `files.root` divides into suites, as the ecosystem detection picks there
@@ -554,6 +598,31 @@ mod tests {
         let files = ProjectFiles::scan(root).unwrap();
         assert_eq!(files.files, vec![".gitignore", "package.json"]);
         assert!(files.has("package.json"));
+    }
+
+    /// A root with no marker whose projects sit below it names them and how to run them.
+    #[test]
+    fn a_root_without_markers_names_the_projects_below_it() {
+        let (_dir, files) = project_of(&[
+            ("services/b/go.mod", "module b\n"),
+            ("services/a/go.mod", "module a\n"),
+            ("services/a/tools/go.mod", "module tools\n"),
+            ("web/package.json", "{}"),
+            ("README.md", ""),
+        ]);
+        let report = detect_best(&files, None, None);
+        assert!(report.best.is_none());
+        assert!(
+            report.explanation.ends_with(
+                "here, but below it: services/a (go.mod), services/b (go.mod), web (package.json); run them with \
+                 `fcorr run services/a services/b web` (paths relative to this directory) or list each as a \
+                 [[suite]] path in fcorr.toml"
+            ),
+            "{}",
+            report.explanation
+        );
+        let (_dir, empty) = project_of(&[("README.md", "")]);
+        assert!(detect_best(&empty, None, None).explanation.ends_with("to run it anyway"));
     }
 
     #[test]
