@@ -20,6 +20,26 @@ use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 static STDOUT_GONE: AtomicBool = AtomicBool::new(false);
+/// Set inside GitHub Actions ([`defuse_commands`]): no line fcorr prints may read as a workflow
+/// command.
+static DEFUSE: AtomicBool = AtomicBool::new(false);
+
+/// From now on, every line printed through this module (and [`defused`] text) that the runner
+/// would read as a workflow command is shown behind a prefix instead (`text::defuse_workflow_
+/// commands`). fcorr's own commands are written by `publish::guard`, not through here.
+pub fn defuse_commands() {
+    DEFUSE.store(true, Ordering::Relaxed);
+}
+
+/// `text` made safe from the runner as [`defuse_commands`] asks, for output written elsewhere
+/// (the table inside its fence, progress lines).
+pub fn defused(text: &str) -> std::borrow::Cow<'_, str> {
+    if DEFUSE.load(Ordering::Relaxed) {
+        crate::text::defuse_workflow_commands(text)
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
 static STDERR_GONE: AtomicBool = AtomicBool::new(false);
 
 /// Writes to stdout, controls made visible, unless an earlier write failed; a failure stops
@@ -70,7 +90,13 @@ fn write_to(stream: &mut dyn Write, gone: &AtomicBool, args: fmt::Arguments<'_>)
         return;
     }
     // `write_fmt` retries on EINTR; any other error (EPIPE, EIO, ENOSPC) will not get better.
-    if stream.write_fmt(args).is_err() {
+    let written = if DEFUSE.load(Ordering::Relaxed) {
+        let text = args.to_string();
+        stream.write_all(crate::text::defuse_workflow_commands(&text).as_bytes())
+    } else {
+        stream.write_fmt(args)
+    };
+    if written.is_err() {
         gone.store(true, Ordering::Relaxed);
     }
 }

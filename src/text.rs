@@ -62,6 +62,35 @@ pub(crate) fn for_terminal(text: &str, newlines: bool) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// What a line of text prints with in front when it would otherwise read as a workflow command.
+pub(crate) const NOT_A_COMMAND: &str = "(not a command) ";
+
+/// `text` with every line that the GitHub runner would read as a workflow command (after
+/// trimming whitespace, `::name…` or the older `##[name]`) shown behind [`NOT_A_COMMAND`]. The
+/// fence (`::stop-commands::`) is the first guard; this one holds even when a test learnt the
+/// fence's token (same-user tests can read the runner's temporary directory).
+pub(crate) fn defuse_workflow_commands(text: &str) -> Cow<'_, str> {
+    let command = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with("::") || line.starts_with("##[")
+    };
+    if !text.lines().any(command) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 32);
+    for line in text.split_inclusive('\n') {
+        if command(line) {
+            let indent = line.len() - line.trim_start().len();
+            out.push_str(&line[..indent]);
+            out.push_str(NOT_A_COMMAND);
+            out.push_str(&line[indent..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `340ms`, `1.2s`, `2m05s`, `1h02m`.
 pub(crate) fn format_duration(ms: f64) -> String {
     let ms = ms.max(0.0);
@@ -174,6 +203,16 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(12_345_678), "12,345,678");
+    }
+
+    #[test]
+    fn lines_that_read_as_workflow_commands_are_shown_behind_a_prefix() {
+        let text = "ok\n   ::abc::\n::error::x\r\n\t##[warning]y\nnot ::a command\n::";
+        assert_eq!(
+            defuse_workflow_commands(text),
+            "ok\n   (not a command) ::abc::\n(not a command) ::error::x\r\n\t(not a command) ##[warning]y\nnot ::a command\n(not a command) ::"
+        );
+        assert!(matches!(defuse_workflow_commands("a::b\nc"), Cow::Borrowed(_)));
     }
 
     #[test]

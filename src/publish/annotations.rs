@@ -214,6 +214,8 @@ pub fn workflow_commands(annotations: &[Annotation]) -> (Vec<String>, usize) {
 pub fn echo_untrusted(out: &mut impl std::io::Write, text: &str) -> std::io::Result<()> {
     let token = super::files::random_token();
     writeln!(out, "::stop-commands::{token}")?;
+    // Inside the outer fence this one is inert; what holds is that no line reads as a command.
+    let text = crate::text::defuse_workflow_commands(text);
     out.write_all(text.as_bytes())?;
     if !text.ends_with('\n') {
         writeln!(out)?;

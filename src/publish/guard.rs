@@ -120,6 +120,7 @@ pub fn start(to_stderr: bool) {
     if !in_actions() {
         return;
     }
+    crate::console::defuse_commands();
     // The variable is gone from what children inherit, but not from /proc/<fcorr>/environ, where
     // a test of the same user could read the file's path and then the token that lifts the
     // fence (black-box testing, finding B11): not dumpable, fcorr's /proc files are root's.

@@ -141,7 +141,7 @@ impl Shared {
             ProgressMode::Plain => {
                 *lock(&self.last_plain_line) = Instant::now();
                 let mut err = std::io::stderr().lock();
-                let _ = writeln!(err, "{}", crate::text::for_terminal(&text, true));
+                let _ = writeln!(err, "{}", crate::console::defused(&crate::text::for_terminal(&text, true)));
             }
             ProgressMode::Tty => {
                 let _ = self.multi.println(crate::text::for_terminal(&text, true));

@@ -540,6 +540,62 @@ fn a_test_cannot_read_the_fence_file_path_from_fcorrs_environment() {
     assert!(!seen.contains("fcorr environ: readable"), "a test run {as_whom} read fcorr's environment: {seen}");
 }
 
+/// The fence's token sits in a file of the runner's temporary directory, which a test of the
+/// same user can list and read. A test that does, and fails with a message holding the token's
+/// closing line and a command, must still not get a command run: every line that reads as a
+/// workflow command is printed behind a prefix. Checked by replaying fcorr's stdout the way the
+/// runner reads it (one stop state, lines trimmed).
+#[test]
+fn a_test_that_learns_the_fence_token_still_cannot_issue_workflow_commands() {
+    let ws = tempfile::tempdir().unwrap();
+    let dir = ws.path();
+    let fence = dir.join("runner-temp/fcorr-fence.XXXX");
+    std::fs::create_dir_all(fence.parent().unwrap()).unwrap();
+    std::fs::create_dir_all(dir.join("app")).unwrap();
+    // What a hostile test does: find the fence file, read the token, fail with a message that
+    // ends the fence and issues a command.
+    std::fs::write(
+        dir.join("app/attack.sh"),
+        r#"token=$(cat ../runner-temp/fcorr-fence.* | head -1)
+printf '<testsuite name="s" tests="1"><testcase classname="c" name="t"><failure message="boom&#10;  ::%s::&#10;::error title=PWNED::fence lifted by a test&#10;##[error]PWNED the old way">boom</failure></testcase></testsuite>\n' "$token" > report.xml
+echo "$token" > seen-token.txt
+exit 1
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("fcorr.toml"),
+        "[[suite]]\nname = \"app\"\npath = \"app\"\nrunner = \"command\"\n\
+         commands = { test = \"sh attack.sh\" }\nreports = [\"report.xml\"]\n",
+    )
+    .unwrap();
+    let output = fcorr(dir)
+        .env("GITHUB_ACTIONS", "true")
+        .env("FCORR_FENCE_FILE", &fence)
+        .args(["run", "--config", "fcorr.toml", "--out", "out", "--color", "never"])
+        .output()
+        .unwrap();
+    let stdout = text(&output.stdout);
+    let token = std::fs::read_to_string(dir.join("app/seen-token.txt")).unwrap();
+    assert!(token.trim().len() >= 16, "the test did not read the fence token: {token:?}\n{stdout}");
+    assert!(stdout.contains("(not a command) ::error title=PWNED"), "{stdout}");
+    // Replay as the runner: while stopped, only `::<token>::` matters; otherwise `::name` runs.
+    let mut stopped: Option<String> = None;
+    let mut ran = Vec::new();
+    for line in stdout.lines().map(str::trim) {
+        match &stopped {
+            Some(token) if line == format!("::{token}::") => stopped = None,
+            Some(_) => {}
+            None => match line.strip_prefix("::stop-commands::") {
+                Some(token) => stopped = Some(token.to_string()),
+                None if line.starts_with("::") || line.starts_with("##[") => ran.push(line.to_string()),
+                None => {}
+            },
+        }
+    }
+    assert!(ran.iter().all(|c| !c.contains("PWNED")), "a test's text ran as a workflow command: {ran:?}\n{stdout}");
+}
+
 /// Runs a command suite whose test looks for fcorr among its ancestors and tries to read its
 /// environment, with `env` set for fcorr; what the test wrote, and as whom it ran.
 #[cfg(target_os = "linux")]
