@@ -554,7 +554,39 @@ impl Config {
         }
         config.validate(path)?;
         config.check_pass_env(path, &strings)?;
+        config.check_env_tables(path, &strings)?;
         Ok(config)
+    }
+
+    /// `{env:NAME}` is filled in only where a system under test reads it (`url`, `headers`).
+    /// In an `env` table it would reach the commands as written, with NAME (a secret, since the
+    /// file names it so) withheld from them: an error, never a literal passed on in silence.
+    fn check_env_tables(&self, path: &Path, strings: &[(String, String, String)]) -> Result<(), ConfigError> {
+        for (at, key, value) in strings {
+            let parent = at.strip_suffix(key.as_str()).and_then(|p| p.strip_suffix('.')).unwrap_or_default();
+            if parent != "env" && !parent.ends_with(".env") {
+                continue;
+            }
+            let Some(var) = crate::secrets::env_refs(value).next() else { continue };
+            let label = self.suite_label_at(at);
+            let message = format!(
+                "`{{env:{var}}}` in env.{key} is not expanded: env values reach the commands as written, and \
+                 {var}, named by `{{env:...}}`, is a secret withheld from them; let the commands read it with \
+                 `pass-env = [\"{var}\"]` and build {key} where they run (a test fixture, or the command itself)"
+            );
+            let message = match label {
+                Some(label) => format!("suite {label}: {message}"),
+                None => message,
+            };
+            return Err(ConfigError::new(path, self.spans.at(at), message));
+        }
+        Ok(())
+    }
+
+    /// The name (or `#n`) of the suite a dotted key path (`suite.2.env.X`) is in, if any.
+    fn suite_label_at(&self, at: &str) -> Option<String> {
+        let suite = at.strip_prefix("suite.").and_then(|rest| rest.split('.').next()?.parse::<usize>().ok());
+        suite.map(|i| self.suites.get(i).and_then(|s| s.name.clone()).unwrap_or(format!("#{}", i + 1)))
     }
 
     /// Every `pass-env` name, wherever a suite takes one (project suites, command systems under
@@ -562,9 +594,7 @@ impl Config {
     fn check_pass_env(&self, path: &Path, strings: &[(String, String, String)]) -> Result<(), ConfigError> {
         for (at, key, name) in strings.iter().filter(|(_, key, _)| key == "pass-env") {
             if let Err(e) = crate::secrets::check_pass_env(name, &self.secret_vars) {
-                let suite = at.strip_prefix("suite.").and_then(|rest| rest.split('.').next()?.parse::<usize>().ok());
-                let label =
-                    suite.map(|i| self.suites.get(i).and_then(|s| s.name.clone()).unwrap_or(format!("#{}", i + 1)));
+                let label = self.suite_label_at(at);
                 let message = match label {
                     Some(label) => format!("suite {label}: {e}"),
                     None => format!("{key}: {e}"),
@@ -796,6 +826,22 @@ fail-on = ["strict", "score<80"]
         assert!(err.contains("fcorr.toml"), "{err}");
         assert!(err.contains("line 3, column 1"), "{err}");
         assert!(err.contains("timeout"), "{err}");
+    }
+
+    #[test]
+    fn an_env_reference_in_an_env_table_is_an_error_at_its_line() {
+        let text = "[run]\nenv = { A = \"1\" }\n\n[[suite]]\nname = \"p\"\npath = \".\"\n\
+                    env = { DB_URL = \"postgres://app:{env:DB_PASS}@db/app\" }\n";
+        let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
+        assert!(err.contains("fcorr.toml: line 7, column 18"), "{err}");
+        assert!(err.contains("suite p: `{env:DB_PASS}` in env.DB_URL is not expanded"), "{err}");
+        assert!(err.contains("`pass-env = [\"DB_PASS\"]`"), "{err}");
+        // The run-wide table too; elsewhere (`url`, `headers`) `{env:NAME}` is filled in.
+        let text = "[run]\nenv = { TOKEN = \"{env:API_TOKEN}\" }\n";
+        let err = Config::parse(text, Path::new("fcorr.toml"), &crate::kinds::KINDS).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("`{env:API_TOKEN}` in env.TOKEN"), "{err}");
+        let plain = "[[suite]]\nname = \"p\"\npath = \".\"\nenv = { DB_URL = \"postgres://db/app\" }\n";
+        assert!(Config::parse(plain, Path::new("fcorr.toml"), &crate::kinds::KINDS).is_ok());
     }
 
     #[test]

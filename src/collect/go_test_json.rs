@@ -7,7 +7,7 @@
 //! printed a `file.go:N:` location carries it as go printed it (a bare file name); finding the
 //! defining file under the project root is the Go ecosystem's `locate`, not this parser's.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::sync::OnceLock;
 
@@ -69,6 +69,10 @@ const KEEP_OUTPUT: usize = 64 * 1024;
 /// place it is written.
 pub(crate) const NAME: &str = "go-test-json";
 
+/// The message of a test that started and never reported a result. The stream alone cannot say
+/// why; the Go ecosystem replaces it when fcorr's own timeout killed `go test`.
+pub(crate) const UNFINISHED: &str = "the test started but never finished: the test binary exited or was killed";
+
 #[derive(Default)]
 struct TestState {
     package: String,
@@ -96,6 +100,9 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
     let mut tests: Vec<TestState> = Vec::new();
     let mut index: HashMap<(String, String), usize> = HashMap::new();
     let mut packages: Vec<(String, PackageState)> = Vec::new();
+    // Package -> its place in `packages` (kept in stream order for the cases): a report of a
+    // million events must not search the list on each one.
+    let mut package_index: HashMap<String, usize> = HashMap::new();
     let mut build_output: HashMap<String, String> = HashMap::new();
     let mut events = 0u64;
     let mut bad_lines = 0u64;
@@ -152,13 +159,10 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
                 }
             }
             None => {
-                let pos = match packages.iter().position(|(p, _)| *p == package) {
-                    Some(pos) => pos,
-                    None => {
-                        packages.push((package.clone(), PackageState::default()));
-                        packages.len() - 1
-                    }
-                };
+                let pos = *package_index.entry(package.clone()).or_insert_with(|| {
+                    packages.push((package.clone(), PackageState::default()));
+                    packages.len() - 1
+                });
                 let state = &mut packages[pos].1;
                 match event.action.as_str() {
                     "output" => push_capped(&mut state.output, event.output.as_deref().unwrap_or("")),
@@ -203,13 +207,15 @@ fn parse(input: &mut dyn BufRead, _options: &ParseOptions) -> Result<ParsedRepor
             first.join(", ")
         ));
     }
-    let failing_children: Vec<(String, String)> = tests
+    // Sorted, so a parent finds its failing subtests by prefix without scanning them all.
+    let failing_children: BTreeSet<(&str, &str)> = tests
         .iter()
         .filter(|t| matches!(t.status, Some(CaseStatus::Failed) | None))
-        .map(|t| (t.package.clone(), t.name.clone()))
+        .map(|t| (t.package.as_str(), t.name.as_str()))
         .collect();
     for test in &tests {
-        report.cases.push(test_case(test, &failing_children, &packages));
+        let package_output = package_index.get(&test.package).map_or("", |&i| packages[i].1.output.as_str());
+        report.cases.push(test_case(test, &failing_children, package_output));
     }
     let with_tests: HashSet<&str> = tests.iter().map(|t| t.package.as_str()).collect();
     let with_failures: HashSet<&str> = tests
@@ -258,7 +264,7 @@ fn own_lines(output: &str) -> Vec<&str> {
         .collect()
 }
 
-fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String, PackageState)]) -> Case {
+fn test_case(test: &TestState, failing: &BTreeSet<(&str, &str)>, package_output: &str) -> Case {
     let lines = own_lines(&test.output);
     let mut case = Case {
         name: test.name.clone().into(),
@@ -281,12 +287,15 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
             case.set_message(lines.first().map(|l| l.trim().to_string()));
         }
         Some(_) => {
-            case.set_message(lines.first().map(|l| l.trim().to_string()).or_else(|| {
+            // `t.Error`/`t.Fatal` lines start with `file.go:N:`; other lines may be anything the
+            // test or a child process printed (even `PASS`), so a located line is the failure.
+            let failure = lines.iter().find(|l| location(l).is_some()).or(lines.first());
+            case.set_message(failure.map(|l| l.trim().to_string()).or_else(|| {
                 let prefix = format!("{}/", test.name);
                 let subs: Vec<&str> = failing
-                    .iter()
-                    .filter(|(p, n)| *p == test.package && n.starts_with(&prefix))
-                    .map(|(_, n)| n.as_str())
+                    .range((test.package.as_str(), prefix.as_str())..)
+                    .take_while(|(p, n)| *p == test.package && n.starts_with(&prefix))
+                    .map(|&(_, n)| n)
                     .collect();
                 (!subs.is_empty()).then(|| format!("subtest failed: {}", subs.join(", ")))
             }));
@@ -295,9 +304,7 @@ fn test_case(test: &TestState, failing: &[(String, String)], packages: &[(String
             }
         }
         None => {
-            case.set_message(Some("the test started but never finished: the test binary exited or was killed".into()));
-            let package_output =
-                packages.iter().find(|(p, _)| *p == test.package).map(|(_, s)| s.output.as_str()).unwrap_or("");
+            case.set_message(Some(UNFINISHED.into()));
             let text = format!("{}{}", test.output, package_output);
             case.extra_mut().details = Some(crate::model::Text::capped(text.trim(), DETAILS_CAP));
         }
@@ -442,6 +449,26 @@ mod tests {
                 (Some("m_test.go"), Some(35)),
             ]
         );
+    }
+
+    #[test]
+    fn the_failure_shown_is_the_located_line_not_what_a_child_printed_first() {
+        // Recorded from `go test -json` on tests/fixtures/go-child-pass (Go 1.26).
+        let text = r#"{"Action":"run","Package":"ex/c","Test":"TestF"}
+{"Action":"output","Package":"ex/c","Test":"TestF","Output":"=== RUN   TestF\n"}
+{"Action":"output","Package":"ex/c","Test":"TestF","Output":"PASS\n"}
+{"Action":"output","Package":"ex/c","Test":"TestF","Output":"ok  \tex/c\t0.001s\n"}
+{"Action":"output","Package":"ex/c","Test":"TestF","Output":"    child_test.go:17: the real failure\n"}
+{"Action":"output","Package":"ex/c","Test":"TestF","Output":"--- FAIL: TestF (0.00s)\n"}
+{"Action":"fail","Package":"ex/c","Test":"TestF","Elapsed":0}
+{"Action":"fail","Package":"ex/c","Elapsed":0.01}
+"#;
+        let case = &parse_str(text).unwrap().cases[0];
+        assert_eq!(case.message(), Some("child_test.go:17: the real failure"));
+        assert_eq!((case.file.as_deref(), case.line), (Some("child_test.go"), Some(17)));
+        // Without a located line, the first line the test printed is still the message.
+        let bare = text.replace("    child_test.go:17: ", "");
+        assert_eq!(parse_str(&bare).unwrap().cases[0].message(), Some("PASS"));
     }
 
     #[test]

@@ -1528,7 +1528,14 @@ fn child_end(current: &mut Open, case: &mut Case) {
 fn node_failure_line(line: &str) -> Option<&str> {
     let line = line.trim();
     let line = match line.strip_prefix('[') {
-        Some(inner) => inner.strip_suffix("] {").or_else(|| inner.strip_suffix(']')).unwrap_or(inner),
+        // `] { code: 'ERR_TEST_FAILURE', failureType: …, cause: … }` on the same line (a test
+        // cancelled by its parent): the message ends where the properties start.
+        Some(inner) => inner
+            .rsplit_once("] { code:")
+            .map(|(message, _)| message)
+            .or_else(|| inner.strip_suffix("] {"))
+            .or_else(|| inner.strip_suffix(']'))
+            .unwrap_or(inner),
         None => line,
     };
     let message = line.strip_prefix("Error [ERR_TEST_FAILURE]:").unwrap_or(line).trim();
@@ -1764,6 +1771,15 @@ Error [ERR_TEST_FAILURE]: boom</failure></testcase>
         assert_eq!(node_failure_line("Error [ERR_TEST_FAILURE]: expected 37.8C"), Some("expected 37.8C"));
         assert_eq!(node_failure_line("TypeError: x is not a function"), Some("TypeError: x is not a function"));
         assert_eq!(node_failure_line("  "), None);
+        // A test cancelled because its describe's before hook threw: the object on one line.
+        assert_eq!(
+            node_failure_line(
+                "[Error [ERR_TEST_FAILURE]: test did not finish before its parent and was cancelled] { code: \
+                 'ERR_TEST_FAILURE', failureType: 'cancelledByParent', cause: 'test did not finish before its parent \
+                 and was cancelled' }"
+            ),
+            Some("test did not finish before its parent and was cancelled")
+        );
     }
 
     #[test]

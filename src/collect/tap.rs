@@ -46,6 +46,8 @@ impl ReportParser for Tap {
 /// One test point as read, before deciding whether it is a leaf.
 struct Point {
     indent: usize,
+    /// The line it is on: a subtest's plan belongs to the point whose block holds it.
+    line: usize,
     /// The number the producer gave it (`ok 3`), if any.
     number: Option<u32>,
     ok: bool,
@@ -150,7 +152,17 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             subtests.retain(|(i, _)| *i < indent);
             // The `# Subtest:` name is the full name; the test point's description may be shortened.
             let name = own.filter(|n| !n.is_empty()).unwrap_or(name);
-            points.push(Point { indent, number, ok, name, parents, directive, yaml: Vec::new(), yaml_bytes: 0 });
+            points.push(Point {
+                indent,
+                line: line_no,
+                number,
+                ok,
+                name,
+                parents,
+                directive,
+                yaml: Vec::new(),
+                yaml_bytes: 0,
+            });
             continue;
         }
         // Anything else is output the producer let through (console.log...): not TAP, ignore.
@@ -212,6 +224,9 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
                 planned - reported
             ))));
     }
+    // A subtest's plan is checked as the top level's is: fewer or more points than it says means
+    // its block is not what the producer meant to run, whatever its parent's `ok` says.
+    report.cases.extend(subtest_plans_not_met(&points, &plans));
     if let Some(at) = cut_short {
         report.cut_short(format!("{at}: the stream was cut short, so results after that point are unknown"));
     }
@@ -244,6 +259,50 @@ fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)], top: usize) 
              count of test points does not prove that every planned test ran"
         ),
     ))
+}
+
+/// An `error` case for each subtest whose plan (`    1..N` inside its block) does not match the
+/// test points its block reported directly (its own children, not theirs).
+fn subtest_plans_not_met(points: &[Point], plans: &[(usize, u32, usize)]) -> Vec<Case> {
+    let mut cases = Vec::new();
+    for (index, parent) in points.iter().enumerate() {
+        // The block of `parent`: the lines after the previous point at its level or above.
+        let before = points[..index].iter().rposition(|p| p.indent <= parent.indent);
+        let start_line = before.map_or(0, |i| points[i].line);
+        let first = before.map_or(0, |i| i + 1);
+        // Plans are in line order: the block's are found by halving, not by a scan per point.
+        let from = plans.partition_point(|(_, _, line)| *line <= start_line);
+        let to = plans.partition_point(|(_, _, line)| *line < parent.line).max(from);
+        let block_plans = plans[from..to].iter().filter(|(indent, _, _)| *indent > parent.indent);
+        let children = &points[first..index];
+        // Its own children are the shallowest lines of the block; deeper ones are theirs.
+        let Some(level) = block_plans.clone().map(|(i, _, _)| *i).chain(children.iter().map(|p| p.indent)).min() else {
+            continue;
+        };
+        let Some(&(_, planned, line)) = block_plans.clone().find(|(indent, _, _)| *indent == level) else { continue };
+        let reported = children.iter().filter(|p| p.indent == level).count();
+        if planned as usize == reported {
+            continue;
+        }
+        let why = if (planned as usize) > reported {
+            format!("{} never ran or its output stopped early", planned as usize - reported)
+        } else {
+            "its output holds test points it did not plan (another run's, or a wrong plan)".to_string()
+        };
+        let mut case = Case {
+            name: format!("[subtest plan not met] {}", parent.name).into(),
+            status: CaseStatus::Error,
+            ..Case::default()
+        }
+        .with_message(Some(format!(
+            "subtest `{}`: its plan (line {line}) says 1..{planned} but {reported} test point{} reported: {why}",
+            parent.name,
+            if reported == 1 { " was" } else { "s were" }
+        )));
+        case.classname = (!parent.parents.is_empty()).then(|| parent.parents.join(" > ").into());
+        cases.push(case);
+    }
+    cases
 }
 
 /// Warns when the top-level plan and the points disagree; returns (planned, reported) when fewer
@@ -564,6 +623,42 @@ mod tests {
         let report = parse_str("1..3\nok 1 - a\nBail out! database down\nok 2 - never read\n");
         assert_eq!(report.cases.len(), 2);
         assert_eq!((report.cases[1].status, report.cases[1].message()), (CaseStatus::Error, Some("database down")));
+    }
+
+    #[test]
+    fn a_subtest_plan_with_fewer_or_more_points_is_an_error_case() {
+        // /work/probe-B/import/sub-plan.tap: planned 1..3, two points, and the parent says ok.
+        let fewer = "TAP version 14\n# Subtest: grp\n    1..3\n    ok 1 - x\n    ok 2 - y\nok 1 - grp\n1..1\n";
+        let report = parse_str(fewer);
+        let last = report.cases.last().unwrap();
+        assert_eq!((last.name.as_str(), last.status), ("[subtest plan not met] grp", CaseStatus::Error));
+        assert_eq!(
+            last.message(),
+            Some(
+                "subtest `grp`: its plan (line 3) says 1..3 but 2 test points were reported: 1 never ran or its output stopped early"
+            )
+        );
+        // More than planned, a plan after the points, and a nested subtest's plan (its parent's
+        // own plan counts its direct children only).
+        let more = "# Subtest: outer\n    # Subtest: inner\n        ok 1 - a\n        ok 2 - b\n        1..1\n    \
+                    ok 1 - inner\n    1..1\nok 1 - outer\n1..1\n";
+        let names: Vec<(String, Option<String>)> = parse_str(more)
+            .cases
+            .iter()
+            .filter(|c| c.name.starts_with('['))
+            .map(|c| (c.name.to_string(), c.classname.as_deref().map(str::to_string)))
+            .collect();
+        assert_eq!(names, [("[subtest plan not met] inner".to_string(), Some("outer".to_string()))]);
+        // A subtest planning 1..2 whose points never came, and plans that hold: no such case.
+        let none_came = "# Subtest: grp\n    1..2\nnot ok 1 - grp\n1..1\n";
+        assert!(parse_str(none_came).cases.iter().any(|c| c.name.as_str() == "[subtest plan not met] grp"));
+        for tap in [
+            "# Subtest: grp\n    ok 1 - x\n    not ok 2 - y\n    1..2\nnot ok 1 - grp\n1..1\n",
+            "TAP version 14\n# Subtest: grp\n    1..0 # SKIP nothing\nok 1 - grp\n1..1\n",
+            "1..2\nok 1 - a\nok 2 - b\n",
+        ] {
+            assert!(parse_str(tap).cases.iter().all(|c| !c.name.starts_with('[')), "{tap}");
+        }
     }
 
     #[test]

@@ -13,7 +13,9 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{Candidate, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError};
+use super::{
+    Candidate, CollectContext, Collected, Ecosystem, Members, PhasePlan, ProjectContext, ProjectFiles, ProjectPlanError,
+};
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
 use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
@@ -144,6 +146,15 @@ impl Ecosystem for Go {
         Ok(vec![install, build, test])
     }
 
+    /// The reports; when fcorr's timeout killed `go test`, the tests still running say so.
+    fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
+        let mut collected = super::collect_reports(ctx);
+        if ctx.outcome.exit == crate::execute::process::Exit::TimedOut {
+            mark_timed_out(&mut collected.cases);
+        }
+        collected
+    }
+
     fn locate(&self, format: &str, report: &mut ParsedReport, root: &Path) {
         if format == crate::collect::go_test_json::NAME {
             locate_test_functions(&mut report.cases, root);
@@ -260,6 +271,23 @@ fn owning_module<'a>(modules: &'a [String], file: &str) -> Option<&'a str> {
 /// message, so a test has the same file, and so the same case id, whether it passes or fails).
 /// A case that printed `file.go:N:` (the parser keeps it as file and line) keeps that line when
 /// the printed file is the defining file; a case whose test function is not found has neither.
+/// The stream of a `go test` that fcorr's timeout killed ends mid-test: the tests that started
+/// and never finished were still running (as pytest's are said to be), and the stream was cut
+/// because of the timeout, not by go.
+fn mark_timed_out(cases: &mut [Case]) {
+    for case in cases {
+        if case.message() == Some(crate::collect::go_test_json::UNFINISHED) {
+            case.status = crate::model::CaseStatus::Timeout;
+            case.set_message(Some("still running when the test phase timed out; go test was killed".into()));
+        } else if case.name == crate::collect::CUT_SHORT_CASE
+            && let Some(message) = case.message()
+        {
+            let message = format!("go test was killed when the test phase timed out: {message}");
+            case.set_message(Some(message));
+        }
+    }
+}
+
 pub(crate) fn locate_test_functions(cases: &mut [Case], root: &Path) {
     let mut locator = Locator::new(root);
     for case in cases {
@@ -484,6 +512,34 @@ fn go_diagnostics(output: &str, root: &Path) -> Vec<Diagnostic> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn at_fcorrs_timeout_unfinished_tests_were_still_running() {
+        use crate::collect::ReportParser;
+        use crate::model::CaseStatus;
+        let stream = "{\"Action\":\"start\",\"Package\":\"ex/h\"}\n\
+                      {\"Action\":\"run\",\"Package\":\"ex/h\",\"Test\":\"TestOK\"}\n\
+                      {\"Action\":\"pass\",\"Package\":\"ex/h\",\"Test\":\"TestOK\"}\n\
+                      {\"Action\":\"run\",\"Package\":\"ex/h\",\"Test\":\"TestHang\"}\n";
+        let mut report =
+            crate::collect::go_test_json::GoTestJson.parse(&mut stream.as_bytes(), &Default::default()).unwrap();
+        mark_timed_out(&mut report.cases);
+        let got: Vec<(&str, CaseStatus, Option<&str>)> =
+            report.cases.iter().map(|c| (c.name.as_str(), c.status, c.message())).collect();
+        assert_eq!(
+            got[..2],
+            [
+                ("TestOK", CaseStatus::Passed, None),
+                (
+                    "TestHang",
+                    CaseStatus::Timeout,
+                    Some("still running when the test phase timed out; go test was killed")
+                ),
+            ]
+        );
+        assert_eq!(got[2].0, crate::collect::CUT_SHORT_CASE);
+        assert!(got[2].2.unwrap().starts_with("go test was killed when the test phase timed out: the stream ends"));
+    }
 
     /// A temporary directory holding `files` (path relative to it, contents).
     fn write_tree(files: &[(&str, &str)]) -> tempfile::TempDir {

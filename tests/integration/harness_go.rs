@@ -96,6 +96,54 @@ fn go_panic_keeps_the_tests_that_reported_and_fails() {
 }
 
 #[test]
+fn a_test_killed_at_the_phase_timeout_says_it_was_still_running() {
+    let want = expected("go-hang");
+    // On a loaded machine go may still be compiling when the timeout strikes: try again (at most
+    // three times) until the hanging test itself was running.
+    for attempt in 1..=3 {
+        let (run, code) = run_with("go-hang", &["--timeout-test", "10"], &[]);
+        let suite = &run.suites[0];
+        assert_eq!((suite.status, code), (SuiteStatus::Timeout, 1), "{suite:#?}");
+        let Some(hung) = suite.cases.iter().find(|c| c.name == "TestHangs") else {
+            eprintln!("attempt {attempt}: go test was killed before TestHangs ran");
+            continue;
+        };
+        assert_eq!(hung.status, CaseStatus::Timeout);
+        assert_eq!(hung.message(), Some("still running when the test phase timed out; go test was killed"));
+        let statuses: BTreeMap<&str, CaseStatus> = suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        let wanted: BTreeMap<&str, CaseStatus> = want["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["test"].as_str().unwrap(), status_of(c["status"].as_str().unwrap())))
+            .chain([("[report cut short]", CaseStatus::Error)])
+            .collect();
+        assert_eq!(statuses, wanted);
+        let cut = suite.cases.iter().find(|c| c.name == "[report cut short]").unwrap();
+        assert!(cut.message().unwrap().starts_with("go test was killed when the test phase timed out: "), "{cut:?}");
+        let n = |k: &str| want["counts"][k].as_u64().unwrap();
+        assert_eq!(
+            (suite.counts.passed, suite.counts.error, suite.counts.timeout),
+            (n("passed"), n("error"), n("timeout"))
+        );
+        return;
+    }
+    panic!("go test never reached TestHangs in three runs");
+}
+
+#[test]
+fn a_failing_test_whose_child_printed_pass_shows_its_own_failure() {
+    let want = expected("go-child-pass");
+    let (run, code) = run("go-child-pass");
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_cases(suite, &want);
+    let failed = &suite.cases[0];
+    assert_eq!(failed.message(), Some("child_test.go:17: the real failure"));
+    assert_eq!((failed.file.as_deref(), failed.line), (Some("child_test.go"), Some(17)));
+}
+
+#[test]
 fn detect_lists_markers_and_confidence_as_json() {
     let output = fcorr().arg("detect").arg(fixture("go-mixed")).arg("--json").output().unwrap();
     assert_eq!(output.status.code(), Some(0));

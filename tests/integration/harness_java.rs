@@ -84,6 +84,32 @@ fn maven_fixture_matches_expected() {
     }
 }
 
+/// A test calling `System.exit` ends surefire's JVM mid-class: Maven names the class, writes no
+/// report for it, and fcorr makes it an error case quoting Maven and naming the class's tests.
+#[test]
+fn a_test_calling_system_exit_is_an_error_quoting_maven_and_naming_the_class() {
+    let name = "maven-system-exit";
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join(name);
+    copy_project(&fixture(name), &project);
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, expected(name)["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_matches_expected(suite, &expected(name));
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+    let crashed = suite.cases.iter().find(|c| c.status == CaseStatus::Error).unwrap();
+    let message = crashed.message().unwrap();
+    for said in [
+        "Maven: \"The forked VM terminated without properly saying goodbye. VM crash or System.exit called?\" \
+         (Process Exit Code: 0)",
+        "while dev.fcorr.fixture.ExitTest ran",
+        "no result for its tests (aPasses, bExits, cFails)",
+    ] {
+        assert!(message.contains(said), "{said:?} not in {message:?}");
+    }
+    assert_eq!(crashed.file.as_deref(), Some("src/test/java/dev/fcorr/fixture/ExitTest.java"));
+}
+
 #[test]
 fn maven_compile_error_is_build_failed_with_a_diagnostic() {
     let dir = tempfile::tempdir().unwrap();

@@ -140,6 +140,44 @@ fn node_parent_tests_count_as_node_counts_them_and_their_own_failure_shows() {
     assert!(suite.error.is_none(), "a failed case explains the exit code: {:?}", suite.error);
 }
 
+/// A describe's own hook that throws: node's JUnit report drops it, so the `before` hook's error
+/// was nowhere (its test only "cancelled", the message cut mid-object) and an `after` hook's left
+/// "exited with code 1 but every reported test passed". Each is an error case naming the hook and
+/// quoting its error.
+#[test]
+fn a_describe_whose_hook_throws_is_an_error_case_naming_the_hook_and_its_error() {
+    let name = "js-node-hooks";
+    let suite = check_failing_fixture(name, "node-junit");
+    let message = |case: &str| suite.cases.iter().find(|c| c.name == case).unwrap().message().unwrap().to_string();
+    assert_eq!(
+        message("db suite > [before hook]"),
+        "`db suite` failed running before hook: Error: cannot connect to db"
+    );
+    assert_eq!(
+        message("cleanup suite > [after hook]"),
+        "`cleanup suite` failed running after hook: Error: teardown failed"
+    );
+    assert_eq!(
+        message("db suite > query works"),
+        "test did not finish before its parent and was cancelled: `db suite` failed running before hook: Error: cannot \
+         connect to db"
+    );
+    let hook = suite.cases.iter().find(|c| c.name == "db suite > [before hook]").unwrap();
+    assert_eq!((hook.file.as_deref(), hook.line), (Some("test/before.test.js"), Some(4)));
+
+    // The after hook alone: every test passed, node exits 1; the hook is why.
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join(name);
+    copy_project(&fixture(name), &project);
+    std::fs::remove_file(project.join("test/before.test.js")).unwrap();
+    let (code, run) = fcorr_run(&[&project], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{:#?}", suite.error);
+    assert!(suite.error.is_none(), "the hook's case explains the exit code: {:?}", suite.error);
+    let names: Vec<&str> = suite.cases.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["cleanup suite > fine", "cleanup suite > [after hook]"]);
+}
+
 /// A test named with an unpaired UTF-16 surrogate (JSON.stringify writes `\ud800`, which
 /// serde_json refuses) costs neither fixture its report: both cases as the tool counts them, the
 /// real failure among them, the lossy name said in a warning.

@@ -283,6 +283,26 @@ fn pass_env_may_name_a_configured_secret_but_not_an_unknown_variable() {
     assert!(!ws.path().join("out").exists(), "something ran");
 }
 
+/// `{env:NAME}` in a project's `env` is not filled in: passing `{env:FCORR_IT_API_TOKEN}` on as
+/// written (the token itself withheld) was silent; it is a configuration error at its line.
+#[test]
+fn an_env_reference_in_a_projects_env_is_a_config_error_not_a_literal() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("test_p.py"), "def test_p():\n    pass\n").unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"p\"\npath = \".\"\nenv = { DB_URL = \"postgres://app:{env:FCORR_IT_API_TOKEN}@db/app\" }\n",
+    )
+    .unwrap();
+    let output = fcorr(dir.path()).args(["run", "--out", "out"]).output().unwrap();
+    let stderr = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("fcorr.toml: line 4,"), "{stderr}");
+    assert!(stderr.contains("suite p: `{env:FCORR_IT_API_TOKEN}` in env.DB_URL is not expanded"), "{stderr}");
+    assert!(!stderr.contains(SECRETS[0].1) && !text(&output.stdout).contains(SECRETS[0].1));
+    assert!(!dir.path().join("out").exists(), "something ran");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn an_http_sut_redirect_is_never_followed_and_the_other_origin_gets_nothing() {
     // Two loopback servers on different ports: two origins. The first redirects to the second

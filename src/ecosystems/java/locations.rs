@@ -35,6 +35,11 @@ pub(super) fn locate_junit_cases(cases: &mut [Case], root: &Path) {
     }
 }
 
+/// The source file of `class` in the project's (or a module's) source directories.
+pub(super) fn source_file(class: &str, root: &Path) -> Option<String> {
+    source_of(class, root, &source_roots(root))
+}
+
 /// `dev.fcorr.FooTest`, `FooTest$Nested`: dotted Java identifiers.
 fn is_class_name(name: &str) -> bool {
     !name.is_empty()

@@ -6,11 +6,13 @@
 //! is committed, else `gradle`; results from `build/test-results/**/*.xml`. A wrapper without its
 //! executable bit runs through `sh`. Old report directories are removed before tests run, so a crash
 //! can never be scored with the previous run's results; a Maven module with tests and no report
-//! after a successful run is an error (`silent_modules.rs`).
+//! after a successful run is an error (`silent_modules.rs`), and so is a class whose test JVM
+//! ended mid-class (`crashed_fork.rs`).
 
 use std::path::Path;
 use std::sync::OnceLock;
 
+mod crashed_fork;
 mod locations;
 mod silent_modules;
 
@@ -44,12 +46,15 @@ impl Ecosystem for Java {
     }
 
     /// The reports, and after a Maven run that succeeded, an error case for each module that has
-    /// tests and ran none (`silent_modules.rs`).
+    /// tests and ran none (`silent_modules.rs`); after one that failed, an error case for each
+    /// class whose test JVM ended mid-class (`crashed_fork.rs`).
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
         let mut collected = super::collect_reports(ctx);
         let maven = ctx.reports.iter().any(|r| r.pattern == MAVEN_REPORTS);
         if maven && ctx.outcome.exit == crate::execute::process::Exit::Code(0) {
             silent_modules::flag_modules_that_ran_no_test(&mut collected, ctx.root);
+        } else if maven {
+            crashed_fork::flag_crashed_classes(&mut collected, &ctx.outcome.output, ctx.root);
         }
         collected
     }

@@ -8,7 +8,8 @@
 //!
 //! Node counts a test with subtests as a test (`# tests`), but its JUnit reporter writes it as a
 //! `<testsuite>` and drops its own failure. The sidecar also carries each test's outcome, so
-//! such parent tests become cases here, with their own message, file and line.
+//! such parent tests become cases here, with their own message, file and line. It drops a
+//! describe's own hook failure too; the sidecar carries it, and it becomes an error case.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -40,9 +41,19 @@ export default async function* fcorrLocations(source) {
       stack[data.nesting] = data.name;
       stacks.set(data.file, stack);
     } else if (event.type === 'test:pass' || event.type === 'test:fail') {
-      if (data.details && data.details.type === 'suite') continue;
       const stack = stacks.get(data.file) || [];
       const path = stack.slice(0, data.nesting).concat([data.name]);
+      if (data.details && data.details.type === 'suite') {
+        // A describe's own hook that threw ("failed running before hook"): node's JUnit drops it.
+        const error = data.details.error;
+        if (event.type !== 'test:fail' || !error || error.failureType !== 'hookFailed') continue;
+        const own = error.cause instanceof Error ? error.cause : undefined;
+        const message = String(own ? own.message : error.cause || '').slice(0, 4096);
+        const trace = own && own.stack ? String(own.stack).slice(0, 16384) : undefined;
+        yield JSON.stringify({ name: path.join(' > '), file: data.file, line: data.line, status: 'fail', suite: true,
+          hook: String(error.message || 'failed running a hook').slice(0, 200), message, stack: trace }) + '\n';
+        continue;
+      }
       // A skip or todo that threw is reported as test:fail, yet it fails nothing (node exits 0).
       const status = data.skip !== undefined ? 'skip' : data.todo !== undefined ? 'todo'
         : event.type === 'test:fail' ? 'fail' : 'pass';
@@ -69,6 +80,17 @@ struct Location {
     message: Option<String>,
     #[serde(default)]
     stack: Option<String>,
+    /// A describe block's hook failure, not a test (`hook`: node's words, "failed running before
+    /// hook").
+    #[serde(default)]
+    suite: bool,
+    #[serde(default)]
+    hook: Option<String>,
+}
+
+/// The sidecar's test lines; a describe's hook failures are [`hook_failures`]'s.
+fn tests_in(sidecar: &str) -> impl Iterator<Item = Location> + '_ {
+    sidecar.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()).filter(|l| !l.suite)
 }
 
 /// Gives the collected cases without a file the location the sidecar report names. A name that
@@ -76,8 +98,9 @@ struct Location {
 pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
     let Ok(text) = std::fs::read_to_string(work_dir.join(REPORT)) else { return };
     add_parent_tests(collected, &text, root);
+    add_hook_failures(collected, &text, root);
     let mut by_name: HashMap<String, Option<Location>> = HashMap::new();
-    for location in text.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()) {
+    for location in tests_in(&text) {
         by_name
             .entry(location.name.clone())
             .and_modify(|seen| {
@@ -100,7 +123,7 @@ pub(super) fn apply(collected: &mut Collected, work_dir: &Path, root: &Path) {
 fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
     let names: std::collections::HashSet<&str> = collected.cases.iter().map(|c| c.name.as_str()).collect();
     let mut parents = Vec::new();
-    for location in sidecar.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()) {
+    for location in tests_in(sidecar) {
         let Some(status) = location.status.as_deref() else { continue };
         let prefix = format!("{} > ", location.name);
         let is_parent = !names.contains(location.name.as_str()) && names.iter().any(|n| n.starts_with(&prefix));
@@ -140,6 +163,50 @@ fn add_parent_tests(collected: &mut Collected, sidecar: &str, root: &Path) {
         );
     }
     collected.cases.extend(parents);
+}
+
+/// What node says when a describe's hook failed and its tests never finished.
+const CANCELLED: &str = "test did not finish before its parent and was cancelled";
+
+/// Adds an `error` case `<describe> > [before hook]` for each describe whose own hook threw:
+/// node's JUnit report drops the failure (an `after` hook's leaves every test passed and only the
+/// exit code failing), and the tests a `before` hook cancelled say only that they were cancelled.
+/// Those now name the hook and its error too.
+fn add_hook_failures(collected: &mut Collected, sidecar: &str, root: &Path) {
+    let hooks = sidecar.lines().filter_map(|l| serde_json::from_str::<Location>(l).ok()).filter(|l| l.suite);
+    let mut failures = Vec::new();
+    for location in hooks {
+        let hook = location.hook.as_deref().unwrap_or("failed running a hook");
+        // The error's first line as node printed it (`Error: cannot connect to db`).
+        let message = location.message.as_deref().unwrap_or_default();
+        let error = location.stack.as_deref().and_then(|s| s.lines().next()).unwrap_or(message);
+        let said = format!("{hook}: {}", error.trim());
+        let prefix = format!("{} > ", location.name);
+        for case in collected.cases.iter_mut().filter(|c| c.name.starts_with(&prefix)) {
+            if case.message() == Some(CANCELLED) {
+                case.set_message(Some(format!("{CANCELLED}: `{}` {said}", location.name)));
+            }
+        }
+        let which = hook.strip_prefix("failed running ").unwrap_or("hook");
+        let line = location.stack.as_deref().and_then(|s| thrown_at(Some(s), &location.file)).or(location.line);
+        failures.push(
+            Case {
+                name: format!("{} > [{which}]", location.name).into(),
+                classname: Some(location.name.clone().into()),
+                file: Some(relativize(&location.file, Some(root)).into()),
+                line,
+                status: CaseStatus::Error,
+                extra: crate::model::CaseExtra {
+                    details: location.stack.as_deref().map(|s| crate::model::Text::capped(s, DETAILS_CAP)),
+                    ..Default::default()
+                }
+                .packed(),
+                ..Case::default()
+            }
+            .with_message(Some(format!("`{}` {said}", location.name))),
+        );
+    }
+    collected.cases.extend(failures);
 }
 
 /// jest and vitest give a case the line of its `test(…)` call; a failing case points at the line
