@@ -265,7 +265,13 @@ mod tests {
     #[test]
     fn critical_failures_come_first_named_with_their_case() {
         let strict = scored("py", Policy::Strict, 100.0, vec![case("t", CaseStatus::Failed, false)]);
-        let critical = scored("eval", Policy::PassRate, 0.0, vec![case("dan`ger", CaseStatus::Failed, true)]);
+        // The eval suite meets its threshold (1 of 2 passed, 50 ≥ 10): only its critical case fails.
+        let critical = scored(
+            "eval",
+            Policy::PassRate,
+            10.0,
+            vec![case("ok", CaseStatus::Passed, false), case("dan`ger", CaseStatus::Failed, true)],
+        );
         let run = run(vec![strict, critical]);
         let why = why(&run);
         assert_eq!(why.len(), 2, "{why:?}");
