@@ -19,25 +19,7 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     assert_eq!(test.exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
     assert!(test.command.contains("--no-fail-fast"), "{}", test.command);
 
-    // expected.json's `target` is `lib` (the unit tests in src/lib.rs) or the integration binary.
-    let target_file =
-        |target: &str| if target == "lib" { "src/lib.rs".to_string() } else { format!("tests/{target}.rs") };
-    let ours: BTreeMap<(String, String), CaseStatus> = suite
-        .cases
-        .iter()
-        .map(|c| ((c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()), c.status))
-        .collect();
-    let theirs: BTreeMap<(String, String), CaseStatus> = want["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| {
-            let key = (target_file(c["target"].as_str().unwrap()), c["name"].as_str().unwrap().to_string());
-            (key, status_of(c["status"].as_str().unwrap()))
-        })
-        .collect();
-    assert_eq!(ours, theirs);
-    assert_counts(suite, &want["counts"]);
+    assert_cases_by_target(suite, &want);
 
     let failed = suite.cases.iter().find(|c| c.status == CaseStatus::Failed).unwrap();
     assert_eq!(failed.line, Some(32));
@@ -48,6 +30,29 @@ fn rust_mixed_reports_every_binary_with_no_fail_fast() {
     assert_eq!(ignored.message(), Some("slow: exhaustive check"));
     let integration = suite.cases.iter().find(|c| c.name == "grade_boundaries").unwrap();
     assert_eq!(integration.classname.as_deref(), Some("integration"));
+}
+
+/// A test that runs `cargo test` on a crate of its own, output inherited, prints that crate's whole
+/// run inside its binary's run: none of it is the project's, and the suite fails as cargo says.
+#[test]
+fn rust_nested_cargo_counts_only_the_projects_own_tests() {
+    let want = expected("rust-nested-cargo");
+    let (run, code) = run("rust-nested-cargo");
+    let suite = &run.suites[0];
+    assert_eq!(suite.status, SuiteStatus::Failed, "{suite:#?}");
+    assert_eq!(code, 1);
+    assert_eq!(suite.phase(PhaseKind::Test).unwrap().exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    assert_cases_by_target(suite, &want);
+    // Said, not hidden: the child's run was seen and left out.
+    assert!(
+        suite
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("test binary `cli` (tests/cli.rs): a test run printed inside")
+                && d.message.contains("3 result line(s)")),
+        "{:#?}",
+        suite.diagnostics
+    );
 }
 
 #[test]
@@ -132,4 +137,17 @@ fn a_warm_rust_run_is_one_cargo_test_whose_compile_step_is_the_build_gate() {
     let commands: Vec<&str> = log.lines().filter(|l| l.starts_with("$ ") && l.contains("cargo ")).collect();
     assert_eq!(commands.len(), 1, "one cargo command, no fetch or build before it: {commands:?}");
     assert!(commands[0].contains("cargo test --workspace --no-fail-fast"), "{commands:?}");
+}
+
+/// The suite's cases (by file and name) and counts are those of `expected.json`, whose `target`
+/// is `lib` (the unit tests in src/lib.rs) or an integration test binary in tests/.
+fn assert_cases_by_target(suite: &fcorr::model::Suite, want: &serde_json::Value) {
+    let target_file =
+        |target: &str| if target == "lib" { "src/lib.rs".to_string() } else { format!("tests/{target}.rs") };
+    assert_cases_keyed(
+        suite,
+        want,
+        |c| (c.file.as_deref().unwrap_or_default().to_string(), c.name.to_string()),
+        |c| (target_file(c["target"].as_str().unwrap()), c["name"].as_str().unwrap().to_string()),
+    );
 }

@@ -100,6 +100,25 @@ pub fn assert_counts(suite: &Suite, counts: &Value) {
     assert_eq!(suite.counts.total, n("passed") + n("failed") + n("skipped") + n("error"));
 }
 
+/// The suite's cases and statuses, each keyed by `ours`, equal `expected.json`'s `cases`, each
+/// keyed by `theirs` (the fixture's own identity of a test); its counts equal `counts`.
+pub fn assert_cases_keyed<K: Ord + std::fmt::Debug>(
+    suite: &Suite,
+    expected: &Value,
+    ours: impl Fn(&fcorr::model::Case) -> K,
+    theirs: impl Fn(&Value) -> K,
+) {
+    let actual: std::collections::BTreeMap<K, CaseStatus> = suite.cases.iter().map(|c| (ours(c), c.status)).collect();
+    let wanted: std::collections::BTreeMap<K, CaseStatus> = expected["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (theirs(c), status_of(c["status"].as_str().unwrap())))
+        .collect();
+    assert_eq!(actual, wanted, "suite {}", suite.id);
+    assert_counts(suite, &expected["counts"]);
+}
+
 /// The suite's cases, named by `name_of`, and their statuses equal `expected.json`'s `cases`, with
 /// no duplicates; its counts equal `expected.json`'s `counts`.
 pub fn assert_matches_expected(suite: &Suite, expected: &Value, name_of: impl Fn(&fcorr::model::Case) -> String) {
