@@ -132,7 +132,15 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     reasons.push(reason(
                         GateKind::Strict,
                         Some(&suite.name),
-                        if suite.score.value < suite.score.threshold {
+                        if let Some(case) = crate::model::incomplete::incomplete_results(suite) {
+                            let why = case.message().and_then(|m| m.lines().next()).unwrap_or_default();
+                            format!(
+                                "{}: scores 0 because its results are incomplete: `{}` {}",
+                                suite.name,
+                                crate::text::truncate_chars(&case.name, 120),
+                                crate::text::truncate_chars(why, 300)
+                            )
+                        } else if suite.score.value < suite.score.threshold {
                             format!(
                                 "{}: score {} is below its {} threshold {} ({})",
                                 suite.name,

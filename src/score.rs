@@ -17,8 +17,11 @@ pub fn score_suite(suite: &Suite, policy: Policy, threshold: f64, weights: &Weig
     let install_ok = phase_ok(suite, PhaseKind::Install);
     let build_ok = phase_ok(suite, PhaseKind::Build);
     let pass_rate = if ran > 0 { counts.passes() as f64 / ran as f64 } else { 0.0 };
-    // A suite that could not be measured scores 0 under every policy: no evidence, no points.
-    let measurable = !matches!(suite.status, SuiteStatus::Error | SuiteStatus::Cancelled);
+    // A suite that could not be measured scores 0 under every policy: no evidence, no points. So
+    // does one whose run stopped before every test reported (a timeout, a crash, a report cut
+    // short): the tests that did report say nothing about the ones that did not.
+    let measurable = !matches!(suite.status, SuiteStatus::Error | SuiteStatus::Cancelled | SuiteStatus::Timeout)
+        && crate::model::incomplete::incomplete_results(suite).is_none();
 
     let (value, components) = match policy {
         Policy::Strict => {
@@ -339,6 +342,26 @@ mod tests {
         assert!(!score_suite(&all_failed, Policy::PassRate, 0.0, &Weights::default()).met);
         let errored = suite(&[Passed], SuiteStatus::Error);
         assert!(!score_suite(&errored, Policy::PassRate, 0.0, &Weights::default()).met);
+    }
+
+    /// A run that stopped before every test reported (a timeout, a crash, a report cut short)
+    /// scores 0 under every policy: 9 passes of 11 reported are not 82 % of 100 tests.
+    #[test]
+    fn incomplete_results_score_0_under_every_policy() {
+        use CaseStatus::*;
+        let mut s = suite(&[Passed, Passed, Passed, Failed], SuiteStatus::Failed);
+        s.cases.push(Case { name: "[tests not reported]".into(), status: Error, ..Case::default() });
+        s.counts.total += 1;
+        s.counts.error += 1;
+        for policy in [Policy::PassRate, Policy::Weighted, Policy::Strict] {
+            let score = score_suite(&s, policy, 10.0, &Weights::default());
+            assert_eq!((score.value, score.met), (0.0, false), "{policy:?}");
+        }
+        let timed_out = suite(&[Passed, Passed, Passed, Timeout], SuiteStatus::Timeout);
+        assert_eq!(score_suite(&timed_out, Policy::PassRate, 10.0, &Weights::default()).value, 0.0);
+        // A test of the project that errored is a result, not a missing one.
+        let errored = suite(&[Passed, Passed, Passed, Error], SuiteStatus::Failed);
+        assert_eq!(score_suite(&errored, Policy::PassRate, 10.0, &Weights::default()).value, 75.0);
     }
 
     #[test]

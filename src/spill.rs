@@ -13,7 +13,8 @@ use crate::model::{Case, CaseStore, Run, Streamed, Suite};
 
 /// Failing and flaky cases kept in memory for the summaries (the terminal, summary.md,
 /// report.html, the gate), run-wide; past it they are counted and left in the spill file only.
-/// Failing cases marked critical are kept whatever the count: the gate must see each of them.
+/// Failing cases marked critical are kept whatever the count: the gate must see each of them; so
+/// are the error cases that say results are incomplete (`model::incomplete`), which scoring reads.
 pub(crate) const KEEP_CAP: usize = 10_000;
 
 /// A spill file that could not be created, written or read: the streaming mode stops there
@@ -93,7 +94,8 @@ impl Spill {
         }
         for case in cases {
             let listed = case.status.is_failure() || case.status == crate::model::CaseStatus::Flaky;
-            if case.extra().critical && case.status.is_failure() {
+            // So are the cases saying results are missing: scoring reads them from memory.
+            if (case.extra().critical && case.status.is_failure()) || case.marks_incomplete_results() {
                 kept.push(case);
             } else if listed && self.kept < KEEP_CAP {
                 self.kept += 1;

@@ -165,22 +165,9 @@ pub struct PrintedLocation {
     pub line: u32,
 }
 
-/// Name of the `error` case a parser adds for a report that stops before its end.
-pub const CUT_SHORT_CASE: &str = "[report cut short]";
-
-/// Name of the `error` case a parser adds for a report that declares failures or errors of which
-/// it lists none: the failing results are missing, so the suite must not pass on the rest. The
-/// collector puts the report's path after it (the parser does not know it).
-pub const DECLARED_FAILURES_CASE: &str = "[declared failures not reported]";
-
-/// Name of the `error` case for a report whose exact declared test count is above the tests it
-/// lists (jest/vitest `numTotalTests`): results vanished between the runner and the file. Named
-/// with the report's path by the collector, like [`DECLARED_FAILURES_CASE`].
-pub const DECLARED_TESTS_CASE: &str = "[declared tests not reported]";
-
-/// Start of the name of the `error` case for a report file that could not be read at all (broken,
-/// not a report format, unreadable) among files that could: its results are unknown.
-pub const UNREADABLE_CASE: &str = "[unreadable report]";
+// The names of the error cases that say results are missing live with the scoring rule that
+// reads them (`model::incomplete`).
+pub use crate::model::incomplete::{CUT_SHORT_CASE, DECLARED_FAILURES_CASE, DECLARED_TESTS_CASE, UNREADABLE_CASE};
 
 impl ParsedReport {
     /// Records that the report declares failing tests (`what`: which counts, as written) while no

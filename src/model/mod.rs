@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 
 pub mod comparison;
 pub mod history;
+pub mod incomplete;
 pub mod streamed;
 pub mod text;
 

@@ -129,6 +129,32 @@ fn a_session_pytest_exit_stopped_is_not_a_pass_and_names_the_tests_that_did_not_
     assert!(message.contains("_pytest.outcomes.Exit: stopping early"), "{message}");
     assert_eq!(suite.counts.passed, expected("py-pytest-exit")["counts"]["passed"].as_u64().unwrap());
     assert_eq!(code, 1);
+
+    // Under pass-rate the test that reported is not a score: the one that never ran could have
+    // failed. Before: 1 passed of 3 "ran" (33.33) met min-score 30, PASS.
+    let out = tempfile::tempdir().unwrap();
+    let config = out.path().join("fcorr.toml");
+    let fixture = crate::support::fixture("py-pytest-exit");
+    std::fs::write(
+        &config,
+        format!(
+            "[[suite]]\nname = \"stop\"\npath = {:?}\npolicy = \"pass-rate\"\nmin-score = 30\n",
+            fixture.display().to_string()
+        ),
+    )
+    .unwrap();
+    let output = clean_fcorr(&repo())
+        .arg("run")
+        .arg("--config")
+        .arg(&config)
+        .args(["--json", "--out"])
+        .arg(out.path().join("out"))
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    assert_eq!((run.suites[0].score.value, run.suites[0].score.met, code), (0.0, false, 1), "{:?}", run.verdict);
+    let reason = &run.verdict.reasons[0].message;
+    assert!(reason.contains("scores 0 because its results are incomplete: `[tests not reported]`"), "{reason}");
 }
 
 #[test]

@@ -1,0 +1,96 @@
+//! The error cases that say a suite's results are incomplete: the runner stopped, a report was
+//! cut short, tests it announced never reported. Such a suite cannot be scored on the tests that
+//! did report (91 tests lost to a crash must not leave a 90 % pass rate): it scores 0 under every
+//! policy, and the gate names the case. Parsers and ecosystems that add such a case use a name
+//! from [`INCOMPLETE_RESULTS`] (a path or a package may follow it after a space).
+
+use super::{Case, CaseStatus, Suite};
+
+/// Name of the `error` case a parser adds for a report that stops before its end.
+pub const CUT_SHORT_CASE: &str = "[report cut short]";
+
+/// Name of the `error` case a parser adds for a report that declares failures or errors of which
+/// it lists none: the failing results are missing, so the suite must not pass on the rest. The
+/// collector puts the report's path after it (the parser does not know it).
+pub const DECLARED_FAILURES_CASE: &str = "[declared failures not reported]";
+
+/// Name of the `error` case for a report whose exact declared test count is above the tests it
+/// lists (jest/vitest `numTotalTests`): results vanished between the runner and the file. Named
+/// with the report's path by the collector, like [`DECLARED_FAILURES_CASE`].
+pub const DECLARED_TESTS_CASE: &str = "[declared tests not reported]";
+
+/// Start of the name of the `error` case for a report file that could not be read at all (broken,
+/// not a report format, unreadable) among files that could: its results are unknown.
+pub const UNREADABLE_CASE: &str = "[unreadable report]";
+
+/// Every name (or start of a name, before a space) of an `error` case that means tests the run
+/// had did not report: besides the four above, a test binary that stopped (`libtest`), tests
+/// pytest collected and never reported, a TAP plan not met, a JVM that ended mid-class, a Go
+/// package with no test run or that did not build, a .NET/Dart run that aborted, RSpec errors
+/// outside examples (a spec file that did not load), a Maven module with no report.
+pub const INCOMPLETE_RESULTS: &[&str] = &[
+    CUT_SHORT_CASE,
+    DECLARED_FAILURES_CASE,
+    DECLARED_TESTS_CASE,
+    UNREADABLE_CASE,
+    "[test binary]",
+    "[tests not reported]",
+    "[planned tests not reported]",
+    "[subtest plan not met]",
+    "[tests out of sequence]",
+    "[more than one plan]",
+    "[crashed]",
+    "[no test ran]",
+    "[no tests ran]",
+    "[build failed]",
+    "[package failed]",
+    "[test run]",
+    "[error outside of examples",
+];
+
+impl Case {
+    /// True for an `error` case that says results are missing ([`INCOMPLETE_RESULTS`]).
+    pub fn marks_incomplete_results(&self) -> bool {
+        self.status == CaseStatus::Error
+            && INCOMPLETE_RESULTS.iter().any(|marker| match self.name.strip_prefix(marker) {
+                Some(rest) if marker.ends_with(']') => rest.is_empty() || rest.starts_with(' '),
+                // `[error outside of examples]`, `[error outside of examples 2]`.
+                Some(rest) => rest.starts_with(']') || rest.starts_with(' '),
+                None => false,
+            })
+    }
+}
+
+/// The first case saying `suite`'s results are incomplete, if any.
+pub fn incomplete_results(suite: &Suite) -> Option<&Case> {
+    suite.cases.iter().find(|c| c.marks_incomplete_results())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(name: &str) -> Case {
+        Case { name: name.into(), status: CaseStatus::Error, ..Case::default() }
+    }
+
+    #[test]
+    fn markers_match_alone_or_followed_by_what_they_name() {
+        for name in [
+            "[report cut short]",
+            "[declared failures not reported] reports/a.xml",
+            "[tests not reported]",
+            "[crashed] ex.AppTest",
+            "[error outside of examples]",
+            "[error outside of examples 2]",
+            "[unreadable report] r.xml",
+        ] {
+            assert!(error(name).marks_incomplete_results(), "{name}");
+        }
+        for name in ["[report cut short]x", "test_report cut short", "[tests]", "[crashedx]"] {
+            assert!(!error(name).marks_incomplete_results(), "{name}");
+        }
+        let failed = Case { status: CaseStatus::Failed, ..error("[report cut short]") };
+        assert!(!failed.marks_incomplete_results(), "only error cases say results are missing");
+    }
+}
