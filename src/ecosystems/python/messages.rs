@@ -97,6 +97,26 @@ impl DependencySearch {
     }
 }
 
+/// The interpreter could not even start the test tool (`…/bin/python: No module named pytest`,
+/// what `python -m pytest` prints when pytest is not installed): the suite error quotes it,
+/// where a bare "exited with code 1 before reporting any test result" hid it in the log.
+pub(crate) fn tool_not_installed(output: &str) -> Option<SuiteError> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN
+        .get_or_init(|| Regex::new(r"(?m)^(\S*python[\d.]*): No module named ([\w.]+)\s*$").expect("valid regex"));
+    let c = pattern.captures(output)?;
+    let module = &c[2];
+    Some(SuiteError {
+        kind: SuiteErrorKind::ToolMissing,
+        message: format!("the test tool is not installed in the virtualenv, so no test ran: `{}`", c[0].trim()),
+        hint: Some(format!(
+            "a `commands.install` replaces fcorr's install commands, pytest included: have it install `{module}` \
+             too (e.g. `pip install {module}`), or declare `{module}` with the test dependencies"
+        )),
+    })
+}
+
 /// pytest exit 4 ("usage error"): most often a conftest.py whose imports fail. Returns the
 /// suite error naming the file, the module and where fcorr looked for dependencies.
 pub(crate) fn usage_error(output: &str, root: &Path, search: &DependencySearch) -> SuiteError {
@@ -179,6 +199,20 @@ mod tests {
         let hint = error.hint.unwrap();
         assert!(hint.contains("provides `missing_plugin`"), "{hint}");
         assert!(hint.contains("looked in pyproject.toml [dependency-groups]"), "{hint}");
+    }
+
+    #[test]
+    fn a_missing_test_tool_is_quoted() {
+        let out = "/c/venvs/k/bin/python: No module named pytest\n";
+        let error = tool_not_installed(out).unwrap();
+        assert_eq!(
+            error.message,
+            "the test tool is not installed in the virtualenv, so no test ran: `/c/venvs/k/bin/python: No module named pytest`"
+        );
+        assert_eq!(error.kind, SuiteErrorKind::ToolMissing);
+        assert!(error.hint.unwrap().contains("install `pytest`"));
+        // A test's own import error is pytest's to report, not this.
+        assert!(tool_not_installed("E   ModuleNotFoundError: No module named 'six'\n").is_none());
     }
 
     #[test]
