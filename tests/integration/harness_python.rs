@@ -657,3 +657,30 @@ fn an_install_override_fills_only_its_own_projects_virtualenv_and_a_missing_pyte
     let (third, _) = run("pip install pytest");
     assert_eq!(third.suites[0].status, SuiteStatus::Passed, "{:#?}", third.suites[0]);
 }
+
+#[test]
+fn tox_testenv_deps_are_installed_and_an_import_skip_keeps_pytests_reason() {
+    // Before: tox.ini was not read, six was never installed, tests/test_six.py was skipped whole
+    // ("collection skipped") and the run passed with 1 passed, 2 skipped.
+    let _guard = shared();
+    let want = expected("py-tox-deps");
+    let (_dir, run, code) = run_copy("py-tox-deps", &[], None);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_counts(suite, &want["counts"]);
+    let failed = suite.cases.iter().find(|c| c.name == "test_broken_feature").unwrap();
+    assert_eq!(failed.status, CaseStatus::Failed);
+    let skipped = suite.cases.iter().find(|c| c.status == CaseStatus::Skipped).unwrap();
+    assert_eq!(
+        skipped.message(),
+        Some(
+            "tests/test_optional.py skipped whole: could not import 'fcorr_fixture_optional_backend': No module \
+             named 'fcorr_fixture_optional_backend'"
+        )
+    );
+    assert_eq!((skipped.file.as_deref(), skipped.line), (Some("tests/test_optional.py"), Some(4)));
+    let warning = run.warnings.iter().find(|w| w.contains("tests/test_optional.py")).expect("a run warning");
+    assert!(warning.contains("every test in it was skipped because `fcorr_fixture_optional_backend` is not installed"));
+    assert!(warning.contains("tox.ini [testenv]"), "{warning}");
+    assert!(!phase(suite, PhaseKind::Install).command.contains("fcorr-definitely-not-a-package-lint"));
+}

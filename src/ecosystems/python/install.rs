@@ -376,7 +376,8 @@ pub(crate) fn dependency_key(
             }
         }
     }
-    let mut inputs: Vec<String> = ["setup.py", "setup.cfg"].iter().map(|s| s.to_string()).collect();
+    // tox.ini whole: its `deps` are installed (a change to its commands reinstalls too; rare).
+    let mut inputs: Vec<String> = ["setup.py", "setup.cfg", "tox.ini"].iter().map(|s| s.to_string()).collect();
     // A uv workspace's members are installed too: what they declare is part of the venv.
     inputs.extend(test_deps.workspace_members.iter().map(|dir| format!("{dir}/pyproject.toml")));
     inputs.extend(test_deps.requirement_files.iter().cloned());

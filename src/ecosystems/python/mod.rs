@@ -12,6 +12,7 @@ pub(crate) use install::InstallerError;
 mod lines;
 mod messages;
 mod nested;
+mod tox;
 mod unittest;
 
 use std::path::Path;
@@ -98,6 +99,7 @@ impl Ecosystem for Python {
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
+        explain_collection_skips(&mut collected, ctx);
         collected.announced = announced(&ctx.outcome.output);
         flag_stopped_session(&mut collected, &ctx.outcome.output);
         // pytest-cov fails a run whose every test passed (exit 1) when coverage is too low.
@@ -140,6 +142,26 @@ impl Ecosystem for Python {
         }
         let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(test.reports.clone());
         Some(super::Rerun { phase, selected })
+    }
+}
+
+/// pytest's reasons for the modules it skipped whole, read back from its JUnit report (the
+/// report parser keeps only "collection skipped"), with a warning for each import skip.
+fn explain_collection_skips(collected: &mut Collected, ctx: &CollectContext<'_>) {
+    if !collected.cases.iter().any(|c| c.status == CaseStatus::Skipped && c.message() == Some("collection skipped")) {
+        return;
+    }
+    let search = dependency_search(ctx.root);
+    for report in ctx.reports {
+        let path = Path::new(&report.pattern);
+        let Ok(text) = crate::fsio::read_text(path, crate::fsio::PROJECT_FILE) else { continue };
+        let warnings = messages::explain_collection_skips(&mut collected.cases, &text, ctx.root, &search);
+        // Also a run warning: a suite diagnostic alone is not on the terminal or in the verdict's
+        // summary when the suite passes, and a passing run is exactly where this hides.
+        for warning in &warnings {
+            crate::warnings::warn(format!("{}: {}", ctx.root.display(), warning.message));
+        }
+        collected.diagnostics.extend(warnings);
     }
 }
 
@@ -359,6 +381,12 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     let test_deps = manifest.test_deps(files);
     if let Some(problem) = test_deps.problems.first() {
         return Err(ProjectPlanError::Pyproject { path: root.join("pyproject.toml"), problem: problem.clone() });
+    }
+    if let Some(tox) = &test_deps.tox_problem {
+        return Err(ProjectPlanError::Pyproject {
+            path: root.join("tox.ini"),
+            problem: format!("line {}: {}", tox.line, tox.problem),
+        });
     }
     // unittest projects run under unittest itself (pytest ignores `load_tests`), so their venv
     // gets no pytest.
