@@ -7,7 +7,7 @@
 //! be measured decide the exit code first: infrastructure problems are 3, bad input is 2.
 
 use crate::errors::FcorrError;
-use crate::model::{GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
+use crate::model::{CaseStatus, GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
 
 /// One parsed gate.
 #[derive(Debug, Clone, PartialEq)]
@@ -184,11 +184,14 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     reasons.push(reason(GateKind::Empty, None, "no tests ran in any suite".into()));
                 }
                 for suite in run.suites.iter().filter(|s| s.status == SuiteStatus::NoTests) {
-                    reasons.push(reason(
-                        GateKind::Empty,
-                        Some(&suite.name),
-                        format!("{}: the test tool collected no tests", suite.name),
-                    ));
+                    // A suite whose every test was skipped collected them: say that, not "none".
+                    let skipped = suite.cases.iter().filter(|c| c.status == CaseStatus::Skipped).count();
+                    let why = if skipped > 0 && skipped == suite.cases.len() {
+                        format!("every collected test was skipped ({skipped})")
+                    } else {
+                        "the test tool collected no tests".to_string()
+                    };
+                    reasons.push(reason(GateKind::Empty, Some(&suite.name), format!("{}: {why}", suite.name)));
                 }
             }
             Gate::ScoreBelow(n) => match run.score {
@@ -286,7 +289,7 @@ mod tests {
     }
 
     use crate::config::Weights;
-    use crate::model::{Case, CaseStatus, Suite, SuiteError, SuiteKind};
+    use crate::model::{Case, Suite, SuiteError, SuiteKind};
 
     /// A scored suite: `passed`/`failed` cases, optionally an error of `error` kind.
     fn suite(name: &str, passed: usize, failed: usize, error: Option<SuiteErrorKind>, critical: bool) -> Suite {
@@ -306,6 +309,25 @@ mod tests {
         s.error = error.map(|kind| SuiteError { kind, message: format!("{name} broke"), hint: None });
         s.score = crate::score::score_suite(&s, crate::model::Policy::Strict, 100.0, &Weights::default());
         s
+    }
+
+    #[test]
+    fn a_suite_whose_every_test_was_skipped_is_not_said_to_have_collected_none() {
+        let mut skipped = suite("s", 0, 0, None, false);
+        skipped.cases = vec![Case { name: "t".into(), status: CaseStatus::Skipped, ..Case::default() }];
+        skipped.finalize_cases();
+        let run =
+            Run::assemble(vec![skipped, suite("e", 0, 0, None, false)], time::OffsetDateTime::now_utc(), None, None);
+        let verdict = judge(&run, &[Gate::Empty], 0.0);
+        let messages: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "no tests ran in any suite",
+                "s: every collected test was skipped (1)",
+                "e: the test tool collected no tests"
+            ]
+        );
     }
 
     /// Verdicts and exit codes across gates, and which outcome wins when several apply:

@@ -34,7 +34,7 @@ pub(crate) enum ProjectPlanError {
     /// A project file that cannot be used, as detection worded it (the text names the file).
     #[error("{0}")]
     Manifest(String),
-    /// `pyproject.toml` declares test dependencies that cannot be resolved (PEP 735 groups).
+    /// `pyproject.toml` (PEP 735 groups) or `tox.ini` declares test dependencies that cannot be resolved.
     #[error("{}: {problem}", path.display())]
     Pyproject { path: PathBuf, problem: String },
     /// A file fcorr writes for the run (a runner script) could not be written.

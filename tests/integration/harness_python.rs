@@ -380,17 +380,31 @@ fn py_hang_times_out_and_kills_the_whole_process_group() {
 
 /// `fcorr run` on a copy of a fixture at a new path, as a fresh CI checkout would be.
 fn run_copy(name: &str, env: &[(&str, &str)], config: Option<&str>) -> (tempfile::TempDir, Run, i32) {
+    run_copies(&[name], env, config, &[])
+}
+
+/// `fcorr run` of copies of fixture directories (side by side in one new directory, each under
+/// its last path component), with `args` before the output options; the projects are named on
+/// the command line unless a `config` names them.
+fn run_copies(
+    names: &[&str],
+    env: &[(&str, &str)],
+    config: Option<&str>,
+    args: &[&str],
+) -> (tempfile::TempDir, Run, i32) {
     let dir = tempfile::tempdir().unwrap();
-    let project = dir.path().join(name);
-    copy_project(&fixture(name), &project);
+    let projects: Vec<&str> = names.iter().map(|n| n.rsplit('/').next().unwrap()).collect();
+    for (name, project) in names.iter().zip(&projects) {
+        copy_project(&fixture(name), &dir.path().join(project));
+    }
     let out = dir.path().join("out");
     let mut cmd = fcorr();
-    cmd.current_dir(dir.path()).arg("run");
+    cmd.current_dir(dir.path()).arg("run").args(args);
     if let Some(config) = config {
         std::fs::write(dir.path().join("fcorr.toml"), config).unwrap();
         cmd.args(["--config", "fcorr.toml"]);
     } else {
-        cmd.arg(&project);
+        cmd.args(projects.iter().map(|p| dir.path().join(p)));
     }
     cmd.arg("--out").arg(&out).arg("--json");
     for (key, value) in env {
@@ -555,4 +569,118 @@ fn two_runs_sharing_a_cold_virtualenv_install_one_at_a_time() {
         assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
         assert_counts(suite, &expected("py-pass")["counts"]);
     }
+}
+
+#[test]
+fn a_sibling_projects_editable_install_never_satisfies_an_undeclared_import() {
+    // Before: lib and app declare the same (no) dependencies, so they shared one virtualenv; lib's
+    // editable install stayed in it and app, run after lib, passed (and kept passing alone, from
+    // the kept cache), though alone it cannot import siblinglib.
+    let _guard = shared();
+    let want = expected("py-undeclared-sibling");
+    let cache = tempfile::tempdir().unwrap();
+    let cache = cache.path().to_str().unwrap();
+    let projects = ["py-undeclared-sibling/lib", "py-undeclared-sibling/app"];
+    let (_dir, run, code) = run_copies(&projects, &[("FCORR_CACHE_DIR", cache)], None, &["-j", "1"]);
+    let (lib, app) = (&run.suites[0], &run.suites[1]);
+    assert_eq!(lib.status, SuiteStatus::Passed, "{lib:#?}");
+    assert_counts(lib, &want["lib"]["counts"]);
+    assert_eq!(app.status, SuiteStatus::Failed, "{app:#?}");
+    assert_counts(app, &want["counts"]);
+    assert_eq!(
+        app.cases[0].message(),
+        Some("tests/test_app.py could not be collected: ModuleNotFoundError: No module named 'siblinglib'")
+    );
+    assert_eq!(code, 1);
+    // Each project has its own virtualenv.
+    let python = |s: &Suite| phase(s, PhaseKind::Test).command.split(' ').next().unwrap().to_string();
+    assert_ne!(python(lib), python(app));
+    // And the kept cache gives app alone the same answer.
+    let (_dir, again, _) = run_copies(&projects[1..], &[("FCORR_CACHE_DIR", cache)], None, &[]);
+    assert_eq!(again.suites[0].status, SuiteStatus::Failed, "{:#?}", again.suites[0]);
+    assert_counts(&again.suites[0], &want["counts"]);
+}
+
+#[test]
+fn an_install_override_fills_only_its_own_projects_virtualenv_and_a_missing_pytest_is_quoted() {
+    // Before: both projects declare nothing, so they shared one virtualenv: the override's
+    // `pip install six` put six where the other project's tests ran, and a fresh cache's override
+    // (no pytest) ended as "exited with code 1 before reporting any test result".
+    let _guard = shared();
+    let cache = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for project in ["override", "plain"] {
+        std::fs::create_dir_all(dir.path().join(project)).unwrap();
+    }
+    std::fs::write(dir.path().join("override/test_o.py"), "def test_six():\n    import six\n").unwrap();
+    std::fs::write(
+        dir.path().join("plain/test_p.py"),
+        "import importlib.util\n\n\ndef test_no_six():\n    assert importlib.util.find_spec('six') is None\n",
+    )
+    .unwrap();
+    let config = |install: &str| {
+        format!(
+            "[[suite]]\nname = \"override\"\npath = \"override\"\ncommands = {{ install = \"{install}\" }}\n\n\
+             [[suite]]\nname = \"plain\"\npath = \"plain\"\n"
+        )
+    };
+    let run = |install: &str| {
+        std::fs::write(dir.path().join("fcorr.toml"), config(install)).unwrap();
+        let out = fcorr()
+            .env("FCORR_CACHE_DIR", cache.path())
+            .current_dir(dir.path())
+            .args(["run", "-j", "1", "--config", "fcorr.toml", "--json", "--out"])
+            .arg(dir.path().join("out"))
+            .output()
+            .unwrap();
+        parse_run(&out)
+    };
+    // The override installs six but not pytest: its error quotes python's own words.
+    let (first, _) = run("pip install six");
+    let (overridden, plain) = (&first.suites[0], &first.suites[1]);
+    assert_eq!(overridden.status, SuiteStatus::Error, "{overridden:#?}");
+    let error = overridden.error.as_ref().unwrap();
+    assert!(error.message.ends_with("/bin/python: No module named pytest`"), "{error:?}");
+    assert!(error.hint.as_deref().unwrap().contains("install `pytest`"), "{error:?}");
+    assert_eq!(plain.status, SuiteStatus::Passed, "six leaked into plain's virtualenv: {plain:#?}");
+    // Now it installs both and passes; plain, run again from the kept cache, still has no six.
+    let (second, code) = run("pip install six pytest");
+    assert_eq!(second.suites[0].status, SuiteStatus::Passed, "{:#?}", second.suites[0]);
+    assert_eq!(second.suites[1].status, SuiteStatus::Passed, "{:#?}", second.suites[1]);
+    assert_eq!(code, 0);
+    // An override that no longer installs six starts from a fresh virtualenv: six is gone.
+    std::fs::write(
+        dir.path().join("override/test_o.py"),
+        "def test_no_six():\n    import importlib.util\n    assert importlib.util.find_spec('six') is None\n",
+    )
+    .unwrap();
+    let (third, _) = run("pip install pytest");
+    assert_eq!(third.suites[0].status, SuiteStatus::Passed, "{:#?}", third.suites[0]);
+}
+
+#[test]
+fn tox_testenv_deps_are_installed_and_an_import_skip_keeps_pytests_reason() {
+    // Before: tox.ini was not read, six was never installed, tests/test_six.py was skipped whole
+    // ("collection skipped") and the run passed with 1 passed, 2 skipped.
+    let _guard = shared();
+    let want = expected("py-tox-deps");
+    let (_dir, run, code) = run_copy("py-tox-deps", &[], None);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_counts(suite, &want["counts"]);
+    let failed = suite.cases.iter().find(|c| c.name == "test_broken_feature").unwrap();
+    assert_eq!(failed.status, CaseStatus::Failed);
+    let skipped = suite.cases.iter().find(|c| c.status == CaseStatus::Skipped).unwrap();
+    assert_eq!(
+        skipped.message(),
+        Some(
+            "tests/test_optional.py skipped whole: could not import 'fcorr_fixture_optional_backend': No module \
+             named 'fcorr_fixture_optional_backend'"
+        )
+    );
+    assert_eq!((skipped.file.as_deref(), skipped.line), (Some("tests/test_optional.py"), Some(4)));
+    let warning = run.warnings.iter().find(|w| w.contains("tests/test_optional.py")).expect("a run warning");
+    assert!(warning.contains("every test in it was skipped because `fcorr_fixture_optional_backend` is not installed"));
+    assert!(warning.contains("tox.ini [testenv]"), "{warning}");
+    assert!(!phase(suite, PhaseKind::Install).command.contains("fcorr-definitely-not-a-package-lint"));
 }

@@ -2,20 +2,32 @@
 //!
 //! Sources, all optional: `requirements*.txt` files (top level and `requirements*/test*.txt`),
 //! `[project.optional-dependencies]` extras, PEP 735 `[dependency-groups]` (with
-//! `{include-group = …}` resolved here, so any pip can install them), and the test environments
-//! of `[tool.uv]`, `[tool.pdm]` and `[tool.hatch]`.
+//! `{include-group = …}` resolved here, so any pip can install them), the test environments
+//! of `[tool.uv]`, `[tool.pdm]` and `[tool.hatch]`, and tox.ini's (`super::tox`).
 
 use std::collections::BTreeSet;
 
 use super::super::ProjectFiles;
 
 /// Requirement files installed with `-r`, in this order, when present at the top level.
+/// (Both spellings of each: `requirements_dev.txt` is as common as `requirements-dev.txt`, and a
+/// test dependency fcorr misses can turn a `pytest.importorskip` module into a silent skip.)
 pub(crate) const REQUIREMENT_FILES: &[&str] = &[
     "requirements.txt",
     "requirements-dev.txt",
+    "requirements_dev.txt",
     "requirements-test.txt",
+    "requirements_test.txt",
+    "requirements-tests.txt",
+    "requirements_tests.txt",
+    "requirements-testing.txt",
+    "requirements_testing.txt",
     "test-requirements.txt",
+    "test_requirements.txt",
+    "tests-requirements.txt",
+    "tests_requirements.txt",
     "dev-requirements.txt",
+    "dev_requirements.txt",
 ];
 
 /// Names of extras, groups and environments that hold test tools. Every one of the first three
@@ -48,6 +60,8 @@ pub(crate) struct TestDeps {
     pub looked: Vec<String>,
     /// Declarations fcorr cannot use, e.g. an `include-group` naming no group.
     pub problems: Vec<String>,
+    /// A tox.ini whose test deps cannot be installed (a `-r` file that does not exist).
+    pub tox_problem: Option<super::tox::ToxError>,
     /// True when the project declares a pytest requirement somewhere fcorr installs from.
     pub declares_pytest: bool,
     /// A uv workspace's member directories (`[tool.uv.workspace] members`): each is installed,
@@ -245,6 +259,32 @@ pub(crate) fn read(files: &ProjectFiles, pyproject: Option<&toml::Table>) -> Tes
             }
             deps.found.push(format!("pyproject.toml [tool.hatch.envs.{name}]"));
         }
+    }
+
+    // tox is how many projects install their test tools (`deps = -r requirements_dev.txt`).
+    deps.looked.push("tox.ini [testenv] deps and extras".into());
+    match super::tox::read(files) {
+        Ok(Some(tox)) => {
+            for file in tox.requirement_files {
+                if !deps.requirement_files.contains(&file) {
+                    if files.read(&file).is_some_and(|t| requirement_lines(&t).any(is_pytest_requirement)) {
+                        deps.declares_pytest = true;
+                    }
+                    deps.requirement_files.push(file);
+                }
+            }
+            requirements.extend(tox.requirements);
+            for extra in tox.extras {
+                if !deps.extras.contains(&extra) {
+                    deps.extra_requirements
+                        .extend(strings(table(project, &["optional-dependencies"]).and_then(|o| o.get(&extra))));
+                    deps.extras.push(extra);
+                }
+            }
+            deps.found.extend(tox.sections);
+        }
+        Ok(None) => {}
+        Err(problem) => deps.tox_problem = Some(problem),
     }
 
     let mut seen = BTreeSet::new();

@@ -1,8 +1,8 @@
 //! Installing a Python project's test dependencies into a cached virtualenv, with uv or pip.
 //!
-//! The virtualenv is keyed by the interpreter and what is installed (dependency declarations,
-//! requirement files, lockfiles), never by the project's path, so every checkout of the same
-//! project shares it; the project itself is linked in editable mode per checkout.
+//! The virtualenv is keyed by the interpreter, what is installed (dependency declarations,
+//! requirement files, lockfiles) and which project it is for (never the checkout's path), so every
+//! checkout of one project shares it and no other project's code is ever in it.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -36,7 +36,12 @@ except BaseException:
     raise
 ";
 /// Version of what fcorr puts into a venv; part of the key so older venvs are not reused.
-const CACHE_LAYOUT: &str = "2";
+/// (3: the project's identity joined the key; a layout-2 venv may hold other projects' editable
+/// installs.)
+const CACHE_LAYOUT: &str = "3";
+/// File in a virtualenv a user's `commands.install` installed into: what is in it is the user's,
+/// so fcorr's own install starts that venv afresh instead of trusting or extending it.
+pub(crate) const OVERRIDE_MARKER: &str = ".fcorr-override";
 /// How long installing uv itself may take before fcorr falls back to pip.
 const UV_BOOTSTRAP_TIMEOUT: Duration = Duration::from_secs(180);
 
@@ -292,6 +297,8 @@ fn pyenv_interpreter(shim: &Path, cwd: &Path, env: &PyenvEnv) -> Option<PathBuf>
 /// Parts of `pyproject.toml` that decide what gets installed (not, say, pytest's options).
 const PYPROJECT_INSTALL_KEYS: &[&[&str]] = &[
     &["build-system"],
+    // The distribution linked in: a renamed project must not keep its old name's editable install.
+    &["project", "name"],
     &["project", "dependencies"],
     &["project", "optional-dependencies"],
     &["project", "dynamic"],
@@ -312,9 +319,28 @@ fn lookup<'a>(table: &'a toml::Table, path: &[&str]) -> Option<&'a toml::Value> 
     Some(value)
 }
 
-/// The dependency cache key: interpreter, installer, the install-relevant parts of
-/// `pyproject.toml`, and the contents of setup files, requirement files and lockfiles.
+/// Which project a venv is for, the same in every checkout of it: the project's directory
+/// relative to the git work tree it is in, after that work tree's directory name (a CI checkout
+/// is `<runner>/work/<repo>/<repo>`), e.g. `shop/services/api`; outside a work tree, the
+/// directory's own name. Two projects of one repository never share a venv, so one's editable
+/// install cannot satisfy another's undeclared import.
+pub(crate) fn project_identity(root: &Path) -> String {
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let name = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "/".into());
+    match root.ancestors().find(|dir| dir.join(".git").exists()) {
+        Some(top) => {
+            let relative = root.strip_prefix(top).map(|r| r.to_string_lossy().into_owned()).unwrap_or_default();
+            if relative.is_empty() { name(top) } else { format!("{}/{relative}", name(top)) }
+        }
+        None => name(&root),
+    }
+}
+
+/// The dependency cache key: interpreter, installer, the project's identity, the
+/// install-relevant parts of `pyproject.toml`, and the contents of setup files, requirement
+/// files and lockfiles.
 pub(crate) fn dependency_key(
+    identity: &str,
     interpreter: &Interpreter,
     installer: &Installer,
     files: &ProjectFiles,
@@ -332,6 +358,10 @@ pub(crate) fn dependency_key(
     // Bumped when what fcorr puts in a venv changes (e.g. bytecode compiled at install time).
     feed("layout", CACHE_LAYOUT);
     feed("interpreter", &interpreter.identity);
+    // One venv per project: a venv shared by projects with the same declarations held each one's
+    // editable install, so an import one of them forgot to declare passed (and a user's
+    // `commands.install` changed every other project's environment).
+    feed("project", identity);
     // A uv-made venv has no pip; the two kinds are not interchangeable.
     feed("installer", installer.label());
     if !with_pytest {
@@ -346,7 +376,8 @@ pub(crate) fn dependency_key(
             }
         }
     }
-    let mut inputs: Vec<String> = ["setup.py", "setup.cfg"].iter().map(|s| s.to_string()).collect();
+    // tox.ini whole: its `deps` are installed (a change to its commands reinstalls too; rare).
+    let mut inputs: Vec<String> = ["setup.py", "setup.cfg", "tox.ini"].iter().map(|s| s.to_string()).collect();
     // A uv workspace's members are installed too: what they declare is part of the venv.
     inputs.extend(test_deps.workspace_members.iter().map(|dir| format!("{dir}/pyproject.toml")));
     inputs.extend(test_deps.requirement_files.iter().cloned());
@@ -521,24 +552,31 @@ impl InstallPlan<'_> {
     }
 
     /// Creates the venv unless a usable one is there (a failed install's venv is finished, not
-    /// remade).
-    fn create_venv(&self) -> Option<CommandSpec> {
-        if venv_python(self.venv).is_file() && self.venv.join("pyvenv.cfg").is_file() {
-            return None;
-        }
+    /// remade). A venv a user's `commands.install` filled is remade: its packages are not the
+    /// declared ones.
+    fn create_venv(&self) -> Vec<CommandSpec> {
         let venv = self.venv.to_string_lossy().into_owned();
-        Some(match self.installer {
+        let overridden = self.venv.join(OVERRIDE_MARKER).exists();
+        if !overridden && venv_python(self.venv).is_file() && self.venv.join("pyvenv.cfg").is_file() {
+            return Vec::new();
+        }
+        let mut commands = Vec::new();
+        if overridden {
+            commands.push(self.command("rm", &["-rf", &venv]));
+        }
+        commands.push(match self.installer {
             Installer::Uv(uv) => self.command(
                 &uv.to_string_lossy(),
                 &["venv", "--quiet", "--allow-existing", "--python", self.base_python, &venv],
             ),
             Installer::Pip => self.command(self.base_python, &["-m", "venv", "--clear", &venv]),
-        })
+        });
+        commands
     }
 
     /// Everything: venv, one installer run for all requirements and the project, markers.
     pub(crate) fn full(&self, key: &str, stamp: &str) -> Vec<CommandSpec> {
-        let mut commands: Vec<CommandSpec> = self.create_venv().into_iter().collect();
+        let mut commands = self.create_venv();
         let mut args: Vec<String> = Vec::new();
         for file in &self.deps.requirement_files {
             args.push("-r".into());
@@ -598,14 +636,20 @@ impl InstallPlan<'_> {
     }
 
     /// Runs before a user's `commands.install`: makes sure the venv exists with its own pip, so
-    /// `pip install …` in the override (with the venv first on `PATH`) installs into it.
+    /// `pip install …` in the override (with the venv first on `PATH`) installs into it. The venv
+    /// is made afresh unless the same override filled it last time (its text, which the project
+    /// runner passes in `FCORR_INSTALL_OVERRIDE`, is kept in [`OVERRIDE_MARKER`]): packages fcorr
+    /// or an earlier override put there must not satisfy an import the override leaves out.
     pub(crate) fn override_setup(&self) -> CommandSpec {
         let venv = self.venv.to_string_lossy();
+        let marker = self.venv.join(OVERRIDE_MARKER);
         let script = format!(
-            "test -x {pip} || {python} -m venv {venv}",
+            "if ! test -x {pip} || ! printf '%s' \"$FCORR_INSTALL_OVERRIDE\" | cmp -s - {marker}; then \
+             rm -rf {venv} && {python} -m venv {venv} && printf '%s' \"$FCORR_INSTALL_OVERRIDE\" > {marker}; fi",
             pip = process::shell_quote(&self.venv.join("bin").join("pip").to_string_lossy()),
             python = process::shell_quote(self.base_python),
             venv = process::shell_quote(&venv),
+            marker = process::shell_quote(&marker.to_string_lossy()),
         );
         let mut spec = CommandSpec::shell(&script, self.root);
         spec.env = self.env.to_vec();
@@ -707,11 +751,44 @@ mod tests {
     }
 
     fn key_of(entries: &[(&str, &str)], interpreter: &str) -> String {
+        key_for("repo/project", entries, interpreter)
+    }
+
+    fn key_for(identity: &str, entries: &[(&str, &str)], interpreter: &str) -> String {
         let (_d, files) = files_of(entries);
         let py: Option<toml::Table> = files.read("pyproject.toml").map(|t| toml::from_str(&t).unwrap());
         let deps = deps::read(&files, py.as_ref());
         let interpreter = Interpreter { identity: interpreter.into() };
-        dependency_key(&interpreter, &Installer::Pip, &files, py.as_ref(), &deps, true)
+        dependency_key(identity, &interpreter, &Installer::Pip, &files, py.as_ref(), &deps, true)
+    }
+
+    #[test]
+    fn two_projects_with_the_same_declarations_never_share_a_venv() {
+        let same = "[project]\nname = \"x\"\n";
+        assert_ne!(
+            key_for("repo/lib", &[("pyproject.toml", same)], "3.11.7"),
+            key_for("repo/app", &[("pyproject.toml", same)], "3.11.7")
+        );
+        // A renamed project gets a fresh venv rather than keeping its old name's editable install.
+        let renamed = "[project]\nname = \"y\"\n";
+        assert_ne!(key_of(&[("pyproject.toml", same)], "3.11.7"), key_of(&[("pyproject.toml", renamed)], "3.11.7"));
+    }
+
+    #[test]
+    fn the_identity_is_the_path_in_the_work_tree_the_same_in_every_checkout() {
+        let identity = |checkout: &str, sub: &str| {
+            let dir = tempfile::tempdir().unwrap();
+            let top = dir.path().join(checkout);
+            std::fs::create_dir_all(top.join(".git")).unwrap();
+            std::fs::create_dir_all(top.join(sub)).unwrap();
+            project_identity(&top.join(sub))
+        };
+        assert_eq!(identity("shop", "services/api"), "shop/services/api");
+        assert_eq!(identity("shop", ""), "shop");
+        // Outside any work tree: the directory's name.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("calc")).unwrap();
+        assert_eq!(project_identity(&dir.path().join("calc")), "calc");
     }
 
     #[test]

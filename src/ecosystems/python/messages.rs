@@ -8,7 +8,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 use crate::collect;
-use crate::model::{Case, CaseStatus, SuiteError, SuiteErrorKind};
+use crate::model::{Case, CaseStatus, Diagnostic, Severity, SuiteError, SuiteErrorKind};
 
 /// The `message` pytest's JUnit writer gives a module it could not collect.
 const COLLECTION_FAILURE: &str = "collection failure";
@@ -71,6 +71,69 @@ pub(crate) fn explain_collection_errors(cases: &mut [Case], root: &Path) {
     }
 }
 
+/// The `message` pytest's JUnit writer gives a module skipped whole while being collected
+/// (`pytest.importorskip` at module level, `pytest.skip(allow_module_level=True)`).
+const COLLECTION_SKIP: &str = "collection skipped";
+
+/// Puts pytest's own reason on the modules it skipped whole (its JUnit report says only
+/// "collection skipped"; the element's text holds `('path', line, 'Skipped: reason')`), and
+/// returns a warning for each one skipped because a module could not be imported: a test
+/// dependency fcorr did not install looks exactly like that, and the run would pass without
+/// those tests. A warning, not a failure: `importorskip` is also how projects skip tests of
+/// optional backends on purpose.
+pub(crate) fn explain_collection_skips(
+    cases: &mut [Case],
+    report: &str,
+    root: &Path,
+    search: &DependencySearch,
+) -> Vec<Diagnostic> {
+    static ELEMENT: OnceLock<Regex> = OnceLock::new();
+    static LOCATION: OnceLock<Regex> = OnceLock::new();
+    static IMPORT: OnceLock<Regex> = OnceLock::new();
+    // The patterns are literals; they compile.
+    let element = ELEMENT.get_or_init(|| {
+        Regex::new(r#"<skipped message="collection skipped"\s*>([^<]*)</skipped>"#).expect("valid regex")
+    });
+    let location = LOCATION
+        .get_or_init(|| Regex::new(r#"(?s)^\('(.*?)', (\d+), (?:'|")Skipped: (.*?)(?:'|")\)$"#).expect("valid regex"));
+    let import = IMPORT.get_or_init(|| Regex::new(r"^could not import '([^']+)'").expect("valid regex"));
+    let mut warnings = Vec::new();
+    for c in element.captures_iter(report) {
+        let text = quick_xml::escape::unescape(&c[1]).map(|t| t.into_owned()).unwrap_or_else(|_| c[1].to_string());
+        let Some(l) = location.captures(text.trim()) else { continue };
+        let file = collect::relativize(&l[1], Some(root));
+        let line: Option<u32> = l[2].parse().ok();
+        let reason = l[3].to_string();
+        let Some(case) = cases.iter_mut().find(|case| {
+            case.status == CaseStatus::Skipped
+                && case.message() == Some(COLLECTION_SKIP)
+                && case.file.as_deref() == Some(file.as_str())
+        }) else {
+            continue;
+        };
+        case.set_message(Some(format!("{file} skipped whole: {reason}")));
+        if case.line.is_none() {
+            case.line = line;
+        }
+        if let Some(m) = import.captures(&reason) {
+            let module = &m[1];
+            warnings.push(Diagnostic {
+                severity: Severity::Warning,
+                source: "collect".into(),
+                message: format!(
+                    "{file}: every test in it was skipped because `{module}` is not installed ({reason}); if the \
+                     tests need it, {}",
+                    search.hint(Some(module)).trim_start_matches("install the test dependencies: ")
+                ),
+                file: Some(file),
+                line,
+                column: None,
+            });
+        }
+    }
+    warnings
+}
+
 /// Where fcorr looked for test dependencies and what it installed, for hints.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct DependencySearch {
@@ -95,6 +158,26 @@ impl DependencySearch {
             self.looked.join(", ")
         )
     }
+}
+
+/// The interpreter could not even start the test tool (`…/bin/python: No module named pytest`,
+/// what `python -m pytest` prints when pytest is not installed): the suite error quotes it,
+/// where a bare "exited with code 1 before reporting any test result" hid it in the log.
+pub(crate) fn tool_not_installed(output: &str) -> Option<SuiteError> {
+    static PATTERN: OnceLock<Regex> = OnceLock::new();
+    // The pattern is a literal; it compiles.
+    let pattern = PATTERN
+        .get_or_init(|| Regex::new(r"(?m)^(\S*python[\d.]*): No module named ([\w.]+)\s*$").expect("valid regex"));
+    let c = pattern.captures(output)?;
+    let module = &c[2];
+    Some(SuiteError {
+        kind: SuiteErrorKind::ToolMissing,
+        message: format!("the test tool is not installed in the virtualenv, so no test ran: `{}`", c[0].trim()),
+        hint: Some(format!(
+            "a `commands.install` replaces fcorr's install commands, pytest included: have it install `{module}` \
+             too (e.g. `pip install {module}`), or declare `{module}` with the test dependencies"
+        )),
+    })
 }
 
 /// pytest exit 4 ("usage error"): most often a conftest.py whose imports fail. Returns the
@@ -179,6 +262,53 @@ mod tests {
         let hint = error.hint.unwrap();
         assert!(hint.contains("provides `missing_plugin`"), "{hint}");
         assert!(hint.contains("looked in pyproject.toml [dependency-groups]"), "{hint}");
+    }
+
+    #[test]
+    fn a_module_skipped_whole_keeps_pytests_reason_and_an_import_skip_warns() {
+        let report = "<testsuite><testcase classname=\"\" name=\"tests.test_x\" file=\"tests/test_x.py\" time=\"0\">\
+            <skipped message=\"collection skipped\">(&apos;/p/tests/test_x.py&apos;, 2, \"Skipped: could not import \
+            &apos;six&apos;: No module named &apos;six&apos;\")</skipped></testcase>\
+            <testcase classname=\"\" name=\"tests.test_y\" file=\"tests/test_y.py\" time=\"0\">\
+            <skipped message=\"collection skipped\">(&apos;/p/tests/test_y.py&apos;, 4, &apos;Skipped: needs a GPU&apos;)</skipped></testcase></testsuite>";
+        let skipped = |file: &str| {
+            Case { name: file.into(), file: Some(file.into()), status: CaseStatus::Skipped, ..Case::default() }
+                .with_message(Some(COLLECTION_SKIP.into()))
+        };
+        let mut cases = vec![skipped("tests/test_x.py"), skipped("tests/test_y.py")];
+        let search = DependencySearch { looked: vec!["tox.ini [testenv] deps and extras".into()], found: vec![] };
+        let warnings = explain_collection_skips(&mut cases, report, Path::new("/p"), &search);
+        assert_eq!(
+            cases[0].message(),
+            Some("tests/test_x.py skipped whole: could not import 'six': No module named 'six'")
+        );
+        assert_eq!(cases[0].line, Some(2));
+        assert_eq!(cases[1].message(), Some("tests/test_y.py skipped whole: needs a GPU"));
+        assert_eq!(warnings.len(), 1, "a skip for another reason is the project's own choice");
+        assert!(
+            warnings[0].message.starts_with(
+                "tests/test_x.py: every test in it was skipped because `six` is not installed (could not import 'six': \
+                 No module named 'six'); if the tests need it, declare the package that provides `six`"
+            ),
+            "{}",
+            warnings[0].message
+        );
+        assert!(warnings[0].message.contains("looked in tox.ini [testenv] deps"), "{}", warnings[0].message);
+        assert_eq!(warnings[0].severity, Severity::Warning);
+    }
+
+    #[test]
+    fn a_missing_test_tool_is_quoted() {
+        let out = "/c/venvs/k/bin/python: No module named pytest\n";
+        let error = tool_not_installed(out).unwrap();
+        assert_eq!(
+            error.message,
+            "the test tool is not installed in the virtualenv, so no test ran: `/c/venvs/k/bin/python: No module named pytest`"
+        );
+        assert_eq!(error.kind, SuiteErrorKind::ToolMissing);
+        assert!(error.hint.unwrap().contains("install `pytest`"));
+        // A test's own import error is pytest's to report, not this.
+        assert!(tool_not_installed("E   ModuleNotFoundError: No module named 'six'\n").is_none());
     }
 
     #[test]

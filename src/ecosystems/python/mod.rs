@@ -1,7 +1,7 @@
 //! Python projects: pytest or unittest in an isolated, cached virtualenv.
 //!
 //! Detection and the phase plan live here; [`deps`] reads what the tests need, [`install`] puts
-//! it into a virtualenv shared by every checkout with the same dependencies, build is an
+//! it into a virtualenv shared by every checkout of the project, build is an
 //! in-memory compile of every `.py` file (a syntax gate, run alongside the tests: a syntax error
 //! fails the build and the tests' results are not counted), and test runs pytest with a JUnit
 //! report, or, for unittest-only projects, unittest itself ([`unittest`]).
@@ -12,6 +12,7 @@ pub(crate) use install::InstallerError;
 mod lines;
 mod messages;
 mod nested;
+mod tox;
 mod unittest;
 
 use std::path::Path;
@@ -98,6 +99,7 @@ impl Ecosystem for Python {
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
+        explain_collection_skips(&mut collected, ctx);
         collected.announced = announced(&ctx.outcome.output);
         flag_stopped_session(&mut collected, &ctx.outcome.output);
         // pytest-cov fails a run whose every test passed (exit 1) when coverage is too low.
@@ -105,6 +107,9 @@ impl Ecosystem for Python {
         if collected.cases.is_empty() && ctx.outcome.exit == Exit::Code(PYTEST_USAGE_ERROR) {
             collected.error = Some(messages::usage_error(&ctx.outcome.output, ctx.root, &dependency_search(ctx.root)));
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
+        }
+        if collected.cases.is_empty() && collected.error.is_none() {
+            collected.error = messages::tool_not_installed(&ctx.outcome.output);
         }
         collected
     }
@@ -137,6 +142,26 @@ impl Ecosystem for Python {
         }
         let phase = PhasePlan::run(PhaseKind::Test, vec![command]).with_reports(test.reports.clone());
         Some(super::Rerun { phase, selected })
+    }
+}
+
+/// pytest's reasons for the modules it skipped whole, read back from its JUnit report (the
+/// report parser keeps only "collection skipped"), with a warning for each import skip.
+fn explain_collection_skips(collected: &mut Collected, ctx: &CollectContext<'_>) {
+    if !collected.cases.iter().any(|c| c.status == CaseStatus::Skipped && c.message() == Some("collection skipped")) {
+        return;
+    }
+    let search = dependency_search(ctx.root);
+    for report in ctx.reports {
+        let path = Path::new(&report.pattern);
+        let Ok(text) = crate::fsio::read_text(path, crate::fsio::PROJECT_FILE) else { continue };
+        let warnings = messages::explain_collection_skips(&mut collected.cases, &text, ctx.root, &search);
+        // Also a run warning: a suite diagnostic alone is not on the terminal or in the verdict's
+        // summary when the suite passes, and a passing run is exactly where this hides.
+        for warning in &warnings {
+            crate::warnings::warn(format!("{}: {}", ctx.root.display(), warning.message));
+        }
+        collected.diagnostics.extend(warnings);
     }
 }
 
@@ -357,6 +382,12 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     if let Some(problem) = test_deps.problems.first() {
         return Err(ProjectPlanError::Pyproject { path: root.join("pyproject.toml"), problem: problem.clone() });
     }
+    if let Some(tox) = &test_deps.tox_problem {
+        return Err(ProjectPlanError::Pyproject {
+            path: root.join("tox.ini"),
+            problem: format!("line {}: {}", tox.line, tox.problem),
+        });
+    }
     // unittest projects run under unittest itself (pytest ignores `load_tests`), so their venv
     // gets no pytest.
     let unittest = ctx.detection.framework == "unittest";
@@ -366,12 +397,23 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         || files.has("setup.py");
     let interpreter = Interpreter::probe(BASE_PYTHON, root);
     let stamp = install::project_stamp(root, files);
+    let identity = install::project_identity(root);
 
     // The key depends on the installer, which may have to be installed itself; first look for a
     // finished venv made by whichever installer is at hand without downloading anything.
+    let key_with = |installer: &Installer| {
+        install::dependency_key(
+            &identity,
+            &interpreter,
+            installer,
+            files,
+            manifest.pyproject.as_ref(),
+            &test_deps,
+            !unittest,
+        )
+    };
     let (mut installer, _) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, false)?;
-    let mut key =
-        install::dependency_key(&interpreter, &installer, files, manifest.pyproject.as_ref(), &test_deps, !unittest);
+    let mut key = key_with(&installer);
     let mut venv = ctx.cache_dir.join("venvs").join(&key);
     let mut fallback_note = None;
     let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
@@ -380,17 +422,11 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let (chosen, note) = install::choose(preference, BASE_PYTHON, ctx.cache_dir, true)?;
         installer = chosen;
         fallback_note = note;
-        key = install::dependency_key(
-            &interpreter,
-            &installer,
-            files,
-            manifest.pyproject.as_ref(),
-            &test_deps,
-            !unittest,
-        );
+        key = key_with(&installer);
         venv = ctx.cache_dir.join("venvs").join(&key);
     }
-    let complete = install::marker_is(&venv, COMPLETE_MARKER, &key);
+    // A venv a user's `commands.install` filled holds what that script installed, not what is declared.
+    let complete = install::marker_is(&venv, COMPLETE_MARKER, &key) && !venv.join(install::OVERRIDE_MARKER).exists();
     let links_checkout = installable_project || !test_deps.workspace_members.is_empty();
     let linked = !links_checkout || install::marker_is(&venv, PROJECT_MARKER, &stamp);
     let python_in_venv = install::venv_python(&venv).to_string_lossy().into_owned();
@@ -461,7 +497,7 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         commands.extend(install_plan.full(&key, &stamp));
         (PhasePlan::run(PhaseKind::Install, commands), python_in_venv.clone())
     };
-    // Every checkout with the same dependencies shares this venv: runs install into it one at a
+    // Every checkout of this project shares this venv: runs install into it one at a
     // time (two concurrent suites or CI jobs would otherwise race to create it).
     let mut install = install.with_lock(venv.with_extension("lock"));
     // A user's `commands.install` runs with this venv first on PATH, after making sure it exists.

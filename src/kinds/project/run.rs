@@ -628,9 +628,18 @@ fn apply_overrides(phases: &mut Vec<PhasePlan>, plan: &ProjectPlan, root: &Path)
                 // inherits its environment, so an overridden install lands where tests look.
                 user.env = std::mem::take(&mut existing.override_env);
                 let mut commands = std::mem::take(&mut existing.override_setup);
+                // The setup can tell whether what it prepares was filled by this same script
+                // (Python remakes a venv an earlier, different install filled).
+                for setup in &mut commands {
+                    setup.env.push(("FCORR_INSTALL_OVERRIDE".into(), script.clone()));
+                }
                 commands.push(user);
                 let reports = std::mem::take(&mut existing.reports);
+                // The override changes the shared environment the lock guards, as the
+                // ecosystem's own commands would.
+                let lock = existing.lock.take();
                 *existing = PhasePlan::run(kind, commands).with_reports(reports);
+                existing.lock = lock;
             }
             None => phases.push(PhasePlan::run(kind, vec![user])),
         }

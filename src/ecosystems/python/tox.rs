@@ -1,0 +1,246 @@
+//! The test dependencies a `tox.ini` gives its test environments (`[testenv]` and any
+//! `[testenv:test]`-like one): `deps` lines, `-r` files among them, and `extras`. Only what tox
+//! would install in every environment is taken; factor-conditional lines and unknown
+//! substitutions are left out.
+
+use super::super::ProjectFiles;
+use super::deps::choose_test_names;
+
+/// Deepest `{[section]key}` reference followed (tox allows chains; a cycle must not hang).
+const MAX_REFERENCE_DEPTH: usize = 8;
+
+/// What tox.ini declares for the tests.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(crate) struct ToxDeps {
+    /// `-r file` lines, relative to the project root.
+    pub requirement_files: Vec<String>,
+    /// Plain requirement strings.
+    pub requirements: Vec<String>,
+    /// `extras = …`: the project's own extras tox installs it with.
+    pub extras: Vec<String>,
+    /// The sections read, e.g. `tox.ini [testenv]`.
+    pub sections: Vec<String>,
+}
+
+/// One `key = value` of an ini section: the value's lines (continuations included), each with
+/// its 1-based line number in the file.
+#[derive(Debug, Clone)]
+struct Entry {
+    section: String,
+    key: String,
+    lines: Vec<(usize, String)>,
+}
+
+/// configparser's reading, as far as tox needs it: `[section]` headers, `key = value` (or
+/// `key: value`), indented continuation lines, whole-line `#`/`;` comments. Never fails: a line
+/// that is none of these is ignored, as tox's own parser would reject the file itself.
+fn entries(text: &str) -> Vec<Entry> {
+    let mut out: Vec<Entry> = Vec::new();
+    let mut section = String::new();
+    for (i, raw) in text.lines().enumerate() {
+        let number = i + 1;
+        let trimmed = raw.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if raw.starts_with([' ', '\t']) {
+            if let Some(last) = out.last_mut().filter(|e| e.section == section) {
+                last.lines.push((number, trimmed.to_string()));
+            }
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            section = name.trim().to_string();
+            continue;
+        }
+        let Some(at) = trimmed.find(['=', ':']) else { continue };
+        let (key, value) = (trimmed[..at].trim(), trimmed[at + 1..].trim());
+        let mut entry = Entry { section: section.clone(), key: key.to_string(), lines: Vec::new() };
+        if !value.is_empty() {
+            entry.lines.push((number, value.to_string()));
+        }
+        out.push(entry);
+    }
+    out
+}
+
+fn value<'a>(entries: &'a [Entry], section: &str, key: &str) -> Option<&'a Entry> {
+    entries.iter().rev().find(|e| e.section == section && e.key == key)
+}
+
+/// The lines of `deps` with `{[section]key}` references replaced by what they name.
+fn expand(entries: &[Entry], lines: &[(usize, String)], depth: usize, out: &mut Vec<(usize, String)>) {
+    for (number, line) in lines {
+        let reference = line.strip_prefix("{[").and_then(|r| r.strip_suffix('}')).and_then(|r| r.split_once(']'));
+        match reference {
+            Some((section, key)) if depth < MAX_REFERENCE_DEPTH => {
+                if let Some(entry) = value(entries, section.trim(), key.trim()) {
+                    expand(entries, &entry.lines, depth + 1, out);
+                }
+            }
+            Some(_) => {}
+            None => out.push((*number, line.clone())),
+        }
+    }
+}
+
+/// A factor-conditional line (`py38: pytest<8`, `!windows: x`, `{py311,py312}-django: x`):
+/// installed only in some environments, so not here.
+fn is_conditional(line: &str) -> bool {
+    let Some((factors, _)) = line.split_once(':') else { return false };
+    !factors.is_empty()
+        && factors.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | ',' | '!' | '{' | '}'))
+}
+
+/// A tox.ini problem fcorr cannot install around, with its line.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("tox.ini line {line}: {problem}")]
+pub(crate) struct ToxError {
+    pub line: usize,
+    pub problem: String,
+}
+
+/// Reads `tox.ini`'s test environments. `Ok(None)` without a tox.ini or a `[testenv]`-like section.
+pub(crate) fn read(files: &ProjectFiles) -> Result<Option<ToxDeps>, ToxError> {
+    if !files.has("tox.ini") {
+        return Ok(None);
+    }
+    let text = match crate::fsio::read_text(&files.root.join("tox.ini"), crate::fsio::PROJECT_FILE) {
+        Ok(text) => text,
+        Err(e) => return Err(ToxError { line: 1, problem: format!("cannot be read ({e}), so its test deps cannot") }),
+    };
+    let entries = entries(&text);
+    let named: Vec<&str> = entries.iter().filter_map(|e| e.section.strip_prefix("testenv:")).collect();
+    let mut sections: Vec<String> = Vec::new();
+    if entries.iter().any(|e| e.section == "testenv") {
+        sections.push("testenv".into());
+    }
+    let mut unique: Vec<&str> = Vec::new();
+    for name in named {
+        if !unique.contains(&name) {
+            unique.push(name);
+        }
+    }
+    // `dev` only when no test-named environment exists, by the rule of every other source.
+    sections.extend(choose_test_names(unique).into_iter().map(|n| format!("testenv:{n}")));
+    if sections.is_empty() {
+        return Ok(None);
+    }
+    let mut deps = ToxDeps::default();
+    for section in &sections {
+        deps.sections.push(format!("tox.ini [{section}]"));
+        if let Some(entry) = value(&entries, section, "deps") {
+            let mut lines = Vec::new();
+            expand(&entries, &entry.lines, 0, &mut lines);
+            for (number, line) in lines {
+                take_line(files, &mut deps, number, &line)?;
+            }
+        }
+        if let Some(entry) = value(&entries, section, "extras") {
+            for extra in entry.lines.iter().flat_map(|(_, l)| l.split(',')).map(str::trim).filter(|e| !e.is_empty()) {
+                if !is_conditional(extra) && !extra.contains('{') && !deps.extras.iter().any(|x| x == extra) {
+                    deps.extras.push(extra.to_string());
+                }
+            }
+        }
+    }
+    Ok(Some(deps))
+}
+
+/// One `deps` line: a requirement, a `-r` file, or something tox-specific that is left out.
+fn take_line(files: &ProjectFiles, deps: &mut ToxDeps, number: usize, line: &str) -> Result<(), ToxError> {
+    let line = line.split(" #").next().unwrap_or("").trim();
+    if line.is_empty() || is_conditional(line) {
+        return Ok(());
+    }
+    let line = line.replace("{toxinidir}/", "").replace("{toxinidir}", ".");
+    if let Some(rest) = ["--requirement", "-r"].iter().find_map(|flag| line.strip_prefix(flag)) {
+        let path = rest.trim_start_matches('=').trim();
+        if path.is_empty() || path.contains('{') {
+            return Ok(());
+        }
+        let path = path.trim_start_matches("./").to_string();
+        if !files.has(&path) {
+            return Err(ToxError {
+                line: number,
+                problem: format!("deps names `-r {path}`, which does not exist (tox could not install it either)"),
+            });
+        }
+        if !deps.requirement_files.contains(&path) {
+            deps.requirement_files.push(path);
+        }
+        return Ok(());
+    }
+    // Constraints, editable installs of the project itself (`-e .`, `.`), other installer
+    // options, and substitutions fcorr cannot resolve (`{env:X}`, `{posargs}`).
+    if line.starts_with('-') || line == "." || line.contains('{') {
+        return Ok(());
+    }
+    if !deps.requirements.contains(&line) {
+        deps.requirements.push(line);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::files_of;
+    use super::*;
+
+    #[test]
+    fn testenv_deps_requirement_files_references_and_extras_are_read() {
+        let (_d, files) = files_of(&[
+            (
+                "tox.ini",
+                "[tox]\nenvlist = py311, lint\n\n[base]\ndeps =\n    attrs>=23\n    {[more]deps}\n[more]\ndeps = iniconfig\n\n\
+                 [testenv]\n# comment\ndeps =\n    -r{toxinidir}/requirements_dev.txt\n    pytest>=8  # the runner\n    \
+                 py38: mock\n    {[base]deps}\n    -c constraints.txt\n    -e .\n    {env:EXTRA_DEP}\nextras = test, cli\n\
+                 commands = pytest {posargs}\n\n[testenv:lint]\ndeps = ruff\n",
+            ),
+            ("requirements_dev.txt", "six\n"),
+        ]);
+        let deps = read(&files).unwrap().unwrap();
+        assert_eq!(deps.requirement_files, ["requirements_dev.txt"]);
+        assert_eq!(deps.requirements, ["pytest>=8", "attrs>=23", "iniconfig"]);
+        assert_eq!(deps.extras, ["test", "cli"]);
+        assert_eq!(deps.sections, ["tox.ini [testenv]"]);
+    }
+
+    #[test]
+    fn a_missing_requirement_file_is_named_with_its_line() {
+        let (_d, files) = files_of(&[("tox.ini", "[testenv]\ndeps =\n    pytest\n    -r requirements/test.txt\n")]);
+        let error = read(&files).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "tox.ini line 4: deps names `-r requirements/test.txt`, which does not exist (tox could not install it either)"
+        );
+    }
+
+    #[test]
+    fn hostile_files_never_panic() {
+        // No [testenv]; a reference cycle; stray continuation lines; a key without value; not UTF-8.
+        let (_d, files) = files_of(&[("tox.ini", "[tox]\nenvlist=py\n")]);
+        assert_eq!(read(&files).unwrap(), None);
+        let (_d, files) = files_of(&[(
+            "tox.ini",
+            "   orphan continuation\n[testenv]\ndeps = {[a]deps}\n[a]\ndeps = {[testenv]deps}\n=\n[\n[testenv:test]\ndeps\n",
+        )]);
+        let deps = read(&files).unwrap().unwrap();
+        assert!(deps.requirements.is_empty(), "{deps:?}");
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("tox.ini"), b"[testenv]\ndeps = caf\xe9\n").unwrap();
+        let files = ProjectFiles::scan(dir.path()).unwrap();
+        let error = read(&files).unwrap_err();
+        assert!(error.to_string().starts_with("tox.ini line 1: cannot be read ("), "{error}");
+    }
+
+    #[test]
+    fn factor_conditions_are_told_from_requirements() {
+        for conditional in ["py38: mock", "!windows: pywin", "{py311,py312}-django: x", "django42: Django>=4.2"] {
+            assert!(is_conditional(conditional), "{conditional}");
+        }
+        for plain in ["pytest>=8", "six; python_version < \"3\"", "pkg @ https://x/y.whl", "mock"] {
+            assert!(!is_conditional(plain), "{plain}");
+        }
+    }
+}
