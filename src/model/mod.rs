@@ -72,6 +72,11 @@ pub struct Run {
     /// a run with nothing in it has no health grade, not a POOR one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// The stop signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`): the suites it
+    /// cut short are `cancelled`, keeping what finished before it, and the verdict says so.
+    /// Absent when the run went to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     pub verdict: Verdict,
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1266,6 +1271,8 @@ pub enum GateKind {
     Empty,
     /// A suite could not be measured (not a gate one can turn off).
     Error,
+    /// A stop signal ended the run before it finished (not a gate one can turn off).
+    Interrupted,
 }
 
 impl GateKind {
@@ -1278,6 +1285,7 @@ impl GateKind {
             GateKind::Regression => "regression",
             GateKind::Empty => "empty",
             GateKind::Error => "error",
+            GateKind::Interrupted => "interrupted",
         }
     }
 }
