@@ -1108,6 +1108,12 @@ impl Counts {
         self.failed + self.error + self.timeout
     }
 
+    /// The failures reports show as "failed": failed and timed-out tests (JUnit's `<failure>`).
+    /// Errors, a test that could not run or be judged, are shown apart, never as failed.
+    pub fn failed_or_timed_out(&self) -> u64 {
+        self.failed + self.timeout
+    }
+
     /// Cases that count as passes (flaky cases passed in the end).
     pub fn passes(&self) -> u64 {
         self.passed + self.flaky
