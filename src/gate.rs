@@ -4,7 +4,8 @@
 //! `empty` (no tests ran), `score<N` (combined score below N; `score<N@sut`: one system's
 //! cases), `regression` (a new failure or a score drop beyond the tolerance, judged only against
 //! a fresh baseline). Suites that could not
-//! be measured decide the exit code first: infrastructure problems are 3, bad input is 2.
+//! be measured decide the exit code first: infrastructure problems are 3, bad input is 2. A run
+//! a stop signal interrupted fails whatever the gates (`interrupted`, named first).
 
 use crate::errors::FcorrError;
 use crate::model::{CaseStatus, GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
@@ -112,6 +113,10 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
         message,
     };
 
+    // First, since it is the cause of the reasons after it: suites it stopped score 0.
+    if let Some(signal) = &shown.interrupted {
+        reasons.push(reason(GateKind::Interrupted, None, interrupted(signal, &shown.suites)));
+    }
     let mut harness_error = false;
     let mut usage_error = false;
     for suite in &run.suites {
@@ -254,6 +259,33 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
     Verdict { outcome, reasons, gates: gates.iter().map(Gate::label).collect(), skipped }
 }
 
+/// Suites named in the interruption's reason; the rest are counted.
+const INTERRUPTED_NAMES: usize = 10;
+
+/// "fcorr was interrupted by SIGINT before the run finished; stopped while running: a; not
+/// run: b, c": the cancelled suites that had started (what finished in them is kept) apart from
+/// those that never did.
+fn interrupted(signal: &str, suites: &[crate::model::Suite]) -> String {
+    let (started, not_run): (Vec<_>, Vec<_>) = suites
+        .iter()
+        .filter(|s| s.status == SuiteStatus::Cancelled)
+        .partition(|s| !s.phases.is_empty() || s.counts.total > 0);
+    let list = |suites: &[&crate::model::Suite]| {
+        let names: Vec<&str> = suites.iter().take(INTERRUPTED_NAMES).map(|s| s.name.as_str()).collect();
+        let more = suites.len().saturating_sub(INTERRUPTED_NAMES);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        format!("{}{more}", names.join(", "))
+    };
+    let mut message = format!("fcorr was interrupted by {signal} before the run finished");
+    if !started.is_empty() {
+        message.push_str(&format!("; stopped while running: {}", list(&started)));
+    }
+    if !not_run.is_empty() {
+        message.push_str(&format!("; not run: {}", list(&not_run)));
+    }
+    message
+}
+
 /// The score of one system's cases: each suite that asked it scored by its own policy over that
 /// system's cases only, then weighted as the combined score is; `None` when no case names it.
 fn sut_score(run: &Run, sut: &str) -> Option<f64> {
@@ -328,6 +360,42 @@ mod tests {
                 "e: the test tool collected no tests"
             ]
         );
+    }
+
+    /// A run a stop signal ended fails even with no gate, first naming the signal, the suites
+    /// it stopped and those it kept from starting; the passing suite that finished is not named.
+    #[test]
+    fn an_interrupted_run_fails_whatever_the_gates_and_names_the_signal_and_suites() {
+        let mut stopped = suite("stopped", 1, 0, None, false);
+        stopped.status = SuiteStatus::Cancelled;
+        stopped.phases.push(crate::model::Phase {
+            kind: crate::model::PhaseKind::Test,
+            command: "pytest".into(),
+            status: crate::model::PhaseStatus::Cancelled,
+            exit_code: None,
+            duration_ms: 1,
+            log_tail: String::new(),
+            note: None,
+        });
+        let mut never = Suite::new("never", "never", SuiteKind::Project);
+        never.status = SuiteStatus::Cancelled;
+        let mut run = Run::assemble(
+            vec![suite("done", 2, 0, None, false), stopped, never],
+            time::OffsetDateTime::UNIX_EPOCH,
+            None,
+            None,
+        );
+        run.interrupted = Some("SIGTERM".into());
+        let verdict = judge(&run, &[], 0.0);
+        assert_eq!(verdict.outcome, RunOutcome::Fail);
+        assert_eq!(verdict.reasons.len(), 1, "{:?}", verdict.reasons);
+        assert_eq!(verdict.reasons[0].gate, GateKind::Interrupted);
+        assert_eq!(
+            verdict.reasons[0].message,
+            "fcorr was interrupted by SIGTERM before the run finished; stopped while running: stopped; not run: never"
+        );
+        run.interrupted = None;
+        assert_eq!(judge(&run, &[], 0.0).outcome, RunOutcome::Pass, "without the signal nothing gates it");
     }
 
     /// Verdicts and exit codes across gates, and which outcome wins when several apply:

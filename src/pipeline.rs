@@ -238,6 +238,8 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     let git = std::env::current_dir().ok().and_then(|d| crate::git::info(&d));
     let mut run = Run::assemble(suites, started, Some(prepared.config.hash()), git);
     run.shard = prepared.shard_plan.clone();
+    // The suites say what they were doing when the signal came; the run says which signal.
+    run.interrupted = crate::execute::stop_signal_name();
     prepared.quarantine.mark(&mut run);
     run
 }

@@ -236,6 +236,7 @@ impl Run {
             totals: Counts::default(),
             score: None,
             health: None,
+            interrupted: None,
             verdict: Verdict { outcome: RunOutcome::Pass, reasons: Vec::new(), gates: Vec::new(), skipped: Vec::new() },
             comparison: None,
             timing: None,

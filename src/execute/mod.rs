@@ -125,6 +125,22 @@ pub(crate) fn signal_text(signal: i32) -> String {
     }
 }
 
+/// The stop signal that interrupted the run, by name (`SIGINT`, `SIGTERM`, `SIGHUP`); `None`
+/// while no stop signal came.
+pub(crate) fn stop_signal_name() -> Option<String> {
+    process::stop_signal()
+        .map(|signal| process::signal_name(signal).map_or_else(|| format!("signal {signal}"), str::to_string))
+}
+
+/// "fcorr was interrupted by SIGINT": what stopped a command fcorr cancelled, for the phase's
+/// note and the message of the test that was running.
+pub(crate) fn interrupted_text() -> String {
+    match stop_signal_name() {
+        Some(name) => format!("fcorr was interrupted by {name}"),
+        None => "fcorr was interrupted".to_string(),
+    }
+}
+
 /// Applies collected cases to a suite and decides its status with the truthfulness guards.
 ///
 /// Zero cases with no evidence the tool ran is an error; a failing exit code with no failing

@@ -73,6 +73,11 @@ pub struct Run {
     /// a run with nothing in it has no health grade, not a POOR one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub health: Option<Health>,
+    /// The stop signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`): the suites it
+    /// cut short are `cancelled`, keeping what finished before it, and the verdict says so.
+    /// Absent when the run went to its end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<String>,
     pub verdict: Verdict,
     /// Differences against a baseline run, when one was available.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -1104,6 +1109,12 @@ impl Counts {
         self.failed + self.error + self.timeout
     }
 
+    /// The failures reports show as "failed": failed and timed-out tests (JUnit's `<failure>`).
+    /// Errors, a test that could not run or be judged, are shown apart, never as failed.
+    pub fn failed_or_timed_out(&self) -> u64 {
+        self.failed + self.timeout
+    }
+
     /// Cases that count as passes (flaky cases passed in the end).
     pub fn passes(&self) -> u64 {
         self.passed + self.flaky
@@ -1267,6 +1278,8 @@ pub enum GateKind {
     Empty,
     /// A suite could not be measured (not a gate one can turn off).
     Error,
+    /// A stop signal ended the run before it finished (not a gate one can turn off).
+    Interrupted,
 }
 
 impl GateKind {
@@ -1279,6 +1292,7 @@ impl GateKind {
             GateKind::Regression => "regression",
             GateKind::Empty => "empty",
             GateKind::Error => "error",
+            GateKind::Interrupted => "interrupted",
         }
     }
 }

@@ -402,6 +402,8 @@ struct TotalsView {
     ran: u64,
     passes: u64,
     failures: u64,
+    /// Failed and timed out: what the reports show as failed (errors are `error`, shown apart).
+    failed_count: u64,
     /// passes / ran × 100; none when nothing ran.
     pass_rate: Option<f64>,
     suites: usize,
@@ -415,6 +417,7 @@ impl TotalsView {
             ran: counts.ran(),
             passes: counts.passes(),
             failures: counts.failures(),
+            failed_count: counts.failed_or_timed_out(),
             pass_rate: pass_rate(counts),
             suites: suites.len(),
             suites_met: suites.iter().filter(|s| s.score.met).count(),
@@ -637,6 +640,8 @@ struct SuiteView<'a> {
     ran: u64,
     passes: u64,
     failures_count: usize,
+    /// Failed and timed out, as `TotalsView::failed_count`.
+    failed_count: u64,
     pass_rate: Option<f64>,
     score: &'a crate::model::Score,
     policy: &'static str,
@@ -1038,6 +1043,7 @@ fn context(
             ran: suite.counts.ran(),
             passes: suite.counts.passes(),
             failures_count: suite.failures().count(),
+            failed_count: suite.counts.failed_or_timed_out(),
             pass_rate: pass_rate(&suite.counts),
             score: &suite.score,
             policy: suite.score.policy.label(),
@@ -1174,6 +1180,32 @@ mod tests {
     fn failing(name: &str, file: Option<&str>, line: Option<u32>, message: Option<&str>, status: CaseStatus) -> Case {
         Case { name: name.into(), file: file.map(Into::into), line, status, ..Case::default() }
             .with_message(message.map(str::to_string))
+    }
+
+    /// Errors are counted with errors, never with failures (docs/python.md): in the totals line
+    /// of the summary and the comment, and beside the failed count of the suite's row.
+    #[test]
+    fn errors_are_shown_apart_from_failures() {
+        let run = run_of(vec![
+            failing("ok", None, None, None, CaseStatus::Passed),
+            failing("broken", None, None, Some("assert 1 == 2"), CaseStatus::Failed),
+            failing("tests/test_x.py", None, None, Some("could not be collected"), CaseStatus::Error),
+        ]);
+        let env = ReportEnv::default();
+        for md in [render_summary(&run, &env).unwrap(), render_comment(&run, &env).unwrap()] {
+            assert!(md.contains("**1** passed, **1** failed, **1** error, 0 skipped"), "{md}");
+        }
+        let md = render_summary(&run, &env).unwrap();
+        assert!(md.contains("| 1 | 1 · 1 error |"), "{md}");
+        assert!(md.contains("pie showData title 2 of 3 tests failed or errored"), "{md}");
+        let clean = run_of(vec![failing("broken", None, None, None, CaseStatus::Failed)]);
+        let md = render_summary(&clean, &env).unwrap();
+        assert!(
+            md.contains("**0** passed, **1** failed, 0 skipped")
+                && !md.contains("** error")
+                && !md.contains("· 1 error"),
+            "{md}"
+        );
     }
 
     /// Characters of the "Failing tests" section of a default job summary.

@@ -22,7 +22,9 @@ pub(crate) fn outcome_pie(totals: &Counts) -> Option<String> {
         ("flaky", totals.flaky),
         ("skipped", totals.skipped),
     ];
-    let mut chart = format!("```mermaid\npie showData title {} of {} tests failed\n", totals.failures(), totals.total);
+    // Errors are never called failures (docs/python.md): the title says both when there are any.
+    let how = if totals.error > 0 { "failed or errored" } else { "failed" };
+    let mut chart = format!("```mermaid\npie showData title {} of {} tests {how}\n", totals.failures(), totals.total);
     for (label, count) in slices.into_iter().filter(|(_, n)| *n > 0) {
         chart.push_str(&format!("    \"{label}\" : {count}\n"));
     }

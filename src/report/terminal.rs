@@ -384,11 +384,25 @@ pub fn duration(ms: u64) -> String {
     }
 }
 
+/// "1 error", "2 errors".
+fn errors_words(n: u64) -> String {
+    format!("{n} error{}", if n == 1 { "" } else { "s" })
+}
+
+/// `passed/failed/skipped`, then what those leave out: `3/1/0 (1 flaky, 2 errors)`. Errors are
+/// never counted as failed (docs/python.md); timeouts are, as in JUnit.
 fn counts_cell(suite: &Suite) -> String {
     let c = &suite.counts;
-    let mut text = format!("{}/{}/{}", c.passes(), c.failures(), c.skipped);
+    let mut text = format!("{}/{}/{}", c.passes(), c.failed_or_timed_out(), c.skipped);
+    let mut notes = Vec::new();
     if c.flaky > 0 {
-        text.push_str(&format!(" ({} flaky)", c.flaky));
+        notes.push(format!("{} flaky", c.flaky));
+    }
+    if c.error > 0 {
+        notes.push(errors_words(c.error));
+    }
+    if !notes.is_empty() {
+        text.push_str(&format!(" ({})", notes.join(", ")));
     }
     text
 }
@@ -718,9 +732,13 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
     // Nothing scored, nothing to grade: no health word at all rather than a made-up one.
     let health = run.health.map(|h| format!("  health {}", h.label())).unwrap_or_default();
     let mut line = format!(
-        "{word}  score {score}{health}  {} passed, {} failed, {} skipped  in {}",
+        "{word}  score {score}{health}  {} passed, {} failed{}, {} skipped  in {}",
         t.passes(),
-        t.failures(),
+        t.failed_or_timed_out(),
+        match t.error {
+            0 => String::new(),
+            n => format!(", {}", errors_words(n)),
+        },
         t.skipped,
         duration(run.duration_ms)
     );
@@ -808,6 +826,25 @@ mod tests {
         assert!(!table.contains("fourth line hidden"));
         let verdict = render_verdict(&run(), false);
         assert!(verdict.starts_with("FAIL  score 0  health POOR  1 passed, 1 failed, 0 skipped"), "{verdict}");
+    }
+
+    /// An error (a module that could not be collected) is counted with errors, never as failed:
+    /// in the table's counts and in the verdict line (docs/python.md).
+    #[test]
+    fn errors_are_shown_apart_from_failures() {
+        let mut run = run();
+        run.suites[0].cases[1].status = CaseStatus::Error;
+        run.suites[0].finalize_cases();
+        run.totals = run.suites[0].counts;
+        let table = render_table(&run, false, None);
+        assert!(table.contains(" 1/0/0 (1 error) "), "{table}");
+        let verdict = render_verdict(&run, false);
+        assert!(verdict.contains("  1 passed, 0 failed, 1 error, 0 skipped  "), "{verdict}");
+        run.suites[0].cases[0].status = CaseStatus::Error;
+        run.suites[0].finalize_cases();
+        run.totals = run.suites[0].counts;
+        assert!(render_verdict(&run, false).contains("  0 passed, 0 failed, 2 errors, 0 skipped  "));
+        assert!(render_table(&run, false, None).contains(" 0/0/0 (2 errors) "));
     }
 
     #[test]

@@ -378,6 +378,113 @@ fn py_hang_times_out_and_kills_the_whole_process_group() {
     panic!("in three attempts pytest never reached the hanging test within the 3 s timeout");
 }
 
+/// Ctrl-C (SIGINT) or SIGTERM while a test runs: what pytest finished keeps its result, the test
+/// that was running is named with the signal, the one never reached is not made up, and the run
+/// says which signal stopped it (results.json, the verdict) and exits 128 + the signal.
+#[test]
+fn py_interrupt_keeps_what_ran_and_names_the_signal() {
+    let _guard = shared();
+    let want = expected("py-interrupt");
+    for (signal, name, code) in [(libc::SIGINT, "SIGINT", 130), (libc::SIGTERM, "SIGTERM", 143)] {
+        let out = tempfile::tempdir().unwrap();
+        let (status, stderr, run) = interrupt(&[fixture("py-interrupt").as_os_str()], out.path(), signal);
+        assert_eq!(status, Some(code), "{name}:\n{stderr}");
+        let suite = &run.suites[0];
+        assert_eq!(suite.status, SuiteStatus::Cancelled, "{suite:#?}");
+        assert!(!suite.cases.is_empty(), "{name}: no case kept:\n{suite:#?}");
+        assert_cases(suite, &want["cases"]);
+        assert_eq!(suite.counts.passed, want["counts"]["passed"].as_u64().unwrap(), "pytest's own count of passes");
+        assert_eq!((suite.counts.failed, suite.counts.skipped), (0, 0), "{:?}", suite.counts);
+        let running = suite.cases.iter().find(|c| c.name.as_str() == "test_b_waits_to_be_interrupted").unwrap();
+        assert_eq!(
+            running.message(),
+            Some(format!("still running when fcorr was interrupted by {name}; pytest was stopped").as_str())
+        );
+        let test = phase(suite, PhaseKind::Test);
+        assert_eq!(test.status, PhaseStatus::Cancelled);
+        assert_eq!(test.note.as_deref(), Some(format!("stopped: fcorr was interrupted by {name}").as_str()));
+        assert_eq!(run.interrupted.as_deref(), Some(name));
+        assert_eq!(run.verdict.outcome, fcorr::model::RunOutcome::Fail);
+        let first = &run.verdict.reasons[0];
+        assert_eq!(first.gate, fcorr::model::GateKind::Interrupted);
+        assert!(first.message.starts_with(&format!("fcorr was interrupted by {name} before the run finished")));
+        assert!(!run.verdict.reasons.iter().any(|r| r.gate == fcorr::model::GateKind::Empty), "{:?}", run.verdict);
+    }
+}
+
+/// The suite logs in `out/logs/`, one after the other, once there is one.
+fn suite_log(out: &Path) -> Option<String> {
+    let logs = std::fs::read_dir(out.join("logs")).ok()?.filter_map(Result::ok);
+    let text: String = logs.filter_map(|entry| std::fs::read_to_string(entry.path()).ok()).collect();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Spawns `fcorr run` with `args`, waits until pytest passed py-interrupt's first test and
+/// started the second, sends `signal` and returns fcorr's exit code, stderr and results.json.
+fn interrupt(args: &[&std::ffi::OsStr], out: &Path, signal: i32) -> (Option<i32>, String, Run) {
+    let child = fcorr()
+        .arg("run")
+        .args(args)
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Ready when the first test passed and the second started (the install may come first).
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let ready = |log: &str| log.contains("test_a_passes PASSED") && log.contains("::test_b_waits_to_be_interrupted");
+    while !suite_log(out).is_some_and(|log| ready(&log)) {
+        assert!(Instant::now() < deadline, "pytest never reached the waiting test:\n{:?}", suite_log(out));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // SAFETY: kill only sends a signal to the fcorr process this test started.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+    let output = child.wait_with_output().unwrap();
+    let text = std::fs::read_to_string(out.join("results.json")).unwrap();
+    // What an interrupted run writes is a results.json like any other: it validates.
+    let schema: Value = serde_json::from_str(&fcorr::commands::schema::schema_json()).unwrap();
+    let written: Value = serde_json::from_str(&text).unwrap();
+    let errors: Vec<String> =
+        jsonschema::validator_for(&schema).unwrap().iter_errors(&written).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "results.json does not match the schema: {errors:#?}");
+    (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned(), serde_json::from_str(&text).unwrap())
+}
+
+/// Interrupted in the second of three suites run one at a time: the first keeps its results,
+/// the second what finished in it, and the third is named as not run.
+#[test]
+fn an_interrupted_run_keeps_the_suites_that_finished_and_names_those_not_run() {
+    let _guard = shared();
+    let dir = tempfile::tempdir().unwrap();
+    let (pass, interrupted) = (fixture("py-pass"), fixture("py-interrupt"));
+    let config = format!(
+        "[[suite]]\nname = \"first\"\npath = {pass:?}\n\n[[suite]]\nname = \"interrupted\"\npath = {interrupted:?}\n\n\
+         [[suite]]\nname = \"never\"\npath = {pass:?}\n",
+    );
+    std::fs::write(dir.path().join("fcorr.toml"), config).unwrap();
+    let out = dir.path().join("out");
+    let config = dir.path().join("fcorr.toml");
+    let (code, stderr, run) =
+        interrupt(&["--config".as_ref(), config.as_os_str(), "-j".as_ref(), "1".as_ref()], &out, libc::SIGINT);
+    assert_eq!(code, Some(130), "{stderr}");
+    let statuses: Vec<(&str, SuiteStatus)> = run.suites.iter().map(|s| (s.name.as_str(), s.status)).collect();
+    assert_eq!(
+        statuses,
+        [("first", SuiteStatus::Passed), ("interrupted", SuiteStatus::Cancelled), ("never", SuiteStatus::Cancelled)]
+    );
+    assert_counts(&run.suites[0], &expected("py-pass")["counts"]);
+    assert!(!run.suites[1].cases.is_empty(), "no case kept:\n{:#?}", run.suites[1]);
+    assert_cases(&run.suites[1], &expected("py-interrupt")["cases"]);
+    assert!(run.suites[2].phases.is_empty() && run.suites[2].cases.is_empty(), "{:#?}", run.suites[2]);
+    assert_eq!(
+        run.verdict.reasons[0].message,
+        "fcorr was interrupted by SIGINT before the run finished; stopped while running: interrupted; not run: never"
+    );
+}
+
 /// `fcorr run` on a copy of a fixture at a new path, as a fresh CI checkout would be.
 fn run_copy(name: &str, env: &[(&str, &str)], config: Option<&str>) -> (tempfile::TempDir, Run, i32) {
     run_copies(&[name], env, config, &[])

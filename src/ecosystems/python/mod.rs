@@ -93,9 +93,23 @@ impl Ecosystem for Python {
             return collected;
         }
         // A killed pytest writes no JUnit report; its verbose progress still names the tests
-        // that finished and the one that was running.
-        if matches!(ctx.outcome.exit, Exit::TimedOut) && collected.cases.is_empty() {
-            collected.cases = cases_from_progress(&ctx.outcome.output);
+        // that finished and the one that was running: timed out, or (fcorr was interrupted)
+        // an error, since its result is unknown.
+        let running = match &ctx.outcome.exit {
+            Exit::TimedOut => Some((
+                CaseStatus::Timeout,
+                "still running when the test phase timed out; pytest was killed".to_string(),
+            )),
+            Exit::Cancelled => Some((
+                CaseStatus::Error,
+                format!("still running when {}; pytest was stopped", crate::execute::interrupted_text()),
+            )),
+            _ => None,
+        };
+        if let Some(running) = running
+            && collected.cases.is_empty()
+        {
+            collected.cases = cases_from_progress(&ctx.outcome.output, running);
             collected.diagnostics.retain(|d| !d.message.contains("wrote no report"));
         }
         messages::explain_collection_errors(&mut collected.cases, ctx.root);
@@ -545,10 +559,6 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     Ok(vec![install, build, test])
 }
 
-/// Cases from pytest's verbose progress lines (`path::test STATUS [ 50%]`), for a killed run.
-///
-/// Names follow the JUnit (xunit1) report, so a test keeps its case id whether it finished or not:
-/// file = the module path, classname = dotted module (+ class), name = the last id part.
 /// The number of tests pytest said it would run before running them: `collected 3 items`, or
 /// the `3 selected` of `collected 5 items / 2 deselected / 3 selected`. `None` when pytest did
 /// not get that far or selected nothing.
@@ -606,7 +616,12 @@ fn flag_stopped_session(collected: &mut Collected, output: &str) {
     }
 }
 
-fn cases_from_progress(output: &str) -> Vec<Case> {
+/// Cases from pytest's verbose progress lines (`path::test STATUS [ 50%]`), for a killed run;
+/// `running` is the status and message of a test that started and never finished.
+///
+/// Names follow the JUnit (xunit1) report, so a test keeps its case id whether it finished or not:
+/// file = the module path, classname = dotted module (+ class), name = the last id part.
+fn cases_from_progress(output: &str, running: (CaseStatus, String)) -> Vec<Case> {
     static PATTERN: OnceLock<Regex> = OnceLock::new();
     // The pattern is a literal; it compiles.
     let pattern = PATTERN.get_or_init(|| {
@@ -621,7 +636,7 @@ fn cases_from_progress(output: &str) -> Vec<Case> {
             Some("FAILED") => CaseStatus::Failed,
             Some("ERROR") => CaseStatus::Error,
             Some("SKIPPED" | "XFAIL") => CaseStatus::Skipped,
-            _ => CaseStatus::Timeout,
+            _ => running.0,
         };
         let mut parts = node.split("::");
         let file = parts.next().unwrap_or_default().to_string();
@@ -629,8 +644,7 @@ fn cases_from_progress(output: &str) -> Vec<Case> {
         let Some((name, classes)) = rest.split_last() else { continue };
         let module = file.trim_end_matches(".py").replace('/', ".");
         let classname = std::iter::once(module.as_str()).chain(classes.iter().copied()).collect::<Vec<_>>().join(".");
-        let message = (status == CaseStatus::Timeout)
-            .then(|| "still running when the test phase timed out; pytest was killed".to_string());
+        let message = c.get(2).is_none().then(|| running.1.clone());
         // A test reported twice (start line, then result) keeps its last status.
         cases.retain(|existing: &Case| !(existing.name == *name && existing.file.as_deref() == Some(file.as_str())));
         cases.push(
@@ -752,7 +766,7 @@ mod tests {
     fn progress_lines_name_finished_and_hung_tests_like_junit() {
         let out = "collecting ... collected 3 items\n\ntests/test_a.py::test_ok PASSED   [ 33%]\n\
                    tests/test_a.py::TestK::test_p[a b] FAILED [ 66%]\ntests/test_a.py::test_hang \n";
-        let cases = cases_from_progress(out);
+        let cases = cases_from_progress(out, (CaseStatus::Timeout, "timed out".into()));
         let got: Vec<(&str, Option<&str>, CaseStatus)> =
             cases.iter().map(|c| (c.name.as_str(), c.classname.as_deref(), c.status)).collect();
         assert_eq!(

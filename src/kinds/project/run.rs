@@ -11,7 +11,7 @@ use crate::collect::ReportSpec;
 use crate::ecosystems::{self, CollectContext, Ecosystem, PhasePlan, ProjectContext, ProjectFiles};
 use crate::events::{Event, EventSink};
 use crate::execute::process::{self, CommandOutcome, CommandSpec, Exit, LogSink};
-use crate::execute::{ExecContext, apply_collected, safe_name, signal_text};
+use crate::execute::{ExecContext, apply_collected, interrupted_text, safe_name, signal_text};
 use crate::model::{
     Detection, Phase, PhaseKind, PhaseStatus, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
 };
@@ -204,7 +204,8 @@ struct PhaseRunner<'a> {
 struct Ran {
     /// Why the phases after a failed one did not run.
     blocked: Option<&'static str>,
-    /// The test phase, when it ran to the end (passing or failing).
+    /// The test phase, when it ran (passing, failing, or stopped by its timeout or a stop
+    /// signal: what finished before still counts).
     test: Option<TestRun>,
 }
 
@@ -355,7 +356,7 @@ impl PhaseRunner<'_> {
 
     /// Records a phase that ran and what it means for the suite: one that could not start, was
     /// cancelled, timed out or failed sets the suite's status and blocks the phases after it; a
-    /// test phase that ran to the end is kept for collecting (`planned` is it before narrowing;
+    /// test phase that ran (even one stopped by a timeout or a stop signal) is kept for collecting (`planned` is it before narrowing;
     /// `started` when it began, so reports older than that are not read as its own).
     fn record(
         &self,
@@ -380,7 +381,9 @@ impl PhaseRunner<'_> {
             return;
         }
         match (kind, phase.status) {
-            (_, PhaseStatus::Cancelled) => {
+            // A test phase that was stopped is still collected (below): the tests that finished
+            // before the signal keep their results, as they do when the phase times out.
+            (_, PhaseStatus::Cancelled) if kind != PhaseKind::Test => {
                 suite.status = SuiteStatus::Cancelled;
                 ran.blocked = Some("cancelled");
             }
@@ -410,6 +413,11 @@ impl PhaseRunner<'_> {
                 ran.blocked = Some("build failed");
             }
             (PhaseKind::Test, _) => {
+                if phase.status == PhaseStatus::Cancelled {
+                    // Set before collecting: the guards keep the cases of a cancelled suite and
+                    // judge nothing from an exit fcorr caused itself.
+                    suite.status = SuiteStatus::Cancelled;
+                }
                 ran.test = Some(TestRun {
                     planned,
                     budget: self.timeout(kind).saturating_sub(Duration::from_millis(phase.duration_ms)),
@@ -494,7 +502,7 @@ impl PhaseRunner<'_> {
 
     /// Waits for the build that ran alongside the tests and records it, before the test phase. When
     /// it did not pass, sets the suite's status (and the build's diagnostics) and returns why the
-    /// tests' results do not count.
+    /// tests' results do not count; a build a stop signal cut short leaves them counted.
     fn settle_alongside(
         &self,
         build: std::thread::ScopedJoinHandle<'_, (Phase, CommandOutcome)>,
@@ -527,8 +535,11 @@ impl PhaseRunner<'_> {
             }
             (_, PhaseStatus::Passed) => None,
             (_, PhaseStatus::Cancelled) => {
+                // Stopped by the signal that stopped the tests, not failed: the suite is
+                // cancelled (it never passes), and the tests that finished before the signal
+                // are still collected, whichever of the two commands the signal caught first.
                 suite.status = SuiteStatus::Cancelled;
-                Some("cancelled")
+                None
             }
             (_, PhaseStatus::Timeout) => {
                 suite.status = SuiteStatus::Timeout;
@@ -732,6 +743,7 @@ pub(super) fn run_phase(
     };
     let note = match &last.exit {
         Exit::TimedOut => Some(format!("killed after the {}s timeout", timeout.as_secs())),
+        Exit::Cancelled => Some(format!("stopped: {}", interrupted_text())),
         Exit::Signal(signal) => Some(signal_text(*signal)),
         Exit::SpawnFailed { message, .. } => Some(message.clone()),
         _ => plan.note.clone(),
