@@ -186,11 +186,16 @@ fn import_suites_read_globs_relative_to_the_config() {
         "[[suite]]\nname = \"imported\"\nkind = \"import\"\nreports = [\"reports/*.xml\"]\npolicy = \"pass-rate\"\n";
     let (_, run, _) = run_fcorr(dir.path(), config, &[]);
     let suite = &run.suites[0];
-    // The broken file's results are unknown: an error case that names it, counted as a test that
-    // did not pass (1 of 3), never left out of the rate.
+    // The broken file's results are unknown: an error case that names it, and the suite's results
+    // are incomplete, so it scores 0 (the 1 of 2 that were read is no pass rate of the whole).
     assert_eq!((suite.counts.passed, suite.counts.failed, suite.counts.error), (1, 1, 1));
     assert!(suite.cases.iter().any(|c| c.name == "[unreadable report] reports/broken.xml"), "{:?}", suite.cases);
-    assert!((suite.score.value - 100.0 / 3.0).abs() < 0.01, "{}", suite.score.value);
+    assert_eq!(suite.score.value, 0.0);
+    assert!(
+        run.verdict.reasons.iter().any(|r| r.message.contains("results are incomplete: `[unreadable report]")),
+        "{:?}",
+        run.verdict.reasons
+    );
     assert!(suite.diagnostics.iter().any(|d| d.message.contains("broken.xml")), "{:?}", suite.diagnostics);
 }
 

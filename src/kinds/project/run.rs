@@ -370,14 +370,8 @@ impl PhaseRunner<'_> {
         let kind = phase_plan.kind;
         let root = self.plan_ctx.root;
         if let Exit::SpawnFailed { message, not_found } = &outcome.exit {
+            record_spawn_failure(kind, message, *not_found, suite, ran);
             suite.phases.push(phase);
-            suite.status = SuiteStatus::Error;
-            suite.error = Some(SuiteError {
-                kind: if *not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
-                message: format!("{} phase: {message}", kind.label()),
-                hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
-            });
-            ran.blocked = Some("an earlier phase could not start");
             return;
         }
         match (kind, phase.status) {
@@ -388,15 +382,7 @@ impl PhaseRunner<'_> {
                 ran.blocked = Some("cancelled");
             }
             (_, PhaseStatus::Failed) if let Some(message) = self.ecosystem.rejected_tool_version(&outcome.output) => {
-                // The project refused the installed tool before doing any work: a missing tool
-                // (the right version), not a failing install, build or test.
-                suite.status = SuiteStatus::Error;
-                suite.error = Some(SuiteError {
-                    kind: SuiteErrorKind::ToolMissing,
-                    message: format!("{} phase: {message}", kind.label()),
-                    hint: Some("install the version the project requires (or change its requirement)".into()),
-                });
-                ran.blocked = Some("the project rejected the installed tool version");
+                record_rejected_tool(kind, &message, suite, ran);
             }
             (PhaseKind::Test, PhaseStatus::Failed)
                 if let Some(diagnostics) = self.ecosystem.build_failure_in_test(&outcome.output, root) =>
@@ -840,6 +826,30 @@ fn flag_cut_stdout_report(suite: &mut Suite, outcome: &CommandOutcome, file: Opt
         ),
         hint: Some("a test prints without end, or the suite is too big for one report: print less, or split it".into()),
     });
+}
+
+/// The project refused the installed tool before doing any work: a missing tool (the right
+/// version), not a failing install, build or test.
+fn record_rejected_tool(kind: PhaseKind, message: &str, suite: &mut Suite, ran: &mut Ran) {
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError {
+        kind: SuiteErrorKind::ToolMissing,
+        message: format!("{} phase: {message}", kind.label()),
+        hint: Some("install the version the project requires (or change its requirement)".into()),
+    });
+    ran.blocked = Some("the project rejected the installed tool version");
+}
+
+/// A phase whose command could not start: the tool is missing (or fcorr could not spawn it), so
+/// the suite is an error and nothing after it runs.
+fn record_spawn_failure(kind: PhaseKind, message: &str, not_found: bool, suite: &mut Suite, ran: &mut Ran) {
+    suite.status = SuiteStatus::Error;
+    suite.error = Some(SuiteError {
+        kind: if not_found { SuiteErrorKind::ToolMissing } else { SuiteErrorKind::Harness },
+        message: format!("{} phase: {message}", kind.label()),
+        hint: not_found.then(|| "install the tool, or set `commands` for this suite in fcorr.toml".to_string()),
+    });
+    ran.blocked = Some("an earlier phase could not start");
 }
 
 #[cfg(test)]
