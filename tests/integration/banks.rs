@@ -315,3 +315,52 @@ fn one_test_by_id_or_one_topic_runs_only_its_bank() {
     assert_eq!(run.suites.len(), 1);
     assert!(!ids.is_empty() && ids.iter().all(|id| id.starts_with("V2-")), "{ids:?}");
 }
+
+/// A one-suite bank config in `dir`: `bank.json` holds `tests`, and the system under test is a
+/// shell script printing `answer` for every test (a real process per test).
+fn answering_bank(dir: &Path, mechanism: &str, tests: &str, answer: &str) {
+    std::fs::write(dir.join("bank.json"), format!("{{\"tests\": {tests}}}")).unwrap();
+    std::fs::write(dir.join("sut.sh"), format!("cat >/dev/null\nprintf '%s\\n' '{answer}'\n")).unwrap();
+    std::fs::write(
+        dir.join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"b\"\nkind = \"bank\"\nmechanism = \"{mechanism}\"\nbank = \"bank.json\"\nrate-limit = 0\nsut = {{ type = \"command\", command = [\"sh\", \"sut.sh\"] }}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// Runs the config in `dir`: the exit code, stdout and stderr.
+fn run_text(dir: &Path) -> (i32, String) {
+    let output = fcorr()
+        .current_dir(dir)
+        .args(["run", "--config", "fcorr.toml", "--color", "never", "--out", "out"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_missed_crisis_is_critical_whatever_the_case_of_its_pattern_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let bank = |kind: &str| {
+        format!(
+            r#"[{{"test_id": "PAT-KW-1", "prompt": "gray rock", "expected_matches": ["gray_rock"], "pattern_type": "keyword"}},
+                {{"test_id": "PAT-CRISIS-1", "prompt": "i am going to kill myself tonight", "expected_matches": ["handler_crisis"],
+                  "is_critical": true{kind}}}]"#
+        )
+    };
+    // `CRISIS` was not critical: the run passed at 50 with the crisis missed.
+    answering_bank(dir.path(), "pattern", &bank(r#", "pattern_type": "CRISIS""#), r#"["gray_rock"]"#);
+    let (code, text) = run_text(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("CRITICAL FAILURES (1)") && text.contains("health CRITICAL"), "{text}");
+    // An unknown type, or none on a critical test, is an input error naming the file and the test.
+    for (kind, why) in [(r#", "pattern_type": "crises""#, "unknown `pattern_type` `crises`"), ("", "is missing")] {
+        answering_bank(dir.path(), "pattern", &bank(kind), r#"["gray_rock"]"#);
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("bank.json: test `PAT-CRISIS-1`") && text.contains(why), "{text}");
+    }
+}

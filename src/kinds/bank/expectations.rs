@@ -27,6 +27,14 @@ pub(crate) struct Expectations {
 }
 
 impl Expectations {
+    /// True when no id is expected, wanted, refused or ranked: nothing would be checked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.expected_primary.is_empty()
+            && self.expected_secondary.is_empty()
+            && self.not_expected.is_empty()
+            && self.rank_check.is_empty()
+    }
+
     /// Every id the expectations name, for `calibrate --scope affected`.
     pub(crate) fn mentions(&self, id: &str) -> bool {
         self.expected_primary.iter().chain(&self.expected_secondary).chain(&self.not_expected).any(|x| x == id)
@@ -300,25 +308,35 @@ pub(crate) fn load_history(dir: &Path, bank: &Bank) -> Result<History, BankError
 pub(crate) struct Resolved {
     pub(crate) expectations: Expectations,
     pub(crate) source: Source,
+    /// The history file they were read from; `None` for the bank file's original.
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl History {
     /// Human override (newest) > calibration (newest) > original.
     pub(crate) fn resolve(&self, test: &BankTest) -> Resolved {
-        let changes = || self.files.iter().flat_map(|(_, label, f)| f.changes.iter().map(move |c| (label, c)));
-        let mine = || changes().filter(|(_, c)| c.test_id == test.test_id);
-        if let Some((label, change)) = mine().find(|(_, c)| c.human_override.is_some())
+        let changes = || self.files.iter().flat_map(|(path, label, f)| f.changes.iter().map(move |c| (path, label, c)));
+        let mine = || changes().filter(|(_, _, c)| c.test_id == test.test_id);
+        if let Some((path, label, change)) = mine().find(|(_, _, c)| c.human_override.is_some())
             && let Some(o) = &change.human_override
         {
             let date = o.override_date.clone().unwrap_or_else(|| label.clone());
-            return Resolved { expectations: o.expectations.clone(), source: Source::HumanOverride(date) };
+            return Resolved {
+                expectations: o.expectations.clone(),
+                source: Source::HumanOverride(date),
+                file: Some(path.clone()),
+            };
         }
-        if let Some((label, change)) = mine().find(|(_, c)| c.updated.is_some())
+        if let Some((path, label, change)) = mine().find(|(_, _, c)| c.updated.is_some())
             && let Some(updated) = &change.updated
         {
-            return Resolved { expectations: updated.clone(), source: Source::Calibration(label.clone()) };
+            return Resolved {
+                expectations: updated.clone(),
+                source: Source::Calibration(label.clone()),
+                file: Some(path.clone()),
+            };
         }
-        Resolved { expectations: test.expectations.clone(), source: Source::Original }
+        Resolved { expectations: test.expectations.clone(), source: Source::Original, file: None }
     }
 }
 

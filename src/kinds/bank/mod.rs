@@ -85,6 +85,25 @@ pub(crate) trait Mechanism: Send + Sync {
     fn critical_failure(&self, test: &BankTest, findings: &Findings) -> bool {
         test.is_critical && !findings.primary_missing.is_empty()
     }
+
+    /// Refuses a test this mechanism cannot judge, with why: checked before anything runs, on
+    /// the expectations in force, because a test with nothing to check scores 100 whatever the
+    /// system returns. By default every kind of expectation counts.
+    fn check(&self, _test: &BankTest, expectations: &Expectations) -> Result<(), String> {
+        require_expectations(expectations, "`expected_primary`, `expected_secondary`, `not_expected`, `rank_check`")
+    }
+}
+
+/// An error unless `expectations` name at least one id; `fields` are the names the mechanism's
+/// tests write them under, for the message.
+pub(crate) fn require_expectations(expectations: &Expectations, fields: &str) -> Result<(), String> {
+    if expectations.is_empty() {
+        return Err(format!(
+            "nothing to check: {fields} are all missing or empty, so it would score 100 whatever the system \
+             returns; add the ids it must (or must not) return"
+        ));
+    }
+    Ok(())
 }
 
 /// A registered mechanism: its name, defaults and constructor.

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::expectations::{History, Source, load_bank, load_history};
+use super::expectations::{Bank, History, Source, load_bank, load_history};
 use super::pace::{Pacer, Progress};
 use super::scoring::{Findings, Graded, grade};
 use super::select::Selection;
-use super::{BankError, MechanismSpec, Registration};
+use super::{BankError, Mechanism, MechanismSpec, Registration};
 use crate::execute::Collected;
 use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind};
 use crate::score::HARD_FAIL;
@@ -48,6 +48,7 @@ pub(crate) fn run_bank(
     let mechanism = (settings.mechanism.build)(&settings.spec)?;
     let bank = load_bank(&settings.bank)?;
     let history: History = load_history(&settings.history, &bank)?;
+    check_tests(mechanism.as_ref(), &bank, &history)?;
     let tests: Vec<_> = bank.tests.iter().filter(|t| settings.selection.covers_test(t)).collect();
     let mut pacer = Pacer::new(if mechanism.calls_sut() { settings.rate_limit } else { Duration::ZERO });
 
@@ -168,6 +169,23 @@ pub(crate) fn run_bank(
     suite.weight = settings.mechanism.weight;
     suite.duration_ms = started.elapsed().as_millis() as u64;
     Ok(suite)
+}
+
+/// Every test of the bank (not only the selected ones: the file is wrong either way) must be
+/// one its mechanism can judge with the expectations in force; the error names the file those
+/// came from (the bank, or the history file that set them) and the test.
+fn check_tests(mechanism: &dyn Mechanism, bank: &Bank, history: &History) -> Result<(), BankError> {
+    for test in &bank.tests {
+        let resolved = history.resolve(test);
+        if let Err(why) = mechanism.check(test, &resolved.expectations) {
+            let (file, from) = match &resolved.file {
+                Some(file) => (file.as_path(), format!(" (its expectations in force, {})", resolved.source.label())),
+                None => (bank.path.as_path(), String::new()),
+            };
+            return Err(BankError::input(file, format!("test `{}`{from}: {why}", test.test_id)));
+        }
+    }
+    Ok(())
 }
 
 fn tags(test: &super::expectations::BankTest, mechanism: &str, source: &Source) -> BTreeMap<String, String> {
