@@ -364,3 +364,23 @@ fn a_missed_crisis_is_critical_whatever_the_case_of_its_pattern_type() {
         assert!(text.contains("bank.json: test `PAT-CRISIS-1`") && text.contains(why), "{text}");
     }
 }
+
+#[test]
+fn a_bank_test_with_nothing_to_check_is_an_input_error_not_a_100() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mechanism, test, why) in [
+        // Three edits from `expected_primary`: it was ignored and the test scored 100.
+        (
+            "semantic",
+            r#"{"test_id": "V2-1", "prompt": "p", "expected_primaries": ["zzz"]}"#,
+            "unknown field `expected_primaries`; did you mean `expected_primary`?",
+        ),
+        ("semantic", r#"{"test_id": "V2-1", "prompt": "p"}"#, "nothing to check"),
+        ("always", r#"{"test_id": "ALWAYS-1", "user_type": "PARENT", "expected_always": []}"#, "`expected_always`"),
+    ] {
+        answering_bank(dir.path(), mechanism, &format!("[{test}]"), r#"["a", "b"]"#);
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{test}\n{text}");
+        assert!(text.contains("bank.json: test `") && text.contains(why), "{test}\n{text}");
+    }
+}

@@ -123,8 +123,46 @@ pub(crate) fn load_bank(path: &Path) -> Result<Bank, BankError> {
     Ok(Bank { path: path.to_path_buf(), bank_type: file.bank_type, version: file.version, tests })
 }
 
-/// The fields of a test that decide its score or its criticality, with their aliases.
-const DECIDING_FIELDS: &[&str] = &[
+/// The fields of a test that decide its criticality, besides its expectations
+/// ([`EXPECTATION_FIELDS`]), with their aliases.
+const CRITICALITY_FIELDS: &[&str] = &["is_critical", "critical", "pattern_type"];
+
+/// A field of `test` that is not one fcorr reads but looks like a deciding field, with the field
+/// it is closest to: one or two letters away from one (`expected_primay`, `not_expectd`,
+/// `is_critcal`), or a list under a name that starts like an expectation (`expected_primaries`,
+/// `not_expected_ids`). Other unknown fields (notes, authors, an `expected_response` text) are
+/// bank metadata and stay allowed; a misnamed expectation, though, would silently leave it
+/// unchecked and score the test 100.
+fn misspelled_field(test: &serde_json::Value) -> Option<(&str, &'static str)> {
+    const READ: &[&str] =
+        &["test_id", "name", "category", "topics", "prompt", "text", "message", "user_type", "user_state"];
+    test.as_object()?.iter().find_map(|(key, value)| {
+        let deciding = || EXPECTATION_FIELDS.iter().chain(CRITICALITY_FIELDS);
+        if READ.contains(&key.as_str()) || deciding().any(|f| f == key) {
+            return None;
+        }
+        if let Some((_, field)) =
+            deciding().map(|field| (strsim::levenshtein(key, field), *field)).filter(|(d, _)| *d <= 2).min()
+        {
+            return Some((key.as_str(), field));
+        }
+        let plain = key.to_ascii_lowercase().replace(['_', '-'], "");
+        let looks_like_expectation = ["expected", "notexpected", "rankcheck"].iter().any(|p| plain.starts_with(p));
+        if looks_like_expectation && value.is_array() {
+            return closest_field(key, EXPECTATION_FIELDS).map(|field| (key.as_str(), field));
+        }
+        None
+    })
+}
+
+/// The field of `fields` closest to `key` (fewest edits).
+pub(crate) fn closest_field(key: &str, fields: &[&'static str]) -> Option<&'static str> {
+    fields.iter().min_by_key(|field| strsim::levenshtein(key, field)).copied()
+}
+
+/// The names expectations are written under (bank tests, history `updated` and
+/// `human_override`, calibrator answers).
+pub(crate) const EXPECTATION_FIELDS: &[&str] = &[
     "expected_primary",
     "expected_handlers",
     "expected_matches",
@@ -134,30 +172,7 @@ const DECIDING_FIELDS: &[&str] = &[
     "not_expected_handlers",
     "not_expected_matches",
     "rank_check",
-    "is_critical",
-    "critical",
-    "pattern_type",
 ];
-
-/// A field of `test` that is not one fcorr reads but is one or two letters away from a deciding
-/// field (`expected_primay`, `not_expectd`, `is_critcal`), with the field it is close to. Other
-/// unknown fields (notes, authors, descriptions) are bank metadata and stay allowed; a typo in
-/// an expectation, though, would silently leave it unchecked and score the test 100.
-fn misspelled_field(test: &serde_json::Value) -> Option<(&str, &'static str)> {
-    const READ: &[&str] =
-        &["test_id", "name", "category", "topics", "prompt", "text", "message", "user_type", "user_state"];
-    test.as_object()?.keys().find_map(|key| {
-        if READ.contains(&key.as_str()) || DECIDING_FIELDS.contains(&key.as_str()) {
-            return None;
-        }
-        DECIDING_FIELDS
-            .iter()
-            .map(|field| (strsim::levenshtein(key, field), *field))
-            .filter(|(distance, _)| *distance <= 2)
-            .min()
-            .map(|(_, field)| (key.as_str(), field))
-    })
-}
 
 /// Where a test's expectations came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -449,6 +464,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(load_bank(&file).unwrap().tests[0].expectations.expected_primary, vec!["a"]);
+        // Three edits away, but a list under an expectation-like name: `expected_primaries` was
+        // ignored and the test scored 100 whatever the system returned.
+        for (field, meant) in [("expected_primaries", "expected_primary"), ("not_expected_ids", "not_expected")] {
+            std::fs::write(&file, format!(r#"{{"tests": [{{"test_id": "T-1", "prompt": "p", "{field}": ["a"]}}]}}"#))
+                .unwrap();
+            let message = load_bank(&file).unwrap_err().to_string();
+            assert!(message.contains(&format!("unknown field `{field}`; did you mean `{meant}`?")), "{message}");
+        }
     }
 
     #[test]

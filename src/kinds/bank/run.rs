@@ -268,7 +268,7 @@ fn markers(settings: &BankSettings, bank: &super::expectations::Bank, history: &
 mod tests {
     use super::*;
     use crate::kinds::bank::test_sut::TableSut;
-    use crate::kinds::bank::{pattern, semantic};
+    use crate::kinds::bank::{always, pattern, semantic, state};
     use crate::model::SuiteStatus;
     use crate::score::is_hard_fail;
 
@@ -284,6 +284,52 @@ mod tests {
             pass_mark: 100,
             selection: Selection::All,
         }
+    }
+
+    #[test]
+    fn a_test_with_nothing_to_check_is_an_input_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let sut = TableSut::new(&[("T-1", serde_json::json!(["x"]))]);
+        let cases = [
+            (
+                &semantic::REGISTRATION,
+                r#"{"test_id": "T-1", "prompt": "p", "expected_primary": []}"#,
+                "nothing to check",
+            ),
+            (&always::REGISTRATION, r#"{"test_id": "T-1", "expected_always": []}"#, "`expected_always` is missing"),
+            (&always::REGISTRATION, r#"{"test_id": "T-1"}"#, "`expected_always` is missing"),
+            (
+                &always::REGISTRATION,
+                r#"{"test_id": "T-1", "expected_always": ["x"], "not_expected": ["y"]}"#,
+                "checks only `expected_always`",
+            ),
+            (&state::REGISTRATION, r#"{"test_id": "T-1", "user_state": {"a": 1}}"#, "`expected_handlers`"),
+        ];
+        for (mechanism, test, why) in cases {
+            std::fs::write(dir.path().join("bank.json"), format!(r#"{{"tests": [{test}]}}"#)).unwrap();
+            let err =
+                run_bank(&settings(dir.path(), mechanism, None), Some(&sut), &mut |_| {}).unwrap_err().to_string();
+            assert!(err.contains("bank.json: test `T-1`: ") && err.contains(why), "{test}: {err}");
+        }
+        // Emptied by a calibration: the history file that did it is named.
+        std::fs::write(
+            dir.path().join("bank.json"),
+            r#"{"tests": [{"test_id": "T-1", "prompt": "p", "expected_primary": ["a"]}]}"#,
+        )
+        .unwrap();
+        std::fs::create_dir(dir.path().join("history")).unwrap();
+        std::fs::write(
+            dir.path().join("history/expectations_2026-01-01.json"),
+            r#"{"changes": [{"test_id": "T-1", "updated": {"expected_primary": []}}]}"#,
+        )
+        .unwrap();
+        let err = run_bank(&settings(dir.path(), &semantic::REGISTRATION, None), Some(&sut), &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expectations_2026-01-01.json: test `T-1`") && err.contains("calibration_2026-01-01"),
+            "{err}"
+        );
     }
 
     #[test]
