@@ -384,3 +384,51 @@ fn a_bank_test_with_nothing_to_check_is_an_input_error_not_a_100() {
         assert!(text.contains("bank.json: test `") && text.contains(why), "{test}\n{text}");
     }
 }
+
+#[test]
+fn a_misspelled_calibration_is_refused_by_calibrate_and_by_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-A", "prompt": "p", "expected_primary": ["zzz"], "not_expected": ["x"]}]"#,
+        r#"["a", "b"]"#,
+    );
+    let calibrate = |answer: &str| {
+        std::fs::write(dir.path().join("cal.sh"), format!("cat >/dev/null\nprintf '%s\\n' '{answer}'\n")).unwrap();
+        let output = fcorr()
+            .current_dir(dir.path())
+            .args(["calibrate", "b", "--config", "fcorr.toml", "--calibrator", "sh cal.sh", "--write"])
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    // Was written as a change with every list empty, and the next run passed at 100.
+    for (answer, why) in [
+        (
+            r#"{"updated": {"expected_primry": ["zzz"], "not_expectd": ["a"]}, "reasoning": "typo"}"#,
+            "did you mean `expected_primary`?",
+        ),
+        (r#"{"updated": null}"#, "`updated` is null"),
+    ] {
+        let (code, stderr) = calibrate(answer);
+        assert_eq!(code, Some(3), "{answer}\n{stderr}");
+        assert!(stderr.contains("V2-A") && stderr.contains(why) && stderr.contains("nothing written"), "{stderr}");
+        assert!(!dir.path().join("history").exists(), "{answer}: nothing may be written");
+    }
+    // The same typo in a hand-written history file: the run refuses it, naming file and test.
+    std::fs::create_dir(dir.path().join("history")).unwrap();
+    std::fs::write(
+        dir.path().join("history/expectations_2026-01-01.json"),
+        r#"{"changes": [{"test_id": "V2-A", "previous": {}, "updated": {"expected_primry": ["a"]}, "reasoning": "x"}]}"#,
+    )
+    .unwrap();
+    let (code, text) = run_text(dir.path());
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains(
+            "expectations_2026-01-01.json: the change for test `V2-A`: `updated` has an unknown field `expected_primry`"
+        ),
+        "{text}"
+    );
+}

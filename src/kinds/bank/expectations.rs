@@ -160,6 +160,18 @@ pub(crate) fn closest_field(key: &str, fields: &[&'static str]) -> Option<&'stat
     fields.iter().min_by_key(|field| strsim::levenshtein(key, field)).copied()
 }
 
+/// The first key of the object `value` that is neither an expectation field nor one of `also`,
+/// as an error saying which field it is probably meant to be: a misspelled key there would
+/// silently leave the expectation empty. `None` when every key is known (or `value` is no object).
+pub(crate) fn unknown_expectation_key(value: &serde_json::Value, also: &[&'static str]) -> Option<String> {
+    let known: Vec<&'static str> = EXPECTATION_FIELDS.iter().chain(also).copied().collect();
+    let key = value.as_object()?.keys().find(|k| !known.contains(&k.as_str()))?;
+    Some(match closest_field(key, &known).filter(|f| strsim::levenshtein(key, f) <= 3) {
+        Some(meant) => format!("unknown field `{key}`; did you mean `{meant}`?"),
+        None => format!("unknown field `{key}` (known: {})", known.join(", ")),
+    })
+}
+
 /// The names expectations are written under (bank tests, history `updated` and
 /// `human_override`, calibrator answers).
 pub(crate) const EXPECTATION_FIELDS: &[&str] = &[
@@ -285,9 +297,36 @@ pub(crate) fn load_history(dir: &Path, bank: &Bank) -> Result<History, BankError
     for entry in entries {
         let path = entry.map_err(|e| BankError::input(dir, format!("cannot list it: {e}")))?.path();
         let Some(label) = history_label(&path)? else { continue };
-        let file: HistoryFile = parse_json(&path, &read(&path)?)?;
+        let text = read(&path)?;
+        let file: HistoryFile = parse_json(&path, &text)?;
+        // Read a second time untyped: the typed read ignores unknown keys, and a misspelled key
+        // in `updated` or `human_override` would replace the test's expectations with none.
+        let raw: serde_json::Value = parse_json(&path, &text)?;
+        let raws = raw.get("changes").and_then(|c| c.as_array()).cloned().unwrap_or_default();
         let mut ids = HashSet::new();
-        for change in &file.changes {
+        for (change, raw) in file.changes.iter().zip(&raws) {
+            for (what, also, set) in [
+                ("updated", &[][..], change.updated.as_ref()),
+                (
+                    "human_override",
+                    &["override_date", "reason"][..],
+                    change.human_override.as_ref().map(|o| &o.expectations),
+                ),
+            ] {
+                let why = match raw.get(what).and_then(|v| unknown_expectation_key(v, also)) {
+                    Some(unknown) => format!("has an {unknown}"),
+                    None if set.is_some_and(Expectations::is_empty) => {
+                        "names no expectation at all, so the test would check nothing and score 100 whatever \
+                         the system returns"
+                            .to_string()
+                    }
+                    None => continue,
+                };
+                return Err(BankError::input(
+                    &path,
+                    format!("the change for test `{}`: `{what}` {why}; correct it in this file", change.test_id),
+                ));
+            }
             if !known.contains(change.test_id.as_str()) {
                 return Err(BankError::input(
                     &path,
@@ -547,6 +586,31 @@ mod tests {
         let err = load_history(&dir.path().join("history"), &bank).unwrap_err().to_string();
         assert!(err.contains("expectations_2025-12-18.json"), "{err}");
         assert!(err.contains("V2-NOPE-404"), "{err}");
+    }
+
+    #[test]
+    fn a_misspelled_or_empty_history_change_is_refused() {
+        for (change, why) in [
+            // `expected_primry` left `updated` with no primary: the test passed 100 on any answer.
+            (
+                r#"{"test_id": "V2-LOY-001", "updated": {"expected_primry": ["a"]}}"#,
+                "`updated` has an unknown field `expected_primry`; did you mean `expected_primary`?",
+            ),
+            (
+                r#"{"test_id": "V2-LOY-001", "human_override": {"not_expectd": ["a"], "reason": "r"}}"#,
+                "`human_override` has an unknown field `not_expectd`; did you mean `not_expected`?",
+            ),
+            (
+                r#"{"test_id": "V2-LOY-001", "updated": {"expected_primary": ["a"], "confidence": 0.9}}"#,
+                "unknown field `confidence` (known: expected_primary",
+            ),
+            (r#"{"test_id": "V2-LOY-001", "updated": {"expected_primary": []}}"#, "`updated` names no expectation"),
+        ] {
+            let (dir, bank) = setup(&[("expectations_2026-01-01.json", &history(&[change.to_string()]))]);
+            let err = load_history(&dir.path().join("history"), &bank).unwrap_err().to_string();
+            assert!(err.contains("expectations_2026-01-01.json: the change for test `V2-LOY-001`"), "{err}");
+            assert!(err.contains(why), "{change}: {err}");
+        }
     }
 
     #[test]

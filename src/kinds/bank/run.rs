@@ -311,19 +311,16 @@ mod tests {
                 run_bank(&settings(dir.path(), mechanism, None), Some(&sut), &mut |_| {}).unwrap_err().to_string();
             assert!(err.contains("bank.json: test `T-1`: ") && err.contains(why), "{test}: {err}");
         }
-        // Emptied by a calibration: the history file that did it is named.
-        std::fs::write(
-            dir.path().join("bank.json"),
-            r#"{"tests": [{"test_id": "T-1", "prompt": "p", "expected_primary": ["a"]}]}"#,
-        )
-        .unwrap();
+        // Set by a calibration: the history file that did it is named.
+        std::fs::write(dir.path().join("bank.json"), r#"{"tests": [{"test_id": "T-1", "expected_handlers": ["a"]}]}"#)
+            .unwrap();
         std::fs::create_dir(dir.path().join("history")).unwrap();
         std::fs::write(
             dir.path().join("history/expectations_2026-01-01.json"),
-            r#"{"changes": [{"test_id": "T-1", "updated": {"expected_primary": []}}]}"#,
+            r#"{"changes": [{"test_id": "T-1", "updated": {"expected_handlers": ["a"], "rank_check": [{"higher": "a", "lower": "b"}]}}]}"#,
         )
         .unwrap();
-        let err = run_bank(&settings(dir.path(), &semantic::REGISTRATION, None), Some(&sut), &mut |_| {})
+        let err = run_bank(&settings(dir.path(), &state::REGISTRATION, None), Some(&sut), &mut |_| {})
             .unwrap_err()
             .to_string();
         assert!(
