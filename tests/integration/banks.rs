@@ -432,3 +432,25 @@ fn a_misspelled_calibration_is_refused_by_calibrate_and_by_the_run() {
         "{text}"
     );
 }
+
+#[test]
+fn a_sut_printing_an_error_message_gets_an_error_case_not_a_score() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-NEG", "prompt": "p", "not_expected": ["handler_crisis"]}]"#,
+        "Error: upstream model timed out, please retry",
+    );
+    let output = fcorr()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml", "--json", "--color", "never", "--out", "out"])
+        .output()
+        .unwrap();
+    let (run, code) = parse_run(&output);
+    // The error line was one id, so the not-expected check passed: 100 Perfect, exit 0.
+    assert_eq!(code, 1);
+    let case = &run.suites[0].cases[0];
+    assert_eq!(case.status, fcorr::model::CaseStatus::Error, "{:?}", case.message());
+    assert!(case.message().unwrap().contains("is text, not an id"), "{:?}", case.message());
+}
