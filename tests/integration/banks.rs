@@ -454,3 +454,25 @@ fn a_sut_printing_an_error_message_gets_an_error_case_not_a_score() {
     assert_eq!(case.status, fcorr::model::CaseStatus::Error, "{:?}", case.message());
     assert!(case.message().unwrap().contains("is text, not an id"), "{:?}", case.message());
 }
+
+#[test]
+fn a_named_history_dir_that_is_missing_and_top_k_0_are_config_errors_with_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-A", "prompt": "p", "expected_primary": ["a"]}]"#,
+        r#"["a"]"#,
+    );
+    let config = std::fs::read_to_string(dir.path().join("fcorr.toml")).unwrap();
+    // A missing history dir was read as "no history": its overrides were silently not applied.
+    for (extra, want) in [
+        ("history = \"nonexist\"\n", "fcorr.toml: line 1, column 1: suite b: history `nonexist` is not a directory"),
+        ("top-k = 0\n", "fcorr.toml: line 8, column 9: suite b: `top-k` must be at least 1"),
+    ] {
+        std::fs::write(dir.path().join("fcorr.toml"), format!("{config}{extra}")).unwrap();
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains(want), "{text}");
+    }
+}
