@@ -442,12 +442,7 @@ fn a_sut_printing_an_error_message_gets_an_error_case_not_a_score() {
         r#"[{"test_id": "V2-NEG", "prompt": "p", "not_expected": ["handler_crisis"]}]"#,
         "Error: upstream model timed out, please retry",
     );
-    let output = fcorr()
-        .current_dir(dir.path())
-        .args(["run", "--config", "fcorr.toml", "--json", "--color", "never", "--out", "out"])
-        .output()
-        .unwrap();
-    let (run, code) = parse_run(&output);
+    let (run, code) = run_in(dir.path(), "out");
     // The error line was one id, so the not-expected check passed: 100 Perfect, exit 0.
     assert_eq!(code, 1);
     let case = &run.suites[0].cases[0];
