@@ -324,7 +324,7 @@ pub(crate) fn load_history(dir: &Path, bank: &Bank) -> Result<History, BankError
                 };
                 return Err(BankError::input(
                     &path,
-                    format!("the change for test `{}`: `{what}` {why}; correct it in this file", change.test_id),
+                    format!("the change for test `{}`: `{what}` {why} (correct it in this file)", change.test_id),
                 ));
             }
             if !known.contains(change.test_id.as_str()) {
