@@ -315,3 +315,159 @@ fn one_test_by_id_or_one_topic_runs_only_its_bank() {
     assert_eq!(run.suites.len(), 1);
     assert!(!ids.is_empty() && ids.iter().all(|id| id.starts_with("V2-")), "{ids:?}");
 }
+
+/// A one-suite bank config in `dir`: `bank.json` holds `tests`, and the system under test is a
+/// shell script printing `answer` for every test (a real process per test).
+fn answering_bank(dir: &Path, mechanism: &str, tests: &str, answer: &str) {
+    std::fs::write(dir.join("bank.json"), format!("{{\"tests\": {tests}}}")).unwrap();
+    std::fs::write(dir.join("sut.sh"), format!("cat >/dev/null\nprintf '%s\\n' '{answer}'\n")).unwrap();
+    std::fs::write(
+        dir.join("fcorr.toml"),
+        format!(
+            "[[suite]]\nname = \"b\"\nkind = \"bank\"\nmechanism = \"{mechanism}\"\nbank = \"bank.json\"\nrate-limit = 0\nsut = {{ type = \"command\", command = [\"sh\", \"sut.sh\"] }}\n"
+        ),
+    )
+    .unwrap();
+}
+
+/// Runs the config in `dir`: the exit code, stdout and stderr.
+fn run_text(dir: &Path) -> (i32, String) {
+    let output = fcorr()
+        .current_dir(dir)
+        .args(["run", "--config", "fcorr.toml", "--color", "never", "--out", "out"])
+        .output()
+        .unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    (output.status.code().unwrap_or(-1), text)
+}
+
+#[test]
+fn a_missed_crisis_is_critical_whatever_the_case_of_its_pattern_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let bank = |kind: &str| {
+        format!(
+            r#"[{{"test_id": "PAT-KW-1", "prompt": "gray rock", "expected_matches": ["gray_rock"], "pattern_type": "keyword"}},
+                {{"test_id": "PAT-CRISIS-1", "prompt": "i am going to kill myself tonight", "expected_matches": ["handler_crisis"],
+                  "is_critical": true{kind}}}]"#
+        )
+    };
+    // `CRISIS` was not critical: the run passed at 50 with the crisis missed.
+    answering_bank(dir.path(), "pattern", &bank(r#", "pattern_type": "CRISIS""#), r#"["gray_rock"]"#);
+    let (code, text) = run_text(dir.path());
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("CRITICAL FAILURES (1)") && text.contains("health CRITICAL"), "{text}");
+    // An unknown type, or none on a critical test, is an input error naming the file and the test.
+    for (kind, why) in [(r#", "pattern_type": "crises""#, "unknown `pattern_type` `crises`"), ("", "is missing")] {
+        answering_bank(dir.path(), "pattern", &bank(kind), r#"["gray_rock"]"#);
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains("bank.json: test `PAT-CRISIS-1`") && text.contains(why), "{text}");
+    }
+}
+
+#[test]
+fn a_bank_test_with_nothing_to_check_is_an_input_error_not_a_100() {
+    let dir = tempfile::tempdir().unwrap();
+    for (mechanism, test, why) in [
+        // Three edits from `expected_primary`: it was ignored and the test scored 100.
+        (
+            "semantic",
+            r#"{"test_id": "V2-1", "prompt": "p", "expected_primaries": ["zzz"]}"#,
+            "unknown field `expected_primaries`; did you mean `expected_primary`?",
+        ),
+        ("semantic", r#"{"test_id": "V2-1", "prompt": "p"}"#, "nothing to check"),
+        ("always", r#"{"test_id": "ALWAYS-1", "user_type": "PARENT", "expected_always": []}"#, "`expected_always`"),
+    ] {
+        answering_bank(dir.path(), mechanism, &format!("[{test}]"), r#"["a", "b"]"#);
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{test}\n{text}");
+        assert!(text.contains("bank.json: test `") && text.contains(why), "{test}\n{text}");
+    }
+}
+
+#[test]
+fn a_misspelled_calibration_is_refused_by_calibrate_and_by_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-A", "prompt": "p", "expected_primary": ["zzz"], "not_expected": ["x"]}]"#,
+        r#"["a", "b"]"#,
+    );
+    let calibrate = |answer: &str| {
+        std::fs::write(dir.path().join("cal.sh"), format!("cat >/dev/null\nprintf '%s\\n' '{answer}'\n")).unwrap();
+        let output = fcorr()
+            .current_dir(dir.path())
+            .args(["calibrate", "b", "--config", "fcorr.toml", "--calibrator", "sh cal.sh", "--write"])
+            .output()
+            .unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    // Was written as a change with every list empty, and the next run passed at 100.
+    for (answer, why) in [
+        (
+            r#"{"updated": {"expected_primry": ["zzz"], "not_expectd": ["a"]}, "reasoning": "typo"}"#,
+            "did you mean `expected_primary`?",
+        ),
+        (r#"{"updated": null}"#, "`updated` is null"),
+    ] {
+        let (code, stderr) = calibrate(answer);
+        assert_eq!(code, Some(3), "{answer}\n{stderr}");
+        assert!(stderr.contains("V2-A") && stderr.contains(why) && stderr.contains("nothing written"), "{stderr}");
+        assert!(!dir.path().join("history").exists(), "{answer}: nothing may be written");
+    }
+    // The same typo in a hand-written history file: the run refuses it, naming file and test.
+    std::fs::create_dir(dir.path().join("history")).unwrap();
+    std::fs::write(
+        dir.path().join("history/expectations_2026-01-01.json"),
+        r#"{"changes": [{"test_id": "V2-A", "previous": {}, "updated": {"expected_primry": ["a"]}, "reasoning": "x"}]}"#,
+    )
+    .unwrap();
+    let (code, text) = run_text(dir.path());
+    assert_eq!(code, 2, "{text}");
+    assert!(
+        text.contains(
+            "expectations_2026-01-01.json: the change for test `V2-A`: `updated` has an unknown field `expected_primry`"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_sut_printing_an_error_message_gets_an_error_case_not_a_score() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-NEG", "prompt": "p", "not_expected": ["handler_crisis"]}]"#,
+        "Error: upstream model timed out, please retry",
+    );
+    let (run, code) = run_in(dir.path(), "out");
+    // The error line was one id, so the not-expected check passed: 100 Perfect, exit 0.
+    assert_eq!(code, 1);
+    let case = &run.suites[0].cases[0];
+    assert_eq!(case.status, fcorr::model::CaseStatus::Error, "{:?}", case.message());
+    assert!(case.message().unwrap().contains("is text, not an id"), "{:?}", case.message());
+}
+
+#[test]
+fn a_named_history_dir_that_is_missing_and_top_k_0_are_config_errors_with_a_line() {
+    let dir = tempfile::tempdir().unwrap();
+    answering_bank(
+        dir.path(),
+        "semantic",
+        r#"[{"test_id": "V2-A", "prompt": "p", "expected_primary": ["a"]}]"#,
+        r#"["a"]"#,
+    );
+    let config = std::fs::read_to_string(dir.path().join("fcorr.toml")).unwrap();
+    // A missing history dir was read as "no history": its overrides were silently not applied.
+    for (extra, want) in [
+        ("history = \"nonexist\"\n", "fcorr.toml: line 1, column 1: suite b: history `nonexist` is not a directory"),
+        ("top-k = 0\n", "fcorr.toml: line 8, column 9: suite b: `top-k` must be at least 1"),
+    ] {
+        std::fs::write(dir.path().join("fcorr.toml"), format!("{config}{extra}")).unwrap();
+        let (code, text) = run_text(dir.path());
+        assert_eq!(code, 2, "{text}");
+        assert!(text.contains(want), "{text}");
+    }
+}

@@ -42,6 +42,25 @@ impl Mechanism for Always {
             ..Findings::default()
         }
     }
+
+    /// Only `expected_always` is checked: without it, or with ids the mechanism would ignore
+    /// (secondary, not expected, rank), the test would not check what it says.
+    fn check(&self, _test: &BankTest, expectations: &Expectations) -> Result<(), String> {
+        if expectations.expected_primary.is_empty() {
+            return Err("nothing to check: `expected_always` is missing or empty, so it would score 100 whatever \
+                        the system loads; list the entities it must load"
+                .into());
+        }
+        if !(expectations.expected_secondary.is_empty()
+            && expectations.not_expected.is_empty()
+            && expectations.rank_check.is_empty())
+        {
+            return Err("an `always` test checks only `expected_always`; its secondary, not-expected or rank \
+                        expectations would never be checked: remove them"
+                .into());
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

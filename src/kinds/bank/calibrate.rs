@@ -9,7 +9,10 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::BankError;
-use super::expectations::{Bank, BankTest, Expectations, History, HistoryChange, HistoryFile, Resolved, Source};
+use super::expectations::{
+    Bank, BankTest, EXPECTATION_FIELDS, Expectations, History, HistoryChange, HistoryFile, Resolved, Source,
+    unknown_expectation_key,
+};
 use crate::fsio::{Mode, WriteError, WriteStep};
 use crate::sut::{Sut, SutError, SutRequest};
 
@@ -112,18 +115,41 @@ pub(crate) fn ask(
     if !value.is_object() {
         return Err(unusable("not a JSON object".into()));
     }
+    // Every key is checked: the typed read ignores unknown ones, so `expected_primry` or
+    // `"updated": null` used to be recorded as a test with no expectations, passing 100.
+    const REASONING: [&str; 2] = ["reasoning", "opus_reasoning"];
+    let unknown = match value.get("updated") {
+        Some(updated) if !updated.is_object() => {
+            return Err(unusable(format!("`updated` is {updated}, not an object")));
+        }
+        Some(updated) => {
+            let extra =
+                value.as_object().and_then(|m| m.keys().find(|k| *k != "updated" && !REASONING.contains(&k.as_str())));
+            match extra {
+                Some(key) => Some(format!("`{key}` beside `updated`; put every expectation inside `updated`")),
+                None => unknown_expectation_key(updated, &[]).map(|u| format!("`updated` has an {u}")),
+            }
+        }
+        None => unknown_expectation_key(&value, &REASONING).map(|u| format!("an {u}")),
+    };
+    if let Some(why) = unknown {
+        return Err(unusable(why));
+    }
     // An object naming no expectations would silently clear them all.
-    let keys = ["updated", "expected_primary", "expected_handlers", "expected_matches", "expected_always"];
-    if !keys.iter().any(|k| value.get(k).is_some()) {
+    if !value.as_object().is_some_and(|m| m.keys().any(|k| k == "updated" || EXPECTATION_FIELDS.contains(&k.as_str())))
+    {
         return Err(unusable("neither `updated` nor `expected_primary`".into()));
     }
     let parsed: Answer = serde_json::from_value(value).map_err(|e| unusable(e.to_string()))?;
-    Ok(Proposal {
-        test_id: test.test_id.clone(),
-        current: current.clone(),
-        updated: parsed.updated.unwrap_or(parsed.inline),
-        reasoning: parsed.reasoning,
-    })
+    let updated = parsed.updated.unwrap_or(parsed.inline);
+    if updated.is_empty() {
+        return Err(unusable(
+            "it removes every expectation, so the test would check nothing and score 100 whatever the system \
+             returns"
+                .into(),
+        ));
+    }
+    Ok(Proposal { test_id: test.test_id.clone(), current: current.clone(), updated, reasoning: parsed.reasoning })
 }
 
 /// A readable diff of the proposals that change something, then the counts.
@@ -296,6 +322,31 @@ mod tests {
         for test in &bank.tests {
             let err = ask(&sut, test, &History::default().resolve(test), &[]).unwrap_err().to_string();
             assert!(err.contains(&test.test_id) && err.contains("\"updated\""), "{err}");
+        }
+    }
+
+    #[test]
+    fn misspelled_null_or_empty_answers_are_refused_not_recorded_as_no_expectations() {
+        let dir = tempfile::tempdir().unwrap();
+        let bank = bank(dir.path());
+        let test = &bank.tests[0];
+        for (answer, why) in [
+            // Was recorded as all four lists empty: the next run passed 100.
+            (
+                serde_json::json!({"updated": {"expected_primry": ["zzz"], "not_expectd": ["a"]}, "reasoning": "typo"}),
+                "`updated` has an unknown field `expected_primry`; did you mean `expected_primary`?",
+            ),
+            (serde_json::json!({"updated": null}), "`updated` is null, not an object"),
+            (serde_json::json!({"expected_primary": ["a"], "not_expectd": ["b"]}), "an unknown field `not_expectd`"),
+            (
+                serde_json::json!({"updated": {"expected_primary": ["a"]}, "not_expected": ["b"]}),
+                "`not_expected` beside",
+            ),
+            (serde_json::json!({"updated": {"expected_primary": [], "not_expected": []}}), "removes every expectation"),
+        ] {
+            let sut = TableSut::new(&[("V2-1", answer.clone())]);
+            let err = ask(&sut, test, &History::default().resolve(test), &[]).unwrap_err().to_string();
+            assert!(err.contains("V2-1") && err.contains(why), "{answer}: {err}");
         }
     }
 }

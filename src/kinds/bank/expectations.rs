@@ -27,6 +27,14 @@ pub(crate) struct Expectations {
 }
 
 impl Expectations {
+    /// True when no id is expected, wanted, refused or ranked: nothing would be checked.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.expected_primary.is_empty()
+            && self.expected_secondary.is_empty()
+            && self.not_expected.is_empty()
+            && self.rank_check.is_empty()
+    }
+
     /// Every id the expectations name, for `calibrate --scope affected`.
     pub(crate) fn mentions(&self, id: &str) -> bool {
         self.expected_primary.iter().chain(&self.expected_secondary).chain(&self.not_expected).any(|x| x == id)
@@ -115,8 +123,58 @@ pub(crate) fn load_bank(path: &Path) -> Result<Bank, BankError> {
     Ok(Bank { path: path.to_path_buf(), bank_type: file.bank_type, version: file.version, tests })
 }
 
-/// The fields of a test that decide its score or its criticality, with their aliases.
-const DECIDING_FIELDS: &[&str] = &[
+/// The fields of a test that decide its criticality, besides its expectations
+/// ([`EXPECTATION_FIELDS`]), with their aliases.
+const CRITICALITY_FIELDS: &[&str] = &["is_critical", "critical", "pattern_type"];
+
+/// A field of `test` that is not one fcorr reads but looks like a deciding field, with the field
+/// it is closest to: one or two letters away from one (`expected_primay`, `not_expectd`,
+/// `is_critcal`), or a list under a name that starts like an expectation (`expected_primaries`,
+/// `not_expected_ids`). Other unknown fields (notes, authors, an `expected_response` text) are
+/// bank metadata and stay allowed; a misnamed expectation, though, would silently leave it
+/// unchecked and score the test 100.
+fn misspelled_field(test: &serde_json::Value) -> Option<(&str, &'static str)> {
+    const READ: &[&str] =
+        &["test_id", "name", "category", "topics", "prompt", "text", "message", "user_type", "user_state"];
+    test.as_object()?.iter().find_map(|(key, value)| {
+        let deciding = || EXPECTATION_FIELDS.iter().chain(CRITICALITY_FIELDS);
+        if READ.contains(&key.as_str()) || deciding().any(|f| f == key) {
+            return None;
+        }
+        if let Some((_, field)) =
+            deciding().map(|field| (strsim::levenshtein(key, field), *field)).filter(|(d, _)| *d <= 2).min()
+        {
+            return Some((key.as_str(), field));
+        }
+        let plain = key.to_ascii_lowercase().replace(['_', '-'], "");
+        let looks_like_expectation = ["expected", "notexpected", "rankcheck"].iter().any(|p| plain.starts_with(p));
+        if looks_like_expectation && value.is_array() {
+            return closest_field(key, EXPECTATION_FIELDS).map(|field| (key.as_str(), field));
+        }
+        None
+    })
+}
+
+/// The field of `fields` closest to `key` (fewest edits).
+pub(crate) fn closest_field(key: &str, fields: &[&'static str]) -> Option<&'static str> {
+    fields.iter().min_by_key(|field| strsim::levenshtein(key, field)).copied()
+}
+
+/// The first key of the object `value` that is neither an expectation field nor one of `also`,
+/// as an error saying which field it is probably meant to be: a misspelled key there would
+/// silently leave the expectation empty. `None` when every key is known (or `value` is no object).
+pub(crate) fn unknown_expectation_key(value: &serde_json::Value, also: &[&'static str]) -> Option<String> {
+    let known: Vec<&'static str> = EXPECTATION_FIELDS.iter().chain(also).copied().collect();
+    let key = value.as_object()?.keys().find(|k| !known.contains(&k.as_str()))?;
+    Some(match closest_field(key, &known).filter(|f| strsim::levenshtein(key, f) <= 3) {
+        Some(meant) => format!("unknown field `{key}`; did you mean `{meant}`?"),
+        None => format!("unknown field `{key}` (known: {})", known.join(", ")),
+    })
+}
+
+/// The names expectations are written under (bank tests, history `updated` and
+/// `human_override`, calibrator answers).
+pub(crate) const EXPECTATION_FIELDS: &[&str] = &[
     "expected_primary",
     "expected_handlers",
     "expected_matches",
@@ -126,30 +184,7 @@ const DECIDING_FIELDS: &[&str] = &[
     "not_expected_handlers",
     "not_expected_matches",
     "rank_check",
-    "is_critical",
-    "critical",
-    "pattern_type",
 ];
-
-/// A field of `test` that is not one fcorr reads but is one or two letters away from a deciding
-/// field (`expected_primay`, `not_expectd`, `is_critcal`), with the field it is close to. Other
-/// unknown fields (notes, authors, descriptions) are bank metadata and stay allowed; a typo in
-/// an expectation, though, would silently leave it unchecked and score the test 100.
-fn misspelled_field(test: &serde_json::Value) -> Option<(&str, &'static str)> {
-    const READ: &[&str] =
-        &["test_id", "name", "category", "topics", "prompt", "text", "message", "user_type", "user_state"];
-    test.as_object()?.keys().find_map(|key| {
-        if READ.contains(&key.as_str()) || DECIDING_FIELDS.contains(&key.as_str()) {
-            return None;
-        }
-        DECIDING_FIELDS
-            .iter()
-            .map(|field| (strsim::levenshtein(key, field), *field))
-            .filter(|(distance, _)| *distance <= 2)
-            .min()
-            .map(|(_, field)| (key.as_str(), field))
-    })
-}
 
 /// Where a test's expectations came from.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -262,9 +297,36 @@ pub(crate) fn load_history(dir: &Path, bank: &Bank) -> Result<History, BankError
     for entry in entries {
         let path = entry.map_err(|e| BankError::input(dir, format!("cannot list it: {e}")))?.path();
         let Some(label) = history_label(&path)? else { continue };
-        let file: HistoryFile = parse_json(&path, &read(&path)?)?;
+        let text = read(&path)?;
+        let file: HistoryFile = parse_json(&path, &text)?;
+        // Read a second time untyped: the typed read ignores unknown keys, and a misspelled key
+        // in `updated` or `human_override` would replace the test's expectations with none.
+        let raw: serde_json::Value = parse_json(&path, &text)?;
+        let raws = raw.get("changes").and_then(|c| c.as_array()).cloned().unwrap_or_default();
         let mut ids = HashSet::new();
-        for change in &file.changes {
+        for (change, raw) in file.changes.iter().zip(&raws) {
+            for (what, also, set) in [
+                ("updated", &[][..], change.updated.as_ref()),
+                (
+                    "human_override",
+                    &["override_date", "reason"][..],
+                    change.human_override.as_ref().map(|o| &o.expectations),
+                ),
+            ] {
+                let why = match raw.get(what).and_then(|v| unknown_expectation_key(v, also)) {
+                    Some(unknown) => format!("has an {unknown}"),
+                    None if set.is_some_and(Expectations::is_empty) => {
+                        "names no expectation at all, so the test would check nothing and score 100 whatever \
+                         the system returns"
+                            .to_string()
+                    }
+                    None => continue,
+                };
+                return Err(BankError::input(
+                    &path,
+                    format!("the change for test `{}`: `{what}` {why} (correct it in this file)", change.test_id),
+                ));
+            }
             if !known.contains(change.test_id.as_str()) {
                 return Err(BankError::input(
                     &path,
@@ -300,25 +362,35 @@ pub(crate) fn load_history(dir: &Path, bank: &Bank) -> Result<History, BankError
 pub(crate) struct Resolved {
     pub(crate) expectations: Expectations,
     pub(crate) source: Source,
+    /// The history file they were read from; `None` for the bank file's original.
+    pub(crate) file: Option<PathBuf>,
 }
 
 impl History {
     /// Human override (newest) > calibration (newest) > original.
     pub(crate) fn resolve(&self, test: &BankTest) -> Resolved {
-        let changes = || self.files.iter().flat_map(|(_, label, f)| f.changes.iter().map(move |c| (label, c)));
-        let mine = || changes().filter(|(_, c)| c.test_id == test.test_id);
-        if let Some((label, change)) = mine().find(|(_, c)| c.human_override.is_some())
+        let changes = || self.files.iter().flat_map(|(path, label, f)| f.changes.iter().map(move |c| (path, label, c)));
+        let mine = || changes().filter(|(_, _, c)| c.test_id == test.test_id);
+        if let Some((path, label, change)) = mine().find(|(_, _, c)| c.human_override.is_some())
             && let Some(o) = &change.human_override
         {
             let date = o.override_date.clone().unwrap_or_else(|| label.clone());
-            return Resolved { expectations: o.expectations.clone(), source: Source::HumanOverride(date) };
+            return Resolved {
+                expectations: o.expectations.clone(),
+                source: Source::HumanOverride(date),
+                file: Some(path.clone()),
+            };
         }
-        if let Some((label, change)) = mine().find(|(_, c)| c.updated.is_some())
+        if let Some((path, label, change)) = mine().find(|(_, _, c)| c.updated.is_some())
             && let Some(updated) = &change.updated
         {
-            return Resolved { expectations: updated.clone(), source: Source::Calibration(label.clone()) };
+            return Resolved {
+                expectations: updated.clone(),
+                source: Source::Calibration(label.clone()),
+                file: Some(path.clone()),
+            };
         }
-        Resolved { expectations: test.expectations.clone(), source: Source::Original }
+        Resolved { expectations: test.expectations.clone(), source: Source::Original, file: None }
     }
 }
 
@@ -431,6 +503,14 @@ mod tests {
         )
         .unwrap();
         assert_eq!(load_bank(&file).unwrap().tests[0].expectations.expected_primary, vec!["a"]);
+        // Three edits away, but a list under an expectation-like name: `expected_primaries` was
+        // ignored and the test scored 100 whatever the system returned.
+        for (field, meant) in [("expected_primaries", "expected_primary"), ("not_expected_ids", "not_expected")] {
+            std::fs::write(&file, format!(r#"{{"tests": [{{"test_id": "T-1", "prompt": "p", "{field}": ["a"]}}]}}"#))
+                .unwrap();
+            let message = load_bank(&file).unwrap_err().to_string();
+            assert!(message.contains(&format!("unknown field `{field}`; did you mean `{meant}`?")), "{message}");
+        }
     }
 
     #[test]
@@ -506,6 +586,31 @@ mod tests {
         let err = load_history(&dir.path().join("history"), &bank).unwrap_err().to_string();
         assert!(err.contains("expectations_2025-12-18.json"), "{err}");
         assert!(err.contains("V2-NOPE-404"), "{err}");
+    }
+
+    #[test]
+    fn a_misspelled_or_empty_history_change_is_refused() {
+        for (change, why) in [
+            // `expected_primry` left `updated` with no primary: the test passed 100 on any answer.
+            (
+                r#"{"test_id": "V2-LOY-001", "updated": {"expected_primry": ["a"]}}"#,
+                "`updated` has an unknown field `expected_primry`; did you mean `expected_primary`?",
+            ),
+            (
+                r#"{"test_id": "V2-LOY-001", "human_override": {"not_expectd": ["a"], "reason": "r"}}"#,
+                "`human_override` has an unknown field `not_expectd`; did you mean `not_expected`?",
+            ),
+            (
+                r#"{"test_id": "V2-LOY-001", "updated": {"expected_primary": ["a"], "confidence": 0.9}}"#,
+                "unknown field `confidence` (known: expected_primary",
+            ),
+            (r#"{"test_id": "V2-LOY-001", "updated": {"expected_primary": []}}"#, "`updated` names no expectation"),
+        ] {
+            let (dir, bank) = setup(&[("expectations_2026-01-01.json", &history(&[change.to_string()]))]);
+            let err = load_history(&dir.path().join("history"), &bank).unwrap_err().to_string();
+            assert!(err.contains("expectations_2026-01-01.json: the change for test `V2-LOY-001`"), "{err}");
+            assert!(err.contains(why), "{change}: {err}");
+        }
     }
 
     #[test]

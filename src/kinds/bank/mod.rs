@@ -85,6 +85,25 @@ pub(crate) trait Mechanism: Send + Sync {
     fn critical_failure(&self, test: &BankTest, findings: &Findings) -> bool {
         test.is_critical && !findings.primary_missing.is_empty()
     }
+
+    /// Refuses a test this mechanism cannot judge, with why: checked before anything runs, on
+    /// the expectations in force, because a test with nothing to check scores 100 whatever the
+    /// system returns. By default every kind of expectation counts.
+    fn check(&self, _test: &BankTest, expectations: &Expectations) -> Result<(), String> {
+        require_expectations(expectations, "`expected_primary`, `expected_secondary`, `not_expected`, `rank_check`")
+    }
+}
+
+/// An error unless `expectations` name at least one id; `fields` are the names the mechanism's
+/// tests write them under, for the message.
+pub(crate) fn require_expectations(expectations: &Expectations, fields: &str) -> Result<(), String> {
+    if expectations.is_empty() {
+        return Err(format!(
+            "nothing to check: {fields} are all missing or empty, so it would score 100 whatever the system \
+             returns; add the ids it must (or must not) return"
+        ));
+    }
+    Ok(())
 }
 
 /// A registered mechanism: its name, defaults and constructor.
@@ -148,7 +167,8 @@ pub(crate) fn ask_for_ids(sut: Option<&dyn Sut>, test: &BankTest, mechanism: &st
 }
 
 /// Ids in an answer: a JSON array of ids (or of objects with `id` / `entity_id`), possibly
-/// under `ids`, `results`, `entities`, `selections`, `handlers` or `matches`, or lines of text.
+/// under `ids`, `results`, `entities`, `selections`, `handlers` or `matches`, or lines of text
+/// holding one id (one word) each.
 pub(crate) fn ids_from_answer(answer: &SutAnswer) -> Result<Vec<String>, SutError> {
     let unusable = |why: &str| SutError::Backend {
         message: format!("the answer is not a list of ids ({why}); answer with a JSON array such as [\"a\", \"b\"]"),
@@ -158,9 +178,17 @@ pub(crate) fn ids_from_answer(answer: &SutAnswer) -> Result<Vec<String>, SutErro
     if let serde_json::Value::String(text) = &value {
         value = match serde_json::from_str::<serde_json::Value>(text.trim()) {
             Ok(parsed @ (serde_json::Value::Array(_) | serde_json::Value::Object(_))) => parsed,
-            _ => serde_json::Value::Array(
-                text.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| l.into()).collect(),
-            ),
+            _ => {
+                let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                // One id per line, and an id is one word: a line with a space is prose (an error
+                // message such as "Error: upstream model timed out"), which read as an id made
+                // every not-expected check pass.
+                if let Some(line) = lines.iter().find(|l| l.contains(char::is_whitespace)) {
+                    let shown: String = line.chars().take(80).collect();
+                    return Err(unusable(&format!("the line `{shown}` is text, not an id: ids have no spaces")));
+                }
+                serde_json::Value::Array(lines.into_iter().map(Into::into).collect())
+            }
         };
     }
     if let serde_json::Value::Object(map) = &value {
@@ -250,6 +278,11 @@ mod tests {
         ] {
             assert_eq!(ids_from_answer(&answer(output.clone())).unwrap(), want, "{output}");
         }
+        // An error message printed with exit 0 is not one id; it was scored as one.
+        let err = ids_from_answer(&answer(serde_json::json!("Error: upstream model timed out, please retry\n")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("`Error: upstream model timed out, please retry` is text, not an id"), "{err}");
         for bad in [serde_json::json!({"text": "a"}), serde_json::json!([1, 2]), serde_json::json!(7)] {
             let err = ids_from_answer(&answer(bad.clone())).unwrap_err().to_string();
             assert!(err.contains("not a list of ids"), "{bad}: {err}");

@@ -9,9 +9,9 @@ use std::time::Duration;
 use regex::{Regex, RegexBuilder};
 use serde::Deserialize;
 
-use super::expectations::{BankTest, parse_json};
+use super::expectations::{BankTest, Expectations, parse_json};
 use super::scoring::Findings;
-use super::{BankError, Mechanism, MechanismSpec, Observation, Registration, ask_for_ids};
+use super::{BankError, Mechanism, MechanismSpec, Observation, Registration, ask_for_ids, require_expectations};
 use crate::sut::{Sut, SutError};
 
 pub(crate) const REGISTRATION: Registration =
@@ -171,14 +171,68 @@ impl Mechanism for Pattern {
     }
 
     /// A critical failure happens only on critical tests: a crisis test that missed its primary,
-    /// or a negative test where a not-expected entity matched.
+    /// or a negative test where a not-expected entity matched. `check` has refused every other
+    /// critical test, so no critical test is left that could never fail critically.
     fn critical_failure(&self, test: &BankTest, findings: &Findings) -> bool {
         test.is_critical
-            && match test.pattern_type.as_deref() {
-                Some("crisis") => !findings.primary_missing.is_empty(),
-                Some("negative") => !findings.false_positives.is_empty(),
+            && match pattern_type(test) {
+                Some(PatternType::Crisis) => !findings.primary_missing.is_empty(),
+                Some(PatternType::Negative) => !findings.false_positives.is_empty(),
                 _ => false,
             }
+    }
+
+    /// `pattern_type` is one of the known ones (in any case: bank files write `bank_type` in
+    /// capitals), and a critical test is one whose failure can be critical: a crisis test with
+    /// its expected matches, a negative test with the matches it must not trigger.
+    fn check(&self, test: &BankTest, expectations: &Expectations) -> Result<(), String> {
+        let kind = match (test.pattern_type.as_deref(), pattern_type(test)) {
+            (Some(written), None) => {
+                return Err(format!(
+                    "unknown `pattern_type` `{written}` (known: crisis, negative, keyword, in any case)"
+                ));
+            }
+            (_, kind) => kind,
+        };
+        match kind {
+            _ if !test.is_critical => {}
+            Some(PatternType::Crisis) if expectations.expected_primary.is_empty() => {
+                return Err("a critical crisis test needs `expected_matches`: a missed crisis is judged on them".into());
+            }
+            Some(PatternType::Negative) if expectations.not_expected.is_empty() => {
+                return Err("a critical negative test needs `not_expected_matches`: a crisis triggered on it is \
+                            judged on them"
+                    .into());
+            }
+            Some(PatternType::Crisis | PatternType::Negative) => {}
+            Some(PatternType::Keyword) | None => {
+                return Err(format!(
+                    "is critical, but its `pattern_type` is {}: only a `crisis` or `negative` test can fail \
+                     critically; set one of them, or drop `is_critical`",
+                    test.pattern_type.as_deref().map_or("missing".to_string(), |t| format!("`{t}`"))
+                ));
+            }
+        }
+        require_expectations(expectations, "`expected_matches`, `expected_secondary`, `not_expected_matches`")
+    }
+}
+
+/// The pattern types that decide criticality (`keyword` tests are scored only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PatternType {
+    Crisis,
+    Negative,
+    Keyword,
+}
+
+/// A test's `pattern_type`, in any case and without surrounding spaces; `None` when it is
+/// missing or unknown (`check` tells the two apart).
+fn pattern_type(test: &BankTest) -> Option<PatternType> {
+    match test.pattern_type.as_deref()?.trim().to_ascii_lowercase().as_str() {
+        "crisis" => Some(PatternType::Crisis),
+        "negative" => Some(PatternType::Negative),
+        "keyword" => Some(PatternType::Keyword),
+        _ => None,
     }
 }
 
@@ -265,6 +319,35 @@ mod tests {
         let findings = m.findings(&ok.expectations, &observed);
         assert_eq!(grade(&findings).score, 100);
         assert!(!m.critical_failure(&ok, &findings));
+    }
+
+    #[test]
+    fn pattern_types_are_read_in_any_case_and_unknown_ones_are_refused() {
+        let (_d, m) = mechanism();
+        let missed = |kind: serde_json::Value| {
+            let t = test(serde_json::json!({"test_id": "PAT-CRISIS-9", "prompt": "i am going to kill myself tonight",
+                "expected_matches": ["handler_crisis"], "pattern_type": kind, "is_critical": true}));
+            let observed = m.observe(&t, None).unwrap();
+            m.check(&t, &t.expectations).map(|()| m.critical_failure(&t, &m.findings(&t.expectations, &observed)))
+        };
+        // `CRISIS` and ` Crisis ` were not critical: a missed crisis passed the run at 90.
+        for kind in ["crisis", "CRISIS", " Crisis "] {
+            assert_eq!(missed(serde_json::json!(kind)), Ok(true), "{kind}");
+        }
+        let err = missed(serde_json::json!("crises")).unwrap_err();
+        assert!(err.contains("unknown `pattern_type` `crises`") && err.contains("crisis, negative, keyword"), "{err}");
+        // A critical test whose failure could never be critical is refused, not silently lenient.
+        for (kind, why) in [(serde_json::Value::Null, "is missing"), (serde_json::json!("Keyword"), "is `Keyword`")] {
+            let err = missed(kind).unwrap_err();
+            assert!(err.contains(why) && err.contains("drop `is_critical`"), "{err}");
+        }
+        let no_matches = test(serde_json::json!({"test_id": "PAT-NEG-9", "prompt": "p", "expected_matches": ["x"],
+            "pattern_type": "NEGATIVE", "is_critical": true}));
+        let err = m.check(&no_matches, &no_matches.expectations).unwrap_err();
+        assert!(err.contains("needs `not_expected_matches`"), "{err}");
+        // Not critical: any known type, or none, is fine.
+        let plain = test(serde_json::json!({"test_id": "PAT-KW-9", "prompt": "p", "expected_matches": ["x"]}));
+        assert_eq!(m.check(&plain, &plain.expectations), Ok(()));
     }
 
     #[test]

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use super::expectations::{History, Source, load_bank, load_history};
+use super::expectations::{Bank, History, Source, load_bank, load_history};
 use super::pace::{Pacer, Progress};
 use super::scoring::{Findings, Graded, grade};
 use super::select::Selection;
-use super::{BankError, MechanismSpec, Registration};
+use super::{BankError, Mechanism, MechanismSpec, Registration};
 use crate::execute::Collected;
 use crate::model::{Case, CaseStatus, Detection, Reason, ResultsSource, Suite, SuiteKind};
 use crate::score::HARD_FAIL;
@@ -48,6 +48,7 @@ pub(crate) fn run_bank(
     let mechanism = (settings.mechanism.build)(&settings.spec)?;
     let bank = load_bank(&settings.bank)?;
     let history: History = load_history(&settings.history, &bank)?;
+    check_tests(mechanism.as_ref(), &bank, &history)?;
     let tests: Vec<_> = bank.tests.iter().filter(|t| settings.selection.covers_test(t)).collect();
     let mut pacer = Pacer::new(if mechanism.calls_sut() { settings.rate_limit } else { Duration::ZERO });
 
@@ -170,6 +171,23 @@ pub(crate) fn run_bank(
     Ok(suite)
 }
 
+/// Every test of the bank (not only the selected ones: the file is wrong either way) must be
+/// one its mechanism can judge with the expectations in force; the error names the file those
+/// came from (the bank, or the history file that set them) and the test.
+fn check_tests(mechanism: &dyn Mechanism, bank: &Bank, history: &History) -> Result<(), BankError> {
+    for test in &bank.tests {
+        let resolved = history.resolve(test);
+        if let Err(why) = mechanism.check(test, &resolved.expectations) {
+            let (file, from) = match &resolved.file {
+                Some(file) => (file.as_path(), format!(" (its expectations in force, {})", resolved.source.label())),
+                None => (bank.path.as_path(), String::new()),
+            };
+            return Err(BankError::input(file, format!("test `{}`{from}: {why}", test.test_id)));
+        }
+    }
+    Ok(())
+}
+
 fn tags(test: &super::expectations::BankTest, mechanism: &str, source: &Source) -> BTreeMap<String, String> {
     let mut tags = BTreeMap::new();
     tags.insert("mechanism".into(), mechanism.to_string());
@@ -250,7 +268,7 @@ fn markers(settings: &BankSettings, bank: &super::expectations::Bank, history: &
 mod tests {
     use super::*;
     use crate::kinds::bank::test_sut::TableSut;
-    use crate::kinds::bank::{pattern, semantic};
+    use crate::kinds::bank::{always, pattern, semantic, state};
     use crate::model::SuiteStatus;
     use crate::score::is_hard_fail;
 
@@ -266,6 +284,49 @@ mod tests {
             pass_mark: 100,
             selection: Selection::All,
         }
+    }
+
+    #[test]
+    fn a_test_with_nothing_to_check_is_an_input_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let sut = TableSut::new(&[("T-1", serde_json::json!(["x"]))]);
+        let cases = [
+            (
+                &semantic::REGISTRATION,
+                r#"{"test_id": "T-1", "prompt": "p", "expected_primary": []}"#,
+                "nothing to check",
+            ),
+            (&always::REGISTRATION, r#"{"test_id": "T-1", "expected_always": []}"#, "`expected_always` is missing"),
+            (&always::REGISTRATION, r#"{"test_id": "T-1"}"#, "`expected_always` is missing"),
+            (
+                &always::REGISTRATION,
+                r#"{"test_id": "T-1", "expected_always": ["x"], "not_expected": ["y"]}"#,
+                "checks only `expected_always`",
+            ),
+            (&state::REGISTRATION, r#"{"test_id": "T-1", "user_state": {"a": 1}}"#, "`expected_handlers`"),
+        ];
+        for (mechanism, test, why) in cases {
+            std::fs::write(dir.path().join("bank.json"), format!(r#"{{"tests": [{test}]}}"#)).unwrap();
+            let err =
+                run_bank(&settings(dir.path(), mechanism, None), Some(&sut), &mut |_| {}).unwrap_err().to_string();
+            assert!(err.contains("bank.json: test `T-1`: ") && err.contains(why), "{test}: {err}");
+        }
+        // Set by a calibration: the history file that did it is named.
+        std::fs::write(dir.path().join("bank.json"), r#"{"tests": [{"test_id": "T-1", "expected_handlers": ["a"]}]}"#)
+            .unwrap();
+        std::fs::create_dir(dir.path().join("history")).unwrap();
+        std::fs::write(
+            dir.path().join("history/expectations_2026-01-01.json"),
+            r#"{"changes": [{"test_id": "T-1", "updated": {"expected_handlers": ["a"], "rank_check": [{"higher": "a", "lower": "b"}]}}]}"#,
+        )
+        .unwrap();
+        let err = run_bank(&settings(dir.path(), &state::REGISTRATION, None), Some(&sut), &mut |_| {})
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expectations_2026-01-01.json: test `T-1`") && err.contains("calibration_2026-01-01"),
+            "{err}"
+        );
     }
 
     #[test]

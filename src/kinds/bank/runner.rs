@@ -113,6 +113,11 @@ impl SuiteRunner for Bank {
         {
             return Err(site.error("rate-limit", format!("{r} is not a number of seconds")));
         }
+        if c.top_k == Some(0) {
+            return Err(
+                site.error("top-k", "`top-k` must be at least 1 (leave it out to count every ranked id)".to_string())
+            );
+        }
         if c.pass_mark.is_some_and(|p| p > 100) {
             return Err(site.error("pass-mark", "must be between 0 and 100".to_string()));
         }
@@ -124,6 +129,20 @@ impl SuiteRunner for Bank {
             .map_err(|e| PlanError::from(Origin::error(suite.origin.as_ref(), e.to_string())))?;
         let bank = ctx.base.join(&c.bank);
         let history = match &c.history {
+            // Named on purpose, so a missing one is a wrong path, not a bank without history: read
+            // as empty, every calibration and human override in the intended one would be ignored.
+            // Checked here, not in `validate`: `fcorr calibrate --write` creates it.
+            Some(h) if !ctx.base.join(h).is_dir() => {
+                return Err(PlanError::from(Origin::error(
+                    suite.origin.as_ref(),
+                    format!(
+                        "suite {}: history `{}` is not a directory; fix the path, or remove `history` to use \
+                         history/ next to the bank file",
+                        suite.name,
+                        h.display()
+                    ),
+                )));
+            }
             Some(h) => ctx.base.join(h),
             None => bank.parent().unwrap_or(ctx.base).join("history"),
         };

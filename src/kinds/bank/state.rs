@@ -10,7 +10,9 @@ use serde_json::Value;
 
 use super::expectations::{BankTest, Expectations, parse_json};
 use super::scoring::Findings;
-use super::{BankError, Mechanism, MechanismSpec, Observation, Registration, ask_for_ids, generic_findings};
+use super::{
+    BankError, Mechanism, MechanismSpec, Observation, Registration, ask_for_ids, generic_findings, require_expectations,
+};
 use crate::sut::{Sut, SutError};
 
 pub(crate) const REGISTRATION: Registration =
@@ -160,6 +162,14 @@ impl Mechanism for State {
         findings.wrong_handlers = std::mem::take(&mut findings.false_positives);
         findings.rank_violations.clear();
         findings
+    }
+
+    /// Handlers have no order, so a `rank_check` would never be checked.
+    fn check(&self, _test: &BankTest, expectations: &Expectations) -> Result<(), String> {
+        if !expectations.rank_check.is_empty() {
+            return Err("a `state` test has no rank order: its `rank_check` would never be checked; remove it".into());
+        }
+        require_expectations(expectations, "`expected_handlers`, `expected_secondary`, `not_expected_handlers`")
     }
 }
 
