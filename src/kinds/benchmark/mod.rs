@@ -182,10 +182,11 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
     }
 
     let bases = workspace::Bases::new(workspace::bases_dir(&ctx.out_dir, &suite_plan.id));
-    let runner = TaskRunner { suite: suite_plan, plan, ctx, bases: &bases };
+    let runner = TaskRunner { suite: suite_plan, plan, ctx, bases: &bases, warnings: Default::default() };
     let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
     let cases = run_all(&selected, jobs, &runner);
     bases.remove();
+    let warnings = runner.warnings.into_inner().unwrap_or_else(|p| p.into_inner());
     if process::is_cancelled() {
         suite.status = SuiteStatus::Cancelled;
     }
@@ -204,6 +205,8 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
     let usage = totals(&suite.cases, plan.cost_per_1k);
     suite.diagnostics.push(notice(crate::score::metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
     suite.usage = Some(usage);
+    let warning = |message| Diagnostic { severity: Severity::Warning, ..notice(message) };
+    suite.diagnostics.extend(warnings.into_iter().map(warning));
     suite
 }
 
@@ -277,6 +280,56 @@ struct TaskRunner<'a> {
     ctx: &'a ExecContext,
     /// Each repository's base state, made once and copied for every task.
     bases: &'a workspace::Bases,
+    /// What the suite's warnings say about tasks (test files put back, reports left out...).
+    warnings: std::sync::Mutex<Vec<String>>,
+}
+
+/// The task's test files, relative to the copy: `test_files` and the files `test_patch` touches
+/// when the task names any; else the base's files its test commands name as words
+/// (`sh test.sh`, `pytest tests/test_x.py`) and its test ids name before `::`
+/// (`tests/test_x.py::test_y`). Files only, never a directory, unless `test_files` says so: a
+/// command that runs `cd src && make` must not put the executor's fix in `src` back.
+fn test_files(task: &Task, scratch: &Path) -> Vec<String> {
+    let mut files: Vec<String> = task.test_files.clone();
+    if let Some(patch) = &task.test_patch {
+        files.extend(patch_paths(patch));
+    }
+    if files.is_empty() {
+        let words = task
+            .test_commands
+            .iter()
+            .flat_map(|c| c.split(|ch: char| ch.is_whitespace() || ";|&<>()'\"`=,".contains(ch)));
+        let ids = task.fail_to_pass.iter().chain(&task.pass_to_pass).filter_map(|n| n.split_once("::").map(|p| p.0));
+        for word in words.chain(ids) {
+            let word = word.trim_start_matches("./");
+            let path = Path::new(word);
+            let inside = !word.is_empty()
+                && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+                && !path.starts_with(".git");
+            if inside && std::fs::symlink_metadata(scratch.join(path)).is_ok_and(|m| m.is_file()) {
+                files.push(word.to_string());
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// The files a unified diff touches (both sides of a rename), `/dev/null` left out.
+fn patch_paths(patch: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for line in patch.lines() {
+        let side = |p: &str| {
+            let p = p.split('\t').next().unwrap_or(p).trim_end();
+            let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+            (p != "/dev/null" && !p.is_empty()).then(|| p.to_string())
+        };
+        if let Some(rest) = line.strip_prefix("--- ").or_else(|| line.strip_prefix("+++ ")) {
+            paths.extend(side(rest));
+        }
+    }
+    paths
 }
 
 /// What the executor did.
@@ -289,6 +342,12 @@ struct Executed {
 }
 
 impl TaskRunner<'_> {
+    /// A warning about `task` for the suite's diagnostics (the case's details say it too).
+    fn warn(&self, task: &Task, message: &str) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        warnings.push(format!("task `{}`: {message}", task.id));
+    }
+
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
         let mut case =
@@ -311,6 +370,12 @@ impl TaskRunner<'_> {
         if let Err(e) = self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
             return error_case(case, "workspace-error", e.to_string(), started);
         }
+        let base = match workspace::head(&scratch, &log) {
+            Ok(base) => base,
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        };
+        // Read from the fresh copy, before the executor can change what they name.
+        let protected = test_files(task, &scratch);
 
         let mut notes = Vec::new();
         let mut usage = None;
@@ -335,11 +400,7 @@ impl TaskRunner<'_> {
             case.extra_mut().output = Some(executed.output.into());
             notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
             if let Some(patch) = executed.patch {
-                let file = dir.join("executor.patch");
-                let applied = std::fs::write(&file, patch)
-                    .map_err(|e| workspace::WorkspaceError(format!("cannot write {}: {e}", file.display())))
-                    .and_then(|_| workspace::apply_patch(&scratch, &file, &log));
-                match applied {
+                match workspace::apply_text(&scratch, &dir.join("executor.patch"), &patch, &log) {
                     Ok(method) => notes.push(format!("its patch applied with {method}")),
                     Err(e) => return failed_case(case, "patch-does-not-apply", e.to_string(), started),
                 }
@@ -350,10 +411,32 @@ impl TaskRunner<'_> {
         }
 
         let patch_file = dir.join("generated.patch");
-        let generated = match workspace::diff(&scratch, &patch_file, &log) {
+        let generated = match workspace::diff(&scratch, &base, &patch_file, &log) {
             Ok(patch) => patch,
             Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         };
+        // The tests that grade are the task's: an executor that rewrote them to pass (or deleted
+        // them) must not be graded by its own version. SWE-bench does the same with `test_patch`.
+        match workspace::restore(&scratch, &base, &protected, &dir.join("test-files.txt"), &log) {
+            Ok(restored) if !restored.is_empty() => {
+                let message = format!(
+                    "the executor changed the task's test files; they were put back as they are at the base \
+                     before the tests ran: {}",
+                    restored.join(", ")
+                );
+                self.warn(task, &message);
+                notes.push(message);
+            }
+            Ok(_) => {}
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        }
+        if let Some(test_patch) = &task.test_patch {
+            match workspace::apply_text(&scratch, &dir.join("test.patch"), test_patch, &log) {
+                Ok(method) => notes.push(format!("test_patch applied with {method}")),
+                // On test files put back as they are at the base, only a broken task fails here.
+                Err(e) => return error_case(case, "test-patch-does-not-apply", e.to_string(), started),
+            }
+        }
 
         let (test_suite, project) = self.test_plan(task, &scratch);
         let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);

@@ -243,3 +243,72 @@ fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
     assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
     assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");
 }
+
+/// A tasks file in `dir` whose tasks test the example calculator, each `(id, extra fields)`.
+fn calc_tasks(dir: &Path, tasks: &[(&str, serde_json::Value)]) {
+    let lines: Vec<String> = tasks
+        .iter()
+        .map(|(id, extra)| {
+            let mut task = serde_json::json!({
+                "id": id, "repo": example_dir().join("repos/calc"),
+                "test_commands": ["sh test.sh > report.tap"], "reports": ["report.tap"],
+                "FAIL_TO_PASS": ["test_add"], "PASS_TO_PASS": ["test_sub"],
+            });
+            task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            task.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("tasks.jsonl"), lines.join("\n")).unwrap();
+}
+
+#[test]
+fn an_executor_that_rewrites_the_tasks_tests_is_graded_by_the_tasks_own() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // The tests from the task's test_commands (test.sh) are rewritten to pass without add();
+    // the same through test_files; and a test_patch the executor cannot dodge.
+    let rewrite = r#"sed -i 's/check test_add "$(add 2 3)" 5/check test_add 5 5/' test.sh"#;
+    let test_patch = "--- a/test.sh\n+++ b/test.sh\n@@ -12 +12 @@\n-check test_sub \"$(sub 5 3)\" 2\n+check test_sub \"$(sub 6 3)\" 3\n";
+    calc_tasks(
+        work.path(),
+        &[
+            ("by-command", serde_json::json!({})),
+            (
+                "by-list",
+                serde_json::json!({"test_commands": ["sh \"$(echo test).sh\" > report.tap"], "test_files": ["test.sh"]}),
+            ),
+            ("by-patch", serde_json::json!({"test_patch": test_patch})),
+        ],
+    );
+    let config = BenchmarkConfig { executor: Some(rewrite.into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("hack", &config, work.path(), "tasks.jsonl", out.path());
+    for id in ["by-command", "by-list", "by-patch"] {
+        let case = case(&suite, id);
+        assert_eq!(case.status, CaseStatus::Failed, "{id}: {case:#?}");
+        assert_eq!(case.extra().eval().reasons[0].code, "fail-to-pass", "{id}");
+        let details = case.details().unwrap();
+        assert!(
+            details.contains("the executor changed the task's test files") && details.contains(": test.sh"),
+            "{details}"
+        );
+        // The generated patch still shows what the executor did.
+        assert!(details.contains("+check test_add 5 5"), "{details}");
+    }
+    let details = case(&suite, "by-patch").details().unwrap();
+    assert!(details.contains("test_patch applied with "), "{details}");
+    let warned = suite.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    assert_eq!(warned, 3, "{:?}", suite.diagnostics);
+
+    // An executor that fixes add() and leaves the tests alone still passes; one that commits
+    // its rewrite of the tests is caught the same.
+    let fix = r#"sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' calc.sh"#;
+    let commit = format!("{rewrite} && git -c user.name=a -c user.email=a@b commit -qam hack");
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = by-command ]; then {fix}; else {commit}; fi")),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("fair", &config, work.path(), "tasks.jsonl", out.path());
+    assert_eq!(case(&suite, "by-command").status, CaseStatus::Passed, "{suite:#?}");
+    assert_eq!(case(&suite, "by-list").status, CaseStatus::Failed, "{suite:#?}");
+    assert!(case(&suite, "by-list").details().unwrap().contains("+check test_add 5 5"));
+}

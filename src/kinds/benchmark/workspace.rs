@@ -186,6 +186,17 @@ pub(crate) fn apply_patch(scratch: &Path, patch: &Path, log: &LogSink) -> Result
     Err(WorkspaceError(format!("the patch does not apply ({})", failures.join("; "))))
 }
 
+/// Writes `patch` to `file` (kept as evidence) and applies it like [`apply_patch`].
+pub(crate) fn apply_text(
+    scratch: &Path,
+    file: &Path,
+    patch: &str,
+    log: &LogSink,
+) -> Result<&'static str, WorkspaceError> {
+    std::fs::write(file, patch).map_err(|e| WorkspaceError(format!("cannot write {}: {e}", file.display())))?;
+    apply_patch(scratch, file, log)
+}
+
 fn first_line(outcome: &CommandOutcome) -> String {
     match &outcome.exit {
         Exit::SpawnFailed { message, .. } => message.clone(),
@@ -193,15 +204,71 @@ fn first_line(outcome: &CommandOutcome) -> String {
     }
 }
 
-/// The change in `scratch` since its base commit, new files included.
-pub(crate) fn diff(scratch: &Path, out_file: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
+/// The commit a fresh copy is at: its base. Recorded before the executor runs, because an
+/// executor may commit its change (moving HEAD), which must not hide it from the diff.
+pub(crate) fn head(scratch: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
+    let outcome = check(run("git", &["rev-parse", "--verify", "HEAD"], scratch, log), "git rev-parse HEAD")?;
+    let sha = outcome.output.trim();
+    if sha.len() >= 40 && sha.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(sha.to_string())
+    } else {
+        Err(WorkspaceError(format!("git rev-parse HEAD printed no commit: {sha}")))
+    }
+}
+
+/// The change in `scratch` since its `base` commit, new files included (and staged, which
+/// [`restore`] relies on).
+pub(crate) fn diff(scratch: &Path, base: &str, out_file: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
     check(run("git", &["add", "-A"], scratch, log), "git add")?;
-    let mut spec = CommandSpec::new("git", &["diff", "--cached", "--binary", "HEAD"], scratch);
+    let mut spec = CommandSpec::new("git", &["diff", "--cached", "--binary", base], scratch);
     spec.stdout_file = Some(out_file.to_path_buf());
     check(process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log), "git diff")?;
     std::fs::read(out_file)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .map_err(|e| WorkspaceError(format!("cannot read {}: {e}", out_file.display())))
+}
+
+/// Puts the files under `paths` (files or directories, relative to the copy) back as they are
+/// at `base`: changed or deleted ones are checked out again, added ones removed. Returns the
+/// files that had changed. Call after [`diff`], which staged every change (so files the
+/// executor added are seen too). `list_file` receives git's list.
+pub(crate) fn restore(
+    scratch: &Path,
+    base: &str,
+    paths: &[String],
+    list_file: &Path,
+    log: &LogSink,
+) -> Result<Vec<String>, WorkspaceError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    // `literal`: a test file named `t[1].py` is that file, not a glob.
+    let specs: Vec<String> = paths.iter().map(|p| format!(":(top,literal){p}")).collect();
+    let mut args = vec!["diff", "--cached", "--no-renames", "--name-status", "-z", base, "--"];
+    args.extend(specs.iter().map(String::as_str));
+    let mut spec = CommandSpec::new("git", &args, scratch);
+    spec.stdout_file = Some(list_file.to_path_buf());
+    check(process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log), "git diff --name-status")?;
+    let listed =
+        std::fs::read(list_file).map_err(|e| WorkspaceError(format!("cannot read {}: {e}", list_file.display())))?;
+    let mut fields = listed.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+    let (mut changed, mut added) = (Vec::new(), Vec::new());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        if status.starts_with('A') { added.push(path) } else { changed.push(path) }
+    }
+    if !changed.is_empty() {
+        let specs: Vec<String> = changed.iter().map(|p| format!(":(top,literal){p}")).collect();
+        let mut args = vec!["checkout", "--quiet", base, "--"];
+        args.extend(specs.iter().map(String::as_str));
+        check(run("git", &args, scratch, log), "git checkout (restoring test files)")?;
+    }
+    for path in &added {
+        let file = scratch.join(path);
+        std::fs::remove_file(&file).map_err(|e| WorkspaceError(format!("cannot remove {}: {e}", file.display())))?;
+    }
+    let mut all: Vec<String> = changed.into_iter().chain(added).collect();
+    all.sort();
+    Ok(all)
 }
 
 /// Where a suite's base repositories are made: beside its tasks' directories, under a name no
@@ -238,7 +305,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(apply_patch(&scratch, &patch, &log).unwrap(), "git apply");
-        let diff = diff(&scratch, &dir.path().join("out.patch"), &log).unwrap();
+        let diff = diff(&scratch, "HEAD", &dir.path().join("out.patch"), &log).unwrap();
         assert!(diff.contains("+add() { echo $(($1 + $2)); }"), "{diff}");
         // The source directory is untouched.
         assert!(std::fs::read_to_string(src.join("calc.sh")).unwrap().contains("$1 - $2"));
@@ -263,9 +330,9 @@ mod tests {
         std::fs::write(one.join("a.sh"), "echo two\n").unwrap();
         std::fs::write(one.join("new.sh"), "echo new\n").unwrap();
         let log = process::null_log();
-        let changed = diff(&one, &dir.path().join("one.patch"), &log).unwrap();
+        let changed = diff(&one, "HEAD", &dir.path().join("one.patch"), &log).unwrap();
         assert!(changed.contains("+echo two") && changed.contains("+echo new"), "{changed}");
-        assert_eq!(diff(&two, &dir.path().join("two.patch"), &log).unwrap(), "");
+        assert_eq!(diff(&two, "HEAD", &dir.path().join("two.patch"), &log).unwrap(), "");
         // A base cloned from git can hold symbolic links: copies keep them.
         std::os::unix::fs::symlink("../a.sh", dir.path().join("out/.bases/0/link.sh")).unwrap();
         copy_repository(&dir.path().join("out/.bases/0"), &dir.path().join("copy")).unwrap();
