@@ -36,6 +36,12 @@ pub(crate) use tasks::{Task, TaskError, TaskFilter};
 pub(crate) const DEFAULT_COST_PER_1K: f64 = 0.003;
 /// Seconds an executor may take per task when `executor-timeout` is not set.
 pub(crate) const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
+/// Said of test files the executor changed, which were restored before the tests.
+const RESTORED: &str =
+    "the executor changed the task's test files; they were put back as they are at the base before the tests ran";
+/// Said of report files that were in the copy before its tests ran.
+const PLANTED: &str =
+    "report files were in the copy before the tests ran, so they are read only if the tests write them again";
 /// Bytes of the generated patch kept in the case details (the file has all of it).
 pub(crate) const PATCH_CAP: usize = 16 * 1024;
 
@@ -348,6 +354,15 @@ impl TaskRunner<'_> {
         warnings.push(format!("task `{}`: {message}", task.id));
     }
 
+    /// `what: files` in the case's notes and the suite's warnings, when there are any files.
+    fn flag(&self, task: &Task, notes: &mut Vec<String>, files: &[String], what: &str) {
+        if !files.is_empty() {
+            let message = format!("{what}: {}", files.join(", "));
+            self.warn(task, &message);
+            notes.push(message);
+        }
+    }
+
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
         let mut case =
@@ -418,16 +433,7 @@ impl TaskRunner<'_> {
         // The tests that grade are the task's: an executor that rewrote them to pass (or deleted
         // them) must not be graded by its own version. SWE-bench does the same with `test_patch`.
         match workspace::restore(&scratch, &base, &protected, &dir.join("test-files.txt"), &log) {
-            Ok(restored) if !restored.is_empty() => {
-                let message = format!(
-                    "the executor changed the task's test files; they were put back as they are at the base \
-                     before the tests ran: {}",
-                    restored.join(", ")
-                );
-                self.warn(task, &message);
-                notes.push(message);
-            }
-            Ok(_) => {}
+            Ok(restored) => self.flag(task, &mut notes, &restored, RESTORED),
             Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         }
         if let Some(test_patch) = &task.test_patch {
@@ -436,6 +442,12 @@ impl TaskRunner<'_> {
                 // On test files put back as they are at the base, only a broken task fails here.
                 Err(e) => return error_case(case, "test-patch-does-not-apply", e.to_string(), started),
             }
+        }
+
+        let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
+        match workspace::date_out_reports(&scratch, reports) {
+            Ok(planted) => self.flag(task, &mut notes, &planted, PLANTED),
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         }
 
         let (test_suite, project) = self.test_plan(task, &scratch);

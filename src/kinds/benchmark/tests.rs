@@ -312,3 +312,43 @@ fn an_executor_that_rewrites_the_tasks_tests_is_graded_by_the_tasks_own() {
     assert_eq!(case(&suite, "by-list").status, CaseStatus::Failed, "{suite:#?}");
     assert!(case(&suite, "by-list").details().unwrap().contains("+check test_add 5 5"));
 }
+
+#[test]
+fn a_report_the_executor_planted_is_never_read() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // The tests write report.tap (test_add fails: nothing was fixed); the executor plants a.tap
+    // saying every test passed, dated now, in the future, or as a link to a file outside.
+    let outside = work.path().join("outside.tap");
+    let planted = "TAP version 13\n1..2\nok 1 - test_add\nok 2 - test_sub\n";
+    std::fs::write(&outside, planted).unwrap();
+    let tasks: Vec<(&str, serde_json::Value)> = ["plant", "plant-future", "plant-link", "only-planted"]
+        .into_iter()
+        .map(|id| (id, serde_json::json!({"reports": ["*.tap"]})))
+        .collect();
+    let mut tasks = tasks;
+    // A glob does not follow links; a plain path does.
+    tasks[2].1 = serde_json::json!({"reports": ["a.tap", "report.tap"]});
+    tasks[3].1 = serde_json::json!({"reports": ["*.tap"], "test_commands": ["sh test.sh > /dev/null"]});
+    calc_tasks(work.path(), &tasks);
+    let executor = format!(
+        "case $FCORR_TASK_ID in plant-link) ln -s {} a.tap ;; *) printf '{}' > a.tap ;; esac; \
+         [ $FCORR_TASK_ID = plant-future ] && touch -d '+1 hour' a.tap; exit 0",
+        outside.display(),
+        planted.replace('\n', "\\n")
+    );
+    let config = BenchmarkConfig { executor: Some(executor), ..BenchmarkConfig::default() };
+    let suite = run_bench("plant", &config, work.path(), "tasks.jsonl", out.path());
+    for id in ["plant", "plant-future", "plant-link"] {
+        let case = case(&suite, id);
+        assert_eq!(case.status, CaseStatus::Failed, "{id}: {case:#?}");
+        assert_eq!(case.message(), Some("1 of 2 graded tests passed (FAIL_TO_PASS 0/1, PASS_TO_PASS 1/1)"));
+        assert!(case.details().unwrap().contains("only if the tests write them again: a.tap"), "{id}");
+    }
+    // Tests that write no report at all are not measured, whatever the executor left.
+    let only = case(&suite, "only-planted");
+    assert_eq!(only.extra().eval().reasons[0].code, "tests-not-measured", "{only:#?}");
+    // The file outside the copy was neither dated nor removed.
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), planted);
+    assert!(std::fs::metadata(&outside).unwrap().modified().unwrap() > std::time::SystemTime::UNIX_EPOCH);
+}

@@ -271,6 +271,43 @@ pub(crate) fn restore(
     Ok(all)
 }
 
+/// Report files in the copy before its tests run were not written by them (an executor can
+/// plant a passing one, even dated in the future): each one matching `patterns` is dated to
+/// 1970, so the collector's stale-report check leaves it out unless the tests write it again. A
+/// symbolic link is removed instead (dating it would date its target, maybe outside the copy).
+/// Returns the files, relative to the copy; a file that can be neither dated nor removed is an
+/// error, since it could be read as this run's.
+pub(crate) fn date_out_reports(scratch: &Path, patterns: &[String]) -> Result<Vec<String>, WorkspaceError> {
+    let root = scratch.canonicalize().map_err(|e| WorkspaceError(format!("cannot read {}: {e}", scratch.display())))?;
+    let mut found = Vec::new();
+    for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
+        for path in crate::collect::expand_reports(pattern, scratch, None) {
+            // Only files in the copy: a pattern may name a path outside it, through `..` or a link.
+            let inside = path.parent().and_then(|p| p.canonicalize().ok()).is_some_and(|p| p.starts_with(&root));
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            if !inside || found.contains(&path) {
+                continue;
+            }
+            let dated = !meta.is_symlink()
+                && std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH))
+                    .is_ok();
+            if !dated {
+                std::fs::remove_file(&path)
+                    .map_err(|e| WorkspaceError(format!("cannot remove {}: {e}", path.display())))?;
+            }
+            found.push(path);
+        }
+    }
+    let relative = |p: &PathBuf| {
+        let p = p.strip_prefix(scratch).or_else(|_| p.strip_prefix(&root)).unwrap_or(p);
+        p.display().to_string()
+    };
+    Ok(found.iter().map(relative).collect())
+}
+
 /// Where a suite's base repositories are made: beside its tasks' directories, under a name no
 /// task's can have (`safe_name` trims leading dots).
 pub(crate) fn bases_dir(out_dir: &Path, suite_id: &str) -> PathBuf {
