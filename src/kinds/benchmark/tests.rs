@@ -352,3 +352,28 @@ fn a_report_the_executor_planted_is_never_read() {
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), planted);
     assert!(std::fs::metadata(&outside).unwrap().modified().unwrap() > std::time::SystemTime::UNIX_EPOCH);
 }
+
+#[test]
+fn task_ids_that_clean_up_alike_get_copies_of_their_own() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    calc_tasks(work.path(), &[("fix/add", serde_json::json!({})), ("fix_add", serde_json::json!({}))]);
+    // `fix/add` fixes add(); `fix_add` changes nothing and runs its tests a little later, in what
+    // would be the same directory if the two ids shared one.
+    let fix = r#"sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' calc.sh"#;
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = fix/add ]; then {fix}; else sleep 1; fi")),
+        jobs: Some(2),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("col", &config, work.path(), "tasks.jsonl", out.path());
+    assert_eq!(case(&suite, "fix/add").status, CaseStatus::Passed, "{suite:#?}");
+    assert_eq!(case(&suite, "fix_add").status, CaseStatus::Failed, "{suite:#?}");
+    let (slash, under) =
+        (workspace::task_dir(out.path(), "col", "fix/add"), workspace::task_dir(out.path(), "col", "fix_add"));
+    assert_ne!(slash, under);
+    assert!(std::fs::read_to_string(slash.join("generated.patch")).unwrap().contains("+add()"));
+    assert_eq!(std::fs::read_to_string(under.join("generated.patch")).unwrap(), "");
+    // Suites too: `s/1` and `s_1` keep their tasks apart.
+    assert_ne!(workspace::task_dir(out.path(), "s/1", "t"), workspace::task_dir(out.path(), "s_1", "t"));
+}
