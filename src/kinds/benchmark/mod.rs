@@ -630,13 +630,19 @@ impl TaskRunner<'_> {
     }
 }
 
-/// Several test commands as one script that runs them all and fails if any failed.
+/// Several test commands as one script that runs them all and fails if any failed. They share
+/// one shell, so a `cd` or `export` carries on to the next command (SWE-bench's evaluation
+/// scripts rely on that); an `exit` in one ends the script, and the trap makes it fail when an
+/// earlier command failed, whatever status that `exit` gave.
 fn test_script(commands: &[String]) -> Option<String> {
     match commands {
         [] => None,
         [one] => Some(one.clone()),
         many => {
-            let mut script = String::from("fcorr_rc=0\n");
+            let mut script = String::from(
+                "fcorr_rc=0\ntrap 'fcorr_st=$?; if [ \"$fcorr_rc\" -ne 0 ] && [ \"$fcorr_st\" -eq 0 ]; then \
+                 fcorr_st=1; fi; exit $fcorr_st' EXIT\n",
+            );
             for command in many {
                 script.push_str(&format!("{{ {command}\n}} || fcorr_rc=1\n"));
             }

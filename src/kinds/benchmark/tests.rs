@@ -198,6 +198,15 @@ fn test_scripts_run_every_command() {
     let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    // An `exit` (even `exit 0`) in a later command keeps the earlier failure; `cd` carries over.
+    let script = test_script(&["sh -c 'exit 2'".into(), "cd /; echo ran; exit".into()]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(1), "ran\n"));
+    let script = test_script(&["cd /tmp".into(), "pwd; exit 0".into()]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(0), "/tmp\n"));
+    let script = test_script(&["true".into(), "exit 3".into()]).unwrap();
+    assert_eq!(std::process::Command::new("sh").args(["-c", &script]).status().unwrap().code(), Some(3));
 }
 
 #[test]
@@ -376,4 +385,45 @@ fn task_ids_that_clean_up_alike_get_copies_of_their_own() {
     assert_eq!(std::fs::read_to_string(under.join("generated.patch")).unwrap(), "");
     // Suites too: `s/1` and `s_1` keep their tasks apart.
     assert_ne!(workspace::task_dir(out.path(), "s/1", "t"), workspace::task_dir(out.path(), "s_1", "t"));
+}
+
+#[test]
+fn grading_takes_every_test_a_name_matches_every_command_and_pytest_ids() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tap = |lines: &str| format!("printf 'TAP version 13\\n{lines}' > report.tap");
+    // pytest's JUnit XML for a test in a class and a parametrized one, as SWE-bench names them.
+    let junit = r#"cat > report.xml <<'XML'
+<testsuites><testsuite name="pytest" tests="2"><testcase classname="tests.test_calc.TestAdd" name="test_add" file="tests/test_calc.py"/><testcase classname="tests.test_calc" name="test_param[1-1]" file="tests/test_calc.py"/><testcase classname="calc.tests.DivTests" name="test_div"/></testsuite></testsuites>
+XML"#;
+    calc_tasks(
+        work.path(),
+        &[
+            (
+                "dup-name",
+                serde_json::json!({"test_commands": [tap("1..2\\nok 1 - test_add\\nnot ok 2 - test_add\\n")], "PASS_TO_PASS": []}),
+            ),
+            (
+                "exit-later",
+                serde_json::json!({"test_commands": ["sh -c 'echo crash; exit 2'", format!("{}; exit", tap("1..1\\nok 1 - test_add\\n"))], "PASS_TO_PASS": []}),
+            ),
+            (
+                "pytest-ids",
+                serde_json::json!({"test_commands": [junit], "reports": ["report.xml"],
+                    "FAIL_TO_PASS": ["tests/test_calc.py::TestAdd::test_add", "tests/test_calc.py::test_param[1-1]"],
+                    "PASS_TO_PASS": ["test_div (calc.tests.DivTests)", "test_div (calc.tests.DivTests.test_div)"]}),
+            ),
+        ],
+    );
+    let config = BenchmarkConfig { executor: Some("touch changed".into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("grading", &config, work.path(), "tasks.jsonl", out.path());
+    let dup = case(&suite, "dup-name");
+    assert_eq!(dup.status, CaseStatus::Failed, "{dup:#?}");
+    assert!(dup.extra().eval().reasons[0].message.as_deref().unwrap().contains("2 tests have this name"));
+    let later = case(&suite, "exit-later");
+    assert_eq!(later.status, CaseStatus::Failed, "{later:#?}");
+    assert_eq!(later.extra().eval().reasons[0].code, "tests-not-measured", "{later:#?}");
+    let pytest = case(&suite, "pytest-ids");
+    assert_eq!(pytest.status, CaseStatus::Passed, "{pytest:#?}");
+    assert_eq!(pytest.message(), Some("4 of 4 graded tests passed (FAIL_TO_PASS 2/2, PASS_TO_PASS 2/2)"));
 }
