@@ -39,6 +39,9 @@ pub(crate) const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
 /// Said of test files the executor changed, which were restored before the tests.
 const RESTORED: &str =
     "the executor changed the task's test files; they were put back as they are at the base before the tests ran";
+/// Said of a base that something changed during the run.
+const TAMPERED: &str = "the run's base copy of this repository was changed after it was made (by an executor?); \
+                        this task's copy was made from the source instead";
 /// Said of report files that were in the copy before its tests ran.
 const PLANTED: &str =
     "report files were in the copy before the tests ran, so they are read only if the tests write them again";
@@ -382,8 +385,11 @@ impl TaskRunner<'_> {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
         };
-        if let Err(e) = self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
-            return error_case(case, "workspace-error", e.to_string(), started);
+        let mut notes = Vec::new();
+        match self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
+            Ok(false) => {}
+            Ok(true) => self.flag(task, &mut notes, std::slice::from_ref(&task.repo), TAMPERED),
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         }
         let base = match workspace::head(&scratch, &log) {
             Ok(base) => base,
@@ -392,7 +398,6 @@ impl TaskRunner<'_> {
         // Read from the fresh copy, before the executor can change what they name.
         let protected = test_files(task, &scratch);
 
-        let mut notes = Vec::new();
         let mut usage = None;
         let mut work_duration = Duration::ZERO;
         if let Some(patch) = &task.patch_file {

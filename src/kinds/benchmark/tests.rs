@@ -427,3 +427,25 @@ XML"#;
     assert_eq!(pytest.status, CaseStatus::Passed, "{pytest:#?}");
     assert_eq!(pytest.message(), Some("4 of 4 graded tests passed (FAIL_TO_PASS 2/2, PASS_TO_PASS 2/2)"));
 }
+
+#[test]
+fn an_executor_that_changes_the_shared_base_does_not_change_the_next_tasks_copy() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    calc_tasks(work.path(), &[("t1-tamper", serde_json::json!({})), ("t2-noop", serde_json::json!({}))]);
+    // t1 fixes add() in the base every task is copied from (and commits it), not in its copy;
+    // t2 changes an unrelated file, so only an inherited fix could make it pass.
+    let tamper = r#"for b in "$FCORR_TASK_DIR"/../../.bases/*; do
+  sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' "$b/calc.sh"
+  git -C "$b" -c user.name=a -c user.email=a@b commit -qam fix; done"#;
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = t1-tamper ]; then {tamper}; fi; touch changed")),
+        jobs: Some(1),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("base", &config, work.path(), "tasks.jsonl", out.path());
+    let t2 = case(&suite, "t2-noop");
+    assert_eq!(t2.status, CaseStatus::Failed, "{t2:#?}");
+    assert!(t2.details().unwrap().contains("base copy of this repository was changed"), "{t2:#?}");
+    assert_eq!(case(&suite, "t1-tamper").status, CaseStatus::Failed);
+}

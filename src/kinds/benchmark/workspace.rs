@@ -38,7 +38,36 @@ fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, Workspac
     }
 }
 
-type Base = (usize, Arc<OnceLock<Result<PathBuf, WorkspaceError>>>);
+/// A base once made: its directory and its [`fingerprint`].
+type Made = Result<(PathBuf, u64), WorkspaceError>;
+type Base = (usize, Arc<OnceLock<Made>>);
+
+/// Every entry's path, type, size, permissions, inode and times under `dir`, hashed. Any write,
+/// new file, rename or `chmod` in the tree changes it: a change always moves the status-change
+/// time (ctime), which no unprivileged process can set back. Metadata only, so it costs a
+/// directory walk, not a read of every file.
+fn fingerprint(dir: &Path) -> std::io::Result<u64> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    fn walk(dir: &Path, hasher: &mut std::collections::hash_map::DefaultHasher) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let meta = entry.path().symlink_metadata()?;
+            entry.file_name().hash(hasher);
+            (meta.mode(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec())
+                .hash(hasher);
+            if meta.is_dir() {
+                walk(&entry.path(), hasher)?;
+            }
+        }
+        Ok(())
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::fs::symlink_metadata(dir).map(|m| std::os::unix::fs::MetadataExt::ctime_nsec(&m).hash(&mut hasher))?;
+    walk(dir, &mut hasher)?;
+    Ok(hasher.finish())
+}
 
 /// The base repositories of one run, one per (repository, commit), each made by the first task
 /// that needs it; every task gets a copy. Making one took 3–4 git processes (`git init`, `add`,
@@ -57,7 +86,10 @@ impl Bases {
         Bases { dir, made: Mutex::new(HashMap::new()) }
     }
 
-    /// Makes `scratch` a git repository holding the task's base state.
+    /// Makes `scratch` a git repository holding the task's base state. The base lies in the
+    /// output directory, within an executor's reach: it is checked unchanged before and after
+    /// each copy, and when something changed it the copy is made from the source instead (the
+    /// `Ok(true)` case, which the task reports).
     pub(crate) fn prepare(
         &self,
         repo: &str,
@@ -65,7 +97,7 @@ impl Bases {
         commit: Option<&str>,
         scratch: &Path,
         log: &LogSink,
-    ) -> Result<(), WorkspaceError> {
+    ) -> Result<bool, WorkspaceError> {
         let key = (base_dir.join(repo).to_string_lossy().into_owned(), commit.map(str::to_string));
         let (n, cell) = {
             let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
@@ -73,14 +105,24 @@ impl Bases {
             made.entry(key).or_insert_with(|| (n, Arc::new(OnceLock::new()))).clone()
         };
         // Other tasks of the same repository wait here while the first one makes it.
-        let base = cell.get_or_init(|| {
+        let made = cell.get_or_init(|| {
             let base = self.dir.join(n.to_string());
-            prepare(repo, base_dir, commit, &base, log).map(|_| base)
+            prepare(repo, base_dir, commit, &base, log)?;
+            let print =
+                fingerprint(&base).map_err(|e| WorkspaceError(format!("cannot read {}: {e}", base.display())))?;
+            Ok((base, print))
         });
-        let base = base.as_ref().map_err(Clone::clone)?;
+        let (base, print) = made.as_ref().map_err(Clone::clone)?;
+        let unchanged = || fingerprint(base).is_ok_and(|now| now == *print);
         let _ = std::fs::remove_dir_all(scratch);
-        copy_repository(base, scratch)
-            .map_err(|e| WorkspaceError(format!("cannot copy {} to {}: {e}", base.display(), scratch.display())))
+        if unchanged() {
+            copy_repository(base, scratch)
+                .map_err(|e| WorkspaceError(format!("cannot copy {} to {}: {e}", base.display(), scratch.display())))?;
+            if unchanged() {
+                return Ok(false);
+            }
+        }
+        prepare(repo, base_dir, commit, scratch, log).map(|_| true)
     }
 
     /// Deletes the bases once every task has its copy.
@@ -357,8 +399,8 @@ mod tests {
         let log_file = dir.path().join("first.log");
         let first_log = process::capped_file_log(std::fs::File::create(&log_file).unwrap());
         let (one, two) = (dir.path().join("out/t1/repo"), dir.path().join("out/t2/repo"));
-        bases.prepare("src", dir.path(), None, &one, &first_log).unwrap();
-        bases.prepare("src", dir.path(), None, &two, &process::null_log()).unwrap();
+        assert!(!bases.prepare("src", dir.path(), None, &one, &first_log).unwrap());
+        assert!(!bases.prepare("src", dir.path(), None, &two, &process::null_log()).unwrap());
         // One `git init` for both tasks: the second copied the base.
         drop(first_log);
         let inits = std::fs::read_to_string(&log_file).unwrap().matches("git init").count();
