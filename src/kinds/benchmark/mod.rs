@@ -348,6 +348,8 @@ struct Executed {
     /// A patch it printed instead of editing the copy.
     patch: Option<String>,
     output: String,
+    /// Why an answer it seems to have printed on stdout was not used.
+    unread: Option<String>,
 }
 
 impl TaskRunner<'_> {
@@ -419,6 +421,10 @@ impl TaskRunner<'_> {
             work_duration = executed.duration;
             case.extra_mut().output = Some(executed.output.into());
             notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
+            if let Some(unread) = &executed.unread {
+                self.warn(task, unread);
+                notes.push(unread.clone());
+            }
             if let Some(patch) = executed.patch {
                 match workspace::apply_text(&scratch, &dir.join("executor.patch"), &patch, &log) {
                     Ok(method) => notes.push(format!("its patch applied with {method}")),
@@ -458,6 +464,20 @@ impl TaskRunner<'_> {
         let (test_suite, project) = self.test_plan(task, &scratch);
         let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
+        // Tests that pass with no change at all cannot tell a fix from no fix: not a pass.
+        // (A task with only PASS_TO_PASS tests asks for nothing to break, which no change meets.)
+        let asks_a_fix = !task.fail_to_pass.is_empty() || task.pass_to_pass.is_empty();
+        if grade.passed && generated.is_empty() && asks_a_fix {
+            let message = format!(
+                "the change is empty and the task's tests pass anyway ({}): they pass at the base, so the task \
+                 proves nothing; check its FAIL_TO_PASS tests",
+                grade.summary
+            );
+            let mut case = error_case(case, "vacuous-pass", message, started);
+            notes.push(format!("generated patch: 0 bytes; tests: {}", grade.summary));
+            case.extra_mut().details = Some(notes.join("\n").into());
+            return case;
+        }
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.extra_mut().score = Some(grade.ratio * 100.0);
         case.set_message(Some(grade.summary.clone()));
@@ -561,17 +581,33 @@ impl TaskRunner<'_> {
             );
             return Err((CaseStatus::Error, "executor-output-cut", message, output));
         }
-        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
-        if trimmed.starts_with('{')
-            && let Ok(json) = serde_json::from_str::<Value>(trimmed)
-        {
-            executed.usage = json.get("usage").and_then(answer::usage_from_json);
-            executed.patch = json.get("patch").and_then(Value::as_str).map(String::from);
-            if let Some(ms) = json.get("duration_ms").and_then(Value::as_f64) {
-                executed.duration = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output, unread: None };
+        if trimmed.starts_with('{') {
+            match serde_json::from_str::<Value>(trimmed) {
+                Ok(json) => {
+                    executed.usage = json.get("usage").and_then(answer::usage_from_json);
+                    executed.patch = json.get("patch").and_then(Value::as_str).map(String::from);
+                    if let Some(ms) = json.get("duration_ms").and_then(Value::as_f64) {
+                        executed.duration = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+                    }
+                }
+                Err(e) => {
+                    executed.unread = Some(format!(
+                        "the executor's stdout starts like a JSON answer but is not JSON ({e}): no patch or \
+                         usage was read from it"
+                    ));
+                }
             }
         } else if trimmed.starts_with("diff --git") || trimmed.starts_with("--- ") {
             executed.patch = Some(stdout.clone());
+        } else if let Some(at) = ["\ndiff --git ", "\n--- a/", "\n--- "].iter().find_map(|m| trimmed.find(m)) {
+            // A patch is applied only when it is the whole answer: text before it may be part of
+            // it or not, and guessing would apply something the executor did not mean.
+            let lines = trimmed[..at].lines().count();
+            executed.unread = Some(format!(
+                "the executor's stdout holds a diff after {lines} line(s) of other text: not applied (a patch on \
+                 stdout must be all of it, or the `patch` of a JSON answer)"
+            ));
         }
         if let Some(usage) = std::fs::read(&usage_file)
             .ok()

@@ -449,3 +449,28 @@ fn an_executor_that_changes_the_shared_base_does_not_change_the_next_tasks_copy(
     assert!(t2.details().unwrap().contains("base copy of this repository was changed"), "{t2:#?}");
     assert_eq!(case(&suite, "t1-tamper").status, CaseStatus::Failed);
 }
+
+#[test]
+fn an_empty_change_that_passes_and_an_answer_fcorr_cannot_read_are_said() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // test_sub passes at the base: a task listing it as FAIL_TO_PASS proves nothing unchanged.
+    let vacuous = serde_json::json!({"FAIL_TO_PASS": ["test_sub"], "PASS_TO_PASS": []});
+    calc_tasks(work.path(), &[("noop", vacuous.clone()), ("prose", serde_json::json!({})), ("badjson", vacuous)]);
+    let executor = r#"case $FCORR_TASK_ID in
+prose) printf 'Here is my patch:\n--- a/calc.sh\n+++ b/calc.sh\n@@ -1 +1 @@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); }\n' ;;
+badjson) printf '{"patch": "--- a/x", "usage": ' ;;
+esac"#;
+    let config = BenchmarkConfig { executor: Some(executor.into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("vac", &config, work.path(), "tasks.jsonl", out.path());
+    let noop = case(&suite, "noop");
+    assert_eq!(noop.status, CaseStatus::Error, "{noop:#?}");
+    assert_eq!(noop.extra().eval().reasons[0].code, "vacuous-pass");
+    let prose = case(&suite, "prose");
+    assert_eq!(prose.status, CaseStatus::Failed, "{prose:#?}");
+    assert!(prose.details().unwrap().contains("holds a diff after 1 line(s) of other text: not applied"), "{prose:#?}");
+    let bad = case(&suite, "badjson");
+    assert_eq!(bad.status, CaseStatus::Error, "{bad:#?}");
+    assert!(bad.details().unwrap().contains("starts like a JSON answer but is not JSON"), "{bad:#?}");
+    assert_eq!(suite.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count(), 2);
+}
