@@ -212,15 +212,18 @@ const STALE_SLACK: std::time::Duration = std::time::Duration::from_secs(2);
 /// Takes out of `paths` the files last written before the test phase began (less
 /// [`STALE_SLACK`]), and returns them with their times: a report the test command did not write
 /// this time (it crashed first, or wrote elsewhere) is an earlier run's, and reading it would
-/// report that run's results as this one's. A file whose time cannot be read stays.
+/// report that run's results as this one's. A file dated later than now (plus the slack) was
+/// not written by this run either: a date in the future is set on purpose (`touch -d`) or comes
+/// from another machine's clock. A file whose time cannot be read stays.
 fn leave_out_stale(
     paths: &mut Vec<std::path::PathBuf>,
     started: std::time::SystemTime,
 ) -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
     let cutoff = started.checked_sub(STALE_SLACK).unwrap_or(started);
+    let latest = std::time::SystemTime::now() + STALE_SLACK;
     let mut stale = Vec::new();
     paths.retain(|path| match std::fs::metadata(path).and_then(|m| m.modified()) {
-        Ok(modified) if modified < cutoff => {
+        Ok(modified) if modified < cutoff || modified > latest => {
             stale.push((path.clone(), modified));
             false
         }
@@ -237,8 +240,9 @@ fn stale_note(
     ctx: &CollectContext<'_>,
 ) -> Option<Diagnostic> {
     let newest = stale.iter().map(|(_, t)| *t).max()?;
-    let ago = |t: std::time::SystemTime| {
-        crate::text::format_duration(started.duration_since(t).unwrap_or_default().as_secs_f64() * 1000.0)
+    let ago = |t: std::time::SystemTime| match started.duration_since(t) {
+        Ok(before) => format!("{} before", crate::text::format_duration(before.as_secs_f64() * 1000.0)),
+        Err(after) => format!("{} after", crate::text::format_duration(after.duration().as_secs_f64() * 1000.0)),
     };
     let shown: Vec<String> = stale.iter().take(3).map(|(p, _)| display_path(p, ctx.root, ctx.work_dir)).collect();
     let more =
@@ -247,7 +251,7 @@ fn stale_note(
         severity: Severity::Warning,
         source: "collect".into(),
         message: format!(
-            "{}{more} (matching {pattern}) {} not written by this run: last written {} before the test \
+            "{}{more} (matching {pattern}) {} not written by this run: dated {} the test \
              command started, so {} left from an earlier run and not read; have the test command write \
              its report afresh (or delete it before the run); to read reports that exist before the \
              run, use an import suite (kind = \"import\")",
@@ -292,6 +296,23 @@ mod tests {
 
     /// Report files read at once, one per core, are the files read one after the other, in order:
     /// every fixture report in every format, a broken one, an empty one and one that is none.
+    #[test]
+    fn a_report_dated_in_the_past_or_the_future_is_left_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let now = std::time::SystemTime::now();
+        let hour = std::time::Duration::from_secs(3600);
+        let mut paths = Vec::new();
+        for (name, at) in [("fresh.xml", now), ("old.xml", now - hour), ("future.xml", now + hour)] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, "").unwrap();
+            std::fs::File::options().write(true).open(&path).unwrap().set_modified(at).unwrap();
+            paths.push(path);
+        }
+        let stale = leave_out_stale(&mut paths, now - std::time::Duration::from_secs(1));
+        assert_eq!(paths, [dir.path().join("fresh.xml")]);
+        assert_eq!(stale.len(), 2);
+    }
+
     #[test]
     fn files_read_at_once_are_the_files_read_in_turn() {
         let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reports");

@@ -93,14 +93,23 @@ impl Collected {
     }
 }
 
-/// A directory name safe for any suite id.
+/// A directory name safe for any suite (or task) id. An id that is already safe is its own
+/// name; one that had to change gets a short hash of the id appended, so ids that clean up to
+/// the same text (`fix/add` and `fix_add`) never share a directory or a log.
 pub(crate) fn safe_name(id: &str) -> String {
+    use sha2::Digest;
     let cleaned: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
         .collect();
-    let cleaned = cleaned.trim_matches('.').to_string();
-    if cleaned.is_empty() { "suite".into() } else { cleaned }
+    let cleaned = cleaned.trim_matches('.');
+    let cleaned = if cleaned.is_empty() { "suite" } else { cleaned };
+    if cleaned == id {
+        return id.to_string();
+    }
+    let digest = sha2::Sha256::digest(id.as_bytes());
+    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
+    format!("{cleaned}-{hash}")
 }
 
 /// A suite's log, `logs/<suite>.log` in the output directory, capped like every suite log (its
@@ -350,7 +359,13 @@ mod tests {
 
     #[test]
     fn safe_names() {
-        assert_eq!(safe_name("sdk/sample one"), "sdk_sample_one");
-        assert_eq!(safe_name(".."), "suite");
+        assert_eq!(safe_name("calc-bench_1.x"), "calc-bench_1.x");
+        let (slash, under) = (safe_name("fix/add"), safe_name("fix_add"));
+        assert!(slash.starts_with("fix_add-") && slash.len() == "fix_add-".len() + 8, "{slash}");
+        assert_eq!(under, "fix_add");
+        assert_ne!(safe_name("s/1"), safe_name("s 1"));
+        assert!(safe_name("sdk/sample one").starts_with("sdk_sample_one-"));
+        assert!(safe_name("..").starts_with("suite-"));
+        assert_eq!(safe_name("sdk/sample one"), safe_name("sdk/sample one"), "stable");
     }
 }

@@ -120,7 +120,8 @@ fn a_bank_sut_and_a_calibrator_that_ignore_a_large_test_are_judged() {
 }
 
 /// A benchmark whose one task's test passes as the repository is; the task carries `extra`
-/// fields.
+/// fields. The executor also adds a file when it succeeds: a change that is empty and passes
+/// proves nothing (`vacuous-pass`), and these tests are about how the executor is run.
 fn benchmark_dir(executor: &str, extra: serde_json::Value) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path().join("repo");
@@ -139,7 +140,7 @@ fn benchmark_dir(executor: &str, extra: serde_json::Value) -> tempfile::TempDir 
         format!(
             "[[suite]]\nname = \"bench\"\nkind = \"benchmark\"\npath = \"tasks.jsonl\"\npolicy = \"pass-rate\"\n\
              install = false\nexecutor = {}\n",
-            toml_string(executor)
+            toml_string(&format!("({executor}) && touch executor-was-here"))
         ),
     )
     .unwrap();

@@ -28,7 +28,32 @@ fn names(case: &Case, name: &str) -> bool {
     let qualified = |prefix: &Option<crate::model::SharedText>| {
         prefix.as_deref().is_some_and(|p| name == format!("{p}::{}", case.name) || name == format!("{p}.{}", case.name))
     };
-    qualified(&case.file) || qualified(&case.classname)
+    qualified(&case.file) || qualified(&case.classname) || node_id(case, name) || django_id(case, name)
+}
+
+/// pytest's node id of a test in a class, as SWE-bench ships them: `tests/test_x.py::TestA::test_b`
+/// names the case `test_b` of class `tests.test_x.TestA` (or `TestA` in file `tests/test_x.py`).
+fn node_id(case: &Case, name: &str) -> bool {
+    let parts: Vec<&str> = name.split("::").collect();
+    let [file, classes @ .., test] = parts.as_slice() else { return false };
+    if classes.is_empty() || *test != &*case.name {
+        return false;
+    }
+    let classes = classes.join(".");
+    let module = file.strip_suffix(".py").unwrap_or(file).replace('/', ".");
+    case.classname.as_deref().is_some_and(|classname| {
+        classname == format!("{module}.{classes}")
+            || (case.file.as_deref() == Some(*file)
+                && (classname == classes || classname.ends_with(&format!(".{classes}"))))
+    })
+}
+
+/// Django's test ids: `test_b (module.TestA)`, or `test_b (module.TestA.test_b)` since Django 4.
+fn django_id(case: &Case, name: &str) -> bool {
+    let Some((test, rest)) = name.split_once(" (") else { return false };
+    let Some(class) = rest.strip_suffix(')') else { return false };
+    let class = class.strip_suffix(&format!(".{test}")).unwrap_or(class);
+    test == &*case.name && case.classname.as_deref() == Some(class)
 }
 
 pub(crate) fn grade(task: &Task, tests: &Suite) -> Grade {
@@ -70,9 +95,18 @@ pub(crate) fn grade(task: &Task, tests: &Suite) -> Grade {
     let lists = [("fail-to-pass", &task.fail_to_pass), ("pass-to-pass", &task.pass_to_pass)];
     for (i, (code, list)) in lists.into_iter().enumerate() {
         for name in list {
-            match tests.cases.iter().find(|c| names(c, name)).map(|c| c.status) {
-                Some(CaseStatus::Passed | CaseStatus::Flaky) => passed[i] += 1,
-                other => reasons.push(reason(code, "passed", other.map_or("not run", CaseStatus::label), name)),
+            // Every test the name matches must pass: the same name in two files, or a test
+            // reported twice, must not let a passing one hide a failing one.
+            let matched: Vec<&Case> = tests.cases.iter().filter(|c| names(c, name)).collect();
+            let failing = matched.iter().find(|c| !matches!(c.status, CaseStatus::Passed | CaseStatus::Flaky));
+            match (matched.len(), failing) {
+                (0, _) => reasons.push(reason(code, "passed", "not run", name)),
+                (_, None) => passed[i] += 1,
+                (1, Some(case)) => reasons.push(reason(code, "passed", case.status.label(), name)),
+                (n, Some(case)) => {
+                    let test = format!("{name} ({n} tests have this name; one is {})", case.status.label());
+                    reasons.push(reason(code, "passed", case.status.label(), &test));
+                }
             }
         }
     }
@@ -160,6 +194,16 @@ mod tests {
         let grade = grade(&task(&["test_add"], &["tests.test_calc.test_old"]), &tests);
         assert!(!grade.passed);
         assert_eq!(grade.reasons[0].code, "pass-to-pass");
+    }
+
+    #[test]
+    fn a_name_that_matches_a_failing_test_too_fails_the_task() {
+        let tests = suite(&[("test_add", CaseStatus::Passed), ("test_add", CaseStatus::Failed)]);
+        let grade = grade(&task(&["test_add"], &[]), &tests);
+        assert!(!grade.passed, "{grade:?}");
+        assert_eq!(grade.reasons[0].actual, Some(serde_json::json!("failed")));
+        let message = grade.reasons[0].message.as_deref().unwrap();
+        assert_eq!(message, "test_add (2 tests have this name; one is failed)");
     }
 
     #[test]

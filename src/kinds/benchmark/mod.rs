@@ -36,6 +36,15 @@ pub(crate) use tasks::{Task, TaskError, TaskFilter};
 pub(crate) const DEFAULT_COST_PER_1K: f64 = 0.003;
 /// Seconds an executor may take per task when `executor-timeout` is not set.
 pub(crate) const DEFAULT_EXECUTOR_TIMEOUT: u64 = 600;
+/// Said of test files the executor changed, which were restored before the tests.
+const RESTORED: &str =
+    "the executor changed the task's test files; they were put back as they are at the base before the tests ran";
+/// Said of a base that something changed during the run.
+const TAMPERED: &str = "the run's base copy of this repository was changed after it was made (by an executor?); \
+                        this task's copy was made from the source instead";
+/// Said of report files that were in the copy before its tests ran.
+const PLANTED: &str =
+    "report files were in the copy before the tests ran, so they are read only if the tests write them again";
 /// Bytes of the generated patch kept in the case details (the file has all of it).
 pub(crate) const PATCH_CAP: usize = 16 * 1024;
 
@@ -182,10 +191,11 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
     }
 
     let bases = workspace::Bases::new(workspace::bases_dir(&ctx.out_dir, &suite_plan.id));
-    let runner = TaskRunner { suite: suite_plan, plan, ctx, bases: &bases };
+    let runner = TaskRunner { suite: suite_plan, plan, ctx, bases: &bases, warnings: Default::default() };
     let jobs = plan.jobs.unwrap_or(ctx.jobs).clamp(1, selected.len());
     let cases = run_all(&selected, jobs, &runner);
     bases.remove();
+    let warnings = runner.warnings.into_inner().unwrap_or_else(|p| p.into_inner());
     if process::is_cancelled() {
         suite.status = SuiteStatus::Cancelled;
     }
@@ -204,6 +214,8 @@ pub(crate) fn run(suite_plan: &SuitePlan, plan: &BenchmarkPlan, ctx: &ExecContex
     let usage = totals(&suite.cases, plan.cost_per_1k);
     suite.diagnostics.push(notice(crate::score::metrics_line(&suite.cases, &usage, Some(plan.cost_per_1k))));
     suite.usage = Some(usage);
+    let warning = |message| Diagnostic { severity: Severity::Warning, ..notice(message) };
+    suite.diagnostics.extend(warnings.into_iter().map(warning));
     suite
 }
 
@@ -277,6 +289,56 @@ struct TaskRunner<'a> {
     ctx: &'a ExecContext,
     /// Each repository's base state, made once and copied for every task.
     bases: &'a workspace::Bases,
+    /// What the suite's warnings say about tasks (test files put back, reports left out...).
+    warnings: std::sync::Mutex<Vec<String>>,
+}
+
+/// The task's test files, relative to the copy: `test_files` and the files `test_patch` touches
+/// when the task names any; else the base's files its test commands name as words
+/// (`sh test.sh`, `pytest tests/test_x.py`) and its test ids name before `::`
+/// (`tests/test_x.py::test_y`). Files only, never a directory, unless `test_files` says so: a
+/// command that runs `cd src && make` must not put the executor's fix in `src` back.
+fn test_files(task: &Task, scratch: &Path) -> Vec<String> {
+    let mut files: Vec<String> = task.test_files.clone();
+    if let Some(patch) = &task.test_patch {
+        files.extend(patch_paths(patch));
+    }
+    if files.is_empty() {
+        let words = task
+            .test_commands
+            .iter()
+            .flat_map(|c| c.split(|ch: char| ch.is_whitespace() || ";|&<>()'\"`=,".contains(ch)));
+        let ids = task.fail_to_pass.iter().chain(&task.pass_to_pass).filter_map(|n| n.split_once("::").map(|p| p.0));
+        for word in words.chain(ids) {
+            let word = word.trim_start_matches("./");
+            let path = Path::new(word);
+            let inside = !word.is_empty()
+                && path.components().all(|c| matches!(c, std::path::Component::Normal(_)))
+                && !path.starts_with(".git");
+            if inside && std::fs::symlink_metadata(scratch.join(path)).is_ok_and(|m| m.is_file()) {
+                files.push(word.to_string());
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    files
+}
+
+/// The files a unified diff touches (both sides of a rename), `/dev/null` left out.
+fn patch_paths(patch: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    for line in patch.lines() {
+        let side = |p: &str| {
+            let p = p.split('\t').next().unwrap_or(p).trim_end();
+            let p = p.strip_prefix("a/").or_else(|| p.strip_prefix("b/")).unwrap_or(p);
+            (p != "/dev/null" && !p.is_empty()).then(|| p.to_string())
+        };
+        if let Some(rest) = line.strip_prefix("--- ").or_else(|| line.strip_prefix("+++ ")) {
+            paths.extend(side(rest));
+        }
+    }
+    paths
 }
 
 /// What the executor did.
@@ -286,9 +348,26 @@ struct Executed {
     /// A patch it printed instead of editing the copy.
     patch: Option<String>,
     output: String,
+    /// Why an answer it seems to have printed on stdout was not used.
+    unread: Option<String>,
 }
 
 impl TaskRunner<'_> {
+    /// A warning about `task` for the suite's diagnostics (the case's details say it too).
+    fn warn(&self, task: &Task, message: &str) {
+        let mut warnings = self.warnings.lock().unwrap_or_else(|p| p.into_inner());
+        warnings.push(format!("task `{}`: {message}", task.id));
+    }
+
+    /// `what: files` in the case's notes and the suite's warnings, when there are any files.
+    fn flag(&self, task: &Task, notes: &mut Vec<String>, files: &[String], what: &str) {
+        if !files.is_empty() {
+            let message = format!("{what}: {}", files.join(", "));
+            self.warn(task, &message);
+            notes.push(message);
+        }
+    }
+
     fn run(&self, task: &Task) -> Case {
         let started = Instant::now();
         let mut case =
@@ -308,11 +387,19 @@ impl TaskRunner<'_> {
                 return error_case(case, "harness-error", format!("cannot create {}: {e}", dir.display()), started);
             }
         };
-        if let Err(e) = self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
-            return error_case(case, "workspace-error", e.to_string(), started);
-        }
-
         let mut notes = Vec::new();
+        match self.bases.prepare(&task.repo, &task.base_dir, task.commit.as_deref(), &scratch, &log) {
+            Ok(false) => {}
+            Ok(true) => self.flag(task, &mut notes, std::slice::from_ref(&task.repo), TAMPERED),
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        }
+        let base = match workspace::head(&scratch, &log) {
+            Ok(base) => base,
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        };
+        // Read from the fresh copy, before the executor can change what they name.
+        let protected = test_files(task, &scratch);
+
         let mut usage = None;
         let mut work_duration = Duration::ZERO;
         if let Some(patch) = &task.patch_file {
@@ -334,12 +421,12 @@ impl TaskRunner<'_> {
             work_duration = executed.duration;
             case.extra_mut().output = Some(executed.output.into());
             notes.push(format!("executor finished in {:.1}s", executed.duration.as_secs_f64()));
+            if let Some(unread) = &executed.unread {
+                self.warn(task, unread);
+                notes.push(unread.clone());
+            }
             if let Some(patch) = executed.patch {
-                let file = dir.join("executor.patch");
-                let applied = std::fs::write(&file, patch)
-                    .map_err(|e| workspace::WorkspaceError(format!("cannot write {}: {e}", file.display())))
-                    .and_then(|_| workspace::apply_patch(&scratch, &file, &log));
-                match applied {
+                match workspace::apply_text(&scratch, &dir.join("executor.patch"), &patch, &log) {
                     Ok(method) => notes.push(format!("its patch applied with {method}")),
                     Err(e) => return failed_case(case, "patch-does-not-apply", e.to_string(), started),
                 }
@@ -350,14 +437,47 @@ impl TaskRunner<'_> {
         }
 
         let patch_file = dir.join("generated.patch");
-        let generated = match workspace::diff(&scratch, &patch_file, &log) {
+        let generated = match workspace::diff(&scratch, &base, &patch_file, &log) {
             Ok(patch) => patch,
             Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
         };
+        // The tests that grade are the task's: an executor that rewrote them to pass (or deleted
+        // them) must not be graded by its own version. SWE-bench does the same with `test_patch`.
+        match workspace::restore(&scratch, &base, &protected, &dir.join("test-files.txt"), &log) {
+            Ok(restored) => self.flag(task, &mut notes, &restored, RESTORED),
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        }
+        if let Some(test_patch) = &task.test_patch {
+            match workspace::apply_text(&scratch, &dir.join("test.patch"), test_patch, &log) {
+                Ok(method) => notes.push(format!("test_patch applied with {method}")),
+                // On test files put back as they are at the base, only a broken task fails here.
+                Err(e) => return error_case(case, "test-patch-does-not-apply", e.to_string(), started),
+            }
+        }
+
+        let reports = if task.reports.is_empty() { &self.plan.reports } else { &task.reports };
+        match workspace::date_out_reports(&scratch, reports) {
+            Ok(planted) => self.flag(task, &mut notes, &planted, PLANTED),
+            Err(e) => return error_case(case, "workspace-error", e.to_string(), started),
+        }
 
         let (test_suite, project) = self.test_plan(task, &scratch);
         let tests = crate::kinds::project::run_project(&test_suite, &project, self.ctx, &NullSink);
         let grade = grade::grade(task, &tests);
+        // Tests that pass with no change at all cannot tell a fix from no fix: not a pass.
+        // (A task with only PASS_TO_PASS tests asks for nothing to break, which no change meets.)
+        let asks_a_fix = !task.fail_to_pass.is_empty() || task.pass_to_pass.is_empty();
+        if grade.passed && generated.is_empty() && asks_a_fix {
+            let message = format!(
+                "the change is empty and the task's tests pass anyway ({}): they pass at the base, so the task \
+                 proves nothing; check its FAIL_TO_PASS tests",
+                grade.summary
+            );
+            let mut case = error_case(case, "vacuous-pass", message, started);
+            notes.push(format!("generated patch: 0 bytes; tests: {}", grade.summary));
+            case.extra_mut().details = Some(notes.join("\n").into());
+            return case;
+        }
         case.status = if grade.passed { CaseStatus::Passed } else { CaseStatus::Failed };
         case.extra_mut().score = Some(grade.ratio * 100.0);
         case.set_message(Some(grade.summary.clone()));
@@ -461,17 +581,33 @@ impl TaskRunner<'_> {
             );
             return Err((CaseStatus::Error, "executor-output-cut", message, output));
         }
-        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output };
-        if trimmed.starts_with('{')
-            && let Ok(json) = serde_json::from_str::<Value>(trimmed)
-        {
-            executed.usage = json.get("usage").and_then(answer::usage_from_json);
-            executed.patch = json.get("patch").and_then(Value::as_str).map(String::from);
-            if let Some(ms) = json.get("duration_ms").and_then(Value::as_f64) {
-                executed.duration = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+        let mut executed = Executed { usage: None, duration: outcome.duration, patch: None, output, unread: None };
+        if trimmed.starts_with('{') {
+            match serde_json::from_str::<Value>(trimmed) {
+                Ok(json) => {
+                    executed.usage = json.get("usage").and_then(answer::usage_from_json);
+                    executed.patch = json.get("patch").and_then(Value::as_str).map(String::from);
+                    if let Some(ms) = json.get("duration_ms").and_then(Value::as_f64) {
+                        executed.duration = Duration::from_secs_f64(ms.max(0.0) / 1000.0);
+                    }
+                }
+                Err(e) => {
+                    executed.unread = Some(format!(
+                        "the executor's stdout starts like a JSON answer but is not JSON ({e}): no patch or \
+                         usage was read from it"
+                    ));
+                }
             }
         } else if trimmed.starts_with("diff --git") || trimmed.starts_with("--- ") {
             executed.patch = Some(stdout.clone());
+        } else if let Some(at) = ["\ndiff --git ", "\n--- a/", "\n--- "].iter().find_map(|m| trimmed.find(m)) {
+            // A patch is applied only when it is the whole answer: text before it may be part of
+            // it or not, and guessing would apply something the executor did not mean.
+            let lines = trimmed[..at].lines().count();
+            executed.unread = Some(format!(
+                "the executor's stdout holds a diff after {lines} line(s) of other text: not applied (a patch on \
+                 stdout must be all of it, or the `patch` of a JSON answer)"
+            ));
         }
         if let Some(usage) = std::fs::read(&usage_file)
             .ok()
@@ -535,13 +671,19 @@ impl TaskRunner<'_> {
     }
 }
 
-/// Several test commands as one script that runs them all and fails if any failed.
+/// Several test commands as one script that runs them all and fails if any failed. They share
+/// one shell, so a `cd` or `export` carries on to the next command (SWE-bench's evaluation
+/// scripts rely on that); an `exit` in one ends the script, and the trap makes it fail when an
+/// earlier command failed, whatever status that `exit` gave.
 fn test_script(commands: &[String]) -> Option<String> {
     match commands {
         [] => None,
         [one] => Some(one.clone()),
         many => {
-            let mut script = String::from("fcorr_rc=0\n");
+            let mut script = String::from(
+                "fcorr_rc=0\ntrap 'fcorr_st=$?; if [ \"$fcorr_rc\" -ne 0 ] && [ \"$fcorr_st\" -eq 0 ]; then \
+                 fcorr_st=1; fi; exit $fcorr_st' EXIT\n",
+            );
             for command in many {
                 script.push_str(&format!("{{ {command}\n}} || fcorr_rc=1\n"));
             }

@@ -31,6 +31,15 @@ pub(crate) struct Task {
     /// Report files the test commands write (globs, relative to the task's copy).
     #[serde(default)]
     pub reports: Vec<String>,
+    /// The task's test files (paths of files or directories in the copy): put back as they are
+    /// at the base before the tests run, whatever the executor did to them. Default: the files
+    /// `test_patch` touches, or else the base's files the test commands and test names name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub test_files: Vec<String>,
+    /// SWE-bench's `test_patch`: applied after the executor's change, on test files put back as
+    /// they are at the base, so the tests that grade are the task's, never the executor's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test_patch: Option<String>,
     /// Tests that must go from failing to passing.
     #[serde(default, rename = "FAIL_TO_PASS", alias = "fail_to_pass", deserialize_with = "names")]
     pub fail_to_pass: Vec<String>,
@@ -218,6 +227,8 @@ mod tests {
             patch_file: None,
             test_commands: Vec::new(),
             reports: Vec::new(),
+            test_files: Vec::new(),
+            test_patch: None,
             fail_to_pass: Vec::new(),
             pass_to_pass: Vec::new(),
             difficulty: difficulty.map(String::from),

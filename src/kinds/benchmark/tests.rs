@@ -198,6 +198,15 @@ fn test_scripts_run_every_command() {
     let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "ran\n");
+    // An `exit` (even `exit 0`) in a later command keeps the earlier failure; `cd` carries over.
+    let script = test_script(&["sh -c 'exit 2'".into(), "cd /; echo ran; exit".into()]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(1), "ran\n"));
+    let script = test_script(&["cd /tmp".into(), "pwd; exit 0".into()]).unwrap();
+    let out = std::process::Command::new("sh").args(["-c", &script]).output().unwrap();
+    assert_eq!((out.status.code(), String::from_utf8_lossy(&out.stdout).as_ref()), (Some(0), "/tmp\n"));
+    let script = test_script(&["true".into(), "exit 3".into()]).unwrap();
+    assert_eq!(std::process::Command::new("sh").args(["-c", &script]).status().unwrap().code(), Some(3));
 }
 
 #[test]
@@ -242,4 +251,226 @@ fn a_large_generated_patch_is_capped_in_the_case_and_whole_in_its_file() {
     assert!(details.len() < PATCH_CAP + 2048, "{}", details.len());
     assert!(details.contains("+line 0 of a generated file") && !details.contains("+line 1999"), "{details}");
     assert!(details.contains("generated patch: benchmark/big/fix-add/generated.patch ("), "{details}");
+}
+
+/// A tasks file in `dir` whose tasks test the example calculator, each `(id, extra fields)`.
+fn calc_tasks(dir: &Path, tasks: &[(&str, serde_json::Value)]) {
+    let lines: Vec<String> = tasks
+        .iter()
+        .map(|(id, extra)| {
+            let mut task = serde_json::json!({
+                "id": id, "repo": example_dir().join("repos/calc"),
+                "test_commands": ["sh test.sh > report.tap"], "reports": ["report.tap"],
+                "FAIL_TO_PASS": ["test_add"], "PASS_TO_PASS": ["test_sub"],
+            });
+            task.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            task.to_string()
+        })
+        .collect();
+    std::fs::write(dir.join("tasks.jsonl"), lines.join("\n")).unwrap();
+}
+
+#[test]
+fn an_executor_that_rewrites_the_tasks_tests_is_graded_by_the_tasks_own() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // The tests from the task's test_commands (test.sh) are rewritten to pass without add();
+    // the same through test_files; and a test_patch the executor cannot dodge.
+    let rewrite = r#"sed -i 's/check test_add "$(add 2 3)" 5/check test_add 5 5/' test.sh"#;
+    let test_patch = "--- a/test.sh\n+++ b/test.sh\n@@ -12 +12 @@\n-check test_sub \"$(sub 5 3)\" 2\n+check test_sub \"$(sub 6 3)\" 3\n";
+    calc_tasks(
+        work.path(),
+        &[
+            ("by-command", serde_json::json!({})),
+            (
+                "by-list",
+                serde_json::json!({"test_commands": ["sh \"$(echo test).sh\" > report.tap"], "test_files": ["test.sh"]}),
+            ),
+            ("by-patch", serde_json::json!({"test_patch": test_patch})),
+        ],
+    );
+    let config = BenchmarkConfig { executor: Some(rewrite.into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("hack", &config, work.path(), "tasks.jsonl", out.path());
+    for id in ["by-command", "by-list", "by-patch"] {
+        let case = case(&suite, id);
+        assert_eq!(case.status, CaseStatus::Failed, "{id}: {case:#?}");
+        assert_eq!(case.extra().eval().reasons[0].code, "fail-to-pass", "{id}");
+        let details = case.details().unwrap();
+        assert!(
+            details.contains("the executor changed the task's test files") && details.contains(": test.sh"),
+            "{details}"
+        );
+        // The generated patch still shows what the executor did.
+        assert!(details.contains("+check test_add 5 5"), "{details}");
+    }
+    let details = case(&suite, "by-patch").details().unwrap();
+    assert!(details.contains("test_patch applied with "), "{details}");
+    let warned = suite.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    assert_eq!(warned, 3, "{:?}", suite.diagnostics);
+
+    // An executor that fixes add() and leaves the tests alone still passes; one that commits
+    // its rewrite of the tests is caught the same.
+    let fix = r#"sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' calc.sh"#;
+    let commit = format!("{rewrite} && git -c user.name=a -c user.email=a@b commit -qam hack");
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = by-command ]; then {fix}; else {commit}; fi")),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("fair", &config, work.path(), "tasks.jsonl", out.path());
+    assert_eq!(case(&suite, "by-command").status, CaseStatus::Passed, "{suite:#?}");
+    assert_eq!(case(&suite, "by-list").status, CaseStatus::Failed, "{suite:#?}");
+    assert!(case(&suite, "by-list").details().unwrap().contains("+check test_add 5 5"));
+}
+
+#[test]
+fn a_report_the_executor_planted_is_never_read() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // The tests write report.tap (test_add fails: nothing was fixed); the executor plants a.tap
+    // saying every test passed, dated now, in the future, or as a link to a file outside.
+    let outside = work.path().join("outside.tap");
+    let planted = "TAP version 13\n1..2\nok 1 - test_add\nok 2 - test_sub\n";
+    std::fs::write(&outside, planted).unwrap();
+    let tasks: Vec<(&str, serde_json::Value)> = ["plant", "plant-future", "plant-link", "only-planted"]
+        .into_iter()
+        .map(|id| (id, serde_json::json!({"reports": ["*.tap"]})))
+        .collect();
+    let mut tasks = tasks;
+    // A glob does not follow links; a plain path does.
+    tasks[2].1 = serde_json::json!({"reports": ["a.tap", "report.tap"]});
+    tasks[3].1 = serde_json::json!({"reports": ["*.tap"], "test_commands": ["sh test.sh > /dev/null"]});
+    calc_tasks(work.path(), &tasks);
+    let executor = format!(
+        "case $FCORR_TASK_ID in plant-link) ln -s {} a.tap ;; *) printf '{}' > a.tap ;; esac; \
+         [ $FCORR_TASK_ID = plant-future ] && touch -d '+1 hour' a.tap; exit 0",
+        outside.display(),
+        planted.replace('\n', "\\n")
+    );
+    let config = BenchmarkConfig { executor: Some(executor), ..BenchmarkConfig::default() };
+    let suite = run_bench("plant", &config, work.path(), "tasks.jsonl", out.path());
+    for id in ["plant", "plant-future", "plant-link"] {
+        let case = case(&suite, id);
+        assert_eq!(case.status, CaseStatus::Failed, "{id}: {case:#?}");
+        assert_eq!(case.message(), Some("1 of 2 graded tests passed (FAIL_TO_PASS 0/1, PASS_TO_PASS 1/1)"));
+        assert!(case.details().unwrap().contains("only if the tests write them again: a.tap"), "{id}");
+    }
+    // Tests that write no report at all are not measured, whatever the executor left.
+    let only = case(&suite, "only-planted");
+    assert_eq!(only.extra().eval().reasons[0].code, "tests-not-measured", "{only:#?}");
+    // The file outside the copy was neither dated nor removed.
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), planted);
+    assert!(std::fs::metadata(&outside).unwrap().modified().unwrap() > std::time::SystemTime::UNIX_EPOCH);
+}
+
+#[test]
+fn task_ids_that_clean_up_alike_get_copies_of_their_own() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    calc_tasks(work.path(), &[("fix/add", serde_json::json!({})), ("fix_add", serde_json::json!({}))]);
+    // `fix/add` fixes add(); `fix_add` changes nothing and runs its tests a little later, in what
+    // would be the same directory if the two ids shared one.
+    let fix = r#"sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' calc.sh"#;
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = fix/add ]; then {fix}; else sleep 1; fi")),
+        jobs: Some(2),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("col", &config, work.path(), "tasks.jsonl", out.path());
+    assert_eq!(case(&suite, "fix/add").status, CaseStatus::Passed, "{suite:#?}");
+    assert_eq!(case(&suite, "fix_add").status, CaseStatus::Failed, "{suite:#?}");
+    let (slash, under) =
+        (workspace::task_dir(out.path(), "col", "fix/add"), workspace::task_dir(out.path(), "col", "fix_add"));
+    assert_ne!(slash, under);
+    assert!(std::fs::read_to_string(slash.join("generated.patch")).unwrap().contains("+add()"));
+    assert_eq!(std::fs::read_to_string(under.join("generated.patch")).unwrap(), "");
+    // Suites too: `s/1` and `s_1` keep their tasks apart.
+    assert_ne!(workspace::task_dir(out.path(), "s/1", "t"), workspace::task_dir(out.path(), "s_1", "t"));
+}
+
+#[test]
+fn grading_takes_every_test_a_name_matches_every_command_and_pytest_ids() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let tap = |lines: &str| format!("printf 'TAP version 13\\n{lines}' > report.tap");
+    // pytest's JUnit XML for a test in a class and a parametrized one, as SWE-bench names them.
+    let junit = r#"cat > report.xml <<'XML'
+<testsuites><testsuite name="pytest" tests="2"><testcase classname="tests.test_calc.TestAdd" name="test_add" file="tests/test_calc.py"/><testcase classname="tests.test_calc" name="test_param[1-1]" file="tests/test_calc.py"/><testcase classname="calc.tests.DivTests" name="test_div"/></testsuite></testsuites>
+XML"#;
+    calc_tasks(
+        work.path(),
+        &[
+            (
+                "dup-name",
+                serde_json::json!({"test_commands": [tap("1..2\\nok 1 - test_add\\nnot ok 2 - test_add\\n")], "PASS_TO_PASS": []}),
+            ),
+            (
+                "exit-later",
+                serde_json::json!({"test_commands": ["sh -c 'echo crash; exit 2'", format!("{}; exit", tap("1..1\\nok 1 - test_add\\n"))], "PASS_TO_PASS": []}),
+            ),
+            (
+                "pytest-ids",
+                serde_json::json!({"test_commands": [junit], "reports": ["report.xml"],
+                    "FAIL_TO_PASS": ["tests/test_calc.py::TestAdd::test_add", "tests/test_calc.py::test_param[1-1]"],
+                    "PASS_TO_PASS": ["test_div (calc.tests.DivTests)", "test_div (calc.tests.DivTests.test_div)"]}),
+            ),
+        ],
+    );
+    let config = BenchmarkConfig { executor: Some("touch changed".into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("grading", &config, work.path(), "tasks.jsonl", out.path());
+    let dup = case(&suite, "dup-name");
+    assert_eq!(dup.status, CaseStatus::Failed, "{dup:#?}");
+    assert!(dup.extra().eval().reasons[0].message.as_deref().unwrap().contains("2 tests have this name"));
+    let later = case(&suite, "exit-later");
+    assert_eq!(later.status, CaseStatus::Failed, "{later:#?}");
+    assert_eq!(later.extra().eval().reasons[0].code, "tests-not-measured", "{later:#?}");
+    let pytest = case(&suite, "pytest-ids");
+    assert_eq!(pytest.status, CaseStatus::Passed, "{pytest:#?}");
+    assert_eq!(pytest.message(), Some("4 of 4 graded tests passed (FAIL_TO_PASS 2/2, PASS_TO_PASS 2/2)"));
+}
+
+#[test]
+fn an_executor_that_changes_the_shared_base_does_not_change_the_next_tasks_copy() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    calc_tasks(work.path(), &[("t1-tamper", serde_json::json!({})), ("t2-noop", serde_json::json!({}))]);
+    // t1 fixes add() in the base every task is copied from (and commits it), not in its copy;
+    // t2 changes an unrelated file, so only an inherited fix could make it pass.
+    let tamper = r#"for b in "$FCORR_TASK_DIR"/../../.bases/*; do
+  sed -i 's/^add() { echo \$((\$1 - \$2)); }/add() { echo $(($1 + $2)); }/' "$b/calc.sh"
+  git -C "$b" -c user.name=a -c user.email=a@b commit -qam fix; done"#;
+    let config = BenchmarkConfig {
+        executor: Some(format!("if [ \"$FCORR_TASK_ID\" = t1-tamper ]; then {tamper}; fi; touch changed")),
+        jobs: Some(1),
+        ..BenchmarkConfig::default()
+    };
+    let suite = run_bench("base", &config, work.path(), "tasks.jsonl", out.path());
+    let t2 = case(&suite, "t2-noop");
+    assert_eq!(t2.status, CaseStatus::Failed, "{t2:#?}");
+    assert!(t2.details().unwrap().contains("base copy of this repository was changed"), "{t2:#?}");
+    assert_eq!(case(&suite, "t1-tamper").status, CaseStatus::Failed);
+}
+
+#[test]
+fn an_empty_change_that_passes_and_an_answer_fcorr_cannot_read_are_said() {
+    let out = tempfile::tempdir().unwrap();
+    let work = tempfile::tempdir().unwrap();
+    // test_sub passes at the base: a task listing it as FAIL_TO_PASS proves nothing unchanged.
+    let vacuous = serde_json::json!({"FAIL_TO_PASS": ["test_sub"], "PASS_TO_PASS": []});
+    calc_tasks(work.path(), &[("noop", vacuous.clone()), ("prose", serde_json::json!({})), ("badjson", vacuous)]);
+    let executor = r#"case $FCORR_TASK_ID in
+prose) printf 'Here is my patch:\n--- a/calc.sh\n+++ b/calc.sh\n@@ -1 +1 @@\n-add() { echo $(($1 - $2)); }\n+add() { echo $(($1 + $2)); }\n' ;;
+badjson) printf '{"patch": "--- a/x", "usage": ' ;;
+esac"#;
+    let config = BenchmarkConfig { executor: Some(executor.into()), ..BenchmarkConfig::default() };
+    let suite = run_bench("vac", &config, work.path(), "tasks.jsonl", out.path());
+    let noop = case(&suite, "noop");
+    assert_eq!(noop.status, CaseStatus::Error, "{noop:#?}");
+    assert_eq!(noop.extra().eval().reasons[0].code, "vacuous-pass");
+    let prose = case(&suite, "prose");
+    assert_eq!(prose.status, CaseStatus::Failed, "{prose:#?}");
+    assert!(prose.details().unwrap().contains("holds a diff after 1 line(s) of other text: not applied"), "{prose:#?}");
+    let bad = case(&suite, "badjson");
+    assert_eq!(bad.status, CaseStatus::Error, "{bad:#?}");
+    assert!(bad.details().unwrap().contains("starts like a JSON answer but is not JSON"), "{bad:#?}");
+    assert_eq!(suite.diagnostics.iter().filter(|d| d.severity == Severity::Warning).count(), 2);
 }

@@ -38,7 +38,36 @@ fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, Workspac
     }
 }
 
-type Base = (usize, Arc<OnceLock<Result<PathBuf, WorkspaceError>>>);
+/// A base once made: its directory and its [`fingerprint`].
+type Made = Result<(PathBuf, u64), WorkspaceError>;
+type Base = (usize, Arc<OnceLock<Made>>);
+
+/// Every entry's path, type, size, permissions, inode and times under `dir`, hashed. Any write,
+/// new file, rename or `chmod` in the tree changes it: a change always moves the status-change
+/// time (ctime), which no unprivileged process can set back. Metadata only, so it costs a
+/// directory walk, not a read of every file.
+fn fingerprint(dir: &Path) -> std::io::Result<u64> {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    fn walk(dir: &Path, hasher: &mut std::collections::hash_map::DefaultHasher) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            let meta = entry.path().symlink_metadata()?;
+            entry.file_name().hash(hasher);
+            (meta.mode(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec(), meta.ctime(), meta.ctime_nsec())
+                .hash(hasher);
+            if meta.is_dir() {
+                walk(&entry.path(), hasher)?;
+            }
+        }
+        Ok(())
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    std::fs::symlink_metadata(dir).map(|m| std::os::unix::fs::MetadataExt::ctime_nsec(&m).hash(&mut hasher))?;
+    walk(dir, &mut hasher)?;
+    Ok(hasher.finish())
+}
 
 /// The base repositories of one run, one per (repository, commit), each made by the first task
 /// that needs it; every task gets a copy. Making one took 3–4 git processes (`git init`, `add`,
@@ -57,7 +86,10 @@ impl Bases {
         Bases { dir, made: Mutex::new(HashMap::new()) }
     }
 
-    /// Makes `scratch` a git repository holding the task's base state.
+    /// Makes `scratch` a git repository holding the task's base state. The base lies in the
+    /// output directory, within an executor's reach: it is checked unchanged before and after
+    /// each copy, and when something changed it the copy is made from the source instead (the
+    /// `Ok(true)` case, which the task reports).
     pub(crate) fn prepare(
         &self,
         repo: &str,
@@ -65,7 +97,7 @@ impl Bases {
         commit: Option<&str>,
         scratch: &Path,
         log: &LogSink,
-    ) -> Result<(), WorkspaceError> {
+    ) -> Result<bool, WorkspaceError> {
         let key = (base_dir.join(repo).to_string_lossy().into_owned(), commit.map(str::to_string));
         let (n, cell) = {
             let mut made = self.made.lock().unwrap_or_else(|p| p.into_inner());
@@ -73,14 +105,24 @@ impl Bases {
             made.entry(key).or_insert_with(|| (n, Arc::new(OnceLock::new()))).clone()
         };
         // Other tasks of the same repository wait here while the first one makes it.
-        let base = cell.get_or_init(|| {
+        let made = cell.get_or_init(|| {
             let base = self.dir.join(n.to_string());
-            prepare(repo, base_dir, commit, &base, log).map(|_| base)
+            prepare(repo, base_dir, commit, &base, log)?;
+            let print =
+                fingerprint(&base).map_err(|e| WorkspaceError(format!("cannot read {}: {e}", base.display())))?;
+            Ok((base, print))
         });
-        let base = base.as_ref().map_err(Clone::clone)?;
+        let (base, print) = made.as_ref().map_err(Clone::clone)?;
+        let unchanged = || fingerprint(base).is_ok_and(|now| now == *print);
         let _ = std::fs::remove_dir_all(scratch);
-        copy_repository(base, scratch)
-            .map_err(|e| WorkspaceError(format!("cannot copy {} to {}: {e}", base.display(), scratch.display())))
+        if unchanged() {
+            copy_repository(base, scratch)
+                .map_err(|e| WorkspaceError(format!("cannot copy {} to {}: {e}", base.display(), scratch.display())))?;
+            if unchanged() {
+                return Ok(false);
+            }
+        }
+        prepare(repo, base_dir, commit, scratch, log).map(|_| true)
     }
 
     /// Deletes the bases once every task has its copy.
@@ -186,6 +228,17 @@ pub(crate) fn apply_patch(scratch: &Path, patch: &Path, log: &LogSink) -> Result
     Err(WorkspaceError(format!("the patch does not apply ({})", failures.join("; "))))
 }
 
+/// Writes `patch` to `file` (kept as evidence) and applies it like [`apply_patch`].
+pub(crate) fn apply_text(
+    scratch: &Path,
+    file: &Path,
+    patch: &str,
+    log: &LogSink,
+) -> Result<&'static str, WorkspaceError> {
+    std::fs::write(file, patch).map_err(|e| WorkspaceError(format!("cannot write {}: {e}", file.display())))?;
+    apply_patch(scratch, file, log)
+}
+
 fn first_line(outcome: &CommandOutcome) -> String {
     match &outcome.exit {
         Exit::SpawnFailed { message, .. } => message.clone(),
@@ -193,15 +246,108 @@ fn first_line(outcome: &CommandOutcome) -> String {
     }
 }
 
-/// The change in `scratch` since its base commit, new files included.
-pub(crate) fn diff(scratch: &Path, out_file: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
+/// The commit a fresh copy is at: its base. Recorded before the executor runs, because an
+/// executor may commit its change (moving HEAD), which must not hide it from the diff.
+pub(crate) fn head(scratch: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
+    let outcome = check(run("git", &["rev-parse", "--verify", "HEAD"], scratch, log), "git rev-parse HEAD")?;
+    let sha = outcome.output.trim();
+    if sha.len() >= 40 && sha.chars().all(|c| c.is_ascii_hexdigit()) {
+        Ok(sha.to_string())
+    } else {
+        Err(WorkspaceError(format!("git rev-parse HEAD printed no commit: {sha}")))
+    }
+}
+
+/// The change in `scratch` since its `base` commit, new files included (and staged, which
+/// [`restore`] relies on).
+pub(crate) fn diff(scratch: &Path, base: &str, out_file: &Path, log: &LogSink) -> Result<String, WorkspaceError> {
     check(run("git", &["add", "-A"], scratch, log), "git add")?;
-    let mut spec = CommandSpec::new("git", &["diff", "--cached", "--binary", "HEAD"], scratch);
+    let mut spec = CommandSpec::new("git", &["diff", "--cached", "--binary", base], scratch);
     spec.stdout_file = Some(out_file.to_path_buf());
     check(process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log), "git diff")?;
     std::fs::read(out_file)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .map_err(|e| WorkspaceError(format!("cannot read {}: {e}", out_file.display())))
+}
+
+/// Puts the files under `paths` (files or directories, relative to the copy) back as they are
+/// at `base`: changed or deleted ones are checked out again, added ones removed. Returns the
+/// files that had changed. Call after [`diff`], which staged every change (so files the
+/// executor added are seen too). `list_file` receives git's list.
+pub(crate) fn restore(
+    scratch: &Path,
+    base: &str,
+    paths: &[String],
+    list_file: &Path,
+    log: &LogSink,
+) -> Result<Vec<String>, WorkspaceError> {
+    if paths.is_empty() {
+        return Ok(Vec::new());
+    }
+    // `literal`: a test file named `t[1].py` is that file, not a glob.
+    let specs: Vec<String> = paths.iter().map(|p| format!(":(top,literal){p}")).collect();
+    let mut args = vec!["diff", "--cached", "--no-renames", "--name-status", "-z", base, "--"];
+    args.extend(specs.iter().map(String::as_str));
+    let mut spec = CommandSpec::new("git", &args, scratch);
+    spec.stdout_file = Some(list_file.to_path_buf());
+    check(process::run(&spec, GIT_TIMEOUT, Duration::from_secs(2), log), "git diff --name-status")?;
+    let listed =
+        std::fs::read(list_file).map_err(|e| WorkspaceError(format!("cannot read {}: {e}", list_file.display())))?;
+    let mut fields = listed.split(|b| *b == 0).map(|f| String::from_utf8_lossy(f).into_owned());
+    let (mut changed, mut added) = (Vec::new(), Vec::new());
+    while let (Some(status), Some(path)) = (fields.next(), fields.next()) {
+        if status.starts_with('A') { added.push(path) } else { changed.push(path) }
+    }
+    if !changed.is_empty() {
+        let specs: Vec<String> = changed.iter().map(|p| format!(":(top,literal){p}")).collect();
+        let mut args = vec!["checkout", "--quiet", base, "--"];
+        args.extend(specs.iter().map(String::as_str));
+        check(run("git", &args, scratch, log), "git checkout (restoring test files)")?;
+    }
+    for path in &added {
+        let file = scratch.join(path);
+        std::fs::remove_file(&file).map_err(|e| WorkspaceError(format!("cannot remove {}: {e}", file.display())))?;
+    }
+    let mut all: Vec<String> = changed.into_iter().chain(added).collect();
+    all.sort();
+    Ok(all)
+}
+
+/// Report files in the copy before its tests run were not written by them (an executor can
+/// plant a passing one, even dated in the future): each one matching `patterns` is dated to
+/// 1970, so the collector's stale-report check leaves it out unless the tests write it again. A
+/// symbolic link is removed instead (dating it would date its target, maybe outside the copy).
+/// Returns the files, relative to the copy; a file that can be neither dated nor removed is an
+/// error, since it could be read as this run's.
+pub(crate) fn date_out_reports(scratch: &Path, patterns: &[String]) -> Result<Vec<String>, WorkspaceError> {
+    let root = scratch.canonicalize().map_err(|e| WorkspaceError(format!("cannot read {}: {e}", scratch.display())))?;
+    let mut found = Vec::new();
+    for pattern in patterns.iter().filter(|p| !p.starts_with('!')) {
+        for path in crate::collect::expand_reports(pattern, scratch, None) {
+            // Only files in the copy: a pattern may name a path outside it, through `..` or a link.
+            let inside = path.parent().and_then(|p| p.canonicalize().ok()).is_some_and(|p| p.starts_with(&root));
+            let Ok(meta) = std::fs::symlink_metadata(&path) else { continue };
+            if !inside || found.contains(&path) {
+                continue;
+            }
+            let dated = !meta.is_symlink()
+                && std::fs::File::options()
+                    .write(true)
+                    .open(&path)
+                    .and_then(|f| f.set_modified(std::time::SystemTime::UNIX_EPOCH))
+                    .is_ok();
+            if !dated {
+                std::fs::remove_file(&path)
+                    .map_err(|e| WorkspaceError(format!("cannot remove {}: {e}", path.display())))?;
+            }
+            found.push(path);
+        }
+    }
+    let relative = |p: &PathBuf| {
+        let p = p.strip_prefix(scratch).or_else(|_| p.strip_prefix(&root)).unwrap_or(p);
+        p.display().to_string()
+    };
+    Ok(found.iter().map(relative).collect())
 }
 
 /// Where a suite's base repositories are made: beside its tasks' directories, under a name no
@@ -238,7 +384,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(apply_patch(&scratch, &patch, &log).unwrap(), "git apply");
-        let diff = diff(&scratch, &dir.path().join("out.patch"), &log).unwrap();
+        let diff = diff(&scratch, "HEAD", &dir.path().join("out.patch"), &log).unwrap();
         assert!(diff.contains("+add() { echo $(($1 + $2)); }"), "{diff}");
         // The source directory is untouched.
         assert!(std::fs::read_to_string(src.join("calc.sh")).unwrap().contains("$1 - $2"));
@@ -253,8 +399,8 @@ mod tests {
         let log_file = dir.path().join("first.log");
         let first_log = process::capped_file_log(std::fs::File::create(&log_file).unwrap());
         let (one, two) = (dir.path().join("out/t1/repo"), dir.path().join("out/t2/repo"));
-        bases.prepare("src", dir.path(), None, &one, &first_log).unwrap();
-        bases.prepare("src", dir.path(), None, &two, &process::null_log()).unwrap();
+        assert!(!bases.prepare("src", dir.path(), None, &one, &first_log).unwrap());
+        assert!(!bases.prepare("src", dir.path(), None, &two, &process::null_log()).unwrap());
         // One `git init` for both tasks: the second copied the base.
         drop(first_log);
         let inits = std::fs::read_to_string(&log_file).unwrap().matches("git init").count();
@@ -263,9 +409,9 @@ mod tests {
         std::fs::write(one.join("a.sh"), "echo two\n").unwrap();
         std::fs::write(one.join("new.sh"), "echo new\n").unwrap();
         let log = process::null_log();
-        let changed = diff(&one, &dir.path().join("one.patch"), &log).unwrap();
+        let changed = diff(&one, "HEAD", &dir.path().join("one.patch"), &log).unwrap();
         assert!(changed.contains("+echo two") && changed.contains("+echo new"), "{changed}");
-        assert_eq!(diff(&two, &dir.path().join("two.patch"), &log).unwrap(), "");
+        assert_eq!(diff(&two, "HEAD", &dir.path().join("two.patch"), &log).unwrap(), "");
         // A base cloned from git can hold symbolic links: copies keep them.
         std::os::unix::fs::symlink("../a.sh", dir.path().join("out/.bases/0/link.sh")).unwrap();
         copy_repository(&dir.path().join("out/.bases/0"), &dir.path().join("copy")).unwrap();
