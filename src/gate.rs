@@ -8,7 +8,7 @@
 //! a stop signal interrupted fails whatever the gates (`interrupted`, named first).
 
 use crate::errors::FcorrError;
-use crate::model::{CaseStatus, GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
+use crate::model::{GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
 
 /// One parsed gate.
 #[derive(Debug, Clone, PartialEq)]
@@ -189,13 +189,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     reasons.push(reason(GateKind::Empty, None, "no tests ran in any suite".into()));
                 }
                 for suite in run.suites.iter().filter(|s| s.status == SuiteStatus::NoTests) {
-                    // A suite whose every test was skipped collected them: say that, not "none".
-                    let skipped = suite.cases.iter().filter(|c| c.status == CaseStatus::Skipped).count();
-                    let why = if skipped > 0 && skipped == suite.cases.len() {
-                        format!("every collected test was skipped ({skipped})")
-                    } else {
-                        "the test tool collected no tests".to_string()
-                    };
+                    let why = suite.no_tests_reason();
                     reasons.push(reason(GateKind::Empty, Some(&suite.name), format!("{}: {why}", suite.name)));
                 }
             }
@@ -308,6 +302,7 @@ fn sut_score(run: &Run, sut: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CaseStatus;
 
     #[test]
     fn parses_gates() {

@@ -1508,6 +1508,18 @@ impl Suite {
     pub fn failures(&self) -> impl Iterator<Item = &Case> {
         self.cases.iter().filter(|c| c.status.is_failure())
     }
+
+    /// Why a suite that ran no test proves nothing, in the words the gate and every report use:
+    /// one that collected tests and skipped each did not "collect none". Read from the counts,
+    /// which a streamed suite keeps whole.
+    pub fn no_tests_reason(&self) -> String {
+        let skipped = self.counts.skipped;
+        if skipped > 0 && skipped == self.counts.total {
+            format!("every collected test was skipped ({skipped})")
+        } else {
+            "the test tool collected no tests".to_string()
+        }
+    }
 }
 
 #[cfg(test)]
