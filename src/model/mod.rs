@@ -75,7 +75,8 @@ pub struct Run {
     pub health: Option<Health>,
     /// The stop signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`): the suites it
     /// cut short are `cancelled`, keeping what finished before it, and the verdict says so.
-    /// Absent when the run went to its end.
+    /// In a merged run, each interrupted part's signal and which part it was (`SIGINT in shard
+    /// 2/3 (label)`, `SIGTERM in label`), comma-separated. Absent when the run went to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
     pub verdict: Verdict,
