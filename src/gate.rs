@@ -8,7 +8,7 @@
 //! a stop signal interrupted fails whatever the gates (`interrupted`, named first).
 
 use crate::errors::FcorrError;
-use crate::model::{CaseStatus, GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
+use crate::model::{GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
 
 /// One parsed gate.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,9 +113,12 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
         message,
     };
 
-    // First, since it is the cause of the reasons after it: suites it stopped score 0.
-    if let Some(signal) = &shown.interrupted {
-        reasons.push(reason(GateKind::Interrupted, None, interrupted(signal, &shown.suites)));
+    // First, since it is the cause of the reasons after it: suites it stopped score 0. A
+    // cancelled suite proves nothing even when no signal was recorded (results written by an
+    // older fcorr, a part of a merge): the run fails whatever the gates, `none` included.
+    let cancelled = shown.suites.iter().any(|s| s.status == SuiteStatus::Cancelled);
+    if shown.interrupted.is_some() || cancelled {
+        reasons.push(reason(GateKind::Interrupted, None, interrupted(shown.interrupted.as_deref(), &shown.suites)));
     }
     let mut harness_error = false;
     let mut usage_error = false;
@@ -189,13 +192,7 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     reasons.push(reason(GateKind::Empty, None, "no tests ran in any suite".into()));
                 }
                 for suite in run.suites.iter().filter(|s| s.status == SuiteStatus::NoTests) {
-                    // A suite whose every test was skipped collected them: say that, not "none".
-                    let skipped = suite.cases.iter().filter(|c| c.status == CaseStatus::Skipped).count();
-                    let why = if skipped > 0 && skipped == suite.cases.len() {
-                        format!("every collected test was skipped ({skipped})")
-                    } else {
-                        "the test tool collected no tests".to_string()
-                    };
+                    let why = suite.no_tests_reason();
                     reasons.push(reason(GateKind::Empty, Some(&suite.name), format!("{}: {why}", suite.name)));
                 }
             }
@@ -264,8 +261,8 @@ const INTERRUPTED_NAMES: usize = 10;
 
 /// "fcorr was interrupted by SIGINT before the run finished; stopped while running: a; not
 /// run: b, c": the cancelled suites that had started (what finished in them is kept) apart from
-/// those that never did.
-fn interrupted(signal: &str, suites: &[crate::model::Suite]) -> String {
+/// those that never did. Without a signal recorded, the cancelled suites alone are the cause.
+fn interrupted(signal: Option<&str>, suites: &[crate::model::Suite]) -> String {
     let (started, not_run): (Vec<_>, Vec<_>) = suites
         .iter()
         .filter(|s| s.status == SuiteStatus::Cancelled)
@@ -276,7 +273,12 @@ fn interrupted(signal: &str, suites: &[crate::model::Suite]) -> String {
         let more = if more > 0 { format!(" and {more} more") } else { String::new() };
         format!("{}{more}", names.join(", "))
     };
-    let mut message = format!("fcorr was interrupted by {signal} before the run finished");
+    let mut message = match signal {
+        Some(signal) => format!("fcorr was interrupted by {signal} before the run finished"),
+        None => "suites were cancelled before they finished (no stop signal was recorded): a cancelled suite \
+                 proves nothing"
+            .to_string(),
+    };
     if !started.is_empty() {
         message.push_str(&format!("; stopped while running: {}", list(&started)));
     }
@@ -308,6 +310,7 @@ fn sut_score(run: &Run, sut: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::CaseStatus;
 
     #[test]
     fn parses_gates() {
@@ -385,17 +388,31 @@ mod tests {
             None,
             None,
         );
+        // With no gate: the one reason, the interruption.
+        let only_reason = |run: &Run| {
+            let verdict = judge(run, &[], 0.0);
+            assert_eq!(verdict.outcome, RunOutcome::Fail);
+            assert_eq!(verdict.reasons.len(), 1, "{:?}", verdict.reasons);
+            assert_eq!(verdict.reasons[0].gate, GateKind::Interrupted);
+            verdict.reasons[0].message.clone()
+        };
         run.interrupted = Some("SIGTERM".into());
-        let verdict = judge(&run, &[], 0.0);
-        assert_eq!(verdict.outcome, RunOutcome::Fail);
-        assert_eq!(verdict.reasons.len(), 1, "{:?}", verdict.reasons);
-        assert_eq!(verdict.reasons[0].gate, GateKind::Interrupted);
         assert_eq!(
-            verdict.reasons[0].message,
+            only_reason(&run),
             "fcorr was interrupted by SIGTERM before the run finished; stopped while running: stopped; not run: never"
         );
+        // No signal recorded (an older fcorr's results, a merge of them): the cancelled suites
+        // still prove nothing. Before, `--fail-on none` passed this run.
         run.interrupted = None;
-        assert_eq!(judge(&run, &[], 0.0).outcome, RunOutcome::Pass, "without the signal nothing gates it");
+        assert_eq!(
+            only_reason(&run),
+            "suites were cancelled before they finished (no stop signal was recorded): a cancelled suite proves \
+             nothing; stopped while running: stopped; not run: never"
+        );
+        // The gates' own reasons follow it.
+        let verdict = judge(&run, &[Gate::Strict], 0.0);
+        assert_eq!(verdict.reasons[0].gate, GateKind::Interrupted);
+        assert!(verdict.reasons.len() > 1, "{:?}", verdict.reasons);
     }
 
     /// Verdicts and exit codes across gates, and which outcome wins when several apply:

@@ -272,6 +272,8 @@ struct Merger {
     shard_sources: Vec<ShardSource>,
     past: crate::history::Past,
     reruns: Vec<Suite>,
+    /// Each input a stop signal cut short: `SIGINT in shard 2/3 (label)`.
+    interrupted: Vec<String>,
 }
 
 impl Merger {
@@ -288,6 +290,7 @@ impl Merger {
             shard_sources: Vec::new(),
             past: crate::history::Past::default(),
             reruns: Vec::new(),
+            interrupted: Vec::new(),
         }
     }
 
@@ -317,6 +320,14 @@ impl Merger {
                 commit: run.git.as_ref().and_then(|g| g.commit.clone()),
                 config_hash: run.config_hash.clone(),
             });
+        }
+        // Its cancelled suites come along; so must the signal that cancelled them, and where.
+        if let Some(signal) = &run.interrupted {
+            let part = match &run.shard {
+                Some(plan) => format!("shard {} ({})", plan.shard, input.label),
+                None => input.label.clone(),
+            };
+            self.interrupted.push(format!("{signal} in {part}"));
         }
         self.shard_plans.extend(run.shard.clone());
         let mut part_past = crate::history::Past::before(&run);
@@ -370,6 +381,7 @@ impl Merger {
             _ => None,
         };
         let mut run = Run::assemble(self.suites, started_at, config_hash, self.git);
+        run.interrupted = (!self.interrupted.is_empty()).then(|| self.interrupted.join(", "));
         if let Some(finished) = self.finished {
             run.finished_at = crate::model::rfc3339(finished);
             run.duration_ms = (finished - started_at).whole_milliseconds().max(0) as u64;
@@ -574,6 +586,39 @@ mod tests {
         // Older results without the identity: merged (with a warning).
         let old = [source("a/results.json", "1/2", None, None), source("b/results.json", "2/2", None, Some("d"))];
         assert!(same_run(&old).is_ok());
+    }
+
+    /// A shard a stop signal cut short: the merged run says which signal and which shard, and
+    /// fails as the shard did. Before, the merge dropped `interrupted` and judged the rest.
+    #[test]
+    fn a_shards_interruption_is_carried_into_the_merged_verdict() {
+        use crate::model::{Case, CaseStatus, GateKind, RunOutcome};
+        let shard = |label: &str, k: &str, status: SuiteStatus, interrupted: Option<&str>| {
+            let mut suite = Suite::new(label, label, SuiteKind::Project);
+            suite.cases = vec![Case { name: "t".into(), status: CaseStatus::Passed, ..Case::default() }];
+            suite.finalize_cases();
+            suite.status = status;
+            let mut run = Run::assemble(vec![suite], time::OffsetDateTime::now_utc(), None, None);
+            run.shard = Some(shard_plan(k, &[("app", "1/2"), ("web", "2/2")]));
+            run.interrupted = interrupted.map(String::from);
+            Input { path: PathBuf::from(format!("{label}/results.json")), label: label.into(), run: Ok(run) }
+        };
+        let (run, _) = merge(vec![
+            shard("app", "1/2", SuiteStatus::Passed, None),
+            shard("web", "2/2", SuiteStatus::Cancelled, Some("SIGINT")),
+        ])
+        .unwrap();
+        assert_eq!(run.interrupted.as_deref(), Some("SIGINT in shard 2/2 (web)"));
+        // No gate asked for (`--fail-on none`): the interruption alone fails it, named first.
+        let verdict = gate::judge(&run, &[], 0.0);
+        assert_eq!(verdict.outcome, RunOutcome::Fail);
+        assert_eq!(verdict.reasons[0].gate, GateKind::Interrupted);
+        assert_eq!(
+            verdict.reasons[0].message,
+            "fcorr was interrupted by SIGINT in shard 2/2 (web) before the run finished; stopped while running: web"
+        );
+        let (run, _) = merge(vec![shard("app", "1/2", SuiteStatus::Passed, None)]).unwrap();
+        assert_eq!(run.interrupted, None);
     }
 
     #[test]

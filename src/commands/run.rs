@@ -66,7 +66,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_cache: bool,
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N,
-    /// score<N@SUT (one system of an eval suite), none.
+    /// score<N@SUT (one system of an eval suite), none (a run with cancelled suites fails anyway).
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<GateList>,
     /// Report formats to write (repeatable). Default all; results.json is always written.
@@ -131,7 +131,7 @@ fn gates(lists: &[GateList]) -> Option<Vec<Gate>> {
 #[derive(Debug, Args, Clone, Default)]
 pub struct JudgeArgs {
     /// Gates that fail the run (comma-separated): strict, critical, empty, regression, score<N,
-    /// score<N@SUT (one system of an eval suite), none.
+    /// score<N@SUT (one system of an eval suite), none (a run with cancelled suites fails anyway).
     #[arg(long, value_name = "GATES")]
     pub fail_on: Vec<GateList>,
     /// Output directory (default: fcorr-out).

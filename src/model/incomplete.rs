@@ -23,16 +23,23 @@ pub const DECLARED_TESTS_CASE: &str = "[declared tests not reported]";
 /// not a report format, unreadable) among files that could: its results are unknown.
 pub const UNREADABLE_CASE: &str = "[unreadable report]";
 
+/// Name of the `error` case for an error a test runner caught outside any test while the tests
+/// ran (vitest's "Unhandled Errors"): the runner itself warns that the passes may be false
+/// positives, so they prove nothing. The runner's file goes in the case's classname.
+pub const UNHANDLED_ERROR_CASE: &str = "[unhandled error]";
+
 /// Every name (or start of a name, before a space) of an `error` case that means tests the run
-/// had did not report: besides the four above, a test binary that stopped (`libtest`), tests
-/// pytest collected and never reported, a TAP plan not met, a JVM that ended mid-class, a Go
-/// package with no test run or that did not build, a .NET/Dart run that aborted, RSpec errors
-/// outside examples (a spec file that did not load), a Maven module with no report.
+/// had did not report, or whose passes the runner itself doubts: besides the five above, a test
+/// binary that stopped or failed with no failing result (`libtest`), tests pytest collected and
+/// never reported, a TAP plan not met, a JVM that ended mid-class, a Go package with no test run
+/// or that did not build, a .NET/Dart run that aborted, RSpec errors outside examples (a spec
+/// file that did not load), a Maven module with no report.
 pub const INCOMPLETE_RESULTS: &[&str] = &[
     CUT_SHORT_CASE,
     DECLARED_FAILURES_CASE,
     DECLARED_TESTS_CASE,
     UNREADABLE_CASE,
+    UNHANDLED_ERROR_CASE,
     "[test binary]",
     "[tests not reported]",
     "[planned tests not reported]",

@@ -75,7 +75,8 @@ pub struct Run {
     pub health: Option<Health>,
     /// The stop signal that interrupted the run (`SIGINT`, `SIGTERM`, `SIGHUP`): the suites it
     /// cut short are `cancelled`, keeping what finished before it, and the verdict says so.
-    /// Absent when the run went to its end.
+    /// In a merged run, each interrupted part's signal and which part it was (`SIGINT in shard
+    /// 2/3 (label)`, `SIGTERM in label`), comma-separated. Absent when the run went to its end.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interrupted: Option<String>,
     pub verdict: Verdict,
@@ -1507,6 +1508,18 @@ impl Suite {
     /// Cases that failed, errored or timed out.
     pub fn failures(&self) -> impl Iterator<Item = &Case> {
         self.cases.iter().filter(|c| c.status.is_failure())
+    }
+
+    /// Why a suite that ran no test proves nothing, in the words the gate and every report use:
+    /// one that collected tests and skipped each did not "collect none". Read from the counts,
+    /// which a streamed suite keeps whole.
+    pub fn no_tests_reason(&self) -> String {
+        let skipped = self.counts.skipped;
+        if skipped > 0 && skipped == self.counts.total {
+            format!("every collected test was skipped ({skipped})")
+        } else {
+            "the test tool collected no tests".to_string()
+        }
     }
 }
 

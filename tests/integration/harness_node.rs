@@ -511,6 +511,50 @@ fn a_vitest_coverage_threshold_failure_is_named_with_its_threshold_line() {
     );
 }
 
+/// Every test passes and a timer one of them left throws afterwards: vitest fails the run on its
+/// "Unhandled Errors". The suite fails on an error case quoting vitest (the error, where it was
+/// thrown, the test file and latest test); before, only "exited with code 1 but every reported
+/// test passed".
+#[test]
+fn a_vitest_unhandled_error_is_an_error_case_quoting_vitest() {
+    let name = "js-vitest-unhandled";
+    let want = expected(name);
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_eq!(suite.error, None);
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    let (errors, tests): (Vec<_>, Vec<_>) =
+        suite.cases.iter().partition(|c| c.status == fcorr::model::CaseStatus::Error);
+    let tests: Vec<(&str, fcorr::model::CaseStatus)> = tests.iter().map(|c| (c.name.as_str(), c.status)).collect();
+    let wanted: Vec<(&str, fcorr::model::CaseStatus)> = want["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), status_of(c["status"].as_str().unwrap())))
+        .collect();
+    assert_eq!(tests, wanted);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let error = errors[0];
+    assert_eq!(
+        (error.name.as_str(), error.classname.as_deref(), error.file.as_deref(), error.line),
+        ("[unhandled error]", Some("src/timer.test.js"), Some("src/timer.test.js"), Some(6))
+    );
+    assert_eq!(
+        error.message(),
+        Some(
+            "Vitest caught 1 unhandled error during the test run: Uncaught Exception `Error: unhandled after test` at \
+             src/timer.test.js:6; it originated in test file src/timer.test.js, the latest test before it was \"slow \
+             ok\" (vitest: \"This might cause false positive tests\")"
+        )
+    );
+    // vitest itself doubts the passes: the suite scores 0 and the verdict says why.
+    assert_eq!(suite.score.value, 0.0);
+    let reason = &run.verdict.reasons[0].message;
+    assert!(reason.contains("`[unhandled error]` Vitest caught 1 unhandled error"), "{reason}");
+}
+
 #[test]
 fn an_engines_range_npm_enforces_is_tool_missing_naming_required_and_found() {
     // Native `npm ci`: EBADENGINE, "Required: {"node":">=99"}" / "Actual: {"node":"v20..."}".

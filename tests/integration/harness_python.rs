@@ -412,6 +412,42 @@ fn py_interrupt_keeps_what_ran_and_names_the_signal() {
     }
 }
 
+/// unittest under fcorr's runner, interrupted as py-interrupt is: the pass is kept, the test that
+/// was running is an error naming the user's signal (the runner itself only sees fcorr's
+/// SIGTERM), the one never reached is not made up. Before, it said `still running when fcorr
+/// stopped the test run (SIGTERM)` whatever the user sent.
+#[test]
+fn unittest_interrupt_names_the_users_signal() {
+    let _guard = shared();
+    let want = expected("py-unittest-interrupt");
+    for (signal, name, code) in [(libc::SIGINT, "SIGINT", 130), (libc::SIGTERM, "SIGTERM", 143)] {
+        let out = tempfile::tempdir().unwrap();
+        let args = [fixture("py-unittest-interrupt").into_os_string()];
+        let args: Vec<&std::ffi::OsStr> = args.iter().map(|a| a.as_os_str()).collect();
+        let ready = |log: &str| log.contains("test_b_waits_to_be_interrupted: waiting");
+        let (status, stderr, run) = interrupt_when(&args, out.path(), signal, ready);
+        assert_eq!(status, Some(code), "{name}:\n{stderr}");
+        let suite = &run.suites[0];
+        assert_eq!(suite.detection.as_ref().unwrap().framework, "unittest");
+        assert_eq!(suite.status, SuiteStatus::Cancelled, "{suite:#?}");
+        let ours: BTreeMap<String, CaseStatus> = suite.cases.iter().map(|c| (unittest_id(c), c.status)).collect();
+        let theirs: BTreeMap<String, CaseStatus> = want["cases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap().to_string(), status_of(c["status"].as_str().unwrap())))
+            .collect();
+        assert_eq!(ours, theirs, "{name}");
+        assert_eq!(suite.counts.passed, want["counts"]["passed"].as_u64().unwrap());
+        let running = suite.cases.iter().find(|c| c.name.as_str() == "test_b_waits_to_be_interrupted").unwrap();
+        assert_eq!(
+            running.message(),
+            Some(format!("still running when fcorr was interrupted by {name}; unittest was stopped").as_str())
+        );
+        assert_eq!(run.interrupted.as_deref(), Some(name));
+    }
+}
+
 /// The suite logs in `out/logs/`, one after the other, once there is one.
 fn suite_log(out: &Path) -> Option<String> {
     let logs = std::fs::read_dir(out.join("logs")).ok()?.filter_map(Result::ok);
@@ -422,6 +458,17 @@ fn suite_log(out: &Path) -> Option<String> {
 /// Spawns `fcorr run` with `args`, waits until pytest passed py-interrupt's first test and
 /// started the second, sends `signal` and returns fcorr's exit code, stderr and results.json.
 fn interrupt(args: &[&std::ffi::OsStr], out: &Path, signal: i32) -> (Option<i32>, String, Run) {
+    let ready = |log: &str| log.contains("test_a_passes PASSED") && log.contains("::test_b_waits_to_be_interrupted");
+    interrupt_when(args, out, signal, ready)
+}
+
+/// [`interrupt`], once the suite log satisfies `ready`.
+fn interrupt_when(
+    args: &[&std::ffi::OsStr],
+    out: &Path,
+    signal: i32,
+    ready: impl Fn(&str) -> bool,
+) -> (Option<i32>, String, Run) {
     let child = fcorr()
         .arg("run")
         .args(args)
@@ -433,7 +480,6 @@ fn interrupt(args: &[&std::ffi::OsStr], out: &Path, signal: i32) -> (Option<i32>
         .unwrap();
     // Ready when the first test passed and the second started (the install may come first).
     let deadline = Instant::now() + Duration::from_secs(300);
-    let ready = |log: &str| log.contains("test_a_passes PASSED") && log.contains("::test_b_waits_to_be_interrupted");
     while !suite_log(out).is_some_and(|log| ready(&log)) {
         assert!(Instant::now() < deadline, "pytest never reached the waiting test:\n{:?}", suite_log(out));
         std::thread::sleep(Duration::from_millis(100));

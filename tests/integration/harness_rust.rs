@@ -55,6 +55,41 @@ fn rust_nested_cargo_counts_only_the_projects_own_tests() {
     );
 }
 
+/// A `harness = false` target that fails: libtest reports nothing for it, cargo exits 101 and
+/// names it. The suite fails with an error case for that target quoting cargo and the target's
+/// own last lines. Before, the suite's error was the generic "exited with code 101 but every
+/// reported test passed".
+#[test]
+fn a_failing_harness_false_target_is_named_with_its_own_words() {
+    let want = expected("rust-harness-false");
+    let (run, code) = run("rust-harness-false");
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    assert_eq!(suite.error, None);
+    assert_eq!(suite.score.value, 0.0, "its results are incomplete: golden's tests cannot be seen");
+    assert_eq!(suite.phase(PhaseKind::Test).unwrap().exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    let (errors, own): (Vec<_>, Vec<_>) = suite.cases.iter().partition(|c| c.status == CaseStatus::Error);
+    let own: Vec<(&str, &str)> = own.iter().map(|c| (c.file.as_deref().unwrap(), c.name.as_str())).collect();
+    assert_eq!(own, [("src/lib.rs", want["cases"][0]["name"].as_str().unwrap())]);
+    assert_eq!(errors.len(), 1, "{errors:#?}");
+    let error = errors[0];
+    assert_eq!(
+        (error.name.as_str(), error.classname.as_deref(), error.file.as_deref()),
+        ("[test binary]", Some("golden"), Some("tests/golden.rs"))
+    );
+    let message = error.message().unwrap();
+    for quoted in [
+        "test binary `golden` (tests/golden.rs) failed without printing libtest's results",
+        "`error: test failed, to rerun pass `--test golden``",
+        "(exit status: 1)`",
+        "`golden b.txt ... FAILED: differs at line 1` / `golden c.txt ... ok` / `golden: 1 of 3 files differ`",
+    ] {
+        assert!(message.contains(quoted), "{quoted}\nnot in: {message}");
+    }
+    let reason = &run.verdict.reasons[0].message;
+    assert!(reason.contains("results are incomplete: `[test binary]` test binary `golden`"), "{reason}");
+}
+
 #[test]
 fn rust_compile_error_in_tests_fails_the_build_gate() {
     let want = expected("rust-compile-error");

@@ -4,8 +4,10 @@
 //! Stable libtest has no machine-readable format, so this reads the text cargo prints with stderr
 //! merged in: cargo's `Running <target>` lines give each case its classname (the test binary) and
 //! file (the target's source root as cargo prints it, relative to its package). A binary that
-//! stops before its `test result:` line (a crash, an abort) becomes an `error` case, so a failing
-//! exit code is always explained by a case.
+//! stops before its `test result:` line (a crash, an abort) becomes an `error` case, and so does one
+//! cargo says failed with no failing result of its own (a `harness = false` target, which prints
+//! no libtest lines: cargo's words and the binary's last lines are quoted), so a failing exit code
+//! is always explained by a case.
 //!
 //! A test's child process writes to the same output (a nested `cargo test`, trybuild's lines): a
 //! `running N tests` run begun inside a binary's own run is the child's and not counted, and each
@@ -88,6 +90,13 @@ const MISSING_CAP: u64 = 1000;
 /// How many dropped lines a message names.
 const NAMED: usize = 3;
 
+/// How many of a binary's last lines of its own an error case quotes, and how long each may be.
+const LAST_LINES: usize = 5;
+const LAST_LINE_CHARS: usize = 200;
+
+/// cargo's line after a test binary failed: `error: test failed, to rerun pass `--test custom``.
+const RERUN_NOTE: &str = "error: test failed, to rerun pass ";
+
 /// One `running N tests` … `test result:` run in a binary's output (doc-tests may have several).
 #[derive(Default)]
 struct Block {
@@ -142,6 +151,11 @@ struct Target {
     cargo_spoke: bool,
     /// cargo's `process didn't exit successfully` line naming this binary.
     exit_note: Option<String>,
+    /// cargo's `error: test failed, to rerun pass `--test x`` after this binary: it names the target.
+    rerun_note: Option<String>,
+    /// The last lines the binary printed that are none of libtest's, since its current run began:
+    /// all there is to say why a binary without libtest's results (`harness = false`) failed.
+    last_lines: std::collections::VecDeque<String>,
 }
 
 impl Target {
@@ -206,6 +220,7 @@ impl Target {
         } else {
             self.blocks.push(Block { started: true, tests: n, ..Block::default() });
             self.cargo_spoke = false;
+            self.last_lines.clear();
         }
     }
 
@@ -236,6 +251,26 @@ impl Target {
         if let Some(block) = self.blocks.last_mut() {
             block.summary = Some(line.to_string());
             block.reopened = false;
+        }
+        self.last_lines.clear();
+    }
+
+    /// A line that is none of libtest's or cargo's: kept while it may be among the last ones.
+    fn other_line(&mut self, line: &str) {
+        let line = line.trim_end();
+        if self.inside_nested() || line.trim().is_empty() || line.trim() == "Caused by:" {
+            return;
+        }
+        if self.last_lines.len() == LAST_LINES {
+            self.last_lines.pop_front();
+        }
+        self.last_lines.push_back(crate::text::truncate_chars(line, LAST_LINE_CHARS));
+    }
+
+    /// cargo's `error: test failed, to rerun pass …`, unless a nested cargo printed it.
+    fn rerun_note(&mut self, line: &str) {
+        if !self.inside_nested() {
+            self.rerun_note = Some(line.trim().to_string());
         }
     }
 
@@ -365,6 +400,24 @@ impl Target {
             report.cases.push(error_case(format!(
                 "the test binary stopped before reporting all its results ({reported}{of} reported){why}{note}"
             )));
+        } else if self.exit_note.is_some() && !report.cases[first..].iter().any(|c| c.status.is_failure()) {
+            // cargo says the binary failed and none of its results does: a `harness = false`
+            // target (its own `main`, no libtest lines) or a failure after its summary.
+            let what = match self.blocks.iter().rev().find_map(|b| b.summary.as_deref()) {
+                None => "failed without printing libtest's results (a `harness = false` target runs its own \
+                         `main`: fcorr cannot see its tests)"
+                    .to_string(),
+                Some(summary) => format!("failed after its own summary `{summary}`"),
+            };
+            let cargo: Vec<String> =
+                [&self.rerun_note, &self.exit_note].into_iter().flatten().map(|l| format!("`{l}`")).collect();
+            let last = if self.last_lines.is_empty() {
+                "it printed nothing of its own".to_string()
+            } else {
+                let lines: Vec<String> = self.last_lines.iter().map(|l| format!("`{}`", l.trim())).collect();
+                format!("its last output: {}", lines.join(" / "))
+            };
+            report.cases.push(error_case(format!("{who} {what}: cargo says {}; {last}", cargo.join(", "))));
         }
         if let Some(mut record) = self.record {
             record.cases = first..report.cases.len();
@@ -456,8 +509,12 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
             target.summary(line);
         } else if line.trim_start().starts_with("process didn't exit successfully") {
             target.exit_note(line.trim());
+        } else if line.starts_with(RERUN_NOTE) {
+            target.rerun_note(line);
         } else if p.cargo_status.is_match(line) {
             target.cargo_status();
+        } else {
+            target.other_line(line);
         }
     }
     if let Some((Some(name), body)) = section.take() {
@@ -885,5 +942,92 @@ test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; fini
         assert!(parse_str("").is_err());
         assert!(Libtest.sniff(MIXED.as_bytes()));
         assert!(!Libtest.sniff(b"<testsuite/>"));
+    }
+
+    // `cargo test --no-fail-fast 2>&1` (Rust 1.95) on tests/fixtures/rust-harness-false: a
+    // `harness = false` target that prints its own lines and exits 1.
+    const HARNESS_FALSE: &str = "   Compiling rharness v0.1.0 (/p)
+    Finished `test` profile [unoptimized + debuginfo] target(s) in 0.13s
+     Running unittests src/lib.rs (target/debug/deps/rharness-a6414fb25af42962)
+
+running 1 test
+test tests::ok ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+     Running tests/golden.rs (target/debug/deps/golden-20d6baafaff31b08)
+golden: checking 3 files
+golden a.txt ... ok
+golden b.txt ... FAILED: differs at line 3
+error: test failed, to rerun pass `--test golden`
+
+Caused by:
+  process didn't exit successfully: `/p/target/debug/deps/golden-20d6baafaff31b08` (exit status: 1)
+   Doc-tests rharness
+
+running 0 tests
+
+test result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+error: 1 target failed:
+    `--test golden`
+";
+
+    #[test]
+    fn a_failing_binary_without_libtest_results_is_an_error_quoting_cargo_and_its_last_lines() {
+        let report = parse_str(HARNESS_FALSE).unwrap();
+        assert_eq!(
+            statuses(&report),
+            vec![
+                ("tests::ok", CaseStatus::Passed, Some("rharness")),
+                ("[test binary]", CaseStatus::Error, Some("golden"))
+            ]
+        );
+        let error = &report.cases[1];
+        assert_eq!(error.file.as_deref(), Some("tests/golden.rs"));
+        assert_eq!(
+            error.message(),
+            Some(
+                "test binary `golden` (tests/golden.rs) failed without printing libtest's results (a `harness = \
+                 false` target runs its own `main`: fcorr cannot see its tests): cargo says `error: test failed, to \
+                 rerun pass `--test golden``, `process didn't exit successfully: \
+                 `/p/target/debug/deps/golden-20d6baafaff31b08` (exit status: 1)`; its last output: `golden: checking \
+                 3 files` / `golden a.txt ... ok` / `golden b.txt ... FAILED: differs at line 3`"
+            )
+        );
+        // The same binary exiting 0 says nothing to count, and nothing failed.
+        let passing = HARNESS_FALSE.replace("process didn't exit successfully", "(not a cargo line)");
+        let passing = passing.replace("error: test failed, to rerun pass `--test golden`", "");
+        assert_eq!(statuses(&parse_str(&passing).unwrap()).len(), 1);
+    }
+
+    #[test]
+    fn a_binary_cargo_says_failed_after_its_passing_summary_is_an_error() {
+        // libtest printed its summary, then the process died (a destructor, an atexit handler).
+        let text = "     Running tests/it.rs (target/debug/deps/it-0123456789abcdef)
+
+running 1 test
+test works ... ok
+
+test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s
+
+free(): double free detected in tcache 2
+error: test failed, to rerun pass `--test it`
+
+Caused by:
+  process didn't exit successfully: `/p/target/debug/deps/it-0123456789abcdef` (signal: 6, SIGABRT: process abort signal)
+";
+        let report = parse_str(text).unwrap();
+        assert_eq!(
+            statuses(&report),
+            vec![("works", CaseStatus::Passed, Some("it")), ("[test binary]", CaseStatus::Error, Some("it"))]
+        );
+        let message = report.cases[1].message().unwrap();
+        assert!(message.contains("failed after its own summary `test result: ok. 1 passed;"), "{message}");
+        assert!(
+            message.contains("SIGABRT")
+                && message.ends_with("its last output: `free(): double free detected in tcache 2`"),
+            "{message}"
+        );
     }
 }

@@ -33,6 +33,7 @@ mod rerun;
 mod script;
 mod silent;
 mod test_phase;
+mod unhandled;
 mod workspace;
 
 use framework::{Framework, choose_framework, script_runs_a_framework};
@@ -281,6 +282,8 @@ impl Ecosystem for Node {
         };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
         silent::flag_files_without_tests(&mut collected, ctx.root);
+        // vitest prints errors thrown outside any test on the console only, then exits 1.
+        collected.cases.extend(unhandled::unhandled_errors(&ctx.outcome.output, ctx.root));
         collected.diagnostics.extend(super::coverage::threshold_failures(&ctx.outcome.output));
         collected
     }

@@ -20,7 +20,8 @@ const RUNNER: &str = include_str!("unittest_junit.py");
 const RUNNER_FILE: &str = "fcorr_unittest.py";
 /// The JUnit report it writes, in the work directory.
 pub(super) const REPORT_FILE: &str = "unittest.xml";
-/// The message the runner gives the test that was running when fcorr stopped it (SIGTERM).
+/// The message the runner gives the test that was running when fcorr stopped it (SIGTERM, at the
+/// phase's timeout or because fcorr was interrupted: `finish_collect` tells which).
 const STOPPED: &str = "still running when fcorr stopped the test run (SIGTERM)";
 
 /// Where projects say how their tests run, in the order they are believed.
@@ -133,13 +134,21 @@ pub(super) fn is_unittest_run(reports: &[ReportSpec]) -> bool {
     reports.iter().any(|r| r.pattern.ends_with(REPORT_FILE))
 }
 
-/// After the JUnit report is read: the test fcorr stopped is a timeout, the count the runner
-/// announced is kept, and a run of no tests says where discovery looked.
+/// After the JUnit report is read: the test fcorr stopped is a timeout, or, when fcorr itself was
+/// interrupted, an error naming the user's signal (the runner only ever sees fcorr's SIGTERM);
+/// the count the runner announced is kept, and a run of no tests says where discovery looked.
 pub(super) fn finish_collect(collected: &mut Collected, exit: &Exit, output: &str) {
-    if matches!(exit, Exit::TimedOut) {
-        for case in collected.cases.iter_mut().filter(|c| c.message() == Some(STOPPED)) {
-            case.status = CaseStatus::Timeout;
+    let stopped = collected.cases.iter_mut().filter(|c| c.message() == Some(STOPPED));
+    match exit {
+        Exit::TimedOut => stopped.for_each(|case| case.status = CaseStatus::Timeout),
+        Exit::Cancelled => {
+            let message = format!("still running when {}; unittest was stopped", crate::execute::interrupted_text());
+            for case in stopped {
+                case.status = CaseStatus::Error;
+                case.set_message(Some(message.clone()));
+            }
         }
+        _ => {}
     }
     collected.announced = announced(output);
     if collected.cases.is_empty() && collected.ran {
@@ -225,6 +234,31 @@ fn top_level_dir(args: &[String]) -> Option<String> {
 mod tests {
     use super::*;
     use crate::ecosystems::python::tests::files_of;
+
+    /// The runner marks the test it was running when SIGTERM came; what fcorr makes of it
+    /// depends on why fcorr sent it.
+    #[test]
+    fn the_stopped_test_is_a_timeout_or_an_error_naming_the_interruption() {
+        let stopped = || Collected {
+            cases: vec![
+                Case { name: "test_a".into(), status: CaseStatus::Passed, ..Case::default() },
+                Case { name: "test_b".into(), status: CaseStatus::Error, ..Case::default() }
+                    .with_message(Some(STOPPED.to_string())),
+            ],
+            ..Collected::nothing()
+        };
+        let outcome = |exit: Exit| {
+            let mut collected = stopped();
+            finish_collect(&mut collected, &exit, "");
+            let b = &collected.cases[1];
+            (b.status, b.message().map(str::to_string))
+        };
+        assert_eq!(outcome(Exit::TimedOut), (CaseStatus::Timeout, Some(STOPPED.to_string())));
+        // No stop signal in this process: the words without one (fcorr's own run names it).
+        let (status, message) = outcome(Exit::Cancelled);
+        assert_eq!(status, CaseStatus::Error);
+        assert_eq!(message.as_deref(), Some("still running when fcorr was interrupted; unittest was stopped"));
+    }
 
     #[test]
     fn the_projects_own_unittest_command_is_found_and_read() {

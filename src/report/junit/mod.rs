@@ -224,7 +224,7 @@ impl SuiteError {
             Some(e) => format!("{}: {}", suite.status.label(), e.message),
             None => match suite.status {
                 SuiteStatus::NoTests => {
-                    "no tests: the test tool collected no tests (zero tests is never a pass)".into()
+                    format!("no tests: {} (a suite that ran no test is never a pass)", suite.no_tests_reason())
                 }
                 SuiteStatus::Failed => "failed: the test command failed but no failing test was reported".into(),
                 status => status.label().to_string(),
@@ -286,6 +286,29 @@ fn phase_logs(suite: &Suite) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A suite that collected tests and skipped every one is not said to have "collected no
+    /// tests": the error case says what the gate says.
+    #[test]
+    fn an_all_skipped_suite_is_described_as_the_gate_describes_it() {
+        let mut suite = Suite::new("s", "s", crate::model::SuiteKind::Project);
+        suite.cases = ["a", "b"]
+            .iter()
+            .map(|n| Case { name: (*n).into(), status: CaseStatus::Skipped, ..Case::default() })
+            .collect();
+        suite.finalize_cases();
+        suite.status = SuiteStatus::NoTests;
+        let message = SuiteError::of(&suite).message;
+        assert_eq!(
+            message,
+            "no tests: every collected test was skipped (2) (a suite that ran no test is never a pass)"
+        );
+        suite.cases.clear();
+        suite.finalize_cases();
+        assert!(SuiteError::of(&suite).message.starts_with("no tests: the test tool collected no tests"));
+    }
+
     /// The vendored strip-ansi-escapes' fast path (used by quick-junit for every string) must
     /// give exactly what the original vte path gives.
     #[test]
