@@ -260,8 +260,9 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
-    // Until every report is written, the output directory's earlier reports are not this run's.
-    crate::report::in_progress::begin(&prepared.out_dir, "ci")?;
+    // Until every report is written, the output directory's earlier reports are not this run's;
+    // held to the end, so no other fcorr writes there meanwhile.
+    let _writing = crate::report::in_progress::begin(&prepared.out_dir, "ci")?;
     let github = &prepared.config.github;
     let options = args.publish.options(github);
     let comment_detail = args.publish.comment_detail(github);

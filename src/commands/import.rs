@@ -83,8 +83,9 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("importing", &out_dir);
     let files = expand_all(&utf8_patterns(&args.files)?, &cwd, &out_dir)?;
-    // Until every report is written, the output directory's earlier reports are not this run's.
-    crate::report::in_progress::begin(&out_dir, "import")?;
+    // Until every report is written, the output directory's earlier reports are not this run's;
+    // held to the end, so no other fcorr writes there meanwhile.
+    let _writing = crate::report::in_progress::begin(&out_dir, "import")?;
 
     // The same planning as a `kind = "import"` suite in fcorr.toml, with the files already expanded.
     let config = Config {

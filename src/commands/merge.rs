@@ -64,7 +64,7 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("merging", &out_dir);
-    report::in_progress::begin(&out_dir, "merge")?;
+    let _writing = report::in_progress::begin(&out_dir, "merge")?;
     let read = |(path, label): (PathBuf, String)| {
         let run = report::load_results(&path);
         progress.step(1);
