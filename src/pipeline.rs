@@ -258,7 +258,12 @@ pub(crate) fn conclude(
     crate::timing::attach(run, baseline.as_ref().map(|(base, _)| base), timing);
     let past = match baseline {
         Some((base, info)) => {
-            run.comparison = Some(crate::compare::compare(run, &base, info));
+            let comparison = crate::compare::compare(run, &base, info);
+            // Said on the terminal and kept with the run's warnings, not only in the comment.
+            for caution in comparison.cautions() {
+                crate::warnings::warn(caution);
+            }
+            run.comparison = Some(comparison);
             // Last: the history takes the baseline's case ids and frees the rest as it goes.
             crate::history::Past::of_baseline(base)
         }

@@ -45,11 +45,15 @@ pub fn render(c: &Comparison) -> String {
         c.counts_delta.skipped,
         c.duration_delta_ms
     );
+    for caution in c.cautions() {
+        let _ = writeln!(out, "warning: {caution}");
+    }
     for s in &c.suites {
         let what = if s.added {
             "added".to_string()
         } else if s.removed {
-            "removed".to_string()
+            let (tests, failing) = s.gone_counts();
+            format!("removed ({tests} tests in the baseline, {failing} failing there)")
         } else {
             format!("score {}", signed(s.score_delta))
         };

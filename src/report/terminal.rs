@@ -742,6 +742,9 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         t.skipped,
         duration(run.duration_ms)
     );
+    if let Some(gone) = run.comparison.as_ref().and_then(gone_since_baseline) {
+        line.push_str(&format!("\n  since the baseline: {}", safe(&gone)));
+    }
     for reason in run.verdict.reasons.iter().take(10) {
         line.push_str(&format!("\n  - [{}] {}", reason.gate, safe(&reason.message)));
     }
@@ -749,6 +752,31 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         line.push_str(&format!("\n  - ... and {} more", run.verdict.reasons.len() - 10));
     }
     line
+}
+
+/// The tests and suites of the baseline this run no longer has, in one line (`None` when none
+/// is gone): a vanished test shows in no count of this run, so the verdict line says it.
+fn gone_since_baseline(c: &crate::compare::Comparison) -> Option<String> {
+    let tests = c.with_change(crate::compare::Change::Removed).count();
+    let mut parts = Vec::new();
+    if tests > 0 {
+        let failing = c.removed_failing().count();
+        parts.push(format!(
+            "{tests} test{} gone{}",
+            if tests == 1 { "" } else { "s" },
+            if failing > 0 { format!(" ({failing} failing there)") } else { String::new() }
+        ));
+    }
+    for suite in c.suites.iter().filter(|s| s.removed) {
+        let (total, failing) = suite.gone_counts();
+        parts.push(format!(
+            "suite {} gone ({total} test{}{})",
+            suite.name,
+            if total == 1 { "" } else { "s" },
+            if failing > 0 { format!(", {failing} failing there") } else { String::new() }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]
