@@ -83,6 +83,10 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("importing", &out_dir);
     let files = expand_all(&utf8_patterns(&args.files)?, &cwd, &out_dir)?;
+    // Like `fcorr ci`: a baseline file named that cannot be read stops here, before anything is
+    // written; a missing artifact (`github`) is a warning.
+    let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
+    let baseline = shared::BaselineSource::open(source)?;
     // Until every report is written, the output directory's earlier reports are not this run's;
     // held to the end, so no other fcorr writes there meanwhile.
     let _writing = crate::report::in_progress::begin(&out_dir, "import")?;
@@ -150,13 +154,11 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     // A panic asking git (none is expected) leaves the run without git details, as no repository would.
     let git = git.join().ok().flatten();
     let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
-    // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
-    let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
     // Read once: the baseline lookup (`--baseline github`) and the code links both use it.
     let github = shared::github_context(None);
-    let base = shared::resolve_baseline(
-        &source,
-        github.as_ref().filter(|_| source == crate::github::baseline::Source::Github),
+    let from_github = baseline.is_github();
+    let base = baseline.resolve(
+        github.as_ref().filter(|_| from_github),
         &args.artifact_name,
         crate::github::baseline::DEFAULT_DEPTH,
     );

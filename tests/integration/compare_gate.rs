@@ -123,14 +123,16 @@ fn compare_and_regression_gate_on_a_real_report() {
     assert!(judged.comparison.is_none());
     assert!(judged.verdict.skipped.iter().any(|s| s.contains("no baseline")));
 
-    // A baseline file that does not exist is a warning and means "no baseline".
+    // A baseline file named that does not exist is an input error naming it, before anything
+    // runs (QA C15: as a warning, the `regression` gate asked for was skipped in silence).
     fcorr(dir.path())
         .args(["ci", "--config"])
         .arg(&config)
         .args(["--out", "ci-missing", "--baseline", "nope.json", "--fail-on", "regression"])
         .assert()
-        .code(0)
+        .code(2)
         .stderr(predicates::str::contains("nope.json"));
+    assert!(!dir.path().join("ci-missing").exists(), "nothing ran, nothing was written");
 
     // compare with an unreadable baseline is a usage error naming the file.
     fcorr(dir.path())
@@ -244,4 +246,14 @@ fn what_vanished_since_the_baseline_is_shown_and_failing_tests_gone_fail_regress
     );
     assert_eq!(code, 1, "{stdout}{stderr}");
     assert!(stdout.contains("suite imp is gone; 1 of its tests failed in the baseline"), "{stdout}");
+
+    // A baseline file named that cannot be read is an input error naming it, before anything
+    // is written (QA C15: it was a warning, and the comment said "No baseline to compare with").
+    let text = std::fs::read_to_string(d.join("base/results.json")).unwrap();
+    std::fs::write(d.join("trunc.json"), &text[..300]).unwrap();
+    let (code, _, stderr) =
+        run_in(d, &[&["import", "without-it.xml", "--out", "cur3", "--baseline", "trunc.json"][..], &gates].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("trunc.json: line ") && stderr.contains("not an fcorr results file"), "{stderr}");
+    assert!(!d.join("cur3").exists(), "nothing was written");
 }
