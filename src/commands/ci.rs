@@ -279,6 +279,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     pipeline::cancel_on_signal();
 
     let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
+    terminal::color_progress(args.run.color);
     let mut run = pipeline::execute(&prepared, mode);
 
     let artifact = args

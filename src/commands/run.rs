@@ -220,6 +220,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
     let _writing = crate::report::in_progress::begin(&prepared.out_dir, "run")?;
     pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
+    terminal::color_progress(args.color);
     let mut run = pipeline::execute(&prepared, mode);
     let timing = prepared.config.report.timing();
     pipeline::conclude(&mut run, None, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));

@@ -59,6 +59,16 @@ pub fn use_color(choice: Option<Color>) -> bool {
     }
 }
 
+/// Passes `--color always|never` on to the progress spinners: indicatif styles them (the suite
+/// name in bold) through the `console` crate, which reads only `NO_COLOR` and the terminal.
+pub(crate) fn color_progress(choice: Option<Color>) {
+    match choice {
+        Some(Color::Always) => ::console::set_colors_enabled_stderr(true),
+        Some(Color::Never) => ::console::set_colors_enabled_stderr(false),
+        Some(Color::Auto) | None => {}
+    }
+}
+
 /// A spinner shows a phase's last output line once the phase has run this long.
 const HEARTBEAT_AFTER: Duration = Duration::from_secs(5);
 /// A command's short form shows at most this many columns; the log has it in full.
