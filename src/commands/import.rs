@@ -153,7 +153,7 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     progress.stage("comparing and judging", None);
     // A panic asking git (none is expected) leaves the run without git details, as no repository would.
     let git = git.join().ok().flatten();
-    let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
+    let mut run = Run::assemble(suites, started_at, Some(settings_hash(&config)), git);
     // Read once: the baseline lookup (`--baseline github`) and the code links both use it.
     let github = shared::github_context(None);
     let from_github = baseline.is_github();
@@ -383,6 +383,17 @@ fn join_part(mut whole: Suite, part: Suite) -> Suite {
 
 fn spill_error(error: crate::spill::SpillError) -> FcorrError {
     FcorrError::harness_because("fcorr import --stream stopped", error)
+}
+
+/// The hash of the import's settings (name, format, policy), without the report files: they are
+/// its input, not its configuration, as a project's test files are not. Two imports of other
+/// files with the same settings are one configuration when compared with a baseline.
+fn settings_hash(config: &Config) -> String {
+    let mut settings = config.clone();
+    for suite in &mut settings.suites {
+        suite.settings.remove("reports");
+    }
+    settings.hash()
 }
 
 /// The file arguments as text. Report paths travel as text from here on (globs, the import

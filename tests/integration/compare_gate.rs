@@ -215,6 +215,8 @@ fn what_vanished_since_the_baseline_is_shown_and_failing_tests_gone_fail_regress
     assert!(stdout.contains("[regression] failing in the baseline, gone now: t2"), "{stdout}");
     let comment = std::fs::read_to_string(d.join("cur/comment.md")).unwrap();
     assert!(comment.contains("➖ **Gone since the baseline**: **1 test failing there**"), "{comment}");
+    // Other report files, same settings: one configuration (the files are input, not settings).
+    assert!(!comment.contains("another configuration") && !stderr.contains("another configuration"), "{comment}");
 
     // The suite renamed: nothing in common with the baseline. No delta, no regression judged,
     // and the suite gone named with its failing test.
