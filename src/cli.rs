@@ -53,7 +53,9 @@ pub fn parse() -> Cli {
     match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
-            let args: Vec<String> = std::env::args().skip(1).collect();
+            // `args_os`: `std::env::args` panics on an argument that is not UTF-8, and a bad
+            // argument is exactly what brought fcorr here.
+            let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
             if error.use_stderr() && args.first().is_some_and(|a| a == "ci") {
                 let job_summary = !args.iter().any(|a| a == "--no-job-summary");
                 commands::ci::explain_bad_arguments(&error.to_string(), error.exit_code(), job_summary);

@@ -6,7 +6,9 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::model::comparison::signed_difference;
-pub use crate::model::comparison::{BaselineInfo, CaseChange, Change, Comparison, CountsDelta, SuiteDelta};
+pub use crate::model::comparison::{
+    BaselineInfo, CaseChange, Change, Comparison, ConfigChange, CountsDelta, SuiteDelta,
+};
 use crate::model::{Case, CaseStatus, Counts, Run, Suite};
 
 /// Pass rate of counts (passes / cases that ran × 100); `None` when nothing ran.
@@ -128,14 +130,24 @@ pub fn compare(run: &Run, baseline: &Run, info: BaselineInfo) -> Comparison {
     // New failures first (the enum's order), then by suite and name for stable output.
     cases.sort_by(|a, b| (a.change, &a.suite_id, &a.name).cmp(&(b.change, &b.suite_id, &b.name)));
 
+    // A baseline sharing no suite with this run is another project's or configuration's: its
+    // combined score says nothing about this change, so no delta is made from it.
+    let no_common_suite = !baseline.suites.is_empty() && !suites.iter().any(|s| !s.added && !s.removed);
+    let related = |delta: Option<f64>| delta.filter(|_| !no_common_suite);
+    let config_change = match (&baseline.config_hash, &run.config_hash) {
+        (Some(then), Some(now)) if then != now => Some(ConfigChange { baseline: then.clone(), now: now.clone() }),
+        _ => None,
+    };
     Comparison {
         baseline: info,
-        score_delta: opt_delta(run.score, baseline.score),
-        pass_rate_delta: opt_delta(pass_rate(&run.totals), pass_rate(&baseline.totals)),
+        score_delta: related(opt_delta(run.score, baseline.score)),
+        pass_rate_delta: related(opt_delta(pass_rate(&run.totals), pass_rate(&baseline.totals))),
         counts_delta: CountsDelta::between(&run.totals, &baseline.totals),
         duration_delta_ms: signed_difference(run.duration_ms, baseline.duration_ms),
         suites,
         cases,
+        no_common_suite,
+        config_change,
     }
 }
 
@@ -273,6 +285,33 @@ mod tests {
         let c = compare(&now, &base, BaselineInfo::default());
         assert!(c.cases.is_empty());
         assert_eq!(c.suites[0].counts_delta.passed, -2);
+    }
+
+    #[test]
+    fn a_baseline_sharing_no_suite_gives_no_score_delta_and_says_why() {
+        let mut base = run(vec![suite("imp", &[("t", Failed)])]);
+        base.config_hash = Some("aaaa".into());
+        let mut now = run(vec![suite("vac", &[("x", Passed)])]);
+        now.config_hash = Some("bbbb".into());
+        let c = compare(&now, &base, BaselineInfo::default());
+        assert!(c.no_common_suite);
+        assert_eq!((c.score_delta, c.pass_rate_delta), (None, None));
+        // One caution: another configuration goes without saying.
+        assert_eq!(
+            c.cautions(),
+            ["the baseline has none of this run's suites (it has imp): it is from another project or configuration, \
+              so no score change or regression is judged against it"]
+        );
+        // The same suites under another configuration: compared, with the configuration named.
+        let mut renamed_config = run(vec![suite("imp", &[("t", Passed)])]);
+        renamed_config.config_hash = Some("bbbb".into());
+        let same = compare(&renamed_config, &base, BaselineInfo::default());
+        assert!(!same.no_common_suite && same.score_delta.is_some());
+        assert_eq!(same.config_change, Some(ConfigChange { baseline: "aaaa".into(), now: "bbbb".into() }));
+        assert!(same.cautions()[0].starts_with("the baseline was made with another configuration (config hash aaaa"));
+        // The failing test gone is listed as removed and failing there.
+        let gone = compare(&run(vec![suite("imp", &[("u", Passed)])]), &base, BaselineInfo::default());
+        assert_eq!(gone.removed_failing().map(|c| c.name.as_str()).collect::<Vec<_>>(), ["t"]);
     }
 
     #[test]

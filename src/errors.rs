@@ -200,6 +200,14 @@ pub enum PlanError {
         "nothing to run: give project paths (`fcorr run PATH...`), `--config fcorr.toml` with [[suite]] entries, or `--samples DIR`"
     )]
     Nothing,
+    /// The selection (`--select`, `FCORR_BANK_SELECT` or a suite's `select`) left out every suite:
+    /// none holds the test, topic or bank it names.
+    #[error(
+        "{}matches none of the configured suites ({}): no such test id, `topic:NAME` or `bank:NAME` in any of them",
+        select.as_ref().map_or_else(|| "the suites' `select` ".to_string(), |s| format!("--select `{s}` ")),
+        suites.join(", ")
+    )]
+    SelectMatchesNothing { select: Option<String>, suites: Vec<String> },
     /// `--filter` left no suite.
     #[error("--filter `{pattern}` matches none of the {total} suites")]
     FilterMatchesNothing { pattern: String, total: usize },

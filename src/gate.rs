@@ -2,10 +2,11 @@
 //!
 //! Gates: `strict` (a suite below its policy), `critical` (a critical case or suite failed),
 //! `empty` (no tests ran), `score<N` (combined score below N; `score<N@sut`: one system's
-//! cases), `regression` (a new failure or a score drop beyond the tolerance, judged only against
-//! a fresh baseline). Suites that could not
-//! be measured decide the exit code first: infrastructure problems are 3, bad input is 2. A run
-//! a stop signal interrupted fails whatever the gates (`interrupted`, named first).
+//! cases), `regression` (a new failure, a test or suite failing in the baseline and gone now,
+//! or a score drop beyond the tolerance, judged only against a fresh baseline that shares a
+//! suite with the run). Suites that could not be measured decide the exit code first:
+//! infrastructure problems are 3, bad input is 2. A run a stop signal interrupted fails whatever
+//! the gates (`interrupted`, named first).
 
 use crate::errors::FcorrError;
 use crate::model::{GateKind, GateReason, Run, RunOutcome, SuiteErrorKind, SuiteStatus, Verdict};
@@ -220,6 +221,9 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     "regression: the baseline is {} commit(s) behind the base commit",
                     c.baseline.commits_behind
                 )),
+                Some(c) if c.no_common_suite => {
+                    skipped.push("regression: the baseline has none of this run's suites".to_string())
+                }
                 Some(c) => {
                     for change in c.cases.iter().filter(|x| x.change == crate::compare::Change::NewFailure) {
                         reasons.push(reason(
@@ -227,6 +231,25 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                             Some(&change.suite_id),
                             format!("new failure: {}", change.name),
                         ));
+                    }
+                    // A failing test deleted, filtered out or renamed is red turned green with
+                    // nothing fixed: as much a regression as a new failure.
+                    for change in c.removed_failing() {
+                        reasons.push(reason(
+                            GateKind::Regression,
+                            Some(&change.suite_id),
+                            format!("failing in the baseline, gone now: {}", change.name),
+                        ));
+                    }
+                    for gone in c.suites.iter().filter(|s| s.removed) {
+                        let (_, failing) = gone.gone_counts();
+                        if failing > 0 {
+                            reasons.push(reason(
+                                GateKind::Regression,
+                                Some(&gone.name),
+                                format!("suite {} is gone; {failing} of its tests failed in the baseline", gone.name),
+                            ));
+                        }
                     }
                     if let Some(delta) = c.score_delta
                         && delta < -regression_tolerance

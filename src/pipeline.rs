@@ -29,6 +29,8 @@ pub(crate) struct Prepared {
     pub shard_plan: Option<crate::model::ShardPlan>,
     /// Cases whose failures fail no gate.
     pub quarantine: crate::quarantine::Quarantine,
+    /// `--select`: graded suites it leaves with no test say so.
+    pub select: Option<String>,
 }
 
 impl Prepared {
@@ -166,7 +168,8 @@ pub(crate) fn prepare_with(args: &RunOptions, extra: ExtraSuites<'_>) -> Result<
         line: p.origin.as_ref().map_or(0, |o| o.line),
     });
     let quarantine = crate::quarantine::Quarantine::load(&config, lists)?;
-    Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, shard_plan, quarantine })
+    let select = overrides.select.clone();
+    Ok(Prepared { config, plans, out_dir, gates, exec, shard: overrides.shard, shard_plan, quarantine, select })
 }
 
 /// `--rerun-failed`: keeps the planned suites that failed in `earlier`, each narrowed by its
@@ -229,6 +232,9 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     let started = time::OffsetDateTime::now_utc();
     let sink = terminal::Progress::new(progress);
     let mut suites = crate::runners::run_suites(&prepared.plans, &prepared.exec, &sink);
+    if let Some(select) = &prepared.select {
+        selected_nothing(&mut suites, select);
+    }
     if let Some(shard) = prepared.shard {
         for (suite, plan) in suites.iter_mut().zip(&prepared.plans) {
             suite.shard = Some(shard.to_string());
@@ -242,6 +248,23 @@ pub(crate) fn execute(prepared: &Prepared, progress: terminal::ProgressMode) -> 
     run.interrupted = crate::execute::stop_signal_name();
     prepared.quarantine.mark(&mut run);
     run
+}
+
+/// A graded suite (`--select` picks their tests) left with no test by `--select` is an input
+/// error naming the selection: "the test tool collected no tests" made a typo in a CI
+/// `--select` look like an empty bank.
+fn selected_nothing(suites: &mut [crate::model::Suite], select: &str) {
+    use crate::model::{CaseShape, SuiteError, SuiteErrorKind, SuiteStatus};
+    for suite in suites.iter_mut() {
+        if suite.kind.shape() == CaseShape::Graded && suite.status == SuiteStatus::NoTests && suite.cases.is_empty() {
+            suite.status = SuiteStatus::Error;
+            suite.error = Some(SuiteError {
+                kind: SuiteErrorKind::Input,
+                message: format!("--select `{select}` matched no test of {}", suite.name),
+                hint: Some("check the test id, `topic:NAME` or `bank:NAME` against the suite's bank file".into()),
+            });
+        }
+    }
 }
 
 /// The tail every command runs once it has its results (`run`, `ci`, `import`, `merge`): the
@@ -258,7 +281,12 @@ pub(crate) fn conclude(
     crate::timing::attach(run, baseline.as_ref().map(|(base, _)| base), timing);
     let past = match baseline {
         Some((base, info)) => {
-            run.comparison = Some(crate::compare::compare(run, &base, info));
+            let comparison = crate::compare::compare(run, &base, info);
+            // Said on the terminal and kept with the run's warnings, not only in the comment.
+            for caution in comparison.cautions() {
+                crate::warnings::warn(caution);
+            }
+            run.comparison = Some(comparison);
             // Last: the history takes the baseline's case ids and frees the rest as it goes.
             crate::history::Past::of_baseline(base)
         }

@@ -192,11 +192,14 @@ pub(crate) fn plan(
 ) -> Result<Vec<SuitePlan>, PlanError> {
     let cwd = std::env::current_dir().map_err(PlanError::Cwd)?;
     let mut plans = Vec::new();
+    let mut deselected = Vec::new();
     if paths.is_empty() {
         for suite in &config.suites {
             let plan = plan_suite(config, suite, &absolute(&cwd, &config.base_dir), overrides, kinds)?;
             // A bank test or topic selection leaves out the bank suites that cannot hold it.
-            if !plan.runner.deselected(&plan) {
+            if plan.runner.deselected(&plan) {
+                deselected.push(plan.name.clone());
+            } else {
                 plans.push(plan);
             }
         }
@@ -205,6 +208,10 @@ pub(crate) fn plan(
             let suite = SuiteConfig { path: Some(path.clone()), ..SuiteConfig::default() };
             plans.push(plan_suite(config, &suite, &cwd, overrides, kinds)?);
         }
+    }
+    if plans.is_empty() && !deselected.is_empty() {
+        // Not "nothing to run: give project paths": the suites are there, the selection missed.
+        return Err(PlanError::SelectMatchesNothing { select: overrides.select.clone(), suites: deselected });
     }
     if plans.is_empty() {
         return Err(PlanError::Nothing);

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::commands::run::RunArgs;
-use crate::commands::shared::{self, github_context, report_env, resolve_baseline};
+use crate::commands::shared::{self, BaselineSource, github_context, report_env};
 use crate::config::{GithubConfig, SuiteConfig};
 use crate::errors::FcorrError;
 use crate::gate::Gate;
@@ -260,8 +260,6 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
-    // Until every report is written, the output directory's earlier reports are not this run's.
-    crate::report::in_progress::begin(&prepared.out_dir, "ci")?;
     let github = &prepared.config.github;
     let options = args.publish.options(github);
     let comment_detail = args.publish.comment_detail(github);
@@ -273,9 +271,15 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         None if ctx.is_some() => Source::Github,
         None => Source::None,
     };
+    // A baseline file named is read before anything runs: one that cannot be read stops here.
+    let source = BaselineSource::open(source)?;
+    // Until every report is written, the output directory's earlier reports are not this run's;
+    // held to the end, so no other fcorr writes there meanwhile.
+    let _writing = crate::report::in_progress::begin(&prepared.out_dir, "ci")?;
     pipeline::cancel_on_signal();
 
     let mode = if args.run.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
+    terminal::color_progress(args.run.color);
     let mut run = pipeline::execute(&prepared, mode);
 
     let artifact = args
@@ -284,7 +288,7 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
         .or_else(|| github.artifact_name.clone())
         .unwrap_or_else(|| baseline::DEFAULT_ARTIFACT.into());
     let depth = args.baseline_depth.or(github.baseline_depth).unwrap_or(baseline::DEFAULT_DEPTH);
-    let base = resolve_baseline(&source, ctx.as_ref(), &artifact, depth);
+    let base = source.resolve(ctx.as_ref(), &artifact, depth);
     let timing = prepared.config.report.timing();
     let base = base.map(|b| (b.run, b.info));
     pipeline::conclude(&mut run, base, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));

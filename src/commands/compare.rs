@@ -7,7 +7,6 @@ use clap::Args;
 
 use crate::compare::{Change, Comparison};
 use crate::errors::FcorrError;
-use crate::github::baseline::BaselineError;
 
 /// Arguments of `fcorr compare`.
 #[derive(Debug, Args, Clone)]
@@ -45,11 +44,15 @@ pub fn render(c: &Comparison) -> String {
         c.counts_delta.skipped,
         c.duration_delta_ms
     );
+    for caution in c.cautions() {
+        let _ = writeln!(out, "warning: {caution}");
+    }
     for s in &c.suites {
         let what = if s.added {
             "added".to_string()
         } else if s.removed {
-            "removed".to_string()
+            let (tests, failing) = s.gone_counts();
+            format!("removed ({tests} tests in the baseline, {failing} failing there)")
         } else {
             format!("score {}", signed(s.score_delta))
         };
@@ -80,25 +83,11 @@ pub fn render(c: &Comparison) -> String {
     out
 }
 
-/// A baseline named on the command line that cannot be read is an input error (exit 2), named by
-/// its own file (the results.json inside a directory, the zip) and not wrapped in a second path.
-fn baseline_error(e: BaselineError) -> FcorrError {
-    match e {
-        BaselineError::Results(e) => e.into(),
-        BaselineError::Unusable { label, problem } => {
-            FcorrError::input_because(label, "cannot be used as a baseline", problem)
-        }
-        // The GitHub lookup is not reached from `compare`; were it, its failure is fcorr's own.
-        e @ BaselineError::Api { .. } => FcorrError::harness_because(e.to_string(), e),
-        e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::usage_because(e.to_string(), e),
-    }
-}
-
 /// `fcorr compare`.
 pub fn execute(args: CompareArgs) -> Result<i32, FcorrError> {
     let results = args.results.path();
     let mut run = crate::report::load_results(&results)?;
-    let base = crate::github::baseline::load_path(&args.baseline).map_err(baseline_error)?;
+    let base = crate::github::baseline::load_path(&args.baseline).map_err(super::shared::baseline_error)?;
     let comparison = crate::compare::compare(&run, &base.run, base.info);
     if args.json {
         // Plain data always serialises.

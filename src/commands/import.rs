@@ -40,8 +40,10 @@ fn report_formats() -> clap::builder::PossibleValuesParser {
 #[derive(Debug, Args, Clone, Default)]
 pub struct ImportArgs {
     /// Report files or globs (quote globs so fcorr expands `**`); relative to the current directory.
+    /// Taken as OS strings so that a path that is not UTF-8 is refused by name (exit 2) rather
+    /// than by clap's "invalid UTF-8" with no name.
     #[arg(required = true, value_name = "FILES-OR-GLOBS")]
-    pub files: Vec<String>,
+    pub files: Vec<std::ffi::OsString>,
     /// Suite name, also its stable id for comparisons with a baseline.
     #[arg(long, default_value = "import")]
     pub name: String,
@@ -80,9 +82,14 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     let cwd = std::env::current_dir().map_err(FcorrError::Cwd)?;
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("importing", &out_dir);
-    let files = expand_all(&args.files, &cwd, &out_dir)?;
-    // Until every report is written, the output directory's earlier reports are not this run's.
-    crate::report::in_progress::begin(&out_dir, "import")?;
+    let files = expand_all(&utf8_patterns(&args.files)?, &cwd, &out_dir)?;
+    // Like `fcorr ci`: a baseline file named that cannot be read stops here, before anything is
+    // written; a missing artifact (`github`) is a warning.
+    let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
+    let baseline = shared::BaselineSource::open(source)?;
+    // Until every report is written, the output directory's earlier reports are not this run's;
+    // held to the end, so no other fcorr writes there meanwhile.
+    let _writing = crate::report::in_progress::begin(&out_dir, "import")?;
 
     // The same planning as a `kind = "import"` suite in fcorr.toml, with the files already expanded.
     let config = Config {
@@ -146,14 +153,12 @@ pub fn execute(args: ImportArgs) -> Result<i32, FcorrError> {
     progress.stage("comparing and judging", None);
     // A panic asking git (none is expected) leaves the run without git details, as no repository would.
     let git = git.join().ok().flatten();
-    let mut run = Run::assemble(suites, started_at, Some(config.hash()), git);
-    // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
-    let source = crate::github::baseline::Source::parse(args.baseline.as_deref().unwrap_or("none"));
+    let mut run = Run::assemble(suites, started_at, Some(settings_hash(&config)), git);
     // Read once: the baseline lookup (`--baseline github`) and the code links both use it.
     let github = shared::github_context(None);
-    let base = shared::resolve_baseline(
-        &source,
-        github.as_ref().filter(|_| source == crate::github::baseline::Source::Github),
+    let from_github = baseline.is_github();
+    let base = baseline.resolve(
+        github.as_ref().filter(|_| from_github),
         &args.artifact_name,
         crate::github::baseline::DEFAULT_DEPTH,
     );
@@ -378,6 +383,41 @@ fn join_part(mut whole: Suite, part: Suite) -> Suite {
 
 fn spill_error(error: crate::spill::SpillError) -> FcorrError {
     FcorrError::harness_because("fcorr import --stream stopped", error)
+}
+
+/// The hash of the import's settings (name, format, policy), without the report files: they are
+/// its input, not its configuration, as a project's test files are not. Two imports of other
+/// files with the same settings are one configuration when compared with a baseline.
+fn settings_hash(config: &Config) -> String {
+    let mut settings = config.clone();
+    for suite in &mut settings.suites {
+        suite.settings.remove("reports");
+    }
+    settings.hash()
+}
+
+/// The file arguments as text. Report paths travel as text from here on (globs, the import
+/// suite's `reports`, results.json), and a lossy copy would name another file, so one that is
+/// not UTF-8 is a usage error naming it (its bytes that are not UTF-8 shown as `\xFE`).
+fn utf8_patterns(files: &[std::ffi::OsString]) -> Result<Vec<String>, FcorrError> {
+    files
+        .iter()
+        .map(|file| {
+            file.to_str().map(str::to_string).ok_or_else(|| {
+                FcorrError::Usage(format!(
+                    "report path `{}` is not valid UTF-8: fcorr import reads report paths as text; rename the file \
+                     (or its directory) to a UTF-8 name",
+                    file.as_encoded_bytes().utf8_chunks().fold(String::new(), |mut shown, chunk| {
+                        shown.push_str(chunk.valid());
+                        for byte in chunk.invalid() {
+                            shown.push_str(&format!("\\x{byte:02X}"));
+                        }
+                        shown
+                    })
+                ))
+            })
+        })
+        .collect()
 }
 
 /// Expands every argument; an argument that matches nothing is a warning, all of them a usage error.

@@ -64,7 +64,10 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
     progress.stage("reading results", Some((paths.len() as u64, Unit::Files)));
     let out_dir = args.judge.out_dir(&cwd);
     shared::note_reports_on_stop("merging", &out_dir);
-    report::in_progress::begin(&out_dir, "merge")?;
+    // Like `fcorr ci`: a baseline file named that cannot be read stops here; a missing artifact
+    // (`github`) is a warning.
+    let baseline = shared::BaselineSource::open(Source::parse(args.baseline.as_deref().unwrap_or("none")))?;
+    let _writing = report::in_progress::begin(&out_dir, "merge")?;
     let read = |(path, label): (PathBuf, String)| {
         let run = report::load_results(&path);
         progress.step(1);
@@ -90,10 +93,8 @@ pub fn execute(args: MergeArgs) -> Result<i32, FcorrError> {
         progress.stage("merging and judging", None);
         merge(inputs)?
     };
-    // Like `fcorr ci`: a missing or unreadable baseline is a warning, never a failed check.
-    let source = Source::parse(args.baseline.as_deref().unwrap_or("none"));
-    let ctx = if source == Source::Github { shared::github_context(None) } else { None };
-    let base = shared::resolve_baseline(&source, ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
+    let ctx = if baseline.is_github() { shared::github_context(None) } else { None };
+    let base = baseline.resolve(ctx.as_ref(), &args.artifact_name, DEFAULT_DEPTH);
     // The merged baseline's history is this merged run's past, else the parts' pasts, each
     // without the part's own outcome, so nothing counts twice.
     let tolerance = defaults.gate.regression_tolerance;

@@ -215,10 +215,12 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
         options.paths = vec![PathBuf::from(".")];
     }
     let prepared = pipeline::prepare(&options)?;
-    // Until every report is written, the output directory's earlier reports are not this run's.
-    crate::report::in_progress::begin(&prepared.out_dir, "run")?;
+    // Until every report is written, the output directory's earlier reports are not this run's;
+    // held to the end, so no other fcorr writes there meanwhile.
+    let _writing = crate::report::in_progress::begin(&prepared.out_dir, "run")?;
     pipeline::cancel_on_signal();
     let mode = if args.json { terminal::ProgressMode::Quiet } else { terminal::ProgressMode::detect() };
+    terminal::color_progress(args.color);
     let mut run = pipeline::execute(&prepared, mode);
     let timing = prepared.config.report.timing();
     pipeline::conclude(&mut run, None, Default::default(), &timing, |run| pipeline::verdict(run, &prepared));

@@ -17,55 +17,89 @@ pub(crate) fn github_context(event: Option<&Path>) -> Option<GithubContext> {
     GithubContext::from_env(event)
 }
 
-/// Finds and loads the baseline; every problem is a warning and means "no baseline".
-pub(crate) fn resolve_baseline(
-    source: &Source,
-    ctx: Option<&GithubContext>,
-    artifact: &str,
-    depth: u32,
-) -> Option<baseline::Baseline> {
-    match source {
-        Source::None => None,
-        Source::File(path) => match baseline::load_path(path) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                crate::warnings::warn(format!("baseline {e}; comparing with nothing"));
-                None
-            }
-        },
-        Source::Github => {
-            let Some(ctx) = ctx else {
-                errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
-                return None;
-            };
-            let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
-            let result = rt.block_on(async {
-                let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
-                baseline::from_github(&api, ctx, artifact, depth).await
-            });
-            match result {
-                Ok(Lookup::Found(b)) => {
-                    let commit = b.info.commit.as_deref().unwrap_or("?");
-                    errln!(
-                        "fcorr: baseline: run {} on {commit}{}",
-                        b.info.source,
-                        if b.info.commits_behind > 0 {
-                            format!(" ({} commit(s) behind the base commit)", b.info.commits_behind)
-                        } else {
-                            String::new()
-                        }
-                    );
-                    Some(*b)
+/// Where the baseline comes from, with a file the user named already read.
+pub(crate) struct BaselineSource {
+    source: Source,
+    file: Option<baseline::Baseline>,
+}
+
+impl BaselineSource {
+    /// Reads a baseline file the user named (`--baseline FILE`, `[github] baseline`) now,
+    /// before anything runs: one that cannot be read is an input error (exit 2) naming it, as in
+    /// `fcorr compare`. As a warning it let the `regression` gate asked for be skipped while the
+    /// comment said only "no baseline". `github` is looked up later, by [`Self::resolve`].
+    pub(crate) fn open(source: Source) -> Result<BaselineSource, FcorrError> {
+        let file = match &source {
+            Source::File(path) => Some(baseline::load_path(path).map_err(baseline_error)?),
+            Source::None | Source::Github => None,
+        };
+        Ok(BaselineSource { source, file })
+    }
+
+    /// Whether the baseline is the base commit's artifact (`github`), looked up on GitHub.
+    pub(crate) fn is_github(&self) -> bool {
+        self.source == Source::Github
+    }
+
+    /// The baseline: the file read by [`Self::open`], or the base commit's artifact found on
+    /// GitHub, where every problem is a warning and means "no baseline" (a first run has none).
+    pub(crate) fn resolve(self, ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> Option<baseline::Baseline> {
+        match self.source {
+            Source::None => None,
+            Source::File(_) => self.file,
+            Source::Github => github_baseline(ctx, artifact, depth),
+        }
+    }
+}
+
+/// A baseline named on the command line (or in the config) that cannot be read is an input
+/// error (exit 2), named by its own file (the results.json inside a directory, the zip) and not
+/// wrapped in a second path.
+pub(crate) fn baseline_error(e: baseline::BaselineError) -> FcorrError {
+    use baseline::BaselineError;
+    match e {
+        BaselineError::Results(e) => e.into(),
+        BaselineError::Unusable { label, problem } => {
+            FcorrError::input_because(label, "cannot be used as a baseline", problem)
+        }
+        // The GitHub lookup is not reached from a file; were it, its failure is fcorr's own.
+        e @ BaselineError::Api { .. } => FcorrError::harness_because(e.to_string(), e),
+        e @ (BaselineError::Client(_) | BaselineError::UnknownWorkflow) => FcorrError::usage_because(e.to_string(), e),
+    }
+}
+
+/// The base commit's results artifact; every problem is a warning and means "no baseline".
+fn github_baseline(ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> Option<baseline::Baseline> {
+    let Some(ctx) = ctx else {
+        errln!("fcorr: note: `--baseline github` needs GitHub Actions (GITHUB_REPOSITORY); no baseline");
+        return None;
+    };
+    let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
+    let result = rt.block_on(async {
+        let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+        baseline::from_github(&api, ctx, artifact, depth).await
+    });
+    match result {
+        Ok(Lookup::Found(b)) => {
+            let commit = b.info.commit.as_deref().unwrap_or("?");
+            errln!(
+                "fcorr: baseline: run {} on {commit}{}",
+                b.info.source,
+                if b.info.commits_behind > 0 {
+                    format!(" ({} commit(s) behind the base commit)", b.info.commits_behind)
+                } else {
+                    String::new()
                 }
-                Ok(Lookup::Missing(why)) => {
-                    errln!("fcorr: no baseline: {why}");
-                    None
-                }
-                Err(e) => {
-                    crate::warnings::warn(format!("no baseline: {e}"));
-                    None
-                }
-            }
+            );
+            Some(*b)
+        }
+        Ok(Lookup::Missing(why)) => {
+            errln!("fcorr: no baseline: {why}");
+            None
+        }
+        Err(e) => {
+            crate::warnings::warn(format!("no baseline: {e}"));
+            None
         }
     }
 }

@@ -223,7 +223,7 @@ pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: 
                 None => "the test command produced no report or summary".to_string(),
                 Some(Exit::Code(code)) => format!("the test process exited with code {code} {before}"),
                 Some(Exit::Signal(signal)) => format!("the test process was {} {before}", signal_text(*signal)),
-                Some(other) => format!("the test command ended with {other:?} {before}"),
+                Some(other) => format!("the test command ended: {other}, {before}"),
             };
             // What collection saw (no report at a path, a report left from an earlier run) is the
             // cause the user needs, not only a line among the warnings.

@@ -21,6 +21,22 @@ pub struct Comparison {
     pub suites: Vec<SuiteDelta>,
     /// Cases whose outcome changed, new failures first.
     pub cases: Vec<CaseChange>,
+    /// The baseline has suites, none of them with an id this run has: it is another project's or
+    /// configuration's, so no score or pass-rate change is computed and `regression` is not
+    /// judged against it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_common_suite: bool,
+    /// Set when the baseline's `config_hash` differs from this run's (both known): a change may
+    /// come from the configuration rather than the code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_change: Option<ConfigChange>,
+}
+
+/// The `config_hash` of the baseline and of this run, when they differ.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema, PartialEq, Eq)]
+pub struct ConfigChange {
+    pub baseline: String,
+    pub now: String,
 }
 
 /// Which run was compared with, and how trustworthy it is as a baseline.
@@ -150,10 +166,48 @@ impl CountsDelta {
     }
 }
 
+impl SuiteDelta {
+    /// A removed suite's tests in the baseline and how many of them failed there (failed, error
+    /// or timed out): its counts delta is minus its baseline counts.
+    pub fn gone_counts(&self) -> (i64, i64) {
+        let d = self.counts_delta;
+        (d.total.saturating_neg(), d.failed.saturating_add(d.error).saturating_add(d.timeout).saturating_neg())
+    }
+}
+
 impl Comparison {
     /// Cases with the given change.
     pub fn with_change(&self, change: Change) -> impl Iterator<Item = &CaseChange> {
         self.cases.iter().filter(move |c| c.change == change)
+    }
+
+    /// Cases that failed in the baseline and are gone from this run (their suite still here).
+    pub fn removed_failing(&self) -> impl Iterator<Item = &CaseChange> {
+        self.with_change(Change::Removed).filter(|c| c.before.is_some_and(CaseStatus::is_failure))
+    }
+
+    /// What a reader must know before trusting the deltas, one sentence each: the baseline is
+    /// unrelated to this run, or was made with another configuration.
+    pub fn cautions(&self) -> Vec<String> {
+        let mut cautions = Vec::new();
+        if self.no_common_suite {
+            let names: Vec<&str> = self.suites.iter().filter(|s| s.removed).map(|s| s.name.as_str()).take(5).collect();
+            cautions.push(format!(
+                "the baseline has none of this run's suites (it has {}{}): it is from another project or \
+                 configuration, so no score change or regression is judged against it",
+                names.join(", "),
+                if self.suites.iter().filter(|s| s.removed).count() > names.len() { ", …" } else { "" }
+            ));
+        }
+        // With no suite in common, another configuration goes without saying.
+        if let Some(change) = self.config_change.as_ref().filter(|_| !self.no_common_suite) {
+            cautions.push(format!(
+                "the baseline was made with another configuration (config hash {} there, {} here): a change may \
+                 come from the configuration rather than the code",
+                change.baseline, change.now
+            ));
+        }
+        cautions
     }
 
     /// Whether anything a reader would care about changed (used by `comment-when = on-change`).

@@ -21,11 +21,31 @@ pub(crate) const MARKER: &str = "fcorr-incomplete.txt";
 /// verdict is left to be taken for this run's.
 const VERDICTS: [&str; 3] = ["results.json", "summary.md", "comment.md"];
 
-/// Marks `out_dir` as being written by `command` (creating the directory). When the marker
-/// cannot be created, the earlier verdict-bearing reports are removed instead, and the command
-/// stops: it could not write its own reports either.
-pub(crate) fn begin(out_dir: &Path, command: &str) -> Result<(), FcorrError> {
+/// The output directory, held by one command: an exclusive `flock` on the directory itself
+/// (no lock file to leave behind), released when this is dropped or the process ends in any
+/// way, SIGKILL included, so a lock never outlives its run. The descriptor is close-on-exec:
+/// the tests fcorr starts do not inherit it.
+#[must_use = "the output directory is held only while this is kept"]
+pub(crate) struct Writing {
+    _lock: Option<std::fs::File>,
+}
+
+/// Marks `out_dir` as being written by `command` (creating the directory) and holds it until
+/// the returned [`Writing`] is dropped. Another fcorr writing there already is a usage error
+/// (exit 2) naming it: two runs into one directory would leave one run's reports under the
+/// other's marker, and the first to finish would remove the marker while the other still
+/// writes. When the marker cannot be created, the earlier verdict-bearing reports are removed
+/// instead, and the command stops: it could not write its own reports either.
+pub(crate) fn begin(out_dir: &Path, command: &str) -> Result<Writing, FcorrError> {
     let marker = out_dir.join(MARKER);
+    if out_dir.exists() && !out_dir.is_dir() {
+        // Said plainly: the OS says "File exists" or "Not a directory" about the marker, and
+        // removing the earlier reports "inside" it only adds warnings.
+        return Err(FcorrError::Harness(format!(
+            "{}: the output directory (--out) is a file, not a directory: choose another --out; nothing was run",
+            out_dir.display()
+        )));
+    }
     let text = format!(
         "fcorr {command} (pid {}) started writing here at {}; until it finishes, the reports in this \
          directory are incomplete or left from an earlier run. fcorr publish refuses them.\n",
@@ -34,13 +54,26 @@ pub(crate) fn begin(out_dir: &Path, command: &str) -> Result<(), FcorrError> {
     );
     // Creating the file is what marks the directory (it needs no free blocks); its text only
     // tells people what it is, so a full disk that cannot hold the text still leaves the mark.
-    let created = std::fs::create_dir_all(out_dir).and_then(|()| std::fs::File::create(&marker));
-    let error = match created {
-        Ok(mut file) => {
-            let _ = std::io::Write::write_all(&mut file, text.as_bytes());
-            return Ok(());
+    let error = match std::fs::create_dir_all(out_dir) {
+        // No directory, so no earlier report in it to remove.
+        Err(error) => {
+            return Err(FcorrError::Harness(format!(
+                "{}: cannot create the output directory ({error}); nothing was run",
+                out_dir.display()
+            )));
         }
-        Err(error) => error,
+        Ok(()) => {
+            // Held before the marker is touched: the marker of a run still writing is its own,
+            // and so are its reports, left alone.
+            let lock = hold(out_dir, command)?;
+            match std::fs::File::create(&marker) {
+                Ok(mut file) => {
+                    let _ = std::io::Write::write_all(&mut file, text.as_bytes());
+                    return Ok(Writing { _lock: lock });
+                }
+                Err(error) => error,
+            }
+        }
     };
     for name in VERDICTS {
         // Missing is fine; anything else is named, since that report may now be stale.
@@ -54,6 +87,55 @@ pub(crate) fn begin(out_dir: &Path, command: &str) -> Result<(), FcorrError> {
         "{}: cannot mark the output directory as being written ({error}); nothing was run",
         marker.display()
     )))
+}
+
+/// Takes the directory's lock without waiting (laptops share an output directory between
+/// terminals; CI jobs never do, so waiting would only hide a mistake). A file system that
+/// cannot lock (some network mounts) is a warning: the run goes on unguarded.
+#[cfg(unix)]
+fn hold(out_dir: &Path, command: &str) -> Result<Option<std::fs::File>, FcorrError> {
+    use rustix::fs::{FlockOperation, flock};
+    let dir = match std::fs::File::open(out_dir) {
+        Ok(dir) => dir,
+        Err(e) => {
+            errln!(
+                "fcorr: warning: {}: cannot open the output directory to lock it ({e}); another fcorr writing \
+                 here at the same time would not be stopped",
+                out_dir.display()
+            );
+            return Ok(None);
+        }
+    };
+    match flock(&dir, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(dir)),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            // The holder wrote its marker right after locking: its first sentence names it.
+            let marker = std::fs::read_to_string(out_dir.join(MARKER)).unwrap_or_default();
+            let holder = match marker.split_once(';') {
+                Some((who, _)) if who.starts_with("fcorr ") => who.trim().to_string(),
+                _ => "its marker names no process yet".to_string(),
+            };
+            Err(FcorrError::Usage(format!(
+                "{}: another fcorr is writing into this output directory ({holder}); fcorr {command} did not \
+                 start: wait for it to finish, or give this run another --out",
+                out_dir.display()
+            )))
+        }
+        Err(e) => {
+            errln!(
+                "fcorr: warning: {}: cannot lock the output directory ({e}); another fcorr writing here at the \
+                 same time would not be stopped",
+                out_dir.display()
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// No `flock` off Unix: the directory is not locked there.
+#[cfg(not(unix))]
+fn hold(_out_dir: &Path, _command: &str) -> Result<Option<std::fs::File>, FcorrError> {
+    Ok(None)
 }
 
 /// Removes the marker: every report the command had to write is in place. A marker that cannot

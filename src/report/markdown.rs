@@ -866,6 +866,21 @@ struct ComparisonView<'a> {
     removed: Vec<Value>,
     flaky: Vec<Value>,
     newly_skipped: Vec<Value>,
+    /// What a reader must know before trusting the deltas (`Comparison::cautions`).
+    cautions: Vec<String>,
+    /// The baseline's suites this run does not have, with their counts there.
+    removed_suites: Vec<RemovedSuiteView<'a>>,
+    /// Removed cases that failed in the baseline.
+    removed_failing: usize,
+}
+
+/// A suite of the baseline this run does not have.
+#[derive(Serialize)]
+struct RemovedSuiteView<'a> {
+    name: &'a str,
+    tests: i64,
+    failing: i64,
+    baseline_score: Option<f64>,
 }
 
 fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize, links: Option<&CodeLinks>) -> ComparisonView<'a> {
@@ -916,6 +931,17 @@ fn comparison_view<'a>(run: &'a Run, c: &'a Comparison, max: usize, links: Optio
         removed: pick(Change::Removed),
         flaky: pick(Change::Flaky),
         newly_skipped: pick(Change::NewlySkipped),
+        cautions: c.cautions(),
+        removed_suites: c
+            .suites
+            .iter()
+            .filter(|s| s.removed)
+            .map(|s| {
+                let (tests, failing) = s.gone_counts();
+                RemovedSuiteView { name: &s.name, tests, failing, baseline_score: s.baseline_score }
+            })
+            .collect(),
+        removed_failing: c.removed_failing().count(),
     }
 }
 

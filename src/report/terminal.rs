@@ -59,6 +59,16 @@ pub fn use_color(choice: Option<Color>) -> bool {
     }
 }
 
+/// Passes `--color always|never` on to the progress spinners: indicatif styles them (the suite
+/// name in bold) through the `console` crate, which reads only `NO_COLOR` and the terminal.
+pub(crate) fn color_progress(choice: Option<Color>) {
+    match choice {
+        Some(Color::Always) => ::console::set_colors_enabled_stderr(true),
+        Some(Color::Never) => ::console::set_colors_enabled_stderr(false),
+        Some(Color::Auto) | None => {}
+    }
+}
+
 /// A spinner shows a phase's last output line once the phase has run this long.
 const HEARTBEAT_AFTER: Duration = Duration::from_secs(5);
 /// A command's short form shows at most this many columns; the log has it in full.
@@ -746,6 +756,9 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         t.skipped,
         duration(run.duration_ms)
     );
+    if let Some(gone) = run.comparison.as_ref().and_then(gone_since_baseline) {
+        line.push_str(&format!("\n  since the baseline: {}", safe(&gone)));
+    }
     for reason in run.verdict.reasons.iter().take(10) {
         line.push_str(&format!("\n  - [{}] {}", reason.gate, safe(&reason.message)));
     }
@@ -753,6 +766,31 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
         line.push_str(&format!("\n  - ... and {} more", run.verdict.reasons.len() - 10));
     }
     line
+}
+
+/// The tests and suites of the baseline this run no longer has, in one line (`None` when none
+/// is gone): a vanished test shows in no count of this run, so the verdict line says it.
+fn gone_since_baseline(c: &crate::compare::Comparison) -> Option<String> {
+    let tests = c.with_change(crate::compare::Change::Removed).count();
+    let mut parts = Vec::new();
+    if tests > 0 {
+        let failing = c.removed_failing().count();
+        parts.push(format!(
+            "{tests} test{} gone{}",
+            if tests == 1 { "" } else { "s" },
+            if failing > 0 { format!(" ({failing} failing there)") } else { String::new() }
+        ));
+    }
+    for suite in c.suites.iter().filter(|s| s.removed) {
+        let (total, failing) = suite.gone_counts();
+        parts.push(format!(
+            "suite {} gone ({total} test{}{})",
+            suite.name,
+            if total == 1 { "" } else { "s" },
+            if failing > 0 { format!(", {failing} failing there") } else { String::new() }
+        ));
+    }
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 #[cfg(test)]

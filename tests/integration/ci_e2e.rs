@@ -314,15 +314,22 @@ async fn fork_pull_requests_publish_only_what_needs_no_write_token() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn every_warning_reaches_the_terminal_results_job_summary_and_annotations() {
-    // Two different warnings: a baseline file that is not there, a --files glob matching nothing.
+    // Two different warnings: a baseline of another project (no suite in common), a --files glob
+    // matching nothing. (A baseline file that is not there is an error now, not a warning.)
     let (ws, _server, mut cmd) = on_a_fork_pr().await;
+    std::fs::write(ws.path().join("foreign.xml"), r#"<testsuite tests="1"><testcase name="x"/></testsuite>"#).unwrap();
+    crate::support::fcorr_bin()
+        .current_dir(ws.path())
+        .args(["import", "foreign.xml", "--name", "foreign-suite", "--out", "foreign"])
+        .assert()
+        .code(0);
     let assert = cmd
         .args([
             "ci",
             "--config",
             "fcorr.toml",
             "--baseline",
-            "gone.json",
+            "foreign",
             "--files",
             "none/*.xml",
             "--fail-on",
@@ -338,7 +345,7 @@ async fn every_warning_reaches_the_terminal_results_job_summary_and_annotations(
     let results: Value =
         serde_json::from_str(&std::fs::read_to_string(ws.path().join("fcorr-out/results.json")).unwrap()).unwrap();
     let annotations: Vec<&str> = stdout.lines().filter(|l| l.starts_with("::warning title=fcorr::")).collect();
-    for needle in ["gone.json", "none/*.xml"] {
+    for needle in ["none of this run's suites (it has foreign-suite)", "none/*.xml"] {
         assert!(stderr.lines().any(|l| l.starts_with("fcorr: warning: ") && l.contains(needle)), "{needle}: {stderr}");
         assert!(
             results["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains(needle)),

@@ -599,3 +599,37 @@ fn help_and_errors_say_what_a_newcomer_needs_once() {
     assert!(stderr.contains("line 1, column 31: not an fcorr results file: expected value"), "{stderr}");
     assert!(!stderr.contains("at line"), "{stderr}");
 }
+
+/// QA C10: `--select` that matches nothing said "the test tool collected no tests" (a test id
+/// of a bank) or "nothing to run: give project paths" (`bank:NAME` of no bank): both looked like
+/// something other than a typo in the selection. Both are input errors naming it now (exit 2).
+#[test]
+fn a_select_that_matches_nothing_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("bank.json"),
+        r#"{"bank_type": "SEMANTIC", "version": "1", "tests": [{"test_id": "V2-OK-001", "prompt": "p", "expected_primary": ["a"]}]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("sut.sh"), "cat >/dev/null; echo '[\"a\"]'\n").unwrap();
+    let config = "[[suite]]\nname = \"sem\"\nkind = \"bank\"\nmechanism = \"semantic\"\nbank = \"bank.json\"\n\
+                  rate-limit = 0\nsut = { type = \"command\", command = [\"sh\", \"sut.sh\"] }\n";
+    let (code, run, stderr) = run_fcorr(dir.path(), config, &["--select", "V2-NOPE"]);
+    assert_eq!(code, 2, "{stderr}");
+    let error = run.suites[0].error.as_ref().expect("the suite says why it has no test");
+    assert_eq!(error.kind, SuiteErrorKind::Input);
+    assert_eq!(error.message, "--select `V2-NOPE` matched no test of sem");
+    // The selected test itself still runs and passes.
+    let (code, _, stderr) = run_fcorr(dir.path(), config, &["--select", "V2-OK-001"]);
+    assert_eq!(code, 0, "{stderr}");
+    // A bank no suite is: planning stops, naming the selection and the suites it missed.
+    let output = crate::support::fcorr_bin()
+        .current_dir(dir.path())
+        .args(["run", "--config", "fcorr.toml", "--out", "out2", "--select", "bank:nope"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("--select `bank:nope` matches none of the configured suites (sem)"), "{stderr}");
+    assert!(!stderr.contains("give project paths"), "{stderr}");
+}

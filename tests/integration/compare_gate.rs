@@ -123,14 +123,16 @@ fn compare_and_regression_gate_on_a_real_report() {
     assert!(judged.comparison.is_none());
     assert!(judged.verdict.skipped.iter().any(|s| s.contains("no baseline")));
 
-    // A baseline file that does not exist is a warning and means "no baseline".
+    // A baseline file named that does not exist is an input error naming it, before anything
+    // runs (QA C15: as a warning, the `regression` gate asked for was skipped in silence).
     fcorr(dir.path())
         .args(["ci", "--config"])
         .arg(&config)
         .args(["--out", "ci-missing", "--baseline", "nope.json", "--fail-on", "regression"])
         .assert()
-        .code(0)
+        .code(2)
         .stderr(predicates::str::contains("nope.json"));
+    assert!(!dir.path().join("ci-missing").exists(), "nothing ran, nothing was written");
 
     // compare with an unreadable baseline is a usage error naming the file.
     fcorr(dir.path())
@@ -166,4 +168,94 @@ fn score_drop_within_tolerance_passes_the_regression_gate() {
     let verdict = gate::judge(&now, &[Gate::Regression], 1.0);
     assert_eq!(verdict.outcome, RunOutcome::Fail);
     assert!(verdict.reasons[0].message.contains("dropped 2.00 points"));
+}
+
+/// Runs `fcorr` in `dir`; returns the exit code, stdout and stderr.
+fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let output = fcorr(dir).env("NO_COLOR", "1").args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (output.status.code().unwrap_or(-1), text(&output.stdout), text(&output.stderr))
+}
+
+/// QA C13, C14, C22, C26: what is gone since the baseline. A failing test filtered away, a
+/// suite renamed or dropped, a baseline of another project: before, all of them read as
+/// "PASS (+100 ↑)" with the vanished failures only in a collapsed list (or nowhere), and a
+/// foreign baseline drove "score dropped 66.67". Now a test or suite that failed in the
+/// baseline and is gone fails `regression` and is said on the terminal and in the comment; a
+/// baseline sharing no suite is named as such and judged for nothing.
+#[test]
+fn what_vanished_since_the_baseline_is_shown_and_failing_tests_gone_fail_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let case = |name: &str, failing: bool| {
+        if failing {
+            format!(r#"<testcase classname="m" name="{name}"><failure message="boom"/></testcase>"#)
+        } else {
+            format!(r#"<testcase classname="m" name="{name}"/>"#)
+        }
+    };
+    let report = |file: &str, cases: &[(&str, bool)]| {
+        let body: String = cases.iter().map(|(n, f)| case(n, *f)).collect();
+        std::fs::write(d.join(file), format!("<testsuites><testsuite name=\"s\">{body}</testsuite></testsuites>"))
+            .unwrap();
+    };
+    report("with-failure.xml", &[("t1", false), ("t2", true), ("t3", false)]);
+    report("without-it.xml", &[("t1", false), ("t3", false)]);
+    report("other.xml", &[("o1", false)]);
+    let gates = ["--fail-on", "strict,regression"];
+    assert_eq!(run_in(d, &["import", "with-failure.xml", "--name", "imp", "--out", "base"]).0, 1);
+
+    // t2 (failing) filtered away: `regression` fails on it, the terminal and comment say so.
+    let (code, stdout, stderr) = run_in(
+        d,
+        &[&["import", "without-it.xml", "--name", "imp", "--out", "cur", "--baseline", "base"][..], &gates].concat(),
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("since the baseline: 1 test gone (1 failing there)"), "{stdout}");
+    assert!(stdout.contains("[regression] failing in the baseline, gone now: t2"), "{stdout}");
+    let comment = std::fs::read_to_string(d.join("cur/comment.md")).unwrap();
+    assert!(comment.contains("➖ **Gone since the baseline**: **1 test failing there**"), "{comment}");
+    // Other report files, same settings: one configuration (the files are input, not settings).
+    assert!(!comment.contains("another configuration") && !stderr.contains("another configuration"), "{comment}");
+
+    // The suite renamed: nothing in common with the baseline. No delta, no regression judged,
+    // and the suite gone named with its failing test.
+    let (code, stdout, stderr) = run_in(
+        d,
+        &[&["import", "without-it.xml", "--name", "imp-renamed", "--out", "ren", "--baseline", "base"][..], &gates]
+            .concat(),
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stderr.contains("warning: the baseline has none of this run's suites (it has imp)"), "{stderr}");
+    assert!(stdout.contains("since the baseline: suite imp gone (3 tests, 1 failing there)"), "{stdout}");
+    let run = read_run(&d.join("ren/results.json"));
+    let comparison = run.comparison.as_ref().unwrap();
+    assert!(comparison.no_common_suite && comparison.score_delta.is_none());
+    assert!(run.verdict.skipped.iter().any(|s| s == "regression: the baseline has none of this run's suites"));
+    for report in ["comment.md", "summary.md"] {
+        let text = std::fs::read_to_string(d.join("ren").join(report)).unwrap();
+        assert!(!text.contains("+100"), "{report}: {text}");
+        assert!(text.contains("⚠️ The baseline has none of this run's suites (it has imp)"), "{report}: {text}");
+        assert!(text.contains("suite `imp` (3 tests, **1 failing there**)"), "{report}: {text}");
+    }
+
+    // Two suites in the baseline, one dropped with its failure: `regression` names the suite.
+    assert_eq!(run_in(d, &["import", "other.xml", "--name", "other", "--out", "part-other"]).0, 0);
+    assert_eq!(run_in(d, &["merge", "base", "part-other", "--out", "base2"]).0, 1);
+    let (code, stdout, stderr) = run_in(
+        d,
+        &[&["import", "other.xml", "--name", "other", "--out", "cur2", "--baseline", "base2"][..], &gates].concat(),
+    );
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("suite imp is gone; 1 of its tests failed in the baseline"), "{stdout}");
+
+    // A baseline file named that cannot be read is an input error naming it, before anything
+    // is written (QA C15: it was a warning, and the comment said "No baseline to compare with").
+    let text = std::fs::read_to_string(d.join("base/results.json")).unwrap();
+    std::fs::write(d.join("trunc.json"), &text[..300]).unwrap();
+    let (code, _, stderr) =
+        run_in(d, &[&["import", "without-it.xml", "--out", "cur3", "--baseline", "trunc.json"][..], &gates].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("trunc.json: line ") && stderr.contains("not an fcorr results file"), "{stderr}");
+    assert!(!d.join("cur3").exists(), "nothing was written");
 }

@@ -654,3 +654,33 @@ fn controls_in_imported_names_and_messages_are_shown_not_sent_to_the_terminal() 
     assert!(stdout.contains("failed evil␛]0;pwned␇␛[2J[U+202E]man"), "{stdout}");
     assert!(stdout.contains("boom␛[31m␍[U+009B]2J"), "{stdout}");
 }
+
+/// QA C27: any command-line error involving an argument that is not UTF-8 panicked (exit 101,
+/// a backtrace) because the error path read `std::env::args`. Each is now a usage error (exit
+/// 2); a report path that is not UTF-8 is named, its bad bytes shown as `\xFE`.
+#[test]
+fn arguments_that_are_not_utf8_are_usage_errors_never_panics() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let report = OsStr::from_bytes(b"r-\xfe.xml");
+    std::fs::write(dir.path().join(report), "<testsuite tests=\"1\"><testcase name=\"t\"/></testsuite>").unwrap();
+    let bad_flag = OsStr::from_bytes(b"--bogus-flag-\xff");
+    let cases: [(&[&OsStr], Option<&str>); 5] = [
+        (&[OsStr::new("import"), report], Some("report path `r-\\xFE.xml` is not valid UTF-8")),
+        (&[OsStr::new("import"), OsStr::new("r.xml"), OsStr::from_bytes(b"\xfe")], Some("`\\xFE`")),
+        (&[OsStr::from_bytes(b"\xff")], None),
+        (&[OsStr::new("import"), bad_flag], None),
+        (&[OsStr::new("ci"), bad_flag], None),
+    ];
+    for (args, says) in cases {
+        let output = fcorr(dir.path()).args(args).arg("--out").arg("out").output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        if let Some(says) = says {
+            assert!(stderr.contains(says), "{args:?}: {stderr}");
+        }
+    }
+    assert!(!dir.path().join("out").exists(), "nothing was written");
+}

@@ -94,11 +94,11 @@ fn a_merged_baseline_compares_case_by_case() {
     assert_eq!(comparison.with_change(Change::Added).count(), 0);
     assert!(std::fs::read_to_string(dir.path().join("merged/comment.md")).unwrap().contains("Still failing"));
 
-    // A baseline that is not there is a warning and no deltas, as in `fcorr ci`.
+    // A baseline named that is not there is an input error naming it, as in `fcorr ci`.
     let assert =
-        fcorr(dir.path()).args(["merge", "cells/*", "--out", "again", "--baseline", "no-such-dir"]).assert().code(1);
-    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("baseline"));
-    assert!(read_run(&dir.path().join("again/results.json")).comparison.is_none());
+        fcorr(dir.path()).args(["merge", "cells/*", "--out", "again", "--baseline", "no-such-dir"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&assert.get_output().stderr).contains("no-such-dir"));
+    assert!(!dir.path().join("again/results.json").exists());
 }
 
 /// `fcorr run --shard K/N` of the bundled benchmark example, both shards, then `fcorr merge`:

@@ -77,3 +77,45 @@ fn the_table_fits_an_80_column_terminal_with_a_cjk_suite_name() {
     assert_eq!(column(header, "pass/fail/skip"), column(cjk, "0/1/0"), "\n{pane}");
     assert_eq!(column(header, "status"), column(cjk, "failed"), "\n{pane}");
 }
+
+/// QA C18: `--color never` did not reach the progress spinners, whose suite name indicatif drew
+/// in bold (`ESC[1m`) on a terminal; only `NO_COLOR` turned that off. The run goes through
+/// `script`, so stderr is a real terminal and the spinners are drawn.
+#[test]
+fn color_never_reaches_the_progress_spinners() {
+    if Command::new("script").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "`script` (util-linux) is needed on CI");
+        eprintln!("skipped: no `script` to give fcorr a terminal");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("app")).unwrap();
+    std::fs::write(
+        dir.path().join("app/test.sh"),
+        "sleep 1\nprintf '<testsuite tests=\"1\"><testcase name=\"t\"/></testsuite>' > report.xml\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"spun\"\npath = \"app\"\nrunner = \"command\"\ncommands = { test = \"sh test.sh\" }\n\
+         reports = [\"report.xml\"]\n",
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("fcorr");
+    let line = |color: &str| {
+        let inner = format!("{} run --config fcorr.toml --out out --color {color}", bin.display());
+        let mut cmd = Command::new("script");
+        cmd.current_dir(dir.path()).args(["-qec", &inner, "/dev/null"]).env_remove("NO_COLOR").env_remove("CI");
+        for key in crate::support::github_vars() {
+            cmd.env_remove(key);
+        }
+        let output = cmd.output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stdout));
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    // The spinner is drawn, and bold by default: the check below could not pass by accident.
+    assert!(line("always").contains("\u{1b}[1mspun"), "{:?}", line("always"));
+    let never = line("never");
+    // Cursor moves stay (the spinner redraws in place); no style does.
+    assert!(never.contains("spun") && !never.contains("\u{1b}[1m") && !never.contains("\u{1b}[3"), "{never:?}");
+}

@@ -501,7 +501,11 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
             let output = if as_nobody { nobody(&cmd) } else { cmd }.output().unwrap();
             let stderr = text(&output.stderr);
             assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
-            assert!(stderr.contains(out) && stderr.contains(os_error), "{args:?}: {stderr}");
+            // `import` and `merge` check their output directory first and say what is wrong
+            // with it in words, without the noise of removing reports "inside" a file.
+            let said = if out == "a-file" && args[0] != "report" { "is a file, not a directory" } else { os_error };
+            assert!(stderr.contains(out) && stderr.contains(said), "{args:?}: {stderr}");
+            assert!(!stderr.contains("cannot remove an earlier report: Not a directory"), "{args:?}: {stderr}");
         }
     }
     if let Some(disk) = &disk {
@@ -518,6 +522,56 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
         assert_eq!(output.status.code(), Some(3), "{sub}: {stderr}\n{}", text(&output.stdout));
         assert!(stderr.contains("/dev/full/x") && stderr.contains("Not a directory"), "{sub}: {stderr}");
     }
+}
+
+/// QA C24: two fcorr processes writing one output directory. Before, the second replaced the
+/// first's results (a FAIL became the directory's PASS) and the first to finish removed the
+/// other's in-progress marker. Now the second stops at once (exit 2) naming the first, touches
+/// nothing, and the directory is free again once the first has finished.
+#[test]
+fn a_second_fcorr_into_an_output_directory_in_use_is_refused_naming_the_first() {
+    // Run A's test waits for `go`, then reports a failure.
+    let app = command_workspace(
+        "while [ ! -f ../go ]; do sleep 0.05; done
+\
+         printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"a_fails\"><failure/></testcase></testsuite>' > report.xml\n",
+    );
+    std::fs::write(
+        app.path().join("pass.xml"),
+        r#"<testsuite tests="1"><testcase classname="c" name="b_passes"/></testsuite>"#,
+    )
+    .unwrap();
+    let mut a = clean_fcorr(app.path())
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = app.path().join("out/fcorr-incomplete.txt");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "run A never marked its output directory");
+    for args in [&["import", "pass.xml", "--out", "out"][..], &["run", "--config", "fcorr.toml", "--out", "out"]] {
+        let b = clean_fcorr(app.path()).args(args).output().unwrap();
+        let stderr = text(&b.stderr);
+        assert_eq!(b.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("another fcorr is writing into this output directory")
+                && stderr.contains(&format!("fcorr run (pid {})", a.id())),
+            "{args:?}: {stderr}"
+        );
+        assert!(marker.exists(), "{args:?} removed run A's marker");
+    }
+    std::fs::write(app.path().join("go"), "").unwrap();
+    assert_eq!(a.wait().unwrap().code(), Some(1));
+    assert!(!marker.exists(), "run A finished: its marker is gone");
+    let results = std::fs::read_to_string(app.path().join("out/results.json")).unwrap();
+    assert!(results.contains("a_fails") && !results.contains("b_passes"), "{results}");
+    // The lock went with run A: the directory takes the next run.
+    let b = clean_fcorr(app.path()).args(["import", "pass.xml", "--out", "out"]).output().unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
 }
 
 /// True while `pid` exists and is not a zombie.

@@ -177,6 +177,19 @@ impl Exit {
     }
 }
 
+/// How a command ended, in words for logs and messages (`Code(128)` meant nothing to users).
+impl std::fmt::Display for Exit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Exit::Code(code) => write!(f, "exit code {code}"),
+            Exit::Signal(signal) => f.write_str(&crate::execute::signal_text(*signal)),
+            Exit::TimedOut => f.write_str("timed out (killed by fcorr)"),
+            Exit::Cancelled => f.write_str("cancelled (stopped by fcorr)"),
+            Exit::SpawnFailed { message, .. } => write!(f, "not started: {message}"),
+        }
+    }
+}
+
 /// Result of running a command.
 #[derive(Debug, Clone)]
 pub(crate) struct CommandOutcome {
@@ -632,7 +645,7 @@ fn run_watching(
             // The log is what people read after the run: it names the pids too.
             let _ = writeln!(sink, "[fcorr: killed leftover process(es) outside the command's group: {leftovers:?}]");
         }
-        let line = format!("[fcorr: {:?} after {:.1}s]\n\n", outcome.exit, outcome.duration.as_secs_f64());
+        let line = format!("[fcorr: {} after {:.1}s]\n\n", outcome.exit, outcome.duration.as_secs_f64());
         let _ = sink.write_all(line.as_bytes());
         let _ = sink.flush();
     }

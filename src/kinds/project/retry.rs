@@ -101,7 +101,7 @@ pub(crate) fn retry_failed(suite: &mut Suite, run: &RetryRun<'_>, retries: u32, 
             note(
                 suite,
                 Severity::Warning,
-                format!("retry {attempt} did not finish ({:?}); the failures stand", outcome.exit),
+                format!("retry {attempt} did not finish ({}); the failures stand", outcome.exit),
             );
             break;
         }

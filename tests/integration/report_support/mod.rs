@@ -298,6 +298,8 @@ pub fn with_comparison(commits_behind: u32) -> Run {
             change("test_network", Change::Flaky, Some(CaseStatus::Passed), Some(CaseStatus::Flaky)),
             change("test_removed", Change::Removed, Some(CaseStatus::Passed), None),
         ],
+        no_common_suite: false,
+        config_change: None,
     };
     let suites = base.suites.clone();
     run(suites, Some(comparison))
