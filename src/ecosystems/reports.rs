@@ -244,6 +244,22 @@ fn stale_note(
         Ok(before) => format!("{} before", crate::text::format_duration(before.as_secs_f64() * 1000.0)),
         Err(after) => format!("{} after", crate::text::format_duration(after.duration().as_secs_f64() * 1000.0)),
     };
+    let one = stale.len() == 1;
+    // A benchmark task's copy dates the reports it already held to 1970, so only a fresh write
+    // counts: "dated 498872h before" would be true and say nothing.
+    let when = if newest == std::time::SystemTime::UNIX_EPOCH {
+        format!(
+            "{} already in the copy before the test command started (fcorr dates such files 1970, so only a \
+             fresh write is read)",
+            if one { "it was" } else { "they were" }
+        )
+    } else {
+        format!(
+            "dated {} the test command started, so {} left from an earlier run",
+            ago(newest),
+            if one { "it is" } else { "they are" }
+        )
+    };
     let shown: Vec<String> = stale.iter().take(3).map(|(p, _)| display_path(p, ctx.root, ctx.work_dir)).collect();
     let more =
         if stale.len() > shown.len() { format!(" and {} more", stale.len() - shown.len()) } else { String::new() };
@@ -251,14 +267,11 @@ fn stale_note(
         severity: Severity::Warning,
         source: "collect".into(),
         message: format!(
-            "{}{more} (matching {pattern}) {} not written by this run: dated {} the test \
-             command started, so {} left from an earlier run and not read; have the test command write \
-             its report afresh (or delete it before the run); to read reports that exist before the \
-             run, use an import suite (kind = \"import\")",
+            "{}{more} (matching {pattern}) {} not written by this run: {when} and not read; have the test \
+             command write its report afresh (or delete it before the run); to read reports that exist \
+             before the run, use an import suite (kind = \"import\")",
             shown.join(", "),
-            if stale.len() == 1 { "was" } else { "were" },
-            ago(newest),
-            if stale.len() == 1 { "it is" } else { "they are" },
+            if one { "was" } else { "were" },
         ),
         file: None,
         line: None,

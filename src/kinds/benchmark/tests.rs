@@ -357,6 +357,10 @@ fn a_report_the_executor_planted_is_never_read() {
     // Tests that write no report at all are not measured, whatever the executor left.
     let only = case(&suite, "only-planted");
     assert_eq!(only.extra().eval().reasons[0].code, "tests-not-measured", "{only:#?}");
+    // Its message says where the planted file came from, not "dated 498872h before".
+    let said = format!("{:?} {:?}", only.message(), only.details());
+    assert!(said.contains("already in the copy before the test command started"), "{said}");
+    assert!(!said.contains("h before"), "{said}");
     // The file outside the copy was neither dated nor removed.
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), planted);
     assert!(std::fs::metadata(&outside).unwrap().modified().unwrap() > std::time::SystemTime::UNIX_EPOCH);
