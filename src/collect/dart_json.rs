@@ -231,7 +231,7 @@ pub(crate) fn read(input: &mut dyn BufRead, options: &ParseOptions, tool: &str) 
             report.cut_short("the runner was closed before all tests completed (`done` without success)".into())
         }
         Some(Some(false)) if !report.cases.iter().any(|c| c.status.is_failure()) => report.cases.push(
-            Case { name: "[test run]".into(), status: CaseStatus::Error, ..Case::default() }
+            Case { name: crate::model::incomplete::TEST_RUN_CASE.into(), status: CaseStatus::Error, ..Case::default() }
                 .with_message(Some("the runner reported failure, but no test failed".into())),
         ),
         Some(_) => {}

@@ -318,8 +318,10 @@ fn test_case(test: &TestState, failing: &BTreeSet<(&str, &str)>, package_output:
 /// An `error` case for a package that failed with no failing test to show for it.
 fn package_case(package: &str, state: &PackageState, build_output: &HashMap<String, String>) -> Case {
     let (name, text) = match &state.failed_build {
-        Some(build) => ("[build failed]", build_output.get(build).cloned().unwrap_or_default()),
-        None => ("[package failed]", state.output.clone()),
+        Some(build) => {
+            (crate::model::incomplete::BUILD_FAILED_CASE, build_output.get(build).cloned().unwrap_or_default())
+        }
+        None => (crate::model::incomplete::PACKAGE_FAILED_CASE, state.output.clone()),
     };
     let meaningful: Vec<&str> = text
         .lines()
@@ -360,7 +362,7 @@ fn exited_before_tests_case(package: &str, state: &PackageState) -> Case {
          TestMain, and skip tests with t.Skip"
     );
     Case {
-        name: "[no test ran]".into(),
+        name: crate::model::incomplete::NO_TEST_RAN_CASE.into(),
         classname: Some(package.to_string().into()),
         status: CaseStatus::Error,
         duration_ms: state.elapsed.map(|s| s * 1000.0),

@@ -109,9 +109,9 @@ fn convert(report: Report, options: &ParseOptions) -> ParsedReport {
     for n in 0..summary.errors_outside_of_examples_count {
         let text = texts.next().map(|m| m.trim().to_string());
         let name = if n == 0 {
-            "[error outside of examples]".to_string()
+            format!("{}]", crate::model::incomplete::OUTSIDE_EXAMPLES_CASE)
         } else {
-            format!("[error outside of examples {}]", n + 1)
+            format!("{} {}]", crate::model::incomplete::OUTSIDE_EXAMPLES_CASE, n + 1)
         };
         parsed.cases.push(Case {
             name: name.into(),

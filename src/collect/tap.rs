@@ -216,7 +216,7 @@ fn parse(input: &mut dyn BufRead, options: &ParseOptions) -> Result<ParsedReport
     } else if let Some((planned, reported)) = missing {
         // prove calls this "Bad plan" and fails: tests that were meant to run did not report.
         report.cases.push(Case {
-            name: "[planned tests not reported]".into(),
+            name: crate::model::incomplete::PLANNED_TESTS_CASE.into(),
             status: CaseStatus::Error,
             ..Case::default()
         }.with_message(Some(format!(
@@ -240,7 +240,7 @@ fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)], top: usize) 
         plans.iter().filter(|(indent, _, _)| *indent == top).map(|(_, _, line)| *line).collect();
     if let [first, second, ..] = top_plans[..] {
         return Some((
-            "[more than one plan]",
+            crate::model::incomplete::SECOND_PLAN_CASE,
             format!(
                 "lines {first} and {second} both give the top-level plan (`1..N`): two runs' output joined, or a \
                  producer that started over; which tests belong to this run is unknown"
@@ -253,7 +253,7 @@ fn out_of_sequence(points: &[Point], plans: &[(usize, u32, usize)], top: usize) 
         .zip(1u32..)
         .find_map(|(p, place)| p.number.filter(|n| *n != place).map(|n| (place, n)))?;
     Some((
-        "[tests out of sequence]",
+        crate::model::incomplete::OUT_OF_SEQUENCE_CASE,
         format!(
             "test point {at} is numbered {number}: a test was reported twice or one never reported, so the \
              count of test points does not prove that every planned test ran"
@@ -290,7 +290,7 @@ fn subtest_plans_not_met(points: &[Point], plans: &[(usize, u32, usize)]) -> Vec
             "its output holds test points it did not plan (another run's, or a wrong plan)".to_string()
         };
         let mut case = Case {
-            name: format!("[subtest plan not met] {}", parent.name).into(),
+            name: format!("{} {}", crate::model::incomplete::SUBTEST_PLAN_CASE, parent.name).into(),
             status: CaseStatus::Error,
             ..Case::default()
         }

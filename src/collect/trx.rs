@@ -319,7 +319,7 @@ impl Reader<'_> {
             };
             report.cases.push(
                 Case {
-                    name: "[test run]".into(),
+                    name: crate::model::incomplete::TEST_RUN_CASE.into(),
                     status: CaseStatus::Error,
                     extra: crate::model::CaseExtra {
                         details: (!run_infos.is_empty()).then(|| run_infos.join("\n").into()),

@@ -28,31 +28,67 @@ pub const UNREADABLE_CASE: &str = "[unreadable report]";
 /// positives, so they prove nothing. The runner's file goes in the case's classname.
 pub const UNHANDLED_ERROR_CASE: &str = "[unhandled error]";
 
-/// Every name (or start of a name, before a space) of an `error` case that means tests the run
-/// had did not report, or whose passes the runner itself doubts: besides the five above, a test
-/// binary that stopped or failed with no failing result (`libtest`), tests pytest collected and
-/// never reported, a TAP plan not met, a JVM that ended mid-class, a Go package with no test run
-/// or that did not build, a .NET/Dart run that aborted, RSpec errors outside examples (a spec
-/// file that did not load), a Maven module with no report.
+/// a test binary that stopped before its summary, or failed with no failing result (`libtest`).
+pub const TEST_BINARY_CASE: &str = "[test binary]";
+
+/// tests pytest collected and never reported.
+pub const TESTS_NOT_REPORTED_CASE: &str = "[tests not reported]";
+
+/// a TAP plan with fewer test points than it announced.
+pub const PLANNED_TESTS_CASE: &str = "[planned tests not reported]";
+
+/// a TAP subtest whose points do not meet its plan (its name follows).
+pub const SUBTEST_PLAN_CASE: &str = "[subtest plan not met]";
+
+/// TAP test points numbered out of place.
+pub const OUT_OF_SEQUENCE_CASE: &str = "[tests out of sequence]";
+
+/// a TAP stream with a second top-level plan.
+pub const SECOND_PLAN_CASE: &str = "[more than one plan]";
+
+/// a test JVM that ended mid-class (the class follows).
+pub const CRASHED_CASE: &str = "[crashed]";
+
+/// a Go package that passed without running a test (TestMain exited before m.Run).
+pub const NO_TEST_RAN_CASE: &str = "[no test ran]";
+
+/// a Maven module with tests and no surefire report (the module follows).
+pub const NO_TESTS_RAN_CASE: &str = "[no tests ran]";
+
+/// a Go package whose test binary did not build.
+pub const BUILD_FAILED_CASE: &str = "[build failed]";
+
+/// a Go package that failed outside any test.
+pub const PACKAGE_FAILED_CASE: &str = "[package failed]";
+
+/// a .NET or Dart run that aborted.
+pub const TEST_RUN_CASE: &str = "[test run]";
+
+/// RSpec errors outside examples (a spec file that did not load): `]` or ` N]` follows.
+pub const OUTSIDE_EXAMPLES_CASE: &str = "[error outside of examples";
+
+/// Every name above: an `error` case named so (alone, or followed by what it names after a
+/// space) says tests the run had did not report, or that the runner itself doubts its passes.
+/// Producers use these constants, so the scoring rule and the cases cannot drift apart.
 pub const INCOMPLETE_RESULTS: &[&str] = &[
     CUT_SHORT_CASE,
     DECLARED_FAILURES_CASE,
     DECLARED_TESTS_CASE,
     UNREADABLE_CASE,
     UNHANDLED_ERROR_CASE,
-    "[test binary]",
-    "[tests not reported]",
-    "[planned tests not reported]",
-    "[subtest plan not met]",
-    "[tests out of sequence]",
-    "[more than one plan]",
-    "[crashed]",
-    "[no test ran]",
-    "[no tests ran]",
-    "[build failed]",
-    "[package failed]",
-    "[test run]",
-    "[error outside of examples",
+    TEST_BINARY_CASE,
+    TESTS_NOT_REPORTED_CASE,
+    PLANNED_TESTS_CASE,
+    SUBTEST_PLAN_CASE,
+    OUT_OF_SEQUENCE_CASE,
+    SECOND_PLAN_CASE,
+    CRASHED_CASE,
+    NO_TEST_RAN_CASE,
+    NO_TESTS_RAN_CASE,
+    BUILD_FAILED_CASE,
+    PACKAGE_FAILED_CASE,
+    TEST_RUN_CASE,
+    OUTSIDE_EXAMPLES_CASE,
 ];
 
 impl Case {

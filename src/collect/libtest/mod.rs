@@ -375,7 +375,7 @@ impl Target {
         }
         let error_case = |message: String| {
             Case {
-                name: "[test binary]".into(),
+                name: crate::model::incomplete::TEST_BINARY_CASE.into(),
                 classname: self.record.as_ref().map(|r| r.name.clone().into()),
                 file: self.record.as_ref().and_then(|r| r.file.clone()).map(Into::into),
                 status: CaseStatus::Error,

@@ -55,7 +55,7 @@ pub(super) fn flag_crashed_classes(collected: &mut Collected, output: &str, root
         };
         collected.cases.push(
             Case {
-                name: format!("[crashed] {class}").into(),
+                name: format!("{} {class}", crate::model::incomplete::CRASHED_CASE).into(),
                 classname: Some(class.clone().into()),
                 file: file.map(Into::into),
                 status: CaseStatus::Error,

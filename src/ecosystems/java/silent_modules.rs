@@ -52,7 +52,7 @@ pub(super) fn flag_modules_that_ran_no_test(collected: &mut Collected, root: &Pa
         };
         collected.cases.push(
             Case {
-                name: format!("[no tests ran] {shown}").into(),
+                name: format!("{} {shown}", crate::model::incomplete::NO_TESTS_RAN_CASE).into(),
                 classname: Some(shown.clone().into()),
                 status: CaseStatus::Error,
                 ..Case::default()

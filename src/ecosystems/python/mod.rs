@@ -603,15 +603,18 @@ fn flag_stopped_session(collected: &mut Collected, output: &str) {
     if reported < announced.count && !collected.cases.is_empty() && !explained {
         let missing = announced.count - reported;
         collected.cases.push(
-            Case { name: "[tests not reported]".into(), status: CaseStatus::Error, ..Case::default() }.with_message(
-                Some(format!(
-                    "{} announced {} test{} but the report holds {reported}: {missing} never ran or never \
+            Case {
+                name: crate::model::incomplete::TESTS_NOT_REPORTED_CASE.into(),
+                status: CaseStatus::Error,
+                ..Case::default()
+            }
+            .with_message(Some(format!(
+                "{} announced {} test{} but the report holds {reported}: {missing} never ran or never \
                      reported ({why})",
-                    announced.evidence,
-                    announced.count,
-                    if announced.count == 1 { "" } else { "s" },
-                )),
-            ),
+                announced.evidence,
+                announced.count,
+                if announced.count == 1 { "" } else { "s" },
+            ))),
         );
     }
 }
