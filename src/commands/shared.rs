@@ -76,7 +76,8 @@ fn github_baseline(ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> O
     };
     let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
     let result = rt.block_on(async {
-        let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+        let api =
+            github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?.stop_when(stop_signal_came);
         baseline::from_github(&api, ctx, artifact, depth).await
     });
     match result {
@@ -102,6 +103,13 @@ fn github_baseline(ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> O
             None
         }
     }
+}
+
+/// Whether a stop signal came, for GitHub API calls made after the command called
+/// `cancel_on_signal` (the signal then only cancels): they end at once rather than hold a
+/// stopping fcorr for their timeouts.
+pub(crate) fn stop_signal_came() -> Option<String> {
+    crate::execute::stop_signal_name().map(|name| format!("fcorr was interrupted by {name}"))
 }
 
 /// Report context from the GitHub context.
