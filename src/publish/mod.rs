@@ -351,7 +351,7 @@ pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'
         let path = out_dir.join(name);
         if path.exists() { path.display().to_string() } else { String::new() }
     };
-    vec![
+    let mut outputs = vec![
         ("verdict", verdict_word(run).into()),
         ("score", run.score.map(|s| format!("{s:.1}")).unwrap_or_default()),
         ("total", run.totals.total.to_string()),
@@ -366,7 +366,24 @@ pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'
         ("summary-file", file("summary.md")),
         ("comment-url", published.comment_url.clone().unwrap_or_default()),
         ("check-run-url", published.check_run_url.clone().unwrap_or_default()),
-    ]
+    ];
+    // `verdict=error` always comes with its `error` (docs/github-action.md, Outputs), whether
+    // fcorr stopped (`publish_error`) or judged a run it could not measure.
+    if let Some(why) = error_reason(run) {
+        outputs.push(("error", why));
+    }
+    outputs
+}
+
+/// Why a run's verdict is `error`: its first `[error]` reason (a suite that could not be
+/// measured), else its first reason; `None` when the verdict is not `error`.
+fn error_reason(run: &Run) -> Option<String> {
+    if verdict_word(run) != "error" {
+        return None;
+    }
+    let reasons = &run.verdict.reasons;
+    let first = reasons.iter().find(|r| r.gate == crate::model::GateKind::Error).or(reasons.first());
+    Some(first.map_or_else(|| "fcorr could not judge the run".to_string(), |r| r.message.clone()))
 }
 
 /// `pass`, `fail` or `error`.

@@ -1,8 +1,8 @@
 //! Publishing from the `fcorr` binary against a wiremock GitHub API (the documented response
 //! shapes) or a loopback server that never answers: what `fcorr publish --event` (Recipe D's
 //! second stage) confirms before its write token touches a pull request, how an API failure
-//! reaches the annotations and the job summary, and how long a hanging API or a stop signal can
-//! hold `fcorr ci`.
+//! reaches the annotations and the job summary, the `error` output of a run that could not be
+//! measured, and how long a hanging API or a stop signal can hold `fcorr ci`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -226,6 +226,33 @@ async fn a_failed_comment_is_an_annotation_and_in_the_job_summary() {
     let published = &summary[summary.find("### Publishing to GitHub").expect("a publishing section")..];
     assert!(published.contains("- PR comment: GET /repos/org/app/issues/5/comments"), "{published}");
     assert!(published.contains("`pull-requests: write`") && !published.contains("<img"), "{published}");
+}
+
+/// QA E11: a dataset that cannot be read gave `verdict=error` without the `error` output the
+/// docs promise with it.
+#[test]
+fn a_run_that_could_not_be_measured_says_why_in_the_error_output() {
+    let (ws, vars) = ci_workspace("http://127.0.0.1:9");
+    std::fs::write(
+        ws.path().join("cases.jsonl"),
+        "{\"id\":\"a\",\"prompt\":\"Paris\",\"expected\":\"Paris\"}\n{\"id\":\"b\",\"prompt\":\"Ro",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.path().join("fcorr.toml"),
+        "[[suite]]\nname = \"e\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\nsut = { type = \"command\", command = \"cat\" }\n",
+    )
+    .unwrap();
+    let output = crate::support::fcorr_bin()
+        .current_dir(ws.path())
+        .envs(vars)
+        .args(["ci", "--baseline", "none", "--comment", "off", "--out", "fcorr-out"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", String::from_utf8_lossy(&output.stderr));
+    let outputs = outputs(ws.path());
+    assert_eq!(outputs["verdict"], "error");
+    assert!(outputs["error"].contains("cases.jsonl:2: column ") && outputs["error"].contains("EOF"), "{outputs:?}");
 }
 
 /// A loopback "API" that accepts connections and never answers; the count of connections taken.
