@@ -261,6 +261,7 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
+    shared::check_select(&prepared)?;
     let github = &prepared.config.github;
     let options = Options { stop_when: Some(shared::stop_signal_came), ..args.publish.options(github) };
     let comment_detail = args.publish.comment_detail(github);

@@ -112,6 +112,35 @@ pub(crate) fn stop_signal_came() -> Option<String> {
     crate::execute::stop_signal_name().map(|name| format!("fcorr was interrupted by {name}"))
 }
 
+/// `--select` (`FCORR_BANK_SELECT`) picks tests of bank suites only. When no bank suite of the
+/// whole plan (every shard's) can take it, it would narrow nothing and the full run could pass as
+/// if it were the one test asked for: an input error naming the suites, as a selection that
+/// matches nothing is. Suites it cannot narrow next to banks that it does are named in a warning.
+pub(crate) fn check_select(prepared: &crate::pipeline::Prepared) -> Result<(), FcorrError> {
+    use crate::model::{CaseShape, SuiteKind};
+    let Some(select) = &prepared.select else { return Ok(()) };
+    let takes = |kind: SuiteKind| kind.shape() == CaseShape::Graded;
+    let other_shards = prepared.shard_plan.iter().flat_map(|plan| &plan.suites);
+    let whole: Vec<String> =
+        prepared.plans.iter().filter(|p| !takes(p.kind)).map(|p| format!("{} ({})", p.name, p.runner.name())).collect();
+    if !prepared.plans.iter().any(|p| takes(p.kind)) && !other_shards.clone().any(|s| takes(s.kind)) {
+        return Err(FcorrError::Usage(format!(
+            "--select `{select}` (or FCORR_BANK_SELECT) picks a test, `topic:NAME` or `bank:NAME` of bank suites, and \
+             no bank suite runs here: it would narrow nothing, and {} would run whole. Drop --select (unset \
+             FCORR_BANK_SELECT); `--filter` picks suites by name",
+            if whole.is_empty() { "every suite".to_string() } else { whole.join(", ") }
+        )));
+    }
+    if !whole.is_empty() {
+        crate::warnings::warn(format!(
+            "--select `{select}` narrows bank suites only: {} run{} whole",
+            whole.join(", "),
+            if whole.len() == 1 { "s" } else { "" }
+        ));
+    }
+    Ok(())
+}
+
 /// Report context from the GitHub context.
 pub(crate) fn report_env(ctx: Option<&GithubContext>, templates: Option<PathBuf>) -> ReportEnv {
     ReportEnv {
