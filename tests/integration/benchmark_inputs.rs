@@ -7,6 +7,8 @@
 use std::path::Path;
 use std::process::Output;
 
+use fcorr::model::{Run, SuiteStatus};
+
 use crate::support::*;
 
 fn text(bytes: &[u8]) -> String {
@@ -58,6 +60,13 @@ fn run_in(dir: &Path) -> Output {
         .unwrap()
 }
 
+/// The run fcorr wrote to `dir/out/results.json`.
+fn results(dir: &Path) -> Run {
+    let path = dir.join("out/results.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// `runner` and `reports` are checked with the other keys when the config is read, as a project
 /// suite's are: exit 2 at the value's line, before any executor runs (QA C29).
 #[test]
@@ -80,4 +89,37 @@ fn runner_and_reports_are_checked_when_the_config_is_read() {
     let dir = workspace("tasks.jsonl", &tasks, "runner = \"command\"\n");
     let output = run_in(dir.path());
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+}
+
+/// A task id that appears twice names the file and line of both; a tasks file with no task says
+/// so instead of blaming filters that are not set (QA C21).
+#[test]
+fn a_duplicate_task_id_names_both_lines_and_an_empty_tasks_file_says_it_has_no_task() {
+    let lines = [task("a", serde_json::json!({})), task("b", serde_json::json!({})), task("a", serde_json::json!({}))];
+    let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
+    let output = run_in(dir.path());
+    assert_eq!(output.status.code(), Some(2), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    let error = run.suites[0].error.as_ref().unwrap_or_else(|| panic!("{run:#?}"));
+    assert!(error.message.contains("tasks.jsonl:1") && error.message.contains("tasks.jsonl:3"), "{}", error.message);
+    assert!(error.message.contains("`a`"), "{}", error.message);
+    assert!(!dir.path().join("executor-ran").exists());
+
+    for (file, content) in [("tasks.jsonl", ""), ("tasks.jsonl", "\n\n"), ("tasks.json", "[]"), ("tasks.toml", "")] {
+        let dir = workspace(file, content, "");
+        let output = run_in(dir.path());
+        assert_eq!(output.status.code(), Some(2), "{file} {content:?}: stderr:\n{}", text(&output.stderr));
+        let run = results(dir.path());
+        assert_eq!(run.suites[0].status, SuiteStatus::Error, "{file}: {run:#?}");
+        let error = run.suites[0].error.as_ref().unwrap();
+        let said = format!("{} {:?}", error.message, error.hint);
+        assert!(said.contains(file) && said.contains("holds no task"), "{file} {content:?}: {said}");
+        assert!(!said.contains("filters") && !said.contains("`ids`"), "{file} {content:?}: {said}");
+        // `fcorr suites list` says the same on the suite's row, exit 2.
+        let listed =
+            fcorr().current_dir(dir.path()).args(["suites", "list", "--config", "fcorr.toml"]).output().unwrap();
+        assert_eq!(listed.status.code(), Some(2), "{}{}", text(&listed.stdout), text(&listed.stderr));
+        let shown = text(&listed.stdout) + &text(&listed.stderr);
+        assert!(shown.contains("holds no task"), "{shown}");
+    }
 }
