@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use fcorr::model::{Run, SuiteStatus};
+use fcorr::model::{Case, CaseStatus, Run, SuiteStatus};
 
 use crate::support::*;
 
@@ -67,6 +67,10 @@ fn results(dir: &Path) -> Run {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+fn case<'a>(run: &'a Run, name: &str) -> &'a Case {
+    run.suites[0].cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no case {name}: {run:#?}"))
+}
+
 /// `runner` and `reports` are checked with the other keys when the config is read, as a project
 /// suite's are: exit 2 at the value's line, before any executor runs (QA C29).
 #[test]
@@ -122,4 +126,23 @@ fn a_duplicate_task_id_names_both_lines_and_an_empty_tasks_file_says_it_has_no_t
         let shown = text(&listed.stdout) + &text(&listed.stderr);
         assert!(shown.contains("holds no task"), "{shown}");
     }
+}
+
+/// A task whose `patch_file` is not there is a broken task (an error naming the task and the
+/// path), not a failure of the code it was to patch; the other tasks run.
+#[test]
+fn a_missing_patch_file_is_the_tasks_error_naming_the_task_and_the_path() {
+    let lines =
+        [task("no-patch", serde_json::json!({"patch_file": "patches/nope.patch"})), task("ok", serde_json::json!({}))];
+    let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
+    let output = run_in(dir.path());
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    let missing = case(&run, "no-patch");
+    assert_eq!(missing.status, CaseStatus::Error, "{missing:#?}");
+    assert_eq!(missing.extra().eval().reasons[0].code, "patch-file-missing", "{missing:#?}");
+    let message = missing.message().unwrap_or_default();
+    assert!(message.contains("no-patch") && message.contains("patches/nope.patch"), "{message}");
+    assert!(message.contains(&dir.path().join("patches/nope.patch").display().to_string()), "{message}");
+    assert_eq!(case(&run, "ok").status, CaseStatus::Passed, "{run:#?}");
 }
