@@ -146,3 +146,35 @@ fn a_missing_patch_file_is_the_tasks_error_naming_the_task_and_the_path() {
     assert!(message.contains(&dir.path().join("patches/nope.patch").display().to_string()), "{message}");
     assert_eq!(case(&run, "ok").status, CaseStatus::Passed, "{run:#?}");
 }
+
+/// `Foo` and `foo` are two tasks: on a file system that ignores case (macOS's default) they
+/// would share one scratch copy if their directories' names differed only in case.
+#[test]
+fn task_ids_that_differ_only_in_case_get_directories_of_their_own() {
+    let ids = ["Foo", "foo", "FOO"];
+    let lines: Vec<String> = ids.iter().map(|id| task(id, serde_json::json!({}))).collect();
+    let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
+    let output = run_in(dir.path());
+    assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    let mut folded: Vec<String> = std::fs::read_dir(dir.path().join("out/benchmark/bench"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_lowercase())
+        .collect();
+    folded.sort();
+    let count = folded.len();
+    folded.dedup();
+    assert_eq!((count, folded.len()), (3, 3), "{folded:?}");
+    // Each case's details name its own patch file, and no two of them only by case.
+    let mut patches: Vec<String> = ids
+        .iter()
+        .map(|id| {
+            let details = case(&run, id).details().unwrap_or_default();
+            let line = details.lines().find(|l| l.starts_with("generated patch: ")).unwrap_or_default();
+            line.to_lowercase()
+        })
+        .collect();
+    patches.sort();
+    patches.dedup();
+    assert_eq!(patches.len(), 3, "{patches:?}");
+}

@@ -389,6 +389,13 @@ fn task_ids_that_clean_up_alike_get_copies_of_their_own() {
     assert_eq!(std::fs::read_to_string(under.join("generated.patch")).unwrap(), "");
     // Suites too: `s/1` and `s_1` keep their tasks apart.
     assert_ne!(workspace::task_dir(out.path(), "s/1", "t"), workspace::task_dir(out.path(), "s_1", "t"));
+    // Ids that differ only in case stay apart where the file system ignores case.
+    let folded =
+        |suite: &str, task: &str| workspace::task_dir(out.path(), suite, task).display().to_string().to_lowercase();
+    assert_ne!(folded("col", "Foo"), folded("col", "foo"));
+    assert_ne!(folded("col", "Foo"), folded("col", "FOO"));
+    assert_ne!(folded("Col", "t"), folded("col", "t"));
+    assert_eq!(workspace::task_dir(out.path(), "col", "fix-add"), out.path().join("benchmark/col/fix-add"));
 }
 
 #[test]
