@@ -178,3 +178,19 @@ fn task_ids_that_differ_only_in_case_get_directories_of_their_own() {
     patches.dedup();
     assert_eq!(patches.len(), 3, "{patches:?}");
 }
+
+/// A git command that fails while the copy is made is said in words (`exit code 128`), as fcorr
+/// says how any command ended, never as Rust's `Code(128)`.
+#[test]
+fn a_workspace_command_that_fails_says_how_it_ended_in_words() {
+    let tasks = task("lost", serde_json::json!({"repo": "no-such-repo"})) + "\n";
+    let dir = workspace("tasks.jsonl", &tasks, "");
+    let output = run_in(dir.path());
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{}", text(&output.stderr));
+    let run = results(dir.path());
+    let lost = case(&run, "lost");
+    assert_eq!(lost.status, CaseStatus::Error, "{lost:#?}");
+    let message = lost.message().unwrap_or_default();
+    assert!(message.contains("git clone failed (exit code 128)"), "{message}");
+    assert!(!message.contains("Code("), "{message}");
+}

@@ -567,7 +567,7 @@ impl TaskRunner<'_> {
                 ));
             }
             Exit::Signal(signal) => {
-                let message = format!("the executor was killed by signal {signal}");
+                let message = format!("the executor was {}", crate::execute::signal_text(*signal));
                 return Err((CaseStatus::Error, "executor-error", message, output));
             }
             Exit::SpawnFailed { message, .. } => {

@@ -117,7 +117,7 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     let out = tempfile::tempdir().unwrap();
     let dir = example_dir();
     let config = BenchmarkConfig {
-        executor: Some("if [ \"$FCORR_TASK_ID\" = fix-add ]; then sleep 300; else exit 0; fi".into()),
+        executor: Some("case $FCORR_TASK_ID in fix-add) sleep 300 ;; fix-div) kill -9 $$ ;; esac; exit 0".into()),
         executor_timeout: Some(1),
         ..BenchmarkConfig::default()
     };
@@ -126,6 +126,10 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(case(&suite, "fix-add").status, CaseStatus::Timeout);
     assert_eq!(case(&suite, "fix-add").extra().eval().reasons[0].code, "executor-timeout");
+    // One killed by a signal is an error that names the signal.
+    let killed = case(&suite, "fix-div");
+    assert_eq!(killed.status, CaseStatus::Error, "{killed:#?}");
+    assert_eq!(killed.message(), Some("the executor was killed by signal 9 (SIGKILL)"));
     // The others ran their tests: nothing was changed, so their F2P tests still fail.
     assert_eq!(case(&suite, "fix-mul").status, CaseStatus::Failed);
     assert_eq!(suite.counts.total, 3);

@@ -34,7 +34,8 @@ fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, Workspac
     if outcome.exit.success() {
         Ok(outcome)
     } else {
-        Err(WorkspaceError(format!("{what} failed ({:?}): {}", outcome.exit, outcome.output.trim())))
+        // `Exit`'s words ("exit code 128"), as every log and message of fcorr says how a command ended.
+        Err(WorkspaceError(format!("{what} failed ({}): {}", outcome.exit, outcome.output.trim())))
     }
 }
 
