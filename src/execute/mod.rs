@@ -97,7 +97,6 @@ impl Collected {
 /// name; one that had to change gets a short hash of the id appended, so ids that clean up to
 /// the same text (`fix/add` and `fix_add`) never share a directory or a log.
 pub(crate) fn safe_name(id: &str) -> String {
-    use sha2::Digest;
     let cleaned: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
@@ -107,9 +106,14 @@ pub(crate) fn safe_name(id: &str) -> String {
     if cleaned == id {
         return id.to_string();
     }
+    format!("{cleaned}-{}", id_hash(id))
+}
+
+/// The short hash of an id that [`safe_name`] appends: 8 hex digits of its SHA-256.
+pub(crate) fn id_hash(id: &str) -> String {
+    use sha2::Digest;
     let digest = sha2::Sha256::digest(id.as_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{cleaned}-{hash}")
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
 }
 
 /// A suite's log, `logs/<suite>.log` in the output directory, capped like every suite log (its

@@ -6,6 +6,7 @@ mod support;
 
 mod action_files;
 mod banks;
+mod benchmark_inputs;
 mod ci_e2e;
 mod cli_run;
 mod compare_gate;
