@@ -454,6 +454,9 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
         None => links.push("no baseline".into()),
     }
     writeln!(out, "<p class=\"muted\">{}</p>", links.join(" · "))?;
+    if let Some(c) = &run.comparison {
+        since_baseline::write_cautions(c, out)?;
+    }
     // Why it failed, as the Markdown reports say it: critical failures first, with their case.
     let why = super::lead::why(run);
     if !why.is_empty() {

@@ -1,12 +1,24 @@
-//! What report.html says about the baseline beyond the header's deltas: the suites and failing
-//! tests it had that this run no longer has, which no count of this run can show (the terminal's
-//! "since the baseline" line and the Markdown reports' "Gone since the baseline" say the same).
+//! What report.html says about the baseline beyond the header's deltas: what to know before
+//! trusting them (an unrelated baseline, another configuration), and the suites and failing tests
+//! it had that this run no longer has, which no count of this run can show. The terminal and the
+//! Markdown reports say the same, from the same `Comparison`.
 
 use std::io::Write;
 
 use super::escape;
 use crate::compare::Comparison;
 use crate::model::Run;
+
+/// The comparison's cautions, one line each in the header, as the Markdown reports show them: an
+/// unrelated baseline means `regression` was not checked, which the verdict alone does not say.
+pub(super) fn write_cautions(c: &Comparison, out: &mut dyn Write) -> std::io::Result<()> {
+    for caution in c.cautions() {
+        let mut first = caution.chars();
+        let capitalised: String = first.next().map(|ch| ch.to_uppercase().chain(first).collect()).unwrap_or_default();
+        writeln!(out, "<p class=\"caution\">⚠ {}.</p>", escape(&capitalised))?;
+    }
+    Ok(())
+}
 
 /// Vanished failing tests listed one by one; the rest are counted (results.json lists all).
 const LISTED: usize = 50;
