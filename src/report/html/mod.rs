@@ -448,7 +448,8 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
     match &run.comparison {
         Some(c) => {
             let against = c.baseline.commit.as_deref().map(|s| s.get(..12).unwrap_or(s)).unwrap_or("a saved run");
-            let delta = c.score_delta.map(|d| format!(" (score {:+})", super::filters::format_number(d)));
+            // Signed with its arrow, as in the Markdown reports: a bare "score 12.5" reads as the score.
+            let delta = c.score_delta.map(|d| format!(" (score {})", super::filters::signed_delta(d, "")));
             links.push(format!("compared with <code>{}</code>{}", escape(against), delta.unwrap_or_default()));
         }
         None => links.push("no baseline".into()),
@@ -909,6 +910,22 @@ mod tests {
         let mut page = Vec::new();
         write_page(&run_of(3, 1), &ReportEnv::default(), &mut page, None).unwrap();
         assert!(!String::from_utf8(page).unwrap().contains("class=\"gone\""));
+    }
+
+    /// The header's score change is signed either way: `{:+}` on the formatted text did nothing,
+    /// so a gain of 12.5 read "score 12.5", as if it were the score.
+    #[test]
+    fn the_score_change_against_the_baseline_is_signed_both_ways() {
+        let mut run = run_with_vanished();
+        for (delta, shown) in [(12.5, "(score +12.5 ↑)"), (-3.0, "(score -3 ↓)"), (0.0, "(score ±0)")] {
+            if let Some(c) = run.comparison.as_mut() {
+                c.score_delta = Some(delta);
+            }
+            let mut page = Vec::new();
+            write_page(&run, &ReportEnv::default(), &mut page, None).unwrap();
+            let page = String::from_utf8(page).unwrap();
+            assert!(page.contains(&format!("compared with <code>a saved run</code> {shown}")), "{delta}");
+        }
     }
 
     #[test]
