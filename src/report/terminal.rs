@@ -759,6 +759,11 @@ pub fn render_verdict(run: &Run, color: bool) -> String {
     if let Some(gone) = run.comparison.as_ref().and_then(gone_since_baseline) {
         line.push_str(&format!("\n  since the baseline: {}", safe(&gone)));
     }
+    // A PASS with `regression` skipped for an unrelated baseline reads like a checked one: the
+    // verdict says why it was not checked (also when `fcorr report` prints it again).
+    if let Some(unrelated) = run.comparison.as_ref().and_then(crate::compare::Comparison::unrelated) {
+        line.push_str(&format!("\n  warning: {}", safe(&unrelated)));
+    }
     for reason in run.verdict.reasons.iter().take(10) {
         line.push_str(&format!("\n  - [{}] {}", reason.gate, safe(&reason.message)));
     }
