@@ -142,7 +142,7 @@ impl Ecosystem for Python {
 
     /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command; unittest
     /// names (`module.Class.test`) for the unittest runner.
-    fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
         if unittest::is_unittest_run(&test.reports) {
             return unittest::rerun(test, failed);
         }
