@@ -892,3 +892,28 @@ fn py_tox_pyproject_installs_legacy_tox_ini_deps_with_their_constraints() {
     assert_eq!(pinned.status, CaseStatus::Failed);
     assert!(pinned.message().unwrap_or_default().contains("3.6"), "{pinned:#?}");
 }
+
+/// uv asked for by name, not found, and its install from PyPI killed by a signal: the suite's
+/// error names the command and says how it ended in words, as every other exit fcorr reports.
+#[test]
+fn a_uv_install_killed_by_a_signal_is_told_in_words() {
+    let _guard = shared();
+    let tools = tempfile::tempdir().unwrap();
+    let python = tools.path().join("python3");
+    std::fs::write(&python, "#!/bin/sh\nkill -9 $$\n").unwrap();
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", tools.path().display(), std::env::var("PATH").unwrap());
+    let cache = tools.path().join("cache");
+    let env = [
+        ("PATH", path.as_str()),
+        ("FCORR_UV", "/nonexistent/uv"),
+        ("FCORR_PYTHON_INSTALLER", "uv"),
+        ("FCORR_CACHE_DIR", cache.to_str().unwrap()),
+    ];
+    let (_dir, run, _) = run_copy("py-pass", &env, None);
+    let suite = &run.suites[0];
+    let message = &suite.error.as_ref().expect("an input error").message;
+    assert!(message.contains("-m pip install"), "{message}");
+    assert!(message.contains("killed by signal 9 (SIGKILL)"), "{message}");
+    assert!(!message.contains("Signal("), "{message}");
+}

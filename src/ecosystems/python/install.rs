@@ -112,8 +112,9 @@ pub(crate) enum BootstrapError {
     /// `pip install uv` failed; `last` is its last line of output.
     #[error("`{command}` exited with code {code}: {last}")]
     Exited { command: String, code: i32, last: String },
-    /// `pip install uv` did not exit on its own (timeout, signal, could not start).
-    #[error("`{command}` ended with {how}")]
+    /// `pip install uv` did not exit on its own (timeout, signal, could not start); `how` in
+    /// words, as every exit fcorr reports (`killed by signal 9 (SIGKILL)`).
+    #[error("`{command}` did not finish ({how})")]
     Ended { command: String, how: String },
     #[error("{} is missing after install", .0.display())]
     Missing(PathBuf),
@@ -166,11 +167,13 @@ fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, BootstrapErro
         let _ = std::fs::remove_dir_all(&staging);
         let command = spec.display();
         return Err(match outcome.exit {
+            // pip said it succeeded, yet the binary is not where it installs it.
+            Exit::Code(0) => BootstrapError::Missing(binary),
             Exit::Code(code) => {
                 let last = outcome.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
                 BootstrapError::Exited { command, code, last: last.to_string() }
             }
-            other => BootstrapError::Ended { command, how: format!("{other:?}") },
+            other => BootstrapError::Ended { command, how: other.to_string() },
         });
     }
     // Another suite may have won the race; its copy is as good as ours.
