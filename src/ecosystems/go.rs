@@ -192,7 +192,7 @@ impl Ecosystem for Go {
 
     /// `go test -json -run '^TestX$/^sub$' <package>`: top-level tests of a package in one run,
     /// each failing subtest in its own (a parent reruns with only its failing subtests).
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let template = test.commands.last()?;
         let report = template.stdout_file.clone()?;
         let mut selected = Vec::new();

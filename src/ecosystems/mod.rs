@@ -132,7 +132,24 @@ pub(crate) trait Ecosystem: Send + Sync {
     /// cases with the framework's own selection, writing the same kind of reports. `None` when
     /// this ecosystem cannot select single tests; cases it cannot select are left out of
     /// [`Rerun::selected`] and keep their outcome.
+    ///
+    /// Not overridden: a case saying the results are incomplete (`[test binary]`, `[unhandled
+    /// error]`…, [`crate::model::incomplete`]) names no test, and selecting it by name would run
+    /// nothing (`cargo test -- --exact '[test binary]'`) while the failure it stands for went
+    /// unseen; such cases never reach [`select_tests`](Ecosystem::select_tests) and keep their
+    /// outcome.
     fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
+        let tests: Vec<usize> = (0..failed.len()).filter(|&i| !failed[i].marks_incomplete_results()).collect();
+        let named: Vec<&Case> = tests.iter().map(|&i| failed[i]).collect();
+        let mut rerun = self.select_tests(test, &named)?;
+        rerun.selected = rerun.selected.iter().filter_map(|&k| tests.get(k).copied()).collect();
+        Some(rerun)
+    }
+
+    /// What [`rerun`](Ecosystem::rerun) asks of each ecosystem: the test phase narrowed to
+    /// `failed`, every one of them a test (never an incomplete-results case), with the indexes
+    /// into `failed` of those it selects. `None` when this ecosystem cannot select single tests.
+    fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
         let _ = (test, failed);
         None
     }
@@ -623,6 +640,43 @@ mod tests {
         );
         let (_dir, empty) = project_of(&[("README.md", "")]);
         assert!(detect_best(&empty, None, None).explanation.ends_with("to run it anyway"));
+    }
+
+    /// Selects every case it is given, as a framework's name filter would.
+    struct SelectsAll;
+
+    impl Ecosystem for SelectsAll {
+        fn name(&self) -> &'static str {
+            "all"
+        }
+        fn detect(&self, _: &ProjectFiles, _: Option<&str>) -> Option<Candidate> {
+            None
+        }
+        fn plan(&self, _: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+            Ok(Vec::new())
+        }
+        fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
+            Some(Rerun { phase: test.clone(), selected: (0..failed.len()).collect() })
+        }
+    }
+
+    /// No ecosystem is offered a case that says results are incomplete: it keeps its outcome, and
+    /// the selection still points at the right cases of the caller's list.
+    #[test]
+    fn incomplete_results_cases_never_reach_an_ecosystems_selection() {
+        use crate::model::{CaseStatus, incomplete};
+        let case = |name: &str| Case { name: name.into(), status: CaseStatus::Error, ..Case::default() };
+        let (a, b) = (case("test_a"), case("test_b"));
+        let markers: Vec<Case> = incomplete::INCOMPLETE_RESULTS
+            .iter()
+            .map(|m| case(&format!("{m}{}", if m.ends_with(']') { "" } else { "]" })))
+            .collect();
+        let mut failed: Vec<&Case> = markers.iter().collect();
+        failed.insert(1, &a);
+        failed.push(&b);
+        let test = PhasePlan::run(PhaseKind::Test, Vec::new());
+        let rerun = SelectsAll.rerun(&test, &failed).unwrap();
+        assert_eq!(rerun.selected, [1, failed.len() - 1]);
     }
 
     #[test]

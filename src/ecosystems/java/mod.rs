@@ -185,7 +185,7 @@ impl Ecosystem for Java {
 
     /// Maven: the same test phase (old reports removed first) with Surefire's
     /// `-Dtest=pkg.Class#a+b,pkg.Other#c`. Parameterised and display names rerun their method.
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let maven = test.commands.iter().position(|c| c.args.iter().any(|a| a == "--fail-at-end"))?;
         let mut selected = Vec::new();
         let mut classes: Vec<(String, Vec<String>)> = Vec::new();

@@ -304,7 +304,7 @@ impl Ecosystem for Node {
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
 
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         rerun::rerun(test, failed)
     }
 }

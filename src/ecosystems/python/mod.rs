@@ -12,6 +12,7 @@ pub(crate) use install::InstallerError;
 mod lines;
 mod messages;
 mod nested;
+mod poetry;
 mod tox;
 mod unittest;
 
@@ -142,7 +143,7 @@ impl Ecosystem for Python {
 
     /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command; unittest
     /// names (`module.Class.test`) for the unittest runner.
-    fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
         if unittest::is_unittest_run(&test.reports) {
             return unittest::rerun(test, failed);
         }
@@ -317,7 +318,9 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
             markers.push((*file).into());
         }
     }
-    for source in test_deps.found.iter().filter(|f| f.starts_with("pyproject.toml")) {
+    // Declarations inside a file (requirement files are listed above by name).
+    let inside = |f: &&String| ["pyproject.toml", "setup.cfg", "tox.ini"].iter().any(|file| f.starts_with(file));
+    for source in test_deps.found.iter().filter(inside) {
         markers.push(format!("test dependencies: {source}"));
     }
     if test_deps.declares_pytest {
@@ -398,7 +401,7 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     }
     if let Some(tox) = &test_deps.tox_problem {
         return Err(ProjectPlanError::Pyproject {
-            path: root.join("tox.ini"),
+            path: root.join(&tox.file),
             problem: format!("line {}: {}", tox.line, tox.problem),
         });
     }
