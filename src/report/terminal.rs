@@ -666,7 +666,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         }
         // Several systems or prompts: the grid first, so the failures below read against it.
         if suite.kind.shape() == crate::model::CaseShape::Items
-            && let Some(grid) = super::eval::grid(&suite.cases, GRID_DISAGREEMENTS)
+            && let Some(grid) = super::eval::grid(suite, GRID_DISAGREEMENTS)
         {
             lines.extend(super::eval::grid_lines(&grid, GRID_DISAGREEMENTS).iter().map(|l| line(safe(l))));
         }

@@ -15,6 +15,7 @@ mod eval_cli;
 mod eval_graders;
 mod eval_graders_example;
 mod eval_side_by_side;
+mod eval_truth;
 mod files_io;
 mod format_names;
 mod fuzz_targets;
