@@ -203,7 +203,7 @@ fn detect_shows_nested_modules_as_suites_of_their_own_and_go_work_modules_with_t
 }
 
 /// A temporary directory holding `project/` with `files` (path, text).
-fn write_project(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
+pub(crate) fn write_project(files: &[(&str, &str)]) -> (tempfile::TempDir, std::path::PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let project = dir.path().join("project");
     for (name, text) in files {

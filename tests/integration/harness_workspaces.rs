@@ -34,7 +34,7 @@ fn run_keeping(name: &str) -> (Run, i32, tempfile::TempDir) {
 
 /// Every part the run left out is named, with its reason, in results.json, summary.md,
 /// comment.md and report.html.
-fn assert_left_out_in_every_report(run: &Run, out: &Path) {
+pub(crate) fn assert_left_out_in_every_report(run: &Run, out: &Path) {
     let left: Vec<&fcorr::model::LeftOut> = run.suites.iter().flat_map(|s| &s.left_out).collect();
     assert!(!left.is_empty());
     let results = std::fs::read_to_string(out.join("results.json")).unwrap();

@@ -207,6 +207,10 @@ impl Ecosystem for Node {
         })
     }
 
+    fn claim(&self, files: &ProjectFiles, detection: &Detection) -> super::Claim {
+        framework::claim(files, &detection.framework, self.members(files).source.is_some())
+    }
+
     fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         Ok(plan(ctx)?)
     }

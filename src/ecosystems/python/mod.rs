@@ -6,6 +6,7 @@
 //! fails the build and the tests' results are not counted), and test runs pytest with a JUnit
 //! report, or, for unittest-only projects, unittest itself ([`unittest`]).
 
+mod claim;
 mod deps;
 mod install;
 pub(crate) use install::InstallerError;
@@ -76,6 +77,10 @@ impl Ecosystem for Python {
 
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         detect(files, framework)
+    }
+
+    fn claim(&self, files: &ProjectFiles, _detection: &Detection) -> super::Claim {
+        claim::claim(files)
     }
 
     /// Nested Python projects with tests that the root's `testpaths` leave out, named.
@@ -265,15 +270,13 @@ fn ini_has_section(files: &ProjectFiles, file: &str, section: &str) -> bool {
 }
 
 fn test_files(files: &ProjectFiles) -> Vec<&str> {
-    files
-        .files
-        .iter()
-        .map(String::as_str)
-        .filter(|f| {
-            let name = f.rsplit('/').next().unwrap_or(f);
-            name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
-        })
-        .collect()
+    files.files.iter().map(String::as_str).filter(|f| is_test_file(f)).collect()
+}
+
+/// True for a file pytest collects by default (`test_*.py`, `*_test.py`).
+pub(crate) fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
 fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {

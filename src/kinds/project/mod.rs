@@ -192,8 +192,8 @@ impl SuiteRunner for Project {
         run_project(suite, plan, ctx.exec, ctx.events)
     }
 
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
-        members::expand(suite)
+    fn expand(&self, suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
+        members::expand(suite, planned)
     }
 
     /// Narrowed to the cases that failed or errored before; a suite that failed with no failing
