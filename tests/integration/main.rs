@@ -25,6 +25,7 @@ mod harness_go;
 mod harness_java;
 mod harness_node;
 mod harness_node_build;
+mod harness_node_workspaces;
 mod harness_python;
 mod harness_retry;
 mod harness_rust;

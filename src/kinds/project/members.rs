@@ -64,6 +64,8 @@ pub(super) fn expand(suite: SuitePlan) -> Vec<SuitePlan> {
     if !members.members_only {
         let mut root = project.clone();
         root.left_out = std::mem::take(&mut left_out);
+        // A node workspace root that runs its own tests installs with its members, once.
+        root.workspace = shared.clone().map(|install| Membership { root: suite.root.clone(), install: Some(install) });
         out.push(SuitePlan { settings: KindPlan::new(root), ..suite.clone() });
     }
     for dir in &members.run {
