@@ -27,6 +27,7 @@ mod harness_go;
 mod harness_java;
 mod harness_node;
 mod harness_node_build;
+mod harness_node_workspaces;
 mod harness_polyglot;
 mod harness_python;
 mod harness_retry;

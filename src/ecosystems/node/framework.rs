@@ -50,8 +50,7 @@ pub(super) fn choose_framework(
         };
     }
     let script = manifest.script("test").unwrap_or_default();
-    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c)).collect();
-    let in_script = |bin: &str| words.iter().any(|w| *w == bin || w.ends_with(&format!("/.bin/{bin}")));
+    let in_script = |bin: &str| script_names(script, bin);
     let declared: Vec<Framework> = FRAMEWORKS.iter().copied().filter(|f| manifest.dep(f.label()).is_some()).collect();
     let dep_marker = |f: Framework| manifest.dep_marker(f.label());
 
@@ -90,6 +89,19 @@ pub(super) fn choose_framework(
         return (Some(Framework::NodeTest), 0.7, vec![format!("{file} imports node:test")]);
     }
     (None, 0.3, Vec::new())
+}
+
+/// True when the script names the binary `bin` as a word (`vitest run`, `node_modules/.bin/jest`).
+fn script_names(script: &str, bin: &str) -> bool {
+    let mut words = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c));
+    words.any(|w| w == bin || w.ends_with(&format!("/.bin/{bin}")))
+}
+
+/// A framework the `test` script runs although no dependency declares it (so it is not chosen:
+/// what runs would be whatever `npx` finds), for the message saying so.
+pub(super) fn named_but_undeclared(manifest: &Manifest) -> Option<Framework> {
+    let script = manifest.script("test")?;
+    FRAMEWORKS.iter().copied().find(|f| script_names(script, f.label()) && manifest.dep(f.label()).is_none())
 }
 
 /// True when the `test` script, read step by step, calls a test framework itself (not only

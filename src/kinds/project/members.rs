@@ -100,6 +100,8 @@ fn divide(
     if !members.members_only {
         let mut own = project.clone();
         own.left_out = std::mem::take(&mut left_out);
+        // A node workspace root that runs its own tests installs with its members, once.
+        own.workspace = shared.clone().map(|install| Membership { root: base.root.clone(), install: Some(install) });
         out.push(SuitePlan { settings: KindPlan::new(own), ..root });
     }
     for dir in &members.run {

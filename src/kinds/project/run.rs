@@ -443,7 +443,11 @@ impl PhaseRunner<'_> {
             outcome: &test.outcome,
             started: Some(test.started),
         };
-        let collected = self.ecosystem.collect(&collect_ctx);
+        let mut collected = self.ecosystem.collect(&collect_ctx);
+        if test.rerun_ids.is_some() {
+            // A rerun runs the failed tests only: what it did not reach was not left out.
+            collected.left_out.clear();
+        }
         apply_collected(suite, collected, Some(&test.outcome));
         flag_cut_stdout_report(suite, &test.outcome, test.stdout_file.as_deref());
         if let Some(ids) = &test.rerun_ids {
