@@ -289,3 +289,59 @@ fn without_a_wrapper_gradle_on_path_runs() {
     assert_matches_expected(suite, &expected(name));
     assert_eq!(code, 1);
 }
+
+/// `maven-reactor-skip` copied under `dir`, with `fcorr.toml` holding `config` and a suite at
+/// the project; runs it and returns the exit code and the run.
+fn run_reactor_fixture(dir: &Path, config: &str) -> (i32, Run) {
+    let project = dir.join("maven-reactor-skip");
+    copy_project(&fixture("maven-reactor-skip"), &project);
+    let toml = project.join("fcorr.toml");
+    std::fs::write(&toml, format!("{config}\n[[suite]]\nname = \"reactor\"\npath = \".\"\n")).unwrap();
+    fcorr_run(&["--config".as_ref(), toml.as_os_str()], &dir.join("out"))
+}
+
+/// The suite's cases as `Class#method` (or the error case's name) with their status.
+fn case_statuses(suite: &Suite) -> std::collections::BTreeMap<String, String> {
+    suite
+        .cases
+        .iter()
+        .map(|c| match c.classname.as_deref().filter(|_| !c.name.starts_with('[')) {
+            Some(class) => (format!("{class}#{}", c.name), c.status.label().to_string()),
+            None => (c.name.to_string(), c.status.label().to_string()),
+        })
+        .collect()
+}
+
+/// A module Maven SKIPS after a module it depends on failed never compiles or runs its tests;
+/// with that failure quarantined, fcorr passed the run on the tests that did run (QA D3). The
+/// skipped module is an error case quoting Maven's Reactor Summary and naming the failed
+/// module, and the run fails.
+#[test]
+fn maven_a_module_skipped_after_a_quarantined_failure_is_named_and_fails_the_run() {
+    let name = "maven-reactor-skip";
+    let want = expected(name);
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run) = run_reactor_fixture(dir.path(), "quarantine = [\"*knownBug\"]");
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    let mut wanted: std::collections::BTreeMap<String, String> = want["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect();
+    wanted.insert("[skipped by Maven] service".into(), "error".into());
+    assert_eq!(case_statuses(suite), wanted, "{:#?}", suite.phases);
+    let skipped = suite.cases.iter().find(|c| c.name == "[skipped by Maven] service").unwrap();
+    let message = skipped.message().unwrap();
+    for said in ["Reactor Summary lists \"Order Service\" (service) as SKIPPED", "it depends on model (FAILURE)"] {
+        assert!(message.contains(said), "{said:?} not in {message:?}");
+    }
+    assert_eq!(skipped.file.as_deref(), Some("service/pom.xml"));
+    assert_eq!(code, 1, "{:?}", run.verdict);
+    assert!(
+        run.verdict.reasons.iter().any(|r| r.message.contains("`[skipped by Maven] service`")),
+        "{:?}",
+        run.verdict.reasons
+    );
+}
