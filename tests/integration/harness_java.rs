@@ -345,3 +345,36 @@ fn maven_a_module_skipped_after_a_quarantined_failure_is_named_and_fails_the_run
         run.verdict.reasons
     );
 }
+
+/// One module that does not compile under `mvn --fail-at-end` stops only that module and the
+/// modules depending on it: the suite is build-failed with the compiler's error, and the other
+/// modules' results, which the same Maven run produced, are kept (QA D8: before, every case was
+/// dropped and the verdict said "no tests ran in any suite").
+#[test]
+fn maven_a_compile_error_in_one_module_keeps_the_other_modules_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("maven-reactor-skip");
+    copy_project(&fixture("maven-reactor-skip"), &project);
+    let rel = "model/src/main/java/dev/fcorr/fixture/model/Price.java";
+    let source = std::fs::read_to_string(project.join(rel)).unwrap();
+    std::fs::write(project.join(rel), source.replace("return Math.round", "return \"x\" + Math.round")).unwrap();
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::BuildFailed, 1), "{:#?}", suite.phases);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Failed);
+    let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(rel));
+    assert!(diagnostic.is_some_and(|d| d.message.contains("incompatible types")), "{:#?}", suite.diagnostics);
+    let got = case_statuses(suite);
+    let want: std::collections::BTreeMap<String, String> = [
+        ("dev.fcorr.fixture.util.TextTest#squashesSpaces", "passed"),
+        ("[build failed] model", "error"),
+        ("[skipped by Maven] service", "error"),
+    ]
+    .into_iter()
+    .map(|(n, s)| (n.to_string(), s.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    let uncompiled = suite.cases.iter().find(|c| c.name == "[build failed] model").unwrap();
+    assert!(uncompiled.message().unwrap().contains("on project model: Compilation failure"), "{uncompiled:?}");
+    assert!(!run.verdict.reasons.iter().any(|r| r.message.contains("no tests ran")), "{:?}", run.verdict.reasons);
+}
