@@ -343,3 +343,45 @@ fn a_compile_error_in_one_go_work_module_keeps_the_other_modules_results() {
     assert_eq!(failed.classname.as_deref(), Some("example.com/fcorr/gowork/tools/slug"));
     assert!(!run.verdict.reasons.iter().any(|r| r.message.contains("no tests ran")), "{:?}", run.verdict.reasons);
 }
+
+/// A go.work that `use`s a directory without a go.mod: the go command refuses the workspace
+/// before any test. The suite is an input error naming go.work's line and the directory (QA D13:
+/// before, "go test wrote no events" and a hint to set another test tool).
+#[test]
+fn a_go_work_using_a_missing_directory_is_an_input_error_naming_it() {
+    let files = [
+        ("go.work", "go 1.21\n\nuse (\n\t./alpha\n\t./gone\n)\n"),
+        ("alpha/go.mod", "module example.com/alpha\n\ngo 1.21\n"),
+        ("alpha/a_test.go", "package alpha\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n"),
+    ];
+    let (run, code, dir) = run_go_project(&files, &[]);
+    let native = std::process::Command::new("go")
+        .args(["test", "work"])
+        .current_dir(dir.path().join("project"))
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&native.stderr).to_string();
+    assert!(said.contains("cannot load module") && said.contains("listed in go.work file"), "{said}");
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Error, 2), "{suite:#?}");
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(error.kind, fcorr::model::SuiteErrorKind::Input);
+    assert!(error.message.starts_with("go.work:5: `use ./gone`: ./gone does not exist"), "{}", error.message);
+}
+
+/// When the go command stops before writing any `-json` event (a go.mod it cannot parse), the
+/// suite's error quotes what it said, not "wrote no events" with a hint about other test tools.
+#[test]
+fn what_the_go_command_said_before_any_event_is_the_error() {
+    let files = [("go.mod", "module example.com/w\n\ngo 1.21\nbogus directive\n"), PASSING_PACKAGE];
+    let (run, code, _dir) = run_go_project(&files, &[]);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Error, 1), "{suite:#?}");
+    let error = suite.error.as_ref().unwrap();
+    assert_eq!(
+        error.message,
+        "go test stopped before running any test; the go command said: go: errors parsing go.mod: go.mod:4: \
+         unknown directive: bogus"
+    );
+    assert!(!error.hint.as_deref().unwrap_or_default().contains("another test tool"), "{error:?}");
+}
