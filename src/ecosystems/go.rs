@@ -614,6 +614,30 @@ mod tests {
     }
 
     #[test]
+    fn a_go_work_use_without_go_mod_is_named_with_its_line() {
+        let dir = write_tree(&[
+            ("go.work", "go 1.22\n\nuse (\n\t./a\n\t./empty\n\t./gone\n)\n"),
+            ("a/go.mod", "module ex/a\n"),
+            ("empty/x.go", "package x\n"),
+        ]);
+        let problem = missing_work_module(dir.path()).unwrap();
+        assert!(problem.starts_with("go.work:5: `use ./empty`: ./empty has no go.mod"), "{problem}");
+        std::fs::write(dir.path().join("empty/go.mod"), "module ex/e\n").unwrap();
+        let problem = missing_work_module(dir.path()).unwrap();
+        assert!(problem.starts_with("go.work:6: `use ./gone`: ./gone does not exist"), "{problem}");
+    }
+
+    #[test]
+    fn what_the_go_command_printed_is_one_line_without_events() {
+        let output = "{\"Action\":\"start\"}\ngo: errors parsing go.mod:\ngo.mod:4: unknown directive: bogus\n\n";
+        assert_eq!(
+            go_command_error(output).as_deref(),
+            Some("go: errors parsing go.mod: go.mod:4: unknown directive: bogus")
+        );
+        assert_eq!(go_command_error("{\"Action\":\"start\"}\n"), None);
+    }
+
+    #[test]
     fn go_work_uses_both_forms() {
         let text = "go 1.22\n\nuse (\n\t.\n\t./sub // the helper\n\t\"./quoted/\"\n\t../outside\n)\nuse ./tools\n";
         assert_eq!(go_work_uses(text), vec!["", "sub", "quoted", "tools"]);

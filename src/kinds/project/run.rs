@@ -918,6 +918,40 @@ mod tests {
     use crate::model::SuiteKind;
 
     #[test]
+    fn cases_kept_beside_a_build_failure_always_say_results_are_missing() {
+        use crate::model::{Case, CaseStatus, Diagnostic};
+        let case = |name: &str, status| Case { name: name.into(), status, ..Case::default() };
+        let collected = |cases: Vec<Case>| ecosystems::Collected { cases, ..ecosystems::Collected::nothing() };
+        let failed_build = || {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            suite.status = SuiteStatus::BuildFailed;
+            suite.diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                source: "build".into(),
+                message: "cannot find symbol".into(),
+                file: None,
+                line: None,
+                column: None,
+            });
+            suite
+        };
+        // Only cases saying what is missing: no test ran, the build failure says it all.
+        let mut suite = failed_build();
+        keep_beside_build_failure(&mut suite, collected(vec![case("[build failed] a", CaseStatus::Error)]));
+        assert!(suite.cases.is_empty());
+        // A test ran and nothing says the results are incomplete: a case says it.
+        let mut suite = failed_build();
+        keep_beside_build_failure(&mut suite, collected(vec![case("ok", CaseStatus::Passed)]));
+        let got: Vec<(&str, CaseStatus)> = suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(got, [("ok", CaseStatus::Passed), ("[build failed]", CaseStatus::Error)]);
+        assert_eq!(
+            suite.cases[1].message(),
+            Some("part of the project did not compile, so its tests did not run: cannot find symbol")
+        );
+        assert_eq!((suite.status, suite.counts.passed, suite.counts.error), (SuiteStatus::BuildFailed, 1, 1));
+    }
+
+    #[test]
     fn a_project_copy_keeps_vendored_code_and_symbolic_links_and_leaves_installs_out() {
         let from = tempfile::tempdir().unwrap();
         let root = from.path();
