@@ -299,8 +299,8 @@ mod tests {
         // One caution: another configuration goes without saying.
         assert_eq!(
             c.cautions(),
-            ["the baseline has none of this run's suites (it has imp): it is from another project or configuration, \
-              so no score change or regression is judged against it"]
+            ["the baseline has none of this run's suites (it has imp; this run has vac): it is from another project \
+              or configuration, so regression is not checked against it and no score change is computed"]
         );
         // The same suites under another configuration: compared, with the configuration named.
         let mut renamed_config = run(vec![suite("imp", &[("t", Passed)])]);

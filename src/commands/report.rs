@@ -1,9 +1,10 @@
 //! `fcorr report`: re-render every output (or the chosen formats) from a saved `results.json`.
 //!
 //! Reports are pure functions of the run, so this gives exactly what `fcorr run` wrote, with
-//! other templates or formats, without running anything again.
+//! other templates or formats, without running anything again. The output directory is held
+//! and marked while it is written, as by every command that writes reports (`in_progress`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -38,11 +39,14 @@ pub struct ReportArgs {
     pub quiet: bool,
 }
 
-/// `fcorr report`. Exits 0 when every format was written, 3 when one could not be.
+/// `fcorr report`. Exits 0 when every format was written, 3 when one could not be (or the output
+/// directory cannot be), 2 when another fcorr is writing there.
 pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     let source = args.results.path();
     let run = report::load_results_to_render(&source)?;
+    // `results.json` alone names the current directory: `.` (an empty path cannot be locked).
     let out = args.out.clone().unwrap_or_else(|| args.results.dir());
+    let out = if out.as_os_str().is_empty() { PathBuf::from(".") } else { out };
     crate::commands::shared::note_reports_on_stop("writing reports", &out);
     let env = ReportEnv {
         repository: args.repository.clone(),
@@ -60,7 +64,19 @@ pub fn execute(args: ReportArgs) -> Result<i32, FcorrError> {
     }
     // The results.json read is not written back over itself (`report::rerender`).
     let source = if source.is_dir() { source.join("results.json") } else { source };
+    // Read before `begin`, which writes its own marker there when re-rendering in place.
+    let source_dir = source.parent().filter(|dir| !dir.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let unfinished = report::in_progress::marked(source_dir);
+    // Held and marked like every other writer's output directory: a second fcorr writing there
+    // is refused, and reports left half re-rendered are not taken for a complete run's.
+    let _writing = report::in_progress::begin(&out, "report")?;
     let (written, problems, kept) = report::rerender(&run, &env, &out, &args.format, &source);
+    match &unfinished {
+        Some(earlier) => report::in_progress::keep(&out, &source, earlier),
+        // Every report is in place: the directory holds one complete run again.
+        None if problems.is_empty() => report::in_progress::finish(&out),
+        None => {}
+    }
     for problem in &problems {
         errln!("fcorr: error: {problem}");
     }

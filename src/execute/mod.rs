@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::events::EventSink;
-use crate::model::{Case, Diagnostic, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
+use crate::model::{
+    Case, Diagnostic, LeftOut, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
+};
 use process::{CommandOutcome, Exit};
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
@@ -69,6 +71,9 @@ pub(crate) struct Collected {
     /// How many tests the runner said it would run, before running them; a process that then
     /// ends without a report is said to have ended before reporting that many.
     pub announced: Option<Announced>,
+    /// Parts of the project the run shows it did not test (a workspace member whose files the
+    /// root's framework did not collect), paths relative to the suite's root.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// A test count a runner printed before running the tests (pytest's `collected 3 items`).
@@ -89,6 +94,7 @@ impl Collected {
             diagnostics: Vec::new(),
             error: None,
             announced: None,
+            left_out: Vec::new(),
         }
     }
 }
@@ -97,7 +103,6 @@ impl Collected {
 /// name; one that had to change gets a short hash of the id appended, so ids that clean up to
 /// the same text (`fix/add` and `fix_add`) never share a directory or a log.
 pub(crate) fn safe_name(id: &str) -> String {
-    use sha2::Digest;
     let cleaned: String = id
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.' { c } else { '_' })
@@ -107,9 +112,14 @@ pub(crate) fn safe_name(id: &str) -> String {
     if cleaned == id {
         return id.to_string();
     }
+    format!("{cleaned}-{}", id_hash(id))
+}
+
+/// The short hash of an id that [`safe_name`] appends: 8 hex digits of its SHA-256.
+pub(crate) fn id_hash(id: &str) -> String {
+    use sha2::Digest;
     let digest = sha2::Sha256::digest(id.as_bytes());
-    let hash: String = digest.iter().take(4).map(|b| format!("{b:02x}")).collect();
-    format!("{cleaned}-{hash}")
+    digest.iter().take(4).map(|b| format!("{b:02x}")).collect()
 }
 
 /// A suite's log, `logs/<suite>.log` in the output directory, capped like every suite log (its
@@ -158,6 +168,12 @@ pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: 
     suite.cases = collected.cases;
     suite.results_source = collected.source;
     suite.diagnostics.extend(collected.diagnostics);
+    // Named as the suite's own path is written (`packages/a`, `web/packages/a`).
+    let base = suite.path.as_deref().map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty() && *p != ".");
+    suite.left_out.extend(collected.left_out.into_iter().map(|l| match base {
+        Some(base) => LeftOut { path: format!("{base}/{}", l.path), ..l },
+        None => l,
+    }));
     suite.finalize_cases();
     if matches!(suite.status, SuiteStatus::Cancelled) {
         return;
@@ -313,6 +329,7 @@ mod tests {
             diagnostics: Vec::new(),
             error: None,
             announced: None,
+            left_out: Vec::new(),
         }
     }
 

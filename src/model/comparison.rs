@@ -187,18 +187,9 @@ impl Comparison {
     }
 
     /// What a reader must know before trusting the deltas, one sentence each: the baseline is
-    /// unrelated to this run, or was made with another configuration.
+    /// unrelated to this run ([`Comparison::unrelated`]), or was made with another configuration.
     pub fn cautions(&self) -> Vec<String> {
-        let mut cautions = Vec::new();
-        if self.no_common_suite {
-            let names: Vec<&str> = self.suites.iter().filter(|s| s.removed).map(|s| s.name.as_str()).take(5).collect();
-            cautions.push(format!(
-                "the baseline has none of this run's suites (it has {}{}): it is from another project or \
-                 configuration, so no score change or regression is judged against it",
-                names.join(", "),
-                if self.suites.iter().filter(|s| s.removed).count() > names.len() { ", …" } else { "" }
-            ));
-        }
+        let mut cautions: Vec<String> = self.unrelated().into_iter().collect();
         // With no suite in common, another configuration goes without saying.
         if let Some(change) = self.config_change.as_ref().filter(|_| !self.no_common_suite) {
             cautions.push(format!(
@@ -208,6 +199,29 @@ impl Comparison {
             ));
         }
         cautions
+    }
+
+    /// When the baseline shares no suite with this run: why nothing was judged against it, with
+    /// the suites of both sides (up to five each), so a renamed suite shows as the cause. Every
+    /// surface that shows a verdict says it: `regression` was skipped, which a PASS alone hides.
+    pub fn unrelated(&self) -> Option<String> {
+        if !self.no_common_suite {
+            return None;
+        }
+        // Up to five names, then "…"; `None` for no suite at all.
+        let names = |on_side: fn(&SuiteDelta) -> bool| {
+            let all: Vec<&str> = self.suites.iter().filter(|s| on_side(s)).map(|s| s.name.as_str()).collect();
+            let more = if all.len() > 5 { ", …" } else { "" };
+            (!all.is_empty()).then(|| format!("{}{more}", all[..all.len().min(5)].join(", ")))
+        };
+        // With no suite in common, every suite of this run is new to the baseline.
+        let now =
+            names(|s| s.added).map_or_else(|| "this run has no suite".to_string(), |n| format!("this run has {n}"));
+        Some(format!(
+            "the baseline has none of this run's suites (it has {}; {now}): it is from another project or \
+             configuration, so regression is not checked against it and no score change is computed",
+            names(|s| s.removed).unwrap_or_default()
+        ))
     }
 
     /// Whether anything a reader would care about changed (used by `comment-when = on-change`).

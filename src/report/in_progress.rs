@@ -1,5 +1,5 @@
 //! The in-progress marker: a file a command writes into its output directory before it starts
-//! (running, importing, merging) and removes only once every report it had to write is in place.
+//! (running, importing, merging, re-rendering) and removes only once every report it had to write is in place.
 //!
 //! Each report is written atomically (temp + rename), but a run that stops part-way (a full
 //! disk, SIGTERM, SIGKILL, a crash) leaves the reports it did not write as they were: an earlier
@@ -111,10 +111,7 @@ fn hold(out_dir: &Path, command: &str) -> Result<Option<std::fs::File>, FcorrErr
         Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
             // The holder wrote its marker right after locking: its first sentence names it.
             let marker = std::fs::read_to_string(out_dir.join(MARKER)).unwrap_or_default();
-            let holder = match marker.split_once(';') {
-                Some((who, _)) if who.starts_with("fcorr ") => who.trim().to_string(),
-                _ => "its marker names no process yet".to_string(),
-            };
+            let holder = writer(&marker).unwrap_or("its marker names no process yet");
             Err(FcorrError::Usage(format!(
                 "{}: another fcorr is writing into this output directory ({holder}); fcorr {command} did not \
                  start: wait for it to finish, or give this run another --out",
@@ -147,6 +144,50 @@ pub(crate) fn finish(out_dir: &Path) {
     {
         errln!("fcorr: warning: {}: cannot remove the in-progress marker: {e}", marker.display());
     }
+}
+
+/// The command a marker's text names (its first sentence, `fcorr run (pid 12) started writing
+/// here at …`), when it names one.
+fn writer(marker: &str) -> Option<&str> {
+    match marker.split_once(';') {
+        Some((who, _)) if who.starts_with("fcorr ") => Some(who.trim()),
+        _ => None,
+    }
+}
+
+/// The text of `dir`'s marker when it holds one (empty when unreadable): the reports there are
+/// not a complete, current run's.
+pub(crate) fn marked(dir: &Path) -> Option<String> {
+    let marker = dir.join(MARKER);
+    marker.exists().then(|| std::fs::read_to_string(&marker).unwrap_or_default())
+}
+
+/// Leaves `out_dir` marked once `fcorr report` has re-rendered it from `source`, whose directory
+/// was marked (`earlier`, that marker's text), and says so on stderr. Those results may be an
+/// earlier run's, left by a run that stopped: re-rendering them completely does not make them
+/// the last run's, so `fcorr publish` must go on refusing them. The marker names the stopped
+/// run, in place of the one [`begin`] wrote for the re-render.
+pub(crate) fn keep(out_dir: &Path, source: &Path, earlier: &str) {
+    let who = writer(earlier)
+        .map_or_else(|| "its marker names no process".to_string(), |w| format!("{w} and did not finish"));
+    let text = format!(
+        "fcorr report re-rendered the reports here from {}, which was marked as not written completely ({who}); \
+         they may be an earlier run's results. fcorr publish refuses them. The earlier marker said: {}\n",
+        source.display(),
+        earlier.trim()
+    );
+    let marker = out_dir.join(MARKER);
+    if let Err(e) = std::fs::write(&marker, text) {
+        // The marker `begin` wrote is still there, so publishing still refuses the directory.
+        errln!("fcorr: warning: {}: cannot say which run left the reports incomplete: {e}", marker.display());
+    }
+    errln!(
+        "fcorr: warning: {}: its directory is marked as not written completely ({who}), so these results may \
+         be an earlier run's; the reports re-rendered from it into {} stay marked and fcorr publish refuses \
+         them: run the command that writes them again",
+        source.display(),
+        out_dir.display()
+    );
 }
 
 /// An error when `dir` holds the marker: its results are not a complete run's.

@@ -226,16 +226,28 @@ fn what_vanished_since_the_baseline_is_shown_and_failing_tests_gone_fail_regress
             .concat(),
     );
     assert_eq!(code, 0, "{stdout}{stderr}");
-    assert!(stderr.contains("warning: the baseline has none of this run's suites (it has imp)"), "{stderr}");
+    assert!(
+        stderr.contains("warning: the baseline has none of this run's suites (it has imp; this run has imp-renamed)"),
+        "{stderr}"
+    );
     assert!(stdout.contains("since the baseline: suite imp gone (3 tests, 1 failing there)"), "{stdout}");
     let run = read_run(&d.join("ren/results.json"));
     let comparison = run.comparison.as_ref().unwrap();
     assert!(comparison.no_common_suite && comparison.score_delta.is_none());
-    assert!(run.verdict.skipped.iter().any(|s| s == "regression: the baseline has none of this run's suites"));
+    assert!(
+        run.verdict.skipped.iter().any(|s| s.starts_with(
+            "regression: the baseline has none of this run's suites (it has imp; this run has imp-renamed)"
+        )),
+        "{:?}",
+        run.verdict.skipped
+    );
     for report in ["comment.md", "summary.md"] {
         let text = std::fs::read_to_string(d.join("ren").join(report)).unwrap();
         assert!(!text.contains("+100"), "{report}: {text}");
-        assert!(text.contains("⚠️ The baseline has none of this run's suites (it has imp)"), "{report}: {text}");
+        assert!(
+            text.contains("⚠️ The baseline has none of this run's suites (it has imp; this run has imp-renamed)"),
+            "{report}: {text}"
+        );
         assert!(text.contains("suite `imp` (3 tests, **1 failing there**)"), "{report}: {text}");
     }
 
@@ -258,4 +270,43 @@ fn what_vanished_since_the_baseline_is_shown_and_failing_tests_gone_fail_regress
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("trunc.json: line ") && stderr.contains("not an fcorr results file"), "{stderr}");
     assert!(!d.join("cur3").exists(), "nothing was written");
+}
+
+/// A baseline sharing no suite with the run (its only suite renamed) skips `regression`. The
+/// user must see that plainly wherever the verdict is read, with both sides' suites named so
+/// the rename shows. Before, the verdict on the terminal said PASS and only that a suite was
+/// gone (`fcorr report` said nothing more at all), and summary.md and comment.md named the
+/// baseline's suites but not the run's.
+#[test]
+fn a_baseline_sharing_no_suite_says_everywhere_that_regression_was_not_checked_naming_both_sides() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("r.xml"),
+        r#"<testsuite name="s"><testcase classname="m" name="t1"/><testcase classname="m" name="t2"><failure message="boom"/></testcase></testsuite>"#,
+    )
+    .unwrap();
+    assert_eq!(run_in(d, &["import", "r.xml", "--name", "old-name", "--out", "base"]).0, 1);
+    let (code, stdout, stderr) = run_in(
+        d,
+        &["import", "r.xml", "--name", "new-name", "--out", "ren", "--baseline", "base", "--fail-on", "regression"],
+    );
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    let run = read_run(&d.join("ren/results.json"));
+    assert!(run.comparison.as_ref().unwrap().no_common_suite);
+    let said = "the baseline has none of this run's suites (it has old-name; this run has new-name): it is from \
+                another project or configuration, so regression is not checked against it";
+    // The verdict on the terminal, as the run printed it and as `fcorr report` prints it again.
+    let (code, again, stderr_again) = run_in(d, &["report", "ren", "--out", "ren2"]);
+    assert_eq!(code, 0, "{again}{stderr_again}");
+    for (what, text) in [("import", &stdout), ("report", &again)] {
+        let verdict = &text[text.find("PASS").unwrap_or_else(|| panic!("{what}: {text}"))..];
+        assert!(verdict.contains(&format!("\n  warning: {said}")), "{what}: {verdict}");
+    }
+    for report in ["ren/summary.md", "ren/comment.md", "ren2/summary.md", "ren2/comment.md"] {
+        let text = std::fs::read_to_string(d.join(report)).unwrap();
+        assert!(text.contains(&format!("⚠️ T{}", &said[1..])), "{report}: {text}");
+    }
+    let html = std::fs::read_to_string(d.join("ren/report.html")).unwrap();
+    assert!(html.contains(&format!("<p class=\"caution\">⚠ T{}", &said[1..].replace('\'', "&#39;"))), "report.html");
 }

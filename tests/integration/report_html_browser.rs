@@ -525,6 +525,57 @@ fn the_eval_comparison_grid_shows_in_chromium() {
     assert!(value["disagree"].as_str().is_some_and(|s| s.contains("cases disagree")), "{value}");
 }
 
+/// What vanished since the baseline (a suite dropped, a failing test gone) is on the page, right
+/// under the verdict (on a phone too, before the test list), with the baseline's counts. Before,
+/// report.html alone of the reports did not say it: what is gone is in none of the run's counts,
+/// so the page read as a clean run.
+#[test]
+fn what_is_gone_since_the_baseline_shows_under_the_verdict_in_chromium() {
+    let Some(browser) = browser_or_skip("what_is_gone_since_the_baseline_shows_under_the_verdict_in_chromium") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let junit = |file: &str, cases: &[(&str, bool)]| {
+        let body: String = cases
+            .iter()
+            .map(|(name, failing)| match failing {
+                true => format!(r#"<testcase classname="m" name="{name}"><failure message="boom"/></testcase>"#),
+                false => format!(r#"<testcase classname="m" name="{name}"/>"#),
+            })
+            .collect();
+        std::fs::write(d.join(file), format!("<testsuite name=\"s\">{body}</testsuite>")).unwrap();
+    };
+    junit("imp-then.xml", &[("t1", false), ("t2", true), ("t3", false)]);
+    junit("other.xml", &[("o1", true), ("o2", false)]);
+    junit("imp-now.xml", &[("t1", false), ("t3", false)]);
+    fcorr(d, &["import", "imp-then.xml", "--name", "imp", "--out", "p1"]);
+    fcorr(d, &["import", "other.xml", "--name", "other", "--out", "p2"]);
+    fcorr(d, &["merge", "p1", "p2", "--out", "base"]);
+    fcorr(d, &["import", "imp-now.xml", "--name", "imp", "--out", "out", "--baseline", "base", "--fail-on", "none"]);
+    let out = d.join("out");
+    let script = "const gone = document.querySelector('section.gone');
+        if (!gone) return null;
+        const top = (el) => el.getBoundingClientRect().top + window.scrollY;
+        const box = gone.getBoundingClientRect();
+        return { visible: box.width > 0 && box.height > 0,
+                 underVerdict: top(gone) >= top(document.querySelector('header.verdict')),
+                 beforeTests: top(gone) < top(document.getElementById('tests')),
+                 heading: gone.querySelector('h2').textContent,
+                 items: [...gone.querySelectorAll('li')].map((li) => li.textContent) };";
+    for size in [None, Some((390, 844))] {
+        let value = drive_at(&browser, &out, "report.html", script, size);
+        assert_eq!(value["visible"], true, "{size:?}: {value}");
+        assert_eq!((&value["underVerdict"], &value["beforeTests"]), (&json!(true), &json!(true)), "{size:?}: {value}");
+        assert_eq!(value["heading"], "Gone since the baseline", "{value}");
+        assert_eq!(
+            value["items"],
+            json!(["suite other: 2 tests in the baseline, 1 failing there", "test t2 in imp: failed in the baseline"]),
+            "{value}"
+        );
+    }
+}
+
 /// Sorted names of the files in `dir` (empty when it does not exist).
 fn listing(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)

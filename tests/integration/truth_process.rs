@@ -501,9 +501,10 @@ fn output_that_cannot_be_written_exits_3_naming_the_path_and_the_os_error() {
             let output = if as_nobody { nobody(&cmd) } else { cmd }.output().unwrap();
             let stderr = text(&output.stderr);
             assert_eq!(output.status.code(), Some(3), "{args:?}: {stderr}");
-            // `import` and `merge` check their output directory first and say what is wrong
-            // with it in words, without the noise of removing reports "inside" a file.
-            let said = if out == "a-file" && args[0] != "report" { "is a file, not a directory" } else { os_error };
+            // Every writer (`report` too: it takes the output directory as they do) checks its
+            // output directory first and says what is wrong with it in words, without the noise
+            // of removing reports "inside" a file.
+            let said = if out == "a-file" { "is a file, not a directory" } else { os_error };
             assert!(stderr.contains(out) && stderr.contains(said), "{args:?}: {stderr}");
             assert!(!stderr.contains("cannot remove an earlier report: Not a directory"), "{args:?}: {stderr}");
         }
@@ -572,6 +573,95 @@ fn a_second_fcorr_into_an_output_directory_in_use_is_refused_naming_the_first() 
     // The lock went with run A: the directory takes the next run.
     let b = clean_fcorr(app.path()).args(["import", "pass.xml", "--out", "out"]).output().unwrap();
     assert_eq!(b.status.code(), Some(0), "{}", text(&b.stderr));
+}
+
+/// `fcorr report` writes an output directory as `run`, `ci`, `import` and `merge` do. Before,
+/// it took no lock (it re-rendered a directory another fcorr was writing, under that one's
+/// marker) and neither set nor cleared the in-progress marker: a re-render that failed half-way
+/// left no sign, and a complete one left an earlier stopped run's marker in place. Now it holds
+/// the directory, marks it while writing, and clears the mark once every report is in place,
+/// except when the results it re-rendered come from a directory marked incomplete themselves:
+/// those may be an earlier run's, and `fcorr publish` must still refuse them.
+#[test]
+fn fcorr_report_holds_and_marks_its_output_directory_like_the_other_writers() {
+    let app = command_workspace(
+        "while [ ! -f ../go ]; do sleep 0.05; done\n\
+         printf '<testsuite tests=\"1\"><testcase classname=\"c\" name=\"a_fails\"><failure/></testcase></testsuite>' > report.xml\n",
+    );
+    let d = app.path();
+    std::fs::write(d.join("pass.xml"), r#"<testsuite tests="1"><testcase classname="c" name="b_passes"/></testsuite>"#)
+        .unwrap();
+    let saved = clean_fcorr(d).args(["import", "pass.xml", "--out", "saved"]).output().unwrap();
+    assert_eq!(saved.status.code(), Some(0), "{}", text(&saved.stderr));
+    let report = |args: &[&str]| {
+        let output = clean_fcorr(d).arg("report").args(args).env("NO_COLOR", "1").output().unwrap();
+        (output.status.code(), text(&output.stdout), text(&output.stderr))
+    };
+
+    // Another fcorr writing the directory: refused, naming it, its marker and reports untouched.
+    let mut a = clean_fcorr(d)
+        .args(["run", "--config", "fcorr.toml", "--out", "out"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let marker = d.join("out/fcorr-incomplete.txt");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !marker.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(marker.exists(), "run A never marked its output directory");
+    let (code, _, stderr) = report(&["saved/results.json", "--out", "out"]);
+    std::fs::write(d.join("go"), "").unwrap();
+    let a_code = a.wait().unwrap().code();
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("another fcorr is writing into this output directory")
+            && stderr.contains(&format!("fcorr run (pid {})", a.id()))
+            && stderr.contains("fcorr report did not start"),
+        "{stderr}"
+    );
+    assert_eq!(a_code, Some(1));
+    let results = std::fs::read_to_string(d.join("out/results.json")).unwrap();
+    assert!(results.contains("a_fails") && !results.contains("b_passes"), "run A's results stay: {results}");
+
+    // A marker an earlier, stopped run left: a complete re-render replaces every report, so the
+    // directory is a complete run's again and the marker goes.
+    std::fs::create_dir_all(d.join("stale")).unwrap();
+    std::fs::write(d.join("stale/fcorr-incomplete.txt"), "fcorr run (pid 1) started writing here; …\n").unwrap();
+    let (code, _, stderr) = report(&["saved/results.json", "--out", "stale"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!d.join("stale/fcorr-incomplete.txt").exists(), "a complete re-render clears the marker");
+
+    // A report that cannot be written (report.html is a directory): exit 3, the directory stays
+    // marked, so `fcorr publish` refuses what is there.
+    std::fs::create_dir_all(d.join("broken/report.html/x")).unwrap();
+    let (code, _, stderr) = report(&["saved/results.json", "--out", "broken"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    assert!(stderr.contains("report.html"), "{stderr}");
+    let left = std::fs::read_to_string(d.join("broken/fcorr-incomplete.txt")).unwrap_or_default();
+    assert!(left.starts_with("fcorr report (pid "), "the re-render marked the directory: {left:?}");
+    let published = clean_fcorr(d).args(["publish", "broken"]).output().unwrap();
+    assert_eq!(published.status.code(), Some(2), "{}", text(&published.stderr));
+
+    // Results read from a directory marked incomplete may be an earlier run's: re-rendered in
+    // place or elsewhere, the reports stay marked (and it is said), so publish still refuses them.
+    let copy = |from: &str, to: &str| {
+        std::fs::create_dir_all(d.join(to)).unwrap();
+        std::fs::copy(d.join(from).join("results.json"), d.join(to).join("results.json")).unwrap();
+    };
+    copy("saved", "stopped");
+    std::fs::write(d.join("stopped/fcorr-incomplete.txt"), "fcorr run (pid 7) started writing here; …\n").unwrap();
+    for (args, dir) in [(&["stopped"][..], "stopped"), (&["stopped/results.json", "--out", "copied"], "copied")] {
+        let (code, _, stderr) = report(args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("marked as not written completely") && stderr.contains("(pid 7)"),
+            "{args:?}: {stderr}"
+        );
+        let kept = std::fs::read_to_string(d.join(dir).join("fcorr-incomplete.txt")).unwrap_or_default();
+        assert!(kept.contains("(pid 7)"), "{args:?}: the marker stays and names the stopped run: {kept:?}");
+    }
 }
 
 /// True while `pid` exists and is not a zombie.

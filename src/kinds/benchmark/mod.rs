@@ -378,6 +378,12 @@ impl TaskRunner<'_> {
         if !task.tags.is_empty() {
             case.extra_mut().eval_mut().tags.insert("tags".into(), task.tags.join(", "));
         }
+        // A patch file that is not there is a broken task, not a change that failed to apply: the
+        // code it was to change was never tried, so the task cannot have failed.
+        if let Some(problem) = task.patch_file.as_ref().and_then(|p| patch_file_problem(&task.base_dir.join(p))) {
+            let message = format!("task `{}`: {problem}; fix its `patch_file` (relative to the tasks file)", task.id);
+            return error_case(case, "patch-file-missing", message, started);
+        }
         let dir = workspace::task_dir(&self.ctx.out_dir, &self.suite.id, &task.id);
         let scratch = dir.join("repo");
         let log = match std::fs::create_dir_all(&dir).and_then(|_| std::fs::File::create(dir.join("task.log"))) {
@@ -561,7 +567,7 @@ impl TaskRunner<'_> {
                 ));
             }
             Exit::Signal(signal) => {
-                let message = format!("the executor was killed by signal {signal}");
+                let message = format!("the executor was {}", crate::execute::signal_text(*signal));
                 return Err((CaseStatus::Error, "executor-error", message, output));
             }
             Exit::SpawnFailed { message, .. } => {
@@ -690,6 +696,19 @@ fn test_script(commands: &[String]) -> Option<String> {
             script.push_str("exit $fcorr_rc");
             Some(script)
         }
+    }
+}
+
+/// Why a task's `patch_file` cannot be applied before anything is tried: it is not there, not a
+/// file, or not readable. `None` when it is a file.
+fn patch_file_problem(path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_file() => None,
+        Ok(_) => Some(format!("its patch_file {} is not a file", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Some(format!("its patch_file {} does not exist", path.display()))
+        }
+        Err(e) => Some(format!("its patch_file {} cannot be read: {e}", path.display())),
     }
 }
 

@@ -59,6 +59,10 @@ impl SuiteRunner for Benchmark {
             let key = if config.executor_timeout == Some(0) { "executor-timeout" } else { "test-timeout" };
             return Err(site.error(key, format!("{key} must be at least 1 second")));
         }
+        // The keys the task tests share with project suites are checked as a project suite's are,
+        // so a typo stops the run here instead of failing every task after its executor ran.
+        crate::kinds::project::forced_ecosystem(config.runner.as_deref(), site)?;
+        crate::runners::check_reports(&config.reports, None, site)?;
         // The rest (prices, job counts) is checked where it is resolved, with the same words.
         config.resolve(site.base_dir, tasks).map(|_| ()).map_err(|e| site.error(e.key(), e.to_string()))
     }

@@ -105,15 +105,39 @@ pub(crate) enum TaskError {
     Read { path: PathBuf, message: String },
     #[error("{}{}: {message}", path.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
     Parse { path: PathBuf, line: Option<usize>, message: String },
-    #[error("{}: task id `{id}` appears twice; ids must be unique", path.display())]
-    Duplicate { path: PathBuf, id: String },
+    /// Both places are named: in a file of thousands of tasks, "appears twice" alone leaves the
+    /// user searching for which two.
+    #[error("task id `{id}` appears twice, at {first} and at {second}; ids must be unique")]
+    Duplicate { id: String, first: Place, second: Place },
+    /// No task at all: said as such, since the filters that would otherwise be blamed may not be set.
+    #[error("{}: holds no task; a benchmark suite needs at least one", path.display())]
+    Empty { path: PathBuf },
+    #[error("{}: holds no task in any of its .json, .jsonl and .toml files; a benchmark suite needs at least one", path.display())]
+    EmptyDir { path: PathBuf },
+}
+
+/// Where a task was read: its file, and the line it starts on when the format tells.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Place {
+    pub path: PathBuf,
+    pub line: Option<usize>,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}", self.path.display()),
+            None => write!(f, "{}", self.path.display()),
+        }
+    }
 }
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TomlTasks {
+    /// Spanned, so a duplicate id can be traced to its `[[task]]`.
     #[serde(default)]
-    task: Vec<Task>,
+    task: Vec<toml::Spanned<Task>>,
 }
 
 /// Loads every task from a file (`.json`, `.jsonl`, `.toml`) or a directory of them (sorted by
@@ -121,8 +145,9 @@ struct TomlTasks {
 pub(crate) fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
     let read_err =
         |e: std::io::Error| TaskError::Read { path: path.to_path_buf(), message: format!("cannot read it: {e}") };
-    let mut tasks = Vec::new();
-    if path.is_dir() {
+    let mut placed = Vec::new();
+    let dir = path.is_dir();
+    if dir {
         let mut files: Vec<PathBuf> = std::fs::read_dir(path)
             .map_err(read_err)?
             .filter_map(|e| e.ok().map(|e| e.path()))
@@ -130,51 +155,117 @@ pub(crate) fn load(path: &Path) -> Result<Vec<Task>, TaskError> {
             .collect();
         files.sort();
         for file in files {
-            tasks.extend(load_file(&file)?);
+            placed.extend(load_file(&file)?);
         }
     } else {
-        tasks = load_file(path)?;
+        placed = load_file(path)?;
     }
-    let mut seen = std::collections::HashSet::new();
-    for task in &tasks {
-        if !seen.insert(task.id.as_str()) {
-            return Err(TaskError::Duplicate { path: path.to_path_buf(), id: task.id.clone() });
+    if placed.is_empty() {
+        let path = path.to_path_buf();
+        return Err(if dir { TaskError::EmptyDir { path } } else { TaskError::Empty { path } });
+    }
+    let mut seen: std::collections::HashMap<&str, &Place> = std::collections::HashMap::new();
+    for (task, place) in &placed {
+        if let Some(first) = seen.insert(task.id.as_str(), place) {
+            return Err(TaskError::Duplicate { id: task.id.clone(), first: first.clone(), second: place.clone() });
         }
     }
-    Ok(tasks)
+    Ok(placed.into_iter().map(|(task, _)| task).collect())
 }
 
 fn extension(path: &Path) -> String {
     path.extension().map(|e| e.to_string_lossy().to_ascii_lowercase()).unwrap_or_default()
 }
 
-fn load_file(path: &Path) -> Result<Vec<Task>, TaskError> {
+/// The tasks of one file, each with the line it starts on.
+fn load_file(path: &Path) -> Result<Vec<(Task, Place)>, TaskError> {
     let text = crate::fsio::read_text(path, crate::fsio::TASKS)
         .map_err(|e| TaskError::Read { path: path.to_path_buf(), message: e.problem.to_string() })?;
     let parse = |line: Option<usize>, message: String| TaskError::Parse { path: path.to_path_buf(), line, message };
-    let mut tasks: Vec<Task> = match extension(path).as_str() {
+    let mut tasks: Vec<(Task, Option<usize>)> = match extension(path).as_str() {
         "jsonl" => {
             let mut tasks = Vec::new();
             for (n, line) in text.lines().enumerate() {
                 if line.trim().is_empty() {
                     continue;
                 }
-                tasks.push(serde_json::from_str(line).map_err(|e| parse(Some(n + 1), e.to_string()))?);
+                tasks.push((serde_json::from_str(line).map_err(|e| parse(Some(n + 1), e.to_string()))?, Some(n + 1)));
             }
             tasks
         }
-        "json" => serde_json::from_str(&text).map_err(|e| parse(Some(e.line()), e.to_string()))?,
-        "toml" => toml::from_str::<TomlTasks>(&text).map_err(|e| parse(None, e.to_string()))?.task,
+        "json" => {
+            let tasks: Vec<Task> = serde_json::from_str(&text).map_err(|e| parse(Some(e.line()), e.to_string()))?;
+            let lines = element_lines(&text);
+            // The scan reads the text serde_json just read as an array, so it finds every element;
+            // were it ever to disagree, no line is better than a wrong one.
+            let lines = if lines.len() == tasks.len() {
+                lines.into_iter().map(Some).collect()
+            } else {
+                vec![None; tasks.len()]
+            };
+            tasks.into_iter().zip(lines).collect()
+        }
+        "toml" => {
+            let tasks = toml::from_str::<TomlTasks>(&text).map_err(|e| parse(None, e.to_string()))?.task;
+            tasks
+                .into_iter()
+                .map(|task| {
+                    let line = line_at(&text, task.span().start);
+                    (task.into_inner(), Some(line))
+                })
+                .collect()
+        }
         other => return Err(parse(None, format!("unknown task file type `.{other}`; use .json, .jsonl or .toml"))),
     };
     let base = path.parent().unwrap_or(Path::new(".")).to_path_buf();
-    for task in &mut tasks {
+    for (task, line) in &mut tasks {
         if task.id.trim().is_empty() {
-            return Err(parse(None, "a task has an empty `id`".into()));
+            return Err(parse(*line, "a task has an empty `id`".into()));
         }
         task.base_dir = base.clone();
     }
-    Ok(tasks)
+    Ok(tasks.into_iter().map(|(task, line)| (task, Place { path: path.to_path_buf(), line })).collect())
+}
+
+/// The 1-based line of byte `offset` in `text`.
+fn line_at(text: &str, offset: usize) -> usize {
+    text.as_bytes().iter().take(offset).filter(|b| **b == b'\n').count() + 1
+}
+
+/// The line each element of a top-level JSON array starts on. serde_json keeps no positions of
+/// what it read, so the text is scanned again: brackets, braces and commas count only outside
+/// strings, and a comma at depth 1 starts the next element.
+fn element_lines(text: &str) -> Vec<usize> {
+    let mut lines = Vec::new();
+    let (mut line, mut depth) = (1, 0usize);
+    let (mut in_string, mut escaped, mut next_starts) = (false, false, false);
+    for c in text.chars() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        if next_starts && depth == 1 && !c.is_whitespace() && c != ']' {
+            lines.push(line);
+            next_starts = false;
+        }
+        match c {
+            '\n' => line += 1,
+            '"' => in_string = true,
+            '[' | '{' => {
+                depth += 1;
+                next_starts = depth == 1;
+            }
+            ']' | '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 1 => next_starts = true,
+            _ => {}
+        }
+    }
+    lines
 }
 
 #[cfg(test)]
@@ -214,6 +305,63 @@ mod tests {
         assert!(err.contains("t.jsonl:2") && err.contains("oops"), "{err}");
         std::fs::write(&file, "{\"id\": \"a\", \"repo\": \"r\"}\n{\"id\": \"a\", \"repo\": \"r\"}\n").unwrap();
         assert!(load(&file).unwrap_err().to_string().contains("appears twice"));
+    }
+
+    #[test]
+    fn a_duplicate_id_names_the_line_of_each_in_every_format() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str, line: usize| format!("{}:{line}", dir.path().join(name).display());
+        let err = |path: &Path| load(path).unwrap_err().to_string();
+        let cases = [
+            (
+                "t.jsonl",
+                "{\"id\": \"a\", \"repo\": \"r\"}\n\n{\"id\": \"b\", \"repo\": \"r\"}\n{\"id\": \"a\", \"repo\": \"r\"}\n",
+                1,
+                4,
+            ),
+            // Brackets, braces and commas inside strings are not the array's.
+            (
+                "t.json",
+                "[\n  {\"id\": \"a\", \"repo\": \"r\", \"description\": \"[x, {\\\"y\\\"}]\\\\\"},\n  {\"id\": \"b\", \"repo\": \"r\"},\n\n  {\"instance_id\": \"a\", \"repo\": \"r\"}\n]\n",
+                2,
+                5,
+            ),
+            (
+                "t.toml",
+                "[[task]]\nid = \"a\"\nrepo = \"r\"\n\n[[task]]\nid = \"b\"\nrepo = \"r\"\n[[task]]\nrepo = \"r\"\nid = \"a\"\n",
+                1,
+                8,
+            ),
+        ];
+        for (name, text, first, second) in cases {
+            let file = dir.path().join(name);
+            std::fs::write(&file, text).unwrap();
+            let err = err(&file);
+            assert!(err.contains("task id `a`"), "{err}");
+            assert!(err.contains(&at(name, first)) && err.contains(&at(name, second)), "{name}: {err}");
+        }
+        // Across the files of a directory: each file with its line.
+        let tasks = dir.path().join("tasks");
+        std::fs::create_dir_all(&tasks).unwrap();
+        std::fs::write(tasks.join("1.jsonl"), "{\"id\": \"x\", \"repo\": \"r\"}\n{\"id\": \"a\", \"repo\": \"r\"}\n")
+            .unwrap();
+        std::fs::write(tasks.join("2.json"), "[{\"id\": \"a\", \"repo\": \"r\"}]").unwrap();
+        let err = err(&tasks);
+        assert!(err.contains(&at("tasks/1.jsonl", 2)) && err.contains(&at("tasks/2.json", 1)), "{err}");
+    }
+
+    #[test]
+    fn a_tasks_file_with_no_task_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, text) in [("e.jsonl", "\n \n"), ("e.json", "[ ]"), ("e.toml", "# none yet\n")] {
+            let file = dir.path().join(name);
+            std::fs::write(&file, text).unwrap();
+            let err = load(&file).unwrap_err().to_string();
+            assert!(err.contains(name) && err.contains("holds no task"), "{err}");
+        }
+        let empty = dir.path().join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(load(&empty).unwrap_err().to_string().contains("holds no task"));
     }
 
     #[test]

@@ -117,7 +117,7 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     let out = tempfile::tempdir().unwrap();
     let dir = example_dir();
     let config = BenchmarkConfig {
-        executor: Some("if [ \"$FCORR_TASK_ID\" = fix-add ]; then sleep 300; else exit 0; fi".into()),
+        executor: Some("case $FCORR_TASK_ID in fix-add) sleep 300 ;; fix-div) kill -9 $$ ;; esac; exit 0".into()),
         executor_timeout: Some(1),
         ..BenchmarkConfig::default()
     };
@@ -126,6 +126,10 @@ fn a_hanging_executor_is_that_tasks_timeout_and_the_others_still_run() {
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(case(&suite, "fix-add").status, CaseStatus::Timeout);
     assert_eq!(case(&suite, "fix-add").extra().eval().reasons[0].code, "executor-timeout");
+    // One killed by a signal is an error that names the signal.
+    let killed = case(&suite, "fix-div");
+    assert_eq!(killed.status, CaseStatus::Error, "{killed:#?}");
+    assert_eq!(killed.message(), Some("the executor was killed by signal 9 (SIGKILL)"));
     // The others ran their tests: nothing was changed, so their F2P tests still fail.
     assert_eq!(case(&suite, "fix-mul").status, CaseStatus::Failed);
     assert_eq!(suite.counts.total, 3);
@@ -389,6 +393,13 @@ fn task_ids_that_clean_up_alike_get_copies_of_their_own() {
     assert_eq!(std::fs::read_to_string(under.join("generated.patch")).unwrap(), "");
     // Suites too: `s/1` and `s_1` keep their tasks apart.
     assert_ne!(workspace::task_dir(out.path(), "s/1", "t"), workspace::task_dir(out.path(), "s_1", "t"));
+    // Ids that differ only in case stay apart where the file system ignores case.
+    let folded =
+        |suite: &str, task: &str| workspace::task_dir(out.path(), suite, task).display().to_string().to_lowercase();
+    assert_ne!(folded("col", "Foo"), folded("col", "foo"));
+    assert_ne!(folded("col", "Foo"), folded("col", "FOO"));
+    assert_ne!(folded("Col", "t"), folded("col", "t"));
+    assert_eq!(workspace::task_dir(out.path(), "col", "fix-add"), out.path().join("benchmark/col/fix-add"));
 }
 
 #[test]

@@ -34,7 +34,8 @@ fn check(outcome: CommandOutcome, what: &str) -> Result<CommandOutcome, Workspac
     if outcome.exit.success() {
         Ok(outcome)
     } else {
-        Err(WorkspaceError(format!("{what} failed ({:?}): {}", outcome.exit, outcome.output.trim())))
+        // `Exit`'s words ("exit code 128"), as every log and message of fcorr says how a command ended.
+        Err(WorkspaceError(format!("{what} failed ({}): {}", outcome.exit, outcome.output.trim())))
     }
 }
 
@@ -353,13 +354,24 @@ pub(crate) fn date_out_reports(scratch: &Path, patterns: &[String]) -> Result<Ve
 /// Where a suite's base repositories are made: beside its tasks' directories, under a name no
 /// task's can have (`safe_name` trims leading dots).
 pub(crate) fn bases_dir(out_dir: &Path, suite_id: &str) -> PathBuf {
-    out_dir.join("benchmark").join(crate::execute::safe_name(suite_id)).join(".bases")
+    out_dir.join("benchmark").join(dir_name(suite_id)).join(".bases")
 }
 
 /// Where a task's files go under the output directory.
 pub(crate) fn task_dir(out_dir: &Path, suite_id: &str, task_id: &str) -> PathBuf {
-    use crate::execute::safe_name;
-    out_dir.join("benchmark").join(safe_name(suite_id)).join(safe_name(task_id))
+    out_dir.join("benchmark").join(dir_name(suite_id)).join(dir_name(task_id))
+}
+
+/// The directory name of a suite or task id: its `safe_name`, which gets a hash of the id when
+/// cleaning it up changed it, and the same hash when it has capital letters, which `safe_name`
+/// keeps: on a file system that ignores case (macOS's default) `Foo` and `foo` would share one
+/// directory, and one task would be graded on the copy another changed.
+fn dir_name(id: &str) -> String {
+    let name = crate::execute::safe_name(id);
+    if name == id && id.bytes().any(|b| b.is_ascii_uppercase()) {
+        return format!("{name}-{}", crate::execute::id_hash(id));
+    }
+    name
 }
 
 #[cfg(test)]

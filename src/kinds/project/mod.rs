@@ -133,18 +133,11 @@ impl SuiteRunner for Project {
         if site.path.is_none() {
             return Err(site.error("path", "`path` is required for project suites"));
         }
-        let ecosystems = crate::ecosystems::ECOSYSTEMS;
-        let names = || ecosystems.iter().map(|e| e.name()).collect::<Vec<_>>().join(", ");
-        let forced = match &config.runner {
-            Some(name) => match ecosystems.iter().copied().find(|e| e.name() == name) {
-                Some(ecosystem) => Some(ecosystem),
-                None => return Err(site.error("runner", format!("unknown runner `{name}` (known: {})", names()))),
-            },
-            None => None,
-        };
+        let forced = forced_ecosystem(config.runner.as_deref(), site)?;
         if let Some(framework) = &config.framework {
             // A test command without a runner selects the generic command runner, which takes
             // any framework name as a label.
+            let ecosystems = crate::ecosystems::ECOSYSTEMS;
             let candidates: Vec<&dyn crate::ecosystems::Ecosystem> = match (forced, &config.commands.test) {
                 (Some(ecosystem), _) => vec![ecosystem],
                 (None, Some(_)) => Vec::new(),
@@ -199,17 +192,36 @@ impl SuiteRunner for Project {
         run_project(suite, plan, ctx.exec, ctx.events)
     }
 
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
-        members::expand(suite)
+    fn expand(&self, suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
+        members::expand(suite, planned)
     }
 
     /// Narrowed to the cases that failed or errored before; a suite that failed with no failing
-    /// case (a build failure, no results) runs in full.
+    /// case (a build failure, no results), or whose results were incomplete, runs in full.
     fn rerun(&self, _suite: &SuitePlan, plan: &ProjectPlan, before: &Suite, of: &str) -> Option<ProjectPlan> {
         let mut project = plan.clone();
         let cases: Vec<Case> = before.cases.iter().filter(|c| retry::retryable(c)).cloned().collect();
-        project.rerun_only = Some(retry::RerunOnly { cases, of: of.to_string() });
+        let incomplete = crate::model::incomplete::incomplete_results(before).map(|c| c.name.to_string());
+        project.rerun_only = Some(retry::RerunOnly { cases, of: of.to_string(), incomplete });
         Some(project)
+    }
+}
+
+/// The ecosystem a suite's `runner = "..."` names (`None` when the key is not set), or the error
+/// at its line listing the runners fcorr knows. Every kind that runs tests as a project (the
+/// benchmark's task tests too) checks the key with it, so a typo stops the run before it starts.
+pub(crate) fn forced_ecosystem(
+    runner: Option<&str>,
+    site: &SuiteSite<'_>,
+) -> Result<Option<&'static dyn crate::ecosystems::Ecosystem>, ConfigError> {
+    let Some(name) = runner else { return Ok(None) };
+    let ecosystems = crate::ecosystems::ECOSYSTEMS;
+    match ecosystems.iter().copied().find(|e| e.name() == name) {
+        Some(ecosystem) => Ok(Some(ecosystem)),
+        None => {
+            let names: Vec<&str> = ecosystems.iter().map(|e| e.name()).collect();
+            Err(site.error("runner", format!("unknown runner `{name}` (known: {})", names.join(", "))))
+        }
     }
 }
 

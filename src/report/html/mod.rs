@@ -8,6 +8,7 @@
 
 mod charts;
 mod data;
+mod since_baseline;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -340,10 +341,11 @@ fn page_token(run: &Run, cap: Option<u64>) -> String {
     hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
-/// Everything in `<body>` before the data: header, charts, suite cards, the test list's frame,
+/// Everything in `<body>` before the data: header, what is gone since the baseline, charts, suite cards, the test list's frame,
 /// the no-script failures and the footer.
 fn write_body(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Result<()> {
     write_header(run, env, out)?;
+    since_baseline::write_gone(run, out)?;
     out.write_all(b"<section class=\"charts\" aria-label=\"Charts\">\n")?;
     out.write_all(charts::status_donut(&run.totals).as_bytes())?;
     out.write_all(charts::trend(run).as_bytes())?;
@@ -446,12 +448,16 @@ fn write_header(run: &Run, env: &ReportEnv, out: &mut dyn Write) -> std::io::Res
     match &run.comparison {
         Some(c) => {
             let against = c.baseline.commit.as_deref().map(|s| s.get(..12).unwrap_or(s)).unwrap_or("a saved run");
-            let delta = c.score_delta.map(|d| format!(" (score {:+})", super::filters::format_number(d)));
+            // Signed with its arrow, as in the Markdown reports: a bare "score 12.5" reads as the score.
+            let delta = c.score_delta.map(|d| format!(" (score {})", super::filters::signed_delta(d, "")));
             links.push(format!("compared with <code>{}</code>{}", escape(against), delta.unwrap_or_default()));
         }
         None => links.push("no baseline".into()),
     }
     writeln!(out, "<p class=\"muted\">{}</p>", links.join(" · "))?;
+    if let Some(c) = &run.comparison {
+        since_baseline::write_cautions(c, out)?;
+    }
     // Why it failed, as the Markdown reports say it: critical failures first, with their case.
     let why = super::lead::why(run);
     if !why.is_empty() {
@@ -510,7 +516,7 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
         }
         out.write_all(b"</ul>")?;
     }
-    if let Some(grid) = crate::report::eval::grid(&suite.cases, GRID_DISAGREEMENTS) {
+    if let Some(grid) = crate::report::eval::grid(suite, GRID_DISAGREEMENTS) {
         write_grid(&grid, out)?;
     }
     if !suite.phases.is_empty() {
@@ -553,8 +559,9 @@ const GRID_DISAGREEMENTS: usize = 50;
 fn write_grid(grid: &crate::report::eval::Grid, out: &mut dyn Write) -> std::io::Result<()> {
     write!(
         out,
-        "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>Score</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
-        escape(grid.heading)
+        "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>{}</th><th>Errors</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
+        escape(grid.heading),
+        escape(&grid.score_label)
     )?;
     for c in &grid.columns {
         write!(out, "<tr><th scope=\"row\">{}</th>", escape(&c.label))?;
@@ -853,6 +860,73 @@ mod tests {
         let mut json = String::new();
         flate2::read::ZlibDecoder::new(&compressed[..]).read_to_string(&mut json).unwrap();
         serde_json::from_str(&json).unwrap()
+    }
+
+    /// A run and its baseline: suite `app` kept with one failing test (`gone_fail`) and one
+    /// passing test gone, suite `old <b>` (3 tests, 2 failing there) gone altogether.
+    fn run_with_vanished() -> Run {
+        use crate::model::{Case, CaseStatus, Suite, SuiteKind};
+        let suite = |id: &str, cases: &[(&str, CaseStatus)]| {
+            let mut suite = Suite::new(id, id, SuiteKind::Import);
+            suite.cases = cases
+                .iter()
+                .map(|(name, status)| Case { name: (*name).into(), status: *status, ..Case::default() })
+                .collect();
+            suite.finalize_cases();
+            suite
+        };
+        let at = time::OffsetDateTime::UNIX_EPOCH;
+        let baseline = Run::assemble(
+            vec![
+                suite(
+                    "app",
+                    &[("ok", CaseStatus::Passed), ("gone_fail", CaseStatus::Failed), ("gone_pass", CaseStatus::Passed)],
+                ),
+                suite(
+                    "old <b>",
+                    &[("o1", CaseStatus::Failed), ("o2", CaseStatus::Timeout), ("o3", CaseStatus::Passed)],
+                ),
+            ],
+            at,
+            None,
+            None,
+        );
+        let mut run = Run::assemble(vec![suite("app", &[("ok", CaseStatus::Passed)])], at, None, None);
+        let info = crate::compare::BaselineInfo { source: "file:base".into(), ..Default::default() };
+        run.comparison = Some(crate::compare::compare(&run, &baseline, info));
+        run
+    }
+
+    /// What vanished since the baseline shows in the page, as in the terminal and the Markdown
+    /// reports: each suite gone with its tests and failures there, each failing test gone.
+    #[test]
+    fn what_is_gone_since_the_baseline_is_listed_with_its_baseline_counts() {
+        let mut page = Vec::new();
+        write_page(&run_with_vanished(), &ReportEnv::default(), &mut page, None).unwrap();
+        let page = String::from_utf8(page).unwrap();
+        let start = page.find("<section class=\"gone\"").expect("a section for what is gone");
+        let end = start + page[start..].find("</section>").expect("the section ends") + "</section>".len();
+        insta::assert_snapshot!("html_gone_since_baseline", &page[start..end]);
+        // Without a baseline, or with nothing gone, there is no such section.
+        let mut page = Vec::new();
+        write_page(&run_of(3, 1), &ReportEnv::default(), &mut page, None).unwrap();
+        assert!(!String::from_utf8(page).unwrap().contains("class=\"gone\""));
+    }
+
+    /// The header's score change is signed either way: `{:+}` on the formatted text did nothing,
+    /// so a gain of 12.5 read "score 12.5", as if it were the score.
+    #[test]
+    fn the_score_change_against_the_baseline_is_signed_both_ways() {
+        let mut run = run_with_vanished();
+        for (delta, shown) in [(12.5, "(score +12.5 ↑)"), (-3.0, "(score -3 ↓)"), (0.0, "(score ±0)")] {
+            if let Some(c) = run.comparison.as_mut() {
+                c.score_delta = Some(delta);
+            }
+            let mut page = Vec::new();
+            write_page(&run, &ReportEnv::default(), &mut page, None).unwrap();
+            let page = String::from_utf8(page).unwrap();
+            assert!(page.contains(&format!("compared with <code>a saved run</code> {shown}")), "{delta}");
+        }
     }
 
     #[test]
