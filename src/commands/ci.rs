@@ -190,6 +190,7 @@ impl PublishFlags {
             annotations,
             job_summary: !self.no_job_summary && config.job_summary.unwrap_or(true),
             token_can_write: self.token_can_write || config.token_can_write.unwrap_or(false),
+            stop_when: None,
         }
     }
 
@@ -260,8 +261,9 @@ pub fn execute(args: CiArgs) -> Result<i32, FcorrError> {
 
 fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
     let prepared = pipeline::prepare_with(&args.run.options(), &|cwd, out, gates| args.files.suites(cwd, out, gates))?;
+    shared::check_select(&prepared)?;
     let github = &prepared.config.github;
-    let options = args.publish.options(github);
+    let options = Options { stop_when: Some(shared::stop_signal_came), ..args.publish.options(github) };
     let comment_detail = args.publish.comment_detail(github);
     let templates = args.publish.templates(prepared.templates())?;
     let path_prefix = args.publish.path_prefix(github);
@@ -322,10 +324,11 @@ fn run_ci(args: CiArgs) -> Result<i32, FcorrError> {
             // With --json, stdout is a JSON document for another program: the workflow commands
             // go to stderr, which the runner reads for them too.
             if args.run.json {
-                let mut stderr = std::io::stderr().lock();
+                // Not locked for the whole publishing (see `fcorr publish`): each write locks.
+                let mut stderr = std::io::stderr();
                 publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stderr);
             } else {
-                let mut stdout = std::io::stdout().lock();
+                let mut stdout = std::io::stdout();
                 publish::publish(ctx, &run, &env, &prepared.out_dir, &options, &mapper, &mut stdout);
             }
         }

@@ -66,10 +66,18 @@ fn publish_saved(args: PublishArgs) -> Result<i32, FcorrError> {
         prefix: path_prefix,
         ..PathMapper::default()
     };
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole publishing: a stop signal's handler must print (and lift the
+    // workflow-command fence) meanwhile, and would wait for the lock forever.
+    let mut stdout = std::io::stdout();
     let mut env = config.report.apply_to(report_env(Some(&ctx), templates));
     env.comment_charts |= args.publish.comment_charts;
     env.comment_detail = comment_detail;
+    // Nothing here stops on a signal by itself: one ends fcorr at once, and says what it cut short.
+    crate::execute::process::note_on_stop(
+        "while publishing to GitHub: what was not yet published (the PR comment, the check run, the step \
+         outputs) is missing; the results are unchanged"
+            .into(),
+    );
     let published = publish::publish(&ctx, &run, &env, &out_dir, &options, &mapper, &mut stdout);
     if let Some(url) = published.comment_url {
         outln!("comment: {url}");

@@ -215,6 +215,7 @@ pub fn execute(args: RunArgs) -> Result<i32, FcorrError> {
         options.paths = vec![PathBuf::from(".")];
     }
     let prepared = pipeline::prepare(&options)?;
+    crate::commands::shared::check_select(&prepared)?;
     // Until every report is written, the output directory's earlier reports are not this run's;
     // held to the end, so no other fcorr writes there meanwhile.
     let _writing = crate::report::in_progress::begin(&prepared.out_dir, "run")?;

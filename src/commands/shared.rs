@@ -76,7 +76,8 @@ fn github_baseline(ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> O
     };
     let rt = github::runtime().map_err(|e| crate::warnings::warn(e.to_string())).ok()?;
     let result = rt.block_on(async {
-        let api = github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?;
+        let api =
+            github::api::Api::new(&ctx.api_url, ctx.token.as_deref(), &ctx.repository)?.stop_when(stop_signal_came);
         baseline::from_github(&api, ctx, artifact, depth).await
     });
     match result {
@@ -102,6 +103,42 @@ fn github_baseline(ctx: Option<&GithubContext>, artifact: &str, depth: u32) -> O
             None
         }
     }
+}
+
+/// Whether a stop signal came, for GitHub API calls made after the command called
+/// `cancel_on_signal` (the signal then only cancels): they end at once rather than hold a
+/// stopping fcorr for their timeouts.
+pub(crate) fn stop_signal_came() -> Option<String> {
+    crate::execute::stop_signal_name().map(|name| format!("fcorr was interrupted by {name}"))
+}
+
+/// `--select` (`FCORR_BANK_SELECT`) picks tests of bank suites only. When no bank suite of the
+/// whole plan (every shard's) can take it, it would narrow nothing and the full run could pass as
+/// if it were the one test asked for: an input error naming the suites, as a selection that
+/// matches nothing is. Suites it cannot narrow next to banks that it does are named in a warning.
+pub(crate) fn check_select(prepared: &crate::pipeline::Prepared) -> Result<(), FcorrError> {
+    use crate::model::{CaseShape, SuiteKind};
+    let Some(select) = &prepared.select else { return Ok(()) };
+    let takes = |kind: SuiteKind| kind.shape() == CaseShape::Graded;
+    let other_shards = prepared.shard_plan.iter().flat_map(|plan| &plan.suites);
+    let whole: Vec<String> =
+        prepared.plans.iter().filter(|p| !takes(p.kind)).map(|p| format!("{} ({})", p.name, p.runner.name())).collect();
+    if !prepared.plans.iter().any(|p| takes(p.kind)) && !other_shards.clone().any(|s| takes(s.kind)) {
+        return Err(FcorrError::Usage(format!(
+            "--select `{select}` (or FCORR_BANK_SELECT) picks a test, `topic:NAME` or `bank:NAME` of bank suites, and \
+             no bank suite runs here: it would narrow nothing, and {} would run whole. Drop --select (unset \
+             FCORR_BANK_SELECT); `--filter` picks suites by name",
+            if whole.is_empty() { "every suite".to_string() } else { whole.join(", ") }
+        )));
+    }
+    if !whole.is_empty() {
+        crate::warnings::warn(format!(
+            "--select `{select}` narrows bank suites only: {} run{} whole",
+            whole.join(", "),
+            if whole.len() == 1 { "s" } else { "" }
+        ));
+    }
+    Ok(())
 }
 
 /// Report context from the GitHub context.

@@ -13,6 +13,7 @@ use octocrab::{OctoBody, Octocrab};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::limits::{Cut, Limits, StopCheck};
 use super::transport::TransportError;
 
 /// GitHub REST API version fcorr is written against.
@@ -21,10 +22,12 @@ pub const API_VERSION: &str = "2022-11-28";
 /// The most a response body may be (artifact zips included) before fcorr gives up on it.
 pub const MAX_BODY_BYTES: usize = 512 * 1024 * 1024;
 
-/// Longest wait for the answer's head (connection, tunnel, TLS and redirects included).
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(120);
+/// Longest wait for the answer's head (connection, tunnel, TLS and redirects included). The API
+/// answers in a second or two; a call unanswered this long is not retried (the phase's other
+/// calls need the time, see `super::limits`).
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// Longest wait for the whole body once the head is in.
+/// Longest wait for the whole body once the head is in (artifact zips are the large ones).
 const BODY_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A response with its body read.
@@ -44,6 +47,7 @@ impl Response {
             status: Some(self.status),
             message: format!("unexpected response body: {e}"),
             retry_after: None,
+            abandoned: false,
         })
     }
 
@@ -65,6 +69,9 @@ pub struct ApiError {
     /// How long GitHub asked to wait before trying again (`retry-after`, or until
     /// `x-ratelimit-reset`), when the answer was a rate limit.
     pub retry_after: Option<Duration>,
+    /// No answer came in time, or the phase's calls ended (its time ran out, fcorr is
+    /// stopping): never retried.
+    pub abandoned: bool,
 }
 
 impl ApiError {
@@ -114,6 +121,8 @@ pub struct Api {
     pub max_wait: Duration,
     /// Attempts of an idempotent request (first try included).
     pub max_attempts: u32,
+    /// The time all of this client's calls may take together, and what stops them.
+    limits: Limits,
 }
 
 impl Api {
@@ -134,7 +143,14 @@ impl Api {
             repo: repo.into(),
             max_wait: Duration::from_secs(60),
             max_attempts: 3,
+            limits: Limits::from_env(),
         })
+    }
+
+    /// The client, ending its calls at once when `stop` says fcorr must stop (a stop signal).
+    pub fn stop_when(mut self, stop: StopCheck) -> Api {
+        self.limits.stop_when(stop);
+        self
     }
 
     /// `/repos/{owner}/{repo}` + `rest`.
@@ -152,7 +168,13 @@ impl Api {
             status: None,
             message,
             retry_after: None,
+            abandoned: false,
         };
+        let abandoned = |message: String| ApiError { abandoned: true, ..err(message) };
+        if let Some(why) = self.limits.halted() {
+            return Err(abandoned(format!("not sent: {why}")));
+        }
+        let call = format!("{method} {path}");
         let mut request = http::Request::builder()
             .method(method.clone())
             .uri(path)
@@ -170,17 +192,21 @@ impl Api {
             None => OctoBody::empty(),
         };
         let request = request.body(payload).map_err(|e| err(format!("cannot build the request for {path}: {e}")))?;
-        let response = match tokio::time::timeout(RESPONSE_TIMEOUT, self.client.execute(request)).await {
+        let response = match self.limits.within(&call, RESPONSE_TIMEOUT, self.client.execute(request)).await {
             Ok(Ok(response)) => response,
             Ok(Err(e)) => return Err(err(chain(&e))),
-            Err(_) => return Err(err(format!("no answer within {}s", RESPONSE_TIMEOUT.as_secs()))),
+            Err(Cut::Timeout(limit)) => return Err(abandoned(format!("no answer within {}s", limit.as_secs()))),
+            Err(Cut::Halted(why)) => return Err(abandoned(why)),
         };
         let (parts, body) = response.into_parts();
         let read = |e: String| err(format!("reading the response failed (limit {MAX_BODY_BYTES} bytes): {e}"));
-        let body = match tokio::time::timeout(BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
+        let body = match self.limits.within(&call, BODY_TIMEOUT, Limited::new(body, MAX_BODY_BYTES).collect()).await {
             Ok(Ok(collected)) => collected.to_bytes().to_vec(),
             Ok(Err(e)) => return Err(read(chain(e.as_ref()))),
-            Err(_) => return Err(read(format!("not complete within {}s", BODY_TIMEOUT.as_secs()))),
+            Err(Cut::Timeout(limit)) => {
+                return Err(ApiError { abandoned: true, ..read(format!("not complete within {}s", limit.as_secs())) });
+            }
+            Err(Cut::Halted(why)) => return Err(abandoned(why)),
         };
         Ok(Response { status: parts.status.as_u16(), headers: parts.headers, body })
     }
@@ -189,7 +215,8 @@ impl Api {
     /// after a rate limit (honouring `retry-after` / `x-ratelimit-reset`, each wait at most
     /// `max_wait`): GitHub did not process them. Only GETs are also retried after 5xx or transport
     /// errors, since a PATCH that landed (check-run annotations) would be applied twice. At most
-    /// `max_attempts` tries in all. POST is never retried here: the caller decides.
+    /// `max_attempts` tries in all, and no wait that would end past the phase's deadline; a call
+    /// that got no answer in time is not retried. POST is never retried here: the caller decides.
     pub async fn request(&self, method: Method, path: &str, body: Option<&Value>) -> Result<Response, ApiError> {
         let idempotent = method != Method::POST;
         let safe = method == Method::GET;
@@ -199,10 +226,13 @@ impl Api {
             let wait = match &result {
                 Ok(r) if (200..300).contains(&r.status) => None,
                 Ok(r) => rate_limit_wait(r).or_else(|| (r.status >= 500 && safe).then(|| backoff(attempt))),
+                Err(e) if e.abandoned => None,
                 Err(_) => safe.then(|| backoff(attempt)),
             };
             match wait {
-                Some(wait) if idempotent && attempt < self.max_attempts && wait <= self.max_wait => {
+                Some(wait)
+                    if idempotent && attempt < self.max_attempts && wait <= self.max_wait && self.limits.fits(wait) =>
+                {
                     errln!(
                         "fcorr: GitHub API {method} {path}: {}; retrying in {}s",
                         match &result {
@@ -211,7 +241,10 @@ impl Api {
                         },
                         wait.as_secs()
                     );
-                    tokio::time::sleep(wait).await;
+                    if !self.limits.pause(&format!("{method} {path}"), wait).await {
+                        // fcorr is stopping: the answer in hand is the answer.
+                        return result.and_then(|r| into_success(&method, path, r));
+                    }
                     attempt += 1;
                 }
                 _ => return result.and_then(|r| into_success(&method, path, r)),
@@ -284,6 +317,7 @@ fn into_success(method: &Method, path: &str, response: Response) -> Result<Respo
         status: Some(response.status),
         message,
         retry_after,
+        abandoned: false,
     })
 }
 

@@ -33,6 +33,15 @@ pub struct GithubContext {
     /// Why the event file could not be read: the run is published without PR context (job
     /// summary, outputs and annotations still are), never dropped.
     pub event_problem: Option<Arc<EventError>>,
+    /// The event was read from a file named on the command line (`--event`: stage 1's artifact
+    /// in Recipe D, written by a job that ran the PR's code), not from this run's own
+    /// `GITHUB_EVENT_PATH`: the pull request it names is confirmed with GitHub before anything
+    /// is written to it (`super::pull_request`).
+    pub event_supplied: bool,
+    /// `workflow_run` of this run's own event (`GITHUB_EVENT_PATH`), which GitHub wrote: the
+    /// commit and pull requests of the run that started this one. Read only with `--event` on a
+    /// `workflow_run` run.
+    pub workflow_run: Option<WorkflowRun>,
 }
 
 /// An event file (`GITHUB_EVENT_PATH`, `--event`) that cannot be read as an event payload.
@@ -55,6 +64,26 @@ pub struct Event {
     /// Who caused the event (`dependabot[bot]` on Dependabot's pull requests).
     #[serde(default)]
     pub sender: Option<User>,
+    /// `workflow_run` events: the run that started this one.
+    #[serde(default)]
+    pub workflow_run: Option<WorkflowRun>,
+}
+
+/// `workflow_run` in a `workflow_run` event payload.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct WorkflowRun {
+    /// The commit the run tested (a PR's head commit).
+    #[serde(default)]
+    pub head_sha: String,
+    /// The pull requests of the run; empty for pull requests from forks.
+    #[serde(default)]
+    pub pull_requests: Vec<RunPullRequest>,
+}
+
+/// A pull request listed in `workflow_run.pull_requests`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunPullRequest {
+    pub number: u64,
 }
 
 /// A user or bot in the event payload.
@@ -131,11 +160,19 @@ impl GithubContext {
     pub fn from_vars(vars: &HashMap<String, String>, event_file: Option<&Path>) -> Option<GithubContext> {
         let get = |k: &str| vars.get(k).filter(|v| !v.is_empty()).cloned();
         let repository = get("GITHUB_REPOSITORY")?;
-        let event_path = event_file.map(Path::to_path_buf).or_else(|| get("GITHUB_EVENT_PATH").map(PathBuf::from));
+        let own_path = get("GITHUB_EVENT_PATH").map(PathBuf::from);
+        let event_path = event_file.map(Path::to_path_buf).or_else(|| own_path.clone());
         let (event, event_problem) = match event_path.as_deref().map(read_event) {
             Some(Ok(event)) => (event, None),
             Some(Err(problem)) => (Event::default(), Some(Arc::new(problem))),
             None => (Event::default(), None),
+        };
+        let event_name = get("GITHUB_EVENT_NAME").unwrap_or_default();
+        // Only this run's own payload can vouch for a supplied one; unreadable, it vouches for
+        // nothing (the pull request check then refuses).
+        let workflow_run = match (event_file, own_path) {
+            (Some(_), Some(own)) if event_name == "workflow_run" => read_event(&own).ok().and_then(|e| e.workflow_run),
+            _ => None,
         };
         let workflow_file = get("GITHUB_WORKFLOW_REF").and_then(|r| {
             // owner/repo/.github/workflows/ci.yml@refs/heads/main
@@ -147,7 +184,7 @@ impl GithubContext {
         });
         Some(GithubContext {
             repository,
-            event_name: get("GITHUB_EVENT_NAME").unwrap_or_default(),
+            event_name,
             sha: get("GITHUB_SHA").unwrap_or_default(),
             workflow: get("GITHUB_WORKFLOW").unwrap_or_default(),
             workflow_file,
@@ -168,6 +205,8 @@ impl GithubContext {
             actor: get("GITHUB_ACTOR").unwrap_or_default(),
             event,
             event_problem,
+            event_supplied: event_file.is_some(),
+            workflow_run,
         })
     }
 

@@ -5,6 +5,8 @@
 pub mod api;
 pub mod baseline;
 pub mod context;
+pub mod limits;
+pub(crate) mod pull_request;
 pub mod transport;
 
 pub use context::GithubContext;

@@ -166,6 +166,7 @@ async fn create(api: &Api, pr: u64, body: &str, marker: &str, login: &str) -> Re
         status: None,
         message: "creating the comment failed twice".into(),
         retry_after: None,
+        abandoned: false,
     }))
 }
 

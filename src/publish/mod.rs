@@ -13,7 +13,7 @@ pub mod guard;
 use std::io::Write;
 use std::path::Path;
 
-use crate::github::{GithubContext, api, runtime};
+use crate::github::{GithubContext, api, pull_request, runtime};
 use crate::model::{Run, RunOutcome};
 use crate::report::links::CodeLinks;
 use crate::report::{ReportEnv, markdown};
@@ -32,6 +32,8 @@ pub struct Options {
     pub job_summary: bool,
     /// The workflow raised a Dependabot run's token to write (`--token-can-write`): comment anyway.
     pub token_can_write: bool,
+    /// Ends the API calls at once when it says fcorr must stop (the command's stop signals).
+    pub stop_when: Option<crate::github::limits::StopCheck>,
 }
 
 impl Default for Options {
@@ -44,6 +46,7 @@ impl Default for Options {
             annotations: true,
             job_summary: true,
             token_can_write: false,
+            stop_when: None,
         }
     }
 }
@@ -142,9 +145,11 @@ pub fn publish(
     }
 
     let all_annotations = annotations::collect(run, mapper);
+    let mut warning_slots = annotations::PER_LEVEL_LIMIT;
     if options.annotations {
         let (lines, left_out) = annotations::workflow_commands(&all_annotations);
         published.annotations_left_out = left_out;
+        warning_slots -= lines.iter().filter(|l| l.starts_with("::warning ")).count().min(warning_slots);
         // These are fcorr's own commands, escaped: the only lines let through the guard.
         guard::with_commands(stdout, |out| {
             for line in &lines {
@@ -163,7 +168,10 @@ pub fn publish(
             let env = ReportEnv { links: env.links.clone().map(|l| l.with_check_run(check_run_url)), ..env.clone() };
             render(run, &env, markdown::render_comment, published)
         };
+        let before = published.warnings.len();
         publish_api(ctx, run, options, &tag, pr, comment_md, &summary, &all_annotations, &mut published);
+        let problems = published.warnings[before..].to_vec();
+        report_api_problems(ctx, options, &problems, warning_slots, stdout, &mut published);
     }
 
     if let Some(path) = &ctx.output {
@@ -196,6 +204,23 @@ fn publish_api(
             Ok(api) => api,
             Err(e) => return published.warn(e.to_string()),
         };
+        let api = match options.stop_when {
+            Some(stop) => api.stop_when(stop),
+            None => api,
+        };
+        // A pull request an event file names (stage 1's artifact) is written to only once GitHub
+        // confirms it: the file came from a job that ran the PR's code.
+        if ctx.event_supplied
+            && let Some(pr) = ctx.pull_request()
+            && let Err(why) = pull_request::confirm(&api, ctx, pr).await
+        {
+            return published.warn(format!(
+                "not publishing to pull request #{} named by the event file: {why}. No PR comment or check run \
+                 was written: the event file comes from the run that tested the PR's code and cannot be \
+                 trusted to name the PR (docs/github-action.md, Recipe D)",
+                pr.number
+            ));
+        }
         if options.check_run {
             let conclusion = if run.verdict.outcome == RunOutcome::Pass { "success" } else { "failure" };
             let title = headline(run);
@@ -241,6 +266,56 @@ fn publish_api(
     });
 }
 
+/// Says what the API calls could not do (a comment refused, a 403, a hung API) where the step's
+/// reader looks: a `::warning` annotation each (as far as the step's warning slots go: `slots`
+/// are left) and a list at the end of the job summary, both escaped like every other text.
+fn report_api_problems(
+    ctx: &GithubContext,
+    options: &Options,
+    problems: &[String],
+    slots: usize,
+    stdout: &mut dyn Write,
+    published: &mut Published,
+) {
+    if problems.is_empty() {
+        return;
+    }
+    if options.annotations && slots > 0 {
+        let lines: Vec<String> = problems
+            .iter()
+            .take(slots)
+            .map(|problem| {
+                annotations::command_line(&annotations::Annotation {
+                    level: annotations::Level::Warning,
+                    path: None,
+                    line: None,
+                    title: "fcorr".into(),
+                    message: crate::text::truncate_bytes(problem, 4000),
+                })
+            })
+            .collect();
+        guard::with_commands(stdout, |out| {
+            for line in &lines {
+                let _ = writeln!(out, "{}", crate::secrets::redact(line));
+            }
+        });
+    }
+    if options.job_summary
+        && let Some(path) = &ctx.step_summary
+    {
+        let mut text = String::from("\n### Publishing to GitHub\n\nfcorr could not publish everything:\n\n");
+        for problem in problems {
+            // Whole, not its first line: the fix (the permission to add) comes after GitHub's
+            // message, which may span lines (they become `<br>`).
+            let line = crate::text::truncate_chars(problem, 1000);
+            text.push_str(&format!("- {}\n", crate::report::filters::escape_with_code(&line, false)));
+        }
+        if let Err(e) = files::append_step_summary(path, &text) {
+            published.warn(e.to_string());
+        }
+    }
+}
+
 /// What a run that could not finish publishes: a job summary naming the cause and the
 /// `verdict=error` output (the run's own outputs were never computed). Problems are warnings.
 pub fn publish_error(ctx: &GithubContext, error: &dyn std::fmt::Display, code: i32, job_summary: bool) {
@@ -276,7 +351,7 @@ pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'
         let path = out_dir.join(name);
         if path.exists() { path.display().to_string() } else { String::new() }
     };
-    vec![
+    let mut outputs = vec![
         ("verdict", verdict_word(run).into()),
         ("score", run.score.map(|s| format!("{s:.1}")).unwrap_or_default()),
         ("total", run.totals.total.to_string()),
@@ -291,7 +366,24 @@ pub fn step_outputs(run: &Run, out_dir: &Path, published: &Published) -> Vec<(&'
         ("summary-file", file("summary.md")),
         ("comment-url", published.comment_url.clone().unwrap_or_default()),
         ("check-run-url", published.check_run_url.clone().unwrap_or_default()),
-    ]
+    ];
+    // `verdict=error` always comes with its `error` (docs/github-action.md, Outputs), whether
+    // fcorr stopped (`publish_error`) or judged a run it could not measure.
+    if let Some(why) = error_reason(run) {
+        outputs.push(("error", why));
+    }
+    outputs
+}
+
+/// Why a run's verdict is `error`: its first `[error]` reason (a suite that could not be
+/// measured), else its first reason; `None` when the verdict is not `error`.
+fn error_reason(run: &Run) -> Option<String> {
+    if verdict_word(run) != "error" {
+        return None;
+    }
+    let reasons = &run.verdict.reasons;
+    let first = reasons.iter().find(|r| r.gate == crate::model::GateKind::Error).or(reasons.first());
+    Some(first.map_or_else(|| "fcorr could not judge the run".to_string(), |r| r.message.clone()))
 }
 
 /// `pass`, `fail` or `error`.

@@ -403,9 +403,15 @@ async fn publish_from_a_workflow_run_comments_on_the_fork_pr() {
         .mount(&server)
         .await;
 
-    // Stage 2 runs on workflow_run with a write token; its own event file is not the PR's.
+    // GitHub confirms the event file's pull request: open, at the head stage 1 tested.
+    get(&server, "/repos/org/app/pulls/5", json!({"number": 5, "state": "open", "head": {"sha": "head1"}})).await;
+
+    // Stage 2 runs on workflow_run with a write token; its own event file is GitHub's
+    // `workflow_run` payload (no pull request listed for a fork), not the PR's.
     let mut env = github_env(ws.path(), &server.uri(), "workflow_run");
-    env.insert("GITHUB_EVENT_PATH", ws.path().join("missing-event.json").display().to_string());
+    let own = json!({"workflow_run": {"head_sha": "head1", "event": "pull_request", "pull_requests": []}});
+    std::fs::write(ws.path().join("own-event.json"), own.to_string()).unwrap();
+    env.insert("GITHUB_EVENT_PATH", ws.path().join("own-event.json").display().to_string());
     let mut cmd = fcorr(ws.path());
     cmd.envs(env);
     cmd.args(["publish", "--results", "stage1/results.json", "--event", "stage1/event.json", "--comment-tag", "pr"])

@@ -600,20 +600,26 @@ fn help_and_errors_say_what_a_newcomer_needs_once() {
     assert!(!stderr.contains("at line"), "{stderr}");
 }
 
+/// A semantic bank of one test (`V2-OK-001`) in `dir` whose system answers right: the
+/// `[[suite]]` of fcorr.toml for it.
+fn semantic_bank(dir: &Path) -> &'static str {
+    std::fs::write(
+        dir.join("bank.json"),
+        r#"{"bank_type": "SEMANTIC", "version": "1", "tests": [{"test_id": "V2-OK-001", "prompt": "p", "expected_primary": ["a"]}]}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("sut.sh"), "cat >/dev/null; echo '[\"a\"]'\n").unwrap();
+    "[[suite]]\nname = \"sem\"\nkind = \"bank\"\nmechanism = \"semantic\"\nbank = \"bank.json\"\n\
+     rate-limit = 0\nsut = { type = \"command\", command = [\"sh\", \"sut.sh\"] }\n"
+}
+
 /// QA C10: `--select` that matches nothing said "the test tool collected no tests" (a test id
 /// of a bank) or "nothing to run: give project paths" (`bank:NAME` of no bank): both looked like
 /// something other than a typo in the selection. Both are input errors naming it now (exit 2).
 #[test]
 fn a_select_that_matches_nothing_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("bank.json"),
-        r#"{"bank_type": "SEMANTIC", "version": "1", "tests": [{"test_id": "V2-OK-001", "prompt": "p", "expected_primary": ["a"]}]}"#,
-    )
-    .unwrap();
-    std::fs::write(dir.path().join("sut.sh"), "cat >/dev/null; echo '[\"a\"]'\n").unwrap();
-    let config = "[[suite]]\nname = \"sem\"\nkind = \"bank\"\nmechanism = \"semantic\"\nbank = \"bank.json\"\n\
-                  rate-limit = 0\nsut = { type = \"command\", command = [\"sh\", \"sut.sh\"] }\n";
+    let config = semantic_bank(dir.path());
     let (code, run, stderr) = run_fcorr(dir.path(), config, &["--select", "V2-NOPE"]);
     assert_eq!(code, 2, "{stderr}");
     let error = run.suites[0].error.as_ref().expect("the suite says why it has no test");
@@ -632,4 +638,45 @@ fn a_select_that_matches_nothing_says_so() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("--select `bank:nope` matches none of the configured suites (sem)"), "{stderr}");
     assert!(!stderr.contains("give project paths"), "{stderr}");
+}
+
+/// QA E8: `--select` (or `FCORR_BANK_SELECT` left in a CI job's environment) picks bank tests
+/// only; with no bank suite in the run it narrowed nothing, so "run this one case" ran them all
+/// and could pass. Now an input error naming the suites; next to a bank it narrows, the suites
+/// it cannot narrow are a warning.
+#[test]
+fn a_select_no_suite_can_take_is_an_input_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("cases.jsonl"),
+        "{\"id\": \"fr\", \"prompt\": \"France?\", \"expected\": \"Paris\"}\n\
+         {\"id\": \"it\", \"prompt\": \"Italy?\", \"expected\": \"Paris\"}\n",
+    )
+    .unwrap();
+    let eval = "[[suite]]\nname = \"caps\"\nkind = \"eval\"\ndataset = \"cases.jsonl\"\n\
+                sut = { type = \"command\", command = \"echo Paris\", stdin = \"none\" }\n";
+    std::fs::write(dir.path().join("fcorr.toml"), eval).unwrap();
+    let run = |env: Option<&str>, args: &[&str]| {
+        let mut cmd = crate::support::fcorr_bin();
+        cmd.current_dir(dir.path()).args(["run", "--config", "fcorr.toml", "--out", "out"]).args(args);
+        if let Some(value) = env {
+            cmd.env("FCORR_BANK_SELECT", value);
+        }
+        let output = cmd.output().unwrap();
+        (output.status.code(), String::from_utf8_lossy(&output.stderr).into_owned())
+    };
+    for (env, args) in [(None, &["--select", "fr"][..]), (Some("zzz"), &[][..])] {
+        let (code, stderr) = run(env, args);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(
+            stderr.contains("no bank suite runs here") && stderr.contains("caps (eval) would run whole"),
+            "{stderr}"
+        );
+    }
+    // Next to a bank suite that takes it, the eval suite runs whole and the run says so.
+    let bank = semantic_bank(dir.path());
+    let (code, run, stderr) = run_fcorr(dir.path(), &format!("{eval}{bank}"), &["--select", "V2-OK-001"]);
+    assert_eq!(code, 0, "{stderr}");
+    let warning = "--select `V2-OK-001` narrows bank suites only: caps (eval) runs whole";
+    assert!(run.warnings.iter().any(|w| w == warning), "{:?}", run.warnings);
 }

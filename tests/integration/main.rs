@@ -22,6 +22,7 @@ mod fuzz_targets;
 mod github_baseline;
 mod github_comment;
 mod github_proxy;
+mod github_publish;
 mod harness_errors;
 mod harness_go;
 mod harness_java;
