@@ -188,6 +188,25 @@ fn a_cargo_workspace_names_the_tests_cargo_never_runs() {
     assert_left_out_in_every_report(&run, out.path());
 }
 
+/// pytest reads the first configuration file it finds: a pytest.ini that sets only `markers` hides
+/// pyproject.toml's `testpaths`, so pytest collects libs/sub, a Python project of its own, too.
+/// fcorr runs it and does not call it "not run" beside its failing test, as it did when it read
+/// `testpaths` from pyproject.toml (QA D7).
+#[test]
+fn a_nested_python_project_pytest_collects_is_not_named_as_not_run() {
+    let dir = fixture("py-ini-precedence");
+    let (native_out, code) = native(&dir, "python3", &["-B", "-m", "pytest", "-p", "no:cacheprovider"]);
+    assert!(code == 1 && native_out.contains("1 failed, 1 passed"), "{native_out}");
+
+    let (run, code, _out) = run_keeping("py-ini-precedence");
+    assert_eq!(code, 1);
+    let suite = &run.suites[0];
+    assert_eq!((suite.counts.passed, suite.counts.failed), (1, 1), "{:#?}", suite.cases);
+    let sub = suite.cases.iter().find(|c| c.file.as_deref() == Some("libs/sub/tests/test_sub.py"));
+    assert!(sub.is_some_and(|c| c.status.is_failure()), "{:#?}", suite.cases);
+    assert!(suite.left_out.is_empty(), "pytest ran libs/sub: {:#?}", suite.left_out);
+}
+
 /// (passed, failed, skipped) tests in `go test -json` output: the test-level pass/fail/skip events.
 fn go_json_totals(output: &str) -> (u64, u64, u64) {
     let mut totals = (0, 0, 0);
