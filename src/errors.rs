@@ -294,6 +294,13 @@ pub enum ExecError {
     /// `--rerun-failed` found no failing test in the earlier run's suite.
     #[error("no failing test was recorded in the run of {of}: every test runs again")]
     NothingToRerun { of: String },
+    /// `--rerun-failed` on a suite whose earlier results were incomplete (`case` says so): what
+    /// failed is not all named, so the rerun cannot be narrowed.
+    #[error(
+        "the run of {of} has `{case}`: its results were incomplete, so what failed cannot be named \
+         test by test; every test runs again"
+    )]
+    IncompleteResults { of: String, case: String },
     /// `--rerun-failed` on a runner that cannot select single tests.
     #[error("the {runner} runner cannot select single tests: every test runs again")]
     CannotSelect { runner: &'static str },

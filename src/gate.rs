@@ -51,6 +51,13 @@ impl Gate {
                     let n: f64 = n.trim().parse().ok().filter(|n: &f64| n.is_finite()).ok_or_else(|| {
                         FcorrError::Usage(format!("gate `{text}`: expected a number after `score<`, e.g. `score<80`"))
                     })?;
+                    // Scores are 0–100: below 0 the gate could never fire, above 100 always.
+                    if !(0.0..=100.0).contains(&n) {
+                        return Err(FcorrError::Usage(format!(
+                            "gate `{text}`: {n} is not a score; scores run from 0 to 100, so this gate would {}",
+                            if n < 0.0 { "never fail" } else { "always fail" }
+                        )));
+                    }
                     return Ok(Gate::ScoreBelow(n));
                 }
                 Err(FcorrError::Usage(format!(
@@ -205,9 +212,11 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                 _ => {}
             },
             Gate::SutScoreBelow(n, sut) => match sut_score(run, sut) {
-                Some(score) if score < *n => {
-                    reasons.push(reason(GateKind::Score, None, format!("score of system `{sut}` {score} is below {n}")))
-                }
+                Some((score, how)) if score < *n => reasons.push(reason(
+                    GateKind::Score,
+                    None,
+                    format!("score of system `{sut}` {score} ({how}) is below {n}"),
+                )),
                 None => reasons.push(reason(
                     GateKind::Score,
                     None,
@@ -221,9 +230,11 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     "regression: the baseline is {} commit(s) behind the base commit",
                     c.baseline.commits_behind
                 )),
-                Some(c) if c.no_common_suite => {
-                    skipped.push("regression: the baseline has none of this run's suites".to_string())
-                }
+                // `unrelated` names both sides' suites, so a renamed suite shows as the cause.
+                Some(c) if c.no_common_suite => skipped.push(format!(
+                    "regression: {}",
+                    c.unrelated().unwrap_or_else(|| "the baseline has none of this run's suites".to_string())
+                )),
                 Some(c) => {
                     for change in c.cases.iter().filter(|x| x.change == crate::compare::Change::NewFailure) {
                         reasons.push(reason(
@@ -312,22 +323,24 @@ fn interrupted(signal: Option<&str>, suites: &[crate::model::Suite]) -> String {
 }
 
 /// The score of one system's cases: each suite that asked it scored by its own policy over that
-/// system's cases only, then weighted as the combined score is; `None` when no case names it.
-fn sut_score(run: &Run, sut: &str) -> Option<f64> {
+/// system's cases only, then weighted as the combined score is, with which policy over how many
+/// cases (for the message); `None` when no case names it.
+fn sut_score(run: &Run, sut: &str) -> Option<(f64, String)> {
     let parts: Vec<crate::model::Suite> = run
         .suites
         .iter()
         .filter(|s| s.cases.iter().any(|c| c.extra().eval().sut.as_deref() == Some(sut)))
-        .map(|s| {
-            let mut part = s.clone();
-            part.cases.retain(|c| c.extra().eval().sut.as_deref() == Some(sut));
-            part.counts = crate::model::Counts::of(&part.cases);
-            part.score =
-                crate::score::score_suite(&part, s.score.policy, s.score.threshold, &crate::config::Weights::default());
-            part
-        })
+        .map(|s| crate::score::part_of(s, |c| c.extra().eval().sut.as_deref() == Some(sut)))
         .collect();
-    crate::score::combined_score(&parts)
+    let score = crate::score::combined_score(&parts)?;
+    let mut policies: Vec<&str> = parts.iter().map(|p| p.score.policy.label()).collect();
+    policies.dedup();
+    let cases: u64 = parts.iter().map(|p| p.counts.total).sum();
+    let policy = match policies.as_slice() {
+        [one] => format!("policy {one}"),
+        _ => "each suite's policy".to_string(),
+    };
+    Some((score, format!("{policy} over its {cases} cases")))
 }
 
 #[cfg(test)]

@@ -122,8 +122,9 @@ pub(crate) trait Runner: Send + Sync {
     fn plan(&self, settings: &toml::Table, suite: &SuitePlan, ctx: &PlanContext<'_>) -> Result<KindPlan, PlanError>;
     fn run(&self, suite: &SuitePlan, ctx: &RunContext<'_>) -> Suite;
     fn items(&self, suite: &SuitePlan) -> Option<Result<Vec<SuiteItem>, ItemsError>>;
-    /// The suites a planned suite stands for: itself, or its workspace's members too.
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan>;
+    /// The suites a planned suite stands for: itself, or its workspace's members too. `planned`:
+    /// the roots of every suite planned on its own (a part found below one of them is not "not run").
+    fn expand(&self, suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan>;
     /// True when the run's selection leaves this planned suite out (planning drops it).
     fn deselected(&self, suite: &SuitePlan) -> bool;
     /// The kind's own defaults for the shared settings, from its loaded keys.
@@ -216,23 +217,25 @@ pub(crate) fn plan(
     if plans.is_empty() {
         return Err(PlanError::Nothing);
     }
-    let mut plans = expand(plans);
+    let mut plans = expand(plans, &[]);
     dedupe_ids(&mut plans);
     filter(plans, overrides.filter.as_deref())
 }
 
 /// Every planned suite replaced by the suites it stands for ([`Runner::expand`]: a workspace
-/// root and its members). A member whose directory is also a suite of its own (configured, or
-/// named on the command line) is left to that suite, so nothing runs twice.
-fn expand(plans: Vec<SuitePlan>) -> Vec<SuitePlan> {
-    let planned: Vec<(PathBuf, SuiteKind)> = plans.iter().map(|p| (p.root.clone(), p.kind)).collect();
+/// root and its members, or one suite per ecosystem at a root that is several projects). A
+/// member whose directory is also a suite of its own (configured, named on the command line, or
+/// among `before`, suites planned earlier) is left to that suite, so nothing runs twice.
+fn expand(plans: Vec<SuitePlan>, before: &[SuitePlan]) -> Vec<SuitePlan> {
+    let planned: Vec<(PathBuf, SuiteKind)> = before.iter().chain(&plans).map(|p| (p.root.clone(), p.kind)).collect();
+    let roots: Vec<PathBuf> = planned.iter().map(|(root, _)| root.clone()).collect();
     let mut out: Vec<SuitePlan> = Vec::new();
     for plan in plans {
         let root = plan.root.clone();
-        for (i, suite) in plan.runner.expand(plan).into_iter().enumerate() {
-            // The first suite is the one that was planned (or its first member); the others are
-            // members, dropped when their directory is planned on its own.
-            let member = i > 0 || suite.root != root;
+        for suite in plan.runner.expand(plan, &roots) {
+            // A suite at the planned root is the planned suite (or one of its ecosystems); the
+            // others are members, dropped when their directory is planned on its own.
+            let member = suite.root != root;
             if member && planned.iter().any(|(r, k)| *r == suite.root && *k == suite.kind) {
                 continue;
             }
@@ -259,7 +262,8 @@ pub(crate) fn add_suites(
     for suite in extra {
         added.push(plan_suite(config, suite, cwd, overrides, kinds)?);
     }
-    plans.extend(expand(added));
+    let added = expand(added, &plans);
+    plans.extend(added);
     dedupe_ids(&mut plans);
     Ok(plans)
 }

@@ -146,6 +146,17 @@ pub fn combined_score(suites: &[Suite]) -> Option<f64> {
     Some(round2(suites.iter().map(|s| s.score.value * s.weight).sum::<f64>() / weight))
 }
 
+/// The part of `suite` made of the cases `keep` holds (one system's, one column of the
+/// comparison grid), scored by the suite's own policy and threshold over those cases alone: the
+/// score `score<N@sut` gates on, and the grid shows.
+pub(crate) fn part_of(suite: &Suite, keep: impl Fn(&Case) -> bool) -> Suite {
+    let mut part = Suite { cases: Vec::new(), streamed: None, ..suite.clone() };
+    part.cases = suite.cases.iter().filter(|c| keep(c)).cloned().collect();
+    part.counts = Counts::of(&part.cases);
+    part.score = score_suite(&part, suite.score.policy, suite.score.threshold, &Weights::default());
+    part
+}
+
 /// Reason code for a case whose primary expectation was missed (or that got no answer).
 pub const HARD_FAIL: &str = "hard-fail";
 

@@ -92,14 +92,25 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
     let files = ProjectFiles::scan(path)
         .map_err(|e| FcorrError::usage_because(format!("{}: cannot read the project", path.display()), e))?;
     let report = ecosystems::detect_best(&files, args.runner.as_deref(), None);
-    let members = ecosystems::members_of(&files, args.runner.as_deref(), None);
+    let layout = ecosystems::layout(&files, args.runner.as_deref(), None);
     let work = scratch_dir()?;
     let mut suites = Vec::new();
-    if !members.members_only || members.run.is_empty() {
-        suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path()));
+    let mut left_out = layout.left_out.clone();
+    let mut source = None;
+    for (ecosystem, members) in &layout.projects {
+        // A root that is several projects runs each ecosystem's as a suite of its own.
+        let runner = if layout.projects.len() > 1 { Some(*ecosystem) } else { args.runner.as_deref() };
+        if !members.members_only || members.run.is_empty() {
+            suites.push(dry_run(&files, ".", runner, work.path()));
+        }
+        for dir in members.run.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
+            suites.push(dry_run(&files.below(dir), dir, runner, work.path()));
+        }
+        left_out.extend(members.left_out.iter().cloned());
+        source = source.or(members.source.clone());
     }
-    for dir in members.run.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
-        suites.push(dry_run(&files.below(dir), dir, args.runner.as_deref(), work.path()));
+    if layout.projects.is_empty() {
+        suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path()));
     }
     if args.json {
         let candidates: Vec<serde_json::Value> = report
@@ -115,9 +126,9 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
             "explanation": report.explanation,
             "files_scanned": files.files.len(),
             "truncated": report.truncated,
-            "workspace": members.source,
+            "workspace": source,
             "suites": suites,
-            "left_out": members.left_out,
+            "left_out": left_out,
         });
         // A json! value always serialises.
         outln_raw!("{}", serde_json::to_string_pretty(&value).expect("json value"));
@@ -127,7 +138,7 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
             Some(best) if !root_runs => {
                 // The root is only a workspace: its own framework guess would mislead.
                 let d = &best.detection;
-                let source = members.source.as_deref().unwrap_or("workspace");
+                let source = source.as_deref().unwrap_or("workspace");
                 outln!("{}: {} workspace root ({source}); its members run as suites", path.display(), d.language);
                 if let Some(pm) = &d.package_manager {
                     outln!("  package manager: {pm}");
@@ -157,7 +168,7 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
         if report.truncated {
             outln!("  note: the project has more files than detection lists; only the first were considered");
         }
-        print_dry_run(&suites, &members.left_out);
+        print_dry_run(&suites, &left_out);
     }
     Ok(if report.best.is_some() { 0 } else { 2 })
 }

@@ -18,7 +18,7 @@ use super::{
 };
 use crate::collect::{ParsedReport, ReportSpec, relativize};
 use crate::execute::process::CommandSpec;
-use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity};
+use crate::model::{Case, Detection, Diagnostic, LeftOut, PhaseKind, Severity, SuiteError, SuiteErrorKind};
 
 /// `go test` projects.
 pub(crate) struct Go;
@@ -113,6 +113,9 @@ impl Ecosystem for Go {
 
     fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         let root = ctx.root;
+        if let Some(problem) = missing_work_module(root) {
+            return Err(ProjectPlanError::Manifest(problem));
+        }
         // A nested module run as a member is not in the root's go.work (the ones it uses run with
         // the root): the go command would refuse it in workspace mode, so it runs on its own.
         let outside_work = ctx.files.workspace.as_ref().is_some_and(|ws| ws.join("go.work").is_file());
@@ -146,11 +149,24 @@ impl Ecosystem for Go {
         Ok(vec![install, build, test])
     }
 
-    /// The reports; when fcorr's timeout killed `go test`, the tests still running say so.
+    /// The reports; when fcorr's timeout killed `go test`, the tests still running say so; when
+    /// the go command failed before writing any event, what it said is the suite's error.
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
         let mut collected = super::collect_reports(ctx);
         if ctx.outcome.exit == crate::execute::process::Exit::TimedOut {
             mark_timed_out(&mut collected.cases);
+        }
+        let failed = matches!(ctx.outcome.exit, crate::execute::process::Exit::Code(code) if code != 0);
+        if failed
+            && collected.cases.is_empty()
+            && !collected.ran
+            && let Some(said) = go_command_error(&ctx.outcome.output)
+        {
+            collected.error = Some(SuiteError {
+                kind: SuiteErrorKind::NoResults,
+                message: format!("go test stopped before running any test; the go command said: {said}"),
+                hint: Some("fix what the go command reports (go.mod, go.work, the toolchain), then run again".into()),
+            });
         }
         collected
     }
@@ -192,7 +208,7 @@ impl Ecosystem for Go {
 
     /// `go test -json -run '^TestX$/^sub$' <package>`: top-level tests of a package in one run,
     /// each failing subtest in its own (a parent reruns with only its failing subtests).
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let template = test.commands.last()?;
         let report = template.stdout_file.clone()?;
         let mut selected = Vec::new();
@@ -371,9 +387,21 @@ fn go_mod_module(go_mod: &str) -> Option<String> {
 /// The directories a go.work `use`s (single and block form), relative and clean: `./sub` →
 /// `sub`, `.` → `""`. Absolute and parent directories are outside the suite and left out.
 fn go_work_uses(go_work: &str) -> Vec<String> {
-    let mut dirs = Vec::new();
+    go_work_entries(go_work)
+        .into_iter()
+        .filter(|(_, entry)| !(entry.starts_with('/') || entry.starts_with("..")))
+        .map(|(_, entry)| {
+            let clean = entry.trim_start_matches("./").trim_end_matches('/');
+            if clean == "." { String::new() } else { clean.to_string() }
+        })
+        .collect()
+}
+
+/// Every `use` of a go.work as written (quotes removed), with its line number.
+fn go_work_entries(go_work: &str) -> Vec<(usize, String)> {
+    let mut entries = Vec::new();
     let mut in_block = false;
-    for line in go_work.lines() {
+    for (n, line) in go_work.lines().enumerate() {
         let line = line.split("//").next().unwrap_or("").trim();
         let entry = if in_block {
             if line == ")" {
@@ -392,13 +420,46 @@ fn go_work_uses(go_work: &str) -> Vec<String> {
             continue;
         };
         let entry = entry.trim_matches('"');
-        if entry.is_empty() || entry.starts_with('/') || entry.starts_with("..") {
-            continue;
+        if !entry.is_empty() {
+            entries.push((n + 1, entry.to_string()));
         }
-        let clean = entry.trim_start_matches("./").trim_end_matches('/');
-        dirs.push(if clean == "." { String::new() } else { clean.to_string() });
     }
-    dirs
+    entries
+}
+
+/// A `use` of the go.work at `root` whose directory holds no go.mod: the go command refuses the
+/// whole workspace then (`go: cannot load module … listed in go.work file`), before any test.
+fn missing_work_module(root: &Path) -> Option<String> {
+    let text = read_project_file(&root.join("go.work"))?;
+    go_work_entries(&text).into_iter().find_map(|(line, entry)| {
+        let dir = root.join(&entry);
+        if dir.join("go.mod").is_file() {
+            return None;
+        }
+        let what = if dir.is_dir() { "has no go.mod" } else { "does not exist" };
+        Some(format!(
+            "go.work:{line}: `use {entry}`: {entry} {what}, and the go command refuses to load a workspace that \
+             uses a directory without a go.mod (\"cannot load module … listed in go.work file\"), so no test would \
+             run; remove it from go.work or restore the module"
+        ))
+    })
+}
+
+/// What the go command printed (the lines that are not `-json` events) when it stopped before
+/// writing any event: a go.mod it cannot parse, a go.work it cannot load, a toolchain it lacks.
+fn go_command_error(output: &str) -> Option<String> {
+    let said: Vec<&str> = output
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty() && serde_json::from_str::<serde_json::Value>(l).is_err())
+        .take(5)
+        .collect();
+    let first = said.first()?;
+    // One line for the terminal and the gate's reason: `go: errors parsing go.mod: go.mod:4: …`.
+    Some(said.windows(2).fold(first.to_string(), |text, pair| {
+        let separator = if pair[0].ends_with(':') { " " } else { "; " };
+        format!("{text}{separator}{}", pair[1].trim())
+    }))
 }
 
 fn scan_test_functions(root: &Path, dir: &str) -> HashMap<String, (String, u32)> {
@@ -550,6 +611,30 @@ mod tests {
             std::fs::write(path, text).unwrap();
         }
         dir
+    }
+
+    #[test]
+    fn a_go_work_use_without_go_mod_is_named_with_its_line() {
+        let dir = write_tree(&[
+            ("go.work", "go 1.22\n\nuse (\n\t./a\n\t./empty\n\t./gone\n)\n"),
+            ("a/go.mod", "module ex/a\n"),
+            ("empty/x.go", "package x\n"),
+        ]);
+        let problem = missing_work_module(dir.path()).unwrap();
+        assert!(problem.starts_with("go.work:5: `use ./empty`: ./empty has no go.mod"), "{problem}");
+        std::fs::write(dir.path().join("empty/go.mod"), "module ex/e\n").unwrap();
+        let problem = missing_work_module(dir.path()).unwrap();
+        assert!(problem.starts_with("go.work:6: `use ./gone`: ./gone does not exist"), "{problem}");
+    }
+
+    #[test]
+    fn what_the_go_command_printed_is_one_line_without_events() {
+        let output = "{\"Action\":\"start\"}\ngo: errors parsing go.mod:\ngo.mod:4: unknown directive: bogus\n\n";
+        assert_eq!(
+            go_command_error(output).as_deref(),
+            Some("go: errors parsing go.mod: go.mod:4: unknown directive: bogus")
+        );
+        assert_eq!(go_command_error("{\"Action\":\"start\"}\n"), None);
     }
 
     #[test]

@@ -72,6 +72,13 @@ pub(crate) trait Ecosystem: Send + Sync {
     /// (e.g. a malformed manifest): it still wins detection, and the suite reports the problem.
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate>;
 
+    /// How firmly a candidate this ecosystem detected claims the root (see [`Claim`]). The
+    /// default: a build file at the root makes it this ecosystem's project, with tests.
+    fn claim(&self, files: &ProjectFiles, detection: &Detection) -> Claim {
+        let _ = (files, detection);
+        Claim::Tests
+    }
+
     /// The commands for each phase of a project this ecosystem detected.
     fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError>;
 
@@ -132,7 +139,24 @@ pub(crate) trait Ecosystem: Send + Sync {
     /// cases with the framework's own selection, writing the same kind of reports. `None` when
     /// this ecosystem cannot select single tests; cases it cannot select are left out of
     /// [`Rerun::selected`] and keep their outcome.
+    ///
+    /// Not overridden: a case saying the results are incomplete (`[test binary]`, `[unhandled
+    /// error]`…, [`crate::model::incomplete`]) names no test, and selecting it by name would run
+    /// nothing (`cargo test -- --exact '[test binary]'`) while the failure it stands for went
+    /// unseen; such cases never reach [`select_tests`](Ecosystem::select_tests) and keep their
+    /// outcome.
     fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
+        let tests: Vec<usize> = (0..failed.len()).filter(|&i| !failed[i].marks_incomplete_results()).collect();
+        let named: Vec<&Case> = tests.iter().map(|&i| failed[i]).collect();
+        let mut rerun = self.select_tests(test, &named)?;
+        rerun.selected = rerun.selected.iter().filter_map(|&k| tests.get(k).copied()).collect();
+        Some(rerun)
+    }
+
+    /// What [`rerun`](Ecosystem::rerun) asks of each ecosystem: the test phase narrowed to
+    /// `failed`, every one of them a test (never an incomplete-results case), with the indexes
+    /// into `failed` of those it selects. `None` when this ecosystem cannot select single tests.
+    fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
         let _ = (test, failed);
         None
     }
@@ -162,6 +186,43 @@ pub(crate) struct Rerun {
     pub phase: PhasePlan,
     /// Indexes into the `failed` slice of the cases the phase selects.
     pub selected: Vec<usize>,
+}
+
+/// How firmly a detected ecosystem claims the directory it was detected in, when nothing forces
+/// the runner: what decides whether the root is this ecosystem's project, and whether it runs
+/// next to another ecosystem's project at the same root.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Claim {
+    /// A project here with tests: it runs, and so does every other ecosystem's project that
+    /// claims the same root with tests (a Python backend and a JS frontend sharing one root):
+    /// each tool runs only its own tests, so picking one would drop the other's.
+    Tests,
+    /// A project here (a manifest at the root) in which no tests were found: it runs only when it
+    /// is the best match.
+    Project,
+    /// Evidence only below the root (test files in a subdirectory, a pyproject.toml holding only
+    /// other tools' settings), said in the text: the root is not claimed when projects of another
+    /// ecosystem are below it.
+    Below(String),
+    /// Nothing to test here (a package.json for tooling only), said in the text: the root is not
+    /// claimed when any project is below it.
+    Nothing(String),
+}
+
+impl Claim {
+    /// True for a claim that a root project (a manifest at the root) makes.
+    fn at_root(&self) -> bool {
+        matches!(self, Claim::Tests | Claim::Project)
+    }
+
+    /// Why the candidate does not claim a root with `below` under it; `None` when it does.
+    fn gives_way(&self, ecosystem: &str, below: &[Nested]) -> Option<&str> {
+        match self {
+            Claim::Below(why) if below.iter().any(|n| n.ecosystem != ecosystem) => Some(why),
+            Claim::Nothing(why) if !below.is_empty() => Some(why),
+            _ => None,
+        }
+    }
 }
 
 /// A detection result, possibly with a problem that makes the project unrunnable.
@@ -466,8 +527,13 @@ pub(crate) fn generic_build_diagnostics(output: &str) -> Vec<Diagnostic> {
 }
 
 /// Picks the best candidate across every ecosystem, with an explanation of the choice.
+///
+/// Unless `forced` names the runner, a candidate whose only evidence is below the root, or that
+/// has nothing to test ([`Claim`]), gives way to the projects below the root; a project at the
+/// root ranks before such evidence; and, unless a framework is forced too, every other ecosystem
+/// whose project at the root has tests runs next to the best ([`DetectReport::also`]).
 pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> DetectReport {
-    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut found: Vec<(Candidate, Claim)> = Vec::new();
     for ecosystem in ECOSYSTEMS {
         let skip = match forced {
             Some(name) => name != ecosystem.name(),
@@ -478,31 +544,52 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
             continue;
         }
         if let Some(candidate) = ecosystem.detect(files, framework) {
-            candidates.push(candidate);
+            // A runner the user names claims the root, whatever the evidence.
+            let claim = if forced.is_some() { Claim::Tests } else { ecosystem.claim(files, &candidate.detection) };
+            found.push((candidate, claim));
         }
     }
-    // Stable sort keeps registry order among equal confidences.
-    candidates.sort_by(|a, b| b.detection.confidence.total_cmp(&a.detection.confidence));
-    let explanation = match candidates.as_slice() {
-        [] if forced.is_some() => format!("runner `{}` found none of its markers here", forced.unwrap_or_default()),
-        [] => {
-            let looked = "no ecosystem's markers were found (looked for pyproject.toml, setup.py, requirements.txt, \
-                          test_*.py, package.json, go.mod, Cargo.toml, pom.xml, build.gradle)";
-            match nested_projects(files).as_slice() {
-                [] => format!("{looked}; set `runner` and `commands` in fcorr.toml to run it anyway"),
-                nested => {
-                    let shown: Vec<String> =
-                        nested.iter().take(5).map(|(dir, marker)| format!("{dir} ({marker})")).collect();
-                    let more = if nested.len() > 5 { format!(" and {} more", nested.len() - 5) } else { String::new() };
-                    let dirs: Vec<&str> = nested.iter().take(5).map(|(dir, _)| dir.as_str()).collect();
-                    format!(
-                        "{looked} here, but below it: {}{more}; run them with `fcorr run {}` (paths relative to \
-                         this directory) or list each as a [[suite]] path in fcorr.toml",
-                        shown.join(", "),
-                        dirs.join(" ")
-                    )
-                }
+    let mut set_aside: Vec<String> = Vec::new();
+    // Whether a candidate set aside has tests: the user may want it to run from the root anyway.
+    let mut aside_tests = false;
+    if found.iter().any(|(_, claim)| !claim.at_root()) {
+        let below = nested_projects(files);
+        found.retain(|(candidate, claim)| match claim.gives_way(&candidate.detection.ecosystem, &below) {
+            Some(why) => {
+                set_aside.push(format!("{}: {why}", candidate.detection.language));
+                aside_tests |= matches!(claim, Claim::Below(_));
+                false
             }
+            None => true,
+        });
+    }
+    // Stable sort keeps registry order among equals.
+    found.sort_by(|(a, a_claim), (b, b_claim)| {
+        b_claim.at_root().cmp(&a_claim.at_root()).then(b.detection.confidence.total_cmp(&a.detection.confidence))
+    });
+    let also: Vec<Candidate> = match forced.or(framework) {
+        Some(_) => Vec::new(),
+        None => found
+            .iter()
+            .skip(1)
+            .filter(|(c, claim)| *claim == Claim::Tests && c.problem.is_none())
+            .map(|(c, _)| c.clone())
+            .collect(),
+    };
+    let candidates: Vec<Candidate> = found.into_iter().map(|(c, _)| c).collect();
+    let mut explanation = match candidates.as_slice() {
+        [] if forced.is_some() => format!("runner `{}` found none of its markers here", forced.unwrap_or_default()),
+        [] => nothing_detected(files, &set_aside, aside_tests),
+        [best, ..] if !also.is_empty() => {
+            let all: Vec<String> = std::iter::once(best)
+                .chain(&also)
+                .map(|c| format!("{} ({})", c.detection.framework, c.detection.ecosystem))
+                .collect();
+            format!(
+                "{} each find tests here, and each runs only its own: each runs as a suite of its own, named \
+                 with its runner; to run one, set `runner` in a [[suite]] with this path",
+                all.join(" and ")
+            )
         }
         [only] => format!("{} ({}) is the only match", only.detection.ecosystem, only.detection.framework),
         [best, second, ..] if best.detection.confidence == second.detection.confidence => format!(
@@ -517,53 +604,183 @@ pub(crate) fn detect_best(files: &ProjectFiles, forced: Option<&str>, framework:
             second.detection.confidence
         ),
     };
-    DetectReport { best: candidates.first().cloned(), candidates, explanation, truncated: files.truncated }
+    if !candidates.is_empty() && !set_aside.is_empty() {
+        explanation.push_str(&format!("; set aside, with other projects below: {}", set_aside.join("; ")));
+    }
+    DetectReport { best: candidates.first().cloned(), candidates, also, explanation, truncated: files.truncated }
 }
 
-/// The shallowest directories below the root that hold a project marker, each with the marker,
-/// for a root where none is: a repository whose projects all sit one or two levels down
-/// (`services/a/go.mod`) needs their paths, and saying only "no markers" sends the user looking.
-fn nested_projects(files: &ProjectFiles) -> Vec<(String, &'static str)> {
-    const MARKERS: [&str; 8] = [
-        "pyproject.toml",
-        "setup.py",
-        "package.json",
-        "go.mod",
-        "Cargo.toml",
-        "pom.xml",
-        "build.gradle",
-        "build.gradle.kts",
-    ];
-    let mut found: Vec<(String, &'static str)> = Vec::new();
+/// Why nothing was detected at a root: what was looked for, or why the candidates found there
+/// (`set_aside`; `aside_tests`: one of them has tests) do not make it a project, and the projects
+/// below it with the command that runs them.
+fn nothing_detected(files: &ProjectFiles, set_aside: &[String], aside_tests: bool) -> String {
+    let here = match set_aside {
+        [] => "no ecosystem's markers were found (looked for pyproject.toml, setup.py, requirements.txt, test_*.py, \
+               package.json, go.mod, Cargo.toml, pom.xml, build.gradle) here"
+            .to_string(),
+        _ => format!("nothing here is a project of its own ({})", set_aside.join("; ")),
+    };
+    let nested = nested_projects(files);
+    if nested.is_empty() {
+        return format!("{here}; set `runner` and `commands` in fcorr.toml to run it anyway");
+    }
+    let shown: Vec<String> = nested.iter().take(5).map(|n| format!("{} ({})", n.dir, n.marker)).collect();
+    let more = if nested.len() > 5 { format!(" and {} more", nested.len() - 5) } else { String::new() };
+    let dirs: Vec<&str> = nested.iter().take(5).map(|n| n.dir.as_str()).collect();
+    let as_one = match aside_tests {
+        true => "; or, to run the tests set aside from here, set `runner` in a [[suite]] with this path",
+        false => "",
+    };
+    format!(
+        "{here}, but below it: {}{more}; run them with `fcorr run {}` (paths relative to this directory) or list \
+         each as a [[suite]] path in fcorr.toml{as_one}",
+        shown.join(", "),
+        dirs.join(" ")
+    )
+}
+
+/// The files that make a directory below the root a project: the file, its ecosystem, and
+/// what it makes the directory.
+const MARKERS: [(&str, &str, &str); 8] = [
+    ("pyproject.toml", "python", "a Python project"),
+    ("setup.py", "python", "a Python project"),
+    ("package.json", "node", "a JavaScript project"),
+    ("go.mod", "go", "a Go module"),
+    ("Cargo.toml", "rust", "a Rust crate"),
+    ("pom.xml", "java", "a Maven project"),
+    ("build.gradle", "java", "a Gradle project"),
+    ("build.gradle.kts", "java", "a Gradle project"),
+];
+/// The marker shown for a directory that holds Python test files and no Python project file.
+const PYTHON_TESTS: &str = "test_*.py";
+
+/// A directory below the root that holds a project, or Python tests ([`project_dirs`]).
+#[derive(Debug, Clone, PartialEq)]
+struct Nested {
+    /// Relative to the root, `/`-separated.
+    dir: String,
+    /// The file that makes it one (`go.mod`), or [`PYTHON_TESTS`].
+    marker: &'static str,
+    /// The ecosystem whose project it is.
+    ecosystem: &'static str,
+    /// What it is (`a Go module`).
+    what: &'static str,
+}
+
+/// Every directory below the root holding a project marker (one entry per directory and
+/// ecosystem), or Python test files, in path order. Directories of test inputs and those the
+/// tools skip (`testdata`, `fixtures`, `_*`, `.*`) hold no project of the repository.
+fn project_dirs(files: &ProjectFiles) -> Vec<Nested> {
+    let skipped = |name: &str| name == "testdata" || name == "fixtures" || name.starts_with(['.', '_']);
+    let mut found: Vec<Nested> = Vec::new();
     for file in &files.files {
         let Some((dir, name)) = file.rsplit_once('/') else { continue };
-        let Some(marker) = MARKERS.iter().find(|m| **m == name) else { continue };
-        // A project inside one already found is its part (a module, a member), not another project.
-        if found.iter().any(|(d, _)| dir == d || dir.starts_with(&format!("{d}/"))) {
+        if dir.split('/').any(skipped) {
             continue;
         }
-        found.retain(|(d, _)| !d.starts_with(&format!("{dir}/")));
-        found.push((dir.to_string(), marker));
+        let (marker, ecosystem, what) = match MARKERS.iter().find(|(m, ..)| *m == name) {
+            Some(&found) => found,
+            None if python::is_test_file(name) => (PYTHON_TESTS, "python", "Python tests"),
+            None => continue,
+        };
+        if !found.iter().any(|n| n.dir == dir && n.ecosystem == ecosystem) {
+            found.push(Nested { dir: dir.to_string(), marker, ecosystem, what });
+        }
     }
-    found.sort();
     found
 }
 
-/// How the project at `files.root` divides into suites, as the ecosystem detection picks there
-/// (`forced`: the suite's `runner`) sees it; a single project when nothing is detected.
-pub(crate) fn members_of(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> Members {
-    let best = detect_best(files, forced, framework).best;
-    match best.and_then(|b| by_name(&b.detection.ecosystem)) {
-        Some(ecosystem) => ecosystem.members(files),
-        None => Members::default(),
+/// True when `dir` is strictly inside `outer`.
+fn inside(dir: &str, outer: &str) -> bool {
+    dir.strip_prefix(outer).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The shallowest directories below the root that hold a project (or Python tests), each once,
+/// with its first marker: a repository whose projects all sit one or two levels down
+/// (`services/a/go.mod`) needs their paths, and saying only "no markers" sends the user looking.
+/// A project inside one already found is its part (a module, a member), not another project.
+fn nested_projects(files: &ProjectFiles) -> Vec<Nested> {
+    let all = project_dirs(files);
+    let mut shallowest: Vec<Nested> = Vec::new();
+    for n in all.iter().filter(|n| !all.iter().any(|o| inside(&n.dir, &o.dir))) {
+        if !shallowest.iter().any(|s| s.dir == n.dir) {
+            shallowest.push(n.clone());
+        }
     }
+    shallowest
+}
+
+/// The projects below the root of ecosystems other than those `running` there, none of whose
+/// tools runs them, named with why and how to run them: the shallowest of them (one inside
+/// another is its part), also inside a member of the root's own ecosystem (a package.json in a
+/// nested Go module). `root` says what runs at the root and that it does not run them.
+fn other_projects(files: &ProjectFiles, running: &[&str], root: &str) -> Vec<LeftOut> {
+    let other: Vec<Nested> = project_dirs(files).into_iter().filter(|n| !running.contains(&n.ecosystem)).collect();
+    let mut left_out: Vec<LeftOut> = Vec::new();
+    for n in other.iter().filter(|n| !other.iter().any(|o| inside(&n.dir, &o.dir))) {
+        let what = format!("{} ({})", n.what, n.marker);
+        match left_out.iter_mut().find(|l| l.path == n.dir) {
+            // Two ecosystems' projects in one directory: one entry says both.
+            Some(l) => l.reason = l.reason.replacen(" below ", &format!(" and {what} below "), 1),
+            None => left_out.push(LeftOut {
+                path: n.dir.clone(),
+                reason: format!(
+                    "{what} below {root}: give it a [[suite]], or run `fcorr run . {}` in the project's directory",
+                    n.dir
+                ),
+            }),
+        }
+    }
+    left_out
+}
+
+/// How the tree at `files.root` divides into suites, as detection there sees it (`forced`: the
+/// suite's `runner`): each ecosystem that runs at the root, best first, with its members, and the
+/// projects of other ecosystems below that none of them runs. No projects when nothing is
+/// detected.
+pub(crate) fn layout(files: &ProjectFiles, forced: Option<&str>, framework: Option<&str>) -> Layout {
+    let report = detect_best(files, forced, framework);
+    let running: Vec<(&'static dyn Ecosystem, &str)> = report
+        .best
+        .iter()
+        .chain(&report.also)
+        .filter_map(|c| Some((by_name(&c.detection.ecosystem)?, c.detection.language.as_str())))
+        .collect();
+    let names: Vec<&str> = running.iter().map(|(e, _)| e.name()).collect();
+    let languages: Vec<&str> = running.iter().map(|(_, language)| *language).collect();
+    let root = match languages.as_slice() {
+        [one] => format!("the {one} project, whose test run does not include it"),
+        many => format!("the {} projects, whose test runs do not include it", many.join(" and ")),
+    };
+    Layout {
+        projects: running.iter().map(|(e, _)| (e.name(), e.members(files))).collect(),
+        // The generic command runner's commands may run anything: nothing is named for it.
+        left_out: match names.as_slice() {
+            [] | ["command"] => Vec::new(),
+            _ => other_projects(files, &names, &root),
+        },
+    }
+}
+
+/// How the tree at a root divides into suites ([`layout`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Layout {
+    /// Each ecosystem that runs at the root (its runner's name), best first, with its members.
+    pub projects: Vec<(&'static str, Members)>,
+    /// Projects of other ecosystems below the root that none of those runs, with why.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// Every candidate found, the winner and why.
 #[derive(Debug, Clone)]
 pub(crate) struct DetectReport {
     pub best: Option<Candidate>,
+    /// Candidates that claim the root (best first), without those that gave way to the
+    /// projects below it.
     pub candidates: Vec<Candidate>,
+    /// Other ecosystems whose projects at the root have tests: they run next to the best, each a
+    /// suite of its own.
+    pub also: Vec<Candidate>,
     pub explanation: String,
     pub truncated: bool,
 }
@@ -623,6 +840,134 @@ mod tests {
         );
         let (_dir, empty) = project_of(&[("README.md", "")]);
         assert!(detect_best(&empty, None, None).explanation.ends_with("to run it anyway"));
+    }
+
+    /// Selects every case it is given, as a framework's name filter would.
+    struct SelectsAll;
+
+    impl Ecosystem for SelectsAll {
+        fn name(&self) -> &'static str {
+            "all"
+        }
+        fn detect(&self, _: &ProjectFiles, _: Option<&str>) -> Option<Candidate> {
+            None
+        }
+        fn plan(&self, _: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
+            Ok(Vec::new())
+        }
+        fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<Rerun> {
+            Some(Rerun { phase: test.clone(), selected: (0..failed.len()).collect() })
+        }
+    }
+
+    /// No ecosystem is offered a case that says results are incomplete: it keeps its outcome, and
+    /// the selection still points at the right cases of the caller's list.
+    #[test]
+    fn incomplete_results_cases_never_reach_an_ecosystems_selection() {
+        use crate::model::{CaseStatus, incomplete};
+        let case = |name: &str| Case { name: name.into(), status: CaseStatus::Error, ..Case::default() };
+        let (a, b) = (case("test_a"), case("test_b"));
+        let markers: Vec<Case> = incomplete::INCOMPLETE_RESULTS
+            .iter()
+            .map(|m| case(&format!("{m}{}", if m.ends_with(']') { "" } else { "]" })))
+            .collect();
+        let mut failed: Vec<&Case> = markers.iter().collect();
+        failed.insert(1, &a);
+        failed.push(&b);
+        let test = PhasePlan::run(PhaseKind::Test, Vec::new());
+        let rerun = SelectsAll.rerun(&test, &failed).unwrap();
+        assert_eq!(rerun.selected, [1, failed.len() - 1]);
+    }
+
+    const GO_MOD: (&str, &str) = ("svc/go.mod", "module svc\n");
+    const TOOLING: (&str, &str) = ("package.json", r#"{"private":true,"scripts":{"prepare":"husky"}}"#);
+
+    /// A stray test file below a marker-less root, or a tooling-only package.json, is no project
+    /// of the root when other projects are below it; alone, it still is.
+    #[test]
+    fn weak_evidence_gives_way_to_the_projects_below() {
+        let (_dir, files) = project_of(&[("scripts/test_release.py", ""), GO_MOD, ("web/package.json", "{}")]);
+        let report = detect_best(&files, None, None);
+        assert!(report.best.is_none() && report.candidates.is_empty(), "{report:?}");
+        assert!(report.explanation.starts_with(
+            "nothing here is a project of its own (Python: test files only below it (scripts/test_release.py)"
+        ));
+        assert!(report.explanation.contains("below it: scripts (test_*.py), svc (go.mod), web (package.json); run them with `fcorr run scripts svc web`"), "{}", report.explanation);
+        assert!(report.explanation.ends_with("set `runner` in a [[suite]] with this path"));
+        let forced = detect_best(&files, Some("python"), None).best.unwrap();
+        assert_eq!(forced.detection.ecosystem, "python", "a runner the user names claims the root");
+
+        let (_dir, files) = project_of(&[TOOLING, GO_MOD]);
+        let report = detect_best(&files, None, None);
+        assert!(report.best.is_none());
+        assert!(
+            report
+                .explanation
+                .starts_with("nothing here is a project of its own (JavaScript: package.json with no `test` script"),
+            "{}",
+            report.explanation
+        );
+        assert!(!report.explanation.contains("`runner`"), "nothing set aside has tests to run: {}", report.explanation);
+
+        // Alone, or with only its own ecosystem's projects below, it is still the project.
+        let (_dir, files) = project_of(&[TOOLING]);
+        assert!(detect_best(&files, None, None).best.unwrap().problem.unwrap().contains("no test framework found"));
+        let (_dir, files) = project_of(&[("tests/test_a.py", ""), ("lib/pyproject.toml", "[project]\nname='l'\n")]);
+        assert_eq!(detect_best(&files, None, None).best.unwrap().detection.ecosystem, "python");
+    }
+
+    /// Two ecosystems with tests at one root both run; one without tests, or a forced runner or
+    /// framework, keeps a single suite.
+    #[test]
+    fn a_root_with_tests_of_two_ecosystems_runs_both() {
+        let both = [
+            ("pyproject.toml", "[project]\nname='a'\n"),
+            ("tests/test_a.py", ""),
+            ("package.json", r#"{"scripts":{"test":"node --test"}}"#),
+        ];
+        let (_dir, files) = project_of(&both);
+        let report = detect_best(&files, None, None);
+        let also: Vec<&str> = report.also.iter().map(|c| c.detection.ecosystem.as_str()).collect();
+        assert_eq!((report.best.unwrap().detection.ecosystem.as_str(), also), ("node", vec!["python"]));
+        assert!(report.explanation.starts_with("node --test (node) and pytest (python) each find tests here"));
+        assert!(detect_best(&files, Some("node"), None).also.is_empty());
+        assert!(detect_best(&files, None, Some("pytest")).also.is_empty());
+        let names: Vec<&str> = layout(&files, None, None).projects.iter().map(|(name, _)| *name).collect();
+        assert_eq!(names, ["node", "python"]);
+
+        let (_dir, files) = project_of(&[both[0], both[1], TOOLING]);
+        assert!(detect_best(&files, None, None).also.is_empty(), "a tooling package.json has no tests to run");
+        let (_dir, files) = project_of(&[("requirements.txt", ""), both[2], ("test/a.test.js", "")]);
+        let report = detect_best(&files, None, None);
+        assert_eq!((report.best.unwrap().detection.ecosystem.as_str(), report.also.len()), ("node", 0));
+    }
+
+    /// Projects of other ecosystems below a project root are named, the shallowest of each
+    /// (also inside a nested module of the root's own ecosystem); test inputs are not projects.
+    #[test]
+    fn other_ecosystems_projects_below_a_root_are_named_as_not_run() {
+        let (_dir, files) = project_of(&[
+            ("go.mod", "module root\n"),
+            GO_MOD,
+            ("svc/web/package.json", "{}"),
+            ("py/pyproject.toml", "[project]\nname='p'\n"),
+            ("py/tests/test_p.py", ""),
+            ("py/ui/package.json", "{}"),
+            ("both/package.json", "{}"),
+            ("both/pyproject.toml", "[project]\nname='b'\n"),
+            ("testdata/x/package.json", "{}"),
+            ("a/fixtures/package.json", "{}"),
+            (".github/actions/x/package.json", "{}"),
+        ]);
+        let left = layout(&files, None, None).left_out;
+        let named: Vec<&str> = left.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(named, ["both", "py", "svc/web"]);
+        assert_eq!(
+            left[0].reason,
+            "a JavaScript project (package.json) and a Python project (pyproject.toml) below the Go project, whose \
+             test run does not include it: give it a [[suite]], or run `fcorr run . both` in the project's directory"
+        );
+        assert!(left[1].reason.starts_with("a Python project (pyproject.toml) below the Go project"));
     }
 
     #[test]

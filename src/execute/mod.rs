@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::events::EventSink;
-use crate::model::{Case, Diagnostic, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus};
+use crate::model::{
+    Case, Diagnostic, LeftOut, ResultsSource, Severity, Suite, SuiteError, SuiteErrorKind, SuiteStatus,
+};
 use process::{CommandOutcome, Exit};
 
 /// Where virtualenvs and other reusable installs live: `$FCORR_CACHE_DIR`, else the XDG cache.
@@ -69,6 +71,9 @@ pub(crate) struct Collected {
     /// How many tests the runner said it would run, before running them; a process that then
     /// ends without a report is said to have ended before reporting that many.
     pub announced: Option<Announced>,
+    /// Parts of the project the run shows it did not test (a workspace member whose files the
+    /// root's framework did not collect), paths relative to the suite's root.
+    pub left_out: Vec<LeftOut>,
 }
 
 /// A test count a runner printed before running the tests (pytest's `collected 3 items`).
@@ -89,6 +94,7 @@ impl Collected {
             diagnostics: Vec::new(),
             error: None,
             announced: None,
+            left_out: Vec::new(),
         }
     }
 }
@@ -162,6 +168,12 @@ pub(crate) fn apply_collected(suite: &mut Suite, collected: Collected, outcome: 
     suite.cases = collected.cases;
     suite.results_source = collected.source;
     suite.diagnostics.extend(collected.diagnostics);
+    // Named as the suite's own path is written (`packages/a`, `web/packages/a`).
+    let base = suite.path.as_deref().map(|p| p.trim_end_matches('/')).filter(|p| !p.is_empty() && *p != ".");
+    suite.left_out.extend(collected.left_out.into_iter().map(|l| match base {
+        Some(base) => LeftOut { path: format!("{base}/{}", l.path), ..l },
+        None => l,
+    }));
     suite.finalize_cases();
     if matches!(suite.status, SuiteStatus::Cancelled) {
         return;
@@ -317,6 +329,7 @@ mod tests {
             diagnostics: Vec::new(),
             error: None,
             announced: None,
+            left_out: Vec::new(),
         }
     }
 

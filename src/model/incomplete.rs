@@ -55,8 +55,14 @@ pub const NO_TEST_RAN_CASE: &str = "[no test ran]";
 /// a Maven module with tests and no surefire report (the module follows).
 pub const NO_TESTS_RAN_CASE: &str = "[no tests ran]";
 
-/// a Go package whose test binary did not build.
+/// a Go package whose test binary did not build, a Maven module that did not compile (the
+/// package or module follows), or any part of a suite whose build failed while its test command
+/// ran the tests of the parts that did build.
 pub const BUILD_FAILED_CASE: &str = "[build failed]";
+
+/// a Maven module the reactor SKIPPED because a module it depends on failed: its tests never
+/// compiled or ran (the module follows).
+pub const SKIPPED_BY_MAVEN_CASE: &str = "[skipped by Maven]";
 
 /// a Go package that failed outside any test.
 pub const PACKAGE_FAILED_CASE: &str = "[package failed]";
@@ -86,6 +92,7 @@ pub const INCOMPLETE_RESULTS: &[&str] = &[
     NO_TEST_RAN_CASE,
     NO_TESTS_RAN_CASE,
     BUILD_FAILED_CASE,
+    SKIPPED_BY_MAVEN_CASE,
     PACKAGE_FAILED_CASE,
     TEST_RUN_CASE,
     OUTSIDE_EXAMPLES_CASE,

@@ -610,6 +610,8 @@ pub struct EvalExtra {
     pub prompt: Option<String>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub assertions: Vec<AssertionOutcome>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 impl CaseExtra {
@@ -888,6 +890,10 @@ struct CaseWire {
     /// such as `llm-rubric`); empty for cases judged pass/fail by their first failing check.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     assertions: Vec<AssertionOutcome>,
+    /// Eval suites with `cache = true`: the answer judged (of at least one attempt) came from the
+    /// answer cache, not from a call of the system during this run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    cached: bool,
 }
 
 std::thread_local! {
@@ -962,6 +968,7 @@ impl From<CaseWire> for Case {
                     sut: w.sut,
                     prompt: w.prompt,
                     assertions: w.assertions,
+                    cached: w.cached,
                 }
                 .packed(),
             }

@@ -29,6 +29,8 @@ pub(crate) struct EvalMetrics {
     pub categories: Vec<CategoryRow>,
     /// Tokens, calls and cost summed over every call.
     pub usage: Option<Usage>,
+    /// Cases judged on an answer from the answer cache (`cache = true`), not on a call made now.
+    pub cached: u64,
     /// Cases whose outcome word differs from the baseline's, at most the number asked for.
     pub flips: Vec<Flip>,
     /// Every flip, listed or not.
@@ -50,6 +52,8 @@ pub(crate) struct Grid {
     pub cases: usize,
     /// What the columns are: `System`, `Prompt` or `System · prompt`.
     pub heading: &'static str,
+    /// The heading of the score column, naming the suite's policy: `Score (pass-rate)`.
+    pub score_label: String,
 }
 
 /// One system through one prompt.
@@ -63,9 +67,18 @@ pub(crate) struct GridColumn {
     /// Passed or flaky (reached `min-pass`).
     pub passes: u64,
     pub pass_rate: Option<f64>,
-    /// Mean case score 0–100: a case's graded `score`, else 100 when it passed and 0 when not.
+    /// The suite's policy over this column's cases alone (`score_label` names it): for one
+    /// prompt, the number `score<N@sut` gates the system on.
     pub score: Option<f64>,
-    /// Mean time per case, milliseconds (every attempt of a repeated case summed).
+    /// Mean case score 0–100: a case's graded `score`, else 100 when it passed and 0 when not.
+    /// Not shown in the grid (the policy's score is); kept for templates.
+    pub mean_case_score: Option<f64>,
+    /// Cases without a judged answer: the system failed (`backend-error`), gave none in time
+    /// (`timeout`), or a grader could not judge (`grader-error`).
+    pub errors: u64,
+    /// Mean time per answered case, milliseconds (every attempt of a repeated case summed);
+    /// failed calls and timeouts are left out (an error is fast, a timeout is the limit); none
+    /// when no case was answered.
     pub latency_ms: Option<f64>,
     /// Tokens summed, when the system reported any.
     pub tokens: Option<u64>,
@@ -75,13 +88,14 @@ pub(crate) struct GridColumn {
 
 impl GridColumn {
     /// The column's figures as shown in the terminal and report.html: passed/asked, pass rate,
-    /// score, latency, tokens and cost (`-` where there is none).
-    pub(crate) fn cells(&self) -> [String; 6] {
+    /// score, errors, latency, tokens and cost (`-` where there is none).
+    pub(crate) fn cells(&self) -> [String; 7] {
         let num = |v: Option<f64>, suffix: &str| v.map_or_else(|| "-".to_string(), |v| format!("{v}{suffix}"));
         [
             format!("{}/{}", self.passes, self.cases),
             num(self.pass_rate, "%"),
             num(self.score, ""),
+            self.errors.to_string(),
             self.latency_ms.map_or_else(|| "-".into(), |ms| format!("{ms:.0} ms")),
             self.tokens.map_or_else(|| "-".into(), |t| t.to_string()),
             self.cost_usd.map_or_else(|| "-".into(), |c| format!("${c:.4}")),
@@ -191,9 +205,10 @@ pub(crate) fn of(suite: &Suite, comparison: Option<&Comparison>, max_flips: usiz
         reasons,
         categories,
         usage: suite.usage.clone(),
+        cached: suite.cases.iter().filter(|c| c.extra().eval().cached).count() as u64,
         flips_count: flips.len(),
         flips: flips.into_iter().take(max_flips).collect(),
-        grid: grid(&suite.cases, max_flips),
+        grid: grid(suite, max_flips),
     })
 }
 
@@ -217,9 +232,22 @@ fn passed(case: &Case) -> bool {
     matches!(case.status, CaseStatus::Passed | CaseStatus::Flaky)
 }
 
+/// Cases that got no judged answer: the call failed or timed out, or no grader could judge.
+fn unanswered(case: &Case) -> bool {
+    matches!(case.status, CaseStatus::Error | CaseStatus::Timeout)
+}
+
+/// Whether the system answered the case's call (a grader may still have failed to judge it):
+/// its latency means something.
+fn answered(case: &Case) -> bool {
+    let reason = case.extra().eval().reasons.first().map(|r| r.code.as_str());
+    !matches!(reason, Some("backend-error" | "timeout")) && case.status != CaseStatus::Timeout
+}
+
 /// The grid of a suite whose cases name more than one (system, prompt); `None` otherwise.
 /// Lists at most `max` disagreements.
-pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
+pub(crate) fn grid(suite: &Suite, max: usize) -> Option<Grid> {
+    let cases = &suite.cases;
     // Every case of most suites (every import) has the same (system, prompt), usually none:
     // no grid, found without mapping every case by its dataset id (once per report and terminal).
     fn key(case: &Case) -> (Option<&str>, Option<&str>) {
@@ -268,6 +296,7 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
                 (false, true) => prompt.unwrap_or("-").to_string(),
                 _ => sut.unwrap_or("-").to_string(),
             };
+            let part = crate::score::part_of(suite, |c| key(c) == (*sut, *prompt));
             GridColumn {
                 sut: sut.map(str::to_string),
                 prompt: prompt.map(str::to_string),
@@ -275,10 +304,12 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
                 cases: n,
                 passes,
                 pass_rate: rate(passes, n),
-                score: mean(
+                score: (n > 0).then(|| crate::score::round2(part.score.value)),
+                mean_case_score: mean(
                     of.iter().map(|c| c.extra().score.unwrap_or(if passed(c) { 100.0 } else { 0.0 })).collect(),
                 ),
-                latency_ms: mean(of.iter().filter_map(|c| c.duration_ms).collect()),
+                errors: of.iter().filter(|c| unanswered(c)).count() as u64,
+                latency_ms: mean(of.iter().filter(|c| answered(c)).filter_map(|c| c.duration_ms).collect()),
                 tokens: (!usages.is_empty()).then(|| usages.iter().map(|u| u.tokens).sum()),
                 cost_usd: usages
                     .iter()
@@ -311,14 +342,19 @@ pub(crate) fn grid(cases: &[Case], max: usize) -> Option<Grid> {
             (false, true) => "Prompt",
             _ => "System",
         },
+        score_label: format!("Score ({})", suite.score.policy.label()),
     })
 }
 
 /// The grid as plain text lines for the terminal: one row per column of the grid (system ·
 /// prompt), then the disagreeing cases.
 pub(crate) fn grid_lines(grid: &Grid, max_disagreements: usize) -> Vec<String> {
-    let mut table =
-        vec![[grid.heading, "passed", "pass rate", "score", "latency", "tokens", "cost"].map(str::to_string).to_vec()];
+    let score = grid.score_label.to_lowercase();
+    let mut table = vec![
+        [grid.heading, "passed", "pass rate", score.as_str(), "errors", "latency", "tokens", "cost"]
+            .map(str::to_string)
+            .to_vec(),
+    ];
     for c in &grid.columns {
         let mut row = vec![c.label.clone()];
         row.extend(c.cells());

@@ -153,6 +153,8 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
     // A streamed suite (`--stream`) keeps its failing cases in memory, not every case: list
     // failures at most (what a run of that size gets anyway).
     let streamed = run.suites.iter().any(|s| s.streamed.is_some());
+    // With no passing case, leaving passing cases out leaves nothing out: no notice says so.
+    let any_passed = run.suites.iter().any(|s| s.counts.passes() > 0);
     let mut last = None;
     // Failures step down twice: as many as could fit at their least size, then a short list
     // (with a count of the rest), so a PR comment on a run with thousands of failures still
@@ -175,6 +177,7 @@ pub fn render_within(run: &Run, env: &ReportEnv, template: &str, budget: Budget)
         }
         let notice = match detail {
             // Every case would fit, but a streamed run keeps only its failing ones in memory.
+            Detail::Failures if !any_passed => None,
             Detail::Failures if streamed && total <= max_cases => Some(
                 "Passing cases are not listed: this run was read in the streaming mode (`--stream`). Every case \
                  is in `results.json`, `junit.xml` and `ctrf.json` among the run's artifacts."

@@ -666,7 +666,7 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         }
         // Several systems or prompts: the grid first, so the failures below read against it.
         if suite.kind.shape() == crate::model::CaseShape::Items
-            && let Some(grid) = super::eval::grid(&suite.cases, GRID_DISAGREEMENTS)
+            && let Some(grid) = super::eval::grid(suite, GRID_DISAGREEMENTS)
         {
             lines.extend(super::eval::grid_lines(&grid, GRID_DISAGREEMENTS).iter().map(|l| line(safe(l))));
         }
@@ -703,6 +703,12 @@ pub fn render_table(run: &Run, color: bool, width: Option<usize>) -> String {
         }
         for left in &suite.left_out {
             lines.push(format!("  {} {}: {}", paint.code("33", "not run:"), safe(&left.path), safe(&left.reason)));
+        }
+        // How the test command departs from the project's own script (steps skipped, a script
+        // not replayed) is said here too, not only in results.json.
+        let ran_tests = suite.phases.iter().filter(|p| p.kind == PhaseKind::Test && p.status != PhaseStatus::Skipped);
+        for note in ran_tests.filter_map(|p| p.note.as_deref()) {
+            lines.push(format!("  {} {}", paint.code("2", "note:"), safe(note)));
         }
         if !lines.is_empty() {
             out.push('\n');

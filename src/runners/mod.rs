@@ -67,8 +67,10 @@ pub(crate) trait SuiteRunner: Send + Sync + 'static {
 
     /// The suites one planned suite stands for: itself (the default), or several, as when a
     /// project suite's root is a workspace whose members run as suites of their own. Planning
-    /// calls it once for every suite it plans.
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
+    /// calls it once for every suite it plans, with the roots of all the suites planned on their
+    /// own (`planned`).
+    fn expand(&self, suite: SuitePlan, planned: &[std::path::PathBuf]) -> Vec<SuitePlan> {
+        let _ = planned;
         vec![suite]
     }
 
@@ -151,8 +153,8 @@ impl<R: SuiteRunner> Runner for R {
         SuiteRunner::items(self, suite, suite.settings.get::<R::Plan>()?)
     }
 
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
-        SuiteRunner::expand(self, suite)
+    fn expand(&self, suite: SuitePlan, planned: &[std::path::PathBuf]) -> Vec<SuitePlan> {
+        SuiteRunner::expand(self, suite, planned)
     }
 
     fn deselected(&self, suite: &SuitePlan) -> bool {

@@ -78,6 +78,8 @@ pub(crate) struct CommandSut {
     scratch: OnceLock<Arc<tempfile::TempDir>>,
     /// Whether a shell command line runs without the shell, decided by the first call.
     direct: OnceLock<bool>,
+    /// [`CommandSut::program_files`], read once: the files' digests are part of the cache key.
+    files: OnceLock<Value>,
 }
 
 /// The private directory command calls write their case files to: created exclusively under a
@@ -126,7 +128,7 @@ impl Drop for CaseFile {
 impl CommandSut {
     pub(crate) fn new(config: CommandConfig, base_dir: &Path, log: LogSink) -> CommandSut {
         let cwd = config.cwd.as_ref().map_or_else(|| base_dir.to_path_buf(), |c| base_dir.join(c));
-        CommandSut { config, cwd, log, scratch: OnceLock::new(), direct: OnceLock::new() }
+        CommandSut { config, cwd, log, scratch: OnceLock::new(), direct: OnceLock::new(), files: OnceLock::new() }
     }
 
     /// The private directory of this SUT's case files (made by the first call that needs it).
@@ -157,6 +159,34 @@ impl CommandSut {
                 std::fs::File::open(p).and_then(|mut f| f.read(&mut head)).ok()
             });
             matches!(read, Some(n) if head[..n].starts_with(b"#!") || head[..n] == *b"\x7fELF")
+        })
+    }
+
+    /// sha256 of each file the command line names by a relative path that exists from its
+    /// directory (`sut.sh` in `sh sut.sh`, `./sut.py`, an argv word), by word. The answer cache
+    /// keys on them: the system under test is usually that script, and a change to it must ask
+    /// again rather than replay the answers of the code before the change. Files the program
+    /// reads by itself (a module it imports) are not seen: `--no-cache` covers those.
+    fn program_files(&self) -> &Value {
+        self.files.get_or_init(|| {
+            let words: Vec<String> = match &self.config.command {
+                CommandLine::Shell(script) => script
+                    .split(|c: char| c.is_whitespace() || ";|&<>()`".contains(c))
+                    .map(|w| w.trim_matches(|c| c == '\'' || c == '"').to_string())
+                    .collect(),
+                CommandLine::Argv(argv) => argv.clone(),
+            };
+            let mut files = serde_json::Map::new();
+            for word in words {
+                if word.is_empty() || word.starts_with('/') || word.contains("{prompt}") || word.contains("{id}") {
+                    continue;
+                }
+                let path = self.cwd.join(&word);
+                if path.is_file() {
+                    files.insert(word, file_digest(&path).into());
+                }
+            }
+            Value::Object(files)
         })
     }
 
@@ -197,6 +227,39 @@ impl CommandSut {
             StdinMode::None => None,
         };
         spec
+    }
+}
+
+/// What an empty stdout's call printed on stderr: ` (stdout was empty; the program printed 6
+/// bytes on stderr, first line: `Paris`) — the answer is read from stdout`, or nothing when
+/// stderr was empty too. `output` is the call's captured output, which with an empty stdout is
+/// all stderr; secrets in it are replaced (the whole message is redacted again on its way out).
+fn stderr_note(output: &str) -> String {
+    let bytes = output.len();
+    let Some(first) = output.lines().map(str::trim).find(|l| !l.is_empty()) else { return String::new() };
+    let first = crate::secrets::redact(&crate::text::truncate_chars(first, 121)).into_owned();
+    format!(
+        " (stdout was empty; the program printed {bytes} bytes on stderr, first line: `{first}`) — the answer is \
+         read from stdout"
+    )
+}
+
+/// A program file's sha256; for one too large to read whole (a big binary), its size and
+/// modification time, which a rebuild changes too.
+fn file_digest(path: &Path) -> String {
+    use sha2::Digest;
+    const PROGRAM: crate::fsio::Limit = crate::fsio::Limit {
+        what: "program file",
+        cap: 64 << 20,
+        advice: "its size and modification time stand for it in the answer cache key",
+    };
+    match crate::fsio::read_capped(path, PROGRAM) {
+        Ok(bytes) => hex::encode(sha2::Sha256::digest(&bytes)),
+        Err(_) => {
+            let meta = std::fs::metadata(path).ok();
+            let modified = meta.as_ref().and_then(|m| m.modified().ok()).map(|t| format!("{t:?}"));
+            format!("size {} modified {}", meta.map_or(0, |m| m.len()), modified.unwrap_or_default())
+        }
     }
 }
 
@@ -285,14 +348,26 @@ impl Backend for CommandSut {
             );
             return Err(Failure::Permanent { message, raw: output() });
         }
-        answer::parse(&stdout, self.config.answer).map_err(|bad| Failure::Permanent {
-            message: format!("`{}` answered something unusable: {}", spec.display(), bad.message),
-            raw: Some(bad.raw),
+        answer::parse(&stdout, self.config.answer).map_err(|bad| {
+            let mut message = format!("`{}` answered something unusable: {}", spec.display(), bad.message);
+            // An answer printed on stderr by mistake (`print(…, file=sys.stderr)`, `>&2`, a
+            // logger) is the usual cause of an empty one: say what went there.
+            if stdout.iter().all(u8::is_ascii_whitespace) {
+                message.push_str(&stderr_note(&outcome.output));
+            }
+            Failure::Permanent { message, raw: Some(bad.raw) }
         })
     }
 
     fn identity(&self) -> Value {
-        serde_json::json!({"type": "command", "config": self.config, "cwd": self.cwd})
+        let mut identity = serde_json::json!({"type": "command", "config": self.config, "cwd": self.cwd});
+        // Only when there are some, so the keys of a command naming no file stay as they were.
+        if let (Some(object), Value::Object(files)) = (identity.as_object_mut(), self.program_files())
+            && !files.is_empty()
+        {
+            object.insert("files".into(), Value::Object(files.clone()));
+        }
+        identity
     }
 }
 

@@ -121,7 +121,15 @@ impl Backend for HttpSut {
             message: format!("{}: the response has nothing at `{pointer}`", self.config.url),
             raw: Some(answer::cap(&text)),
         })?;
-        let usage = json.pointer(self.config.usage.as_deref().unwrap_or("/usage")).and_then(answer::usage_from_json);
+        let usage = json
+            .pointer(self.config.usage.as_deref().unwrap_or("/usage"))
+            .map(answer::usage_checked)
+            .transpose()
+            .map_err(|message| Failure::Permanent {
+                message: format!("{}: {message}", self.config.url),
+                raw: Some(answer::cap(&text)),
+            })?
+            .flatten();
         Ok(Reply { output, raw: answer::cap(&text), usage })
     }
 

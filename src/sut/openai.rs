@@ -197,7 +197,7 @@ impl Backend for EmbeddingsBackend {
         if vector.is_empty() || !vector.iter().all(|x| x.as_f64().is_some_and(f64::is_finite)) {
             return Err(malformed("data[0].embedding is not a non-empty list of numbers"));
         }
-        let usage = json.pointer("/usage").and_then(answer::usage_from_json);
+        let usage = json.pointer("/usage").map(answer::usage_checked).transpose().map_err(|m| malformed(&m))?.flatten();
         Ok(Reply { output: Value::Array(vector.clone()), raw, usage })
     }
 

@@ -235,7 +235,11 @@ fn a_gate_can_target_one_system() {
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     let verdict = results(&ws).verdict;
     let messages: Vec<&str> = verdict.reasons.iter().map(|r| r.message.as_str()).collect();
-    assert_eq!(messages, ["score of system `small` 66.67 is below 70"], "{verdict:?}");
+    assert_eq!(
+        messages,
+        ["score of system `small` 66.67 (policy pass-rate over its 6 cases) is below 70"],
+        "{verdict:?}"
+    );
     // A system no case was asked of is never a pass.
     let output = run_in(&ws, &["--fail-on", "score<70@medium"]);
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));

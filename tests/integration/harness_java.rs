@@ -289,3 +289,92 @@ fn without_a_wrapper_gradle_on_path_runs() {
     assert_matches_expected(suite, &expected(name));
     assert_eq!(code, 1);
 }
+
+/// `maven-reactor-skip` copied under `dir`, with `fcorr.toml` holding `config` and a suite at
+/// the project; runs it and returns the exit code and the run.
+fn run_reactor_fixture(dir: &Path, config: &str) -> (i32, Run) {
+    let project = dir.join("maven-reactor-skip");
+    copy_project(&fixture("maven-reactor-skip"), &project);
+    let toml = project.join("fcorr.toml");
+    std::fs::write(&toml, format!("{config}\n[[suite]]\nname = \"reactor\"\npath = \".\"\n")).unwrap();
+    fcorr_run(&["--config".as_ref(), toml.as_os_str()], &dir.join("out"))
+}
+
+/// The suite's cases as `Class#method` (or the error case's name) with their status.
+fn case_statuses(suite: &Suite) -> std::collections::BTreeMap<String, String> {
+    suite
+        .cases
+        .iter()
+        .map(|c| match c.classname.as_deref().filter(|_| !c.name.starts_with('[')) {
+            Some(class) => (format!("{class}#{}", c.name), c.status.label().to_string()),
+            None => (c.name.to_string(), c.status.label().to_string()),
+        })
+        .collect()
+}
+
+/// A module Maven SKIPS after a module it depends on failed never compiles or runs its tests;
+/// with that failure quarantined, fcorr passed the run on the tests that did run (QA D3). The
+/// skipped module is an error case quoting Maven's Reactor Summary and naming the failed
+/// module, and the run fails.
+#[test]
+fn maven_a_module_skipped_after_a_quarantined_failure_is_named_and_fails_the_run() {
+    let name = "maven-reactor-skip";
+    let want = expected(name);
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run) = run_reactor_fixture(dir.path(), "quarantine = [\"*knownBug\"]");
+    let suite = &run.suites[0];
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
+    let mut wanted: std::collections::BTreeMap<String, String> = want["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().to_string(), c["status"].as_str().unwrap().to_string()))
+        .collect();
+    wanted.insert("[skipped by Maven] service".into(), "error".into());
+    assert_eq!(case_statuses(suite), wanted, "{:#?}", suite.phases);
+    let skipped = suite.cases.iter().find(|c| c.name == "[skipped by Maven] service").unwrap();
+    let message = skipped.message().unwrap();
+    for said in ["Reactor Summary lists \"Order Service\" (service) as SKIPPED", "it depends on model (FAILURE)"] {
+        assert!(message.contains(said), "{said:?} not in {message:?}");
+    }
+    assert_eq!(skipped.file.as_deref(), Some("service/pom.xml"));
+    assert_eq!(code, 1, "{:?}", run.verdict);
+    assert!(
+        run.verdict.reasons.iter().any(|r| r.message.contains("`[skipped by Maven] service`")),
+        "{:?}",
+        run.verdict.reasons
+    );
+}
+
+/// One module that does not compile under `mvn --fail-at-end` stops only that module and the
+/// modules depending on it: the suite is build-failed with the compiler's error, and the other
+/// modules' results, which the same Maven run produced, are kept (QA D8: before, every case was
+/// dropped and the verdict said "no tests ran in any suite").
+#[test]
+fn maven_a_compile_error_in_one_module_keeps_the_other_modules_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = dir.path().join("maven-reactor-skip");
+    copy_project(&fixture("maven-reactor-skip"), &project);
+    let rel = "model/src/main/java/dev/fcorr/fixture/model/Price.java";
+    let source = std::fs::read_to_string(project.join(rel)).unwrap();
+    std::fs::write(project.join(rel), source.replace("return Math.round", "return \"x\" + Math.round")).unwrap();
+    let (code, run) = fcorr_run(&[project.as_os_str()], &dir.path().join("out"));
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::BuildFailed, 1), "{:#?}", suite.phases);
+    assert_eq!(phase(suite, PhaseKind::Build).status, PhaseStatus::Failed);
+    let diagnostic = suite.diagnostics.iter().find(|d| d.file.as_deref() == Some(rel));
+    assert!(diagnostic.is_some_and(|d| d.message.contains("incompatible types")), "{:#?}", suite.diagnostics);
+    let got = case_statuses(suite);
+    let want: std::collections::BTreeMap<String, String> = [
+        ("dev.fcorr.fixture.util.TextTest#squashesSpaces", "passed"),
+        ("[build failed] model", "error"),
+        ("[skipped by Maven] service", "error"),
+    ]
+    .into_iter()
+    .map(|(n, s)| (n.to_string(), s.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    let uncompiled = suite.cases.iter().find(|c| c.name == "[build failed] model").unwrap();
+    assert!(uncompiled.message().unwrap().contains("on project model: Compilation failure"), "{uncompiled:?}");
+    assert!(!run.verdict.reasons.iter().any(|r| r.message.contains("no tests ran")), "{:?}", run.verdict.reasons);
+}

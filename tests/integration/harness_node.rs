@@ -511,20 +511,27 @@ fn a_vitest_coverage_threshold_failure_is_named_with_its_threshold_line() {
     );
 }
 
+/// `fcorr run` on a fixture whose suite fails (exit 1), its test phase exiting as the native tool did.
+fn failing_run(name: &str) -> Run {
+    let out = tempfile::tempdir().unwrap();
+    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    let native = expected(name)["native_exit_code"].as_i64().map(|c| c as i32);
+    assert_eq!(phase(suite, PhaseKind::Test).exit_code, native);
+    run
+}
+
 /// Every test passes and a timer one of them left throws afterwards: vitest fails the run on its
 /// "Unhandled Errors". The suite fails on an error case quoting vitest (the error, where it was
 /// thrown, the test file and latest test); before, only "exited with code 1 but every reported
 /// test passed".
 #[test]
 fn a_vitest_unhandled_error_is_an_error_case_quoting_vitest() {
-    let name = "js-vitest-unhandled";
-    let want = expected(name);
-    let out = tempfile::tempdir().unwrap();
-    let (code, run) = fcorr_run(&[&fixture(name)], out.path());
+    let want = expected("js-vitest-unhandled");
+    let run = failing_run("js-vitest-unhandled");
     let suite = &run.suites[0];
-    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
     assert_eq!(suite.error, None);
-    assert_eq!(phase(suite, PhaseKind::Test).exit_code, want["native_exit_code"].as_i64().map(|c| c as i32));
     let (errors, tests): (Vec<_>, Vec<_>) =
         suite.cases.iter().partition(|c| c.status == fcorr::model::CaseStatus::Error);
     let tests: Vec<(&str, fcorr::model::CaseStatus)> = tests.iter().map(|c| (c.name.as_str(), c.status)).collect();
@@ -553,6 +560,30 @@ fn a_vitest_unhandled_error_is_an_error_case_quoting_vitest() {
     assert_eq!(suite.score.value, 0.0);
     let reason = &run.verdict.reasons[0].message;
     assert!(reason.contains("`[unhandled error]` Vitest caught 1 unhandled error"), "{reason}");
+}
+
+/// vitest's globalSetup throws before any test file runs: vitest prints `No test files found`,
+/// then the error under a lone `⎯⎯ Unhandled Error ⎯⎯` banner (no "Vitest caught …" section).
+/// Before, the suite said only "the test tool collected no tests"; now it is an error case quoting
+/// vitest: the error and where it was thrown.
+#[test]
+fn a_vitest_error_before_any_test_names_its_cause() {
+    let run = failing_run("js-vitest-global-setup");
+    let suite = &run.suites[0];
+    let [error] = suite.cases.as_slice() else { panic!("one error case: {:#?}", suite.cases) };
+    assert_eq!(
+        (error.name.as_str(), error.status, error.file.as_deref(), error.line),
+        ("[unhandled error]", fcorr::model::CaseStatus::Error, Some("test/global-setup.js"), Some(6))
+    );
+    assert_eq!(
+        error.message(),
+        Some(
+            "vitest failed outside any test: Unhandled Error `Error: the test database is not reachable at \
+             postgres://localhost:5433/app_test` at test/global-setup.js:6"
+        )
+    );
+    let reason = &run.verdict.reasons[0].message;
+    assert!(reason.contains("`[unhandled error]` vitest failed outside any test"), "{reason}");
 }
 
 #[test]

@@ -837,3 +837,83 @@ fn tox_testenv_deps_are_installed_and_an_import_skip_keeps_pytests_reason() {
     assert!(warning.contains("tox.ini [testenv]"), "{warning}");
     assert!(!phase(suite, PhaseKind::Install).command.contains("fcorr-definitely-not-a-package-lint"));
 }
+
+/// `fcorr run` on a copy of a fixture that must pass as its native tool did: the same cases and
+/// counts, and the detection markers naming `source` among the test dependencies.
+fn passes_as_natively(name: &str, source: &str) -> (tempfile::TempDir, Run) {
+    let want = expected(name);
+    let (dir, run, code) = run_copy(name, &[], None);
+    let suite = &run.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Passed, 0), "{suite:#?}");
+    assert_cases(suite, &want["cases"]);
+    assert_counts(suite, &want["counts"]);
+    let markers = &suite.detection.as_ref().unwrap().markers;
+    assert!(markers.iter().any(|m| m == &format!("test dependencies: {source}")), "{markers:?}");
+    (dir, run)
+}
+
+/// Test dependencies declared only in Poetry's tables: the `test` group (in Poetry's version
+/// syntax, `~1.16`) and, with no `[project]` table, the main dependencies; never the optional
+/// `docs` group. Before, neither was read: six was never installed and its module skipped whole.
+#[test]
+fn py_poetry_groups_installs_the_test_group_and_the_main_dependencies() {
+    let _guard = shared();
+    let (_dir, run) = passes_as_natively("py-poetry-groups", "pyproject.toml [tool.poetry.group.test.dependencies]");
+    let install = phase(&run.suites[0], PhaseKind::Install);
+    if install.status != PhaseStatus::Skipped {
+        assert!(install.command.contains("'six>=1.16,<1.17'"), "{install:#?}");
+        assert!(!install.command.contains("text-unidecode"), "{install:#?}");
+    }
+}
+
+/// tox's configuration in setup.cfg (`[tox:tox]`): its `[testenv] deps` are installed, its
+/// `[testenv:lint]` ones are not. Before, only tox.ini was read and the module was skipped whole.
+#[test]
+fn py_tox_setupcfg_installs_the_testenv_deps_of_setup_cfg() {
+    let _guard = shared();
+    let (_dir, run) = passes_as_natively("py-tox-setupcfg", "setup.cfg [testenv]");
+    assert!(!phase(&run.suites[0], PhaseKind::Install).command.contains("fcorr-definitely-not-a-package-lint"));
+}
+
+/// tox's configuration inline in pyproject.toml (`legacy_tox_ini`), with a `-r` file no convention
+/// finds and a `-c` constraints file: the pinned version is installed, and the virtualenv follows
+/// the constraints file (a bump there must not reuse the venv that holds the old pin).
+#[test]
+fn py_tox_pyproject_installs_legacy_tox_ini_deps_with_their_constraints() {
+    let _guard = shared();
+    let (dir, _) = passes_as_natively("py-tox-pyproject", "pyproject.toml [tool.tox] legacy_tox_ini [testenv]");
+    let project = dir.path().join("py-tox-pyproject");
+    std::fs::write(project.join("ci/constraints.txt"), "idna==3.6\n").unwrap();
+    let output = fcorr().arg("run").arg(&project).arg("--out").arg(dir.path().join("out2")).arg("--json").output();
+    let (again, code) = parse_run(&output.unwrap());
+    let suite = &again.suites[0];
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1), "{suite:#?}");
+    let pinned = suite.cases.iter().find(|c| c.name == "test_the_constrained_version_is_installed").unwrap();
+    assert_eq!(pinned.status, CaseStatus::Failed);
+    assert!(pinned.message().unwrap_or_default().contains("3.6"), "{pinned:#?}");
+}
+
+/// uv asked for by name, not found, and its install from PyPI killed by a signal: the suite's
+/// error names the command and says how it ended in words, as every other exit fcorr reports.
+#[test]
+fn a_uv_install_killed_by_a_signal_is_told_in_words() {
+    let _guard = shared();
+    let tools = tempfile::tempdir().unwrap();
+    let python = tools.path().join("python3");
+    std::fs::write(&python, "#!/bin/sh\nkill -9 $$\n").unwrap();
+    std::fs::set_permissions(&python, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", tools.path().display(), std::env::var("PATH").unwrap());
+    let cache = tools.path().join("cache");
+    let env = [
+        ("PATH", path.as_str()),
+        ("FCORR_UV", "/nonexistent/uv"),
+        ("FCORR_PYTHON_INSTALLER", "uv"),
+        ("FCORR_CACHE_DIR", cache.to_str().unwrap()),
+    ];
+    let (_dir, run, _) = run_copy("py-pass", &env, None);
+    let suite = &run.suites[0];
+    let message = &suite.error.as_ref().expect("an input error").message;
+    assert!(message.contains("-m pip install"), "{message}");
+    assert!(message.contains("killed by signal 9 (SIGKILL)"), "{message}");
+    assert!(!message.contains("Signal("), "{message}");
+}

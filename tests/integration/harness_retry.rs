@@ -308,3 +308,49 @@ fn rerun_failed_runs_only_the_failed_tests_and_merge_lays_them_over_the_original
     assert_eq!((suite.counts.total, suite.counts.passed, suite.counts.flaky, suite.counts.failed), (4, 2, 1, 1));
     assert_eq!(suite.status, SuiteStatus::Failed);
 }
+
+/// A failing `harness = false` target is one `[test binary]` error case, not a test: retries
+/// never select it by name (nothing would run and its failure would vanish), and `--rerun-failed`
+/// on results that were incomplete runs everything again instead of passing on the tests it could
+/// name while the target that failed is never run.
+#[test]
+fn a_failing_harness_false_target_is_never_rerun_as_a_test() {
+    let want = expected("flaky-rust-harness-false");
+    let target = repo().join("target/fcorr-test-cache/flaky-rust-harness-false-target");
+    let env = [("CARGO_TARGET_DIR", target.as_path())];
+
+    let f = flaky("flaky-rust-harness-false");
+    let (run, code) = run_flaky(&f, &["--retries", "2"], &env);
+    let suite = &run.suites[0];
+    assert_eq!(runs(&f.state), expected_runs(&want), "{suite:#?}");
+    assert_after_retries(suite, &want, |c| c.name.clone().into());
+    assert_attempt_summaries(suite, &want);
+    for phase in test_phases(suite) {
+        assert!(!phase.command.contains("[test binary]"), "{}", phase.command);
+    }
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+
+    let f = flaky("flaky-rust-harness-false");
+    let (first, code) = run_flaky(&f, &[], &env);
+    assert_eq!((first.suites[0].counts.failed, first.suites[0].counts.error, code), (1, 1, 1));
+    let first_out = f.out.join("../first");
+    std::fs::create_dir_all(&first_out).unwrap();
+    std::fs::write(first_out.join("results.json"), serde_json::to_string(&first).unwrap()).unwrap();
+    let (rerun, code) = run_flaky(&f, &["--rerun-failed", first_out.join("results.json").to_str().unwrap()], &env);
+    let suite = &rerun.suites[0];
+    let again: BTreeMap<String, u64> = want["runs_after_rerun_failed"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(runs(&f.state), again, "{suite:#?}");
+    let golden = suite.cases.iter().find(|c| c.name == "[test binary]").expect("golden failed again");
+    assert_eq!((golden.status, golden.classname.as_deref()), (CaseStatus::Error, Some("golden")));
+    assert!(
+        suite.diagnostics.iter().any(|d| d.message.contains("`[test binary]`") && d.message.contains("runs again")),
+        "{:#?}",
+        suite.diagnostics
+    );
+    assert_eq!((suite.status, code), (SuiteStatus::Failed, 1));
+}

@@ -12,7 +12,7 @@ use regex::Regex;
 use crate::support::*;
 
 /// Runs a native command in `dir`; its combined stdout and stderr, and its exit code.
-fn native(dir: &Path, program: &str, args: &[&str]) -> (String, i32) {
+pub(crate) fn native(dir: &Path, program: &str, args: &[&str]) -> (String, i32) {
     let out = Command::new(program)
         .args(args)
         .current_dir(dir)
@@ -34,7 +34,7 @@ fn run_keeping(name: &str) -> (Run, i32, tempfile::TempDir) {
 
 /// Every part the run left out is named, with its reason, in results.json, summary.md,
 /// comment.md and report.html.
-fn assert_left_out_in_every_report(run: &Run, out: &Path) {
+pub(crate) fn assert_left_out_in_every_report(run: &Run, out: &Path) {
     let left: Vec<&fcorr::model::LeftOut> = run.suites.iter().flat_map(|s| &s.left_out).collect();
     assert!(!left.is_empty());
     let results = std::fs::read_to_string(out.join("results.json")).unwrap();
@@ -261,7 +261,7 @@ fn every_go_module_runs_and_a_failure_only_in_a_nested_module_fails_the_run() {
 }
 
 /// (passed, failed, skipped) from jest's `Tests:` line or node's `# pass N` / `# fail N` lines.
-fn js_totals(output: &str) -> (u64, u64, u64) {
+pub(crate) fn js_totals(output: &str) -> (u64, u64, u64) {
     let count =
         |pattern: &str| Regex::new(pattern).unwrap().captures(output).map_or(0, |c| c[1].parse::<u64>().unwrap());
     if let Some(line) = output.lines().find(|l| l.starts_with("Tests:")) {

@@ -7,13 +7,16 @@
 //! executable bit runs through `sh`. Old report directories are removed before tests run, so a crash
 //! can never be scored with the previous run's results; a Maven module with tests and no report
 //! after a successful run is an error (`silent_modules.rs`), and so is a class whose test JVM
-//! ended mid-class (`crashed_fork.rs`).
+//! ended mid-class (`crashed_fork.rs`), and a module the reactor skipped or could not compile
+//! (`reactor.rs`).
 
 use std::path::Path;
 use std::sync::OnceLock;
 
 mod crashed_fork;
 mod locations;
+mod pom;
+mod reactor;
 mod silent_modules;
 
 use super::{
@@ -47,14 +50,18 @@ impl Ecosystem for Java {
 
     /// The reports, and after a Maven run that succeeded, an error case for each module that has
     /// tests and ran none (`silent_modules.rs`); after one that failed, an error case for each
-    /// class whose test JVM ended mid-class (`crashed_fork.rs`).
+    /// class whose test JVM ended mid-class (`crashed_fork.rs`), each module that did not compile
+    /// and each module with tests the reactor skipped (`reactor.rs`).
     fn collect(&self, ctx: &CollectContext<'_>) -> Collected {
         let mut collected = super::collect_reports(ctx);
         let maven = ctx.reports.iter().any(|r| r.pattern == MAVEN_REPORTS);
+        let output = &ctx.outcome.output;
         if maven && ctx.outcome.exit == crate::execute::process::Exit::Code(0) {
             silent_modules::flag_modules_that_ran_no_test(&mut collected, ctx.root);
         } else if maven {
-            crashed_fork::flag_crashed_classes(&mut collected, &ctx.outcome.output, ctx.root);
+            crashed_fork::flag_crashed_classes(&mut collected, output, ctx.root);
+            reactor::flag_uncompiled_modules(&mut collected, output, ctx.root);
+            reactor::flag_skipped_modules(&mut collected, output, ctx.root);
         }
         collected
     }
@@ -185,7 +192,7 @@ impl Ecosystem for Java {
 
     /// Maven: the same test phase (old reports removed first) with Surefire's
     /// `-Dtest=pkg.Class#a+b,pkg.Other#c`. Parameterised and display names rerun their method.
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let maven = test.commands.iter().position(|c| c.args.iter().any(|a| a == "--fail-at-end"))?;
         let mut selected = Vec::new();
         let mut classes: Vec<(String, Vec<String>)> = Vec::new();
@@ -248,49 +255,79 @@ fn enforcer_version_rejection(output: &str) -> Option<String> {
     None
 }
 
-/// Directories below the root with a pom.xml that no `<module>` of the root's build reaches
-/// (followed through each module's own `<modules>`, profiles included).
+/// Directories below the root with a pom.xml that the root's build does not reach: no
+/// `<module>` names them (followed through each module's own `<modules>`), or only the modules of
+/// a profile that is not active by default do (`-P it` builds them; `mvn test` does not).
 fn maven_left_out(files: &ProjectFiles) -> Vec<LeftOut> {
-    static MODULE: OnceLock<regex::Regex> = OnceLock::new();
-    // The pattern is a literal; it compiles.
-    let module = MODULE.get_or_init(|| regex::Regex::new(r"<module>\s*([^<]+?)\s*</module>").expect("valid regex"));
-    let mut reached: Vec<String> = vec![String::new()];
-    let mut queue: Vec<String> = vec![String::new()];
-    while let Some(dir) = queue.pop() {
-        let pom = if dir.is_empty() { "pom.xml".to_string() } else { format!("{dir}/pom.xml") };
-        let Some(text) = files.read(&pom) else { continue };
-        for c in module.captures_iter(&text) {
-            let target = c[1].trim_end_matches("/pom.xml").trim_end_matches('/');
-            let Some(path) = normalize(&dir, target) else { continue };
-            if !reached.contains(&path) {
-                reached.push(path.clone());
-                queue.push(path);
+    // Directory -> the profile (and the pom declaring it) that alone reaches it; `None`: built.
+    let mut reached: Vec<(String, Option<(String, String)>)> = vec![(String::new(), None)];
+    let mut queue: Vec<(String, Option<(String, String)>)> = vec![(String::new(), None)];
+    while let Some((dir, via)) = queue.pop() {
+        let Some(pom) = pom::Pom::read(files, &dir) else { continue };
+        let own = pom.modules.iter().map(|m| (m, via.clone()));
+        let profiles = pom.profiles.iter().flat_map(|p| {
+            let via = match &via {
+                Some(outer) => Some(outer.clone()),
+                None if p.may_be_active => None,
+                None => Some((p.id.clone(), if dir.is_empty() { "pom.xml".into() } else { format!("{dir}/pom.xml") })),
+            };
+            p.modules.iter().map(move |m| (m, via.clone()))
+        });
+        for (module, via) in own.chain(profiles) {
+            let Some(path) = pom::module_dir(&dir, module) else { continue };
+            match reached.iter_mut().find(|(d, _)| *d == path) {
+                // Reached through a profile first, through an active path now: built after all.
+                Some((_, seen)) if seen.is_some() && via.is_none() => {
+                    *seen = None;
+                    queue.push((path, None));
+                }
+                Some(_) => {}
+                None => {
+                    reached.push((path.clone(), via.clone()));
+                    queue.push((path, via));
+                }
             }
         }
     }
     nested_build_dirs(files, &["pom.xml"])
         .into_iter()
-        .filter(|dir| !reached.contains(dir))
-        .map(|dir| LeftOut {
-            path: dir,
-            reason: "has a pom.xml but is not a <module> of the root's build: `mvn test` at the root does not test it"
-                .into(),
+        .filter_map(|dir| {
+            let reason = match reached.iter().find(|(d, _)| *d == dir) {
+                Some((_, None)) => return None,
+                Some((_, Some((profile, pom)))) => format!(
+                    "a module only in profile `{profile}` of {pom}, which is not active: `mvn test` at the root \
+                     builds it only with `-P {profile}`"
+                ),
+                None => "has a pom.xml but is not a <module> of the root's build: `mvn test` at the root does not \
+                         test it"
+                    .into(),
+            };
+            Some(LeftOut { path: dir, reason })
         })
         .collect()
 }
 
 /// Directories below the root with a Gradle build file that settings.gradle does not `include`
-/// (`include 'a', ':b:c'` → `a`, `b/c`; buildSrc is Gradle's own and never left out).
+/// (`include 'a', ':b:c'` → `a`, `b/c`; buildSrc is Gradle's own and never left out); an
+/// `includeBuild` is named as such: `gradle test` at the root does not run an included build's
+/// tests.
 fn gradle_left_out(files: &ProjectFiles) -> Vec<LeftOut> {
-    let Some(settings) = ["settings.gradle", "settings.gradle.kts"].into_iter().find_map(|f| files.read(f)) else {
+    let Some((settings_file, settings)) =
+        ["settings.gradle", "settings.gradle.kts"].into_iter().find_map(|f| Some((f, files.read(f)?)))
+    else {
         return Vec::new();
     };
     static QUOTED: OnceLock<regex::Regex> = OnceLock::new();
     // The pattern is a literal; it compiles.
     let quoted = QUOTED.get_or_init(|| regex::Regex::new(r#"['"]([^'"]+)['"]"#).expect("valid regex"));
     let mut included: Vec<String> = Vec::new();
+    let mut builds: Vec<String> = Vec::new();
     let mut in_include = false;
     for line in settings.lines().map(|l| l.split("//").next().unwrap_or("").trim()) {
+        if line.starts_with("includeBuild") {
+            builds.extend(quoted.captures_iter(line).filter_map(|c| normalize("", &c[1])));
+            continue;
+        }
         // `include` lists may continue over several lines (a trailing comma, an open parenthesis).
         if !(in_include || line.starts_with("include ") || line.starts_with("include(")) {
             continue;
@@ -298,14 +335,22 @@ fn gradle_left_out(files: &ProjectFiles) -> Vec<LeftOut> {
         included.extend(quoted.captures_iter(line).map(|c| c[1].trim_start_matches(':').replace(':', "/")));
         in_include = line.ends_with(',') || (line.contains('(') && !line.contains(')'));
     }
+    let in_build = |dir: &str| builds.iter().find(|b| dir == b.as_str() || dir.starts_with(&format!("{b}/")));
     nested_build_dirs(files, &["build.gradle", "build.gradle.kts"])
         .into_iter()
         .filter(|dir| dir != "buildSrc" && !dir.starts_with("buildSrc/") && !included.contains(dir))
-        .map(|dir| LeftOut {
-            path: dir,
-            reason: "has a Gradle build file but settings.gradle does not include it: `gradle test` at the root does \
-                     not test it"
-                .into(),
+        .map(|dir| {
+            let reason = match in_build(&dir) {
+                Some(build) => format!(
+                    "part of the included build `{build}` (`includeBuild` in {settings_file}): `gradle test` at the \
+                     root does not run an included build's tests"
+                ),
+                None => format!(
+                    "has a Gradle build file but {settings_file} does not include it: `gradle test` at the root \
+                     does not test it"
+                ),
+            };
+            LeftOut { path: dir, reason }
         })
         .collect()
 }
@@ -621,14 +666,44 @@ mod tests {
     #[test]
     fn maven_directories_no_module_reaches_are_left_out() {
         let (_dir, files) = crate::ecosystems::project_of(&[
-            ("pom.xml", "<modules><module>core</module><module>./tools/</module></modules>"),
-            ("core/pom.xml", "<modules><module>../shared/pom.xml</module></modules>"),
+            ("pom.xml", "<project><modules><module>core</module><module>./tools/</module></modules></project>"),
+            ("core/pom.xml", "<project><modules><module>../shared/pom.xml</module></modules></project>"),
             ("shared/pom.xml", ""),
-            ("tools/pom.xml", "<profiles><profile><modules><module>extra</module></modules></profile></profiles>"),
+            (
+                "tools/pom.xml",
+                "<project><profiles><profile><activation><activeByDefault>true</activeByDefault></activation>\
+                 <modules><module>extra</module></modules></profile></profiles></project>",
+            ),
             ("tools/extra/pom.xml", ""),
             ("sandbox/pom.xml", ""),
         ]);
         assert_eq!(left_paths(&files), ["sandbox"]);
+    }
+
+    #[test]
+    fn maven_modules_only_an_inactive_profile_reaches_are_left_out_naming_the_profile() {
+        // Maven builds a profile's modules only when the profile is active (`-P it`).
+        let (_dir, files) = crate::ecosystems::project_of(&[
+            (
+                "pom.xml",
+                "<project><modules><module>core</module><!-- <module>old</module> --></modules><profiles>\
+                 <profile><id>it</id><modules><module>integration</module><module>core</module></modules></profile>\
+                 <profile><id>ci</id><activation><property><name>env.CI</name></property></activation>\
+                 <modules><module>ci</module></modules></profile></profiles></project>",
+            ),
+            ("core/pom.xml", "<project/>"),
+            ("ci/pom.xml", "<project/>"),
+            ("integration/pom.xml", "<project><modules><module>deep</module></modules></project>"),
+            ("integration/deep/pom.xml", "<project/>"),
+            ("old/pom.xml", "<project/>"),
+        ]);
+        let left = Java.members(&files).left_out;
+        let got: Vec<(&str, &str)> = left.iter().map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+        let profile = "a module only in profile `it` of pom.xml, which is not active: `mvn test` at the root builds \
+                       it only with `-P it`";
+        assert_eq!(got[..2], [("integration", profile), ("integration/deep", profile)]);
+        assert_eq!(got[2].0, "old", "a commented-out module is not one");
+        assert_eq!(got.len(), 3, "{got:?}");
     }
 
     #[test]
@@ -643,5 +718,38 @@ mod tests {
             ("experiments/build.gradle", ""),
         ]);
         assert_eq!(left_paths(&files), ["experiments"]);
+    }
+
+    #[test]
+    fn a_gradle_included_build_is_named_as_one() {
+        let (_dir, files) = crate::ecosystems::project_of(&[
+            ("settings.gradle", "include 'a'\nincludeBuild 'tools'\nincludeBuild(\"./plugins/conv\")\n"),
+            ("a/build.gradle", ""),
+            ("tools/build.gradle", ""),
+            ("tools/sub/build.gradle", ""),
+            ("plugins/conv/build.gradle.kts", ""),
+            ("orphan/build.gradle", ""),
+        ]);
+        let left = Java.members(&files).left_out;
+        let got: Vec<(&str, &str)> = left.iter().map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+        let tools = "part of the included build `tools` (`includeBuild` in settings.gradle): `gradle test` at the root \
+                     does not run an included build's tests";
+        assert_eq!(
+            got,
+            [
+                (
+                    "orphan",
+                    "has a Gradle build file but settings.gradle does not include it: `gradle test` at the root does \
+                     not test it"
+                ),
+                (
+                    "plugins/conv",
+                    "part of the included build `plugins/conv` (`includeBuild` in settings.gradle): `gradle test` at \
+                     the root does not run an included build's tests"
+                ),
+                ("tools", tools),
+                ("tools/sub", tools),
+            ]
+        );
     }
 }

@@ -3,6 +3,7 @@
 //! how one script step calls it.
 
 use super::{Manifest, ProjectFiles, script};
+use crate::ecosystems::Claim;
 
 /// Test frameworks this runner drives, in the order used to break ties between dependencies.
 pub(super) const FRAMEWORKS: &[Framework] = &[Framework::Vitest, Framework::Jest, Framework::Mocha];
@@ -49,8 +50,7 @@ pub(super) fn choose_framework(
         };
     }
     let script = manifest.script("test").unwrap_or_default();
-    let words: Vec<&str> = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c)).collect();
-    let in_script = |bin: &str| words.iter().any(|w| *w == bin || w.ends_with(&format!("/.bin/{bin}")));
+    let in_script = |bin: &str| script_names(script, bin);
     let declared: Vec<Framework> = FRAMEWORKS.iter().copied().filter(|f| manifest.dep(f.label()).is_some()).collect();
     let dep_marker = |f: Framework| manifest.dep_marker(f.label());
 
@@ -91,6 +91,19 @@ pub(super) fn choose_framework(
     (None, 0.3, Vec::new())
 }
 
+/// True when the script names the binary `bin` as a word (`vitest run`, `node_modules/.bin/jest`).
+fn script_names(script: &str, bin: &str) -> bool {
+    let mut words = script.split(|c: char| c.is_whitespace() || "&|;()".contains(c));
+    words.any(|w| w == bin || w.ends_with(&format!("/.bin/{bin}")))
+}
+
+/// A framework the `test` script runs although no dependency declares it (so it is not chosen:
+/// what runs would be whatever `npx` finds), for the message saying so.
+pub(super) fn named_but_undeclared(manifest: &Manifest) -> Option<Framework> {
+    let script = manifest.script("test")?;
+    FRAMEWORKS.iter().copied().find(|f| script_names(script, f.label()) && manifest.dep(f.label()).is_none())
+}
+
 /// True when the `test` script, read step by step, calls a test framework itself (not only
 /// another tool that runs the members' scripts).
 pub(super) fn script_runs_a_framework(manifest: &Manifest) -> bool {
@@ -110,17 +123,44 @@ pub(super) fn script_runs_node_test(script: &str) -> bool {
     })
 }
 
+/// Where a node project's test files are.
+const TEST_FILES: &[&str] = &[
+    "**/*.test.{js,mjs,cjs,ts,mts}",
+    "**/*.spec.{js,mjs,cjs,ts,mts}",
+    "**/*_test.{js,mjs,cjs}",
+    "test/**/*.{js,mjs,cjs}",
+    "tests/**/*.{js,mjs,cjs}",
+];
+
+/// How firmly a node candidate claims its root (`Ecosystem::claim`): a framework with a `test`
+/// script or test files is a project with tests; a package.json with no `test` script, no test
+/// files of its own and no framework (husky, commitlint, prettier: tooling for a repository whose
+/// projects are below it) and no workspace has nothing to test, and leaves the root to them.
+pub(super) fn claim(files: &ProjectFiles, framework: &str, workspace_root: bool) -> Claim {
+    // A package.json that cannot be read is a project whose suite reports the problem.
+    let Some(manifest) = files.read("package.json").and_then(|text| Manifest::parse(&text).ok()) else {
+        return Claim::Project;
+    };
+    let script = manifest.script("test").map(str::trim).filter(|s| !s.is_empty() && !s.contains("no test specified"));
+    // Test files inside a package of their own below are that package's.
+    let packages: Vec<&str> = files.files.iter().filter_map(|f| f.strip_suffix("/package.json")).collect();
+    let tests = TEST_FILES
+        .iter()
+        .flat_map(|glob| files.matching(glob))
+        .any(|f| !packages.iter().any(|p| f.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))));
+    match (Framework::from_label(framework), script.is_some() || tests) {
+        (Some(_), true) => Claim::Tests,
+        (None, false) if !workspace_root => {
+            Claim::Nothing("package.json with no `test` script, no test files and no test framework".into())
+        }
+        _ => Claim::Project,
+    }
+}
+
 /// A test file that uses the built-in runner (looked for only when no framework is declared).
 pub(super) fn node_test_file(files: &ProjectFiles) -> Option<String> {
-    const GLOBS: &[&str] = &[
-        "**/*.test.{js,mjs,cjs,ts,mts}",
-        "**/*.spec.{js,mjs,cjs,ts,mts}",
-        "**/*_test.{js,mjs,cjs}",
-        "test/**/*.{js,mjs,cjs}",
-        "tests/**/*.{js,mjs,cjs}",
-    ];
     let mut seen = 0;
-    for glob in GLOBS {
+    for glob in TEST_FILES {
         for file in files.matching(glob) {
             seen += 1;
             if seen > 50 {

@@ -26,6 +26,7 @@ use crate::model::{Detection, Diagnostic, PhaseKind};
 
 mod build;
 mod diagnostics;
+mod fanout;
 mod framework;
 mod locations;
 mod package_manager;
@@ -36,7 +37,7 @@ mod test_phase;
 mod unhandled;
 mod workspace;
 
-use framework::{Framework, choose_framework, script_runs_a_framework};
+use framework::{Framework, choose_framework};
 use package_manager::{install_phase, package_manager};
 use script::ScriptPlan;
 
@@ -99,9 +100,11 @@ struct WorkspaceRoot {
 }
 
 impl WorkspaceRoot {
-    /// The root of the workspace `files` is a member of; `None` for a project on its own.
+    /// The root of the workspace `files` is a member of (planned from the root, or found above a
+    /// member run on its own); `None` for a project on its own.
     fn of(files: &ProjectFiles) -> Option<WorkspaceRoot> {
-        let files = ProjectFiles::top_level(files.workspace.as_deref()?);
+        let root = files.workspace.clone().or_else(|| workspace::enclosing(&files.root))?;
+        let files = ProjectFiles::top_level(&root);
         let manifest = files.read("package.json").and_then(|text| Manifest::parse(&text).ok());
         Some(WorkspaceRoot { files, manifest })
     }
@@ -164,7 +167,7 @@ impl Ecosystem for Node {
         // A member installs with its workspace's package manager and lockfile, at the root.
         let pm = package_manager(workspace.as_ref().map_or(files, |w| &w.files), Some(&manifest));
         let mut markers = vec!["package.json".to_string()];
-        if let Some(root) = &workspace {
+        if let Some(root) = workspace.as_ref().filter(|w| w.files.root != files.root) {
             markers.push(format!("member of the workspace at {}", root.files.root.display()));
         }
         markers.extend(pm.markers.iter().cloned());
@@ -177,7 +180,7 @@ impl Ecosystem for Node {
         let (chosen, confidence, why) = choose_framework(files, &manifest, framework);
         markers.extend(why);
         let members = self.members(files);
-        if let Some(source) = members.source.as_deref().filter(|_| members.members_only) {
+        if let Some(source) = members.source.as_deref().filter(|_| members.members_only || !members.run.is_empty()) {
             markers.push(format!("{source}: {} member(s) with tests run as suites of their own", members.run.len()));
         }
         let problem = match chosen {
@@ -187,12 +190,24 @@ impl Ecosystem for Node {
                 files.root.join("package.json").display()
             )),
             Some(_) => None,
-            None => Some(format!(
-                "{}: no test framework found (looked for jest, vitest or mocha in the dependencies and the `test` \
-                 script, `node --test`, and test files importing node:test); set `framework` in fcorr.toml, or \
-                 `commands.test` and `reports`",
-                files.root.join("package.json").display()
-            )),
+            None => Some(match framework::named_but_undeclared(&manifest) {
+                Some(named) => format!(
+                    "{path}: the `test` script runs {name} but {name} is not among its dependencies ({root}); \
+                     add it to devDependencies, or set `framework = \"{name}\"` in fcorr.toml",
+                    path = files.root.join("package.json").display(),
+                    name = named.label(),
+                    root = match &workspace {
+                        Some(root) => format!("nor its workspace root's, {}", root.files.root.display()),
+                        None => "and no package.json `workspaces` above selects this directory".into(),
+                    }
+                ),
+                None => format!(
+                    "{}: no test framework found (looked for jest, vitest or mocha in the dependencies and the \
+                     `test` script, `node --test`, and test files importing node:test); set `framework` in \
+                     fcorr.toml, or `commands.test` and `reports`",
+                    files.root.join("package.json").display()
+                ),
+            }),
         };
         Some(Candidate {
             detection: Detection {
@@ -207,62 +222,17 @@ impl Ecosystem for Node {
         })
     }
 
+    fn claim(&self, files: &ProjectFiles, detection: &Detection) -> super::Claim {
+        framework::claim(files, &detection.framework, self.members(files).source.is_some())
+    }
+
     fn plan(&self, ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
         Ok(plan(ctx)?)
     }
 
-    /// A workspace root (npm/yarn `workspaces`, pnpm-workspace.yaml) whose own `test` script runs
-    /// no test framework (it fans out: `npm test --workspaces`, `pnpm -r test`, `turbo run test`,
-    /// or there is none): every member with a `test` script fcorr can run is a suite of its own,
-    /// sharing one install at the root; the other members are named with why. A root whose `test`
-    /// script runs the framework itself (a vitest or jest config spanning the packages) is what CI
-    /// runs: it stays one suite.
+    /// A workspace root's members that run as suites of their own (`workspace::members`).
     fn members(&self, files: &ProjectFiles) -> super::Members {
-        let mut members = super::Members::default();
-        if files.workspace.is_some() {
-            return members;
-        }
-        let Some(text) = files.read("package.json") else { return members };
-        let (Ok(value), Ok(root)) = (serde_json::from_str::<Value>(&text), Manifest::parse(&text)) else {
-            return members;
-        };
-        let Some(declared) = workspace::declared(files, &value) else { return members };
-        members.source = Some(declared.source.into());
-        if script_runs_a_framework(&root) {
-            return members;
-        }
-        members.members_only = true;
-        members.shared_install = true;
-        let (dirs, excluded) = workspace::member_dirs(files, &declared.globs);
-        for (dir, glob) in excluded {
-            let reason = format!("excluded from the workspace by `{glob}` in {}", declared.source);
-            members.left_out.push(crate::model::LeftOut { path: dir, reason });
-        }
-        for dir in dirs {
-            let member_files = files.below(&dir);
-            let Some(Ok(mut manifest)) = member_files.read("package.json").map(|t| Manifest::parse(&t)) else {
-                // Its suite says what is wrong with its package.json.
-                members.run.push(dir);
-                continue;
-            };
-            manifest.workspace_deps = root.deps.clone();
-            // A member whose `test` script runs something fcorr cannot read (a plain `node
-            // check.js`, ava, tap) is still run as a suite, which then says it found no framework
-            // and how to set `commands.test` and `reports`: its tests are real and unknown, and
-            // leaving it out let the workspace pass while `npm test --workspaces` failed.
-            let reason = match manifest.script("test").filter(|t| !t.trim().is_empty()) {
-                None => Some("no `test` script: the workspace's own test run skips it too".to_string()),
-                Some(script) if script.contains("no test specified") => {
-                    Some(format!("its `test` script is npm's placeholder (`{script}`): it has no tests"))
-                }
-                Some(_) => None,
-            };
-            match reason {
-                Some(reason) => members.left_out.push(crate::model::LeftOut { path: dir, reason }),
-                None => members.run.push(dir),
-            }
-        }
-        members
+        workspace::members(files)
     }
 
     fn refine_phase(&self, ctx: &ProjectContext<'_>, phase: &mut PhasePlan) {
@@ -281,6 +251,7 @@ impl Ecosystem for Node {
             super::collect_reports(ctx)
         };
         locations::apply(&mut collected, ctx.work_dir, ctx.root);
+        collected.left_out = workspace::uncollected(ctx.work_dir, ctx.root, &collected.cases);
         silent::flag_files_without_tests(&mut collected, ctx.root);
         // vitest prints errors thrown outside any test on the console only, then exits 1.
         collected.cases.extend(unhandled::unhandled_errors(&ctx.outcome.output, ctx.root));
@@ -304,7 +275,7 @@ impl Ecosystem for Node {
         if diagnostics.is_empty() { generic_build_diagnostics(output) } else { diagnostics }
     }
 
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         rerun::rerun(test, failed)
     }
 }
@@ -349,6 +320,11 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     }
     let pm = package_manager(workspace.as_ref().map_or(ctx.files, |w| &w.files), Some(&manifest));
     let mut script = ScriptPlan::read(&manifest, framework);
+    // The workspace root itself (a member's own `npm test -ws` fans out to no suites).
+    let workspace_root = ctx.files.workspace.as_deref().is_none_or(|w| w == ctx.root);
+    if workspace_root && workspace::declared(ctx.files, &manifest.raw).is_some() {
+        script.separate_fan_outs();
+    }
     let build = build::build_phase_alone(ctx, &manifest, &pm, &script);
     // A test script step the build phase runs (`npm run build && jest`, `pnpm test:types && ...`)
     // is neither run again nor named as skipped.
@@ -362,11 +338,10 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, NodePlanError> {
     }
     script.before.retain(|step| !built.contains(&step.text));
     let build = build::with_script_steps(ctx, build, &script);
-    Ok(vec![
-        install_phase(ctx, workspace.as_ref(), &manifest, &pm),
-        build,
-        test_phase::test_phase(ctx, framework, &script)?,
-    ])
+    let test = test_phase::test_phase(ctx, framework, &script)?;
+    let own = if workspace_root { workspace::members_with_own_tests(ctx.files, &manifest) } else { Vec::new() };
+    workspace::list_own_tests(ctx.work_dir, &own, framework)?;
+    Ok(vec![install_phase(ctx, workspace.as_ref(), &manifest, &pm), build, test])
 }
 
 /// True when `node_modules/<name>` exists in `root` or a directory above it, where node's module
@@ -477,6 +452,19 @@ mod tests {
         let (_dir, files) = project(&[("package.json", r#"{"scripts":{"test":"echo no tests"}}"#)]);
         let c = Node.detect(&files, None).unwrap();
         assert!(c.problem.unwrap().contains("no test framework"));
+    }
+
+    /// A member run on its own outside any workspace that declares its framework: the message
+    /// says what the script runs and where fcorr looked, not "no framework found".
+    #[test]
+    fn a_framework_the_script_runs_but_nothing_declares_is_named() {
+        let (_dir, files) = project(&[("package.json", r#"{"scripts":{"test":"vitest run"}}"#)]);
+        let problem = Node.detect(&files, None).unwrap().problem.unwrap();
+        assert!(
+            problem.contains("the `test` script runs vitest but vitest is not among its dependencies"),
+            "{problem}"
+        );
+        assert!(problem.contains("no package.json `workspaces` above selects this directory"), "{problem}");
     }
 
     #[test]

@@ -172,6 +172,9 @@ pub(super) struct ScriptPlan {
     pub(super) before: Vec<Step>,
     /// Other steps after it (coverage upload...).
     pub(super) after: Vec<Step>,
+    /// Steps that run the workspace members' tests (`npm test --workspaces`): each member is a
+    /// suite of its own instead.
+    pub(super) fan_outs: Vec<Step>,
     /// Why the script is not replayed, when it is not.
     pub(super) unreadable: Option<String>,
 }
@@ -224,6 +227,19 @@ impl ScriptPlan {
         plan
     }
 
+    /// Moves the workspace fan-outs (`npm test --workspaces`, `pnpm -r test`) out of the other
+    /// steps, for a workspace root: the members they run are suites of their own, so they are not
+    /// run in the build phase (`run-script-steps`) nor named as skipped.
+    pub(super) fn separate_fan_outs(&mut self) {
+        let fan_outs = &mut self.fan_outs;
+        for steps in [&mut self.before, &mut self.after] {
+            let (fans, others): (Vec<Step>, Vec<Step>) =
+                std::mem::take(steps).into_iter().partition(|step| super::fanout::fan_out(step).is_some());
+            fan_outs.extend(fans);
+            *steps = others;
+        }
+    }
+
     /// The note on the test phase: steps not run, several runs, a script not replayed.
     pub(super) fn note(&self, run_steps: bool) -> Option<String> {
         let mut parts = Vec::new();
@@ -231,6 +247,13 @@ impl ScriptPlan {
             parts.push(why.clone());
         }
         let quoted = |steps: &[Step]| steps.iter().map(|s| format!("`{}`", s.text)).collect::<Vec<_>>();
+        if !self.fan_outs.is_empty() {
+            parts.push(format!(
+                "{} run{} the workspace members' tests: each member runs as a suite of its own",
+                quoted(&self.fan_outs).join(", "),
+                if self.fan_outs.len() == 1 { "s" } else { "" }
+            ));
+        }
         if !self.before.is_empty() && !run_steps {
             parts.push(format!(
                 "skipped script step(s) {} (set `run-script-steps = true` to run them in the build phase)",
@@ -364,5 +387,20 @@ mod tests {
         let plan = ScriptPlan::read(&unreadable, Framework::Jest);
         assert!(plan.runs.is_empty());
         assert!(plan.note(false).unwrap().contains("does not replay"), "{:?}", plan.note(false));
+    }
+
+    #[test]
+    fn fan_outs_are_neither_run_nor_named_as_skipped_steps() {
+        let manifest =
+            Manifest::parse(r#"{"scripts":{"test":"pnpm -r test && vitest run && npm test -ws && codecov"}}"#).unwrap();
+        let mut plan = ScriptPlan::read(&manifest, Framework::Vitest);
+        plan.separate_fan_outs();
+        let texts = |steps: &[Step]| steps.iter().map(|s| s.text.clone()).collect::<Vec<_>>();
+        assert_eq!(texts(&plan.fan_outs), ["pnpm -r test", "npm test -ws"]);
+        assert!(plan.before.is_empty());
+        assert_eq!(texts(&plan.after), ["codecov"]);
+        let note = plan.note(true).unwrap();
+        assert!(note.starts_with("`pnpm -r test`, `npm test -ws` run the workspace members' tests"), "{note}");
+        assert!(note.contains("after the tests: `codecov`"), "{note}");
     }
 }

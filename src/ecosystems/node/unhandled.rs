@@ -1,7 +1,11 @@
-//! vitest's "Unhandled Errors": errors thrown outside any test (a timer, a rejected promise) while
-//! the run went on. vitest then fails the run with every test passed and warns of false positive
-//! tests, in its console output only (its JSON report says nothing); each error becomes an
-//! `error` case quoting vitest's words, the error and where it was thrown.
+//! vitest's errors outside any test. "Unhandled Errors": errors thrown outside any test (a timer,
+//! a rejected promise) while the run went on; vitest then fails the run with every test passed and
+//! warns of false positive tests. Errors printed on their own: an `Unhandled Error` banner when the
+//! run itself failed (a `globalSetup` that threw: no test ran, and vitest says only "No test files
+//! found"), "Source Errors" (type errors outside the test files, vitest 0.x's typecheck), and "There
+//! were unhandled errors during test collection" (`vitest list`). vitest says these in its console
+//! output only (its JSON report says nothing); each error becomes an `error` case quoting vitest's
+//! words, the error and where it was thrown.
 
 use std::path::Path;
 
@@ -16,6 +20,15 @@ const LATEST: &str = "The latest test that might've caused the error is ";
 /// Most cases made for one run's unhandled errors (vitest prints each; a loop could print many).
 const MOST: usize = 20;
 
+/// The banners vitest prints over one error of its own outside a "Vitest caught …" section
+/// (`printError`'s `type`): the run failed there, not in a test.
+const LONE_KINDS: &[&str] =
+    &["Unhandled Error", "Unhandled Rejection", "Uncaught Exception", "Unhandled Source Error", "Typecheck Error"];
+/// vitest's typecheck section for type errors outside the test files, and its sentence.
+const SOURCE_ERRORS: &str = "Source Errors";
+/// `vitest list`'s sentence before the errors it met while collecting, which it prints as node does.
+const COLLECTION: &str = "There were unhandled errors during test collection";
+
 /// vitest's banner line: `⎯⎯⎯ Uncaught Exception ⎯⎯⎯` (its text), or `⎯⎯⎯⎯` alone (`Some("")`).
 fn banner(line: &str) -> Option<&str> {
     let line = line.trim();
@@ -28,11 +41,18 @@ fn quoted_after<'a>(line: &'a str, prefix: &str) -> Option<&'a str> {
     rest.split('"').nth(1)
 }
 
-/// `❯ Timeout._onTimeout a.test.js:2:71` (or `❯ a.test.js:2:71`): the file and line, unless node's
-/// own or a dependency's.
+/// `❯ Timeout._onTimeout a.test.js:2:71` (or `❯ a.test.js:2:71`), or node's `at fn (file:///p/a.js:2:7)`:
+/// the file and line, unless node's own or a dependency's.
 fn frame(line: &str) -> Option<(String, u32)> {
-    let rest = line.trim().strip_prefix('❯')?.trim();
-    let location = rest.rsplit(' ').next()?;
+    let line = line.trim();
+    let location = match line.strip_prefix('❯') {
+        Some(rest) => rest.trim().rsplit(' ').next()?,
+        None => {
+            let rest = line.strip_prefix("at ")?;
+            rest.rsplit_once('(').map_or(rest, |(_, inner)| inner.trim_end_matches(')'))
+        }
+    };
+    let location = location.strip_prefix("file://").unwrap_or(location);
     let mut parts = location.rsplitn(3, ':');
     let (_column, line_no, file) = (parts.next()?, parts.next()?, parts.next()?);
     if file.starts_with("node:") || file.contains("node_modules") || file.is_empty() {
@@ -41,16 +61,45 @@ fn frame(line: &str) -> Option<(String, u32)> {
     Some((file.to_string(), line_no.parse().ok()?))
 }
 
-/// One `error` case per unhandled error vitest printed in `output` (empty when it printed none).
+/// One `error` case per error vitest printed outside its tests in `output` (empty when none).
 pub(super) fn unhandled_errors(output: &str, root: &Path) -> Vec<Case> {
     let text = strip_ansi_escapes::strip_str(output);
     let lines: Vec<&str> = text.lines().collect();
-    let Some(start) = lines.iter().position(|l| {
+    let mut cases = Vec::new();
+    let caught = lines.iter().position(|l| {
         let l = l.trim();
         l.starts_with("Vitest caught ") && l.contains(" unhandled error")
-    }) else {
-        return Vec::new();
-    };
+    });
+    // What the "Vitest caught" section spans; lone errors are looked for outside it.
+    let mut section = 0..0;
+    if let Some(start) = caught {
+        let (found, end) = caught_errors(&lines, start, root);
+        cases.extend(found);
+        section = start..end;
+    }
+    let mut i = 0;
+    while i < lines.len() {
+        if section.contains(&i) {
+            i = section.end;
+            continue;
+        }
+        let line = lines[i].trim();
+        let (found, next) = match banner(line) {
+            Some(kind) if LONE_KINDS.contains(&kind) => lone_error(&lines, i, kind, root),
+            Some(SOURCE_ERRORS) => listed_errors(&lines, i + 1, SOURCE_ERRORS, root),
+            _ if line == COLLECTION => listed_errors(&lines, i + 1, COLLECTION, root),
+            _ => (Vec::new(), i + 1),
+        };
+        cases.extend(found);
+        i = next.max(i + 1);
+    }
+    cases.truncate(MOST);
+    cases
+}
+
+/// The errors of the section that starts at `lines[start]`, "Vitest caught 1 unhandled error
+/// during the test run.", and where the section ends.
+fn caught_errors(lines: &[&str], start: usize, root: &Path) -> (Vec<Case>, usize) {
     // "Vitest caught 1 unhandled error during the test run." and the warning on the next line.
     let caught = lines[start].trim().trim_end_matches('.');
     let warning = lines.get(start + 1).map(|l| l.trim()).filter(|l| l.starts_with("This might cause"));
@@ -79,16 +128,14 @@ pub(super) fn unhandled_errors(output: &str, root: &Path) -> Vec<Case> {
     let said = if warning.is_empty() { String::new() } else { format!(" (vitest: \"{warning}\")") };
     if blocks.is_empty() {
         let message = format!("{caught}{said}; the errors are in the test phase's log");
-        return vec![error_case(None, None, message, None)];
+        return (vec![error_case(None, None, message, None)], end);
     }
     let total = blocks.len();
-    blocks
+    let cases = blocks
         .into_iter()
         .take(MOST)
         .enumerate()
         .map(|(i, (kind, body))| {
-            let error = body.iter().map(|l| l.trim()).find(|l| !l.is_empty()).unwrap_or("(no message)");
-            let location = body.iter().find_map(|l| frame(l));
             let origin = body
                 .iter()
                 .find_map(|l| quoted_after(l, ORIGIN))
@@ -97,7 +144,6 @@ pub(super) fn unhandled_errors(output: &str, root: &Path) -> Vec<Case> {
                 .iter()
                 .find_map(|l| quoted_after(l, LATEST))
                 .or_else(|| (latests.len() == total).then(|| latests[i]));
-            let at = location.as_ref().map(|(f, l)| format!(" at {f}:{l}")).unwrap_or_default();
             let mut context = Vec::new();
             if let Some(origin) = origin {
                 context.push(format!("it originated in test file {origin}"));
@@ -107,16 +153,72 @@ pub(super) fn unhandled_errors(output: &str, root: &Path) -> Vec<Case> {
             }
             let context = if context.is_empty() { String::new() } else { format!("; {}", context.join(", ")) };
             let which = if total > 1 { format!(" (error {} of {total})", i + 1) } else { String::new() };
-            let message =
-                format!("{caught}{which}: {kind} `{}`{at}{context}{said}", truncate_chars(error, OUTPUT_CAP / 4));
-            let file = location.as_ref().map(|(f, _)| crate::collect::relativize(f, Some(root)));
-            let classname = origin.map(|o| crate::collect::relativize(o, Some(root))).or_else(|| file.clone());
-            let details = body.join("\n");
-            let mut case = error_case(classname, file, message, Some(details.trim_matches('\n')));
-            case.line = location.map(|(_, l)| l);
-            case
+            let origin = origin.map(|o| crate::collect::relativize(o, Some(root)));
+            quoted(&format!("{caught}{which}: {kind} "), &body, &format!("{context}{said}"), origin, root)
         })
-        .collect()
+        .collect();
+    (cases, end)
+}
+
+/// The error under a lone banner at `lines[at]` (its kind), up to the next banner or vitest's
+/// summary, and the line after it.
+fn lone_error(lines: &[&str], at: usize, kind: &str, root: &Path) -> (Vec<Case>, usize) {
+    let end = (at + 1..lines.len())
+        .find(|&i| banner(lines[i]).is_some() || lines[i].trim_start().starts_with("Test Files "))
+        .unwrap_or(lines.len());
+    let head = format!("vitest failed outside any test: {kind} ");
+    (vec![quoted(&head, &lines[at + 1..end], "", None, root)], end)
+}
+
+/// The errors vitest lists after `lines[from - 1]` ("Source Errors", "There were unhandled errors
+/// during test collection"), each starting at a line of its own that is not indented, up to a
+/// divider or two blank lines; and the line after them.
+fn listed_errors(lines: &[&str], from: usize, what: &str, root: &Path) -> (Vec<Case>, usize) {
+    let mut end = lines.len();
+    let mut errors: Vec<Vec<&str>> = Vec::new();
+    for i in from..lines.len() {
+        let line = lines[i];
+        let blank_pair = line.trim().is_empty() && lines.get(i + 1).is_some_and(|l| l.trim().is_empty());
+        if banner(line).is_some() || (blank_pair && !errors.is_empty()) {
+            end = i;
+            break;
+        }
+        let sentence = line.trim_start().starts_with("Vitest found ");
+        let starts = !line.starts_with([' ', '\t']) && !line.trim().is_empty() && !line.starts_with("Caused by");
+        match errors.last_mut() {
+            _ if sentence => {}
+            Some(body) if !starts => body.push(line),
+            _ if starts => errors.push(vec![line]),
+            _ => {}
+        }
+    }
+    let sentence = lines[from..end].iter().map(|l| l.trim()).find(|l| l.starts_with("Vitest found "));
+    let head = sentence.unwrap_or(what).trim_end_matches('.');
+    let total = errors.len();
+    let cases = errors
+        .iter()
+        .enumerate()
+        .map(|(i, body)| {
+            let which = if total > 1 { format!(" (error {} of {total})", i + 1) } else { String::new() };
+            quoted(&format!("{head}{which}: "), body, "", None, root)
+        })
+        .collect();
+    (cases, end)
+}
+
+/// The case quoting one error: `head`, its first line in backquotes, where it was thrown, `tail`;
+/// its lines as the details. The classname is `origin` (the test file it came from) or its file.
+fn quoted(head: &str, body: &[&str], tail: &str, origin: Option<String>, root: &Path) -> Case {
+    let error = body.iter().map(|l| l.trim()).find(|l| !l.is_empty()).unwrap_or("(no message)");
+    let location = body.iter().find_map(|l| frame(l)).map(|(f, l)| (crate::collect::relativize(&f, Some(root)), l));
+    let at = location.as_ref().map(|(f, l)| format!(" at {f}:{l}")).unwrap_or_default();
+    let message = format!("{head}`{}`{at}{tail}", truncate_chars(error, OUTPUT_CAP / 4));
+    let (file, line) = location.unzip();
+    let classname = origin.or_else(|| file.clone());
+    let details = body.join("\n");
+    let mut case = error_case(classname, file, message, Some(details.trim_matches('\n')));
+    case.line = line;
+    case
 }
 
 fn error_case(classname: Option<String>, file: Option<String>, message: String, details: Option<&str>) -> Case {
@@ -195,6 +297,87 @@ This might cause false positive tests. Resolve unhandled errors to make sure you
         let cases = unhandled_errors(&moved, Path::new("/p"));
         assert_eq!(cases.len(), 1);
         assert_eq!(cases[0].message(), unhandled_errors(UNHANDLED, Path::new("/p"))[0].message());
+    }
+
+    // vitest 3.2.7's output for a globalSetup that throws (tests/fixtures/js-vitest-global-setup),
+    // colours stripped.
+    const LONE: &str = "
+ RUN  v3.2.7 /p
+
+No test files found, exiting with code 1
+
+⎯⎯⎯⎯⎯⎯ Unhandled Error ⎯⎯⎯⎯⎯⎯⎯
+Error: the test database is not reachable at postgres://localhost:5433/app_test
+ ❯ Object.setup test/global-setup.js:6:9
+
+ ❯ TestProject._initializeGlobalSetup node_modules/vitest/dist/chunks/cli-api.DVe0nWUx.js:7084:50
+ ❯ startVitest node_modules/vitest/dist/chunks/cli-api.DVe0nWUx.js:10520:8
+
+
+
+";
+
+    #[test]
+    fn an_error_under_a_lone_banner_is_a_case_with_its_place() {
+        let cases = unhandled_errors(LONE, Path::new("/p"));
+        let [case] = cases.as_slice() else { panic!("{cases:#?}") };
+        assert_eq!(
+            case.message(),
+            Some(
+                "vitest failed outside any test: Unhandled Error `Error: the test database is not reachable at \
+                 postgres://localhost:5433/app_test` at test/global-setup.js:6"
+            )
+        );
+        assert_eq!((case.file.as_deref(), case.line), (Some("test/global-setup.js"), Some(6)));
+        assert!(case.details().unwrap().contains("_initializeGlobalSetup"), "{:?}", case.details());
+        // A lone banner inside a "Vitest caught" section is that section's, counted once.
+        assert_eq!(unhandled_errors(UNHANDLED, Path::new("/p")).len(), 1);
+    }
+
+    /// The shapes vitest's `printSourceTypeErrors` (0.x typecheck) and `vitest list` print, from
+    /// its source: every error quoted, with its place.
+    #[test]
+    fn source_errors_and_collection_errors_are_cases_too() {
+        let source = "⎯⎯⎯⎯⎯⎯ Source Errors ⎯⎯⎯⎯⎯⎯\n\nVitest found 2 errors not related to your test files.\n\
+                      TypeCheckError: Type 'string' is not assignable to type 'number'.\n ❯ src/tax.ts:1:14\n\
+                      \x20     1| export const rate: number = '7%';\n\nTypeCheckError: Cannot find name 'x'.\n \
+                      ❯ src/b.ts:4:3\n⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯⎯\n Test Files  1 passed (1)\n";
+        let cases = unhandled_errors(source, Path::new("/p"));
+        let got: Vec<(Option<&str>, Option<u32>, Option<&str>)> =
+            cases.iter().map(|c| (c.file.as_deref(), c.line, c.message())).collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    Some("src/tax.ts"),
+                    Some(1),
+                    Some(
+                        "Vitest found 2 errors not related to your test files (error 1 of 2): `TypeCheckError: Type \
+                         'string' is not assignable to type 'number'.` at src/tax.ts:1"
+                    )
+                ),
+                (
+                    Some("src/b.ts"),
+                    Some(4),
+                    Some(
+                        "Vitest found 2 errors not related to your test files (error 2 of 2): `TypeCheckError: \
+                         Cannot find name 'x'.` at src/b.ts:4"
+                    )
+                ),
+            ]
+        );
+        let collection = "\nThere were unhandled errors during test collection\nError: no config for env staging\n    \
+                          at loadEnv (file:///p/src/env.js:12:11)\n    at node:internal/modules/esm/module_job:271:25\n\n\n\n";
+        let cases = unhandled_errors(collection, Path::new("/p"));
+        let [case] = cases.as_slice() else { panic!("{cases:#?}") };
+        assert_eq!(
+            case.message(),
+            Some(
+                "There were unhandled errors during test collection: `Error: no config for env staging` at \
+                 src/env.js:12"
+            )
+        );
+        assert_eq!((case.file.as_deref(), case.line), (Some("src/env.js"), Some(12)));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Sources, all optional: `requirements*.txt` files (top level and `requirements*/test*.txt`),
 //! `[project.optional-dependencies]` extras, PEP 735 `[dependency-groups]` (with
 //! `{include-group = …}` resolved here, so any pip can install them), the test environments
-//! of `[tool.uv]`, `[tool.pdm]` and `[tool.hatch]`, and tox.ini's (`super::tox`).
+//! of `[tool.uv]`, `[tool.pdm]` and `[tool.hatch]`, Poetry's groups (`super::poetry`), and
+//! tox's (`super::tox`: tox.ini, setup.cfg or pyproject.toml).
 
 use std::collections::BTreeSet;
 
@@ -46,6 +47,8 @@ pub(crate) const LOCKFILES: &[&str] = &["uv.lock", "pdm.lock", "poetry.lock", "P
 pub(crate) struct TestDeps {
     /// Requirement files to install with `-r`, relative to the project root.
     pub requirement_files: Vec<String>,
+    /// Constraint files to install with `-c` (tox's `deps = -c constraints.txt`), relative to the root.
+    pub constraint_files: Vec<String>,
     /// `[project] dependencies`.
     pub dependencies: Vec<String>,
     /// Extras of the project itself that hold test tools (`.[test]`).
@@ -60,7 +63,7 @@ pub(crate) struct TestDeps {
     pub looked: Vec<String>,
     /// Declarations fcorr cannot use, e.g. an `include-group` naming no group.
     pub problems: Vec<String>,
-    /// A tox.ini whose test deps cannot be installed (a `-r` file that does not exist).
+    /// A tox configuration whose test deps cannot be installed (a `-r` file that does not exist).
     pub tox_problem: Option<super::tox::ToxError>,
     /// True when the project declares a pytest requirement somewhere fcorr installs from.
     pub declares_pytest: bool,
@@ -261,10 +264,22 @@ pub(crate) fn read(files: &ProjectFiles, pyproject: Option<&toml::Table>) -> Tes
         }
     }
 
+    // Poetry's groups, in Poetry's version syntax (rewritten as requirements); without a
+    // `[project]` table nothing installs the main dependencies but this (`poetry install`'s).
+    deps.looked.push("pyproject.toml [tool.poetry.group.*.dependencies] and [tool.poetry.dev-dependencies]".into());
+    let poetry = super::poetry::read(pyproject, project.is_none());
+    requirements.extend(poetry.requirements);
+    deps.found.extend(poetry.found);
+    deps.problems.extend(poetry.problems);
+
     // tox is how many projects install their test tools (`deps = -r requirements_dev.txt`).
-    deps.looked.push("tox.ini [testenv] deps and extras".into());
-    match super::tox::read(files) {
+    deps.looked.push(
+        "tox's [testenv] deps and extras (tox.ini, setup.cfg [tox:tox], pyproject.toml [tool.tox] legacy_tox_ini)"
+            .into(),
+    );
+    match super::tox::read(files, pyproject) {
         Ok(Some(tox)) => {
+            deps.constraint_files = tox.constraint_files;
             for file in tox.requirement_files {
                 if !deps.requirement_files.contains(&file) {
                     if files.read(&file).is_some_and(|t| requirement_lines(&t).any(is_pytest_requirement)) {

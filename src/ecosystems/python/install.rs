@@ -112,8 +112,9 @@ pub(crate) enum BootstrapError {
     /// `pip install uv` failed; `last` is its last line of output.
     #[error("`{command}` exited with code {code}: {last}")]
     Exited { command: String, code: i32, last: String },
-    /// `pip install uv` did not exit on its own (timeout, signal, could not start).
-    #[error("`{command}` ended with {how}")]
+    /// `pip install uv` did not exit on its own (timeout, signal, could not start); `how` in
+    /// words, as every exit fcorr reports (`killed by signal 9 (SIGKILL)`).
+    #[error("`{command}` did not finish ({how})")]
     Ended { command: String, how: String },
     #[error("{} is missing after install", .0.display())]
     Missing(PathBuf),
@@ -166,11 +167,13 @@ fn bootstrap_uv(python: &str, cache_dir: &Path) -> Result<PathBuf, BootstrapErro
         let _ = std::fs::remove_dir_all(&staging);
         let command = spec.display();
         return Err(match outcome.exit {
+            // pip said it succeeded, yet the binary is not where it installs it.
+            Exit::Code(0) => BootstrapError::Missing(binary),
             Exit::Code(code) => {
                 let last = outcome.output.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
                 BootstrapError::Exited { command, code, last: last.to_string() }
             }
-            other => BootstrapError::Ended { command, how: format!("{other:?}") },
+            other => BootstrapError::Ended { command, how: other.to_string() },
         });
     }
     // Another suite may have won the race; its copy is as good as ours.
@@ -308,6 +311,8 @@ const PYPROJECT_INSTALL_KEYS: &[&[&str]] = &[
     &["tool", "hatch", "envs"],
     &["tool", "setuptools", "dynamic"],
     &["tool", "poetry"],
+    // tox's configuration inline (`legacy_tox_ini`): its `deps` are installed.
+    &["tool", "tox"],
 ];
 
 fn lookup<'a>(table: &'a toml::Table, path: &[&str]) -> Option<&'a toml::Value> {
@@ -336,9 +341,9 @@ pub(crate) fn project_identity(root: &Path) -> String {
     }
 }
 
-/// The dependency cache key: interpreter, installer, the project's identity, the
-/// install-relevant parts of `pyproject.toml`, and the contents of setup files, requirement
-/// files and lockfiles.
+/// The dependency cache key: interpreter, installer, the project's identity, what fcorr read as
+/// the test dependencies, the install-relevant parts of `pyproject.toml`, and the contents of
+/// setup files, requirement and constraint files and lockfiles.
 pub(crate) fn dependency_key(
     identity: &str,
     interpreter: &Interpreter,
@@ -369,6 +374,22 @@ pub(crate) fn dependency_key(
         // unchanged: nothing is fed for them).
         feed("runner", "unittest");
     }
+    // What fcorr reads those files as: a venv filled when fcorr did not read a source (Poetry's
+    // groups, tox's setup.cfg) has the same files behind it, and must not pass for one that
+    // holds what they declare.
+    let declared = [
+        ("requirement files", &test_deps.requirement_files),
+        ("constraint files", &test_deps.constraint_files),
+        ("dependencies", &test_deps.dependencies),
+        ("extras", &test_deps.extras),
+        ("extra requirements", &test_deps.extra_requirements),
+        ("group requirements", &test_deps.group_requirements),
+        ("workspace members", &test_deps.workspace_members),
+    ];
+    for (label, list) in declared {
+        feed(label, &list.join("\n"));
+    }
+    feed("declares pytest", if test_deps.declares_pytest { "yes" } else { "no" });
     if let Some(table) = pyproject {
         for path in PYPROJECT_INSTALL_KEYS {
             if let Some(value) = lookup(table, path) {
@@ -376,11 +397,13 @@ pub(crate) fn dependency_key(
             }
         }
     }
-    // tox.ini whole: its `deps` are installed (a change to its commands reinstalls too; rare).
+    // tox.ini and setup.cfg whole: tox's `deps` are installed (a change to its commands reinstalls
+    // too; rare).
     let mut inputs: Vec<String> = ["setup.py", "setup.cfg", "tox.ini"].iter().map(|s| s.to_string()).collect();
     // A uv workspace's members are installed too: what they declare is part of the venv.
     inputs.extend(test_deps.workspace_members.iter().map(|dir| format!("{dir}/pyproject.toml")));
     inputs.extend(test_deps.requirement_files.iter().cloned());
+    inputs.extend(test_deps.constraint_files.iter().cloned());
     inputs.extend(deps::LOCKFILES.iter().map(|s| s.to_string()));
     for file in inputs {
         if let Some(text) = files.has(&file).then(|| files.read(&file)).flatten() {
@@ -390,11 +413,12 @@ pub(crate) fn dependency_key(
     // What those files pull in decides the venv as much as they do: `-r base.txt` and
     // `-c constraints.txt` (a bump there left the key, and the old venv, unchanged), and the
     // files setuptools' dynamic metadata reads the dependencies from.
-    let mut starts = test_deps.requirement_files.clone();
+    let given = || test_deps.requirement_files.iter().chain(&test_deps.constraint_files);
+    let mut starts: Vec<String> = given().cloned().collect();
     if let Some(table) = pyproject {
         starts.extend(dynamic_dependency_files(table));
     }
-    let fed: Vec<String> = test_deps.requirement_files.iter().filter(|f| files.has(f)).cloned().collect();
+    let fed: Vec<String> = given().filter(|f| files.has(f)).cloned().collect();
     for file in included_requirement_files(files, &starts, &fed) {
         if let Some(text) = files.read(&file) {
             feed(&format!("included {file}"), &text);
@@ -603,6 +627,12 @@ impl InstallPlan<'_> {
         args.extend(self.deps.group_requirements.iter().cloned());
         if self.with_pytest && !self.deps.declares_pytest {
             args.push("pytest".into());
+        }
+        // Constraints pin what the rest installs, as tox passes them (alone, they install nothing).
+        if !args.is_empty() {
+            for file in &self.deps.constraint_files {
+                args.extend(["-c".to_string(), file.clone()]);
+            }
         }
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
         // A unittest project with no dependencies needs only the venv (pip refuses an empty list).
@@ -841,6 +871,16 @@ mod tests {
             )
         };
         assert_ne!(dynamic("six==1.16.0\n"), dynamic("six==1.17.0\n"));
+        // tox's own constraints and inline configuration decide what is installed too.
+        let tox = |pins: &str, deps: &str| {
+            let pyproject = format!(
+                "[project]\nname = \"x\"\n[tool.tox]\nlegacy_tox_ini = \"\"\"\n[testenv]\ndeps =\n    {deps}\n    -c c.txt\n\"\"\"\n"
+            );
+            key_of(&[("pyproject.toml", &pyproject), ("c.txt", pins)], "3.11.7")
+        };
+        assert_eq!(tox("six==1.16.0\n", "six"), tox("six==1.16.0\n", "six"));
+        assert_ne!(tox("six==1.16.0\n", "six"), tox("six==1.17.0\n", "six"), "a tox constraints file");
+        assert_ne!(tox("six==1.16.0\n", "six"), tox("six==1.16.0\n", "attrs"), "legacy_tox_ini's deps");
         assert_eq!(requirement_include("-rbase.txt"), Some("base.txt"));
         assert_eq!(requirement_include("--requirement = x.txt"), None, "not pip's syntax");
         assert_eq!(normalize_relative(Path::new("a/./b/../c.txt")), "a/c.txt");

@@ -6,12 +6,14 @@
 //! fails the build and the tests' results are not counted), and test runs pytest with a JUnit
 //! report, or, for unittest-only projects, unittest itself ([`unittest`]).
 
+mod claim;
 mod deps;
 mod install;
 pub(crate) use install::InstallerError;
 mod lines;
 mod messages;
 mod nested;
+mod poetry;
 mod tox;
 mod unittest;
 
@@ -75,6 +77,10 @@ impl Ecosystem for Python {
 
     fn detect(&self, files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
         detect(files, framework)
+    }
+
+    fn claim(&self, files: &ProjectFiles, _detection: &Detection) -> super::Claim {
+        claim::claim(files)
     }
 
     /// Nested Python projects with tests that the root's `testpaths` leave out, named.
@@ -142,7 +148,7 @@ impl Ecosystem for Python {
 
     /// pytest node ids (`file::Class::name[param]`) appended to the same pytest command; unittest
     /// names (`module.Class.test`) for the unittest runner.
-    fn rerun(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&Case]) -> Option<super::Rerun> {
         if unittest::is_unittest_run(&test.reports) {
             return unittest::rerun(test, failed);
         }
@@ -264,15 +270,13 @@ fn ini_has_section(files: &ProjectFiles, file: &str, section: &str) -> bool {
 }
 
 fn test_files(files: &ProjectFiles) -> Vec<&str> {
-    files
-        .files
-        .iter()
-        .map(String::as_str)
-        .filter(|f| {
-            let name = f.rsplit('/').next().unwrap_or(f);
-            name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
-        })
-        .collect()
+    files.files.iter().map(String::as_str).filter(|f| is_test_file(f)).collect()
+}
+
+/// True for a file pytest collects by default (`test_*.py`, `*_test.py`).
+pub(crate) fn is_test_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
 fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
@@ -317,7 +321,9 @@ fn detect(files: &ProjectFiles, framework: Option<&str>) -> Option<Candidate> {
             markers.push((*file).into());
         }
     }
-    for source in test_deps.found.iter().filter(|f| f.starts_with("pyproject.toml")) {
+    // Declarations inside a file (requirement files are listed above by name).
+    let inside = |f: &&String| ["pyproject.toml", "setup.cfg", "tox.ini"].iter().any(|file| f.starts_with(file));
+    for source in test_deps.found.iter().filter(inside) {
         markers.push(format!("test dependencies: {source}"));
     }
     if test_deps.declares_pytest {
@@ -398,7 +404,7 @@ fn plan(ctx: &ProjectContext<'_>) -> Result<Vec<PhasePlan>, ProjectPlanError> {
     }
     if let Some(tox) = &test_deps.tox_problem {
         return Err(ProjectPlanError::Pyproject {
-            path: root.join("tox.ini"),
+            path: root.join(&tox.file),
             problem: format!("line {}: {}", tox.line, tox.problem),
         });
     }

@@ -216,7 +216,7 @@ impl Ecosystem for Rust {
     /// `cargo test -p <package> <target> -- --exact <names>` per test target (`--lib`, `--test
     /// x`, `--bin x`) of each workspace package; nextest gets the same libtest filters. Doc-tests
     /// are not rerun.
-    fn rerun(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
+    fn select_tests(&self, test: &PhasePlan, failed: &[&crate::model::Case]) -> Option<super::Rerun> {
         let template = test.commands.last()?;
         let mut selected = Vec::new();
         let mut targets: std::collections::BTreeMap<String, Vec<String>> = Default::default();
@@ -627,6 +627,33 @@ error: could not compile `x` (lib test) due to 1 previous error
             assert_eq!(detection.framework, "cargo test");
             assert!(detection.markers.iter().any(|m| m.contains("cargo-nextest is not installed")), "{detection:?}");
         }
+    }
+
+    /// A failing `harness = false` target is a `[test binary]` error case: not a test name, so a
+    /// retry never runs `cargo test -- --exact '[test binary]'` (which runs nothing).
+    #[test]
+    fn a_test_binary_error_case_is_never_selected_by_name() {
+        let mut spec = CommandSpec::shell("exec cargo test --workspace --no-fail-fast 2>&1", Path::new("/p"));
+        spec.stdout_file = Some(PathBuf::from("/w/cargo-test.txt"));
+        let test = PhasePlan::run(PhaseKind::Test, vec![spec])
+            .with_reports(vec![ReportSpec::file(Path::new("/w/cargo-test.txt"), crate::collect::libtest::NAME)]);
+        let case = |name: &str, class: &str, file: &str, status| crate::model::Case {
+            name: name.into(),
+            classname: Some(class.into()),
+            file: Some(file.into()),
+            status,
+            ..Default::default()
+        };
+        let golden = case("[test binary]", "golden", "tests/golden.rs", crate::model::CaseStatus::Error);
+        let flaky = case("tests::flaky", "x", "src/lib.rs", crate::model::CaseStatus::Failed);
+        let rerun = Rust.rerun(&test, &[&golden, &flaky]).unwrap();
+        assert_eq!(rerun.selected, [1]);
+        let scripts: Vec<&str> = rerun.phase.commands.iter().map(|c| c.args[1].as_str()).collect();
+        assert_eq!(
+            scripts,
+            ["exec cargo test --no-fail-fast --color never --workspace --lib -- --exact tests::flaky 2>&1"]
+        );
+        assert!(Rust.rerun(&test, &[&golden]).unwrap().selected.is_empty());
     }
 
     #[test]

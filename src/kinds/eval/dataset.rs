@@ -215,6 +215,16 @@ fn parse_csv(text: &str) -> Result<Vec<TestCase>, Syntax> {
                 message: format!("column `{}` appears twice in the header", name.trim()),
             });
         }
+        if let Some(field) = misspelt_field(name.trim()) {
+            return Err(Syntax::Csv {
+                line: Some(1),
+                message: format!(
+                    "column `{}`: did you mean the case field `{field}`? Only a column named exactly like a \
+                     field fills it; this one would become a prompt variable that nothing checks",
+                    name.trim()
+                ),
+            });
+        }
     }
     let mut cases = Vec::new();
     for record in reader.records() {
@@ -247,6 +257,30 @@ fn parse_csv(text: &str) -> Result<Vec<TestCase>, Syntax> {
         cases.push(case);
     }
     Ok(cases)
+}
+
+/// The case field a CSV column name is a near miss of: the same but for case, `-` or spaces
+/// (`Critical`, `Expected Command`), or, for names of six letters or more, within the edit
+/// distance the bank loader allows a misspelt field (one edit for `prompt` and `assert`, two for
+/// longer names: `expectd`, `catgory`). Such a column would silently become a prompt variable,
+/// and the check it was meant to be (a `critical` flag, an expected answer) would never run.
+/// Short names (`id`, `safe`, `tags`) only by case: `name` or `state` are ordinary variables.
+fn misspelt_field(column: &str) -> Option<&'static str> {
+    let fields = || CSV_TEXT_FIELDS.iter().chain(CSV_JSON_FIELDS).copied();
+    if fields().any(|field| field == column) {
+        return None;
+    }
+    let folded = column.to_lowercase().replace(['-', ' '], "_");
+    if let Some(field) = fields().find(|field| *field == folded) {
+        return Some(field);
+    }
+    let field = crate::kinds::bank::expectations::closest_field(&folded, &fields().collect::<Vec<_>>())?;
+    let allowed = match field.len() {
+        0..=5 => 0,
+        6..=7 => 1,
+        _ => 2,
+    };
+    (strsim::levenshtein(&folded, field) <= allowed).then_some(field)
 }
 
 /// The CSV reader's complaint without its own position (the path's `:line` says where).
@@ -373,6 +407,36 @@ posix_compliant = true
         std::fs::write(&path, "id,expected\na,x\nb,y,z\n").unwrap();
         let err = load(&path).unwrap_err().to_string();
         assert!(err.contains("cases.csv:3:"), "{err}");
+    }
+
+    /// A header that is a case field but for case or a typo would become a var that nothing
+    /// checks (a `Critical` column: the critical gate never fires): an error naming the column.
+    #[test]
+    fn csv_columns_that_nearly_name_a_field_are_errors() {
+        for (column, field) in [
+            ("Critical", "critical"),
+            ("EXPECTED", "expected"),
+            ("Expected Command", "expected_command"),
+            ("posix-compliant", "posix_compliant"),
+            ("Safe", "safe"),
+            ("ID", "id"),
+            ("expectd", "expected"),
+            ("catgory", "category"),
+            ("promt", "prompt"),
+            ("thresold", "threshold"),
+        ] {
+            let err = parse(&format!("id,prompt,{column}\na,q,x\n"), "csv").unwrap_err();
+            assert_eq!(err.line(), Some(1), "{column}");
+            assert!(
+                err.to_string().contains(&format!("column `{column}`: did you mean the case field `{field}`")),
+                "{err}"
+            );
+        }
+        // Ordinary variables, however close to a short field name, stay variables.
+        for column in ["country", "name", "state", "answer", "note", "city", "tag_line", "q"] {
+            let cases = parse(&format!("id,prompt,expected,{column}\na,q,x,v\n"), "csv").unwrap().unwrap();
+            assert_eq!(cases[0].vars[column], "v", "{column}");
+        }
     }
 
     #[test]

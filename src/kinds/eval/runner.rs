@@ -285,6 +285,16 @@ impl SuiteRunner for Eval {
         let nothing_planned = cases.is_empty();
         let (cases, stopped) = run_cases(&asks, &suts, &settings, &cancelled);
         result.usage = total_usage(&cases);
+        let cached = cases.iter().filter(|c| c.extra().eval().cached).count();
+        if cached > 0 {
+            // A verdict from stored answers must say so: the system may have changed since.
+            crate::warnings::warn(format!(
+                "suite `{}`: {cached} of {} cases answered from the answer cache, not by the system now \
+                 (--no-cache to re-ask)",
+                result.id,
+                cases.len()
+            ));
+        }
         // The dataset was read: zero cases is "no tests" (the `empty` gate's to judge, so
         // `--fail-on none` passes), not an error about report files this kind never has.
         let diagnostics = if nothing_planned {
@@ -510,6 +520,8 @@ struct Tried {
     duration: Duration,
     answer: Option<String>,
     usage: Option<Usage>,
+    /// The answer came from the answer cache.
+    cached: bool,
 }
 
 /// Asks one question `repeat` times and judges it; `None` when cancelled.
@@ -524,6 +536,13 @@ fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn 
         let started = Instant::now();
         // Each attempt is its own call (and its own cache entry), so flakiness can be seen.
         let tried = match sut.call_attempt(request, attempt) {
+            Ok(answer) if graders::echoes_prompt(&request.prompt, &graders::answer_text(&answer.output)) => Tried {
+                judged: Judged::unanswered(Judgement::EchoedPrompt),
+                duration: answer.duration,
+                answer: Some(cap_text(&answer.raw, ANSWER_CAP)),
+                usage: answer.usage,
+                cached: answer.cached,
+            },
             Ok(answer) => Tried {
                 judged: graders::judge(
                     &case.checks,
@@ -541,6 +560,7 @@ fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn 
                 duration: answer.duration,
                 answer: Some(cap_text(&answer.raw, ANSWER_CAP)),
                 usage: answer.usage,
+                cached: answer.cached,
             },
             Err(SutError::Cancelled) => return None,
             Err(SutError::Timeout { after }) => Tried {
@@ -548,12 +568,14 @@ fn run_case(ask: &Ask<'_>, sut: &dyn Sut, settings: &Settings, cancelled: &(dyn 
                 duration: started.elapsed(),
                 answer: None,
                 usage: None,
+                cached: false,
             },
             Err(SutError::Backend { message, raw }) => Tried {
                 judged: Judged::unanswered(Judgement::BackendError(message)),
                 duration: started.elapsed(),
                 answer: raw.map(|r| cap_text(&r, ANSWER_CAP)),
                 usage: None,
+                cached: false,
             },
         };
         tries.push(tried);
@@ -634,6 +656,7 @@ fn judge(ask: &Ask<'_>, tries: Vec<Tried>, settings: &Settings) -> Case {
                 assertions: shown.map(|t| t.judged.assertions.clone()).unwrap_or_default(),
                 expectation_source: Some(settings.source.clone()),
                 usage,
+                cached: tries.iter().any(|t| t.cached),
             }
             .packed(),
             details: Some(details.into()),
@@ -885,11 +908,11 @@ mod tests {
     }
 
     /// A real `command` SUT: a shell script answering by prompt, one that hangs, one that
-    /// prints garbage, one that exits non-zero.
+    /// prints a broken answer envelope, one that exits non-zero.
     #[test]
     fn runs_through_the_seam_with_a_real_command_sut() {
         let dir = tempfile::tempdir().unwrap();
-        let script = "#!/bin/sh\ncase \"$1\" in\n  list) echo 'ls -al' ;;\n  where) echo 'cd ..' ;;\n  hang) sleep 30 ;;\n  junk) printf '{not json' ;;\n  fail) echo oops >&2; exit 3 ;;\nesac\n";
+        let script = "#!/bin/sh\ncase \"$1\" in\n  list) echo 'ls -al' ;;\n  where) echo 'cd ..' ;;\n  hang) sleep 30 ;;\n  junk) printf '{\"output\": ' ;;\n  fail) echo oops >&2; exit 3 ;;\nesac\n";
         std::fs::write(dir.path().join("sut.sh"), script).unwrap();
         let mut cases = String::from(TWO);
         for id in ["hang", "junk", "fail"] {

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::ecosystems::{self, ProjectFiles};
+use crate::ecosystems::{self, Members, ProjectFiles};
 use crate::execute::process::CommandOutcome;
 use crate::model::{LeftOut, Phase};
 use crate::plan::{KindPlan, SuitePlan};
@@ -39,44 +39,82 @@ impl SharedInstall {
 }
 
 /// The suites a planned project suite stands for: itself, or, when its root is a workspace,
-/// its members (and the root too when the ecosystem runs it). Suites whose commands the user set
-/// (`commands.test`), samples and members themselves are not expanded.
-pub(super) fn expand(suite: SuitePlan) -> Vec<SuitePlan> {
+/// its members (and the root too when the ecosystem runs it); when the root is the project of
+/// several ecosystems with tests, one suite per ecosystem (`<suite> (python)`, `<suite> (node)`),
+/// each divided the same way. What is found and not run (other ecosystems' projects below the
+/// root first) goes on the first suite, but for the directories in `planned`, suites of their own.
+/// Suites whose commands the user set (`commands.test`), samples and members themselves are not
+/// expanded.
+pub(super) fn expand(suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
     let Some(project) = suite.settings.get::<ProjectPlan>() else { return vec![suite] };
     if project.commands.test.is_some() || !project.copy_from.is_empty() || project.workspace.is_some() {
         return vec![suite];
     }
     // A root that cannot be listed is reported when the suite runs.
     let Ok(files) = ProjectFiles::scan(&suite.root) else { return vec![suite] };
-    let members = ecosystems::members_of(&files, project.ecosystem.as_deref(), project.framework.as_deref());
-    let mut left_out: Vec<LeftOut> = members
-        .left_out
-        .iter()
-        .map(|l| LeftOut { path: join(&suite.display_path, &l.path), reason: l.reason.clone() })
-        .collect();
-    let mut project = project.clone();
+    let layout = ecosystems::layout(&files, project.ecosystem.as_deref(), project.framework.as_deref());
+    let named = |left: &[LeftOut]| -> Vec<LeftOut> {
+        left.iter()
+            .filter(|l| !planned.contains(&suite.root.join(&l.path)))
+            .map(|l| LeftOut { path: join(&suite.display_path, &l.path), reason: l.reason.clone() })
+            .collect()
+    };
+    let mut left_out = named(&layout.left_out);
+    let split = layout.projects.len() > 1;
+    let mut out = Vec::new();
+    for (ecosystem, members) in &layout.projects {
+        let mut project = project.clone();
+        let mut root = suite.clone();
+        if split {
+            // The user named no runner: each suite runs the one it stands for.
+            project.ecosystem = Some(ecosystem.to_string());
+            root.id = format!("{} ({ecosystem})", suite.id);
+            root.name = format!("{} ({ecosystem})", suite.name);
+        }
+        left_out.extend(named(&members.left_out));
+        out.extend(divide(root, project, members, std::mem::take(&mut left_out), &suite));
+    }
+    if out.is_empty() {
+        // Nothing detected: the suite says so when it runs.
+        out.push(suite);
+    }
+    out
+}
+
+/// The suites of one ecosystem's project at the root: the root suite `root` (unless only its
+/// members run) and one per member, named from the planned suite `base`; `left_out` goes on the
+/// first.
+fn divide(
+    root: SuitePlan,
+    mut project: ProjectPlan,
+    members: &Members,
+    mut left_out: Vec<LeftOut>,
+    base: &SuitePlan,
+) -> Vec<SuitePlan> {
     if members.run.is_empty() {
         project.left_out = left_out;
-        return vec![SuitePlan { settings: KindPlan::new(project), ..suite }];
+        return vec![SuitePlan { settings: KindPlan::new(project), ..root }];
     }
     let shared = members.shared_install.then(|| Arc::new(SharedInstall::default()));
     let mut out = Vec::new();
     if !members.members_only {
-        let mut root = project.clone();
-        root.left_out = std::mem::take(&mut left_out);
-        out.push(SuitePlan { settings: KindPlan::new(root), ..suite.clone() });
+        let mut own = project.clone();
+        own.left_out = std::mem::take(&mut left_out);
+        // A node workspace root that runs its own tests installs with its members, once.
+        own.workspace = shared.clone().map(|install| Membership { root: base.root.clone(), install: Some(install) });
+        out.push(SuitePlan { settings: KindPlan::new(own), ..root });
     }
     for dir in &members.run {
         let mut member = project.clone();
-        member.workspace = Some(Membership { root: suite.root.clone(), install: shared.clone() });
+        member.workspace = Some(Membership { root: base.root.clone(), install: shared.clone() });
         member.left_out = std::mem::take(&mut left_out);
         out.push(SuitePlan {
-            id: join(&suite.id, dir),
-            name: join(&suite.name, dir),
-            display_path: join(&suite.display_path, dir),
-            root: suite.root.join(dir),
+            id: join(&base.id, dir),
+            name: join(&base.name, dir),
+            display_path: join(&base.display_path, dir),
+            root: base.root.join(dir),
             settings: KindPlan::new(member),
-            ..suite.clone()
+            ..base.clone()
         });
     }
     out

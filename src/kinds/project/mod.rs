@@ -192,16 +192,17 @@ impl SuiteRunner for Project {
         run_project(suite, plan, ctx.exec, ctx.events)
     }
 
-    fn expand(&self, suite: SuitePlan) -> Vec<SuitePlan> {
-        members::expand(suite)
+    fn expand(&self, suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
+        members::expand(suite, planned)
     }
 
     /// Narrowed to the cases that failed or errored before; a suite that failed with no failing
-    /// case (a build failure, no results) runs in full.
+    /// case (a build failure, no results), or whose results were incomplete, runs in full.
     fn rerun(&self, _suite: &SuitePlan, plan: &ProjectPlan, before: &Suite, of: &str) -> Option<ProjectPlan> {
         let mut project = plan.clone();
         let cases: Vec<Case> = before.cases.iter().filter(|c| retry::retryable(c)).cloned().collect();
-        project.rerun_only = Some(retry::RerunOnly { cases, of: of.to_string() });
+        let incomplete = crate::model::incomplete::incomplete_results(before).map(|c| c.name.to_string());
+        project.rerun_only = Some(retry::RerunOnly { cases, of: of.to_string(), incomplete });
         Some(project)
     }
 }

@@ -168,6 +168,9 @@ pub(crate) struct RerunOnly {
     pub cases: Vec<Case>,
     /// When the earlier run started (its `started_at`): recorded as the suite's `rerun_of`.
     pub of: String,
+    /// The earlier run's first case saying its results were incomplete (`[test binary]`…), if
+    /// any: tests it stands for failed unseen, so no selection of named tests covers them.
+    pub incomplete: Option<String>,
 }
 
 /// `--rerun-failed`, in the test phase: the phase narrowed to the earlier run's failed cases,
@@ -177,6 +180,10 @@ pub(crate) fn narrow_for_rerun(
     phase: &PhasePlan,
     only: &RerunOnly,
 ) -> Result<(PhasePlan, Vec<String>), ExecError> {
+    if let Some(case) = &only.incomplete {
+        // Narrowed to the tests it could name, the rerun would pass without running what failed.
+        return Err(ExecError::IncompleteResults { of: only.of.clone(), case: case.clone() });
+    }
     if only.cases.is_empty() {
         return Err(ExecError::NothingToRerun { of: only.of.clone() });
     }
@@ -194,11 +201,13 @@ pub(crate) fn narrow_for_rerun(
 /// `fcorr merge`: lays a `--rerun-failed` suite over the suite of the run it reran. Each rerun
 /// case's outcome wins, and its attempts list the earlier run's attempts and outcome first; a
 /// case that failed before and passes now is flaky. A suite that reran in full (it failed with
-/// no failing case) replaces the original. The suite is scored again with the default weights
-/// (a saved run does not keep its suites' weights).
+/// no failing case, or its results were incomplete) replaces the original. The suite is scored
+/// again with the default weights (a saved run does not keep its suites' weights).
 pub(crate) fn overlay(original: &mut Suite, rerun: Suite) {
     let of = rerun.rerun_of.clone().unwrap_or_default();
-    if !original.cases.iter().any(retryable) {
+    let in_full =
+        !original.cases.iter().any(retryable) || crate::model::incomplete::incomplete_results(original).is_some();
+    if in_full {
         let mut rerun = rerun;
         rerun.rerun_of = None;
         note(&mut rerun, Severity::Notice, format!("rerun in full by `fcorr run --rerun-failed` (run of {of})"));

@@ -224,6 +224,9 @@ struct TestRun {
     started: std::time::SystemTime,
     /// `--rerun-failed`: the ids of the earlier run's cases this run selected.
     rerun_ids: Option<Vec<String>>,
+    /// The test command failed to compile part of the project (`build_failure_in_test`): the
+    /// suite stays `build-failed`; the cases of the parts it did test are kept, not retried.
+    build_failed: bool,
 }
 
 impl PhaseRunner<'_> {
@@ -389,15 +392,13 @@ impl PhaseRunner<'_> {
                 if let Some(diagnostics) = self.ecosystem.build_failure_in_test(&outcome.output, root) =>
             {
                 // The test command compiles first (one Maven run): a compile error is a build failure.
-                suite.status = SuiteStatus::BuildFailed;
-                suite.diagnostics.extend(diagnostics);
-                if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
-                    build.status = PhaseStatus::Failed;
-                    build.exit_code = phase.exit_code;
-                    build.log_tail = phase.log_tail.clone();
-                    build.note = Some("compilation ran inside the test command and failed".into());
-                }
+                record_build_failure_in_test(&phase, diagnostics, suite);
                 ran.blocked = Some("build failed");
+                // The same run tested what did compile (`go test` over several packages, `mvn
+                // --fail-at-end` over several modules): those results are kept beside it.
+                let mut test = self.test_run(&phase, phase_plan, planned, (outcome, started));
+                test.build_failed = true;
+                ran.test = Some(test);
             }
             (PhaseKind::Test, _) => {
                 if phase.status == PhaseStatus::Cancelled {
@@ -405,15 +406,7 @@ impl PhaseRunner<'_> {
                     // judge nothing from an exit fcorr caused itself.
                     suite.status = SuiteStatus::Cancelled;
                 }
-                ran.test = Some(TestRun {
-                    planned,
-                    budget: self.timeout(kind).saturating_sub(Duration::from_millis(phase.duration_ms)),
-                    reports: phase_plan.reports.clone(),
-                    stdout_file: phase_plan.commands.last().and_then(|c| c.stdout_file.clone()),
-                    started,
-                    outcome,
-                    rerun_ids: None,
-                });
+                ran.test = Some(self.test_run(&phase, phase_plan, planned, (outcome, started)));
             }
             (_, PhaseStatus::Timeout) => {
                 suite.status = SuiteStatus::Timeout;
@@ -433,8 +426,29 @@ impl PhaseRunner<'_> {
         suite.phases.push(phase);
     }
 
+    /// What collecting and retrying the test phase that ran need.
+    fn test_run(
+        &self,
+        phase: &Phase,
+        phase_plan: &PhasePlan,
+        planned: PhasePlan,
+        (outcome, started): (CommandOutcome, std::time::SystemTime),
+    ) -> TestRun {
+        TestRun {
+            planned,
+            budget: self.timeout(phase_plan.kind).saturating_sub(Duration::from_millis(phase.duration_ms)),
+            reports: phase_plan.reports.clone(),
+            stdout_file: phase_plan.commands.last().and_then(|c| c.stdout_file.clone()),
+            started,
+            outcome,
+            rerun_ids: None,
+            build_failed: false,
+        }
+    }
+
     /// Collects the test phase's cases through the truthfulness guards, then retries the failed
     /// ones (only fcorr's own test commands can be narrowed; a user's `commands.test` is opaque).
+    /// After a build failure inside the test command, only keeps the cases it produced.
     fn collect_and_retry(&self, test: TestRun, suite: &mut Suite) {
         let (root, work_dir) = (self.plan_ctx.root, self.plan_ctx.work_dir);
         let collect_ctx = CollectContext {
@@ -444,7 +458,16 @@ impl PhaseRunner<'_> {
             outcome: &test.outcome,
             started: Some(test.started),
         };
-        let collected = self.ecosystem.collect(&collect_ctx);
+        let mut collected = self.ecosystem.collect(&collect_ctx);
+        if test.rerun_ids.is_some() {
+            // A rerun runs the failed tests only: what it did not reach was not left out.
+            collected.left_out.clear();
+        }
+        if test.build_failed {
+            keep_beside_build_failure(suite, collected);
+            flag_cut_stdout_report(suite, &test.outcome, test.stdout_file.as_deref());
+            return;
+        }
         apply_collected(suite, collected, Some(&test.outcome));
         flag_cut_stdout_report(suite, &test.outcome, test.stdout_file.as_deref());
         if let Some(ids) = &test.rerun_ids {
@@ -829,6 +852,47 @@ fn flag_cut_stdout_report(suite: &mut Suite, outcome: &CommandOutcome, file: Opt
     });
 }
 
+/// A test command that compiles first failed compiling: the suite is `build-failed` with the
+/// compiler's diagnostics, and the build phase (which the test command stood in for) failed.
+fn record_build_failure_in_test(phase: &Phase, diagnostics: Vec<crate::model::Diagnostic>, suite: &mut Suite) {
+    suite.status = SuiteStatus::BuildFailed;
+    suite.diagnostics.extend(diagnostics);
+    if let Some(build) = suite.phases.iter_mut().find(|p| p.kind == PhaseKind::Build) {
+        build.status = PhaseStatus::Failed;
+        build.exit_code = phase.exit_code;
+        build.log_tail = phase.log_tail.clone();
+        build.note = Some("compilation ran inside the test command and failed".into());
+    }
+}
+
+/// The cases a test command produced for the parts of the project that compiled, when another
+/// part did not: the suite stays `build-failed` (its status and the compiler's diagnostics are
+/// not re-judged), and at least one case says results are missing, so no policy scores the
+/// suite on the tests that did run. When no test ran (only cases saying what is missing), the
+/// suite stays as it was: the build failure and its diagnostics say it all.
+fn keep_beside_build_failure(suite: &mut Suite, collected: ecosystems::Collected) {
+    if collected.cases.iter().all(crate::model::Case::marks_incomplete_results) {
+        return;
+    }
+    suite.cases = collected.cases;
+    suite.results_source = collected.source;
+    suite.diagnostics.extend(collected.diagnostics);
+    if !suite.cases.iter().any(crate::model::Case::marks_incomplete_results) {
+        let first = suite.diagnostics.iter().find(|d| d.source == "build").map(|d| d.message.clone());
+        let message = format!(
+            "part of the project did not compile, so its tests did not run{}",
+            first.map(|m| format!(": {m}")).unwrap_or_default()
+        );
+        let case = crate::model::Case {
+            name: crate::model::incomplete::BUILD_FAILED_CASE.into(),
+            status: crate::model::CaseStatus::Error,
+            ..crate::model::Case::default()
+        };
+        suite.cases.push(case.with_message(Some(message)));
+    }
+    suite.finalize_cases();
+}
+
 /// The project refused the installed tool before doing any work: a missing tool (the right
 /// version), not a failing install, build or test.
 fn record_rejected_tool(kind: PhaseKind, message: &str, suite: &mut Suite, ran: &mut Ran) {
@@ -857,6 +921,40 @@ fn record_spawn_failure(kind: PhaseKind, message: &str, not_found: bool, suite: 
 mod tests {
     use super::*;
     use crate::model::SuiteKind;
+
+    #[test]
+    fn cases_kept_beside_a_build_failure_always_say_results_are_missing() {
+        use crate::model::{Case, CaseStatus, Diagnostic};
+        let case = |name: &str, status| Case { name: name.into(), status, ..Case::default() };
+        let collected = |cases: Vec<Case>| ecosystems::Collected { cases, ..ecosystems::Collected::nothing() };
+        let failed_build = || {
+            let mut suite = Suite::new("s", "s", SuiteKind::Project);
+            suite.status = SuiteStatus::BuildFailed;
+            suite.diagnostics.push(Diagnostic {
+                severity: Severity::Error,
+                source: "build".into(),
+                message: "cannot find symbol".into(),
+                file: None,
+                line: None,
+                column: None,
+            });
+            suite
+        };
+        // Only cases saying what is missing: no test ran, the build failure says it all.
+        let mut suite = failed_build();
+        keep_beside_build_failure(&mut suite, collected(vec![case("[build failed] a", CaseStatus::Error)]));
+        assert!(suite.cases.is_empty());
+        // A test ran and nothing says the results are incomplete: a case says it.
+        let mut suite = failed_build();
+        keep_beside_build_failure(&mut suite, collected(vec![case("ok", CaseStatus::Passed)]));
+        let got: Vec<(&str, CaseStatus)> = suite.cases.iter().map(|c| (c.name.as_str(), c.status)).collect();
+        assert_eq!(got, [("ok", CaseStatus::Passed), ("[build failed]", CaseStatus::Error)]);
+        assert_eq!(
+            suite.cases[1].message(),
+            Some("part of the project did not compile, so its tests did not run: cannot find symbol")
+        );
+        assert_eq!((suite.status, suite.counts.passed, suite.counts.error), (SuiteStatus::BuildFailed, 1, 1));
+    }
 
     #[test]
     fn a_project_copy_keeps_vendored_code_and_symbolic_links_and_leaves_installs_out() {

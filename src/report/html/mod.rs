@@ -516,7 +516,7 @@ fn write_suite_card(suite: &Suite, out: &mut dyn Write) -> std::io::Result<()> {
         }
         out.write_all(b"</ul>")?;
     }
-    if let Some(grid) = crate::report::eval::grid(&suite.cases, GRID_DISAGREEMENTS) {
+    if let Some(grid) = crate::report::eval::grid(suite, GRID_DISAGREEMENTS) {
         write_grid(&grid, out)?;
     }
     if !suite.phases.is_empty() {
@@ -559,8 +559,9 @@ const GRID_DISAGREEMENTS: usize = 50;
 fn write_grid(grid: &crate::report::eval::Grid, out: &mut dyn Write) -> std::io::Result<()> {
     write!(
         out,
-        "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>Score</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
-        escape(grid.heading)
+        "<table class=\"grid\"><thead><tr><th>{}</th><th>Passed</th><th>Pass rate</th><th>{}</th><th>Errors</th><th>Latency</th><th>Tokens</th><th>Cost</th></tr></thead><tbody>",
+        escape(grid.heading),
+        escape(&grid.score_label)
     )?;
     for c in &grid.columns {
         write!(out, "<tr><th scope=\"row\">{}</th>", escape(&c.label))?;

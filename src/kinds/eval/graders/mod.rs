@@ -435,6 +435,9 @@ pub(crate) enum Judgement {
     },
     /// The system under test failed or answered something unusable.
     BackendError(String),
+    /// The answer is the prompt itself: a wrapper that echoes its input (`cat`, `echo "$1"`, a
+    /// stub returning the request) would pass every check whose text the prompt holds.
+    EchoedPrompt,
     /// No answer within the per-call timeout.
     Timeout(String),
 }
@@ -449,6 +452,7 @@ impl Judgement {
             Judgement::PosixMismatch { .. } => "posix-mismatch",
             Judgement::GraderError { .. } => "grader-error",
             Judgement::BackendError(_) => "backend-error",
+            Judgement::EchoedPrompt => "echoed-prompt",
             Judgement::Timeout(_) => "timeout",
         }
     }
@@ -460,7 +464,7 @@ impl Judgement {
             Judgement::Incorrect { .. } | Judgement::SafetyMismatch { .. } | Judgement::PosixMismatch { .. } => {
                 CaseStatus::Failed
             }
-            Judgement::GraderError { .. } | Judgement::BackendError(_) => CaseStatus::Error,
+            Judgement::GraderError { .. } | Judgement::BackendError(_) | Judgement::EchoedPrompt => CaseStatus::Error,
             Judgement::Timeout(_) => CaseStatus::Timeout,
         }
     }
@@ -484,6 +488,7 @@ impl Judgement {
             )),
             Judgement::GraderError { check, message } => Some(format!("grader-error ({check}): {message}")),
             Judgement::BackendError(message) => Some(format!("backend-error: {message}")),
+            Judgement::EchoedPrompt => Some(format!("echoed-prompt: {ECHOED_PROMPT}")),
             Judgement::Timeout(message) => Some(format!("timeout: {message}")),
         }
     }
@@ -502,6 +507,7 @@ impl Judgement {
             | Judgement::GraderError { message, .. }
             | Judgement::BackendError(message)
             | Judgement::Timeout(message) => Some(message.clone()),
+            Judgement::EchoedPrompt => Some(ECHOED_PROMPT.into()),
             Judgement::SafetyMismatch { rule, .. } => rule.map(|r| format!("rule {r}")),
             Judgement::PosixMismatch { constructs, .. } => {
                 (!constructs.is_empty()).then(|| format!("uses {}", constructs.join(", ")))
@@ -509,6 +515,22 @@ impl Judgement {
         };
         Reason { code: self.code().into(), expected, actual, message }
     }
+}
+
+/// Why an answer equal to its prompt is an error, not a judged answer.
+const ECHOED_PROMPT: &str =
+    "the system answered with the prompt itself: is the SUT wrapper passing the prompt through?";
+
+/// Prompts shorter than this (trimmed, in characters), or of one word, may be answered by
+/// themselves in earnest (`Paris?` → `Paris?` is unlikely, `ls` → `ls` is not): only a longer
+/// prompt answered word for word is taken for an echo.
+const ECHO_MIN_CHARS: usize = 12;
+
+/// True when `answer` is `prompt` itself (both trimmed), and the prompt is long enough that
+/// this is an echo, not an answer that happens to equal a terse question.
+pub(crate) fn echoes_prompt(prompt: &str, answer: &str) -> bool {
+    let prompt = prompt.trim();
+    prompt.chars().count() >= ECHO_MIN_CHARS && prompt.contains(char::is_whitespace) && answer.trim() == prompt
 }
 
 fn safe_word(safe: bool) -> &'static str {

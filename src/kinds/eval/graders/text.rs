@@ -53,8 +53,24 @@ fn non_empty_list(texts: Vec<String>) -> Result<Vec<String>, CheckError> {
 
 fn build_regex(spec: &Spec<'_>) -> Result<Box<dyn Grader>, CheckError> {
     let pattern: String = non_empty(value(spec)?)?;
-    let re = regex::Regex::new(&pattern).map_err(|source| CheckError::Regex { pattern, source })?;
+    let re = regex::Regex::new(&pattern).map_err(|source| CheckError::Regex { pattern: pattern.clone(), source })?;
+    if matches_every_text(&re) {
+        return Err(CheckError::Fields(format!(
+            "`{pattern}` matches every answer (it matches the empty text, as an empty alternative `a|` or an \
+             optional group `(a)?` does), so it checks nothing"
+        )));
+    }
     Ok(Box::new(Regex(re)))
+}
+
+/// Texts unlike each other (empty, a control character, blank, a word, a digit, two lines): a
+/// regex that matches all of them matches through an empty match that needs nothing of the
+/// answer, the way an empty `value` would. Like an empty value it is refused in both forms: it
+/// would pass whatever the system said, and its `not-` form fail whatever it said.
+const UNLIKE_TEXTS: &[&str] = &["", "\u{1}", " ", "Lyon", "0", "a\nb", "fcorr: an arbitrary answer."];
+
+fn matches_every_text(re: &regex::Regex) -> bool {
+    UNLIKE_TEXTS.iter().all(|text| re.is_match(text))
 }
 
 fn build_number(spec: &Spec<'_>) -> Result<Box<dyn Grader>, CheckError> {
@@ -66,6 +82,16 @@ fn build_number(spec: &Spec<'_>) -> Result<Box<dyn Grader>, CheckError> {
         tolerance: f64,
     }
     spec.no_threshold()?;
+    // TOML's `inf` and `nan` reach here as JSON null (JSON has no such numbers): say what the
+    // field takes rather than "invalid type: null".
+    for key in ["value", "tolerance"] {
+        if spec.fields.get(key).is_some_and(Value::is_null) {
+            return Err(CheckError::Fields(format!(
+                "`{key}` must be a finite number (infinity, NaN and null are not){}",
+                if key == "tolerance" { "; 0 or more" } else { "" }
+            )));
+        }
+    }
     let Fields { value, tolerance } = spec.parse()?;
     if tolerance.is_nan() || tolerance < 0.0 {
         return Err(CheckError::Tolerance(tolerance));
@@ -361,6 +387,11 @@ mod tests {
             toml::from_str("id = 'x'\nprompt = 'p'\nassert = [{ type = 'number', value = 1, tolerance = -1 }]")
                 .unwrap();
         assert!(checks_for(&case).unwrap_err().to_string().contains("tolerance"));
+        let case: TestCase =
+            toml::from_str("id = 'x'\nprompt = 'p'\nassert = [{ type = 'number', value = 1, tolerance = inf }]")
+                .unwrap();
+        let err = checks_for(&case).unwrap_err().to_string();
+        assert!(err.contains("`tolerance` must be a finite number") && !err.contains("invalid type"), "{err}");
         assert!(toml::from_str::<TestCase>("id = 'x'\nprompt = 'p'\nassert = [{ type = 'nope', value = 1 }]").is_err());
         let case: TestCase =
             toml::from_str("id = 'x'\nprompt = 'p'\nassert = [{ type = 'contains', valeu = 'a' }]").unwrap();
@@ -370,6 +401,30 @@ mod tests {
             toml::from_str("id = 'x'\nprompt = 'p'\nassert = [{ type = 'contains', value = 'a', threshold = 0.5 }]")
                 .unwrap();
         assert!(checks_for(&case).unwrap_err().to_string().contains("takes no `threshold`"));
+    }
+
+    /// A regex satisfied by an empty match (a trailing `|`, an optional group, a bare anchor,
+    /// `.*`) passes every answer: refused at load like an empty `value`, negated or not. One that
+    /// needs something of the answer, even an anchored optional group, is kept.
+    #[test]
+    fn a_regex_that_matches_every_text_is_refused() {
+        for pattern in ["Paris|", "Paris|Lutetia|", "(Paris)?", "^", "$", ".*", "(?m)^", "\\b|^"] {
+            for kind in ["regex", "not-regex"] {
+                let case: TestCase = toml::from_str(&format!(
+                    "id = 'x'\nprompt = 'p'\nassert = [{{ type = '{kind}', value = '{pattern}' }}]"
+                ))
+                .unwrap();
+                let err = checks_for(&case).expect_err(pattern).to_string();
+                assert!(err.contains("matches every answer"), "{pattern}: {err}");
+            }
+        }
+        for pattern in ["^(Paris)?$", "Paris", "\\bParis\\b", "^$", "\\w"] {
+            let case: TestCase = toml::from_str(&format!(
+                "id = 'x'\nprompt = 'p'\nassert = [{{ type = 'regex', value = '{pattern}' }}]"
+            ))
+            .unwrap();
+            assert!(checks_for(&case).is_ok(), "{pattern}");
+        }
     }
 
     #[test]

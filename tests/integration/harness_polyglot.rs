@@ -1,0 +1,158 @@
+//! Repositories holding projects of several ecosystems, run with no configuration: a root that is
+//! two projects at once (a Python backend and a JS frontend) runs both; a project of another
+//! ecosystem below a project root is named as not run; weak evidence (a stray `test_*.py` below
+//! the root, a tooling-only package.json) never makes a root a project and hides what is below it.
+
+use std::path::Path;
+
+use fcorr::model::{Run, SuiteStatus};
+use serde_json::Value;
+
+use crate::harness_go::write_project;
+use crate::harness_workspaces::assert_left_out_in_every_report;
+use crate::support::*;
+
+/// `fcorr run PATHS… --json`, the reports written to `out`.
+fn run_paths(paths: &[&Path], out: &Path) -> (Run, i32) {
+    let output = fcorr().arg("run").args(paths).arg("--out").arg(out).arg("--json").output().unwrap();
+    parse_run(&output)
+}
+
+const GO_MOD: &str = "module example.com/svc\n\ngo 1.21\n";
+const GO_FAILING: &str =
+    "package svc\n\nimport \"testing\"\n\nfunc TestGoFails(t *testing.T) {\n\tt.Fatal(\"the Go failure\")\n}\n";
+const GO_PASSING: &str = "package svc\n\nimport \"testing\"\n\nfunc TestGoPasses(t *testing.T) {}\n";
+const WEB_PACKAGE: &str = r#"{"name":"web","version":"1.0.0","scripts":{"test":"node --test"}}"#;
+const WEB_FAILING: &str = "const test = require('node:test');\nconst assert = require('node:assert');\ntest('web fails', () => assert.ok(false));\n";
+const PY_PASSING: &str = "def test_release_notes():\n    assert True\n";
+
+/// A root that is a Python project (pyproject.toml, tests/) and a JS project (package.json whose
+/// `test` runs node --test) at once: each tool runs only its own tests, so fcorr runs both, one
+/// suite per ecosystem, with the natives' counts; the failing JS test fails the run. The Go module
+/// below is run by neither: it is named as not run, in every report.
+#[test]
+fn a_root_that_is_two_projects_runs_both_and_names_the_go_module_below() {
+    let want = expected("polyglot-root");
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("polyglot-root");
+    copy_project(&fixture("polyglot-root"), &root);
+    let out = dir.path().join("out");
+    let (run, code) = run_paths(&[&root], &out);
+    let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
+    let base = root.display().to_string();
+    assert_eq!(ids, [format!("{base} (python)"), format!("{base} (node)")], "one suite per ecosystem at the root");
+    let pytest_id = |c: &fcorr::model::Case| format!("{}::{}", c.file.as_deref().unwrap_or_default(), c.name);
+    assert_matches_expected(&run.suites[0], &want["python"], pytest_id);
+    assert_matches_expected(&run.suites[1], &want["node"], |c| c.name.to_string());
+    for (suite, ecosystem) in run.suites.iter().zip(["python", "node"]) {
+        assert_eq!(suite.detection.as_ref().unwrap().ecosystem, ecosystem);
+    }
+    assert_eq!((run.suites[0].status, run.suites[1].status), (SuiteStatus::Passed, SuiteStatus::Failed));
+    assert_eq!(code, 1, "the JS failure is not dropped by a tie between the two ecosystems");
+    let left: Vec<(&str, &str)> =
+        run.suites.iter().flat_map(|s| &s.left_out).map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+    assert_eq!(left.len(), 1, "named once: {left:?}");
+    assert_eq!(left[0].0, format!("{base}/svc-go"));
+    let why = "a Go module (go.mod) below the Python and JavaScript projects, whose test runs do not include it";
+    assert!(left[0].1.starts_with(why), "{left:?}");
+    assert!(left[0].1.contains("fcorr run . svc-go"), "says how to run it: {left:?}");
+    assert_left_out_in_every_report(&run, &out);
+}
+
+/// A Go monorepo (no marker at the root) with one helper test file under scripts/, alone or
+/// with a pyproject.toml that only configures ruff: the root is no Python project. Before, pytest
+/// ran the one helper test and the run passed, the Go and JS projects never named.
+#[test]
+fn a_stray_python_test_below_the_root_does_not_make_it_a_python_project() {
+    let files = [
+        ("scripts/test_release.py", PY_PASSING),
+        ("svc-go/go.mod", GO_MOD),
+        ("svc-go/s_test.go", GO_FAILING),
+        ("web/package.json", WEB_PACKAGE),
+        ("web/test/a.test.js", WEB_FAILING),
+    ];
+    for ruff in [false, true] {
+        let (dir, project) = write_project(&files);
+        if ruff {
+            std::fs::write(project.join("pyproject.toml"), "[tool.ruff]\nline-length = 100\n").unwrap();
+        }
+        let (run, code) = run_paths(&[&project], &dir.path().join("out"));
+        assert_eq!(code, 2, "ruff config: {ruff}; {run:#?}");
+        assert_eq!(run.suites.len(), 1);
+        let suite = &run.suites[0];
+        assert!(suite.phases.is_empty(), "nothing ran: {:?}", suite.phases);
+        let message = &suite.error.as_ref().unwrap().message;
+        assert!(message.contains("no project detected"), "{message}");
+        assert!(
+            message.contains("below it: scripts (test_*.py), svc-go (go.mod), web (package.json)")
+                && message.contains("`fcorr run scripts svc-go web`"),
+            "names every project below and how to run them: {message}"
+        );
+        assert!(message.contains("scripts/test_release.py"), "says why Python did not claim the root: {message}");
+    }
+}
+
+/// A Go monorepo whose root package.json is tooling only (husky: no `test` script, no test files,
+/// no test framework): the root is no JS project, and the error names the Go modules below, not
+/// "set `framework`".
+#[test]
+fn a_tooling_only_package_json_leaves_the_root_to_the_go_modules_below() {
+    let (dir, project) = write_project(&[
+        ("package.json", r#"{"name":"tooling","private":true,"scripts":{"prepare":"husky"}}"#),
+        ("services/api/go.mod", GO_MOD),
+        ("services/api/a_test.go", GO_PASSING),
+        ("services/worker/go.mod", GO_MOD),
+        ("services/worker/w_test.go", GO_FAILING),
+    ]);
+    let (run, code) = run_paths(&[&project], &dir.path().join("out"));
+    assert_eq!(code, 2);
+    let message = &run.suites[0].error.as_ref().unwrap().message;
+    assert!(
+        message.contains("below it: services/api (go.mod), services/worker (go.mod)")
+            && message.contains("`fcorr run services/api services/worker`"),
+        "{message}"
+    );
+    assert!(!message.contains("set `framework`"), "{message}");
+    let detect = fcorr().arg("detect").arg(&project).output().unwrap();
+    assert_eq!(detect.status.code(), Some(2), "{}", String::from_utf8_lossy(&detect.stdout));
+}
+
+/// A Go module at the root with a JS project and Python tests below it: `go test ./...` runs
+/// neither, so both are named as not run (by `fcorr detect` too). Naming one on the command line
+/// as well runs it, and the root no longer lists it.
+#[test]
+fn projects_of_other_ecosystems_below_a_go_root_are_named_until_they_run() {
+    let (dir, project) = write_project(&[
+        ("go.mod", GO_MOD),
+        ("r_test.go", GO_PASSING),
+        ("web/package.json", WEB_PACKAGE),
+        ("web/test/a.test.js", WEB_FAILING),
+        ("tools/requirements.txt", "pytest\n"),
+        ("tools/test_tool.py", "def test_tool_fails():\n    assert 1 == 2\n"),
+        ("testdata/fixture/package.json", "{}"),
+    ]);
+    let detect = fcorr().arg("detect").arg(&project).arg("--json").output().unwrap();
+    let value: Value = serde_json::from_slice(&detect.stdout).unwrap();
+    assert_eq!(value["best"]["ecosystem"], "go");
+    let named: Vec<&str> = value["left_out"].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap()).collect();
+    assert_eq!(named, ["tools", "web"], "testdata is test input, not a project: {value}");
+
+    let out = dir.path().join("out");
+    let (run, code) = run_paths(&[&project], &out);
+    assert_eq!((run.suites.len(), run.suites[0].status), (1, SuiteStatus::Passed));
+    assert_eq!(code, 0, "a part not run is named, as every left-out part is; it does not fail the gate");
+    let left: Vec<(&str, &str)> = run.suites[0].left_out.iter().map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+    let base = project.display().to_string();
+    assert_eq!(left.iter().map(|l| l.0).collect::<Vec<_>>(), [format!("{base}/tools"), format!("{base}/web")]);
+    let why = "below the Go project, whose test run does not include it: give it a [[suite]]";
+    assert!(left[0].1.starts_with(&format!("Python tests (test_*.py) {why}")), "{left:?}");
+    assert!(left[1].1.starts_with(&format!("a JavaScript project (package.json) {why}")), "{left:?}");
+    assert_left_out_in_every_report(&run, &out);
+
+    let (run, code) = run_paths(&[&project, &project.join("tools")], &dir.path().join("out2"));
+    let tools = &run.suites[1];
+    assert_eq!((tools.detection.as_ref().unwrap().ecosystem.as_str(), tools.counts.failed), ("python", 1));
+    let left: Vec<&str> = run.suites[0].left_out.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(left, [format!("{base}/web")], "tools runs now: no longer named");
+    assert_eq!(code, 1);
+}
