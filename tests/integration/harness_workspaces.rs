@@ -111,6 +111,102 @@ fn a_cargo_workspace_is_tested_whole_and_an_excluded_crate_is_named() {
     assert_left_out_in_every_report(&run, out.path());
 }
 
+/// A cargo workspace member run as a suite of its own (one `[[suite]]` per member, as the docs
+/// suggest for per-member settings) tests that member only, as `cargo test` in its directory does,
+/// with its cases' files relative to the suite and failures at their line. Before, each member
+/// suite ran `cargo test --workspace`: every suite counted every member's tests, failed on b's
+/// failure (tripping `critical` on a), and named files relative to the wrong directory.
+#[test]
+fn each_cargo_member_suite_tests_its_member_only() {
+    let dir = fixture("rust-member-suites");
+    let out = tempfile::tempdir().unwrap();
+    let mut cmd = fcorr();
+    cmd.current_dir(&dir).args(["run", "--json", "-j1", "--out"]).arg(out.path());
+    let (run, code) = parse_run(&cmd.output().unwrap());
+    assert_eq!(code, 1, "b fails");
+    for (name, member) in [("a", "crates/a"), ("b", "crates/b")] {
+        let (native_out, native_code) = native(&dir.join(member), "cargo", &["test", "--no-fail-fast"]);
+        let suite = run.suites.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no suite {name}"));
+        let (passed, failed, ignored) = libtest_totals(&native_out);
+        assert_eq!(
+            (suite.counts.passed, suite.counts.failed, suite.counts.skipped),
+            (passed, failed, ignored),
+            "suite {name}: {:#?}\nnative:\n{native_out}",
+            suite.cases
+        );
+        assert_eq!(suite.status == SuiteStatus::Failed, native_code != 0, "suite {name}: {suite:#?}");
+        assert!(!phase(suite, PhaseKind::Test).command.contains("--workspace"), "suite {name}");
+        for case in &suite.cases {
+            let file = case.file.as_deref().unwrap_or("");
+            assert!(
+                case.classname.as_deref().is_some_and(|c| c.ends_with("(doc-tests)"))
+                    || dir.join(member).join(file).is_file(),
+                "suite {name}: {} is at {file}, not a file of {member}",
+                case.name
+            );
+        }
+    }
+    let b = run.suites.iter().find(|s| s.name == "b").unwrap();
+    let broke = b.cases.iter().find(|c| c.status.is_failure()).unwrap();
+    assert_eq!(
+        (broke.name.as_str(), broke.file.as_deref(), broke.line),
+        ("tests::breaks", Some("src/lib.rs"), Some(line_of("rust-member-suites", "crates/b/src/lib.rs", "b broke")))
+    );
+    assert!(
+        !run.verdict.reasons.iter().any(|r| r.gate == fcorr::model::GateKind::Critical),
+        "b's failure is not critical a's: {:#?}",
+        run.verdict.reasons
+    );
+}
+
+/// The whole workspace, from its root, counts what `cargo test --workspace` counts, and names the
+/// tests cargo never runs: a library with `[lib] test = false`, and a tests/*.rs file that
+/// `autotests = false` leaves unbuilt (no `[[test]]` declares it). Each hides a failing test.
+#[test]
+fn a_cargo_workspace_names_the_tests_cargo_never_runs() {
+    let dir = fixture("rust-member-suites");
+    let (whole, code) = native(&dir, "cargo", &["test", "--workspace", "--no-fail-fast"]);
+    assert_eq!(code, 101, "{whole}");
+    assert!(!whole.contains("hidden") && !whole.contains("undeclared"), "cargo runs neither:\n{whole}");
+
+    let (run, code, out) = run_keeping("rust-member-suites");
+    assert_eq!(code, 1);
+    assert_eq!(run_totals(&run), libtest_totals(&whole));
+    let suite = &run.suites[0];
+    assert!(phase(suite, PhaseKind::Test).command.contains("--workspace"));
+    let mut left: Vec<(&str, &str)> = suite
+        .left_out
+        .iter()
+        .map(|l| (l.path.rsplit_once("rust-member-suites/").map_or(l.path.as_str(), |(_, p)| p), l.reason.as_str()))
+        .collect();
+    left.sort();
+    assert_eq!(left.len(), 2, "{left:#?}");
+    assert_eq!(left[0].0, "crates/noauto/tests/it.rs");
+    assert!(left[0].1.contains("`autotests = false` in crates/noauto/Cargo.toml"), "{}", left[0].1);
+    assert_eq!(left[1].0, "crates/notest/src/lib.rs");
+    assert!(left[1].1.contains("`test = false` under [lib] in crates/notest/Cargo.toml"), "{}", left[1].1);
+    assert_left_out_in_every_report(&run, out.path());
+}
+
+/// pytest reads the first configuration file it finds: a pytest.ini that sets only `markers` hides
+/// pyproject.toml's `testpaths`, so pytest collects libs/sub, a Python project of its own, too.
+/// fcorr runs it and does not call it "not run" beside its failing test, as it did when it read
+/// `testpaths` from pyproject.toml (QA D7).
+#[test]
+fn a_nested_python_project_pytest_collects_is_not_named_as_not_run() {
+    let dir = fixture("py-ini-precedence");
+    let (native_out, code) = native(&dir, "python3", &["-B", "-m", "pytest", "-p", "no:cacheprovider"]);
+    assert!(code == 1 && native_out.contains("1 failed, 1 passed"), "{native_out}");
+
+    let (run, code, _out) = run_keeping("py-ini-precedence");
+    assert_eq!(code, 1);
+    let suite = &run.suites[0];
+    assert_eq!((suite.counts.passed, suite.counts.failed), (1, 1), "{:#?}", suite.cases);
+    let sub = suite.cases.iter().find(|c| c.file.as_deref() == Some("libs/sub/tests/test_sub.py"));
+    assert!(sub.is_some_and(|c| c.status.is_failure()), "{:#?}", suite.cases);
+    assert!(suite.left_out.is_empty(), "pytest ran libs/sub: {:#?}", suite.left_out);
+}
+
 /// (passed, failed, skipped) tests in `go test -json` output: the test-level pass/fail/skip events.
 fn go_json_totals(output: &str) -> (u64, u64, u64) {
     let mut totals = (0, 0, 0);

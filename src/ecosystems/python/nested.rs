@@ -41,32 +41,50 @@ pub(super) fn left_out(files: &ProjectFiles) -> Members {
     members
 }
 
-/// `testpaths` from the root's pytest configuration (pytest.ini, pyproject.toml, tox.ini,
-/// setup.cfg, in pytest's order), `/`-separated without `./`; `None` when none sets it.
+/// `testpaths` from the root's pytest configuration file, `/`-separated without `./`; `None` when
+/// that file does not set it. Only the file pytest reads counts: a pytest.ini with only `markers`
+/// makes pytest ignore the `testpaths` of pyproject.toml.
 fn testpaths(files: &ProjectFiles) -> Option<Vec<String>> {
     let clean = |p: &str| p.trim().trim_start_matches("./").trim_end_matches('/').to_string();
-    if let Some(text) = files.read("pytest.ini")
-        && let Some(paths) = ini_testpaths(&text, "[pytest]")
-    {
-        return Some(paths.iter().map(|p| clean(p)).collect());
+    let paths: Vec<String> = configured_testpaths(files)?.iter().map(|p| clean(p)).filter(|p| !p.is_empty()).collect();
+    (!paths.is_empty()).then_some(paths)
+}
+
+/// The `testpaths` of the configuration file pytest picks at the root, picked as pytest 9 does
+/// (`_pytest/config/findpaths.py`): the first of pytest.toml, .pytest.toml, pytest.ini and
+/// .pytest.ini (each even when it sets nothing), then pyproject.toml with a `[tool.pytest]` or
+/// `[tool.pytest.ini_options]` table, tox.ini with `[pytest]`, setup.cfg with `[tool:pytest]`.
+fn configured_testpaths(files: &ProjectFiles) -> Option<Vec<String>> {
+    let toml_list = |value: &toml::Value| -> Option<Vec<String>> {
+        match value {
+            toml::Value::Array(items) => Some(items.iter().filter_map(|v| v.as_str()).map(str::to_string).collect()),
+            toml::Value::String(one) => Some(one.split_whitespace().map(str::to_string).collect()),
+            _ => None,
+        }
+    };
+    for name in ["pytest.toml", ".pytest.toml"] {
+        if let Some(text) = files.read(name) {
+            let table = text.parse::<toml::Table>().ok()?;
+            return table.get("pytest")?.get("testpaths").and_then(toml_list);
+        }
     }
-    if let Some(table) = files.read("pyproject.toml").and_then(|t| t.parse::<toml::Table>().ok())
-        && let Some(paths) = table
-            .get("tool")
-            .and_then(|t| t.get("pytest"))
-            .and_then(|t| t.get("ini_options"))
-            .and_then(|t| t.get("testpaths"))
-    {
-        let list: Vec<String> = match paths {
-            toml::Value::Array(items) => items.iter().filter_map(|v| v.as_str()).map(clean).collect(),
-            toml::Value::String(one) => one.split_whitespace().map(clean).collect(),
-            _ => Vec::new(),
-        };
-        return (!list.is_empty()).then_some(list);
+    for name in ["pytest.ini", ".pytest.ini"] {
+        if let Some(text) = files.read(name) {
+            return ini_testpaths(&text, "[pytest]");
+        }
+    }
+    let pyproject = files.read("pyproject.toml").and_then(|t| t.parse::<toml::Table>().ok());
+    if let Some(pytest) = pyproject.as_ref().and_then(|t| t.get("tool")?.get("pytest")?.as_table()) {
+        // Native keys beside `ini_options` are pytest 9's TOML mode, which reads only those.
+        let native = pytest.keys().any(|k| k != "ini_options");
+        let table = if native { Some(pytest) } else { pytest.get("ini_options").and_then(toml::Value::as_table) };
+        if let Some(table) = table {
+            return table.get("testpaths").and_then(toml_list);
+        }
     }
     for (file, section) in [("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")] {
-        if let Some(paths) = files.read(file).and_then(|text| ini_testpaths(&text, section)) {
-            return Some(paths.iter().map(|p| clean(p)).collect());
+        if let Some(text) = files.read(file).filter(|text| text.lines().any(|l| l.trim() == section)) {
+            return ini_testpaths(&text, section);
         }
     }
     None
@@ -136,6 +154,50 @@ mod tests {
         let (_dir, files) =
             listing(&[("pyproject.toml", "[project]\nname = 'x'\n"), ("a/pyproject.toml", ""), ("a/test_a.py", "")]);
         assert!(left_out(&files).left_out.is_empty());
+    }
+
+    /// pytest reads one configuration file, the first it finds in its order; `testpaths` from any
+    /// other is not pytest's (QA D7: a pytest.ini with only `markers` beside a pyproject.toml
+    /// with `testpaths`).
+    #[test]
+    fn testpaths_come_only_from_the_file_pytest_reads() {
+        let pyproject = ("pyproject.toml", "[project]\nname = 'x'\n[tool.pytest.ini_options]\ntestpaths = ['tests']\n");
+        // The files at the root, and the testpaths fcorr must read from them.
+        type Case<'a> = (&'a [(&'a str, &'a str)], Option<&'a [&'a str]>);
+        let cases: [Case; 9] = [
+            (&[pyproject, ("pytest.ini", "[pytest]\nmarkers =\n    slow\n")], None),
+            (&[pyproject, (".pytest.ini", "")], None),
+            (&[pyproject, ("pytest.toml", "[pytest]\ntestpaths = ['it']\n")], Some(&["it"])),
+            (
+                &[
+                    ("pyproject.toml", "[tool.pytest.ini_options]\nmarkers = ['slow']\n"),
+                    ("pytest.ini", "[pytest]\ntestpaths = tests\n"),
+                ],
+                Some(&["tests"]),
+            ),
+            (&[pyproject, ("setup.cfg", "[tool:pytest]\ntestpaths = other\n")], Some(&["tests"])),
+            (
+                &[
+                    ("pyproject.toml", "[project]\nname = 'x'\n"),
+                    ("setup.cfg", "[tool:pytest]\ntestpaths = ./tests/\n"),
+                ],
+                Some(&["tests"]),
+            ),
+            (
+                &[
+                    ("pyproject.toml", "[tool.pytest.ini_options]\nmarkers = ['slow']\n"),
+                    ("tox.ini", "[pytest]\ntestpaths = tests\n"),
+                ],
+                None,
+            ),
+            (&[("tox.ini", "[tox]\n"), ("setup.cfg", "[tool:pytest]\ntestpaths = t\n")], Some(&["t"])),
+            (&[("pyproject.toml", "[tool.pytest]\ntestpaths = ['native']\n")], Some(&["native"])),
+        ];
+        for (i, (entries, want)) in cases.iter().enumerate() {
+            let (_dir, files) = listing(entries);
+            let want = want.map(|w| w.iter().map(|p| p.to_string()).collect::<Vec<_>>());
+            assert_eq!(testpaths(&files), want, "case {i}: {entries:?}");
+        }
     }
 
     #[test]

@@ -4,9 +4,10 @@
 //! `build-failed` (`build_failure_in_test`), never a failed test. With cargo-nextest (when the
 //! project configures it with a JUnit path and `cargo-nextest` is installed) the gate is its own
 //! `cargo build --workspace --tests`, then nextest's JUnit report plus `cargo test --doc` for the
-//! doc-tests nextest does not run. The whole workspace is tested, as CI does; packages in the tree
-//! that are not workspace members are named as left out. libtest cases are placed in their member
-//! crates here (`workspace`).
+//! doc-tests nextest does not run. At a workspace root the whole workspace is tested, as CI does;
+//! a member run as a suite of its own tests that package only (no `--workspace`). Packages and
+//! test targets in the tree that cargo does not test are named as left out. libtest cases are
+//! placed in their member crates here (`workspace`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -97,11 +98,14 @@ impl Ecosystem for Rust {
         } else {
             PhasePlan::run(PhaseKind::Install, vec![no_color(CommandSpec::new("cargo", &["fetch"], root))])
         };
+        // `--workspace` at a workspace root: every member, not only the root package (or the
+        // default members). Elsewhere (a member as its own suite) no flag: cargo tests the package
+        // in the current directory, where `--workspace` would test the whole workspace above it.
+        let whole = workspace::tests_workspace(ctx.files);
         // `--tests` compiles the test harnesses too: a test-only compile error fails the build gate.
-        // `--workspace`: every member, not only the root package (or the default members).
         let build_gate = no_color(CommandSpec::new(
             "cargo",
-            &["build", "--workspace", "--tests", "--message-format=json-diagnostic-short"],
+            &scoped(whole, &["build"], &["--tests", "--message-format=json-diagnostic-short"]),
             root,
         ));
         let use_nextest = ctx.detection.framework == "cargo nextest" || ctx.detection.framework == "nextest";
@@ -110,14 +114,17 @@ impl Ecosystem for Rust {
                 // nextest does not run doc-tests; `cargo test --doc` does, first, so the nextest
                 // command stays the last one (retries narrow it).
                 let mut doc = no_color(CommandSpec::shell(
-                    "exec cargo test --workspace --doc --no-fail-fast --color never 2>&1",
+                    &format!(
+                        "exec cargo {} --doc --no-fail-fast --color never 2>&1",
+                        scoped(whole, &["test"], &[]).join(" ")
+                    ),
                     root,
                 ));
                 let doc_report = ctx.work_dir.join("cargo-test-doc.txt");
                 doc.stdout_file = Some(doc_report.clone());
                 let spec = no_color(CommandSpec::new(
                     "cargo",
-                    &["nextest", "run", "--workspace", "--no-fail-fast", "--profile", &profile],
+                    &scoped(whole, &["nextest", "run"], &["--no-fail-fast", "--profile", &profile]),
                     root,
                 ));
                 let report = root.join(report);
@@ -137,7 +144,10 @@ impl Ecosystem for Rust {
                 // stops after the first failing binary and the rest never run. Compiler messages
                 // in the short format: one `file:line:col: error[E…]: …` line each.
                 let mut spec = no_color(CommandSpec::shell(
-                    "exec cargo test --workspace --no-fail-fast --color never --message-format short 2>&1",
+                    &format!(
+                        "exec cargo {} --no-fail-fast --color never --message-format short 2>&1",
+                        scoped(whole, &["test"], &[]).join(" ")
+                    ),
                     root,
                 ));
                 let report = ctx.work_dir.join("cargo-test.txt");
@@ -160,9 +170,16 @@ impl Ecosystem for Rust {
         }
     }
 
-    /// Packages in the tree that `cargo test --workspace` does not test, with cargo's reason.
+    /// Packages and test targets in the tree that the suite's `cargo test` does not run, with
+    /// the reason.
     fn members(&self, files: &ProjectFiles) -> Members {
-        Members { left_out: left_out_packages(files), ..Members::default() }
+        let mut left_out = if workspace::tests_workspace(files) {
+            left_out_packages(files)
+        } else {
+            workspace::left_out_below_a_package(files)
+        };
+        left_out.extend(workspace::untested_targets(files, &left_out));
+        Members { left_out, ..Members::default() }
     }
 
     fn build_diagnostics(&self, output: &str, root: &Path) -> Vec<Diagnostic> {
@@ -271,6 +288,16 @@ fn target_flag(file: Option<&str>, binary: &str) -> String {
     }
 }
 
+/// cargo's arguments: `command`, `--workspace` when the whole workspace is tested, then `rest`.
+fn scoped<'a>(whole: bool, command: &[&'a str], rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = command.to_vec();
+    if whole {
+        args.push("--workspace");
+    }
+    args.extend_from_slice(rest);
+    args
+}
+
 /// Whether and how nextest runs this project.
 #[derive(Debug, Clone, PartialEq)]
 enum NextestChoice {
@@ -319,12 +346,7 @@ fn nextest_choice(files: &ProjectFiles) -> NextestChoice {
 /// workspace, as `cargo metadata` sees it, each with the reason cargo leaves it out. Nothing when
 /// the tree has one manifest, or when cargo cannot read the workspace (the build phase says why).
 fn left_out_packages(files: &ProjectFiles) -> Vec<LeftOut> {
-    let nested: Vec<&str> = files
-        .files
-        .iter()
-        .filter_map(|f| f.strip_suffix("/Cargo.toml"))
-        .filter(|dir| files.read(&format!("{dir}/Cargo.toml")).is_some_and(|t| has_table(&t, "package")))
-        .collect();
+    let nested = workspace::packages_below(files);
     if nested.is_empty() || !files.has("Cargo.toml") {
         return Vec::new();
     }

@@ -120,6 +120,35 @@ fn divide(
     out
 }
 
+/// Drops what planning named as not run when the suite's results hold cases from it: the tool ran
+/// it after all (its configuration read otherwise than fcorr read it), and "not run" beside its
+/// own failing test would contradict the report. A part holding the suite's own directory stays:
+/// every case is below it. Case files are relative to the suite; left-out paths, as the suite's
+/// `path`, to where the run started.
+pub(super) fn drop_left_out_that_ran(suite: &mut crate::model::Suite) {
+    if suite.left_out.is_empty() {
+        return;
+    }
+    let display_path = suite.path.as_deref().unwrap_or(".");
+    let files: std::collections::BTreeSet<&str> = suite
+        .cases
+        .iter()
+        .filter_map(|c| c.file.as_deref())
+        .filter(|f| !std::path::Path::new(f).is_absolute())
+        .collect();
+    let ran: Vec<String> = files.into_iter().map(|f| join(display_path, f)).collect();
+    let own = display_path.trim_end_matches('/');
+    suite.left_out.retain(|l| {
+        let dir = l.path.trim_end_matches('/');
+        under(own, dir) || !ran.iter().any(|f| under(f, dir))
+    });
+}
+
+/// True when `path` is `dir` or below it.
+fn under(path: &str, dir: &str) -> bool {
+    path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// `base/rel`, or `rel` alone when `base` is the current directory.
 fn join(base: &str, rel: &str) -> String {
     match base.trim_end_matches('/') {
@@ -131,6 +160,19 @@ fn join(base: &str, rel: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_part_whose_cases_ran_is_not_named_as_not_run() {
+        let mut suite = crate::model::Suite::new("s", "s", crate::model::SuiteKind::Project);
+        suite.path = Some("repo".into());
+        let case = |file: &str| crate::model::Case { file: Some(file.into()), ..crate::model::Case::default() };
+        suite.cases = vec![case("libs/sub/tests/test_sub.py"), case("tests/test_root.py")];
+        let left = |path: &str| LeftOut { path: path.into(), reason: "r".into() };
+        suite.left_out = vec![left("repo/libs/sub"), left("repo/libs/subway"), left("repo"), left("repo/tools")];
+        drop_left_out_that_ran(&mut suite);
+        let kept: Vec<&str> = suite.left_out.iter().map(|l| l.path.as_str()).collect();
+        assert_eq!(kept, ["repo/libs/subway", "repo", "repo/tools"]);
+    }
 
     #[test]
     fn member_names_join_the_root_name() {

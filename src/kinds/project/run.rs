@@ -57,6 +57,7 @@ pub(crate) fn run_project(plan: &SuitePlan, project: &ProjectPlan, ctx: &ExecCon
         }
         None => {}
     }
+    super::members::drop_left_out_that_ran(&mut suite);
     // Read and collected: what the tools wrote there goes out with the output directory.
     crate::secrets::redact_files_under(&work_dir);
     suite
