@@ -112,6 +112,10 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
     if layout.projects.is_empty() {
         suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path()));
     }
+    // Other ecosystems' projects below with tests of their own run as suites of their own.
+    for dir in layout.below.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
+        suites.push(dry_run(&files.below(dir), dir, None, work.path()));
+    }
     if args.json {
         let candidates: Vec<serde_json::Value> = report
             .candidates

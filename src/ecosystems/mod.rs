@@ -710,14 +710,23 @@ fn nested_projects(files: &ProjectFiles) -> Vec<Nested> {
     shallowest
 }
 
-/// The projects below the root of ecosystems other than those `running` there, none of whose
-/// tools runs them, named with why and how to run them: the shallowest of them (one inside
-/// another is its part), also inside a member of the root's own ecosystem (a package.json in a
-/// nested Go module). `root` says what runs at the root and that it does not run them.
-fn other_projects(files: &ProjectFiles, running: &[&str], root: &str) -> Vec<LeftOut> {
+/// Projects of ecosystems other than `running` below the root (the shallowest of each), split
+/// into those with tests of their own, which run as suites of their own (their directories), and
+/// the rest, named as not run with why (`root` says which project's run does not include them).
+fn other_projects(files: &ProjectFiles, running: &[&str], root: &str) -> (Vec<String>, Vec<LeftOut>) {
     let other: Vec<Nested> = project_dirs(files).into_iter().filter(|n| !running.contains(&n.ecosystem)).collect();
+    let mut run: Vec<String> = Vec::new();
     let mut left_out: Vec<LeftOut> = Vec::new();
     for n in other.iter().filter(|n| !other.iter().any(|o| inside(&n.dir, &o.dir))) {
+        if run.contains(&n.dir) {
+            continue;
+        }
+        // A failing test there would otherwise sit beside a PASS of the root: what has tests runs.
+        if has_tests_of_its_own(&files.root.join(&n.dir)) {
+            left_out.retain(|l| l.path != n.dir);
+            run.push(n.dir.clone());
+            continue;
+        }
         let what = format!("{} ({})", n.what, n.marker);
         match left_out.iter_mut().find(|l| l.path == n.dir) {
             // Two ecosystems' projects in one directory: one entry says both.
@@ -725,13 +734,25 @@ fn other_projects(files: &ProjectFiles, running: &[&str], root: &str) -> Vec<Lef
             None => left_out.push(LeftOut {
                 path: n.dir.clone(),
                 reason: format!(
-                    "{what} below {root}: give it a [[suite]], or run `fcorr run . {}` in the project's directory",
+                    "{what} below {root}, with no tests found at its root: give it a [[suite]], or run \
+                     `fcorr run . {}` in the project's directory",
                     n.dir
                 ),
             }),
         }
     }
-    left_out
+    (run, left_out)
+}
+
+/// True when `dir`, planned on its own, is a project whose best match claims it with tests
+/// ([`Claim::Tests`]) and can be run as detected.
+fn has_tests_of_its_own(dir: &Path) -> bool {
+    let Ok(files) = ProjectFiles::scan(dir) else { return false };
+    let report = detect_best(&files, None, None);
+    report.best.as_ref().is_some_and(|c| {
+        c.problem.is_none()
+            && by_name(&c.detection.ecosystem).is_some_and(|e| e.claim(&files, &c.detection) == Claim::Tests)
+    })
 }
 
 /// How the tree at `files.root` divides into suites, as detection there sees it (`forced`: the
@@ -752,14 +773,12 @@ pub(crate) fn layout(files: &ProjectFiles, forced: Option<&str>, framework: Opti
         [one] => format!("the {one} project, whose test run does not include it"),
         many => format!("the {} projects, whose test runs do not include it", many.join(" and ")),
     };
-    Layout {
-        projects: running.iter().map(|(e, _)| (e.name(), e.members(files))).collect(),
-        // The generic command runner's commands may run anything: nothing is named for it.
-        left_out: match names.as_slice() {
-            [] | ["command"] => Vec::new(),
-            _ => other_projects(files, &names, &root),
-        },
-    }
+    // The generic command runner's commands may run anything: nothing is named or run for it.
+    let (below, left_out) = match names.as_slice() {
+        [] | ["command"] => (Vec::new(), Vec::new()),
+        _ => other_projects(files, &names, &root),
+    };
+    Layout { projects: running.iter().map(|(e, _)| (e.name(), e.members(files))).collect(), below, left_out }
 }
 
 /// How the tree at a root divides into suites ([`layout`]).
@@ -767,6 +786,9 @@ pub(crate) fn layout(files: &ProjectFiles, forced: Option<&str>, framework: Opti
 pub(crate) struct Layout {
     /// Each ecosystem that runs at the root (its runner's name), best first, with its members.
     pub projects: Vec<(&'static str, Members)>,
+    /// Directories of projects of other ecosystems below the root that none of those runs and
+    /// that have tests of their own: each runs as a suite of its own.
+    pub below: Vec<String>,
     /// Projects of other ecosystems below the root that none of those runs, with why.
     pub left_out: Vec<LeftOut>,
 }

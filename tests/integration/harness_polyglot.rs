@@ -29,9 +29,10 @@ const PY_PASSING: &str = "def test_release_notes():\n    assert True\n";
 /// A root that is a Python project (pyproject.toml, tests/) and a JS project (package.json whose
 /// `test` runs node --test) at once: each tool runs only its own tests, so fcorr runs both, one
 /// suite per ecosystem, with the natives' counts; the failing JS test fails the run. The Go module
-/// below is run by neither: it is named as not run, in every report.
+/// below, with tests of its own, is run by neither tool: it runs as a suite of its own, and its
+/// failure fails the run too (before, it was named as not run beside a passing root).
 #[test]
-fn a_root_that_is_two_projects_runs_both_and_names_the_go_module_below() {
+fn a_root_that_is_two_projects_runs_both_and_the_go_module_below() {
     let want = expected("polyglot-root");
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().join("polyglot-root");
@@ -40,23 +41,24 @@ fn a_root_that_is_two_projects_runs_both_and_names_the_go_module_below() {
     let (run, code) = run_paths(&[&root], &out);
     let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
     let base = root.display().to_string();
-    assert_eq!(ids, [format!("{base} (python)"), format!("{base} (node)")], "one suite per ecosystem at the root");
+    assert_eq!(
+        ids,
+        [format!("{base} (python)"), format!("{base} (node)"), format!("{base}/svc-go")],
+        "one suite per ecosystem at the root, and the Go module below"
+    );
     let pytest_id = |c: &fcorr::model::Case| format!("{}::{}", c.file.as_deref().unwrap_or_default(), c.name);
     assert_matches_expected(&run.suites[0], &want["python"], pytest_id);
     assert_matches_expected(&run.suites[1], &want["node"], |c| c.name.to_string());
-    for (suite, ecosystem) in run.suites.iter().zip(["python", "node"]) {
+    for (suite, ecosystem) in run.suites.iter().zip(["python", "node", "go"]) {
         assert_eq!(suite.detection.as_ref().unwrap().ecosystem, ecosystem);
     }
-    assert_eq!((run.suites[0].status, run.suites[1].status), (SuiteStatus::Passed, SuiteStatus::Failed));
-    assert_eq!(code, 1, "the JS failure is not dropped by a tie between the two ecosystems");
-    let left: Vec<(&str, &str)> =
-        run.suites.iter().flat_map(|s| &s.left_out).map(|l| (l.path.as_str(), l.reason.as_str())).collect();
-    assert_eq!(left.len(), 1, "named once: {left:?}");
-    assert_eq!(left[0].0, format!("{base}/svc-go"));
-    let why = "a Go module (go.mod) below the Python and JavaScript projects, whose test runs do not include it";
-    assert!(left[0].1.starts_with(why), "{left:?}");
-    assert!(left[0].1.contains("fcorr run . svc-go"), "says how to run it: {left:?}");
-    assert_left_out_in_every_report(&run, &out);
+    let statuses: Vec<SuiteStatus> = run.suites.iter().map(|s| s.status).collect();
+    assert_eq!(statuses, [SuiteStatus::Passed, SuiteStatus::Failed, SuiteStatus::Failed]);
+    let go = &run.suites[2];
+    assert_eq!((go.counts.passed, go.counts.failed), (0, 1), "as `cd svc-go && go test ./...`: {:?}", go.cases);
+    assert_eq!(go.cases[0].name, "TestServiceFails");
+    assert_eq!(code, 1);
+    assert!(run.suites.iter().all(|s| s.left_out.is_empty()), "nothing is left out: every project ran");
 }
 
 /// A Go monorepo (no marker at the root) with one helper test file under scripts/, alone or
@@ -118,10 +120,11 @@ fn a_tooling_only_package_json_leaves_the_root_to_the_go_modules_below() {
 }
 
 /// A Go module at the root with a JS project and Python tests below it: `go test ./...` runs
-/// neither, so both are named as not run (by `fcorr detect` too). Naming one on the command line
-/// as well runs it, and the root no longer lists it.
+/// neither, so each, having tests of its own, runs as a suite of its own (in `fcorr detect` too),
+/// and their failures fail the run beside a passing root. A JS project below with no tests (a
+/// docs site's package.json) is named as not run; `testdata` is test input, not a project.
 #[test]
-fn projects_of_other_ecosystems_below_a_go_root_are_named_until_they_run() {
+fn projects_of_other_ecosystems_below_a_go_root_run_as_suites_of_their_own() {
     let (dir, project) = write_project(&[
         ("go.mod", GO_MOD),
         ("r_test.go", GO_PASSING),
@@ -129,30 +132,42 @@ fn projects_of_other_ecosystems_below_a_go_root_are_named_until_they_run() {
         ("web/test/a.test.js", WEB_FAILING),
         ("tools/requirements.txt", "pytest\n"),
         ("tools/test_tool.py", "def test_tool_fails():\n    assert 1 == 2\n"),
+        ("docs/package.json", r#"{"name":"docs","private":true,"scripts":{"build":"echo docs"}}"#),
         ("testdata/fixture/package.json", "{}"),
     ]);
     let detect = fcorr().arg("detect").arg(&project).arg("--json").output().unwrap();
     let value: Value = serde_json::from_slice(&detect.stdout).unwrap();
     assert_eq!(value["best"]["ecosystem"], "go");
-    let named: Vec<&str> = value["left_out"].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap()).collect();
-    assert_eq!(named, ["tools", "web"], "testdata is test input, not a project: {value}");
+    let paths = |key: &str| -> Vec<String> {
+        value[key].as_array().unwrap().iter().map(|l| l["path"].as_str().unwrap().to_string()).collect()
+    };
+    assert_eq!(paths("suites"), [".", "tools", "web"], "{value}");
+    assert_eq!(paths("left_out"), ["docs"], "testdata is test input, not a project: {value}");
 
     let out = dir.path().join("out");
     let (run, code) = run_paths(&[&project], &out);
-    assert_eq!((run.suites.len(), run.suites[0].status), (1, SuiteStatus::Passed));
-    assert_eq!(code, 0, "a part not run is named, as every left-out part is; it does not fail the gate");
-    let left: Vec<(&str, &str)> = run.suites[0].left_out.iter().map(|l| (l.path.as_str(), l.reason.as_str())).collect();
     let base = project.display().to_string();
-    assert_eq!(left.iter().map(|l| l.0).collect::<Vec<_>>(), [format!("{base}/tools"), format!("{base}/web")]);
-    let why = "below the Go project, whose test run does not include it: give it a [[suite]]";
-    assert!(left[0].1.starts_with(&format!("Python tests (test_*.py) {why}")), "{left:?}");
-    assert!(left[1].1.starts_with(&format!("a JavaScript project (package.json) {why}")), "{left:?}");
+    let suites: Vec<(&str, &str, SuiteStatus, u64)> = run
+        .suites
+        .iter()
+        .map(|s| (s.id.as_str(), s.detection.as_ref().unwrap().ecosystem.as_str(), s.status, s.counts.failed))
+        .collect();
+    assert_eq!(
+        suites,
+        [
+            (base.as_str(), "go", SuiteStatus::Passed, 0),
+            (format!("{base}/tools").as_str(), "python", SuiteStatus::Failed, 1),
+            (format!("{base}/web").as_str(), "node", SuiteStatus::Failed, 1),
+        ]
+    );
+    assert_eq!(code, 1, "a failing test below the root fails the run");
+    let left: Vec<(&str, &str)> = run.suites[0].left_out.iter().map(|l| (l.path.as_str(), l.reason.as_str())).collect();
+    assert_eq!(left.iter().map(|l| l.0).collect::<Vec<_>>(), [format!("{base}/docs")]);
+    assert!(left[0].1.starts_with("a JavaScript project (package.json) below the Go project"), "{left:?}");
     assert_left_out_in_every_report(&run, &out);
 
-    let (run, code) = run_paths(&[&project, &project.join("tools")], &dir.path().join("out2"));
-    let tools = &run.suites[1];
-    assert_eq!((tools.detection.as_ref().unwrap().ecosystem.as_str(), tools.counts.failed), ("python", 1));
-    let left: Vec<&str> = run.suites[0].left_out.iter().map(|l| l.path.as_str()).collect();
-    assert_eq!(left, [format!("{base}/web")], "tools runs now: no longer named");
-    assert_eq!(code, 1);
+    // Named on the command line as well, a project below runs once, as that suite.
+    let (run, _) = run_paths(&[&project, &project.join("tools")], &dir.path().join("out2"));
+    let ids: Vec<&str> = run.suites.iter().map(|s| s.id.as_str()).collect();
+    assert_eq!(ids.iter().filter(|id| id.ends_with("tools")).count(), 1, "{ids:?}");
 }

@@ -1,7 +1,9 @@
 //! Workspaces planned as one suite per member: a project suite whose root is an npm, pnpm or yarn
 //! workspace, or holds nested Go modules, stands for its members' suites ([`expand`]), as the
-//! detected ecosystem divides the tree (`Ecosystem::members`). Members of a node workspace share
-//! one install at the root ([`SharedInstall`]); what is found and not run goes on the first suite.
+//! detected ecosystem divides the tree (`Ecosystem::members`); projects of other ecosystems below
+//! it with tests of their own are suites of their own (`ecosystems::layout`). Members of a node
+//! workspace share one install at the root ([`SharedInstall`]); what is found and not run goes on
+//! the first suite.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -42,7 +44,8 @@ impl SharedInstall {
 /// its members (and the root too when the ecosystem runs it); when the root is the project of
 /// several ecosystems with tests, one suite per ecosystem (`<suite> (python)`, `<suite> (node)`),
 /// each divided the same way. What is found and not run (other ecosystems' projects below the
-/// root first) goes on the first suite, but for the directories in `planned`, suites of their own.
+/// root first) goes on the first suite, but for the directories in `planned`, suites of their own;
+/// a project of another ecosystem below the root with tests of its own is a suite of its own too.
 /// Suites whose commands the user set (`commands.test`), samples and members themselves are not
 /// expanded.
 pub(super) fn expand(suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
@@ -77,8 +80,39 @@ pub(super) fn expand(suite: SuitePlan, planned: &[PathBuf]) -> Vec<SuitePlan> {
     if out.is_empty() {
         // Nothing detected: the suite says so when it runs.
         out.push(suite);
+        return out;
+    }
+    for dir in layout.below.iter().filter(|dir| !planned.contains(&suite.root.join(dir))) {
+        out.extend(expand(below(&suite, project, dir), planned));
     }
     out
+}
+
+/// The suite of a project of another ecosystem with tests of its own at `dir` below the planned
+/// suite `base`'s root: detected there afresh, with `base`'s other settings (timeouts, env,
+/// retries), as if it had been named on the command line.
+fn below(base: &SuitePlan, project: &ProjectPlan, dir: &str) -> SuitePlan {
+    let own = ProjectPlan {
+        ecosystem: None,
+        framework: None,
+        workspace: None,
+        left_out: Vec::new(),
+        reports: Vec::new(),
+        ..project.clone()
+    };
+    suite_at(base, dir, own)
+}
+
+/// The suite at `dir` below the planned suite `base`'s root, named from it, running `project`.
+fn suite_at(base: &SuitePlan, dir: &str, project: ProjectPlan) -> SuitePlan {
+    SuitePlan {
+        id: join(&base.id, dir),
+        name: join(&base.name, dir),
+        display_path: join(&base.display_path, dir),
+        root: base.root.join(dir),
+        settings: KindPlan::new(project),
+        ..base.clone()
+    }
 }
 
 /// The suites of one ecosystem's project at the root: the root suite `root` (unless only its
@@ -108,14 +142,7 @@ fn divide(
         let mut member = project.clone();
         member.workspace = Some(Membership { root: base.root.clone(), install: shared.clone() });
         member.left_out = std::mem::take(&mut left_out);
-        out.push(SuitePlan {
-            id: join(&base.id, dir),
-            name: join(&base.name, dir),
-            display_path: join(&base.display_path, dir),
-            root: base.root.join(dir),
-            settings: KindPlan::new(member),
-            ..base.clone()
-        });
+        out.push(suite_at(base, dir, member));
     }
     out
 }
