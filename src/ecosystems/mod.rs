@@ -964,10 +964,11 @@ mod tests {
         assert_eq!((report.best.unwrap().detection.ecosystem.as_str(), report.also.len()), ("node", 0));
     }
 
-    /// Projects of other ecosystems below a project root are named, the shallowest of each
-    /// (also inside a nested module of the root's own ecosystem); test inputs are not projects.
+    /// Projects of other ecosystems below a project root, the shallowest of each (also inside a
+    /// nested module of the root's own ecosystem): those with tests of their own run as suites of
+    /// their own, the others are named; test inputs are not projects.
     #[test]
-    fn other_ecosystems_projects_below_a_root_are_named_as_not_run() {
+    fn other_ecosystems_projects_below_a_root_run_or_are_named() {
         let (_dir, files) = project_of(&[
             ("go.mod", "module root\n"),
             GO_MOD,
@@ -981,15 +982,18 @@ mod tests {
             ("a/fixtures/package.json", "{}"),
             (".github/actions/x/package.json", "{}"),
         ]);
-        let left = layout(&files, None, None).left_out;
+        let layout = layout(&files, None, None);
+        assert_eq!(layout.below, ["py"], "a Python project with tests runs; its package.json is its part");
+        let left = layout.left_out;
         let named: Vec<&str> = left.iter().map(|l| l.path.as_str()).collect();
-        assert_eq!(named, ["both", "py", "svc/web"]);
+        assert_eq!(named, ["both", "svc/web"]);
         assert_eq!(
             left[0].reason,
             "a JavaScript project (package.json) and a Python project (pyproject.toml) below the Go project, whose \
-             test run does not include it: give it a [[suite]], or run `fcorr run . both` in the project's directory"
+             test run does not include it, with no tests found at its root: give it a [[suite]], or run \
+             `fcorr run . both` in the project's directory"
         );
-        assert!(left[1].reason.starts_with("a Python project (pyproject.toml) below the Go project"));
+        assert!(left[1].reason.starts_with("a JavaScript project (package.json) below the Go project"));
     }
 
     #[test]
