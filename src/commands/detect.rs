@@ -101,20 +101,22 @@ fn detect_one(path: &Path, others: &[&Path], args: &DetectArgs) -> Result<i32, F
         // A root that is several projects runs each ecosystem's as a suite of its own.
         let runner = if layout.projects.len() > 1 { Some(*ecosystem) } else { args.runner.as_deref() };
         if !members.members_only || members.run.is_empty() {
-            suites.push(dry_run(&files, ".", runner, work.path()));
+            suites.push(dry_run(&files, ".", runner, work.path(), None));
         }
         for dir in members.run.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
-            suites.push(dry_run(&files.below(dir), dir, runner, work.path()));
+            suites.push(dry_run(&files.below(dir), dir, runner, work.path(), None));
         }
         left_out.extend(members.left_out.iter().cloned());
         source = source.or(members.source.clone());
     }
     if layout.projects.is_empty() {
-        suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path()));
+        suites.push(dry_run(&files, ".", args.runner.as_deref(), work.path(), None));
     }
     // Other ecosystems' projects below with tests of their own run as suites of their own.
     for dir in layout.below.iter().filter(|dir| !others.contains(&path.join(dir).as_path())) {
-        suites.push(dry_run(&files.below(dir), dir, None, work.path()));
+        // A project of its own, not a workspace member: it installs in its own directory.
+        let own = ProjectFiles { workspace: None, ..files.below(dir) };
+        suites.push(dry_run(&own, dir, None, work.path(), Some(&files.root)));
     }
     if args.json {
         let candidates: Vec<serde_json::Value> = report
@@ -188,7 +190,15 @@ fn scratch_dir() -> Result<tempfile::TempDir, FcorrError> {
 
 /// Detects and plans the project `files` describes (the path, or a member `dir` of it), as
 /// `fcorr run` would with no configuration, without running anything.
-fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path) -> PlannedSuite {
+/// Commands' directories are shown relative to `shown_from`, else to the workspace root or the
+/// project's own.
+fn dry_run(
+    files: &ProjectFiles,
+    dir: &str,
+    runner: Option<&str>,
+    scratch: &Path,
+    shown_from: Option<&Path>,
+) -> PlannedSuite {
     let mut suite = PlannedSuite { path: dir.to_string(), detection: None, problem: None, phases: Vec::new() };
     let Some(best) = ecosystems::detect_best(files, runner, None).best else {
         suite.problem = Some("no project detected".into());
@@ -218,7 +228,7 @@ fn dry_run(files: &ProjectFiles, dir: &str, runner: Option<&str>, scratch: &Path
     };
     match plan_phases(ecosystem, &ctx) {
         Ok(phases) => {
-            let base = files.workspace.as_deref().unwrap_or(&files.root);
+            let base = shown_from.or(files.workspace.as_deref()).unwrap_or(&files.root);
             suite.phases = phases.iter().map(|p| planned_phase(p, base, &work_dir)).collect();
         }
         Err(e) => suite.problem = Some(e),
