@@ -230,11 +230,11 @@ pub fn judge(run: &Run, gates: &[Gate], regression_tolerance: f64) -> Verdict {
                     "regression: the baseline is {} commit(s) behind the base commit",
                     c.baseline.commits_behind
                 )),
-                // `unrelated` names both sides' suites, so a renamed suite shows as the cause.
-                Some(c) if c.no_common_suite => skipped.push(format!(
-                    "regression: {}",
-                    c.unrelated().unwrap_or_else(|| "the baseline has none of this run's suites".to_string())
-                )),
+                // `unrelated` (always `Some` here) names both sides' suites, so a renamed suite
+                // shows as the cause.
+                Some(c) if c.no_common_suite => {
+                    skipped.push(format!("regression: {}", c.unrelated().unwrap_or_default()))
+                }
                 Some(c) => {
                     for change in c.cases.iter().filter(|x| x.change == crate::compare::Change::NewFailure) {
                         reasons.push(reason(

@@ -718,28 +718,29 @@ fn other_projects(files: &ProjectFiles, running: &[&str], root: &str) -> (Vec<St
     let mut run: Vec<String> = Vec::new();
     let mut left_out: Vec<LeftOut> = Vec::new();
     for n in other.iter().filter(|n| !other.iter().any(|o| inside(&n.dir, &o.dir))) {
+        let what = format!("{} ({})", n.what, n.marker);
+        // Two ecosystems' projects in one directory: the first decides whether it runs (one scan),
+        // and a named one's entry says both.
         if run.contains(&n.dir) {
+            continue;
+        }
+        if let Some(l) = left_out.iter_mut().find(|l| l.path == n.dir) {
+            l.reason = l.reason.replacen(" below ", &format!(" and {what} below "), 1);
             continue;
         }
         // A failing test there would otherwise sit beside a PASS of the root: what has tests runs.
         if has_tests_of_its_own(&files.root.join(&n.dir)) {
-            left_out.retain(|l| l.path != n.dir);
             run.push(n.dir.clone());
             continue;
         }
-        let what = format!("{} ({})", n.what, n.marker);
-        match left_out.iter_mut().find(|l| l.path == n.dir) {
-            // Two ecosystems' projects in one directory: one entry says both.
-            Some(l) => l.reason = l.reason.replacen(" below ", &format!(" and {what} below "), 1),
-            None => left_out.push(LeftOut {
-                path: n.dir.clone(),
-                reason: format!(
-                    "{what} below {root}, with no tests found at its root: give it a [[suite]], or run \
-                     `fcorr run . {}` in the project's directory",
-                    n.dir
-                ),
-            }),
-        }
+        left_out.push(LeftOut {
+            path: n.dir.clone(),
+            reason: format!(
+                "{what} below {root}, with no tests found at its root: give it a [[suite]], or run \
+                 `fcorr run . {}` in the project's directory",
+                n.dir
+            ),
+        });
     }
     (run, left_out)
 }

@@ -4,16 +4,10 @@
 //! scratch directories that never meet on a file system that ignores case. Every test runs the
 //! real fcorr binary on real processes.
 
-use std::path::Path;
-use std::process::Output;
-
 use fcorr::model::{Case, CaseStatus, Run, SuiteStatus};
 
+use crate::process_faults::{results, run_in, text};
 use crate::support::*;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// One task line: `repo/`'s test passes once the executor (or patch) leaves a file, plus `extra`.
 fn task(id: &str, extra: serde_json::Value) -> String {
@@ -50,23 +44,6 @@ fn workspace(tasks_file: &str, tasks_text: &str, extra: &str) -> tempfile::TempD
     dir
 }
 
-/// `fcorr run --config fcorr.toml --out out` in `dir`.
-fn run_in(dir: &Path) -> Output {
-    fcorr()
-        .current_dir(dir)
-        .env_remove("CI")
-        .args(["run", "--config", "fcorr.toml", "--out", "out", "--color", "never"])
-        .output()
-        .unwrap()
-}
-
-/// The run fcorr wrote to `dir/out/results.json`.
-fn results(dir: &Path) -> Run {
-    let path = dir.join("out/results.json");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
 fn case<'a>(run: &'a Run, name: &str) -> &'a Case {
     run.suites[0].cases.iter().find(|c| c.name == name).unwrap_or_else(|| panic!("no case {name}: {run:#?}"))
 }
@@ -83,7 +60,7 @@ fn runner_and_reports_are_checked_when_the_config_is_read() {
         ("reports = [\"!*.xml\"]\n", "reports", "only `!` patterns"),
     ] {
         let dir = workspace("tasks.jsonl", &tasks, extra);
-        let output = run_in(dir.path());
+        let output = run_in(dir.path(), &[]);
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(2), "{key}: stderr:\n{stderr}");
         assert!(stderr.contains("fcorr.toml: line 8, column ") && stderr.contains(said), "{key}: {stderr}");
@@ -91,7 +68,7 @@ fn runner_and_reports_are_checked_when_the_config_is_read() {
     }
     // A runner fcorr knows is taken as it is.
     let dir = workspace("tasks.jsonl", &tasks, "runner = \"command\"\n");
-    let output = run_in(dir.path());
+    let output = run_in(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
 }
 
@@ -101,7 +78,7 @@ fn runner_and_reports_are_checked_when_the_config_is_read() {
 fn a_duplicate_task_id_names_both_lines_and_an_empty_tasks_file_says_it_has_no_task() {
     let lines = [task("a", serde_json::json!({})), task("b", serde_json::json!({})), task("a", serde_json::json!({}))];
     let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
-    let output = run_in(dir.path());
+    let output = run_in(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(2), "stderr:\n{}", text(&output.stderr));
     let run = results(dir.path());
     let error = run.suites[0].error.as_ref().unwrap_or_else(|| panic!("{run:#?}"));
@@ -111,7 +88,7 @@ fn a_duplicate_task_id_names_both_lines_and_an_empty_tasks_file_says_it_has_no_t
 
     for (file, content) in [("tasks.jsonl", ""), ("tasks.jsonl", "\n\n"), ("tasks.json", "[]"), ("tasks.toml", "")] {
         let dir = workspace(file, content, "");
-        let output = run_in(dir.path());
+        let output = run_in(dir.path(), &[]);
         assert_eq!(output.status.code(), Some(2), "{file} {content:?}: stderr:\n{}", text(&output.stderr));
         let run = results(dir.path());
         assert_eq!(run.suites[0].status, SuiteStatus::Error, "{file}: {run:#?}");
@@ -135,7 +112,7 @@ fn a_missing_patch_file_is_the_tasks_error_naming_the_task_and_the_path() {
     let lines =
         [task("no-patch", serde_json::json!({"patch_file": "patches/nope.patch"})), task("ok", serde_json::json!({}))];
     let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
-    let output = run_in(dir.path());
+    let output = run_in(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(1), "stderr:\n{}", text(&output.stderr));
     let run = results(dir.path());
     let missing = case(&run, "no-patch");
@@ -154,7 +131,7 @@ fn task_ids_that_differ_only_in_case_get_directories_of_their_own() {
     let ids = ["Foo", "foo", "FOO"];
     let lines: Vec<String> = ids.iter().map(|id| task(id, serde_json::json!({}))).collect();
     let dir = workspace("tasks.jsonl", &(lines.join("\n") + "\n"), "");
-    let output = run_in(dir.path());
+    let output = run_in(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(0), "stderr:\n{}", text(&output.stderr));
     let run = results(dir.path());
     let mut folded: Vec<String> = std::fs::read_dir(dir.path().join("out/benchmark/bench"))
@@ -185,7 +162,7 @@ fn task_ids_that_differ_only_in_case_get_directories_of_their_own() {
 fn a_workspace_command_that_fails_says_how_it_ended_in_words() {
     let tasks = task("lost", serde_json::json!({"repo": "no-such-repo"})) + "\n";
     let dir = workspace("tasks.jsonl", &tasks, "");
-    let output = run_in(dir.path());
+    let output = run_in(dir.path(), &[]);
     assert_eq!(output.status.code(), Some(1), "stderr:\n{}", text(&output.stderr));
     let run = results(dir.path());
     let lost = case(&run, "lost");

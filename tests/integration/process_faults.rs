@@ -10,12 +10,12 @@ use fcorr::model::{CaseStatus, Run, SuiteStatus};
 
 use crate::support::*;
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// `fcorr run --config fcorr.toml --out out` in `dir`, with `extra` arguments.
-fn run_in(dir: &Path, extra: &[&str]) -> Output {
+pub(crate) fn run_in(dir: &Path, extra: &[&str]) -> Output {
     fcorr()
         .current_dir(dir)
         .env_remove("CI")
@@ -26,7 +26,7 @@ fn run_in(dir: &Path, extra: &[&str]) -> Output {
 }
 
 /// The run fcorr wrote to `dir/out/results.json`.
-fn results(dir: &Path) -> Run {
+pub(crate) fn results(dir: &Path) -> Run {
     let path = dir.join("out/results.json");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
